@@ -1,0 +1,118 @@
+# gpuprof: one build entry point.
+#   make                 build the command, the injected libraries and the samples
+#   make check           build, then run every test (unit, end-to-end on OpenCL, GPU skips)
+#   make bench           build, then run the benchmarks
+#   make install PREFIX=/usr/local
+# Optional parts are detected here and reported; the build succeeds without them.
+
+VERSION := 0.1.0
+PREFIX ?= /usr/local
+CC ?= cc
+BUILD ?= build
+CUDA_HOME ?= /usr/local/cuda
+
+WARNINGS := -Wall -Wextra -Wshadow -Wformat=2 -Wno-unused-parameter
+CFLAGS ?= -O2 -g
+ALL_CFLAGS := -std=gnu11 -D_GNU_SOURCE $(CFLAGS) $(WARNINGS) -fPIC -fvisibility=hidden -pthread \
+	-Isrc -I$(BUILD)/gen -Iinclude -DGPUPROF_VERSION='"$(VERSION)"' -MMD -MP
+LDLIBS_SQLITE := -lsqlite3 -lm
+
+# ---- detection ------------------------------------------------------------------
+HASH := \#
+have = $(shell printf '$(1)\nint main(void){return 0;}\n' | \
+	$(CC) -x c - -o /dev/null $(2) >/dev/null 2>&1 && echo yes || echo no)
+HAVE_SQLITE := $(call have,$(HASH)include <sqlite3.h>,-lsqlite3)
+HAVE_OPENCL := $(call have,$(HASH)define CL_TARGET_OPENCL_VERSION 300\n$(HASH)include <CL/cl.h>,-lOpenCL)
+HAVE_CUDA := $(shell test -x $(CUDA_HOME)/bin/nvcc && test -f $(CUDA_HOME)/include/cupti.h && echo yes || echo no)
+
+ifneq ($(MAKECMDGOALS),clean)
+$(info gpuprof $(VERSION) build configuration:)
+$(info   SQLite store ........ $(HAVE_SQLITE))
+$(info   OpenCL backend ...... $(HAVE_OPENCL))
+$(info   CUDA toolkit ........ $(HAVE_CUDA) (the CUDA backend is not part of this version))
+ifneq ($(HAVE_SQLITE),yes)
+$(error SQLite development files not found: run scripts/install-deps.sh (Debian package libsqlite3-dev))
+endif
+endif
+
+# ---- sources ----------------------------------------------------------------------
+UTIL_SRC := $(wildcard src/util/*.c)
+CORE_SRC := src/core/record.c src/core/spool.c src/core/paths.c
+RECORDER_SRC := src/core/recorder.c
+STORE_SRC := $(wildcard src/store/*.c) $(wildcard src/writer/*.c) $(wildcard src/analysis/*.c)
+CLI_SRC := $(wildcard src/*.c)
+
+obj = $(patsubst %.c,$(BUILD)/obj/%.o,$(1))
+
+GPUPROF := $(BUILD)/bin/gpuprof
+OPENCL_LIB := $(BUILD)/lib/gpuprof/libgpuprof-opencl.so
+TARGETS := $(GPUPROF)
+
+UNIT_TESTS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(wildcard tests/unit/test-*.c))
+TARGETS += $(UNIT_TESTS)
+
+ifeq ($(HAVE_OPENCL),yes)
+TARGETS += $(OPENCL_LIB)
+SAMPLES := $(patsubst samples/opencl/%.c,$(BUILD)/samples/%,$(wildcard samples/opencl/*.c))
+TEST_PROGRAMS := $(patsubst tests/e2e/%.c,$(BUILD)/tests/%,$(wildcard tests/e2e/*.c))
+BENCH_PROGRAMS := $(patsubst bench/%.c,$(BUILD)/bench/%,$(wildcard bench/*.c))
+TARGETS += $(SAMPLES) $(TEST_PROGRAMS) $(BENCH_PROGRAMS)
+endif
+
+all: $(TARGETS)
+
+$(BUILD)/obj/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -c $< -o $@
+
+$(GPUPROF): $(call obj,$(CLI_SRC) $(STORE_SRC) $(CORE_SRC) $(UTIL_SRC))
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) $^ -o $@ $(LDLIBS_SQLITE) -ldl
+
+$(OPENCL_LIB): $(call obj,inject/opencl/opencl.c $(RECORDER_SRC) $(CORE_SRC) $(UTIL_SRC))
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -shared -Wl,--version-script=inject/opencl/exports.map \
+		-Wl,-soname,libgpuprof-opencl.so $^ -o $@ -ldl
+
+$(BUILD)/samples/%: samples/opencl/%.c
+	@mkdir -p $(dir $@)
+	$(CC) -std=gnu11 $(CFLAGS) -Wall -Wextra -pthread $< -o $@ -lOpenCL
+
+$(BUILD)/tests/%: tests/e2e/%.c
+	@mkdir -p $(dir $@)
+	$(CC) -std=gnu11 $(CFLAGS) -Wall -Wextra -pthread $< -o $@ -lOpenCL
+
+$(BUILD)/bench/%: bench/%.c
+	@mkdir -p $(dir $@)
+	$(CC) -std=gnu11 $(CFLAGS) -Wall -Wextra -pthread -Isrc $< -o $@ -lOpenCL
+
+$(BUILD)/tests/test-%: tests/unit/test-%.c $(call obj,$(STORE_SRC) $(CORE_SRC) $(RECORDER_SRC) $(UTIL_SRC))
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) $^ -o $@ $(LDLIBS_SQLITE)
+
+check: all
+	BUILD=$(BUILD) HAVE_OPENCL=$(HAVE_OPENCL) tests/run.sh
+
+bench: all
+	BUILD=$(BUILD) bench/run.sh
+
+install: all
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/gpuprof \
+		$(DESTDIR)$(PREFIX)/share/man/man1
+	install -m 755 $(GPUPROF) $(DESTDIR)$(PREFIX)/bin/gpuprof
+	$(if $(filter yes,$(HAVE_OPENCL)),install -m 755 $(OPENCL_LIB) $(DESTDIR)$(PREFIX)/lib/gpuprof/)
+	install -m 644 docs/man/*.1 $(DESTDIR)$(PREFIX)/share/man/man1/
+
+clean:
+	rm -rf $(BUILD)
+
+.PHONY: all check bench install clean
+-include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)
+
+# The schema is compiled in from src/store/schema.sql.
+$(BUILD)/gen/store/schema.h: src/store/schema.sql
+	@mkdir -p $(dir $@)
+	{ echo '/* generated from src/store/schema.sql */'; \
+	  echo 'static const char store_schema_sql[] ='; \
+	  sed 's/\\/\\\\/g; s/"/\\"/g; s/^/"/; s/$$/\\n"/' $<; echo ';'; } > $@
+$(BUILD)/obj/src/store/store.o: $(BUILD)/gen/store/schema.h

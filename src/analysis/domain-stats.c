@@ -1,0 +1,83 @@
+/* Statistics of a recording by domain (see domain-stats.h). */
+#include "analysis/domain-stats.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/strbuf.h"
+
+void domain_stats_init(struct domain_stats *ds)
+{
+	memset(ds, 0, sizeof(*ds));
+	stats_init(&ds->kernels);
+	stats_init(&ds->copies);
+	stats_init(&ds->domains);
+}
+
+void domain_stats_release(struct domain_stats *ds)
+{
+	stats_release(&ds->kernels);
+	stats_release(&ds->copies);
+	stats_release(&ds->domains);
+	for (int i = 0; i < ds->api_count; i++) {
+		free(ds->apis[i].domain);
+		stats_release(&ds->apis[i].table);
+	}
+	ds->api_count = 0;
+}
+
+const char *domain_stats_copy_name(const struct event *e)
+{
+	if (!strcmp(e->copy.operation, "FILL"))
+		return "MEMORY_FILL";
+	if (!strcmp(e->copy.operation, "MAP"))
+		return "MEMORY_MAP";
+	if (!strcmp(e->copy.operation, "UNMAP"))
+		return "MEMORY_UNMAP";
+	return e->copy.direction;
+}
+
+static struct stats_table *api_table(struct domain_stats *ds, const char *domain)
+{
+	for (int i = 0; i < ds->api_count; i++)
+		if (!strcmp(ds->apis[i].domain, domain))
+			return &ds->apis[i].table;
+	if (ds->api_count == DOMAIN_STATS_MAX_API)
+		return NULL;
+	ds->apis[ds->api_count].domain = xstrdup(domain);
+	stats_init(&ds->apis[ds->api_count].table);
+	return &ds->apis[ds->api_count++].table;
+}
+
+void domain_stats_add(struct domain_stats *ds, const struct event *e)
+{
+	uint64_t duration = e->end_ns > e->start_ns ? (uint64_t)(e->end_ns - e->start_ns) : 0;
+	switch (e->kind) {
+	case EVENT_KERNEL:
+		stats_add(&ds->kernels, e->name, duration);
+		stats_add(&ds->domains, "KERNEL_DISPATCH", duration);
+		break;
+	case EVENT_MEMORY_COPY:
+		stats_add(&ds->copies, domain_stats_copy_name(e), duration);
+		stats_add(&ds->domains, "MEMORY_COPY", duration);
+		break;
+	case EVENT_API_CALL: {
+		struct stats_table *t = api_table(ds, e->api.domain);
+		if (t)
+			stats_add(t, e->name, duration);
+		stats_add(&ds->domains, e->api.domain, duration);
+		break;
+	}
+	case EVENT_AGENT:
+		break;
+	}
+}
+
+void domain_stats_finish(struct domain_stats *ds)
+{
+	stats_finish(&ds->kernels);
+	stats_finish(&ds->copies);
+	stats_finish(&ds->domains);
+	for (int i = 0; i < ds->api_count; i++)
+		stats_finish(&ds->apis[i].table);
+}

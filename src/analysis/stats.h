@@ -1,0 +1,34 @@
+/* Duration statistics by name: calls, total, average, percentage, min, max and
+ * population standard deviation (Welford's method), as in rocprofv3's *_stats.csv. */
+#ifndef GPUPROF_ANALYSIS_STATS_H
+#define GPUPROF_ANALYSIS_STATS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct stats_row {
+	char *name;
+	uint64_t calls;
+	uint64_t total_ns;
+	uint64_t min_ns, max_ns;
+	double mean_ns;
+	double m2;          /* sum of squared deviations from the mean, ns^2 */
+	double percentage;  /* of the table's total, set by stats_finish() */
+	double stddev_ns;   /* set by stats_finish() */
+};
+
+struct stats_table {
+	struct stats_row *rows;
+	size_t count, alloc;
+	size_t *slots;      /* open-addressing index into rows, by name */
+	size_t slot_count;
+	uint64_t total_ns;
+};
+
+void stats_init(struct stats_table *t);
+void stats_release(struct stats_table *t);
+void stats_add(struct stats_table *t, const char *name, uint64_t duration_ns);
+/* Computes percentages and deviations and sorts by total time, largest first. */
+void stats_finish(struct stats_table *t);
+
+#endif

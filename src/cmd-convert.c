@@ -1,0 +1,111 @@
+/* gpuprof convert: turns spools (left by `gpuprof trace --keep-spool`, by a run that
+ * was not started through gpuprof, or by one whose post-processing failed) and
+ * databases into outputs. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "commands.h"
+#include "core/paths.h"
+#include "core/spool.h"
+#include "output.h"
+#include "util/error.h"
+#include "util/options.h"
+#include "util/strbuf.h"
+
+static const char usage[] = "gpuprof convert [options] SPOOL_OR_DB...";
+static const char description[] =
+	"Writes the outputs of recorded spools (<pid>.spool) or databases (<pid>_results.db):\n"
+	"the same files `gpuprof trace` writes, named after each input. Inputs that fail are\n"
+	"reported and the others are still converted. Spools are kept.";
+
+/* "dir/1234.spool" and "dir/1234_results.db" both give "<directory or dir>/1234". */
+static void output_prefix(const char *input, const char *directory, struct strbuf *prefix)
+{
+	const char *base = strrchr(input, '/');
+	base = base ? base + 1 : input;
+	size_t len = strlen(base);
+	static const char *suffixes[] = { ".spool", "_results.db", ".db", NULL };
+	for (int i = 0; suffixes[i]; i++) {
+		size_t n = strlen(suffixes[i]);
+		if (len > n && !strcmp(base + len - n, suffixes[i])) {
+			len -= n;
+			break;
+		}
+	}
+	strbuf_reset(prefix);
+	if (directory)
+		strbuf_addf(prefix, "%s/", directory);
+	else if (base != input)
+		strbuf_add(prefix, input, (size_t)(base - input));
+	strbuf_add(prefix, base, len);
+}
+
+int cmd_convert(int argc, char **argv)
+{
+	int stats = -1, summary = -1, truncate = -1, help = -1;
+	const char *directory = NULL, *units = "nsec";
+	struct option_list formats = { 0 };
+	const struct option table[] = {
+		{ OPTION_LIST, 'f', "output-format", &formats, "FORMAT...",
+		  "csv and/or sqlite (default: both)" },
+		{ OPTION_STRING, 'd', "output-directory", &directory, "DIR",
+		  "where outputs go (default: beside each input)" },
+		{ OPTION_BOOL, 0, "stats", &stats, NULL, "also write the *_stats.csv files" },
+		{ OPTION_BOOL, 'S', "summary", &summary, NULL, "print summary tables on stderr" },
+		{ OPTION_ENUM, 'u', "summary-units", &units, "sec|msec|usec|nsec",
+		  "time unit of the summary tables (default: nsec)" },
+		{ OPTION_BOOL, 'T', "truncate-kernels", &truncate, NULL,
+		  "kernel names without namespaces, templates and parameters" },
+		{ OPTION_BOOL, 'h', "help", &help, NULL, "show this help" },
+		OPTION_END,
+	};
+	struct error err;
+	int next;
+	/* options may follow the inputs: parse in rounds */
+	char **inputs = calloc((size_t)argc + 1, sizeof(*inputs));
+	int input_count = 0;
+	if (!inputs)
+		die("out of memory");
+	for (int at = 0; at < argc;) {
+		if (options_parse(table, argc - at, argv + at, &next, &err))
+			die_with(EXIT_USAGE, "convert: %s", err.message);
+		at += next;
+		while (at < argc && (argv[at][0] != '-' || !argv[at][1]))
+			inputs[input_count++] = argv[at++];
+		if (at < argc)
+			at--; /* options_parse skips argv[0] */
+	}
+	if (help == 1) {
+		options_print_help(stdout, usage, description, table);
+		free(inputs);
+		return 0;
+	}
+	if (!input_count)
+		die_with(EXIT_USAGE, "convert: no input given (usage: %s)", usage);
+	struct output_request request = { .formats = FORMAT_CSV | FORMAT_SQLITE };
+	if (formats.count && output_parse_formats(&formats, &request.formats, &err))
+		die_with(EXIT_USAGE, "convert: %s", err.message);
+	request.summary = summary == 1;
+	request.options.stats = stats == 1;
+	request.options.truncate_kernels = truncate == 1;
+	request.options.summary_units = units;
+	if (directory && path_make_parents(directory, 0, &err))
+		die("convert: %s", err.message);
+
+	int failures = 0;
+	struct strbuf prefix = STRBUF_INIT;
+	for (int i = 0; i < input_count; i++) {
+		output_prefix(inputs[i], directory, &prefix);
+		int rc = spool_is_spool(inputs[i])
+				 ? output_from_spool(inputs[i], prefix.buf, &request, 1, &err)
+				 : output_from_database(inputs[i], prefix.buf, &request, &err);
+		if (rc) {
+			warn("convert: %s", err.message);
+			failures++;
+		}
+	}
+	strbuf_release(&prefix);
+	free(inputs);
+	return failures ? EXIT_FAILED : 0;
+}

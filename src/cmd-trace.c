@@ -1,0 +1,337 @@
+/* gpuprof trace: runs a program with the recording library preloaded, waits for it and
+ * every process it starts, then turns each process's spool into outputs. The program's
+ * exit status passes through: its exit code, or 128+N when it died of signal N. */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "commands.h"
+#include "core/paths.h"
+#include "output.h"
+#include "util/error.h"
+#include "util/options.h"
+#include "util/strbuf.h"
+
+static const char usage[] = "gpuprof trace [options] -- COMMAND [ARGS...]";
+static const char description[] =
+	"Runs COMMAND and records the GPU work it does: kernels, memory copies and API\n"
+	"calls, on every OpenCL device (any vendor, and the CPU through PoCL). Each process\n"
+	"COMMAND starts is recorded into files of its own, by default\n"
+	"./<hostname>/<pid>_results.db and ./<hostname>/<pid>_<domain>_trace.csv.\n"
+	"Recorded data reaches disk every 100 ms, so a program that crashes or is killed\n"
+	"keeps everything up to its last flush.";
+
+static pid_t child_pid;
+
+static void forward_signal(int sig)
+{
+	if (child_pid > 0)
+		kill(child_pid, sig);
+}
+
+static volatile sig_atomic_t stop_waiting;
+
+static void interrupt_wait(int sig)
+{
+	stop_waiting = 1;
+}
+
+/* The recording library, installed beside the command: <bin>/../lib/gpuprof/. */
+static int find_library(const char *name, struct strbuf *out, struct error *err)
+{
+	char exe[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	if (n < 0)
+		return error_set(err, "cannot find the gpuprof executable: %s", strerror(errno));
+	exe[n] = '\0';
+	char *slash = strrchr(exe, '/');
+	if (slash)
+		*slash = '\0';
+	strbuf_reset(out);
+	strbuf_addf(out, "%s/../lib/gpuprof/%s", exe, name);
+	char resolved[PATH_MAX];
+	if (!realpath(out->buf, resolved))
+		return error_set(err, "cannot find %s (looked for '%s'): was gpuprof built with "
+				 "the OpenCL headers installed?", name, out->buf);
+	strbuf_reset(out);
+	strbuf_addstr(out, resolved);
+	return 0;
+}
+
+struct trace_options {
+	int kernel, memory_copy, opencl, runtime, sys;
+	int stats, summary, truncate, keep_spool, help;
+	const char *directory, *file, *units;
+	struct option_list formats;
+	unsigned long long buffer_size, buffer_limit;
+};
+
+/* Starts the target and waits for it and for every process it left behind. A failed
+ * exec is reported through a close-on-exec pipe; its return is then -EXIT_NOT_FOUND
+ * or -EXIT_CANNOT_RUN. */
+static int run_target(char **argv, int *status, struct error *err)
+{
+	int pipefd[2];
+	if (pipe2(pipefd, O_CLOEXEC) < 0)
+		return error_set(err, "cannot create a pipe: %s", strerror(errno));
+	prctl(PR_SET_CHILD_SUBREAPER, 1);
+	fflush(NULL);
+	child_pid = fork();
+	if (child_pid < 0)
+		return error_set(err, "cannot fork: %s", strerror(errno));
+	if (child_pid == 0) {
+		close(pipefd[0]);
+		execvp(argv[0], argv);
+		int e = errno;
+		ssize_t ignored = write(pipefd[1], &e, sizeof(e));
+		(void)ignored;
+		_exit(EXIT_NOT_FOUND);
+	}
+	close(pipefd[1]);
+	struct sigaction ignore = { .sa_handler = SIG_IGN }, forward = { .sa_handler = forward_signal };
+	sigaction(SIGINT, &ignore, NULL);
+	sigaction(SIGQUIT, &ignore, NULL);
+	sigaction(SIGTERM, &forward, NULL);
+	sigaction(SIGHUP, &forward, NULL);
+	sigaction(SIGUSR1, &forward, NULL);
+	sigaction(SIGUSR2, &forward, NULL);
+
+	int exec_errno = 0;
+	ssize_t n;
+	while ((n = read(pipefd[0], &exec_errno, sizeof(exec_errno))) < 0 && errno == EINTR)
+		;
+	close(pipefd[0]);
+	while (waitpid(child_pid, status, 0) < 0 && errno == EINTR)
+		;
+	if (n == (ssize_t)sizeof(exec_errno)) {
+		error_set(err, "cannot run '%s': %s", argv[0], strerror(exec_errno));
+		return exec_errno == ENOENT ? -EXIT_NOT_FOUND : -EXIT_CANNOT_RUN;
+	}
+
+	/* Processes the target left behind were adopted by us (subreaper): their spools
+	 * are complete only once they exit. A second Ctrl-C stops the wait. */
+	struct sigaction interrupt = { .sa_handler = interrupt_wait };
+	sigaction(SIGINT, &interrupt, NULL);
+	int announced = 0;
+	for (;;) {
+		int other;
+		pid_t pid = waitpid(-1, &other, WNOHANG);
+		if (pid > 0)
+			continue;
+		if (pid < 0 && errno == ECHILD)
+			break;
+		if (!announced++)
+			fprintf(stderr, "gpuprof: waiting for the processes the target started to "
+					"exit (Ctrl-C stops waiting)\n");
+		pid = waitpid(-1, &other, 0);
+		if (pid < 0 && errno == EINTR && stop_waiting)
+			break;
+	}
+	sigaction(SIGINT, &ignore, NULL);
+	return 0;
+}
+
+static int post_process(const char *manifest, const struct output_request *request,
+			int keep_spool)
+{
+	FILE *f = fopen(manifest, "re");
+	if (!f) {
+		warn("cannot read the list of recorded processes '%s': %s", manifest, strerror(errno));
+		return -1;
+	}
+	char line[PATH_MAX + 2];
+	int failures = 0, processes = 0;
+	struct strbuf seen = STRBUF_INIT;
+	while (fgets(line, sizeof(line), f)) {
+		line[strcspn(line, "\n")] = '\0';
+		if (!line[0])
+			continue;
+		struct strbuf key = STRBUF_INIT;
+		strbuf_addf(&key, "\n%s\n", line);
+		int duplicate = strstr(seen.buf, key.buf) != NULL;
+		strbuf_addf(&seen, "%s\n", line);
+		strbuf_release(&key);
+		if (duplicate)
+			continue;
+		processes++;
+		struct strbuf prefix = STRBUF_INIT;
+		size_t len = strlen(line);
+		strbuf_add(&prefix, line, len > 6 && !strcmp(line + len - 6, ".spool") ? len - 6 : len);
+		struct error err;
+		if (output_from_spool(line, prefix.buf, request, keep_spool, &err)) {
+			warn("%s (the spool '%s' is kept; 'gpuprof convert' retries)", err.message, line);
+			failures++;
+		}
+		strbuf_release(&prefix);
+	}
+	fclose(f);
+	strbuf_release(&seen);
+	if (!processes)
+		warn("no process made an OpenCL call: nothing was recorded");
+	return failures ? -1 : 0;
+}
+
+static int prepare_manifest(struct strbuf *path, struct error *err)
+{
+	const char *tmp = getenv("TMPDIR");
+	strbuf_addf(path, "%s/gpuprof-%d-XXXXXX", tmp && *tmp ? tmp : "/tmp", (int)getpid());
+	int fd = mkstemp(path->buf);
+	if (fd < 0)
+		return error_set(err, "cannot create a temporary file in '%s': %s",
+				 tmp && *tmp ? tmp : "/tmp", strerror(errno));
+	close(fd);
+	return 0;
+}
+
+/* Fails before the target starts when the outputs could not be written. */
+static int check_output_directory(const char *directory, const char *file, struct error *err)
+{
+	struct path_context ctx;
+	path_context_current(&ctx);
+	struct strbuf template = STRBUF_INIT, path = STRBUF_INIT;
+	strbuf_addf(&template, "%s/%s", directory, file);
+	int rc = path_expand(template.buf, &ctx, &path, err);
+	if (rc == 0) {
+		char *slash = strrchr(path.buf, '/');
+		if (slash)
+			*slash = '\0';
+		rc = path_check_writable(path.buf, err);
+	}
+	strbuf_release(&template);
+	strbuf_release(&path);
+	return rc;
+}
+
+static void set_env_number(const char *name, unsigned long long value)
+{
+	char text[32];
+	snprintf(text, sizeof(text), "%llu", value);
+	setenv(name, text, 1);
+}
+
+int cmd_trace(int argc, char **argv)
+{
+	struct trace_options o = { .kernel = -1, .memory_copy = -1, .opencl = -1, .runtime = -1,
+				   .sys = -1, .stats = -1, .summary = -1, .truncate = -1,
+				   .keep_spool = -1, .help = -1, .directory = ".",
+				   .file = "%hostname%/%pid%", .units = "nsec" };
+	const struct option table[] = {
+		{ OPTION_SECTION, .help = "what to trace" },
+		{ OPTION_BOOL, 0, "kernel-trace", &o.kernel, NULL, "kernel executions" },
+		{ OPTION_BOOL, 0, "memory-copy-trace", &o.memory_copy, NULL,
+		  "buffer reads, writes, copies, fills and maps" },
+		{ OPTION_BOOL, 0, "opencl-trace", &o.opencl, NULL, "OpenCL API calls" },
+		{ OPTION_BOOL, 'r', "runtime-trace", &o.runtime, NULL,
+		  "kernels, memory copies and runtime API calls" },
+		{ OPTION_BOOL, 's', "sys-trace", &o.sys, NULL, "everything this version can trace" },
+		{ OPTION_SECTION, .help = "outputs" },
+		{ OPTION_STRING, 'd', "output-directory", &o.directory, "DIR",
+		  "where outputs go (default: the current directory)" },
+		{ OPTION_STRING, 'o', "output-file", &o.file, "NAME",
+		  "file name prefix under DIR (default: %hostname%/%pid%)" },
+		{ OPTION_LIST, 'f', "output-format", &o.formats, "FORMAT...",
+		  "csv and/or sqlite (default: both)" },
+		{ OPTION_BOOL, 0, "stats", &o.stats, NULL, "also write the *_stats.csv files" },
+		{ OPTION_BOOL, 'S', "summary", &o.summary, NULL, "print summary tables on stderr" },
+		{ OPTION_ENUM, 'u', "summary-units", &o.units, "sec|msec|usec|nsec",
+		  "time unit of the summary tables (default: nsec)" },
+		{ OPTION_BOOL, 'T', "truncate-kernels", &o.truncate, NULL,
+		  "kernel names without namespaces, templates and parameters" },
+		{ OPTION_BOOL, 0, "keep-spool", &o.keep_spool, NULL,
+		  "keep each process's raw spool after it was converted" },
+		{ OPTION_SECTION, .help = "recording" },
+		{ OPTION_SIZE, 0, "buffer-size", &o.buffer_size, "SIZE",
+		  "buffer per recording thread (default: 2M)" },
+		{ OPTION_SIZE, 0, "buffer-limit", &o.buffer_limit, "SIZE",
+		  "memory for all buffers of a process; beyond it records are dropped and "
+		  "counted (default: 256M)" },
+		{ OPTION_BOOL, 'h', "help", &o.help, NULL, "show this help" },
+		OPTION_END,
+	};
+	struct error err;
+	int next;
+	if (options_parse(table, argc, argv, &next, &err))
+		die_with(EXIT_USAGE, "trace: %s", err.message);
+	if (o.help == 1) {
+		options_print_help(stdout, usage, description, table);
+		printf("\nPlaceholders in -d and -o: %%pid%% %%ppid%% %%hostname%% %%rank%% %%size%% "
+		       "%%nid%% %%env{NAME}%% %%q{NAME}\n%%launch_date%% %%launch_time%%. Boolean "
+		       "options take =false to turn off a part of an\naggregate: --sys-trace "
+		       "--opencl-trace=false.\n");
+		return 0;
+	}
+	if (next >= argc)
+		die_with(EXIT_USAGE, "trace: no command given (usage: %s)", usage);
+
+	int all = o.sys == 1 || o.runtime == 1;
+	int kernel = o.kernel != -1 ? o.kernel : all;
+	int memory_copy = o.memory_copy != -1 ? o.memory_copy : all;
+	int opencl = o.opencl != -1 ? o.opencl : all;
+	if (!kernel && !memory_copy && !opencl) {
+		if (o.kernel == 0 && o.memory_copy == 0 && o.opencl == 0)
+			die_with(EXIT_USAGE, "trace: every tracing option is turned off");
+		warn("no tracing option given: tracing kernels (see --runtime-trace, --sys-trace)");
+		kernel = 1;
+	}
+
+	struct output_request request = { .formats = FORMAT_CSV | FORMAT_SQLITE };
+	if (o.formats.count && output_parse_formats(&o.formats, &request.formats, &err))
+		die_with(EXIT_USAGE, "trace: %s", err.message);
+	request.summary = o.summary == 1;
+	request.options.stats = o.stats == 1;
+	request.options.truncate_kernels = o.truncate == 1;
+	request.options.summary_units = o.units;
+
+	struct strbuf library = STRBUF_INIT, preload = STRBUF_INIT, manifest = STRBUF_INIT;
+	if (find_library("libgpuprof-opencl.so", &library, &err))
+		die("trace: %s", err.message);
+	if (check_output_directory(o.directory, o.file, &err))
+		die("trace: %s", err.message);
+	if (prepare_manifest(&manifest, &err))
+		die("trace: %s", err.message);
+
+	const char *old_preload = getenv("LD_PRELOAD");
+	strbuf_addstr(&preload, library.buf);
+	if (old_preload && *old_preload)
+		strbuf_addf(&preload, ":%s", old_preload);
+	struct strbuf trace = STRBUF_INIT;
+	strbuf_addf(&trace, "%s%s%s", kernel ? "kernel," : "", memory_copy ? "memory_copy," : "",
+		    opencl ? "opencl_api," : "");
+	setenv("LD_PRELOAD", preload.buf, 1);
+	setenv("GPUPROF_TRACE", trace.buf, 1);
+	setenv("GPUPROF_OUTPUT_PATH", o.directory, 1);
+	setenv("GPUPROF_OUTPUT_FILE", o.file, 1);
+	setenv("GPUPROF_MANIFEST", manifest.buf, 1);
+	set_env_number("GPUPROF_LAUNCH_TIME", (unsigned long long)time(NULL));
+	if (o.buffer_size)
+		set_env_number("GPUPROF_BUFFER_SIZE", o.buffer_size);
+	if (o.buffer_limit)
+		set_env_number("GPUPROF_BUFFER_LIMIT", o.buffer_limit);
+
+	int status = 0;
+	int rc = run_target(argv + next, &status, &err);
+	if (rc < 0) {
+		unlink(manifest.buf);
+		die_with(rc < -1 ? -rc : EXIT_FAILED, "trace: %s", err.message);
+	}
+	int failed = post_process(manifest.buf, &request, o.keep_spool == 1);
+	unlink(manifest.buf);
+	strbuf_release(&library);
+	strbuf_release(&preload);
+	strbuf_release(&manifest);
+	strbuf_release(&trace);
+
+	if (WIFSIGNALED(status))
+		return 128 + WTERMSIG(status);
+	int code = WIFEXITED(status) ? WEXITSTATUS(status) : EXIT_FAILED;
+	return code == 0 && failed ? EXIT_FAILED : code;
+}

@@ -1,0 +1,27 @@
+/* The gpuprof commands: one file each (src/cmd-<name>.c), dispatched by the table in
+ * main.c, which also drives `gpuprof --help` and "did you mean". */
+#ifndef GPUPROF_COMMANDS_H
+#define GPUPROF_COMMANDS_H
+
+struct command {
+	const char *name;
+	int (*run)(int argc, char **argv); /* argv[0] is the command name */
+	const char *summary;               /* one line for `gpuprof --help` */
+};
+
+extern const struct command commands[];
+
+/* The command called `name`, or NULL. */
+const struct command *command_find(const char *name);
+/* The closest command name to a misspelt one, or NULL when none is close. */
+const char *command_suggest(const char *name);
+
+int cmd_trace(int argc, char **argv);
+int cmd_convert(int argc, char **argv);
+int cmd_help(int argc, char **argv);
+int cmd_version(int argc, char **argv);
+
+/* Prints the top-level usage and the command list. */
+void commands_print_usage(FILE *out);
+
+#endif

@@ -1,0 +1,615 @@
+/* The in-process recorder (see recorder.h): per-thread rings, the metadata path, the
+ * background writer and fork handling. */
+#include "core/recorder.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "core/clock.h"
+#include "core/paths.h"
+#include "core/spool.h"
+#include "util/strbuf.h"
+
+#define DEFAULT_THREAD_BUFFER (2u << 20)   /* bytes per thread */
+#define DEFAULT_BUFFER_LIMIT (256u << 20)  /* bytes for all threads together */
+#define METADATA_BUFFER (1u << 20)         /* bytes for strings, agents, queues */
+#define DEFAULT_FLUSH_MS 100
+
+/* A single-producer, single-consumer byte ring. The producer is the thread that owns
+ * it (or whoever holds metadata_lock, for the metadata ring); the consumer is the
+ * writer thread. head and tail count bytes since the ring was created; records are
+ * whole between tail and head and may wrap around the end of `data`. */
+struct ring {
+	_Atomic uint64_t head;
+	_Atomic uint64_t tail;
+	_Atomic uint64_t dropped_records; /* since the writer last reported them */
+	_Atomic uint64_t dropped_bytes;
+	_Atomic int owned;     /* 1 while a live thread produces into it */
+	_Atomic int wake_sent; /* the producer asked the writer to drain early */
+	uint64_t capacity;     /* bytes, a power of two */
+	unsigned char *data;
+	struct ring *next;     /* registry list; rings are never freed */
+};
+
+enum state { STATE_IDLE, STATE_STARTING, STATE_RUNNING, STATE_STOPPED, STATE_DISABLED };
+
+static _Atomic int state = STATE_IDLE;
+static _Atomic(struct ring *) rings;
+static _Atomic uint64_t allocated_bytes;
+static _Atomic uint64_t dropped[8][2]; /* [reason] = { records, bytes } counted outside rings */
+static _Atomic int stop_requested;
+
+static struct ring metadata_ring;
+static pthread_mutex_t metadata_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct strbuf metadata_log = STRBUF_INIT; /* every metadata record, for fork() */
+
+/* Intern table: open addressing, string -> id; guarded by metadata_lock. */
+struct intern_entry {
+	char *text;
+	uint32_t id;
+};
+static struct intern_entry *intern_table;
+static size_t intern_capacity, intern_count;
+
+static uint64_t thread_buffer_bytes = DEFAULT_THREAD_BUFFER;
+static uint64_t buffer_limit_bytes = DEFAULT_BUFFER_LIMIT;
+static int flush_interval_ms = DEFAULT_FLUSH_MS;
+static int spool_fd = -1;
+static int wake_fd = -1;
+static char spool_path[PATH_MAX];
+static pthread_t writer_thread;
+static unsigned char *chunk_buffer;
+static int write_failure_reported;
+
+static pthread_key_t ring_key;
+static pthread_once_t once_control = PTHREAD_ONCE_INIT;
+static __thread struct ring *thread_ring;
+
+static void report(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void report(const char *fmt, ...)
+{
+	char text[600];
+	va_list ap;
+	va_start(ap, fmt);
+	int n = snprintf(text, sizeof(text), "gpuprof[%d]: ", (int)getpid());
+	vsnprintf(text + n, sizeof(text) - (size_t)n, fmt, ap);
+	va_end(ap);
+	size_t len = strlen(text);
+	if (len < sizeof(text) - 1)
+		text[len++] = '\n';
+	ssize_t ignored = write(STDERR_FILENO, text, len);
+	(void)ignored;
+}
+
+/* ---- rings ---------------------------------------------------------------------- */
+
+static int ring_init(struct ring *r, uint64_t capacity)
+{
+	r->data = malloc(capacity);
+	if (!r->data)
+		return -1;
+	r->capacity = capacity;
+	return 0;
+}
+
+/* Producer side: copies one record in, or counts it as dropped. */
+static int ring_put(struct ring *r, const void *record, uint32_t size)
+{
+	uint64_t head = atomic_load_explicit(&r->head, memory_order_relaxed);
+	uint64_t tail = atomic_load_explicit(&r->tail, memory_order_acquire);
+	if (r->capacity - (head - tail) < size) {
+		atomic_fetch_add_explicit(&r->dropped_records, 1, memory_order_relaxed);
+		atomic_fetch_add_explicit(&r->dropped_bytes, size, memory_order_relaxed);
+		return -1;
+	}
+	uint64_t at = head & (r->capacity - 1);
+	uint64_t first = r->capacity - at < size ? r->capacity - at : size;
+	memcpy(r->data + at, record, first);
+	memcpy(r->data, (const unsigned char *)record + first, size - first);
+	atomic_store_explicit(&r->head, head + size, memory_order_release);
+	if (head + size - tail > r->capacity / 2 &&
+	    !atomic_load_explicit(&r->wake_sent, memory_order_relaxed) && wake_fd >= 0) {
+		atomic_store_explicit(&r->wake_sent, 1, memory_order_relaxed);
+		uint64_t one = 1;
+		ssize_t ignored = write(wake_fd, &one, sizeof(one));
+		(void)ignored;
+	}
+	return 0;
+}
+
+static void ring_release_owner(void *ring)
+{
+	atomic_store_explicit(&((struct ring *)ring)->owned, 0, memory_order_release);
+}
+
+static void ring_key_create(void)
+{
+	pthread_key_create(&ring_key, ring_release_owner);
+}
+
+/* The calling thread's ring: adopts one left by a thread that exited, or allocates a
+ * new one within the memory cap. NULL when the cap is reached. */
+static struct ring *ring_for_thread(void)
+{
+	if (thread_ring)
+		return thread_ring;
+	struct ring *r;
+	for (r = atomic_load(&rings); r; r = r->next) {
+		int expected = 0;
+		if (r->capacity == thread_buffer_bytes &&
+		    atomic_compare_exchange_strong(&r->owned, &expected, 1))
+			break;
+	}
+	if (!r) {
+		uint64_t total = atomic_fetch_add(&allocated_bytes, thread_buffer_bytes);
+		if (total + thread_buffer_bytes > buffer_limit_bytes) {
+			atomic_fetch_sub(&allocated_bytes, thread_buffer_bytes);
+			return NULL;
+		}
+		r = calloc(1, sizeof(*r));
+		if (!r || ring_init(r, thread_buffer_bytes) < 0) {
+			free(r);
+			atomic_fetch_sub(&allocated_bytes, thread_buffer_bytes);
+			return NULL;
+		}
+		atomic_store(&r->owned, 1);
+		struct ring *head = atomic_load(&rings);
+		do
+			r->next = head;
+		while (!atomic_compare_exchange_weak(&rings, &head, r));
+	}
+	pthread_setspecific(ring_key, r);
+	thread_ring = r;
+	return r;
+}
+
+/* ---- writer --------------------------------------------------------------------- */
+
+static void write_chunk(const unsigned char *payload, uint64_t size)
+{
+	uint32_t count = 0;
+	for (uint64_t at = 0; at + sizeof(struct record_header) <= size;) {
+		const struct record_header *h = (const void *)(payload + at);
+		at += h->size ? h->size : size;
+		count++;
+	}
+	struct error err;
+	if (spool_write_chunk(spool_fd, payload, (uint32_t)size, count, &err) < 0) {
+		atomic_fetch_add(&dropped[DROPPED_WRITE_FAILED][0], count);
+		atomic_fetch_add(&dropped[DROPPED_WRITE_FAILED][1], size);
+		if (!write_failure_reported++)
+			report("cannot write '%s': %s; records are being dropped", spool_path,
+			       err.message);
+	}
+}
+
+static void drain_ring(struct ring *r)
+{
+	uint64_t head = atomic_load_explicit(&r->head, memory_order_acquire);
+	uint64_t tail = atomic_load_explicit(&r->tail, memory_order_relaxed);
+	if (head != tail) {
+		uint64_t size = head - tail;
+		uint64_t at = tail & (r->capacity - 1);
+		uint64_t first = r->capacity - at < size ? r->capacity - at : size;
+		memcpy(chunk_buffer, r->data + at, first);
+		memcpy(chunk_buffer + first, r->data, size - first);
+		atomic_store_explicit(&r->tail, head, memory_order_release);
+		write_chunk(chunk_buffer, size);
+	}
+	atomic_store_explicit(&r->wake_sent, 0, memory_order_relaxed);
+	uint64_t lost = atomic_exchange(&r->dropped_records, 0);
+	uint64_t lost_bytes = atomic_exchange(&r->dropped_bytes, 0);
+	if (lost) {
+		atomic_fetch_add(&dropped[DROPPED_BUFFER_FULL][0], lost);
+		atomic_fetch_add(&dropped[DROPPED_BUFFER_FULL][1], lost_bytes);
+	}
+}
+
+/* Writes RECORD_DROPPED for every reason with losses since the last call. The write
+ * failures of this very chunk are reported by the next one. */
+static void write_dropped(void)
+{
+	struct record_dropped records[8];
+	uint32_t n = 0;
+	for (uint32_t reason = 1; reason < 8; reason++) {
+		uint64_t count = atomic_exchange(&dropped[reason][0], 0);
+		uint64_t bytes = atomic_exchange(&dropped[reason][1], 0);
+		if (!count)
+			continue;
+		records[n] = (struct record_dropped){
+			.header = { sizeof(records[0]), RECORD_DROPPED, 0 },
+			.reason = reason, .records = count, .bytes = bytes,
+		};
+		n++;
+	}
+	if (n)
+		write_chunk((const unsigned char *)records, n * sizeof(records[0]));
+}
+
+static void drain_all(void)
+{
+	drain_ring(&metadata_ring);
+	for (struct ring *r = atomic_load(&rings); r; r = r->next)
+		drain_ring(r);
+	write_dropped();
+}
+
+static void *writer_main(void *unused)
+{
+	(void)unused;
+	struct pollfd pfd = { .fd = wake_fd, .events = POLLIN };
+	for (;;) {
+		int stopping = atomic_load(&stop_requested);
+		if (!stopping && poll(&pfd, 1, flush_interval_ms) > 0) {
+			uint64_t value;
+			ssize_t ignored = read(wake_fd, &value, sizeof(value));
+			(void)ignored;
+		}
+		drain_all();
+		if (stopping || atomic_load(&stop_requested))
+			break;
+	}
+	drain_all();
+	return NULL;
+}
+
+/* ---- metadata ------------------------------------------------------------------- */
+
+/* Caller holds metadata_lock. */
+static void metadata_put(const void *record, int keep_for_fork)
+{
+	const struct record_header *h = record;
+	ring_put(&metadata_ring, record, h->size);
+	if (keep_for_fork)
+		strbuf_add(&metadata_log, record, h->size);
+}
+
+static uint64_t hash_text(const char *s)
+{
+	uint64_t h = 1469598103934665603ull;
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 1099511628211ull;
+	return h;
+}
+
+/* Caller holds metadata_lock. */
+static uint32_t intern_locked(const char *text)
+{
+	if (intern_count * 2 >= intern_capacity) {
+		size_t capacity = intern_capacity ? intern_capacity * 2 : 256;
+		struct intern_entry *table = calloc(capacity, sizeof(*table));
+		if (!table)
+			return 0;
+		for (size_t i = 0; i < intern_capacity; i++) {
+			if (!intern_table[i].text)
+				continue;
+			size_t j = hash_text(intern_table[i].text) & (capacity - 1);
+			while (table[j].text)
+				j = (j + 1) & (capacity - 1);
+			table[j] = intern_table[i];
+		}
+		free(intern_table);
+		intern_table = table;
+		intern_capacity = capacity;
+	}
+	size_t j = hash_text(text) & (intern_capacity - 1);
+	for (; intern_table[j].text; j = (j + 1) & (intern_capacity - 1))
+		if (!strcmp(intern_table[j].text, text))
+			return intern_table[j].id;
+	char *copy = strdup(text);
+	if (!copy)
+		return 0;
+	uint32_t id = (uint32_t)++intern_count;
+	intern_table[j] = (struct intern_entry){ copy, id };
+
+	unsigned char buffer[RECORD_MAX_SIZE];
+	struct record_string *s = (void *)buffer;
+	size_t len = strlen(text);
+	if (len > RECORD_MAX_SIZE - sizeof(*s))
+		len = RECORD_MAX_SIZE - sizeof(*s);
+	uint32_t size = RECORD_PADDED((uint32_t)(sizeof(*s) + len));
+	memset(buffer, 0, size);
+	s->header = (struct record_header){ size, RECORD_STRING, 0 };
+	s->id = id;
+	s->length = (uint32_t)len;
+	memcpy(s->text, text, len);
+	metadata_put(s, 1);
+	return id;
+}
+
+uint32_t recorder_intern(const char *text)
+{
+	if (!recorder_ready())
+		return 0;
+	int saved = errno;
+	pthread_mutex_lock(&metadata_lock);
+	uint32_t id = intern_locked(text);
+	pthread_mutex_unlock(&metadata_lock);
+	errno = saved;
+	return id;
+}
+
+void recorder_emit_metadata(const void *record)
+{
+	if (!recorder_ready())
+		return;
+	int saved = errno;
+	pthread_mutex_lock(&metadata_lock);
+	metadata_put(record, 1);
+	pthread_mutex_unlock(&metadata_lock);
+	errno = saved;
+}
+
+/* ---- life cycle ----------------------------------------------------------------- */
+
+static uint64_t env_size(const char *name, uint64_t fallback)
+{
+	const char *v = getenv(name);
+	char *end;
+	unsigned long long n = v ? strtoull(v, &end, 10) : 0;
+	return v && !*end && n > 0 ? n : fallback;
+}
+
+static uint64_t round_up_pow2(uint64_t n)
+{
+	uint64_t p = 4096;
+	while (p < n)
+		p <<= 1;
+	return p;
+}
+
+static void read_command_line(struct strbuf *out)
+{
+	char buffer[4096];
+	int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
+	ssize_t n = fd >= 0 ? read(fd, buffer, sizeof(buffer) - 1) : -1;
+	if (fd >= 0)
+		close(fd);
+	for (ssize_t i = 0; i < n; i++)
+		strbuf_addch(out, buffer[i] ? buffer[i] : ' ');
+	while (out->len && out->buf[out->len - 1] == ' ')
+		out->buf[--out->len] = '\0';
+}
+
+static int open_spool(const struct path_context *ctx)
+{
+	const char *dir = getenv("GPUPROF_OUTPUT_PATH");
+	const char *file = getenv("GPUPROF_OUTPUT_FILE");
+	struct strbuf template = STRBUF_INIT, prefix = STRBUF_INIT;
+	struct error err;
+	strbuf_addf(&template, "%s/%s", dir && *dir ? dir : ".",
+		    file && *file ? file : "%hostname%/%pid%");
+	int fd = -1;
+	if (path_expand(template.buf, ctx, &prefix, &err) < 0) {
+		report("%s; collection disabled", err.message);
+		goto out;
+	}
+	for (int attempt = 0; attempt < 2; attempt++) {
+		if (attempt)
+			strbuf_addf(&prefix, "_%d", (int)ctx->pid);
+		snprintf(spool_path, sizeof(spool_path), "%s.spool", prefix.buf);
+		if (path_make_parents(spool_path, 1, &err) < 0) {
+			report("%s; collection disabled", err.message);
+			goto out;
+		}
+		fd = open(spool_path, O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_CLOEXEC, 0666);
+		if (fd >= 0 || errno != EEXIST)
+			break;
+	}
+	if (fd < 0)
+		report("cannot create '%s': %s; collection disabled", spool_path, strerror(errno));
+	else if (spool_write_header(fd, &err) < 0) {
+		report("cannot write '%s': %s; collection disabled", spool_path, err.message);
+		close(fd);
+		fd = -1;
+	}
+out:
+	strbuf_release(&template);
+	strbuf_release(&prefix);
+	return fd;
+}
+
+/* Tells `gpuprof trace` (through the manifest it created) where this spool is. */
+static void register_spool(void)
+{
+	const char *manifest = getenv("GPUPROF_MANIFEST");
+	if (!manifest || !*manifest)
+		return;
+	int fd = open(manifest, O_WRONLY | O_APPEND | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	char line[PATH_MAX + 2];
+	int n = snprintf(line, sizeof(line), "%s\n", spool_path);
+	if (n > 0 && n < (int)sizeof(line)) {
+		ssize_t ignored = write(fd, line, (size_t)n);
+		(void)ignored;
+	}
+	close(fd);
+}
+
+static void fork_prepare(void)
+{
+	pthread_mutex_lock(&metadata_lock);
+}
+
+static void fork_parent(void)
+{
+	pthread_mutex_unlock(&metadata_lock);
+}
+
+/* The child has only the forking thread: the parent's unflushed records stay the
+ * parent's; the child starts a spool of its own on first use. */
+static void fork_child(void)
+{
+	pthread_mutex_unlock(&metadata_lock);
+	if (spool_fd >= 0)
+		close(spool_fd);
+	if (wake_fd >= 0)
+		close(wake_fd);
+	spool_fd = wake_fd = -1;
+	for (struct ring *r = atomic_load(&rings); r; r = r->next) {
+		atomic_store(&r->tail, atomic_load(&r->head));
+		atomic_store(&r->owned, r == thread_ring);
+		atomic_store(&r->dropped_records, 0);
+		atomic_store(&r->dropped_bytes, 0);
+		atomic_store(&r->wake_sent, 0);
+	}
+	atomic_store(&metadata_ring.tail, atomic_load(&metadata_ring.head));
+	memset((void *)dropped, 0, sizeof(dropped));
+	atomic_store(&stop_requested, 0);
+	write_failure_reported = 0;
+	int previous = atomic_load(&state);
+	atomic_store(&state, previous == STATE_DISABLED ? STATE_DISABLED : STATE_IDLE);
+}
+
+static int start(void)
+{
+	pthread_once(&once_control, ring_key_create);
+	thread_buffer_bytes = round_up_pow2(env_size("GPUPROF_BUFFER_SIZE", DEFAULT_THREAD_BUFFER));
+	buffer_limit_bytes = env_size("GPUPROF_BUFFER_LIMIT", DEFAULT_BUFFER_LIMIT);
+	if (buffer_limit_bytes < thread_buffer_bytes)
+		buffer_limit_bytes = thread_buffer_bytes;
+	flush_interval_ms = (int)env_size("GPUPROF_FLUSH_INTERVAL_MS", DEFAULT_FLUSH_MS);
+	if (flush_interval_ms > DEFAULT_FLUSH_MS)
+		flush_interval_ms = DEFAULT_FLUSH_MS;
+
+	if (!metadata_ring.data && ring_init(&metadata_ring, METADATA_BUFFER) < 0)
+		return -1;
+	uint64_t chunk_size = thread_buffer_bytes > METADATA_BUFFER ? thread_buffer_bytes
+								    : METADATA_BUFFER;
+	free(chunk_buffer);
+	chunk_buffer = malloc(chunk_size);
+	if (!chunk_buffer)
+		return -1;
+
+	struct path_context ctx;
+	path_context_current(&ctx);
+	spool_fd = open_spool(&ctx);
+	if (spool_fd < 0)
+		return -1;
+	wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+
+	/* The metadata a fork()ed child inherited comes first, then this process. */
+	struct error err;
+	if (metadata_log.len && spool_write_chunk(spool_fd, metadata_log.buf,
+						  (uint32_t)metadata_log.len, 0, &err) < 0)
+		report("cannot write '%s': %s", spool_path, err.message);
+	struct strbuf command = STRBUF_INIT;
+	read_command_line(&command);
+	pthread_mutex_lock(&metadata_lock);
+	struct record_process process = {
+		.header = { sizeof(process), RECORD_PROCESS, 0 },
+		.pid = (uint32_t)ctx.pid,
+		.ppid = (uint32_t)ctx.ppid,
+		.start_ns = clock_now_ns(),
+		.realtime_ns = clock_realtime_ns(),
+		.hostname_id = intern_locked(ctx.hostname),
+		.command_id = intern_locked(command.buf),
+		.rank = ctx.rank,
+		.size = ctx.size,
+	};
+	metadata_put(&process, 0);
+	pthread_mutex_unlock(&metadata_lock);
+	strbuf_release(&command);
+
+	sigset_t all, old;
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	int rc = pthread_create(&writer_thread, NULL, writer_main, NULL);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (rc) {
+		report("cannot start the writer thread: %s; collection disabled", strerror(rc));
+		close(spool_fd);
+		unlink(spool_path);
+		spool_fd = -1;
+		return -1;
+	}
+	register_spool();
+	return 0;
+}
+
+int recorder_ready(void)
+{
+	int s = atomic_load_explicit(&state, memory_order_acquire);
+	if (s == STATE_RUNNING)
+		return 1;
+	if (s != STATE_IDLE && s != STATE_STARTING)
+		return 0;
+	int saved = errno;
+	int expected = STATE_IDLE;
+	if (atomic_compare_exchange_strong(&state, &expected, STATE_STARTING)) {
+		static int atfork_registered;
+		if (!atfork_registered++)
+			pthread_atfork(fork_prepare, fork_parent, fork_child);
+		atomic_store(&state, start() == 0 ? STATE_RUNNING : STATE_DISABLED);
+	} else {
+		while (atomic_load(&state) == STATE_STARTING)
+			sched_yield();
+	}
+	errno = saved;
+	return atomic_load(&state) == STATE_RUNNING;
+}
+
+int recorder_emit(const void *record)
+{
+	if (atomic_load_explicit(&state, memory_order_acquire) != STATE_RUNNING)
+		return -1;
+	int saved = errno;
+	const struct record_header *h = record;
+	struct ring *r = ring_for_thread();
+	int rc;
+	if (r) {
+		rc = ring_put(r, record, h->size);
+	} else {
+		atomic_fetch_add(&dropped[DROPPED_NO_BUFFER][0], 1);
+		atomic_fetch_add(&dropped[DROPPED_NO_BUFFER][1], h->size);
+		rc = -1;
+	}
+	errno = saved;
+	return rc;
+}
+
+void recorder_count_dropped(uint32_t reason, uint64_t records)
+{
+	if (reason < 8)
+		atomic_fetch_add(&dropped[reason][0], records);
+}
+
+void recorder_stop(void)
+{
+	int expected = STATE_RUNNING;
+	if (!atomic_compare_exchange_strong(&state, &expected, STATE_STOPPED))
+		return;
+	int saved = errno;
+	atomic_store(&stop_requested, 1);
+	uint64_t one = 1;
+	ssize_t ignored = write(wake_fd, &one, sizeof(one));
+	(void)ignored;
+	pthread_join(writer_thread, NULL);
+	struct record_process_end end = {
+		.header = { sizeof(end), RECORD_PROCESS_END, 0 },
+		.end_ns = clock_now_ns(),
+	};
+	write_dropped();
+	write_chunk((const unsigned char *)&end, sizeof(end));
+	close(spool_fd);
+	spool_fd = -1;
+	errno = saved;
+}
+
+const char *recorder_spool_path(void)
+{
+	return spool_fd >= 0 ? spool_path : NULL;
+}

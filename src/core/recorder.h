@@ -1,0 +1,51 @@
+/* The in-process recorder every backend writes to.
+ *
+ * Application threads copy fixed-size records into a buffer of their own (a
+ * single-producer ring: no lock, no allocation, no I/O per record); a background
+ * thread appends every buffer to the process's spool at least every flush interval.
+ * Memory is bounded: each thread's buffer has a fixed size and all buffers together
+ * stay under a cap; records that do not fit are dropped and counted, and the counts
+ * reach the spool as RECORD_DROPPED.
+ *
+ * Names and other metadata (strings, agents, queues) go through a separate, locked
+ * path that is used rarely (once per kernel object, device or queue) and is kept in
+ * memory as well, so a child created by fork() starts its own spool with them.
+ *
+ * Configuration comes from the environment that `gpuprof trace` sets (docs/FORMAT.md
+ * lists the variables); the recorder starts on first use. */
+#ifndef GPUPROF_CORE_RECORDER_H
+#define GPUPROF_CORE_RECORDER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/record.h"
+
+/* Starts the recorder if it is not running (first use, or first use after fork()).
+ * Returns 1 when records can be emitted, 0 when collection is disabled (the reason was
+ * reported once on stderr). Thread-safe. */
+int recorder_ready(void);
+
+/* Copies a record (its size is in its header) into the calling thread's buffer.
+ * Returns 0, or -1 when it was dropped (and counted). */
+int recorder_emit(const void *record);
+
+/* Reports records the caller itself had to drop. */
+void recorder_count_dropped(uint32_t reason, uint64_t records);
+
+/* Interns a string and returns its id (> 0), emitting a RECORD_STRING the first time.
+ * Strings longer than the record bound are cut. Returns 0 when disabled. */
+uint32_t recorder_intern(const char *text);
+
+/* Emits a metadata record (agent, queue) through the locked metadata path; it is
+ * replayed into the spool of a child created by fork(). */
+void recorder_emit_metadata(const void *record);
+
+/* Flushes everything, writes RECORD_PROCESS_END and stops. Emits afterwards are
+ * ignored. Called at exit by the backend. */
+void recorder_stop(void);
+
+/* The path of this process's spool, or NULL when not started. */
+const char *recorder_spool_path(void);
+
+#endif

@@ -1,0 +1,71 @@
+/* gpuprof: the command table and dispatch. */
+#include <stdio.h>
+#include <string.h>
+
+#include "commands.h"
+#include "util/error.h"
+#include "util/options.h"
+
+const struct command commands[] = {
+	{ "trace", cmd_trace, "run a program and record its kernels, copies and API calls" },
+	{ "convert", cmd_convert, "turn recorded spools or databases into outputs (csv, sqlite)" },
+	{ "help", cmd_help, "show help for gpuprof or one of its commands" },
+	{ "version", cmd_version, "print the version of gpuprof" },
+	{ NULL, NULL, NULL },
+};
+
+const struct command *command_find(const char *name)
+{
+	for (const struct command *c = commands; c->name; c++)
+		if (!strcmp(c->name, name))
+			return c;
+	return NULL;
+}
+
+const char *command_suggest(const char *name)
+{
+	const char *best = NULL;
+	int best_distance = 99;
+	for (const struct command *c = commands; c->name; c++) {
+		int d = options_edit_distance(name, c->name);
+		if (d < best_distance) {
+			best_distance = d;
+			best = c->name;
+		}
+	}
+	return best_distance <= (int)strlen(name) / 3 + 1 ? best : NULL;
+}
+
+void commands_print_usage(FILE *out)
+{
+	fprintf(out, "usage: gpuprof <command> [options] [arguments]\n\n"
+		     "gpuprof records what GPU programs do (kernels, memory copies, API calls)\n"
+		     "through CUPTI-free OpenCL interposition today, and writes rocprofv3-compatible\n"
+		     "CSV files and an SQLite database per process.\n\ncommands:\n");
+	for (const struct command *c = commands; c->name; c++)
+		fprintf(out, "  %-10s %s\n", c->name, c->summary);
+	fprintf(out, "\n'gpuprof help <command>' or 'gpuprof <command> -h' shows a command's "
+		     "options;\n'man gpuprof-<command>' the full manual.\n");
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2) {
+		commands_print_usage(stderr);
+		return EXIT_USAGE;
+	}
+	const char *name = argv[1];
+	if (!strcmp(name, "--help") || !strcmp(name, "-h"))
+		name = "help";
+	else if (!strcmp(name, "--version") || !strcmp(name, "-v"))
+		name = "version";
+	const struct command *c = command_find(name);
+	if (!c) {
+		const char *suggestion = command_suggest(name);
+		if (suggestion)
+			die_with(EXIT_USAGE, "'%s' is not a gpuprof command; did you mean '%s'?", name,
+				 suggestion);
+		die_with(EXIT_USAGE, "'%s' is not a gpuprof command; see 'gpuprof --help'", name);
+	}
+	return c->run(argc - 1, argv + 1);
+}

@@ -1,0 +1,177 @@
+/* Post-processing shared by `trace` and `convert` (see output.h). */
+#include "output.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "store/store.h"
+#include "util/strbuf.h"
+
+int output_parse_formats(const struct option_list *list, unsigned *formats, struct error *err)
+{
+	static const char *later[] = { "json", "pftrace", "perfetto", "otf2", NULL };
+	*formats = 0;
+	for (int i = 0; i < list->count; i++) {
+		const char *f = list->items[i];
+		if (!strcmp(f, "csv")) {
+			*formats |= FORMAT_CSV;
+			continue;
+		}
+		if (!strcmp(f, "sqlite") || !strcmp(f, "rocpd")) {
+			*formats |= FORMAT_SQLITE;
+			continue;
+		}
+		for (int j = 0; later[j]; j++)
+			if (!strcmp(f, later[j]))
+				return error_set(err, "output format '%s' is not available in this "
+						 "version of gpuprof (available: csv, sqlite)", f);
+		return error_set(err, "unknown output format '%s' (available: csv, sqlite)", f);
+	}
+	return 0;
+}
+
+static void print_written(const struct strbuf *written)
+{
+	for (const char *line = written->buf; *line;) {
+		const char *end = strchr(line, '\n');
+		int len = end ? (int)(end - line) : (int)strlen(line);
+		fprintf(stderr, "gpuprof:   %.*s\n", len, line);
+		line += len + (end ? 1 : 0);
+	}
+}
+
+/* Runs one writer over the database at db_path. */
+static int export_with(const char *db_path, const struct writer_ops *writer,
+		       const struct output_request *request, const char *prefix,
+		       struct strbuf *written, struct error *err)
+{
+	sqlite3 *db;
+	if (store_open(db_path, &db, err))
+		return -1;
+	struct output_options options = request->options;
+	options.prefix = prefix;
+	int rc = export_database(db, &writer, 1, &options, written, err);
+	sqlite3_close(db);
+	return rc;
+}
+
+/* Writes the requested files, lists them, then prints the summary tables. */
+static int export_outputs(const char *db_path, const struct output_request *request,
+			  const char *prefix, struct strbuf *written, struct error *err)
+{
+	int rc = 0;
+	if (request->formats & FORMAT_CSV)
+		rc = export_with(db_path, &csv_writer, request, prefix, written, err);
+	print_written(written);
+	strbuf_reset(written);
+	if (rc == 0 && request->summary)
+		rc = export_with(db_path, &summary_writer, request, prefix, written, err);
+	return rc;
+}
+
+static void describe(const char *spool_path, const struct store_load_stats *s)
+{
+	fprintf(stderr, "gpuprof: %s: %llu kernels, %llu memory copies, %llu API calls\n",
+		spool_path, (unsigned long long)s->records[RECORD_KERNEL],
+		(unsigned long long)s->records[RECORD_MEMORY_COPY],
+		(unsigned long long)s->records[RECORD_API_CALL]);
+	if (!s->clean_exit)
+		fprintf(stderr, "gpuprof: %s: the process did not exit normally; everything "
+				"recorded up to its last flush is kept\n", spool_path);
+	if (s->truncated_bytes)
+		fprintf(stderr, "gpuprof: %s: ignored an incomplete last chunk of %llu bytes\n",
+			spool_path, (unsigned long long)s->truncated_bytes);
+	if (s->dropped_records)
+		fprintf(stderr, "gpuprof: %s: %llu records were dropped while recording (see "
+				"gpuprof_dropped in the database; --buffer-size raises the limit)\n",
+			spool_path, (unsigned long long)s->dropped_records);
+	if (s->unknown_records)
+		fprintf(stderr, "gpuprof: %s: skipped %llu records of kinds this version does "
+				"not know\n", spool_path, (unsigned long long)s->unknown_records);
+}
+
+int output_from_spool(const char *spool_path, const char *prefix,
+		      const struct output_request *request, int keep_spool, struct error *err)
+{
+	struct strbuf db_path = STRBUF_INIT, written = STRBUF_INIT;
+	int keep_db = (request->formats & FORMAT_SQLITE) != 0;
+	if (keep_db)
+		strbuf_addf(&db_path, "%s_results.db", prefix);
+	else
+		strbuf_addf(&db_path, "%s_results.db.%d.tmp", prefix, (int)getpid());
+	struct store_load_stats stats;
+	int rc = store_load_spool(spool_path, db_path.buf, &stats, err);
+	if (rc == 0) {
+		describe(spool_path, &stats);
+		if (keep_db)
+			strbuf_addf(&written, "%s\n", db_path.buf);
+		rc = export_outputs(db_path.buf, request, prefix, &written, err);
+		if (!keep_db)
+			unlink(db_path.buf);
+	}
+	if (rc == 0 && !keep_spool && unlink(spool_path) < 0)
+		fprintf(stderr, "gpuprof: cannot remove '%s': %s\n", spool_path, strerror(errno));
+	strbuf_release(&db_path);
+	strbuf_release(&written);
+	return rc;
+}
+
+static int copy_file(const char *from, const char *to, struct error *err)
+{
+	int in = open(from, O_RDONLY | O_CLOEXEC);
+	if (in < 0)
+		return error_set(err, "cannot open '%s': %s", from, strerror(errno));
+	int out = open(to, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+	if (out < 0) {
+		close(in);
+		return error_set(err, "cannot create '%s': %s", to, strerror(errno));
+	}
+	char buffer[1 << 16];
+	ssize_t n;
+	int rc = 0;
+	while ((n = read(in, buffer, sizeof(buffer))) > 0)
+		if (write(out, buffer, (size_t)n) != n) {
+			rc = error_set(err, "cannot write '%s': %s", to, strerror(errno));
+			break;
+		}
+	if (n < 0)
+		rc = error_set(err, "cannot read '%s': %s", from, strerror(errno));
+	if (close(out) < 0 && rc == 0)
+		rc = error_set(err, "cannot write '%s': %s", to, strerror(errno));
+	close(in);
+	if (rc)
+		unlink(to);
+	return rc;
+}
+
+int output_from_database(const char *db_path, const char *prefix,
+			 const struct output_request *request, struct error *err)
+{
+	struct strbuf written = STRBUF_INIT, target = STRBUF_INIT;
+	sqlite3 *db;
+	if (store_open(db_path, &db, err))
+		return -1;
+	sqlite3_close(db);
+	int rc = 0;
+	if (request->formats & FORMAT_SQLITE) {
+		strbuf_addf(&target, "%s_results.db", prefix);
+		struct stat a, b;
+		int same = stat(db_path, &a) == 0 && stat(target.buf, &b) == 0 &&
+			   a.st_dev == b.st_dev && a.st_ino == b.st_ino;
+		if (!same)
+			rc = copy_file(db_path, target.buf, err);
+		if (rc == 0)
+			strbuf_addf(&written, "%s\n", target.buf);
+	}
+	fprintf(stderr, "gpuprof: %s:\n", db_path);
+	if (rc == 0)
+		rc = export_outputs(db_path, request, prefix, &written, err);
+	strbuf_release(&written);
+	strbuf_release(&target);
+	return rc;
+}

@@ -1,0 +1,35 @@
+/* Post-processing shared by `trace` and `convert`: a spool becomes a database, and the
+ * database becomes the requested outputs. */
+#ifndef GPUPROF_OUTPUT_H
+#define GPUPROF_OUTPUT_H
+
+#include "util/error.h"
+#include "util/options.h"
+#include "writer/writer.h"
+
+enum output_format {
+	FORMAT_CSV = 1 << 0,
+	FORMAT_SQLITE = 1 << 1,
+};
+
+struct output_request {
+	unsigned formats;      /* enum output_format bits */
+	int summary;           /* print the summary tables on stderr */
+	struct output_options options; /* options.prefix is set per input */
+};
+
+/* Parses -f values ("csv", "sqlite" or its alias "rocpd"); formats of later versions
+ * are refused by name. */
+int output_parse_formats(const struct option_list *list, unsigned *formats, struct error *err);
+
+/* Turns one spool into outputs named <prefix>_<name>.<ext>; prints a line about the
+ * process and the files written. keep_spool leaves the spool in place; otherwise it is
+ * removed once every output was written. */
+int output_from_spool(const char *spool_path, const char *prefix,
+		      const struct output_request *request, int keep_spool, struct error *err);
+
+/* The same from an existing database. */
+int output_from_database(const char *db_path, const char *prefix,
+			 const struct output_request *request, struct error *err);
+
+#endif

@@ -1,0 +1,41 @@
+/* Fast CSV field formatting shared by the CSV writers: strings quoted with quotes
+ * doubled, numbers bare, as rocprofv3 writes them. */
+#ifndef GPUPROF_WRITER_CSV_FORMAT_H
+#define GPUPROF_WRITER_CSV_FORMAT_H
+
+#include <stdint.h>
+
+#include "util/strbuf.h"
+
+static inline void csv_int(struct strbuf *line, int64_t value)
+{
+	char digits[24];
+	int n = 0;
+	uint64_t v = value < 0 ? -(uint64_t)value : (uint64_t)value;
+	do
+		digits[n++] = (char)('0' + v % 10);
+	while (v /= 10);
+	strbuf_grow(line, (size_t)n + 2);
+	if (line->len)
+		line->buf[line->len++] = ',';
+	if (value < 0)
+		line->buf[line->len++] = '-';
+	while (n)
+		line->buf[line->len++] = digits[--n];
+	line->buf[line->len] = '\0';
+}
+
+static inline void csv_text(struct strbuf *line, const char *text)
+{
+	if (line->len)
+		strbuf_addch(line, ',');
+	strbuf_addch(line, '"');
+	for (const char *p = text; *p; p++) {
+		if (*p == '"')
+			strbuf_addch(line, '"');
+		strbuf_addch(line, *p);
+	}
+	strbuf_addch(line, '"');
+}
+
+#endif

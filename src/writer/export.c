@@ -1,0 +1,207 @@
+/* Reads the store's views and streams their rows through the writers (see writer.h). */
+#include <string.h>
+
+#include "store/store.h"
+#include "writer/writer.h"
+
+const struct writer_ops *writer_find(const char *format)
+{
+	static const struct writer_ops *const all[] = { &csv_writer, &summary_writer };
+	for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++)
+		if (!strcmp(all[i]->format, format))
+			return all[i];
+	return NULL;
+}
+
+void writer_truncate_name(const char *name, struct strbuf *out)
+{
+	/* The base name ends where the parameter list or template arguments of the
+	 * outermost name begin, and starts after the last "::" before that. */
+	size_t end = strlen(name);
+	int depth = 0;
+	for (size_t i = 0; name[i]; i++) {
+		char c = name[i];
+		if ((c == '(' || c == '<') && depth == 0 && i > 0) {
+			end = i;
+			break;
+		}
+		if (c == '<' || c == '(')
+			depth++;
+		else if ((c == '>' || c == ')') && depth > 0)
+			depth--;
+	}
+	size_t start = 0;
+	depth = 0;
+	for (size_t i = 0; i + 1 < end; i++) {
+		if (name[i] == '<' || name[i] == '(')
+			depth++;
+		else if ((name[i] == '>' || name[i] == ')') && depth > 0)
+			depth--;
+		else if (depth == 0 && name[i] == ':' && name[i + 1] == ':')
+			start = i + 2;
+		else if (depth == 0 && name[i] == ' ')
+			start = i + 1; /* a return type: "void k(...)" */
+	}
+	strbuf_reset(out);
+	strbuf_add(out, name + start, end > start ? end - start : 0);
+	if (!out->len)
+		strbuf_addstr(out, name);
+}
+
+static const char *text(sqlite3_stmt *s, int column)
+{
+	const unsigned char *t = sqlite3_column_text(s, column);
+	return t ? (const char *)t : "";
+}
+
+#define I64(column) sqlite3_column_int64(s, column)
+
+static void fill_agent(sqlite3_stmt *s, struct event *e)
+{
+	e->kind = EVENT_AGENT;
+	e->pid = I64(0);
+	e->agent.index = I64(1);
+	e->agent.type_name = text(s, 2);
+	e->name = text(s, 3);
+	e->agent.vendor_name = text(s, 4);
+	e->agent.driver_version = text(s, 5);
+	e->agent.vendor_id = I64(6);
+	e->agent.compute_units = I64(7);
+	e->agent.max_clock_mhz = I64(8);
+	e->agent.global_memory_bytes = I64(9);
+	e->agent.local_memory_bytes = I64(10);
+	e->agent.max_workgroup_size = I64(11);
+	for (int i = 0; i < 3; i++)
+		e->agent.max_workgroup[i] = I64(12 + i);
+}
+
+static void fill_kernel(sqlite3_stmt *s, struct event *e)
+{
+	e->kind = EVENT_KERNEL;
+	e->pid = I64(0);
+	e->tid = I64(1);
+	e->kernel.agent = I64(2);
+	e->kernel.queue = I64(3);
+	e->kernel.kernel_id = I64(4);
+	e->name = text(s, 5);
+	e->correlation_id = I64(6);
+	e->kernel.dispatch_id = I64(7);
+	e->start_ns = I64(8);
+	e->end_ns = I64(9);
+	for (int i = 0; i < 3; i++) {
+		e->kernel.grid[i] = I64(10 + i);
+		e->kernel.workgroup[i] = I64(13 + i);
+	}
+	e->kernel.local_memory_bytes = I64(16);
+	e->kernel.private_memory_bytes = I64(17);
+	e->kernel.status = I64(18);
+}
+
+static void fill_copy(sqlite3_stmt *s, struct event *e)
+{
+	e->kind = EVENT_MEMORY_COPY;
+	e->pid = I64(0);
+	e->tid = I64(1);
+	e->name = text(s, 2);
+	e->copy.operation = text(s, 3);
+	e->copy.direction = text(s, 4);
+	e->copy.src_agent = I64(5);
+	e->copy.dst_agent = I64(6);
+	e->copy.queue = I64(7);
+	e->copy.bytes = I64(8);
+	e->start_ns = I64(9);
+	e->end_ns = I64(10);
+	e->correlation_id = I64(11);
+	e->copy.status = I64(12);
+}
+
+static void fill_api(sqlite3_stmt *s, struct event *e)
+{
+	e->kind = EVENT_API_CALL;
+	e->api.domain = text(s, 0);
+	e->name = text(s, 1);
+	e->pid = I64(2);
+	e->tid = I64(3);
+	e->start_ns = I64(4);
+	e->end_ns = I64(5);
+	e->correlation_id = I64(6);
+	e->api.result = I64(7);
+}
+
+#undef I64
+
+static const struct {
+	const char *sql;
+	void (*fill)(sqlite3_stmt *, struct event *);
+} queries[] = {
+	{ "SELECT pid, agent_id, type, name, vendor_name, driver_version, vendor_id, "
+	  "compute_units, max_clock_mhz, global_memory_bytes, local_memory_bytes, "
+	  "max_workgroup_size, max_workgroup_x, max_workgroup_y, max_workgroup_z "
+	  "FROM agents ORDER BY process_id, agent_id", fill_agent },
+	{ "SELECT pid, tid, agent_id, queue_id, kernel_id, name, corr_id, dispatch_id, start, "
+	  "end, grid_x, grid_y, grid_z, workgroup_x, workgroup_y, workgroup_z, lds_size, "
+	  "scratch_size, status FROM kernels ORDER BY start, id", fill_kernel },
+	{ "SELECT pid, tid, name, operation, direction, src_agent_id, dst_agent_id, queue_id, "
+	  "size, start, end, corr_id, status FROM memory_copies ORDER BY start, id", fill_copy },
+	{ "SELECT category, name, pid, tid, start, end, corr_id, result FROM regions "
+	  "ORDER BY start, id", fill_api },
+};
+
+int export_database(sqlite3 *db, const struct writer_ops *const *writers, int count,
+		    const struct output_options *options, struct strbuf *written,
+		    struct error *err)
+{
+	void *states[8] = { NULL };
+	int begun = 0, rc = 0;
+	struct strbuf name = STRBUF_INIT;
+	if (count > 8)
+		return error_set(err, "too many output formats");
+	for (; begun < count; begun++)
+		if (writers[begun]->begin(&states[begun], options, err))
+			goto out_error;
+	for (size_t q = 0; q < sizeof(queries) / sizeof(queries[0]); q++) {
+		sqlite3_stmt *s;
+		if (store_prepare(db, queries[q].sql, &s, err))
+			goto out_error;
+		int step;
+		while ((step = sqlite3_step(s)) == SQLITE_ROW) {
+			struct event e;
+			memset(&e, 0, sizeof(e));
+			queries[q].fill(s, &e);
+			if (e.kind == EVENT_KERNEL && options->truncate_kernels) {
+				writer_truncate_name(e.name, &name);
+				e.name = name.buf;
+			}
+			for (int w = 0; w < count; w++) {
+				if (writers[w]->event(states[w], &e, err)) {
+					sqlite3_finalize(s);
+					goto out_error;
+				}
+			}
+		}
+		if (step != SQLITE_DONE) {
+			error_set(err, "cannot read '%s': %s", sqlite3_db_filename(db, "main"),
+				  sqlite3_errmsg(db));
+			sqlite3_finalize(s);
+			goto out_error;
+		}
+		sqlite3_finalize(s);
+	}
+	for (int w = 0; w < count; w++) {
+		struct error end_err;
+		if (writers[w]->end(states[w], 0, written, &end_err) && rc == 0) {
+			*err = end_err;
+			rc = -1;
+		}
+	}
+	strbuf_release(&name);
+	return rc;
+
+out_error:
+	for (int w = 0; w < begun; w++) {
+		struct error ignored;
+		writers[w]->end(states[w], 1, written, &ignored);
+	}
+	strbuf_release(&name);
+	return -1;
+}

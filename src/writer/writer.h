@@ -1,0 +1,78 @@
+/* Output writers: each format is one file with one small ops table that sees only
+ * vendor-neutral events read from the store. export_database() drives them. */
+#ifndef GPUPROF_WRITER_WRITER_H
+#define GPUPROF_WRITER_WRITER_H
+
+#include <sqlite3.h>
+#include <stdint.h>
+
+#include "util/error.h"
+#include "util/strbuf.h"
+
+struct output_options {
+	const char *prefix;   /* outputs are <prefix>_<name>.<ext> */
+	int truncate_kernels; /* kernel names cut to their base name */
+	int stats;            /* also the *_stats.csv files */
+	const char *summary_units; /* for the summary writer: sec, msec, usec or nsec */
+};
+
+enum event_kind { EVENT_AGENT, EVENT_KERNEL, EVENT_MEMORY_COPY, EVENT_API_CALL };
+
+/* One row of the store. Strings are valid only during the event() call. */
+struct event {
+	enum event_kind kind;
+	int64_t pid;
+	int64_t tid;
+	int64_t start_ns, end_ns; /* trace clock */
+	int64_t correlation_id;
+	const char *name;         /* kernel name, API function, agent name */
+	union {
+		struct {
+			int64_t index, type, vendor_id, compute_units, max_clock_mhz;
+			int64_t global_memory_bytes, local_memory_bytes, max_workgroup_size;
+			int64_t max_workgroup[3];
+			const char *type_name, *vendor_name, *driver_version;
+		} agent;
+		struct {
+			int64_t agent, queue, kernel_id, dispatch_id;
+			int64_t grid[3], workgroup[3];
+			int64_t local_memory_bytes, private_memory_bytes, status;
+		} kernel;
+		struct {
+			int64_t queue, src_agent, dst_agent, bytes, status;
+			const char *operation, *direction;
+		} copy;
+		struct {
+			const char *domain;
+			int64_t result;
+		} api;
+	};
+};
+
+struct writer_ops {
+	const char *format; /* the -f name */
+	int (*begin)(void **state, const struct output_options *options, struct error *err);
+	int (*event)(void *state, const struct event *event, struct error *err);
+	/* Writes what remains, lists the files it wrote (one per line, appended to
+	 * `written`) and frees the state. With `failed` set it only removes what it began
+	 * to write and frees the state. */
+	int (*end)(void *state, int failed, struct strbuf *written, struct error *err);
+};
+
+extern const struct writer_ops csv_writer;
+extern const struct writer_ops summary_writer;
+
+/* The writer for a format name, or NULL. */
+const struct writer_ops *writer_find(const char *format);
+
+/* Streams every event of db through the writers, in time order within each kind
+ * (agents, kernels, copies, API calls). Files written are listed in `written`. */
+int export_database(sqlite3 *db, const struct writer_ops *const *writers, int count,
+		    const struct output_options *options, struct strbuf *written,
+		    struct error *err);
+
+/* Kernel names without namespaces, template arguments and parameters
+ * ("ns::k<int>(float*)" becomes "k"), as rocprofv3's --truncate-kernels. */
+void writer_truncate_name(const char *name, struct strbuf *out);
+
+#endif
