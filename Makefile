@@ -11,7 +11,7 @@ CC ?= cc
 BUILD ?= build
 CUDA_HOME ?= /usr/local/cuda
 
-WARNINGS := -Wall -Wextra -Wshadow -Wformat=2 -Wno-unused-parameter
+WARNINGS := -Wall -Wextra -Wshadow -Wformat=2 -Wno-unused-parameter -Wno-missing-field-initializers
 CFLAGS ?= -O2 -g
 ALL_CFLAGS := -std=gnu11 -D_GNU_SOURCE $(CFLAGS) $(WARNINGS) -fPIC -fvisibility=hidden -pthread \
 	-Isrc -I$(BUILD)/gen -Iinclude -DGPUPROF_VERSION='"$(VERSION)"' -MMD -MP

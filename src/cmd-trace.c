@@ -239,7 +239,7 @@ int cmd_trace(int argc, char **argv)
 		{ OPTION_STRING, 'o', "output-file", &o.file, "NAME",
 		  "file name prefix under DIR (default: %hostname%/%pid%)" },
 		{ OPTION_LIST, 'f', "output-format", &o.formats, "FORMAT...",
-		  "csv and/or sqlite (default: both)" },
+		  "csv and/or sqlite (default: both)", OUTPUT_FORMAT_WORDS },
 		{ OPTION_BOOL, 0, "stats", &o.stats, NULL, "also write the *_stats.csv files" },
 		{ OPTION_BOOL, 'S', "summary", &o.summary, NULL, "print summary tables on stderr" },
 		{ OPTION_ENUM, 'u', "summary-units", &o.units, "sec|msec|usec|nsec",
@@ -276,12 +276,10 @@ int cmd_trace(int argc, char **argv)
 	int kernel = o.kernel != -1 ? o.kernel : all;
 	int memory_copy = o.memory_copy != -1 ? o.memory_copy : all;
 	int opencl = o.opencl != -1 ? o.opencl : all;
-	if (!kernel && !memory_copy && !opencl) {
-		if (o.kernel == 0 && o.memory_copy == 0 && o.opencl == 0)
-			die_with(EXIT_USAGE, "trace: every tracing option is turned off");
-		warn("no tracing option given: tracing kernels (see --runtime-trace, --sys-trace)");
-		kernel = 1;
-	}
+	int defaulted = !kernel && !memory_copy && !opencl;
+	if (defaulted && o.kernel == 0 && o.memory_copy == 0 && o.opencl == 0)
+		die_with(EXIT_USAGE, "trace: every tracing option is turned off");
+	kernel |= defaulted;
 
 	struct output_request request = { .formats = FORMAT_CSV | FORMAT_SQLITE };
 	if (o.formats.count && output_parse_formats(&o.formats, &request.formats, &err))
@@ -298,6 +296,8 @@ int cmd_trace(int argc, char **argv)
 		die("trace: %s", err.message);
 	if (prepare_manifest(&manifest, &err))
 		die("trace: %s", err.message);
+	if (defaulted)
+		warn("no tracing option given: tracing kernels (see --runtime-trace, --sys-trace)");
 
 	const char *old_preload = getenv("LD_PRELOAD");
 	strbuf_addstr(&preload, library.buf);

@@ -39,9 +39,9 @@ const char *command_suggest(const char *name)
 void commands_print_usage(FILE *out)
 {
 	fprintf(out, "usage: gpuprof <command> [options] [arguments]\n\n"
-		     "gpuprof records what GPU programs do (kernels, memory copies, API calls)\n"
-		     "through CUPTI-free OpenCL interposition today, and writes rocprofv3-compatible\n"
-		     "CSV files and an SQLite database per process.\n\ncommands:\n");
+		     "gpuprof records what GPU programs do (kernels, memory copies, API calls) and\n"
+		     "writes an SQLite database and rocprofv3-compatible CSV files per process.\n"
+		     "This version records OpenCL programs on any OpenCL device.\n\ncommands:\n");
 	for (const struct command *c = commands; c->name; c++)
 		fprintf(out, "  %-10s %s\n", c->name, c->summary);
 	fprintf(out, "\n'gpuprof help <command>' or 'gpuprof <command> -h' shows a command's "

@@ -12,6 +12,9 @@ enum output_format {
 	FORMAT_SQLITE = 1 << 1,
 };
 
+/* Every format name -f knows, including those of later versions (refused by name). */
+#define OUTPUT_FORMAT_WORDS "csv|sqlite|rocpd|json|pftrace|perfetto|otf2"
+
 struct output_request {
 	unsigned formats;      /* enum output_format bits */
 	int summary;           /* print the summary tables on stderr */

@@ -1,6 +1,7 @@
 /* Output path templates (see paths.h). */
 #include "core/paths.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
@@ -105,31 +106,40 @@ int path_expand(const char *template, const struct path_context *ctx, struct str
 			continue;
 		}
 		const char *end = strchr(key, '%');
-		if (!end)
-			return error_set(err, "unterminated placeholder in '%s' (a literal '%%' is "
-					 "written '%%%%')", template);
-		size_t len = (size_t)(end - key);
+		size_t len = end ? (size_t)(end - key) : 0;
 		int rank = ctx->rank >= 0 ? ctx->rank : (int)ctx->pid;
 		int size = ctx->size >= 0 ? ctx->size : 1;
-#define IS(word) (len == sizeof(word) - 1 && !strncmp(key, word, len))
-		if (len == 0)
+		int nid = ctx->rank >= 0 ? ctx->rank : (int)ctx->pid;
+#define IS(word) (end && len == sizeof(word) - 1 && !strncmp(key, word, len))
+		if (end && len == 0)
 			strbuf_addch(out, '%');
-		else if (IS("pid") || IS("p"))
+		else if (IS("pid"))
 			strbuf_addf(out, "%d", (int)ctx->pid);
 		else if (IS("ppid"))
 			strbuf_addf(out, "%d", (int)ctx->ppid);
-		else if (IS("hostname") || IS("h"))
+		else if (IS("hostname"))
 			strbuf_addstr(out, ctx->hostname);
-		else if (IS("rank") || IS("r"))
+		else if (IS("rank"))
 			strbuf_addf(out, "%d", rank);
-		else if (IS("size") || IS("s"))
+		else if (IS("size"))
 			strbuf_addf(out, "%d", size);
 		else if (IS("nid"))
-			strbuf_addf(out, "%d", ctx->rank >= 0 ? ctx->rank : (int)ctx->pid);
+			strbuf_addf(out, "%d", nid);
 		else if (IS("launch_date"))
 			add_time(out, ctx->launch_time, 0);
 		else if (IS("launch_time"))
 			add_time(out, ctx->launch_time, 1);
+		else if (strchr("hprs", *key) && *key && !(isalnum((unsigned char)key[1]) || key[1] == '_')) {
+			/* the one-letter forms: %h %p %r %s */
+			if (*key == 'h')
+				strbuf_addstr(out, ctx->hostname);
+			else
+				strbuf_addf(out, "%d", *key == 'p' ? (int)ctx->pid : *key == 'r' ? rank : size);
+			p = key + 1;
+			continue;
+		} else if (!end)
+			return error_set(err, "unterminated placeholder in '%s' (a literal '%%' is "
+					 "written '%%%%')", template);
 		else
 			return error_set(err, "unknown placeholder '%%%.*s%%' in '%s' (known: %%pid%%, "
 					 "%%ppid%%, %%hostname%%, %%rank%%, %%size%%, %%nid%%, "
@@ -187,7 +197,7 @@ int path_check_writable(const char *path, struct error *err)
 				return error_set(err, "cannot write to '%s': %s", path, strerror(errno));
 			return 0;
 		}
-		if (errno != ENOENT)
+		if (errno != ENOENT && errno != ENOTDIR)
 			return error_set(err, "cannot write to '%s': %s", path, strerror(errno));
 		char *slash = strrchr(buf, '/');
 		if (!slash) {

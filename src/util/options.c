@@ -130,16 +130,24 @@ static int list_add(struct option_list *list, const char *value, const char *lab
 	return 0;
 }
 
-static int enum_check(const struct option *o, const char *value, struct error *err)
+/* value is one of the '|'-separated words */
+static int is_word(const char *words, const char *value)
 {
 	size_t n = strlen(value);
-	for (const char *p = o->arg_name; *p;) {
+	for (const char *p = words; p && *p;) {
 		const char *bar = strchr(p, '|');
 		size_t len = bar ? (size_t)(bar - p) : strlen(p);
 		if (len == n && !strncmp(p, value, n))
-			return 0;
+			return 1;
 		p += len + (bar ? 1 : 0);
 	}
+	return 0;
+}
+
+static int enum_check(const struct option *o, const char *value, struct error *err)
+{
+	if (is_word(o->arg_name, value))
+		return 0;
 	return error_set(err, "invalid value '%s' for --%s (choose from %s)", value,
 			 o->long_name, o->arg_name);
 }
@@ -226,7 +234,7 @@ int options_parse(const struct option *table, int argc, char **argv, int *next,
 		if (store(o, value, label, err))
 			return -1;
 		if (o->type == OPTION_LIST)
-			while (i < argc && argv[i][0] != '-')
+			while (i < argc && is_word(o->words, argv[i]))
 				if (store(o, argv[i++], label, err))
 					return -1;
 	}

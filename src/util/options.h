@@ -15,8 +15,8 @@ enum option_type {
 	OPTION_SECTION, /* not an option: a heading in the help output */
 	OPTION_BOOL,    /* int: -1 unset, 0 or 1; `--x`, `--x=false`, `--x no` is not accepted */
 	OPTION_STRING,  /* const char *: the last value given wins */
-	OPTION_LIST,    /* struct option_list: values split at commas; following arguments
-	                   that do not start with '-' are taken too (`-f csv sqlite`) */
+	OPTION_LIST,    /* struct option_list: values split at commas; the arguments that
+	                   follow are taken too while they are among `words` (`-f csv sqlite`) */
 	OPTION_SIZE,    /* unsigned long long: bytes, with an optional K, M or G suffix */
 	OPTION_ENUM,    /* const char *: one of the '|'-separated words in arg_name */
 };
@@ -33,6 +33,8 @@ struct option {
 	void *value;           /* where the parsed value is stored (see option_type) */
 	const char *arg_name;  /* shown in help: "DIR"; for OPTION_ENUM the choices */
 	const char *help;      /* one line */
+	const char *words;     /* OPTION_LIST: '|'-separated values that may follow as
+	                          separate arguments; NULL when only commas separate values */
 };
 
 #define OPTION_END { .type = OPTION_SECTION, .long_name = NULL, .help = NULL }

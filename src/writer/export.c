@@ -21,6 +21,10 @@ void writer_truncate_name(const char *name, struct strbuf *out)
 	int depth = 0;
 	for (size_t i = 0; name[i]; i++) {
 		char c = name[i];
+		if (c == '(' && name[i + 1] == ')' && i >= 8 && !strncmp(name + i - 8, "operator", 8)) {
+			i++; /* "operator()" is a name, not a parameter list */
+			continue;
+		}
 		if ((c == '(' || c == '<') && depth == 0 && i > 0) {
 			end = i;
 			break;

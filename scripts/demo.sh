@@ -1,0 +1,24 @@
+#!/bin/sh
+# The main job: installs what is missing, builds gpuprof, profiles the bundled vcopy
+# sample (on the first OpenCL device: a GPU when its OpenCL driver is installed,
+# otherwise the CPU through PoCL), prints the kernel statistics and where the outputs
+# went.
+set -eu
+cd "$(dirname "$0")/.."
+scripts/install-deps.sh
+make -s
+out=gpuprof-out
+rm -rf "$out"
+echo "== gpuprof trace --runtime-trace --stats -d $out -- build/samples/vcopy -n 1048576 -b 256 -i 10"
+build/bin/gpuprof trace --runtime-trace --stats -d "$out" -- build/samples/vcopy -n 1048576 -b 256 -i 10
+stats=$(find "$out" -name '*_kernel_stats.csv' | head -n 1)
+if [ -z "$stats" ]; then
+	echo "gpuprof: no kernel statistics were written" >&2
+	exit 1
+fi
+echo
+echo "== kernel statistics ($stats)"
+awk -F, '{ gsub(/"/, ""); printf "%-24s %8s %16s %16s %10s %12s %12s %14s\n", $1, $2, $3, $4, $5, $6, $7, $8 }' "$stats"
+echo
+echo "== outputs"
+find "$out" -type f | sort

@@ -1,0 +1,88 @@
+"""Helpers for the end-to-end tests: run gpuprof on real OpenCL programs (PoCL on a
+machine without a GPU) and read what it wrote."""
+import csv
+import glob
+import os
+import socket
+import sqlite3
+import subprocess
+
+import pytest
+
+BUILD = os.path.abspath(os.environ.get("BUILD", os.path.join(os.path.dirname(__file__), "../../build")))
+GPUPROF = os.path.join(BUILD, "bin", "gpuprof")
+SAMPLES = os.path.join(BUILD, "samples")
+TESTS = os.path.join(BUILD, "tests")
+HOST = socket.gethostname()
+
+if os.environ.get("HAVE_OPENCL", "yes") != "yes" or not os.path.exists(os.path.join(SAMPLES, "vcopy")):
+    collect_ignore_glob = ["test_*.py"]
+
+
+def run(args, cwd, env=None, timeout=120):
+    """Runs a command and returns the CompletedProcess with text output."""
+    full_env = dict(os.environ)
+    full_env.update(env or {})
+    return subprocess.run(args, cwd=cwd, env=full_env, capture_output=True, text=True,
+                          timeout=timeout)
+
+
+def trace(tmp_path, options, command, env=None):
+    """gpuprof trace OPTIONS -- COMMAND in tmp_path; returns the CompletedProcess."""
+    return run([GPUPROF, "trace", *options, "--", *command], cwd=tmp_path, env=env)
+
+
+class Outputs:
+    """The outputs of one recorded process: <dir>/<prefix>_*."""
+
+    def __init__(self, prefix):
+        self.prefix = prefix
+        base = os.path.basename(prefix)
+        self.pid = int(base) if base.isdigit() else None
+
+    def path(self, name):
+        return f"{self.prefix}_{name}"
+
+    def exists(self, name):
+        return os.path.exists(self.path(name))
+
+    def csv(self, name):
+        with open(self.path(name), newline="") as f:
+            return list(csv.DictReader(f))
+
+    def csv_header(self, name):
+        with open(self.path(name), newline="") as f:
+            return next(csv.reader(f))
+
+    def db(self):
+        con = sqlite3.connect(self.path("results.db"))
+        con.row_factory = sqlite3.Row
+        return con
+
+    def query(self, sql, *args):
+        with self.db() as con:
+            return [dict(r) for r in con.execute(sql, args)]
+
+
+def outputs(directory):
+    """Every recorded process under directory, by its database or its agent_info.csv."""
+    prefixes = set()
+    for suffix in ("_results.db", "_agent_info.csv"):
+        for path in glob.glob(os.path.join(directory, "**", "*" + suffix), recursive=True):
+            prefixes.add(path[: -len(suffix)])
+    return [Outputs(p) for p in sorted(prefixes)]
+
+
+@pytest.fixture
+def vcopy():
+    return os.path.join(SAMPLES, "vcopy")
+
+
+@pytest.fixture
+def busy():
+    return os.path.join(SAMPLES, "busy")
+
+
+@pytest.fixture
+def launcher():
+    return os.path.join(TESTS, "launcher")

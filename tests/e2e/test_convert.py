@@ -1,0 +1,109 @@
+"""gpuprof convert: the same outputs from a kept spool or a database, and clear errors
+for spools and databases that are corrupt or truncated."""
+import os
+import shutil
+
+from conftest import GPUPROF, HOST, outputs, run, trace
+
+
+def traced_spool(tmp_path, vcopy, iterations=6):
+    r = trace(tmp_path, ["--runtime-trace", "--keep-spool", "--stats"],
+              [vcopy, "-n", "2048", "-b", "64", "-i", str(iterations)])
+    assert r.returncode == 0, r.stderr
+    (out,) = outputs(tmp_path)
+    assert os.path.exists(out.prefix + ".spool")
+    return out
+
+
+def read(path):
+    with open(path) as f:
+        return f.read()
+
+
+def test_convert_spool_gives_the_same_files(tmp_path, vcopy):
+    out = traced_spool(tmp_path, vcopy)
+    dest = tmp_path / "again"
+    r = run([GPUPROF, "convert", out.prefix + ".spool", "-d", str(dest), "--stats"], cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    base = os.path.basename(out.prefix)
+    for name in ("kernel_trace.csv", "memory_copy_trace.csv", "opencl_api_trace.csv",
+                 "agent_info.csv", "kernel_stats.csv", "domain_stats.csv"):
+        assert read(dest / f"{base}_{name}") == read(out.path(name)), name
+    assert os.path.exists(dest / f"{base}_results.db")
+    assert os.path.exists(out.prefix + ".spool")  # convert keeps its inputs
+
+
+def test_convert_database(tmp_path, vcopy):
+    out = traced_spool(tmp_path, vcopy)
+    dest = tmp_path / "fromdb"
+    r = run([GPUPROF, "convert", "-f", "csv", "-d", str(dest), out.path("results.db")], cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    base = os.path.basename(out.prefix)
+    assert read(dest / f"{base}_kernel_trace.csv") == read(out.path("kernel_trace.csv"))
+    assert not os.path.exists(dest / f"{base}_results.db")
+
+
+def test_truncated_spool_keeps_complete_chunks(tmp_path, launcher):
+    r = trace(tmp_path, ["--kernel-trace", "--keep-spool"], [launcher, "8", "exit:0"])
+    assert r.returncode == 0, r.stderr
+    (out,) = outputs(tmp_path)
+    spool = out.prefix + ".spool"
+    cut = tmp_path / "cut.spool"
+    data = open(spool, "rb").read()
+    with open(cut, "wb") as f:
+        f.write(data[:-5])  # inside the last chunk: the final flush
+    r = run([GPUPROF, "convert", str(cut), "-f", "csv"], cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert "ignored an incomplete last chunk" in r.stderr
+    assert "did not exit normally" in r.stderr
+    rows = open(tmp_path / "cut_kernel_trace.csv").read().splitlines()
+    assert len(rows) == 1 + 8
+
+
+def test_corrupt_spool(tmp_path, vcopy):
+    out = traced_spool(tmp_path, vcopy)
+    bad = tmp_path / "bad.spool"
+    data = bytearray(open(out.prefix + ".spool", "rb").read())
+    data[200] ^= 0xFF
+    bad.write_bytes(bytes(data))
+    r = run([GPUPROF, "convert", str(bad)], cwd=tmp_path)
+    assert r.returncode == 1
+    lines = [l for l in r.stderr.splitlines() if l.strip()]
+    assert len(lines) == 1 and "is corrupt" in lines[0], r.stderr
+    assert not os.path.exists(tmp_path / "bad_results.db")
+    assert not os.path.exists(tmp_path / "bad_results.db.partial")
+
+
+def test_not_a_spool_or_database(tmp_path):
+    junk = tmp_path / "junk.spool"
+    junk.write_text("this is not recorded data at all, just some text\n" * 20)
+    r = run([GPUPROF, "convert", str(junk)], cwd=tmp_path)
+    assert r.returncode == 1
+    assert "not a readable gpuprof database" in r.stderr or "not a gpuprof" in r.stderr
+    empty = tmp_path / "empty.spool"
+    empty.write_bytes(b"")
+    r = run([GPUPROF, "convert", str(empty)], cwd=tmp_path)
+    assert r.returncode == 1 and len(r.stderr.strip().splitlines()) == 1, r.stderr
+    r = run([GPUPROF, "convert", str(tmp_path / "missing.db")], cwd=tmp_path)
+    assert r.returncode == 1 and "No such file or directory" in r.stderr
+
+
+def test_truncated_database(tmp_path, vcopy):
+    out = traced_spool(tmp_path, vcopy, iterations=200)
+    db = out.path("results.db")
+    cut = tmp_path / "cut_results.db"
+    data = open(db, "rb").read()
+    cut.write_bytes(data[: len(data) // 2])
+    r = run([GPUPROF, "convert", "-f", "csv", str(cut)], cwd=tmp_path)
+    assert r.returncode == 1
+    assert len(r.stderr.strip().splitlines()) == 1, r.stderr
+    assert "cut_results.db" in r.stderr
+
+
+def test_one_bad_input_does_not_stop_the_others(tmp_path, vcopy):
+    out = traced_spool(tmp_path, vcopy)
+    dest = tmp_path / "mixed"
+    r = run([GPUPROF, "convert", "-f", "csv", "-d", str(dest), str(tmp_path / "missing.spool"),
+             out.prefix + ".spool"], cwd=tmp_path)
+    assert r.returncode == 1
+    assert os.path.exists(dest / (os.path.basename(out.prefix) + "_kernel_trace.csv"))

@@ -1,0 +1,283 @@
+"""gpuprof trace on real OpenCL programs: exact kernels, copies and API calls, the
+database and the CSV files in agreement, timestamps, children, exit statuses."""
+import os
+import signal
+
+import pytest
+
+from conftest import HOST, GPUPROF, TESTS, outputs, run, trace
+
+KERNEL_HEADER = ["Kind", "Agent_Id", "Queue_Id", "Stream_Id", "Thread_Id", "Dispatch_Id",
+                 "Kernel_Id", "Kernel_Name", "Correlation_Id", "Start_Timestamp",
+                 "End_Timestamp", "LDS_Block_Size", "Scratch_Size", "VGPR_Count",
+                 "Accum_VGPR_Count", "SGPR_Count", "Workgroup_Size_X", "Workgroup_Size_Y",
+                 "Workgroup_Size_Z", "Grid_Size_X", "Grid_Size_Y", "Grid_Size_Z"]
+COPY_HEADER = ["Kind", "Direction", "Stream_Id", "Source_Agent_Id", "Destination_Agent_Id",
+               "Correlation_Id", "Start_Timestamp", "End_Timestamp"]
+API_HEADER = ["Domain", "Function", "Process_Id", "Thread_Id", "Correlation_Id",
+              "Start_Timestamp", "End_Timestamp"]
+STATS_HEADER = ["Name", "Calls", "TotalDurationNs", "AverageNs", "Percentage", "MinNs",
+                "MaxNs", "StdDev"]
+
+
+def only_process(tmp_path):
+    found = outputs(tmp_path)
+    assert len(found) == 1, [o.prefix for o in found]
+    return found[0]
+
+
+def test_vcopy_kernels_exact(tmp_path, vcopy):
+    r = trace(tmp_path, ["--kernel-trace"], [vcopy, "-n", "4096", "-b", "64", "-i", "20"])
+    assert r.returncode == 0, r.stderr
+    out = only_process(tmp_path)
+    assert out.prefix == os.path.join(str(tmp_path), HOST, str(out.pid))
+    rows = out.csv("kernel_trace.csv")
+    assert out.csv_header("kernel_trace.csv") == KERNEL_HEADER
+    assert len(rows) == 20
+    for row in rows:
+        assert row["Kind"] == "KERNEL_DISPATCH"
+        assert row["Kernel_Name"] == "vecCopy"
+        assert (row["Grid_Size_X"], row["Grid_Size_Y"], row["Grid_Size_Z"]) == ("4096", "1", "1")
+        assert (row["Workgroup_Size_X"], row["Workgroup_Size_Y"], row["Workgroup_Size_Z"]) == ("64", "1", "1")
+        assert int(row["Start_Timestamp"]) <= int(row["End_Timestamp"])
+    assert sorted(int(r["Dispatch_Id"]) for r in rows) == list(range(1, 21))
+    # only kernels were asked for
+    assert not out.exists("memory_copy_trace.csv")
+    assert not out.exists("opencl_api_trace.csv")
+    assert out.query("SELECT COUNT(*) AS n FROM regions")[0]["n"] == 0
+
+
+def test_vcopy_copies_exact(tmp_path, vcopy):
+    r = trace(tmp_path, ["--memory-copy-trace"], [vcopy, "-n", "1000", "-b", "100", "-i", "2"])
+    assert r.returncode == 0, r.stderr
+    out = only_process(tmp_path)
+    assert out.csv_header("memory_copy_trace.csv")[:8] == COPY_HEADER
+    rows = out.csv("memory_copy_trace.csv")
+    assert [(r["Direction"], r["Bytes"], r["Source_Agent_Id"], r["Destination_Agent_Id"],
+             r["Function"]) for r in rows] == [
+        ("MEMORY_COPY_HOST_TO_DEVICE", "4000", "Agent 0", "Agent 1", "clEnqueueWriteBuffer"),
+        ("MEMORY_COPY_DEVICE_TO_HOST", "4000", "Agent 1", "Agent 0", "clEnqueueReadBuffer"),
+    ]
+    assert not out.exists("kernel_trace.csv")
+
+
+def test_busy_every_direction_two_queues_two_threads(tmp_path, busy):
+    r = trace(tmp_path, ["--sys-trace"], [busy, "-n", "4096", "-i", "3"])
+    assert r.returncode == 0, r.stderr
+    out = only_process(tmp_path)
+    kernels = out.query("SELECT name, COUNT(*) AS n, COUNT(DISTINCT tid) AS threads, "
+                        "COUNT(DISTINCT queue_id) AS queues FROM kernels GROUP BY name ORDER BY name")
+    assert kernels == [{"name": n, "n": 6, "threads": 2, "queues": 2} for n in ("add", "scale", "square")]
+    # square is launched without a local size: the runtime chose it
+    assert {r["workgroup_x"] for r in out.query("SELECT workgroup_x FROM kernels WHERE name='square'")} == {0}
+    copies = out.query("SELECT operation, direction, size, COUNT(*) AS n FROM memory_copies "
+                       "GROUP BY operation, direction, size ORDER BY operation, direction")
+    b = str(4096 * 4)
+    assert [(c["operation"], c["direction"], c["size"], c["n"]) for c in copies] == [
+        ("COPY", "MEMORY_COPY_DEVICE_TO_DEVICE", int(b), 6),
+        ("COPY", "MEMORY_COPY_DEVICE_TO_HOST", int(b), 6),
+        ("COPY", "MEMORY_COPY_HOST_TO_DEVICE", int(b), 6),
+        ("FILL", "MEMORY_COPY_NONE", int(b), 6),
+        ("MAP", "MEMORY_COPY_DEVICE_TO_HOST", int(b), 2),
+        ("UNMAP", "MEMORY_COPY_NONE", int(b), 2),  # mapped for reading: nothing goes back
+    ]
+    queues = out.query("SELECT COUNT(*) AS n FROM gpuprof_queue")[0]["n"]
+    assert queues == 2
+
+
+def test_database_and_csv_agree_row_for_row(tmp_path, busy):
+    r = trace(tmp_path, ["--sys-trace"], [busy, "-n", "1024", "-i", "2"])
+    assert r.returncode == 0, r.stderr
+    out = only_process(tmp_path)
+    db_kernels = out.query("SELECT * FROM kernels ORDER BY start, id")
+    csv_kernels = out.csv("kernel_trace.csv")
+    assert len(db_kernels) == len(csv_kernels) == 12
+    for d, c in zip(db_kernels, csv_kernels):
+        assert (c["Kernel_Name"], int(c["Dispatch_Id"]), int(c["Correlation_Id"]),
+                int(c["Start_Timestamp"]), int(c["End_Timestamp"]), int(c["Thread_Id"]),
+                int(c["Queue_Id"]), c["Agent_Id"], int(c["Grid_Size_X"]),
+                int(c["Workgroup_Size_X"])) == (
+            d["name"], d["dispatch_id"], d["corr_id"], d["start"], d["end"], d["tid"],
+            d["queue_id"], f"Agent {d['agent_id']}", d["grid_x"], d["workgroup_x"])
+    db_copies = out.query("SELECT * FROM memory_copies ORDER BY start, id")
+    csv_copies = out.csv("memory_copy_trace.csv")
+    assert len(db_copies) == len(csv_copies) == 2 * (4 * 2 + 2)
+    for d, c in zip(db_copies, csv_copies):
+        assert (c["Direction"], int(c["Bytes"]), int(c["Correlation_Id"]), int(c["Start_Timestamp"]),
+                int(c["End_Timestamp"]), c["Operation"]) == (
+            d["direction"], d["size"], d["corr_id"], d["start"], d["end"], d["operation"])
+    db_api = out.query("SELECT * FROM regions ORDER BY start, id")
+    csv_api = out.csv("opencl_api_trace.csv")
+    assert out.csv_header("opencl_api_trace.csv") == API_HEADER
+    assert len(db_api) == len(csv_api) > 0
+    for d, c in zip(db_api, csv_api):
+        assert (c["Domain"], c["Function"], int(c["Process_Id"]), int(c["Thread_Id"]),
+                int(c["Correlation_Id"]), int(c["Start_Timestamp"]), int(c["End_Timestamp"])) == (
+            "OPENCL_API", d["name"], out.pid, d["tid"], d["corr_id"], d["start"], d["end"])
+    agents = out.csv("agent_info.csv")
+    assert [(a["Node_Id"], a["Agent_Type"]) for a in agents] == [("0", "CPU"), ("1", "CPU")]
+
+
+def test_device_work_starts_after_its_api_call(tmp_path, busy):
+    r = trace(tmp_path, ["--runtime-trace"], [busy, "-n", "4096", "-i", "3"])
+    assert r.returncode == 0, r.stderr
+    out = only_process(tmp_path)
+    for view, expected in (("kernels", 18), ("memory_copies", 28)):
+        rows = out.query(f"SELECT w.start AS ws, w.end AS we, r.start AS rs, r.name AS fn "
+                         f"FROM {view} w JOIN regions r ON r.corr_id = w.corr_id")
+        assert len(rows) == expected  # every piece of device work has its API call
+        for row in rows:
+            assert row["ws"] >= row["rs"], row
+            assert row["ws"] <= row["we"]
+    launches = out.query("SELECT DISTINCT r.name FROM kernels k JOIN regions r ON r.corr_id = k.corr_id")
+    assert launches == [{"name": "clEnqueueNDRangeKernel"}]
+    corr = out.query("SELECT COUNT(*) AS n, COUNT(DISTINCT corr_id) AS d FROM regions")[0]
+    assert corr["n"] == corr["d"]
+
+
+def test_stdout_and_stderr_pass_through(tmp_path, launcher):
+    r = trace(tmp_path, ["--kernel-trace"], [launcher, "3", "exit:0"])
+    assert r.returncode == 0
+    assert r.stdout == "launcher: 3 kernels done\n"
+
+
+@pytest.mark.parametrize("ending,status", [
+    ("exit:0", 0), ("exit:7", 7), ("_exit:5", 5),
+    ("kill", 128 + signal.SIGKILL), ("segv", 128 + signal.SIGSEGV), ("abort", 128 + signal.SIGABRT),
+])
+def test_exit_status_and_data_survive(tmp_path, launcher, ending, status):
+    r = trace(tmp_path, ["--kernel-trace"], [launcher, "12", ending])
+    assert r.returncode == status, r.stderr
+    out = only_process(tmp_path)
+    rows = out.csv("kernel_trace.csv")
+    assert len(rows) == 12
+    assert {row["Kernel_Name"] for row in rows} == {"tick"}
+    clean = out.query("SELECT clean_exit FROM processes")[0]["clean_exit"]
+    assert clean == (1 if ending in ("exit:0", "exit:7") else 0)
+    if not clean:
+        assert "did not exit normally" in r.stderr
+    assert not os.path.exists(out.prefix + ".spool")  # converted, then removed
+
+
+def test_killed_from_outside(tmp_path, launcher):
+    """A target that holds until gpuprof's own SIGTERM reaches it (forwarded)."""
+    import subprocess
+    import time
+    p = subprocess.Popen([GPUPROF, "trace", "--kernel-trace", "--", launcher, "5", "hold"],
+                         cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert p.stdout.readline() == "launcher: 5 kernels done\n"
+    time.sleep(0.5)
+    p.send_signal(signal.SIGTERM)
+    _, err = p.communicate(timeout=60)
+    assert p.returncode == 128 + signal.SIGTERM, err
+    assert len(only_process(tmp_path).csv("kernel_trace.csv")) == 5
+
+
+def test_children_traced_into_their_own_files(tmp_path, launcher, vcopy):
+    r = trace(tmp_path, ["--kernel-trace"], [launcher, "2", "fork-exec:" + vcopy])
+    assert r.returncode == 0, r.stderr
+    found = outputs(tmp_path)
+    assert len(found) == 2
+    by_name = {}
+    for out in found:
+        names = [row["Kernel_Name"] for row in out.csv("kernel_trace.csv")]
+        by_name[names[0]] = (out, len(names), set(names))
+    assert by_name["tick"][1:] == (2, {"tick"})
+    assert by_name["vecCopy"][1:] == (3, {"vecCopy"})
+    parent, child = by_name["tick"][0], by_name["vecCopy"][0]
+    assert child.query("SELECT ppid FROM processes")[0]["ppid"] == parent.pid
+
+
+def test_fork_without_exec(tmp_path, launcher):
+    """The child inherits the parent's unflushed records but must not write them; it
+    records nothing of its own (OpenCL cannot be used after fork), so it has no files."""
+    r = trace(tmp_path, ["--kernel-trace"], [launcher, "4", "fork-run"])
+    assert r.returncode == 0, r.stderr
+    out = only_process(tmp_path)
+    ids = [int(r["Dispatch_Id"]) for r in out.csv("kernel_trace.csv")]
+    assert sorted(ids) == [1, 2, 3, 4, 5]
+
+
+def test_transparency_under_trace(tmp_path):
+    r = trace(tmp_path, ["--sys-trace"], [os.path.join(TESTS, "transparency")])
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert r.stdout.count("ok:") == 6
+
+
+def test_stats_match_the_trace(tmp_path, busy):
+    r = trace(tmp_path, ["--sys-trace", "--stats"], [busy, "-n", "2048", "-i", "2"])
+    assert r.returncode == 0, r.stderr
+    out = only_process(tmp_path)
+    for stats_name in ("kernel_stats.csv", "memory_copy_stats.csv", "opencl_api_stats.csv",
+                       "domain_stats.csv"):
+        assert out.csv_header(stats_name) == STATS_HEADER
+    durations = {}
+    for row in out.csv("kernel_trace.csv"):
+        durations.setdefault(row["Kernel_Name"], []).append(
+            int(row["End_Timestamp"]) - int(row["Start_Timestamp"]))
+    total = sum(sum(d) for d in durations.values())
+    stats = out.csv("kernel_stats.csv")
+    assert [s["Name"] for s in stats] == sorted(durations, key=lambda n: -sum(durations[n]))
+    for s in stats:
+        d = durations[s["Name"]]
+        mean = sum(d) / len(d)
+        assert int(s["Calls"]) == len(d)
+        assert int(s["TotalDurationNs"]) == sum(d)
+        assert int(s["MinNs"]) == min(d) and int(s["MaxNs"]) == max(d)
+        assert abs(float(s["AverageNs"]) - mean) < 1e-3
+        assert abs(float(s["Percentage"]) - 100.0 * sum(d) / total) <= 0.006
+        std = (sum((x - mean) ** 2 for x in d) / len(d)) ** 0.5
+        assert abs(float(s["StdDev"]) - std) < 1e-3 * max(1.0, std)
+    domains = {r["Name"]: int(r["Calls"]) for r in out.csv("domain_stats.csv")}
+    api_calls = len(out.csv("opencl_api_trace.csv"))
+    assert domains == {"KERNEL_DISPATCH": 12, "MEMORY_COPY": 20, "OPENCL_API": api_calls}
+
+
+def test_summary_on_stderr(tmp_path, vcopy):
+    r = trace(tmp_path, ["--kernel-trace", "--summary", "-u", "usec"], [vcopy, "-n", "256", "-b", "64", "-i", "4"])
+    assert r.returncode == 0, r.stderr
+    assert "GPUPROF KERNEL_DISPATCH SUMMARY" in r.stderr and "times in usec" in r.stderr
+    line = [l for l in r.stderr.splitlines() if l.startswith("| vecCopy")]
+    assert len(line) == 1 and line[0].split("|")[3].strip() == "4"
+
+
+def test_output_formats(tmp_path, vcopy):
+    r = trace(tmp_path / "a", ["-f", "csv"], [vcopy, "-n", "64", "-b", "64"]) if (tmp_path / "a").mkdir() is None else None
+    assert r.returncode == 0, r.stderr
+    files = sorted(os.listdir(tmp_path / "a" / HOST))
+    assert all(f.endswith(".csv") for f in files) and files
+    (tmp_path / "b").mkdir()
+    r = trace(tmp_path / "b", ["-f", "sqlite"], [vcopy, "-n", "64", "-b", "64"])
+    assert r.returncode == 0, r.stderr
+    files = os.listdir(tmp_path / "b" / HOST)
+    assert len(files) == 1 and files[0].endswith("_results.db")
+
+
+def test_output_placeholders(tmp_path, vcopy):
+    env = {"OMPI_COMM_WORLD_RANK": "3", "OMPI_COMM_WORLD_SIZE": "4", "RUN_TAG": "alpha"}
+    r = trace(tmp_path, ["-d", "out/%env{RUN_TAG}%", "-o", "rank%rank%of%size%_%pid%", "-f", "csv"],
+              [vcopy, "-n", "64", "-b", "64"], env=env)
+    assert r.returncode == 0, r.stderr
+    files = os.listdir(tmp_path / "out" / "alpha")
+    pids = {f.split("_")[1] for f in files}
+    assert len(pids) == 1
+    pid = pids.pop()
+    assert sorted(files) == sorted(f"rank3of4_{pid}_{n}.csv" for n in ("agent_info", "kernel_trace"))
+
+
+def test_truncate_kernels_keeps_plain_names(tmp_path, vcopy):
+    r = trace(tmp_path, ["-T", "-f", "csv"], [vcopy, "-n", "64", "-b", "64", "-i", "2"])
+    assert r.returncode == 0, r.stderr
+    assert [row["Kernel_Name"] for row in only_process(tmp_path).csv("kernel_trace.csv")] == ["vecCopy"] * 2
+
+
+def test_memory_cap_drops_and_counts(tmp_path, launcher):
+    r = trace(tmp_path, ["--kernel-trace", "--buffer-size", "4096", "--buffer-limit", "4096"],
+              [launcher, "3000", "exit:0"])
+    assert r.returncode == 0, r.stderr
+    out = only_process(tmp_path)
+    kept = out.query("SELECT COUNT(*) AS n FROM kernels")[0]["n"]
+    dropped = out.query("SELECT COALESCE(SUM(records), 0) AS n FROM gpuprof_dropped")[0]["n"]
+    assert dropped > 0
+    assert kept + dropped == 3000
+    assert "dropped while recording" in r.stderr

@@ -1,0 +1,52 @@
+#!/bin/sh
+# Runs every test layer and prints one closing line: "N passed, N failed, N skipped".
+#   unit/  C unit tests (build/tests/test-*), each printing "name: N passed, N failed"
+#   e2e/   end-to-end tests on real OpenCL (PoCL without a GPU), with pytest
+# GPU tests arrive with the CUDA backend (tests/gpu/); they skip with a reason here.
+set -u
+cd "$(dirname "$0")/.."
+BUILD=${BUILD:-build}
+export BUILD
+passed=0 failed=0 skipped=0
+
+add() { # add PASSED FAILED SKIPPED
+	passed=$((passed + $1)); failed=$((failed + $2)); skipped=$((skipped + $3))
+}
+
+number() { # number WORD TEXT: the count before WORD in a summary line, or 0
+	echo "$2" | grep -oE "[0-9]+ $1" | head -n 1 | grep -oE '^[0-9]+' || echo 0
+}
+
+for t in "$BUILD"/tests/test-*; do
+	[ -x "$t" ] || continue
+	line=$("$t" 2>&1 | tee /dev/stderr | tail -n 1)
+	p=$(number passed "$line"); f=$(number failed "$line")
+	case "$line" in *passed*) ;; *) f=$((f + 1)) ;; esac
+	add "$p" "$f" 0
+done
+
+if [ "${HAVE_OPENCL:-yes}" != yes ]; then
+	echo "skipped: end-to-end tests (the OpenCL headers were not found at build time)"
+	add 0 0 1
+else
+	python=python3
+	for candidate in python3 /usr/bin/python3; do
+		if "$candidate" -c 'import pytest' 2>/dev/null; then python=$candidate; break; fi
+	done
+	out=$(mktemp)
+	"$python" -m pytest -q -p no:cacheprovider tests/e2e 2>&1 | tee "$out"
+	line=$(grep -E '(passed|failed|error)' "$out" | tail -n 1)
+	rm -f "$out"
+	if [ -z "$line" ]; then
+		echo "the end-to-end tests did not run (is python3-pytest installed?)"
+		add 0 1 0
+	else
+		add "$(number passed "$line")" "$(($(number failed "$line") + $(number error "$line")))" \
+			"$(number skipped "$line")"
+	fi
+fi
+
+echo "skipped: GPU tests (the CUDA backend is not part of this version)"
+add 0 0 1
+echo "$passed passed, $failed failed, $skipped skipped"
+[ "$failed" -eq 0 ]

@@ -1,0 +1,401 @@
+/* Unit tests of the core: spool format, path templates, options, statistics, names,
+ * CSV formatting and the recorder. */
+#include <fcntl.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "analysis/stats.h"
+#include "check.h"
+#include "core/paths.h"
+#include "core/recorder.h"
+#include "core/spool.h"
+#include "util/options.h"
+#include "writer/csv-format.h"
+#include "writer/writer.h"
+
+static char workdir[] = "/tmp/gpuprof-unit-XXXXXX";
+
+static void write_kernels(int fd, int chunks, int per_chunk)
+{
+	struct record_kernel k[64];
+	for (int c = 0; c < chunks; c++) {
+		for (int i = 0; i < per_chunk; i++) {
+			memset(&k[i], 0, sizeof(k[i]));
+			k[i].header = (struct record_header){ sizeof(k[i]), RECORD_KERNEL, 0 };
+			k[i].dispatch_id = (uint64_t)(c * per_chunk + i + 1);
+		}
+		spool_write_chunk(fd, k, (uint32_t)(per_chunk * sizeof(k[0])), (uint32_t)per_chunk, NULL);
+	}
+}
+
+static int count_records(const char *path, int *kernels, struct error *err)
+{
+	struct spool_reader r;
+	if (spool_reader_open(&r, path, err))
+		return -1;
+	const struct record_header *h;
+	int rc;
+	*kernels = 0;
+	while ((rc = spool_reader_next(&r, &h, err)) > 0)
+		*kernels += h->type == RECORD_KERNEL;
+	spool_reader_release(&r);
+	return rc;
+}
+
+static void test_spool(void)
+{
+	char path[256];
+	snprintf(path, sizeof(path), "%s/a.spool", workdir);
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	CHECK(spool_write_header(fd, NULL) == 0);
+	write_kernels(fd, 3, 10);
+	close(fd);
+	CHECK(spool_is_spool(path));
+	struct error err;
+	int kernels = -1;
+	CHECK(count_records(path, &kernels, &err) == 0);
+	CHECK(kernels == 30);
+
+	/* cut inside the last chunk: the complete chunks remain */
+	struct stat st;
+	stat(path, &st);
+	CHECK(truncate(path, st.st_size - 20) == 0);
+	struct spool_reader r;
+	CHECK(spool_reader_open(&r, path, &err) == 0);
+	const struct record_header *h;
+	int n = 0, rc;
+	while ((rc = spool_reader_next(&r, &h, &err)) > 0)
+		n++;
+	CHECK(rc == 0);
+	CHECK(n == 20);
+	CHECK(r.truncated_bytes == sizeof(struct spool_chunk_header) + 10 * sizeof(struct record_kernel) - 20);
+	spool_reader_release(&r);
+
+	/* a flipped byte inside a chunk is corruption, reported with its offset */
+	fd = open(path, O_RDWR);
+	unsigned char byte;
+	off_t at = sizeof(struct spool_file_header) + sizeof(struct spool_chunk_header) + 40;
+	pread(fd, &byte, 1, at);
+	byte ^= 0xff;
+	pwrite(fd, &byte, 1, at);
+	close(fd);
+	CHECK(count_records(path, &kernels, &err) < 0);
+	CHECK(strstr(err.message, "checksum mismatch") != NULL);
+
+	/* not a spool, and too short */
+	snprintf(path, sizeof(path), "%s/b.spool", workdir);
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	write(fd, "hello", 5);
+	close(fd);
+	CHECK(!spool_is_spool(path));
+	CHECK(spool_reader_open(&r, path, &err) < 0);
+	CHECK(strstr(err.message, "not a gpuprof spool") != NULL);
+}
+
+static void test_paths(void)
+{
+	struct path_context ctx = { .pid = 42, .ppid = 7, .hostname = "node1", .rank = -1,
+				    .size = -1, .launch_time = 86400 * 365 };
+	struct strbuf out = STRBUF_INIT;
+	struct error err;
+	CHECK(path_expand("out/%hostname%/%pid%_%ppid%", &ctx, &out, &err) == 0);
+	CHECK_STR(out.buf, "out/node1/42_7");
+	CHECK(path_expand("r%rank%of%size%", &ctx, &out, &err) == 0);
+	CHECK_STR(out.buf, "r42of1"); /* outside a launcher: rank is the pid, size 1 */
+	ctx.rank = 3;
+	ctx.size = 8;
+	CHECK(path_expand("r%rank%of%size%-%nid%-%h-%p", &ctx, &out, &err) == 0);
+	CHECK_STR(out.buf, "r3of8-3-node1-42");
+	setenv("GPUPROF_UNIT_VALUE", "/a b/c", 1);
+	CHECK(path_expand("x_%env{GPUPROF_UNIT_VALUE}%_%q{GPUPROF_UNIT_VALUE}", &ctx, &out, &err) == 0);
+	CHECK_STR(out.buf, "x_a_b_c_a_b_c");
+	CHECK(path_expand("100%%", &ctx, &out, &err) == 0);
+	CHECK_STR(out.buf, "100%");
+	CHECK(path_expand("%bogus%", &ctx, &out, &err) < 0);
+	CHECK(strstr(err.message, "unknown placeholder '%bogus%'") != NULL);
+	CHECK(path_expand("a%pidx", &ctx, &out, &err) < 0);
+	CHECK(path_expand("%launch_date%", &ctx, &out, &err) == 0);
+	CHECK(strlen(out.buf) == 10 && out.buf[4] == '-');
+	strbuf_release(&out);
+
+	int rank, size;
+	setenv("OMPI_COMM_WORLD_RANK", "5", 1);
+	setenv("OMPI_COMM_WORLD_SIZE", "6", 1);
+	path_launcher_rank(&rank, &size);
+	CHECK(rank == 5 && size == 6);
+	setenv("SLURM_PROCID", "2", 1); /* Slurm wins over the MPI library's variables */
+	path_launcher_rank(&rank, &size);
+	CHECK(rank == 2 && size == 6);
+	unsetenv("SLURM_PROCID");
+	unsetenv("OMPI_COMM_WORLD_RANK");
+	unsetenv("OMPI_COMM_WORLD_SIZE");
+	setenv("PMI_RANK", "1", 1);
+	setenv("PMI_SIZE", "4", 1);
+	path_launcher_rank(&rank, &size);
+	CHECK(rank == 1 && size == 4);
+	unsetenv("PMI_RANK");
+	unsetenv("PMI_SIZE");
+	path_launcher_rank(&rank, &size);
+	CHECK(rank == -1 && size == -1);
+}
+
+static void test_options(void)
+{
+	int flag = -1, other = -1;
+	const char *dir = NULL;
+	struct option_list list = { 0 };
+	unsigned long long size = 0;
+	const struct option table[] = {
+		{ OPTION_BOOL, 0, "kernel-trace", &flag, NULL, "" },
+		{ OPTION_BOOL, 's', "sys-trace", &other, NULL, "" },
+		{ OPTION_STRING, 'd', "output-directory", &dir, "DIR", "" },
+		{ OPTION_LIST, 'f', "output-format", &list, "F", "", "csv|sqlite|json" },
+		{ OPTION_SIZE, 0, "buffer-size", &size, "SIZE", "" },
+		OPTION_END,
+	};
+	char *argv1[] = { "x", "--kernel-trace=false", "-s", "-dout", "-f", "csv,sqlite", "json",
+			  "--buffer-size", "4M", "--", "prog", "-a", NULL };
+	int next;
+	struct error err;
+	CHECK(options_parse(table, 12, argv1, &next, &err) == 0);
+	CHECK(flag == 0 && other == 1);
+	CHECK_STR(dir, "out");
+	CHECK(list.count == 3);
+	CHECK_STR(list.items[2], "json");
+	CHECK(size == 4u << 20);
+	CHECK(next == 10);
+	CHECK_STR(argv1[next], "prog");
+
+	char *argv2[] = { "x", "--kernel-trase", NULL };
+	CHECK(options_parse(table, 2, argv2, &next, &err) < 0);
+	CHECK_STR(err.message, "unknown option '--kernel-trase'; did you mean '--kernel-trace'?");
+	char *argv3[] = { "x", "--kernel-trace=maybe", NULL };
+	CHECK(options_parse(table, 2, argv3, &next, &err) < 0);
+	char *argv4[] = { "x", "--output-directory", NULL };
+	CHECK(options_parse(table, 2, argv4, &next, &err) < 0);
+	CHECK(strstr(err.message, "needs a value") != NULL);
+	char *argv5[] = { "x", "--buffer-size", "12Q", NULL };
+	CHECK(options_parse(table, 3, argv5, &next, &err) < 0);
+	char *argv6[] = { "x", "--completely-unrelated", NULL };
+	CHECK(options_parse(table, 2, argv6, &next, &err) < 0);
+	CHECK_STR(err.message, "unknown option '--completely-unrelated'");
+	CHECK(options_edit_distance("trace", "trcae") == 2);
+}
+
+static void test_stats(void)
+{
+	struct stats_table t;
+	stats_init(&t);
+	uint64_t a[] = { 2, 4, 4, 4, 5, 5, 7, 9 }; /* mean 5, population stddev 2 */
+	for (int i = 0; i < 8; i++)
+		stats_add(&t, "a", a[i]);
+	stats_add(&t, "b", 100);
+	for (int i = 0; i < 1000; i++) /* many names force the index to grow */
+		stats_add(&t, i % 2 ? "c" : "d", 1);
+	stats_finish(&t);
+	CHECK(t.count == 4);
+	CHECK_STR(t.rows[0].name, "c");
+	CHECK_STR(t.rows[1].name, "d");
+	CHECK_STR(t.rows[2].name, "b");
+	const struct stats_row *r = &t.rows[3];
+	CHECK(r->calls == 8 && r->total_ns == 40 && r->min_ns == 2 && r->max_ns == 9);
+	CHECK(fabs(r->mean_ns - 5.0) < 1e-9);
+	CHECK(fabs(r->stddev_ns - 2.0) < 1e-9);
+	CHECK(fabs(r->percentage - 100.0 * 40 / 1140) < 1e-9);
+	stats_release(&t);
+}
+
+static void test_names_and_csv(void)
+{
+	struct strbuf out = STRBUF_INIT;
+	writer_truncate_name("void at::native::kernel<4, at::Functor<float> >(int, float*)", &out);
+	CHECK_STR(out.buf, "kernel");
+	writer_truncate_name("ns::inner::k(float*)", &out);
+	CHECK_STR(out.buf, "k");
+	writer_truncate_name("vecCopy", &out);
+	CHECK_STR(out.buf, "vecCopy");
+	writer_truncate_name("Functor::operator()(int)", &out);
+	CHECK_STR(out.buf, "operator()");
+
+	strbuf_reset(&out);
+	csv_text(&out, "a \"quoted\", name");
+	csv_int(&out, -12);
+	csv_int(&out, 0);
+	csv_int(&out, INT64_MAX);
+	CHECK_STR(out.buf, "\"a \"\"quoted\"\", name\",-12,0,9223372036854775807");
+	strbuf_release(&out);
+}
+
+/* The recorder, for real: four threads emit records concurrently; the spool must hold
+ * every one exactly once, with the strings and the process record. */
+#define THREADS 4
+#define PER_THREAD 20000
+
+static void *emit_kernels(void *arg)
+{
+	uint32_t name = recorder_intern("unit_kernel");
+	for (int i = 0; i < PER_THREAD; i++) {
+		struct record_kernel k = {
+			.header = { sizeof(k), RECORD_KERNEL, 0 },
+			.name_id = name,
+			.dispatch_id = (uint64_t)(uintptr_t)arg * PER_THREAD + (uint64_t)i + 1,
+		};
+		while (recorder_emit(&k) < 0) /* a full buffer: wait for the writer */
+			usleep(1000);
+	}
+	return NULL;
+}
+
+/* Points the recorder at workdir/<subdir>/<pid>.spool, as `gpuprof trace` would. */
+static void recorder_environment(const char *file, const char *manifest)
+{
+	close(open(manifest, O_WRONLY | O_CREAT | O_TRUNC, 0644));
+	setenv("GPUPROF_OUTPUT_PATH", workdir, 1);
+	setenv("GPUPROF_OUTPUT_FILE", file, 1);
+	setenv("GPUPROF_MANIFEST", manifest, 1);
+	setenv("GPUPROF_BUFFER_SIZE", "65536", 1);
+}
+
+static void test_recorder(void)
+{
+	char manifest[300];
+	snprintf(manifest, sizeof(manifest), "%s/manifest", workdir);
+	recorder_environment("rec/%pid%", manifest);
+	CHECK(recorder_ready() == 1);
+	pthread_t t[THREADS];
+	for (uintptr_t i = 0; i < THREADS; i++)
+		pthread_create(&t[i], NULL, emit_kernels, (void *)i);
+	for (int i = 0; i < THREADS; i++)
+		pthread_join(t[i], NULL);
+	char spool[300];
+	snprintf(spool, sizeof(spool), "%s", recorder_spool_path());
+	recorder_stop();
+	CHECK(recorder_emit(&(struct record_process_end){ { sizeof(struct record_process_end),
+							    RECORD_PROCESS_END, 0 }, 0 }) < 0);
+
+	char expected[300], line[300] = "";
+	snprintf(expected, sizeof(expected), "%s/rec/%d.spool\n", workdir, (int)getpid());
+	CHECK_STR(spool, (expected[strlen(expected) - 1] = '\0', expected));
+	FILE *f = fopen(manifest, "r");
+	CHECK(f && fgets(line, sizeof(line), f));
+	if (f)
+		fclose(f);
+	line[strcspn(line, "\n")] = '\0';
+	CHECK_STR(line, spool);
+
+	struct spool_reader r;
+	struct error err;
+	CHECK(spool_reader_open(&r, spool, &err) == 0);
+	static unsigned char seen[THREADS * PER_THREAD + 1];
+	int kernels = 0, duplicates = 0, processes = 0, ends = 0, strings = 0;
+	const struct record_header *h;
+	while (spool_reader_next(&r, &h, &err) > 0) {
+		if (h->type == RECORD_KERNEL) {
+			uint64_t id = ((const struct record_kernel *)h)->dispatch_id;
+			if (id <= THREADS * PER_THREAD)
+				duplicates += seen[id]++ > 0;
+			kernels++;
+		}
+		processes += h->type == RECORD_PROCESS;
+		ends += h->type == RECORD_PROCESS_END;
+		strings += h->type == RECORD_STRING;
+	}
+	spool_reader_release(&r);
+	CHECK(kernels == THREADS * PER_THREAD);
+	CHECK(duplicates == 0);
+	CHECK(processes == 1);
+	CHECK(ends == 1);
+	CHECK(strings == 3); /* hostname, command line, unit_kernel */
+}
+
+/* fork(): the child records into a spool of its own that starts with the inherited
+ * strings; the parent's records stay in the parent's spool only. */
+static void count_spool(const char *path, int *kernels, int *strings, int *processes)
+{
+	struct spool_reader r;
+	struct error err;
+	*kernels = *strings = *processes = -1;
+	if (spool_reader_open(&r, path, &err))
+		return;
+	*kernels = *strings = *processes = 0;
+	const struct record_header *h;
+	while (spool_reader_next(&r, &h, &err) > 0) {
+		*kernels += h->type == RECORD_KERNEL;
+		*strings += h->type == RECORD_STRING;
+		*processes += h->type == RECORD_PROCESS;
+	}
+	spool_reader_release(&r);
+}
+
+static void emit_one(uint32_t name)
+{
+	struct record_kernel k = { .header = { sizeof(k), RECORD_KERNEL, 0 }, .name_id = name };
+	recorder_emit(&k);
+}
+
+static void test_recorder_fork(void)
+{
+	char manifest[300];
+	snprintf(manifest, sizeof(manifest), "%s/fork-manifest", workdir);
+	recorder_environment("fork/%pid%", manifest);
+	CHECK(recorder_ready() == 1);
+	uint32_t name = recorder_intern("before_fork");
+	for (int i = 0; i < 10; i++)
+		emit_one(name); /* not flushed yet when fork() happens */
+	char parent_spool[300];
+	snprintf(parent_spool, sizeof(parent_spool), "%s", recorder_spool_path());
+	pid_t pid = fork();
+	if (pid == 0) {
+		uint32_t own = recorder_intern("in_child");
+		for (int i = 0; i < 3; i++)
+			emit_one(own);
+		recorder_stop();
+		_exit(own == name + 1 ? 0 : 1);
+	}
+	int status = -1;
+	waitpid(pid, &status, 0);
+	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	emit_one(name);
+	recorder_stop();
+	char child_spool[300];
+	snprintf(child_spool, sizeof(child_spool), "%s/fork/%d.spool", workdir, (int)pid);
+	int kernels, strings, processes;
+	count_spool(parent_spool, &kernels, &strings, &processes);
+	CHECK(kernels == 11 && processes == 1);
+	count_spool(child_spool, &kernels, &strings, &processes);
+	CHECK(kernels == 3 && processes == 1);
+	CHECK(strings >= 2); /* the inherited ones and its own */
+}
+
+int main(void)
+{
+	if (!mkdtemp(workdir)) {
+		perror("mkdtemp");
+		return 1;
+	}
+	test_spool();
+	test_paths();
+	test_options();
+	test_stats();
+	test_names_and_csv();
+	/* the recorder starts once per process: each recorder test gets a fresh one */
+	int failed_before = check_failed;
+	pid_t runner = fork();
+	if (runner == 0) {
+		test_recorder_fork();
+		_exit(check_failed != failed_before ? 1 : 0);
+	}
+	int status = -1;
+	waitpid(runner, &status, 0);
+	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	test_recorder();
+	char command[400];
+	snprintf(command, sizeof(command), "rm -rf '%s'", workdir);
+	if (system(command) != 0)
+		fprintf(stderr, "cannot remove %s\n", workdir);
+	return check_summary("test-core");
+}
