@@ -15,13 +15,14 @@ WARNINGS := -Wall -Wextra -Wshadow -Wformat=2 -Wno-unused-parameter -Wno-missing
 CFLAGS ?= -O2 -g
 ALL_CFLAGS := -std=gnu11 -D_GNU_SOURCE $(CFLAGS) $(WARNINGS) -fPIC -fvisibility=hidden -pthread \
 	-Isrc -I$(BUILD)/gen -Iinclude -DGPUPROF_VERSION='"$(VERSION)"' -MMD -MP
-LDLIBS_SQLITE := -lsqlite3 -lm
+LDLIBS_SQLITE := -lsqlite3 -lz -lm
 
 # ---- detection ------------------------------------------------------------------
 HASH := \#
 have = $(shell printf '$(1)\nint main(void){return 0;}\n' | \
 	$(CC) -x c - -o /dev/null $(2) >/dev/null 2>&1 && echo yes || echo no)
 HAVE_SQLITE := $(call have,$(HASH)include <sqlite3.h>,-lsqlite3)
+HAVE_ZLIB := $(call have,$(HASH)include <zlib.h>,-lz)
 HAVE_OPENCL := $(call have,$(HASH)define CL_TARGET_OPENCL_VERSION 300\n$(HASH)include <CL/cl.h>,-lOpenCL)
 HAVE_CUDA := $(shell test -x $(CUDA_HOME)/bin/nvcc && test -f $(CUDA_HOME)/include/cupti.h && echo yes || echo no)
 
@@ -30,6 +31,9 @@ $(info gpuprof $(VERSION) build configuration:)
 $(info   SQLite store ........ $(HAVE_SQLITE))
 $(info   OpenCL backend ...... $(HAVE_OPENCL))
 $(info   CUDA toolkit ........ $(HAVE_CUDA) (the CUDA backend is not part of this version))
+ifneq ($(HAVE_ZLIB),yes)
+$(error zlib development files not found: run scripts/install-deps.sh (Debian package zlib1g-dev))
+endif
 ifneq ($(HAVE_SQLITE),yes)
 $(error SQLite development files not found: run scripts/install-deps.sh (Debian package libsqlite3-dev))
 endif
@@ -55,9 +59,9 @@ ifeq ($(HAVE_OPENCL),yes)
 TARGETS += $(OPENCL_LIB)
 SAMPLES := $(patsubst samples/opencl/%.c,$(BUILD)/samples/%,$(wildcard samples/opencl/*.c))
 TEST_PROGRAMS := $(patsubst tests/e2e/%.c,$(BUILD)/tests/%,$(wildcard tests/e2e/*.c))
-BENCH_PROGRAMS := $(patsubst bench/%.c,$(BUILD)/bench/%,$(wildcard bench/*.c))
-TARGETS += $(SAMPLES) $(TEST_PROGRAMS) $(BENCH_PROGRAMS)
+TARGETS += $(SAMPLES) $(TEST_PROGRAMS) $(BUILD)/bench/launches
 endif
+TARGETS += $(BUILD)/bench/make-spool
 
 all: $(TARGETS)
 
@@ -72,7 +76,7 @@ $(GPUPROF): $(call obj,$(CLI_SRC) $(STORE_SRC) $(CORE_SRC) $(UTIL_SRC))
 $(OPENCL_LIB): $(call obj,inject/opencl/opencl.c $(RECORDER_SRC) $(CORE_SRC) $(UTIL_SRC))
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -shared -Wl,--version-script=inject/opencl/exports.map \
-		-Wl,-soname,libgpuprof-opencl.so $^ -o $@ -ldl
+		-Wl,-soname,libgpuprof-opencl.so $^ -o $@ -ldl -lz
 
 $(BUILD)/samples/%: samples/opencl/%.c
 	@mkdir -p $(dir $@)
@@ -82,9 +86,13 @@ $(BUILD)/tests/%: tests/e2e/%.c
 	@mkdir -p $(dir $@)
 	$(CC) -std=gnu11 $(CFLAGS) -Wall -Wextra -pthread $< -o $@ -lOpenCL
 
-$(BUILD)/bench/%: bench/%.c
+$(BUILD)/bench/launches: bench/launches.c
 	@mkdir -p $(dir $@)
-	$(CC) -std=gnu11 $(CFLAGS) -Wall -Wextra -pthread -Isrc $< -o $@ -lOpenCL
+	$(CC) -std=gnu11 $(CFLAGS) -Wall -Wextra $< -o $@ -lOpenCL
+
+$(BUILD)/bench/make-spool: bench/make-spool.c $(call obj,$(CORE_SRC) $(UTIL_SRC))
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) $^ -o $@ -lz
 
 $(BUILD)/tests/test-%: tests/unit/test-%.c $(call obj,$(STORE_SRC) $(CORE_SRC) $(RECORDER_SRC) $(UTIL_SRC))
 	@mkdir -p $(dir $@)

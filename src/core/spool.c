@@ -8,28 +8,19 @@
 #include <sys/stat.h>
 #include <sys/uio.h>
 #include <unistd.h>
-
-static uint32_t crc_table[256];
-
-static void crc_table_init(void)
-{
-	for (uint32_t i = 0; i < 256; i++) {
-		uint32_t c = i;
-		for (int k = 0; k < 8; k++)
-			c = c & 1 ? 0xedb88320u ^ (c >> 1) : c >> 1;
-		crc_table[i] = c;
-	}
-}
+#include <zlib.h>
 
 uint32_t spool_crc32(const void *data, size_t len)
 {
-	if (!crc_table[1])
-		crc_table_init(); /* idempotent: racing threads write the same values */
-	const unsigned char *p = data;
-	uint32_t c = 0xffffffffu;
-	for (size_t i = 0; i < len; i++)
-		c = crc_table[(c ^ p[i]) & 0xff] ^ (c >> 8);
-	return c ^ 0xffffffffu;
+	uLong crc = crc32(0L, Z_NULL, 0);
+	const Bytef *p = data;
+	while (len > 0) { /* zlib takes uInt lengths */
+		uInt n = len > (1u << 30) ? 1u << 30 : (uInt)len;
+		crc = crc32(crc, p, n);
+		p += n;
+		len -= n;
+	}
+	return (uint32_t)crc;
 }
 
 static int write_all(int fd, struct iovec *iov, int count, struct error *err)

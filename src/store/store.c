@@ -267,9 +267,48 @@ static int finish(struct loader *l, const char *spool_path, struct error *err)
 	return 0;
 }
 
+/* Kernels, copies and API calls are inserted in start-time order, so that a table's
+ * rowid order is its time order and readers need no sort. Records stay in the mapped
+ * spool; only pointers to them are sorted, ties kept in file order. */
+struct timed_records {
+	const struct record_header **items;
+	size_t count, alloc;
+};
+
+static uint64_t record_start(const struct record_header *h)
+{
+	switch (h->type) {
+	case RECORD_API_CALL: return ((const struct record_api_call *)h)->start_ns;
+	case RECORD_KERNEL: return ((const struct record_kernel *)h)->start_ns;
+	case RECORD_MEMORY_COPY: return ((const struct record_memory_copy *)h)->start_ns;
+	}
+	return 0;
+}
+
+static int by_start(const void *a, const void *b)
+{
+	const struct record_header *x = *(const struct record_header *const *)a;
+	const struct record_header *y = *(const struct record_header *const *)b;
+	uint64_t sx = record_start(x), sy = record_start(y);
+	if (sx != sy)
+		return sx < sy ? -1 : 1;
+	return x < y ? -1 : x > y;
+}
+
+static void timed_add(struct timed_records *t, const struct record_header *h)
+{
+	if (t->count == t->alloc) {
+		t->alloc = t->alloc ? t->alloc * 2 : 4096;
+		t->items = xrealloc(t->items, t->alloc * sizeof(*t->items));
+	}
+	t->items[t->count++] = h;
+}
+
 int store_load_spool(const char *spool_path, const char *db_path, struct store_load_stats *stats,
 		     struct error *err)
 {
+	struct timed_records timed[RECORD_TYPE_COUNT];
+	memset(timed, 0, sizeof(timed));
 	memset(stats, 0, sizeof(*stats));
 	struct spool_reader reader;
 	if (spool_reader_open(&reader, spool_path, err))
@@ -279,13 +318,14 @@ int store_load_spool(const char *spool_path, const char *db_path, struct store_l
 	unlink(temporary.buf);
 	struct loader l = { .stats = stats };
 	int rc = -1;
-	if (sqlite3_open_v2(temporary.buf, &l.db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE,
-			    NULL) != SQLITE_OK) {
+	if (sqlite3_open_v2(temporary.buf, &l.db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE |
+			    SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
 		error_set(err, "cannot create '%s': %s", temporary.buf,
 			  l.db ? sqlite3_errmsg(l.db) : "out of memory");
 		goto out;
 	}
-	if (exec(l.db, "PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF; "
+	if (exec(l.db, "PRAGMA page_size = 65536; PRAGMA journal_mode = OFF; "
+		       "PRAGMA synchronous = OFF; "
 		       "PRAGMA locking_mode = EXCLUSIVE; PRAGMA cache_size = -65536;", err) ||
 	    exec(l.db, store_schema_sql, err) || exec(l.db, "BEGIN", err))
 		goto out;
@@ -297,11 +337,22 @@ int store_load_spool(const char *spool_path, const char *db_path, struct store_l
 	while ((more = spool_reader_next(&reader, &record, err)) > 0) {
 		if (record->type < RECORD_TYPE_COUNT)
 			stats->records[record->type]++;
-		if (load_record(&l, record, err))
+		if (record->type == RECORD_API_CALL || record->type == RECORD_KERNEL ||
+		    record->type == RECORD_MEMORY_COPY)
+			timed_add(&timed[record->type], record);
+		else if (load_record(&l, record, err))
 			goto out;
 	}
 	if (more < 0)
 		goto out;
+	for (int type = 0; type < RECORD_TYPE_COUNT; type++) {
+		struct timed_records *t = &timed[type];
+		if (t->count)
+			qsort(t->items, t->count, sizeof(*t->items), by_start);
+		for (size_t i = 0; i < t->count; i++)
+			if (load_record(&l, t->items[i], err))
+				goto out;
+	}
 	stats->truncated_bytes = reader.truncated_bytes;
 	if (!l.have_process) {
 		error_set(err, "'%s' holds no process record: it is empty or was cut off before "
@@ -321,6 +372,8 @@ out:
 	if (rc)
 		unlink(temporary.buf);
 	strbuf_release(&temporary);
+	for (int type = 0; type < RECORD_TYPE_COUNT; type++)
+		free(timed[type].items);
 	spool_reader_release(&reader);
 	return rc;
 }
@@ -344,28 +397,30 @@ int store_open(const char *db_path, sqlite3 **db, struct error *err)
 	*db = NULL;
 	if (access(db_path, R_OK) < 0)
 		return error_set(err, "cannot open '%s': %s", db_path, strerror(errno));
-	if (sqlite3_open_v2(db_path, db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
+	if (sqlite3_open_v2(db_path, db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL) !=
+	    SQLITE_OK) {
 		error_set(err, "cannot open '%s': %s", db_path,
 			  *db ? sqlite3_errmsg(*db) : "out of memory");
 		sqlite3_close(*db);
 		*db = NULL;
 		return -1;
 	}
-	sqlite3_stmt *s = NULL;
-	int rc = sqlite3_prepare_v2(*db, "PRAGMA quick_check", -1, &s, NULL);
-	const unsigned char *verdict = rc == SQLITE_OK && sqlite3_step(s) == SQLITE_ROW
-					       ? sqlite3_column_text(s, 0) : NULL;
-	int healthy = verdict && !strcmp((const char *)verdict, "ok");
-	if (!healthy)
-		error_set(err, "'%s' is not a readable gpuprof database: %s", db_path,
-			  verdict ? (const char *)verdict : sqlite3_errmsg(*db));
-	sqlite3_finalize(s);
-	char *version = healthy ? store_metadata(*db, "schema_version") : NULL;
-	if (healthy && !version)
-		error_set(err, "'%s' is not a gpuprof database (no schema version)", db_path);
-	else if (version && strncmp(version, "1.", 2))
-		error_set(err, "'%s' has database schema %s; this gpuprof reads schema 1.x",
-			  db_path, version);
+	/* Reading the metadata fails on a file that is not a database or whose first pages
+	 * are damaged; damage further in is reported by the reads that meet it. */
+	char *version = store_metadata(*db, "schema_version");
+	if (!version) {
+		sqlite3_stmt *probe = NULL;
+		int rc = sqlite3_prepare_v2(*db, "SELECT value FROM gpuprof_metadata", -1, &probe, NULL);
+		if (rc == SQLITE_OK)
+			error_set(err, "'%s' is not a gpuprof database (no schema version)", db_path);
+		else
+			error_set(err, "'%s' is not a readable gpuprof database: %s", db_path,
+				  sqlite3_errmsg(*db));
+		sqlite3_finalize(probe);
+	} else if (strncmp(version, "1.", 2)) {
+		error_set(err, "'%s' has database schema %s; this gpuprof reads schema 1.x", db_path,
+			  version);
+	}
 	if (!version || strncmp(version, "1.", 2)) {
 		free(version);
 		sqlite3_close(*db);

@@ -4,6 +4,7 @@
 #define GPUPROF_WRITER_CSV_FORMAT_H
 
 #include <stdint.h>
+#include <string.h>
 
 #include "util/strbuf.h"
 
@@ -27,14 +28,19 @@ static inline void csv_int(struct strbuf *line, int64_t value)
 
 static inline void csv_text(struct strbuf *line, const char *text)
 {
+	size_t len = strlen(text);
+	strbuf_grow(line, len + 3);
 	if (line->len)
-		strbuf_addch(line, ',');
-	strbuf_addch(line, '"');
-	for (const char *p = text; *p; p++) {
-		if (*p == '"')
-			strbuf_addch(line, '"');
-		strbuf_addch(line, *p);
+		line->buf[line->len++] = ',';
+	line->buf[line->len++] = '"';
+	for (const char *quote; (quote = memchr(text, '"', len)); ) {
+		size_t n = (size_t)(quote - text) + 1;
+		strbuf_add(line, text, n);
+		strbuf_addch(line, '"'); /* a quote is written twice */
+		text += n;
+		len -= n;
 	}
+	strbuf_add(line, text, len);
 	strbuf_addch(line, '"');
 }
 

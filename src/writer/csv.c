@@ -103,7 +103,7 @@ static int put_line(struct csv_state *s, const char *key, const char *header,
 	if (!out)
 		return -1;
 	strbuf_addch(&s->line, '\n');
-	fwrite(s->line.buf, 1, s->line.len, out);
+	fwrite_unlocked(s->line.buf, 1, s->line.len, out);
 	strbuf_reset(&s->line);
 	return 0;
 }

@@ -1,6 +1,8 @@
 /* Reads the store's views and streams their rows through the writers (see writer.h). */
+#include <stdlib.h>
 #include <string.h>
 
+#include "core/record.h"
 #include "store/store.h"
 #include "writer/writer.h"
 
@@ -52,6 +54,82 @@ void writer_truncate_name(const char *name, struct strbuf *out)
 		strbuf_addstr(out, name);
 }
 
+/* The database's strings and processes, held in memory while exporting so that rows
+ * are read from the tables without a join per row. */
+struct names {
+	int64_t *ids;      /* sorted */
+	char **texts;
+	size_t count;
+	int64_t *process_ids, *pids;
+	size_t process_count;
+};
+
+static const char *name_of(const struct names *n, int64_t id)
+{
+	size_t lo = 0, hi = n->count;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (n->ids[mid] < id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < n->count && n->ids[lo] == id ? n->texts[lo] : "";
+}
+
+static int64_t pid_of(const struct names *n, int64_t process_id)
+{
+	for (size_t i = 0; i < n->process_count; i++)
+		if (n->process_ids[i] == process_id)
+			return n->pids[i];
+	return 0;
+}
+
+static void names_release(struct names *n)
+{
+	for (size_t i = 0; i < n->count; i++)
+		free(n->texts[i]);
+	free(n->ids);
+	free(n->texts);
+	free(n->process_ids);
+	free(n->pids);
+	memset(n, 0, sizeof(*n));
+}
+
+static int names_load(sqlite3 *db, struct names *n, struct error *err)
+{
+	sqlite3_stmt *s;
+	size_t alloc = 0;
+	memset(n, 0, sizeof(*n));
+	if (store_prepare(db, "SELECT id, string FROM gpuprof_string ORDER BY id", &s, err))
+		return -1;
+	while (sqlite3_step(s) == SQLITE_ROW) {
+		if (n->count == alloc) {
+			alloc = alloc ? alloc * 2 : 256;
+			n->ids = xrealloc(n->ids, alloc * sizeof(*n->ids));
+			n->texts = xrealloc(n->texts, alloc * sizeof(*n->texts));
+		}
+		const unsigned char *t = sqlite3_column_text(s, 1);
+		n->ids[n->count] = sqlite3_column_int64(s, 0);
+		n->texts[n->count++] = xstrdup(t ? (const char *)t : "");
+	}
+	sqlite3_finalize(s);
+	if (store_prepare(db, "SELECT id, pid FROM gpuprof_process", &s, err))
+		return -1;
+	alloc = 0;
+	while (sqlite3_step(s) == SQLITE_ROW) {
+		if (n->process_count == alloc) {
+			alloc = alloc ? alloc * 2 : 4;
+			n->process_ids = xrealloc(n->process_ids, alloc * sizeof(int64_t));
+			n->pids = xrealloc(n->pids, alloc * sizeof(int64_t));
+		}
+		n->process_ids[n->process_count] = sqlite3_column_int64(s, 0);
+		n->pids[n->process_count++] = sqlite3_column_int64(s, 1);
+	}
+	sqlite3_finalize(s);
+	return 0;
+}
+
 static const char *text(sqlite3_stmt *s, int column)
 {
 	const unsigned char *t = sqlite3_column_text(s, column);
@@ -60,7 +138,7 @@ static const char *text(sqlite3_stmt *s, int column)
 
 #define I64(column) sqlite3_column_int64(s, column)
 
-static void fill_agent(sqlite3_stmt *s, struct event *e)
+static void fill_agent(sqlite3_stmt *s, const struct names *n, struct event *e)
 {
 	e->kind = EVENT_AGENT;
 	e->pid = I64(0);
@@ -79,36 +157,36 @@ static void fill_agent(sqlite3_stmt *s, struct event *e)
 		e->agent.max_workgroup[i] = I64(12 + i);
 }
 
-static void fill_kernel(sqlite3_stmt *s, struct event *e)
+static void fill_kernel(sqlite3_stmt *s, const struct names *n, struct event *e)
 {
 	e->kind = EVENT_KERNEL;
-	e->pid = I64(0);
+	e->pid = pid_of(n, I64(0));
 	e->tid = I64(1);
 	e->kernel.agent = I64(2);
 	e->kernel.queue = I64(3);
 	e->kernel.kernel_id = I64(4);
-	e->name = text(s, 5);
-	e->correlation_id = I64(6);
-	e->kernel.dispatch_id = I64(7);
-	e->start_ns = I64(8);
-	e->end_ns = I64(9);
+	e->name = name_of(n, I64(4));
+	e->correlation_id = I64(5);
+	e->kernel.dispatch_id = I64(6);
+	e->start_ns = I64(7);
+	e->end_ns = I64(8);
 	for (int i = 0; i < 3; i++) {
-		e->kernel.grid[i] = I64(10 + i);
-		e->kernel.workgroup[i] = I64(13 + i);
+		e->kernel.grid[i] = I64(9 + i);
+		e->kernel.workgroup[i] = I64(12 + i);
 	}
-	e->kernel.local_memory_bytes = I64(16);
-	e->kernel.private_memory_bytes = I64(17);
-	e->kernel.status = I64(18);
+	e->kernel.local_memory_bytes = I64(15);
+	e->kernel.private_memory_bytes = I64(16);
+	e->kernel.status = I64(17);
 }
 
-static void fill_copy(sqlite3_stmt *s, struct event *e)
+static void fill_copy(sqlite3_stmt *s, const struct names *n, struct event *e)
 {
 	e->kind = EVENT_MEMORY_COPY;
-	e->pid = I64(0);
+	e->pid = pid_of(n, I64(0));
 	e->tid = I64(1);
-	e->name = text(s, 2);
-	e->copy.operation = text(s, 3);
-	e->copy.direction = text(s, 4);
+	e->name = name_of(n, I64(2));
+	e->copy.operation = record_operation_name((uint32_t)I64(3));
+	e->copy.direction = record_direction_name((uint32_t)I64(4));
 	e->copy.src_agent = I64(5);
 	e->copy.dst_agent = I64(6);
 	e->copy.queue = I64(7);
@@ -119,12 +197,12 @@ static void fill_copy(sqlite3_stmt *s, struct event *e)
 	e->copy.status = I64(12);
 }
 
-static void fill_api(sqlite3_stmt *s, struct event *e)
+static void fill_api(sqlite3_stmt *s, const struct names *n, struct event *e)
 {
 	e->kind = EVENT_API_CALL;
-	e->api.domain = text(s, 0);
-	e->name = text(s, 1);
-	e->pid = I64(2);
+	e->pid = pid_of(n, I64(0));
+	e->api.domain = record_domain_name((uint32_t)I64(1));
+	e->name = name_of(n, I64(2));
 	e->tid = I64(3);
 	e->start_ns = I64(4);
 	e->end_ns = I64(5);
@@ -134,21 +212,24 @@ static void fill_api(sqlite3_stmt *s, struct event *e)
 
 #undef I64
 
+/* Rows are read in rowid order, which the loader made start-time order. */
 static const struct {
 	const char *sql;
-	void (*fill)(sqlite3_stmt *, struct event *);
+	void (*fill)(sqlite3_stmt *, const struct names *, struct event *);
 } queries[] = {
 	{ "SELECT pid, agent_id, type, name, vendor_name, driver_version, vendor_id, "
 	  "compute_units, max_clock_mhz, global_memory_bytes, local_memory_bytes, "
 	  "max_workgroup_size, max_workgroup_x, max_workgroup_y, max_workgroup_z "
 	  "FROM agents ORDER BY process_id, agent_id", fill_agent },
-	{ "SELECT pid, tid, agent_id, queue_id, kernel_id, name, corr_id, dispatch_id, start, "
-	  "end, grid_x, grid_y, grid_z, workgroup_x, workgroup_y, workgroup_z, lds_size, "
-	  "scratch_size, status FROM kernels ORDER BY start, id", fill_kernel },
-	{ "SELECT pid, tid, name, operation, direction, src_agent_id, dst_agent_id, queue_id, "
-	  "size, start, end, corr_id, status FROM memory_copies ORDER BY start, id", fill_copy },
-	{ "SELECT category, name, pid, tid, start, end, corr_id, result FROM regions "
-	  "ORDER BY start, id", fill_api },
+	{ "SELECT process_id, tid, agent_index, queue_index, name_id, correlation_id, "
+	  "dispatch_id, start, end, grid_x, grid_y, grid_z, workgroup_x, workgroup_y, "
+	  "workgroup_z, local_memory_bytes, private_memory_bytes, status "
+	  "FROM gpuprof_kernel ORDER BY id", fill_kernel },
+	{ "SELECT process_id, tid, function_id, operation, direction, src_agent_index, "
+	  "dst_agent_index, queue_index, bytes, start, end, correlation_id, status "
+	  "FROM gpuprof_memory_copy ORDER BY id", fill_copy },
+	{ "SELECT process_id, domain, function_id, tid, start, end, correlation_id, result "
+	  "FROM gpuprof_api_call ORDER BY id", fill_api },
 };
 
 int export_database(sqlite3 *db, const struct writer_ops *const *writers, int count,
@@ -158,8 +239,13 @@ int export_database(sqlite3 *db, const struct writer_ops *const *writers, int co
 	void *states[8] = { NULL };
 	int begun = 0, rc = 0;
 	struct strbuf name = STRBUF_INIT;
+	struct names names;
 	if (count > 8)
 		return error_set(err, "too many output formats");
+	if (names_load(db, &names, err)) {
+		names_release(&names);
+		return -1;
+	}
 	for (; begun < count; begun++)
 		if (writers[begun]->begin(&states[begun], options, err))
 			goto out_error;
@@ -171,7 +257,7 @@ int export_database(sqlite3 *db, const struct writer_ops *const *writers, int co
 		while ((step = sqlite3_step(s)) == SQLITE_ROW) {
 			struct event e;
 			memset(&e, 0, sizeof(e));
-			queries[q].fill(s, &e);
+			queries[q].fill(s, &names, &e);
 			if (e.kind == EVENT_KERNEL && options->truncate_kernels) {
 				writer_truncate_name(e.name, &name);
 				e.name = name.buf;
@@ -199,6 +285,7 @@ int export_database(sqlite3 *db, const struct writer_ops *const *writers, int co
 		}
 	}
 	strbuf_release(&name);
+	names_release(&names);
 	return rc;
 
 out_error:
@@ -207,5 +294,6 @@ out_error:
 		writers[w]->end(states[w], 1, written, &ignored);
 	}
 	strbuf_release(&name);
+	names_release(&names);
 	return -1;
 }

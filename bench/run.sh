@@ -1,0 +1,69 @@
+#!/bin/sh
+# The benchmarks; each prints ratios measured in the same run.
+#   1. launch overhead: N tiny kernels on the first OpenCL device (PoCL here), loop time
+#      untraced, at the floor any OpenCL tracer pays, and under gpuprof trace
+#   2. post-processing: a synthetic spool of M records to database + CSV, records per
+#      second and peak memory
+# Usage: bench/run.sh [LAUNCHES [RECORDS [ROUNDS]]]   (defaults 20000 5000000 5)
+set -eu
+cd "$(dirname "$0")/.."
+BUILD=${BUILD:-build}
+launches=${1:-20000}
+records=${2:-5000000}
+rounds=${3:-5}
+gpuprof=$BUILD/bin/gpuprof
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+python=python3
+measure() { # measure LABEL COMMAND...: runs it, prints "seconds peak_kib"
+	"$python" - "$@" <<'PY'
+import resource, subprocess, sys, time
+start = time.monotonic()
+r = subprocess.run(sys.argv[2:], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+elapsed = time.monotonic() - start
+if r.returncode:
+    sys.exit(f"{sys.argv[1]} failed ({r.returncode}): {r.stderr.strip()}")
+print(f"{elapsed:.3f} {resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss}")
+PY
+}
+
+median() { sort -n | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+
+if [ -x "$BUILD/bench/launches" ]; then
+	echo "== launch overhead: $launches kernels, median of $rounds rounds (loop time in ms)"
+	for i in $(seq "$rounds"); do
+		"$BUILD/bench/launches" "$launches" plain 2>/dev/null >>"$work/plain"
+		"$BUILD/bench/launches" "$launches" floor 2>/dev/null >>"$work/floor"
+		"$gpuprof" trace --kernel-trace -f sqlite -d "$work/k$i" -- \
+			"$BUILD/bench/launches" "$launches" plain 2>/dev/null >>"$work/kernel"
+		"$gpuprof" trace --runtime-trace -f sqlite -d "$work/r$i" -- \
+			"$BUILD/bench/launches" "$launches" plain 2>/dev/null >>"$work/runtime"
+	done
+	kernels=$(find "$work"/k1 -name '*_results.db' -exec sqlite3 {} 'SELECT COUNT(*) FROM kernels' \;)
+	plain=$(median <"$work/plain"); floor=$(median <"$work/floor")
+	kernel=$(median <"$work/kernel"); runtime=$(median <"$work/runtime")
+	awk -v p="$plain" -v f="$floor" -v k="$kernel" -v r="$runtime" -v n="$launches" 'BEGIN {
+		printf "%-36s %10s %12s %12s\n", "run", "ms", "vs floor", "vs untraced"
+		printf "%-36s %10.1f %12.3f %12.3f\n", "untraced", p / 1e6, p / f, 1
+		printf "%-36s %10.1f %12.3f %12.3f\n", "floor (profiling queue + events)", f / 1e6, 1, f / p
+		printf "%-36s %10.1f %12.3f %12.3f\n", "gpuprof trace --kernel-trace", k / 1e6, k / f, k / p
+		printf "%-36s %10.1f %12.3f %12.3f\n", "gpuprof trace --runtime-trace", r / 1e6, r / f, r / p
+		printf "per launch: untraced %.2f us, floor %.2f us, --kernel-trace %.2f us, --runtime-trace %.2f us\n",
+			p / n / 1e3, f / n / 1e3, k / n / 1e3, r / n / 1e3 }'
+	echo "kernels recorded in round 1 under --kernel-trace: $kernels of $launches"
+else
+	echo "== launch overhead: skipped (built without the OpenCL headers)"
+fi
+
+echo
+echo "== post-processing: $records records, spool to database + csv"
+"$BUILD/bench/make-spool" "$work/bench.spool" "$records"
+size=$(stat -c %s "$work/bench.spool")
+set -- $(measure convert "$gpuprof" convert -f csv sqlite -d "$work/out" "$work/bench.spool")
+seconds=$1 peak=$2
+rows=$(sqlite3 "$work/out/bench_results.db" \
+	'SELECT (SELECT COUNT(*) FROM gpuprof_kernel) + (SELECT COUNT(*) FROM gpuprof_api_call) + (SELECT COUNT(*) FROM gpuprof_memory_copy)')
+awk -v s="$seconds" -v n="$records" -v r="$rows" -v m="$peak" -v b="$size" 'BEGIN {
+	printf "spool %.0f MiB, %d event rows in the database\n", b / 1048576, r
+	printf "%.2f s, %.0f records/s, peak memory %.0f MiB\n", s, n / s, m / 1024 }'
