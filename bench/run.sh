@@ -4,13 +4,13 @@
 #      untraced, at the floor any OpenCL tracer pays, and under gpuprof trace
 #   2. post-processing: a synthetic spool of M records to database + CSV, records per
 #      second and peak memory
-# Usage: bench/run.sh [LAUNCHES [RECORDS [ROUNDS]]]   (defaults 20000 5000000 5)
+# Usage: bench/run.sh [LAUNCHES [RECORDS [ROUNDS]]]   (defaults 20000 5000000 9)
 set -eu
 cd "$(dirname "$0")/.."
 BUILD=${BUILD:-build}
 launches=${1:-20000}
 records=${2:-5000000}
-rounds=${3:-5}
+rounds=${3:-9}
 gpuprof=$BUILD/bin/gpuprof
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
@@ -51,7 +51,7 @@ if [ -x "$BUILD/bench/launches" ]; then
 		printf "%-36s %10.1f %12.3f %12.3f\n", "gpuprof trace --runtime-trace", r / 1e6, r / f, r / p
 		printf "per launch: untraced %.2f us, floor %.2f us, --kernel-trace %.2f us, --runtime-trace %.2f us\n",
 			p / n / 1e3, f / n / 1e3, k / n / 1e3, r / n / 1e3 }'
-	echo "kernels recorded in round 1 under --kernel-trace: $kernels of $launches"
+	echo "kernels recorded in round 1 under --kernel-trace: $kernels (the loop and its one warm-up launch: $((launches + 1)))"
 else
 	echo "== launch overhead: skipped (built without the OpenCL headers)"
 fi

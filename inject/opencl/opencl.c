@@ -99,22 +99,31 @@ static uint32_t current_thread_id(void)
 	return thread_id;
 }
 
-static void reset_thread_id_after_fork(void)
+static void forget_in_flight(void);
+
+/* The child of a fork() has its own thread id and none of the parent's commands: their
+ * events belong to the parent's runtime. */
+static void after_fork_child(void)
 {
 	thread_id = 0;
+	forget_in_flight();
 }
 
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;
 static int enabled;
 
 static void emit_host_agent(void);
+static void shutdown_recording(void);
+static void collect_completed(int final);
 
 static void initialize(void)
 {
 	read_config();
-	pthread_atfork(NULL, NULL, reset_thread_id_after_fork);
+	pthread_atfork(NULL, NULL, after_fork_child);
 	if (!recorder_ready())
 		return;
+	recorder_set_collector(collect_completed);
+	atexit(shutdown_recording);
 	for (int i = 0; i < FUNCTION_COUNT; i++)
 		function_string[i] = recorder_intern(function_names[i]);
 	emit_host_agent();
@@ -394,21 +403,39 @@ struct pending {
 	} record;
 	uint64_t api_start_ns;
 	struct device_info *device;
-	uint32_t next_free; /* index + 1 of the next free slot */
+	cl_event event;        /* retained until the command completes */
+	struct pending *next;  /* in the handoff stack, then in the writer's list */
+	uint32_t next_free;    /* index + 1 of the next free slot */
 };
 
 static struct pending *pending_pool;
 static _Atomic uint64_t pending_free; /* (tag << 32) | (index + 1) of the first free slot */
+static _Atomic(struct pending *) handoff; /* enqueued commands not yet seen by the writer */
+static _Atomic uint32_t in_flight;
+static struct pending *followed;          /* the writer thread's own list */
 static pthread_once_t pool_once = PTHREAD_ONCE_INIT;
+
+static void pool_init_free_list(void)
+{
+	for (uint32_t i = 0; i < PENDING_SLOTS; i++)
+		pending_pool[i].next_free = i + 1 < PENDING_SLOTS ? i + 2 : 0;
+	atomic_store(&pending_free, 1);
+}
 
 static void pool_init(void)
 {
 	pending_pool = calloc(PENDING_SLOTS, sizeof(*pending_pool));
-	if (!pending_pool)
-		return;
-	for (uint32_t i = 0; i < PENDING_SLOTS; i++)
-		pending_pool[i].next_free = i + 1 < PENDING_SLOTS ? i + 2 : 0;
-	atomic_store(&pending_free, 1);
+	if (pending_pool)
+		pool_init_free_list();
+}
+
+static void forget_in_flight(void)
+{
+	atomic_store(&handoff, NULL);
+	atomic_store(&in_flight, 0);
+	followed = NULL;
+	if (pending_pool)
+		pool_init_free_list();
 }
 
 static struct pending *pending_get(void)
@@ -462,17 +489,16 @@ static uint64_t device_to_host(struct device_info *device, uint64_t api_start, u
 	return (uint64_t)((int64_t)t + offset);
 }
 
-/* Runs on a runtime thread. `nesting` makes the OpenCL calls below go straight to the
- * runtime, unrecorded and without the profiling-visibility check. */
-static void CL_CALLBACK command_complete(cl_event event, cl_int status, void *data)
+/* Reads a completed command's timestamps and emits its record. Runs on the writer
+ * thread; `nesting` makes the OpenCL calls below go straight to the runtime. */
+static void complete(struct pending *p, cl_int status)
 {
-	struct pending *p = data;
-	nesting++;
 	cl_ulong queued = 0, start = 0, end = 0;
-	cl_int rc = clGetEventProfilingInfo(event, CL_PROFILING_COMMAND_QUEUED, sizeof(queued),
+	cl_int rc = clGetEventProfilingInfo(p->event, CL_PROFILING_COMMAND_QUEUED, sizeof(queued),
 					    &queued, NULL);
-	rc |= clGetEventProfilingInfo(event, CL_PROFILING_COMMAND_START, sizeof(start), &start, NULL);
-	rc |= clGetEventProfilingInfo(event, CL_PROFILING_COMMAND_END, sizeof(end), &end, NULL);
+	rc |= clGetEventProfilingInfo(p->event, CL_PROFILING_COMMAND_START, sizeof(start), &start,
+				      NULL);
+	rc |= clGetEventProfilingInfo(p->event, CL_PROFILING_COMMAND_END, sizeof(end), &end, NULL);
 	if (rc == CL_SUCCESS && p->device) {
 		if (!queued)
 			queued = start;
@@ -491,22 +517,59 @@ static void CL_CALLBACK command_complete(cl_event event, cl_int status, void *da
 	} else {
 		recorder_count_dropped(DROPPED_NO_SLOT, 1);
 	}
+	clReleaseEvent(p->event);
+	atomic_fetch_sub(&in_flight, 1);
 	pending_put(p);
-	clReleaseEvent(event);
+}
+
+/* The recorder's collector: takes the commands enqueued since the last call and
+ * completes every followed command that has finished. Device work is thus read on
+ * gpuprof's own thread, never on the application's or the runtime's. */
+static void collect_completed(int final)
+{
+	nesting++;
+	struct pending *fresh = atomic_exchange(&handoff, NULL);
+	struct pending *reversed = NULL; /* the stack is newest first */
+	while (fresh) {
+		struct pending *next = fresh->next;
+		fresh->next = reversed;
+		reversed = fresh;
+		fresh = next;
+	}
+	struct pending **tail = &followed;
+	while (*tail)
+		tail = &(*tail)->next;
+	*tail = reversed;
+	for (struct pending **link = &followed; *link;) {
+		struct pending *p = *link;
+		cl_int status = CL_QUEUED;
+		if (clGetEventInfo(p->event, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof(status),
+				   &status, NULL) != CL_SUCCESS)
+			status = CL_INVALID_EVENT;
+		if (status == CL_COMPLETE || status < 0) {
+			*link = p->next;
+			complete(p, status == CL_COMPLETE ? 0 : status);
+		} else {
+			link = &p->next;
+		}
+	}
+	(void)final; /* unfinished commands at the end were never completed: not recorded */
 	nesting--;
 }
 
-/* Called after an enqueue succeeded: follows the command to completion. `event` is the
- * command's event; `ours` says the application did not ask for it. */
+/* Called after an enqueue succeeded: hands the command to the writer thread. `event` is
+ * the command's event; `ours` says the application did not ask for it. */
 static void follow(struct pending *p, cl_event event, int ours)
 {
 	if (!ours)
 		clRetainEvent(event);
-	if (clSetEventCallback(event, CL_COMPLETE, command_complete, p) != CL_SUCCESS) {
-		pending_put(p);
-		clReleaseEvent(event);
-		recorder_count_dropped(DROPPED_NO_SLOT, 1);
-	}
+	p->event = event;
+	struct pending *head = atomic_load(&handoff);
+	do
+		p->next = head;
+	while (!atomic_compare_exchange_weak(&handoff, &head, p));
+	if (atomic_fetch_add(&in_flight, 1) + 1 == PENDING_SLOTS / 2)
+		recorder_wake(); /* collect early rather than run out of slots */
 }
 
 /* Prepares the in-flight state of one command, or NULL when it is not followed. */
@@ -1054,7 +1117,15 @@ WRAP_STATUS(clReleaseEvent, (cl_event event), (event))
 
 /* ---- shutdown ----------------------------------------------------------------------------- */
 
-__attribute__((destructor)) static void shutdown_recording(void)
+/* Registered with atexit() once the OpenCL runtime is loaded, so it runs before the
+ * runtime's own destructors: the final collection still finds a working runtime. The
+ * destructor covers a library unloaded without exit(). */
+static void shutdown_recording(void)
+{
+	recorder_stop();
+}
+
+__attribute__((destructor)) static void unload(void)
 {
 	recorder_stop();
 }

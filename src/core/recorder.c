@@ -43,7 +43,9 @@ struct ring {
 	struct ring *next;     /* registry list; rings are never freed */
 };
 
-enum state { STATE_IDLE, STATE_STARTING, STATE_RUNNING, STATE_STOPPED, STATE_DISABLED };
+/* STOPPING: the writer's last pass is running; emits (the collector's) still land. */
+enum state { STATE_IDLE, STATE_STARTING, STATE_RUNNING, STATE_STOPPING, STATE_STOPPED,
+	     STATE_DISABLED };
 
 static _Atomic int state = STATE_IDLE;
 static _Atomic(struct ring *) rings;
@@ -76,6 +78,23 @@ static int write_failure_reported;
 static pthread_key_t ring_key;
 static pthread_once_t once_control = PTHREAD_ONCE_INIT;
 static __thread struct ring *thread_ring;
+static void (*collector)(int final);
+
+void recorder_set_collector(void (*collect)(int final))
+{
+	collector = collect;
+}
+
+void recorder_wake(void)
+{
+	int saved = errno;
+	uint64_t one = 1;
+	if (wake_fd >= 0) {
+		ssize_t ignored = write(wake_fd, &one, sizeof(one));
+		(void)ignored;
+	}
+	errno = saved;
+}
 
 static void report(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static void report(const char *fmt, ...)
@@ -238,8 +257,10 @@ static void write_dropped(void)
 		write_chunk((const unsigned char *)records, n * sizeof(records[0]));
 }
 
-static void drain_all(void)
+static void drain_all(int final)
 {
+	if (collector)
+		collector(final);
 	drain_ring(&metadata_ring);
 	for (struct ring *r = atomic_load(&rings); r; r = r->next)
 		drain_ring(r);
@@ -257,11 +278,11 @@ static void *writer_main(void *unused)
 			ssize_t ignored = read(wake_fd, &value, sizeof(value));
 			(void)ignored;
 		}
-		drain_all();
+		drain_all(0);
 		if (stopping || atomic_load(&stop_requested))
 			break;
 	}
-	drain_all();
+	drain_all(1);
 	return NULL;
 }
 
@@ -564,7 +585,8 @@ int recorder_ready(void)
 
 int recorder_emit(const void *record)
 {
-	if (atomic_load_explicit(&state, memory_order_acquire) != STATE_RUNNING)
+	int s = atomic_load_explicit(&state, memory_order_acquire);
+	if (s != STATE_RUNNING && s != STATE_STOPPING)
 		return -1;
 	int saved = errno;
 	const struct record_header *h = record;
@@ -590,7 +612,7 @@ void recorder_count_dropped(uint32_t reason, uint64_t records)
 void recorder_stop(void)
 {
 	int expected = STATE_RUNNING;
-	if (!atomic_compare_exchange_strong(&state, &expected, STATE_STOPPED))
+	if (!atomic_compare_exchange_strong(&state, &expected, STATE_STOPPING))
 		return;
 	int saved = errno;
 	atomic_store(&stop_requested, 1);
@@ -598,6 +620,7 @@ void recorder_stop(void)
 	ssize_t ignored = write(wake_fd, &one, sizeof(one));
 	(void)ignored;
 	pthread_join(writer_thread, NULL);
+	atomic_store(&state, STATE_STOPPED);
 	struct record_process_end end = {
 		.header = { sizeof(end), RECORD_PROCESS_END, 0 },
 		.end_ns = clock_now_ns(),

@@ -41,6 +41,14 @@ uint32_t recorder_intern(const char *text);
  * replayed into the spool of a child created by fork(). */
 void recorder_emit_metadata(const void *record);
 
+/* Registers the backend's collector: the writer thread calls it before every flush
+ * (final = 0) and once more before the last one (final = 1), so records of device work
+ * that completed before a flush are in that flush. It may call recorder_emit(). */
+void recorder_set_collector(void (*collect)(int final));
+
+/* Asks the writer thread to flush (and collect) now rather than at its next period. */
+void recorder_wake(void);
+
 /* Flushes everything, writes RECORD_PROCESS_END and stops. Emits afterwards are
  * ignored. Called at exit by the backend. */
 void recorder_stop(void);
