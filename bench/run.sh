@@ -32,13 +32,25 @@ median() { sort -n | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] 
 
 if [ -x "$BUILD/bench/launches" ]; then
 	echo "== launch overhead: $launches kernels, median of $rounds rounds (loop time in ms)"
+	run_one() { # run_one CONFIG ROUND
+		case $1 in
+		plain | floor) "$BUILD/bench/launches" "$launches" "$1" ;;
+		kernel) "$gpuprof" trace --kernel-trace -f sqlite -d "$work/k$2" -- \
+			"$BUILD/bench/launches" "$launches" plain ;;
+		runtime) "$gpuprof" trace --runtime-trace -f sqlite -d "$work/r$2" -- \
+			"$BUILD/bench/launches" "$launches" plain ;;
+		esac 2>/dev/null >>"$work/$1"
+	}
+	# the order rotates every round: on a small machine the position in a round
+	# matters as much as the configuration
 	for i in $(seq "$rounds"); do
-		"$BUILD/bench/launches" "$launches" plain 2>/dev/null >>"$work/plain"
-		"$BUILD/bench/launches" "$launches" floor 2>/dev/null >>"$work/floor"
-		"$gpuprof" trace --kernel-trace -f sqlite -d "$work/k$i" -- \
-			"$BUILD/bench/launches" "$launches" plain 2>/dev/null >>"$work/kernel"
-		"$gpuprof" trace --runtime-trace -f sqlite -d "$work/r$i" -- \
-			"$BUILD/bench/launches" "$launches" plain 2>/dev/null >>"$work/runtime"
+		case $((i % 4)) in
+		0) order="plain floor kernel runtime" ;;
+		1) order="floor kernel runtime plain" ;;
+		2) order="kernel runtime plain floor" ;;
+		3) order="runtime plain floor kernel" ;;
+		esac
+		for config in $order; do run_one "$config" "$i"; done
 	done
 	kernels=$(find "$work"/k1 -name '*_results.db' -exec sqlite3 {} 'SELECT COUNT(*) FROM kernels' \;)
 	plain=$(median <"$work/plain"); floor=$(median <"$work/floor")

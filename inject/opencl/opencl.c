@@ -2,8 +2,9 @@
  * application calls through the ICD loader, turns on queue profiling without the
  * application noticing, and records API calls, kernel executions and transfers.
  *
- * Device work is timed with the command's profiling timestamps, read in a completion
- * callback and converted into the trace clock (see device_to_host()). Per-command state
+ * Device work is timed with the command's profiling timestamps, read on the recorder's
+ * writer thread once the command completed (collect_completed()) and converted into
+ * the trace clock (see device_to_host()). Per-command state
  * lives in a preallocated pool; objects (queues, kernels, devices) are looked up in
  * fixed tables that are written at creation time and read without locks. */
 #define CL_TARGET_OPENCL_VERSION 300

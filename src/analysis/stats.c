@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/hash.h"
 #include "util/strbuf.h"
 
 void stats_init(struct stats_table *t)
@@ -21,14 +22,6 @@ void stats_release(struct stats_table *t)
 	stats_init(t);
 }
 
-static uint64_t hash_name(const char *s)
-{
-	uint64_t h = 1469598103934665603ull;
-	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * 1099511628211ull;
-	return h;
-}
-
 /* slots hold row index + 1; 0 is empty. */
 static void reindex(struct stats_table *t)
 {
@@ -37,7 +30,7 @@ static void reindex(struct stats_table *t)
 	t->slots = xcalloc(count, sizeof(*t->slots));
 	t->slot_count = count;
 	for (size_t i = 0; i < t->count; i++) {
-		size_t j = hash_name(t->rows[i].name) & (count - 1);
+		size_t j = hash_string(t->rows[i].name) & (count - 1);
 		while (t->slots[j])
 			j = (j + 1) & (count - 1);
 		t->slots[j] = i + 1;
@@ -48,7 +41,7 @@ void stats_add(struct stats_table *t, const char *name, uint64_t duration_ns)
 {
 	if ((t->count + 1) * 2 > t->slot_count)
 		reindex(t);
-	size_t j = hash_name(name) & (t->slot_count - 1);
+	size_t j = hash_string(name) & (t->slot_count - 1);
 	struct stats_row *row = NULL;
 	for (; t->slots[j]; j = (j + 1) & (t->slot_count - 1)) {
 		if (!strcmp(t->rows[t->slots[j] - 1].name, name)) {

@@ -20,6 +20,7 @@
 #include "core/clock.h"
 #include "core/paths.h"
 #include "core/spool.h"
+#include "util/hash.h"
 #include "util/strbuf.h"
 
 #define DEFAULT_THREAD_BUFFER (2u << 20)   /* bytes per thread */
@@ -297,14 +298,6 @@ static void metadata_put(const void *record, int keep_for_fork)
 		strbuf_add(&metadata_log, record, h->size);
 }
 
-static uint64_t hash_text(const char *s)
-{
-	uint64_t h = 1469598103934665603ull;
-	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * 1099511628211ull;
-	return h;
-}
-
 /* Caller holds metadata_lock. */
 static uint32_t intern_locked(const char *text)
 {
@@ -316,7 +309,7 @@ static uint32_t intern_locked(const char *text)
 		for (size_t i = 0; i < intern_capacity; i++) {
 			if (!intern_table[i].text)
 				continue;
-			size_t j = hash_text(intern_table[i].text) & (capacity - 1);
+			size_t j = hash_string(intern_table[i].text) & (capacity - 1);
 			while (table[j].text)
 				j = (j + 1) & (capacity - 1);
 			table[j] = intern_table[i];
@@ -325,7 +318,7 @@ static uint32_t intern_locked(const char *text)
 		intern_table = table;
 		intern_capacity = capacity;
 	}
-	size_t j = hash_text(text) & (intern_capacity - 1);
+	size_t j = hash_string(text) & (intern_capacity - 1);
 	for (; intern_table[j].text; j = (j + 1) & (intern_capacity - 1))
 		if (!strcmp(intern_table[j].text, text))
 			return intern_table[j].id;
