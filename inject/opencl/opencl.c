@@ -115,7 +115,7 @@ static int enabled;
 
 static void emit_host_agent(void);
 static void shutdown_recording(void);
-static void collect_completed(int final);
+static int collect_completed(int final);
 
 static void initialize(void)
 {
@@ -490,9 +490,10 @@ static uint64_t device_to_host(struct device_info *device, uint64_t api_start, u
 	return (uint64_t)((int64_t)t + offset);
 }
 
-/* Reads a completed command's timestamps and emits its record. Runs on the writer
- * thread; `nesting` makes the OpenCL calls below go straight to the runtime. */
-static void complete(struct pending *p, cl_int status)
+/* Reads a completed command's timestamps and emits its record; returns -1, keeping the
+ * command, when the writer's buffer is full. Runs on the writer thread; `nesting` makes
+ * the OpenCL calls below go straight to the runtime. */
+static int complete(struct pending *p, cl_int status)
 {
 	cl_ulong queued = 0, start = 0, end = 0;
 	cl_int rc = clGetEventProfilingInfo(p->event, CL_PROFILING_COMMAND_QUEUED, sizeof(queued),
@@ -514,19 +515,21 @@ static void complete(struct pending *p, cl_int status)
 			p->record.copy.end_ns = host_end;
 			p->record.copy.status = status;
 		}
-		recorder_emit(&p->record);
+		if (recorder_try_emit(&p->record) == -1)
+			return -1;
 	} else {
-		recorder_count_dropped(DROPPED_NO_SLOT, 1);
+		recorder_count_dropped(DROPPED_NO_TIMESTAMPS, 1);
 	}
 	clReleaseEvent(p->event);
 	atomic_fetch_sub(&in_flight, 1);
 	pending_put(p);
+	return 0;
 }
 
 /* The recorder's collector: takes the commands enqueued since the last call and
  * completes every followed command that has finished. Device work is thus read on
  * gpuprof's own thread, never on the application's or the runtime's. */
-static void collect_completed(int final)
+static int collect_completed(int final)
 {
 	nesting++;
 	struct pending *fresh = atomic_exchange(&handoff, NULL);
@@ -548,14 +551,19 @@ static void collect_completed(int final)
 				   &status, NULL) != CL_SUCCESS)
 			status = CL_INVALID_EVENT;
 		if (status == CL_COMPLETE || status < 0) {
-			*link = p->next;
-			complete(p, status == CL_COMPLETE ? 0 : status);
+			struct pending *next = p->next;
+			if (complete(p, status == CL_COMPLETE ? 0 : status) < 0) {
+				nesting--;
+				return 1; /* the buffer is full: drain, then go on */
+			}
+			*link = next;
 		} else {
 			link = &p->next;
 		}
 	}
 	(void)final; /* unfinished commands at the end were never completed: not recorded */
 	nesting--;
+	return 0;
 }
 
 /* Called after an enqueue succeeded: hands the command to the writer thread. `event` is

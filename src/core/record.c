@@ -50,6 +50,7 @@ const char *record_dropped_reason_name(uint32_t reason)
 	case DROPPED_NO_BUFFER: return "memory cap reached";
 	case DROPPED_WRITE_FAILED: return "spool write failed";
 	case DROPPED_NO_SLOT: return "too many commands in flight";
+	case DROPPED_NO_TIMESTAMPS: return "no device timestamps";
 	}
 	return "unknown";
 }

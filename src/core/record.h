@@ -64,6 +64,7 @@ enum dropped_reason {
 	DROPPED_NO_BUFFER = 2,     /* the memory cap allowed no buffer for a thread */
 	DROPPED_WRITE_FAILED = 3,  /* the spool could not be written (disk full...) */
 	DROPPED_NO_SLOT = 4,       /* too many device commands in flight to follow */
+	DROPPED_NO_TIMESTAMPS = 5, /* the runtime gave no timestamps for a completed command */
 };
 
 struct record_string {

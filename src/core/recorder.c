@@ -79,9 +79,9 @@ static int write_failure_reported;
 static pthread_key_t ring_key;
 static pthread_once_t once_control = PTHREAD_ONCE_INIT;
 static __thread struct ring *thread_ring;
-static void (*collector)(int final);
+static int (*collector)(int final);
 
-void recorder_set_collector(void (*collect)(int final))
+void recorder_set_collector(int (*collect)(int final))
 {
 	collector = collect;
 }
@@ -124,12 +124,15 @@ static int ring_init(struct ring *r, uint64_t capacity)
 	return 0;
 }
 
-/* Producer side: copies one record in, or counts it as dropped. */
-static int ring_put(struct ring *r, const void *record, uint32_t size)
+/* Producer side: copies one record in, or returns -1 (counting it as dropped when
+ * count_drop is set). */
+static int ring_put(struct ring *r, const void *record, uint32_t size, int count_drop)
 {
 	uint64_t head = atomic_load_explicit(&r->head, memory_order_relaxed);
 	uint64_t tail = atomic_load_explicit(&r->tail, memory_order_acquire);
 	if (r->capacity - (head - tail) < size) {
+		if (!count_drop)
+			return -1;
 		atomic_fetch_add_explicit(&r->dropped_records, 1, memory_order_relaxed);
 		atomic_fetch_add_explicit(&r->dropped_bytes, size, memory_order_relaxed);
 		return -1;
@@ -260,11 +263,13 @@ static void write_dropped(void)
 
 static void drain_all(int final)
 {
-	if (collector)
-		collector(final);
-	drain_ring(&metadata_ring);
-	for (struct ring *r = atomic_load(&rings); r; r = r->next)
-		drain_ring(r);
+	int more;
+	do {
+		more = collector ? collector(final) : 0;
+		drain_ring(&metadata_ring);
+		for (struct ring *r = atomic_load(&rings); r; r = r->next)
+			drain_ring(r);
+	} while (more);
 	write_dropped();
 }
 
@@ -293,7 +298,7 @@ static void *writer_main(void *unused)
 static void metadata_put(const void *record, int keep_for_fork)
 {
 	const struct record_header *h = record;
-	ring_put(&metadata_ring, record, h->size);
+	ring_put(&metadata_ring, record, h->size, 1);
 	if (keep_for_fork)
 		strbuf_add(&metadata_log, record, h->size);
 }
@@ -576,24 +581,34 @@ int recorder_ready(void)
 	return atomic_load(&state) == STATE_RUNNING;
 }
 
-int recorder_emit(const void *record)
+static int emit(const void *record, int count_full)
 {
 	int s = atomic_load_explicit(&state, memory_order_acquire);
 	if (s != STATE_RUNNING && s != STATE_STOPPING)
-		return -1;
+		return -2;
 	int saved = errno;
 	const struct record_header *h = record;
 	struct ring *r = ring_for_thread();
 	int rc;
 	if (r) {
-		rc = ring_put(r, record, h->size);
+		rc = ring_put(r, record, h->size, count_full);
 	} else {
 		atomic_fetch_add(&dropped[DROPPED_NO_BUFFER][0], 1);
 		atomic_fetch_add(&dropped[DROPPED_NO_BUFFER][1], h->size);
-		rc = -1;
+		rc = -2;
 	}
 	errno = saved;
 	return rc;
+}
+
+int recorder_emit(const void *record)
+{
+	return emit(record, 1) == 0 ? 0 : -1;
+}
+
+int recorder_try_emit(const void *record)
+{
+	return emit(record, 0);
 }
 
 void recorder_count_dropped(uint32_t reason, uint64_t records)

@@ -43,8 +43,15 @@ void recorder_emit_metadata(const void *record);
 
 /* Registers the backend's collector: the writer thread calls it before every flush
  * (final = 0) and once more before the last one (final = 1), so records of device work
- * that completed before a flush are in that flush. It may call recorder_emit(). */
-void recorder_set_collector(void (*collect)(int final));
+ * that completed before a flush are in that flush. It emits with recorder_try_emit()
+ * and returns 1 when it stopped because the buffer was full: the writer then drains
+ * and calls it again. */
+void recorder_set_collector(int (*collect)(int final));
+
+/* As recorder_emit(), but a full buffer is not counted as a loss: returns -1 and the
+ * caller keeps the record to emit it later. Returns -2 when the record was dropped
+ * (and counted) for another reason. */
+int recorder_try_emit(const void *record);
 
 /* Asks the writer thread to flush (and collect) now rather than at its next period. */
 void recorder_wake(void);

@@ -272,12 +272,26 @@ def test_truncate_kernels_keeps_plain_names(tmp_path, vcopy):
 
 
 def test_memory_cap_drops_and_counts(tmp_path, launcher):
-    r = trace(tmp_path, ["--kernel-trace", "--buffer-size", "4096", "--buffer-limit", "4096"],
+    """A cap of one buffer: the application's thread takes it with its first API call,
+    so gpuprof's collector gets none and every kernel record is dropped and counted."""
+    r = trace(tmp_path, ["--runtime-trace", "--buffer-size", "4096", "--buffer-limit", "4096"],
               [launcher, "3000", "exit:0"])
     assert r.returncode == 0, r.stderr
     out = only_process(tmp_path)
-    kept = out.query("SELECT COUNT(*) AS n FROM kernels")[0]["n"]
-    dropped = out.query("SELECT COALESCE(SUM(records), 0) AS n FROM gpuprof_dropped")[0]["n"]
-    assert dropped > 0
-    assert kept + dropped == 3000
+    assert out.query("SELECT COUNT(*) AS n FROM kernels")[0]["n"] == 0
+    dropped = {row["reason"]: row["records"] for row in out.query("SELECT * FROM gpuprof_dropped")}
+    assert dropped["memory cap reached"] == 3000
     assert "dropped while recording" in r.stderr
+    assert out.query("SELECT value FROM gpuprof_metadata WHERE tag = 'dropped_records'")[0]["value"] == \
+        str(sum(dropped.values()))
+
+
+def test_small_buffer_loses_nothing(tmp_path, launcher):
+    """More kernels complete between two flushes than the buffer holds: the writer drains
+    and collects again instead of dropping."""
+    r = trace(tmp_path, ["--kernel-trace", "--buffer-size", "16K", "-f", "sqlite"],
+              [launcher, "20000", "exit:0"])
+    assert r.returncode == 0, r.stderr
+    out = only_process(tmp_path)
+    assert out.query("SELECT COUNT(*) AS n FROM kernels")[0]["n"] == 20000
+    assert out.query("SELECT COUNT(*) AS n FROM gpuprof_dropped")[0]["n"] == 0
