@@ -70,8 +70,9 @@ int cmd_convert(int argc, char **argv)
 	for (int at = 0; at < argc;) {
 		if (options_parse(table, argc - at, argv + at, &next, &err))
 			die_with(EXIT_USAGE, "convert: %s", err.message);
+		int after_dashes = !strcmp(argv[at + next - 1], "--");
 		at += next;
-		while (at < argc && (argv[at][0] != '-' || !argv[at][1]))
+		while (at < argc && (after_dashes || argv[at][0] != '-' || !argv[at][1]))
 			inputs[input_count++] = argv[at++];
 		if (at < argc)
 			at--; /* options_parse skips argv[0] */
