@@ -6,15 +6,6 @@
 #include "store/store.h"
 #include "writer/writer.h"
 
-const struct writer_ops *writer_find(const char *format)
-{
-	static const struct writer_ops *const all[] = { &csv_writer, &summary_writer };
-	for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++)
-		if (!strcmp(all[i]->format, format))
-			return all[i];
-	return NULL;
-}
-
 void writer_truncate_name(const char *name, struct strbuf *out)
 {
 	/* The base name ends where the parameter list or template arguments of the

@@ -28,7 +28,7 @@ struct event {
 	const char *name;         /* kernel name, API function, agent name */
 	union {
 		struct {
-			int64_t index, type, vendor_id, compute_units, max_clock_mhz;
+			int64_t index, vendor_id, compute_units, max_clock_mhz;
 			int64_t global_memory_bytes, local_memory_bytes, max_workgroup_size;
 			int64_t max_workgroup[3];
 			const char *type_name, *vendor_name, *driver_version;
@@ -61,9 +61,6 @@ struct writer_ops {
 
 extern const struct writer_ops csv_writer;
 extern const struct writer_ops summary_writer;
-
-/* The writer for a format name, or NULL. */
-const struct writer_ops *writer_find(const char *format);
 
 /* Streams every event of db through the writers, in time order within each kind
  * (agents, kernels, copies, API calls). Files written are listed in `written`. */
