@@ -2,6 +2,7 @@
 #include "output.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -74,7 +75,7 @@ static int export_outputs(const char *db_path, const struct output_request *requ
 	return rc;
 }
 
-static void describe(const char *spool_path, const struct store_load_stats *s)
+static void describe(const char *spool_path, const struct recording_stats *s)
 {
 	fprintf(stderr, "gpuprof: %s: %llu kernels, %llu memory copies, %llu API calls\n",
 		spool_path, (unsigned long long)s->records[RECORD_KERNEL],
@@ -95,25 +96,70 @@ static void describe(const char *spool_path, const struct store_load_stats *s)
 				"not know\n", spool_path, (unsigned long long)s->unknown_records);
 }
 
+/* The database of a recording, built on a thread of its own. */
+struct database_job {
+	const struct recording *rec;
+	const char *spool_path, *db_path;
+	int rc;
+	struct error err;
+};
+
+static void *build_database(void *arg)
+{
+	struct database_job *job = arg;
+	job->rc = store_write(job->rec, job->spool_path, job->db_path, &job->err);
+	return NULL;
+}
+
+/* Writes the files of one writer from a recording. */
+static int export_recording_with(const struct recording *rec, const struct writer_ops *writer,
+				 const struct output_request *request, const char *prefix,
+				 struct strbuf *written, struct error *err)
+{
+	struct output_options options = request->options;
+	options.prefix = prefix;
+	return export_recording(rec, &writer, 1, &options, written, err);
+}
+
 int output_from_spool(const char *spool_path, const char *prefix,
 		      const struct output_request *request, int keep_spool, struct error *err)
 {
+	struct recording rec;
+	if (recording_read(&rec, spool_path, err))
+		return -1;
+	describe(spool_path, &rec.stats);
+
+	/* The database and the files come from the same sorted records: the inserts run
+	 * on a second thread while the files are written here. */
 	struct strbuf db_path = STRBUF_INIT, written = STRBUF_INIT;
-	int keep_db = (request->formats & FORMAT_SQLITE) != 0;
-	if (keep_db)
+	struct database_job job = { .rec = &rec, .spool_path = spool_path };
+	pthread_t thread;
+	int threaded = 0, rc = 0;
+	if (request->formats & FORMAT_SQLITE) {
 		strbuf_addf(&db_path, "%s_results.db", prefix);
-	else
-		strbuf_addf(&db_path, "%s_results.db.%d.tmp", prefix, (int)getpid());
-	struct store_load_stats stats;
-	int rc = store_load_spool(spool_path, db_path.buf, &stats, err);
-	if (rc == 0) {
-		describe(spool_path, &stats);
-		if (keep_db)
-			strbuf_addf(&written, "%s\n", db_path.buf);
-		rc = export_outputs(db_path.buf, request, prefix, &written, err);
-		if (!keep_db)
-			unlink(db_path.buf);
+		job.db_path = db_path.buf;
+		threaded = pthread_create(&thread, NULL, build_database, &job) == 0;
+		if (!threaded)
+			build_database(&job);
 	}
+	if (request->formats & FORMAT_CSV)
+		rc = export_recording_with(&rec, &csv_writer, request, prefix, &written, err);
+	if (threaded)
+		pthread_join(thread, NULL);
+	struct strbuf listing = STRBUF_INIT; /* the database first, then the files */
+	if (job.db_path && job.rc == 0)
+		strbuf_addf(&listing, "%s\n", db_path.buf);
+	strbuf_addstr(&listing, written.buf);
+	if (job.db_path && job.rc && rc == 0) {
+		*err = job.err;
+		rc = -1;
+	}
+	print_written(&listing);
+	strbuf_release(&listing);
+	strbuf_reset(&written);
+	if (rc == 0 && request->summary)
+		rc = export_recording_with(&rec, &summary_writer, request, prefix, &written, err);
+	recording_release(&rec);
 	if (rc == 0 && !keep_spool && unlink(spool_path) < 0)
 		fprintf(stderr, "gpuprof: cannot remove '%s': %s\n", spool_path, strerror(errno));
 	strbuf_release(&db_path);

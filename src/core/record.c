@@ -11,6 +11,16 @@ const char *record_domain_name(uint32_t domain)
 	return "UNKNOWN_API";
 }
 
+const char *record_agent_type_name(uint32_t type)
+{
+	switch (type) {
+	case AGENT_CPU: return "CPU";
+	case AGENT_GPU: return "GPU";
+	case AGENT_ACCELERATOR: return "ACCELERATOR";
+	}
+	return "OTHER";
+}
+
 const char *record_direction_name(uint32_t direction)
 {
 	switch (direction) {

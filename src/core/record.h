@@ -169,6 +169,7 @@ struct record_process_end {
 
 /* Names used in outputs. */
 const char *record_domain_name(uint32_t domain);       /* "OPENCL_API" */
+const char *record_agent_type_name(uint32_t type);     /* "CPU", "GPU" */
 const char *record_direction_name(uint32_t direction); /* "MEMORY_COPY_HOST_TO_DEVICE" */
 const char *record_operation_name(uint32_t operation); /* "COPY", "FILL" */
 const char *record_dropped_reason_name(uint32_t reason);

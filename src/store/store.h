@@ -1,5 +1,5 @@
 /* The SQLite store: one database per recorded process, the canonical form of the
- * recorded data (documented in docs/SCHEMA.md). Every output is written from it. */
+ * recorded data (documented in docs/SCHEMA.md). */
 #ifndef GPUPROF_STORE_STORE_H
 #define GPUPROF_STORE_STORE_H
 
@@ -7,23 +7,18 @@
 #include <stdint.h>
 
 #include "core/record.h"
+#include "core/recording.h"
 #include "util/error.h"
 
 #define STORE_SCHEMA_VERSION "1.0.0"
 
-/* What a load found, for the user's summary line. */
-struct store_load_stats {
-	uint64_t records[RECORD_TYPE_COUNT]; /* by record type */
-	uint64_t unknown_records;            /* types this version does not know, skipped */
-	uint64_t dropped_records;            /* lost while recording (RECORD_DROPPED) */
-	uint64_t truncated_bytes;            /* an incomplete last chunk, ignored */
-	int clean_exit;                      /* the process ended with a final flush */
-};
-
-/* Builds a database at db_path from a spool. The database is written beside db_path
- * and renamed into place only when complete; an existing file is replaced. */
-int store_load_spool(const char *spool_path, const char *db_path, struct store_load_stats *stats,
-		     struct error *err);
+/* Builds a database at db_path from a spool read into memory (spool_path is recorded
+ * in its metadata). The database is written beside db_path and renamed into place only
+ * when complete; an existing file is replaced. Kernels, copies and API calls are
+ * inserted in start-time order, so rowid order is time order. Reads rec only: it may
+ * run on a thread of its own while writers read the same recording. */
+int store_write(const struct recording *rec, const char *spool_path, const char *db_path,
+		struct error *err);
 
 /* Opens an existing gpuprof database read-only and checks its schema version. */
 int store_open(const char *db_path, sqlite3 **db, struct error *err);

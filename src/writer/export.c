@@ -223,68 +223,199 @@ static const struct {
 	  "FROM gpuprof_api_call ORDER BY id", fill_api },
 };
 
+/* One pass of events through a set of writers. */
+struct export_run {
+	const struct writer_ops *const *writers;
+	void *states[8];
+	int count, begun;
+	const struct output_options *options;
+	struct strbuf name; /* a truncated kernel name */
+};
+
+static int run_begin(struct export_run *run, const struct writer_ops *const *writers,
+		     int count, const struct output_options *options, struct error *err)
+{
+	memset(run, 0, sizeof(*run));
+	strbuf_init(&run->name);
+	run->writers = writers;
+	run->count = count;
+	run->options = options;
+	if (count > 8)
+		return error_set(err, "too many output formats");
+	for (; run->begun < count; run->begun++)
+		if (writers[run->begun]->begin(&run->states[run->begun], options, err))
+			return -1;
+	return 0;
+}
+
+static int run_event(struct export_run *run, struct event *e, struct error *err)
+{
+	if (e->kind == EVENT_KERNEL && run->options->truncate_kernels) {
+		writer_truncate_name(e->name, &run->name);
+		e->name = run->name.buf;
+	}
+	for (int w = 0; w < run->count; w++)
+		if (run->writers[w]->event(run->states[w], e, err))
+			return -1;
+	return 0;
+}
+
+/* Ends every writer that began: normally, or discarding its files when failed. */
+static int run_end(struct export_run *run, int failed, struct strbuf *written,
+		   struct error *err)
+{
+	int rc = failed ? -1 : 0;
+	for (int w = 0; w < run->begun; w++) {
+		struct error end_err;
+		if (run->writers[w]->end(run->states[w], failed, written, &end_err) && rc == 0) {
+			*err = end_err;
+			rc = -1;
+		}
+	}
+	strbuf_release(&run->name);
+	return rc;
+}
+
 int export_database(sqlite3 *db, const struct writer_ops *const *writers, int count,
 		    const struct output_options *options, struct strbuf *written,
 		    struct error *err)
 {
-	void *states[8] = { NULL };
-	int begun = 0, rc = 0;
-	struct strbuf name = STRBUF_INIT;
+	struct export_run run;
 	struct names names;
-	if (count > 8)
-		return error_set(err, "too many output formats");
-	if (names_load(db, &names, err)) {
-		names_release(&names);
-		return -1;
-	}
-	for (; begun < count; begun++)
-		if (writers[begun]->begin(&states[begun], options, err))
-			goto out_error;
-	for (size_t q = 0; q < sizeof(queries) / sizeof(queries[0]); q++) {
+	int failed = names_load(db, &names, err) || run_begin(&run, writers, count, options, err);
+	for (size_t q = 0; !failed && q < sizeof(queries) / sizeof(queries[0]); q++) {
 		sqlite3_stmt *s;
-		if (store_prepare(db, queries[q].sql, &s, err))
-			goto out_error;
+		if (store_prepare(db, queries[q].sql, &s, err)) {
+			failed = 1;
+			break;
+		}
 		int step;
 		while ((step = sqlite3_step(s)) == SQLITE_ROW) {
 			struct event e;
 			memset(&e, 0, sizeof(e));
 			queries[q].fill(s, &names, &e);
-			if (e.kind == EVENT_KERNEL && options->truncate_kernels) {
-				writer_truncate_name(e.name, &name);
-				e.name = name.buf;
-			}
-			for (int w = 0; w < count; w++) {
-				if (writers[w]->event(states[w], &e, err)) {
-					sqlite3_finalize(s);
-					goto out_error;
-				}
+			if (run_event(&run, &e, err)) {
+				failed = 1;
+				break;
 			}
 		}
-		if (step != SQLITE_DONE) {
+		if (!failed && step != SQLITE_DONE) {
 			error_set(err, "cannot read '%s': %s", sqlite3_db_filename(db, "main"),
 				  sqlite3_errmsg(db));
-			sqlite3_finalize(s);
-			goto out_error;
+			failed = 1;
 		}
 		sqlite3_finalize(s);
 	}
-	for (int w = 0; w < count; w++) {
-		struct error end_err;
-		if (writers[w]->end(states[w], 0, written, &end_err) && rc == 0) {
-			*err = end_err;
-			rc = -1;
-		}
-	}
-	strbuf_release(&name);
+	int rc = run_end(&run, failed, written, err);
 	names_release(&names);
 	return rc;
+}
 
-out_error:
-	for (int w = 0; w < begun; w++) {
-		struct error ignored;
-		writers[w]->end(states[w], 1, written, &ignored);
+/* ---- the same events from a recording ------------------------------------------------- */
+
+static void event_from_agent(const struct recording *rec, const struct record_agent *r,
+			     struct event *e)
+{
+	e->kind = EVENT_AGENT;
+	e->pid = rec->process->pid;
+	e->agent.index = r->id;
+	e->agent.type_name = record_agent_type_name(r->type);
+	e->name = recording_string(rec, r->name_id);
+	e->agent.vendor_name = recording_string(rec, r->vendor_name_id);
+	e->agent.driver_version = recording_string(rec, r->driver_version_id);
+	e->agent.vendor_id = r->vendor_id;
+	e->agent.compute_units = r->compute_units;
+	e->agent.max_clock_mhz = r->max_clock_mhz;
+	e->agent.global_memory_bytes = (int64_t)r->global_memory_bytes;
+	e->agent.local_memory_bytes = (int64_t)r->local_memory_bytes;
+	e->agent.max_workgroup_size = r->max_workgroup_size;
+	for (int i = 0; i < 3; i++)
+		e->agent.max_workgroup[i] = r->max_workgroup_dim[i];
+}
+
+static void event_from_kernel(const struct recording *rec, const struct record_kernel *r,
+			      struct event *e)
+{
+	e->kind = EVENT_KERNEL;
+	e->pid = rec->process->pid;
+	e->tid = r->tid;
+	e->kernel.agent = r->agent_id;
+	e->kernel.queue = r->queue_id;
+	e->kernel.kernel_id = r->name_id;
+	e->name = recording_string(rec, r->name_id);
+	e->correlation_id = (int64_t)r->correlation_id;
+	e->kernel.dispatch_id = (int64_t)r->dispatch_id;
+	e->start_ns = (int64_t)r->start_ns;
+	e->end_ns = (int64_t)r->end_ns;
+	for (int i = 0; i < 3; i++) {
+		e->kernel.grid[i] = r->grid[i];
+		e->kernel.workgroup[i] = r->workgroup[i];
 	}
-	strbuf_release(&name);
-	names_release(&names);
-	return -1;
+	e->kernel.local_memory_bytes = r->local_memory_bytes;
+	e->kernel.private_memory_bytes = r->private_memory_bytes;
+	e->kernel.status = r->status;
+}
+
+static void event_from_copy(const struct recording *rec, const struct record_memory_copy *r,
+			    struct event *e)
+{
+	e->kind = EVENT_MEMORY_COPY;
+	e->pid = rec->process->pid;
+	e->tid = r->tid;
+	e->name = recording_string(rec, r->function_id);
+	e->copy.operation = record_operation_name(r->operation);
+	e->copy.direction = record_direction_name(r->direction);
+	e->copy.src_agent = r->src_agent_id;
+	e->copy.dst_agent = r->dst_agent_id;
+	e->copy.queue = r->queue_id;
+	e->copy.bytes = (int64_t)r->bytes;
+	e->start_ns = (int64_t)r->start_ns;
+	e->end_ns = (int64_t)r->end_ns;
+	e->correlation_id = (int64_t)r->correlation_id;
+	e->copy.status = r->status;
+}
+
+static void event_from_api(const struct recording *rec, const struct record_api_call *r,
+			   struct event *e)
+{
+	e->kind = EVENT_API_CALL;
+	e->pid = rec->process->pid;
+	e->api.domain = record_domain_name(r->domain);
+	e->name = recording_string(rec, r->function_id);
+	e->tid = r->tid;
+	e->start_ns = (int64_t)r->start_ns;
+	e->end_ns = (int64_t)r->end_ns;
+	e->correlation_id = (int64_t)r->correlation_id;
+	e->api.result = r->result;
+}
+
+int export_recording(const struct recording *rec, const struct writer_ops *const *writers,
+		     int count, const struct output_options *options, struct strbuf *written,
+		     struct error *err)
+{
+	struct export_run run;
+	int failed = run_begin(&run, writers, count, options, err);
+	/* the order of export_database(): agents, kernels, copies, API calls */
+	const struct record_list *lists[] = { &rec->agents, &rec->kernels, &rec->copies,
+					      &rec->api_calls };
+	for (size_t l = 0; !failed && l < sizeof(lists) / sizeof(lists[0]); l++) {
+		for (size_t i = 0; i < lists[l]->count; i++) {
+			const struct record_header *h = lists[l]->items[i];
+			struct event e;
+			memset(&e, 0, sizeof(e));
+			if (h->type == RECORD_AGENT)
+				event_from_agent(rec, (const void *)h, &e);
+			else if (h->type == RECORD_KERNEL)
+				event_from_kernel(rec, (const void *)h, &e);
+			else if (h->type == RECORD_MEMORY_COPY)
+				event_from_copy(rec, (const void *)h, &e);
+			else
+				event_from_api(rec, (const void *)h, &e);
+			if (run_event(&run, &e, err)) {
+				failed = 1;
+				break;
+			}
+		}
+	}
+	return run_end(&run, failed, written, err);
 }

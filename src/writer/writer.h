@@ -1,11 +1,13 @@
 /* Output writers: each format is one file with one small ops table that sees only
- * vendor-neutral events read from the store. export_database() drives them. */
+ * vendor-neutral events, read from a database (export_database()) or from a spool read
+ * into memory (export_recording()); both give the same events in the same order. */
 #ifndef GPUPROF_WRITER_WRITER_H
 #define GPUPROF_WRITER_WRITER_H
 
 #include <sqlite3.h>
 #include <stdint.h>
 
+#include "core/recording.h"
 #include "util/error.h"
 #include "util/strbuf.h"
 
@@ -67,6 +69,12 @@ extern const struct writer_ops summary_writer;
 int export_database(sqlite3 *db, const struct writer_ops *const *writers, int count,
 		    const struct output_options *options, struct strbuf *written,
 		    struct error *err);
+
+/* The same from a spool read into memory: the events the database built from it would
+ * give, in the same order. */
+int export_recording(const struct recording *rec, const struct writer_ops *const *writers,
+		     int count, const struct output_options *options, struct strbuf *written,
+		     struct error *err);
 
 /* Kernel names without namespaces, template arguments and parameters
  * ("ns::k<int>(float*)" becomes "k"), as rocprofv3's --truncate-kernels. */

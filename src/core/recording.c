@@ -1,0 +1,189 @@
+/* A spool read into memory for post-processing (see recording.h). */
+#include "core/recording.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/strbuf.h"
+
+static void list_add(struct record_list *list, const struct record_header *h)
+{
+	if (list->count == list->alloc) {
+		list->alloc = list->alloc ? list->alloc * 2 : 1024;
+		list->items = xrealloc(list->items, list->alloc * sizeof(*list->items));
+	}
+	list->items[list->count++] = h;
+}
+
+static uint64_t start_of(const struct record_header *h)
+{
+	switch (h->type) {
+	case RECORD_API_CALL: return ((const struct record_api_call *)h)->start_ns;
+	case RECORD_KERNEL: return ((const struct record_kernel *)h)->start_ns;
+	case RECORD_MEMORY_COPY: return ((const struct record_memory_copy *)h)->start_ns;
+	}
+	return 0;
+}
+
+static uint64_t end_of(const struct record_header *h)
+{
+	switch (h->type) {
+	case RECORD_API_CALL: return ((const struct record_api_call *)h)->end_ns;
+	case RECORD_KERNEL: return ((const struct record_kernel *)h)->end_ns;
+	case RECORD_MEMORY_COPY: return ((const struct record_memory_copy *)h)->end_ns;
+	}
+	return 0;
+}
+
+/* The id of a string, agent or queue record (each starts with a u32 id). */
+static uint32_t id_of(const struct record_header *h)
+{
+	uint32_t id;
+	memcpy(&id, h + 1, sizeof(id));
+	return id;
+}
+
+/* Ties keep file order: records are pointers into one mapping. */
+static int by_start(const void *a, const void *b)
+{
+	const struct record_header *x = *(const struct record_header *const *)a;
+	const struct record_header *y = *(const struct record_header *const *)b;
+	uint64_t sx = start_of(x), sy = start_of(y);
+	if (sx != sy)
+		return sx < sy ? -1 : 1;
+	return x < y ? -1 : x > y;
+}
+
+static int is_sorted(const struct record_list *list)
+{
+	for (size_t i = 1; i < list->count; i++)
+		if (by_start(&list->items[i - 1], &list->items[i]) > 0)
+			return 0;
+	return 1;
+}
+
+static int by_id(const void *a, const void *b)
+{
+	const struct record_header *x = *(const struct record_header *const *)a;
+	const struct record_header *y = *(const struct record_header *const *)b;
+	uint32_t ix = id_of(x), iy = id_of(y);
+	if (ix != iy)
+		return ix < iy ? -1 : 1;
+	return x < y ? -1 : x > y;
+}
+
+/* Sorts by id and keeps the last record of each id. */
+static void index_by_id(struct record_list *list)
+{
+	if (!list->count)
+		return;
+	qsort(list->items, list->count, sizeof(*list->items), by_id);
+	size_t kept = 0;
+	for (size_t i = 0; i < list->count; i++) {
+		if (kept && id_of(list->items[kept - 1]) == id_of(list->items[i]))
+			kept--;
+		list->items[kept++] = list->items[i];
+	}
+	list->count = kept;
+}
+
+int recording_read(struct recording *rec, const char *spool_path, struct error *err)
+{
+	memset(rec, 0, sizeof(*rec));
+	if (spool_reader_open(&rec->reader, spool_path, err))
+		return -1;
+	struct recording_stats *stats = &rec->stats;
+	uint64_t last_ns = 0;
+	const struct record_header *h;
+	int more;
+	while ((more = spool_reader_next(&rec->reader, &h, err)) > 0) {
+		if (h->type < RECORD_TYPE_COUNT)
+			stats->records[h->type]++;
+		switch (h->type) {
+		case RECORD_STRING: list_add(&rec->strings, h); break;
+		case RECORD_AGENT: list_add(&rec->agents, h); break;
+		case RECORD_QUEUE: list_add(&rec->queues, h); break;
+		case RECORD_API_CALL: list_add(&rec->api_calls, h); break;
+		case RECORD_KERNEL: list_add(&rec->kernels, h); break;
+		case RECORD_MEMORY_COPY: list_add(&rec->copies, h); break;
+		case RECORD_PROCESS:
+			if (!rec->process)
+				rec->process = (const void *)h;
+			break;
+		case RECORD_DROPPED: {
+			const struct record_dropped *d = (const void *)h;
+			uint32_t reason = d->reason < 8 ? d->reason : 0;
+			rec->dropped[reason][0] += d->records;
+			rec->dropped[reason][1] += d->bytes;
+			stats->dropped_records += d->records;
+			break;
+		}
+		case RECORD_PROCESS_END:
+			rec->end_ns = ((const struct record_process_end *)h)->end_ns;
+			stats->clean_exit = 1;
+			break;
+		default:
+			stats->unknown_records++;
+			break;
+		}
+		uint64_t end = end_of(h);
+		if (end > last_ns)
+			last_ns = end;
+	}
+	if (more < 0) {
+		recording_release(rec);
+		return -1;
+	}
+	stats->truncated_bytes = rec->reader.truncated_bytes;
+	if (!rec->process) {
+		recording_release(rec);
+		return error_set(err, "'%s' holds no process record: it is empty or was cut off "
+				 "before its first flush", spool_path);
+	}
+	if (!rec->end_ns)
+		rec->end_ns = last_ns > rec->process->start_ns ? last_ns : rec->process->start_ns;
+	index_by_id(&rec->strings);
+	rec->texts = xcalloc(rec->strings.count, sizeof(*rec->texts));
+	for (size_t i = 0; i < rec->strings.count; i++) {
+		const struct record_string *s = (const void *)rec->strings.items[i];
+		rec->texts[i] = xrealloc(NULL, (size_t)s->length + 1);
+		memcpy(rec->texts[i], s->text, s->length);
+		rec->texts[i][s->length] = '\0';
+	}
+	index_by_id(&rec->agents);
+	index_by_id(&rec->queues);
+	struct record_list *timed[] = { &rec->api_calls, &rec->kernels, &rec->copies };
+	for (size_t i = 0; i < 3; i++)
+		if (!is_sorted(timed[i])) /* one recording thread gives sorted lists */
+			qsort(timed[i]->items, timed[i]->count, sizeof(*timed[i]->items), by_start);
+	return 0;
+}
+
+const char *recording_string(const struct recording *rec, uint32_t id)
+{
+	size_t lo = 0, hi = rec->strings.count;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		uint32_t at = id_of(rec->strings.items[mid]);
+		if (at == id)
+			return rec->texts[mid];
+		if (at < id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return "";
+}
+
+void recording_release(struct recording *rec)
+{
+	struct record_list *lists[] = { &rec->strings, &rec->agents, &rec->queues,
+					&rec->api_calls, &rec->kernels, &rec->copies };
+	for (size_t i = 0; rec->texts && i < rec->strings.count; i++)
+		free(rec->texts[i]);
+	free(rec->texts);
+	for (size_t i = 0; i < sizeof(lists) / sizeof(lists[0]); i++)
+		free(lists[i]->items);
+	spool_reader_release(&rec->reader);
+	memset(rec, 0, sizeof(*rec));
+}

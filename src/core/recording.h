@@ -1,0 +1,52 @@
+/* A spool read into memory for post-processing: the file stays mapped, records are
+ * validated once, names and agents are indexed by id, and kernels, transfers and API
+ * calls are sorted by start time. Both the database and the writers are fed from it,
+ * so they see the same rows in the same order. */
+#ifndef GPUPROF_CORE_RECORDING_H
+#define GPUPROF_CORE_RECORDING_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/record.h"
+#include "core/spool.h"
+#include "util/error.h"
+
+/* What a spool held, for the user's summary line. */
+struct recording_stats {
+	uint64_t records[RECORD_TYPE_COUNT]; /* by record type */
+	uint64_t unknown_records;            /* types this version does not know, skipped */
+	uint64_t dropped_records;            /* lost while recording (RECORD_DROPPED) */
+	uint64_t truncated_bytes;            /* an incomplete last chunk, ignored */
+	int clean_exit;                      /* the process ended with a final flush */
+};
+
+/* Records of one kind, as pointers into the mapped spool. */
+struct record_list {
+	const struct record_header **items;
+	size_t count, alloc;
+};
+
+struct recording {
+	struct spool_reader reader;            /* keeps the records mapped */
+	const struct record_process *process;  /* the first RECORD_PROCESS */
+	uint64_t end_ns;                       /* from RECORD_PROCESS_END, else the last end seen */
+	struct record_list strings;            /* by id; of equal ids the last written wins */
+	char **texts;                          /* NUL-terminated copies, as strings.items */
+	struct record_list agents;             /* by id, likewise */
+	struct record_list queues;             /* by id, likewise */
+	struct record_list api_calls;          /* by start time, then file order */
+	struct record_list kernels;            /* likewise */
+	struct record_list copies;             /* likewise */
+	uint64_t dropped[8][2];                /* by enum dropped_reason: records, bytes */
+	struct recording_stats stats;
+};
+
+/* Reads and checks a whole spool. A spool without a process record is refused. */
+int recording_read(struct recording *rec, const char *spool_path, struct error *err);
+void recording_release(struct recording *rec);
+
+/* The text of a string id, or "" when the spool does not define it. */
+const char *recording_string(const struct recording *rec, uint32_t id);
+
+#endif
