@@ -1,5 +1,6 @@
-/* Post-processing shared by `trace` and `convert`: a spool becomes a database, and the
- * database becomes the requested outputs. */
+/* Post-processing shared by `trace` and `convert`: a spool, read and sorted in memory,
+ * becomes a database and the requested files at the same time; a database becomes the
+ * same files. */
 #ifndef GPUPROF_OUTPUT_H
 #define GPUPROF_OUTPUT_H
 
@@ -25,9 +26,10 @@ struct output_request {
  * are refused by name. */
 int output_parse_formats(const struct option_list *list, unsigned *formats, struct error *err);
 
-/* Turns one spool into outputs named <prefix>_<name>.<ext>; prints a line about the
- * process and the files written. keep_spool leaves the spool in place; otherwise it is
- * removed once every output was written. */
+/* Turns one spool into outputs named <prefix>_<name>.<ext>: the database on a second
+ * thread while the files are written. Prints a line about the process and the files
+ * written. keep_spool leaves the spool in place; otherwise it is removed once every
+ * output was written. */
 int output_from_spool(const char *spool_path, const char *prefix,
 		      const struct output_request *request, int keep_spool, struct error *err);
 
