@@ -174,23 +174,29 @@ static void api_end(struct api_call *call, cl_int result)
 /* ---- object tables ------------------------------------------------------------------- */
 
 /* A fixed-size map from an OpenCL handle to our information about it. Writers hold
- * table_lock (creation time only); readers do not lock. A handle that is freed and
- * reused by the runtime is simply overwritten by the next creation. */
+ * table_lock (creation and final release only); readers do not lock. An entry is
+ * removed when the application releases its last reference, leaving a tombstone that
+ * readers probe past; a handle the runtime reuses is overwritten by its creation. */
+#define HANDLE_SLOTS 16384
+#define TOMBSTONE ((void *)(uintptr_t)1)
+
 struct handle_map {
-	_Atomic(void *) keys[4096];
-	_Atomic(void *) values[4096];
+	_Atomic(void *) keys[HANDLE_SLOTS];
+	_Atomic(void *) values[HANDLE_SLOTS];
 };
 static pthread_mutex_t table_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static size_t handle_slot(const void *key)
 {
 	uintptr_t k = (uintptr_t)key;
-	return (size_t)((k >> 4) * 0x9e3779b97f4a7c15ull >> 52);
+	return (size_t)((k >> 4) * 0x9e3779b97f4a7c15ull >> 50) & (HANDLE_SLOTS - 1);
 }
+
+#define NEXT_SLOT(i) (((i) + 1) & (HANDLE_SLOTS - 1))
 
 static void *handle_find(struct handle_map *map, const void *key)
 {
-	for (size_t i = handle_slot(key), n = 0; n < 4096; i = (i + 1) & 4095, n++) {
+	for (size_t i = handle_slot(key), n = 0; n < HANDLE_SLOTS; i = NEXT_SLOT(i), n++) {
 		void *k = atomic_load_explicit(&map->keys[i], memory_order_acquire);
 		if (k == key)
 			return atomic_load_explicit(&map->values[i], memory_order_acquire);
@@ -200,18 +206,48 @@ static void *handle_find(struct handle_map *map, const void *key)
 	return NULL;
 }
 
-/* Caller holds table_lock. Returns -1 when the table is full. */
-static int handle_put(struct handle_map *map, void *key, void *value)
+/* Caller holds table_lock. Sets the value of key and returns the value it replaces
+ * (NULL for a new key), or TOMBSTONE when the table is full. */
+static void *handle_put(struct handle_map *map, void *key, void *value)
 {
-	for (size_t i = handle_slot(key), n = 0; n < 4096; i = (i + 1) & 4095, n++) {
+	size_t free_slot = HANDLE_SLOTS;
+	for (size_t i = handle_slot(key), n = 0; n < HANDLE_SLOTS; i = NEXT_SLOT(i), n++) {
 		void *k = atomic_load(&map->keys[i]);
-		if (k == key || !k) {
+		if (k == key) {
+			void *old = atomic_load(&map->values[i]);
 			atomic_store_explicit(&map->values[i], value, memory_order_release);
-			atomic_store_explicit(&map->keys[i], key, memory_order_release);
-			return 0;
+			return old;
+		}
+		if (k == TOMBSTONE && free_slot == HANDLE_SLOTS)
+			free_slot = i;
+		if (!k) {
+			if (free_slot == HANDLE_SLOTS)
+				free_slot = i;
+			break;
 		}
 	}
-	return -1;
+	if (free_slot == HANDLE_SLOTS)
+		return TOMBSTONE;
+	atomic_store_explicit(&map->values[free_slot], value, memory_order_release);
+	atomic_store_explicit(&map->keys[free_slot], key, memory_order_release);
+	return NULL;
+}
+
+/* Caller holds table_lock. Removes key and returns its value, or NULL. */
+static void *handle_remove(struct handle_map *map, const void *key)
+{
+	for (size_t i = handle_slot(key), n = 0; n < HANDLE_SLOTS; i = NEXT_SLOT(i), n++) {
+		void *k = atomic_load(&map->keys[i]);
+		if (k == key) {
+			void *old = atomic_load(&map->values[i]);
+			atomic_store_explicit(&map->keys[i], TOMBSTONE, memory_order_release);
+			atomic_store_explicit(&map->values[i], NULL, memory_order_release);
+			return old;
+		}
+		if (!k)
+			break;
+	}
+	return NULL;
 }
 
 struct device_info {
@@ -287,7 +323,7 @@ static struct device_info *device_lookup(cl_device_id device)
 	if (!info && (info = calloc(1, sizeof(*info)))) {
 		info->device = device;
 		info->agent_id = ++agent_count;
-		if (handle_put(&device_map, device, info) < 0) {
+		if (handle_put(&device_map, device, info) == TOMBSTONE) {
 			free(info);
 			info = NULL;
 		}
@@ -348,12 +384,13 @@ static struct queue_info *queue_register(cl_command_queue queue, cl_device_id de
 	}
 	pthread_mutex_lock(&table_lock);
 	info->queue_id = ++queue_count;
-	int full = handle_put(&queue_map, queue, info) < 0;
+	void *old = handle_put(&queue_map, queue, info);
 	pthread_mutex_unlock(&table_lock);
-	if (full) {
+	if (old == TOMBSTONE) {
 		free(info);
 		return NULL;
 	}
+	free(old); /* a released queue whose handle the runtime reused */
 	struct record_queue record = {
 		.header = { sizeof(record), RECORD_QUEUE, 0 },
 		.id = info->queue_id,
@@ -374,12 +411,23 @@ static void kernel_register(cl_kernel kernel)
 		return;
 	info->name_id = recorder_intern(name);
 	pthread_mutex_lock(&table_lock);
-	void *old = handle_find(&kernel_map, kernel);
-	int full = handle_put(&kernel_map, kernel, info) < 0;
+	void *old = handle_put(&kernel_map, kernel, info);
 	pthread_mutex_unlock(&table_lock);
-	(void)old; /* a reader may still hold it: kept, bounded by the table size */
-	if (full)
-		free(info);
+	if (old == TOMBSTONE)
+		free(info); /* the table is full: kernel_begin() names it on every launch */
+	else
+		free(old); /* a released kernel whose handle the runtime reused */
+}
+
+/* Forgets an object whose last reference the application is about to release. */
+static void forget_if_last(struct handle_map *map, void *handle, cl_uint references)
+{
+	if (references != 1)
+		return; /* others (or the runtime) still hold it */
+	pthread_mutex_lock(&table_lock);
+	void *info = handle_remove(map, handle);
+	pthread_mutex_unlock(&table_lock);
+	free(info);
 }
 
 static struct kernel_info *kernel_lookup(cl_kernel kernel)
@@ -588,8 +636,10 @@ static struct pending *pending_begin(const struct api_call *call, cl_command_que
 	if (!call->recorded || !wanted)
 		return NULL;
 	struct queue_info *q = handle_find(&queue_map, queue);
-	if (!q)
-		return NULL; /* created before gpuprof could see it: profiling may be off */
+	if (!q) { /* created before gpuprof could see it: profiling may be off */
+		recorder_count_dropped(DROPPED_UNTRACKED_QUEUE, 1);
+		return NULL;
+	}
 	struct pending *p = pending_get();
 	if (!p) {
 		recorder_count_dropped(DROPPED_NO_SLOT, 1);
@@ -629,7 +679,11 @@ static struct pending *kernel_begin(const struct api_call *call, cl_command_queu
 		for (cl_uint d = dims; d < 3; d++)
 			k->workgroup[d] = 1;
 	struct kernel_info *info = kernel_lookup(kernel);
-	if (info) {
+	if (!info) {
+		char name[1024] = "<unknown kernel>";
+		clGetKernelInfo(kernel, CL_KERNEL_FUNCTION_NAME, sizeof(name) - 1, name, NULL);
+		k->name_id = recorder_intern(name);
+	} else {
 		k->name_id = info->name_id;
 		if (!atomic_load_explicit(&info->sized, memory_order_acquire) && p->device) {
 			cl_ulong lmem = 0, pmem = 0;
@@ -1091,7 +1145,6 @@ WRAP_OBJECT(cl_context, clCreateContextFromType,
 	     void *user_data, cl_int *errcode_ret),
 	    (properties, type, notify, user_data, &rc))
 WRAP_STATUS(clReleaseContext, (cl_context context), (context))
-WRAP_STATUS(clReleaseCommandQueue, (cl_command_queue queue), (queue))
 WRAP_OBJECT(cl_mem, clCreateBuffer,
 	    (cl_context context, cl_mem_flags flags, size_t size, void *host_ptr,
 	     cl_int *errcode_ret),
@@ -1110,7 +1163,6 @@ WRAP_STATUS(clBuildProgram,
 	     void(CL_CALLBACK *notify)(cl_program, void *), void *user_data),
 	    (program, n, devices, options, notify, user_data))
 WRAP_STATUS(clReleaseProgram, (cl_program program), (program))
-WRAP_STATUS(clReleaseKernel, (cl_kernel kernel), (kernel))
 WRAP_STATUS(clSetKernelArg, (cl_kernel kernel, cl_uint index, size_t size, const void *value),
 	    (kernel, index, size, value))
 WRAP_STATUS(clEnqueueMarkerWithWaitList,
@@ -1123,6 +1175,38 @@ WRAP_STATUS(clFlush, (cl_command_queue queue), (queue))
 WRAP_STATUS(clFinish, (cl_command_queue queue), (queue))
 WRAP_STATUS(clWaitForEvents, (cl_uint n, const cl_event *events), (n, events))
 WRAP_STATUS(clReleaseEvent, (cl_event event), (event))
+
+EXPORT cl_int CL_API_CALL clReleaseKernel(cl_kernel kernel)
+{
+	REAL(clReleaseKernel);
+	struct api_call call;
+	api_begin(&call, FN_clReleaseKernel);
+	cl_uint references = 0;
+	if (call.recorded)
+		clGetKernelInfo(kernel, CL_KERNEL_REFERENCE_COUNT, sizeof(references), &references,
+				NULL);
+	cl_int rc = real_clReleaseKernel(kernel);
+	if (rc == CL_SUCCESS && call.recorded)
+		forget_if_last(&kernel_map, kernel, references);
+	api_end(&call, rc);
+	return rc;
+}
+
+EXPORT cl_int CL_API_CALL clReleaseCommandQueue(cl_command_queue queue)
+{
+	REAL(clReleaseCommandQueue);
+	struct api_call call;
+	api_begin(&call, FN_clReleaseCommandQueue);
+	cl_uint references = 0;
+	if (call.recorded)
+		clGetCommandQueueInfo(queue, CL_QUEUE_REFERENCE_COUNT, sizeof(references),
+				      &references, NULL);
+	cl_int rc = real_clReleaseCommandQueue(queue);
+	if (rc == CL_SUCCESS && call.recorded)
+		forget_if_last(&queue_map, queue, references);
+	api_end(&call, rc);
+	return rc;
+}
 
 /* ---- shutdown ----------------------------------------------------------------------------- */
 

@@ -51,6 +51,7 @@ const char *record_dropped_reason_name(uint32_t reason)
 	case DROPPED_WRITE_FAILED: return "spool write failed";
 	case DROPPED_NO_SLOT: return "too many commands in flight";
 	case DROPPED_NO_TIMESTAMPS: return "no device timestamps";
+	case DROPPED_UNTRACKED_QUEUE: return "queue not tracked";
 	}
 	return "unknown";
 }

@@ -65,6 +65,7 @@ enum dropped_reason {
 	DROPPED_WRITE_FAILED = 3,  /* the spool could not be written (disk full...) */
 	DROPPED_NO_SLOT = 4,       /* too many device commands in flight to follow */
 	DROPPED_NO_TIMESTAMPS = 5, /* the runtime gave no timestamps for a completed command */
+	DROPPED_UNTRACKED_QUEUE = 6, /* a command on a queue gpuprof could not follow */
 };
 
 struct record_string {

@@ -7,7 +7,8 @@
  * _exit:N, fork-exec:PROGRAM (runs PROGRAM in a child that is also traced),
  * fork-run (a fork()ed child that does not exec and exits without OpenCL, which
  * cannot be used after fork(), while the parent launches one more kernel),
- * hold (sleeps until killed).
+ * hold (sleeps until killed), churn:N (creates, launches once and releases N more kernel
+ * objects, as programs that build kernels on the fly do).
  * Before dying it waits 400 ms so the recorder's 100 ms flush has happened. */
 #define CL_TARGET_OPENCL_VERSION 300
 #define CL_USE_DEPRECATED_OPENCL_1_2_APIS /* clCreateCommandQueue: tested on purpose */
@@ -27,6 +28,7 @@ static const char *source = "__kernel void tick(__global int *x) { x[get_global_
 static cl_context context;
 static cl_command_queue queue;
 static cl_kernel kernel;
+static cl_program program;
 static cl_mem buffer;
 static volatile uintptr_t bad_address = 16; /* for the segv ending */
 
@@ -42,7 +44,7 @@ static void setup(void)
 	}
 	context = clCreateContext(NULL, 1, &device, NULL, NULL, &rc);
 	queue = clCreateCommandQueue(context, device, 0, &rc);
-	cl_program program = clCreateProgramWithSource(context, 1, &source, NULL, &rc);
+	program = clCreateProgramWithSource(context, 1, &source, NULL, &rc);
 	if (clBuildProgram(program, 1, &device, "", NULL, NULL)) {
 		fprintf(stderr, "launcher: build failed\n");
 		exit(3);
@@ -92,6 +94,18 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(ending, "abort"))
 		abort();
+	if (!strncmp(ending, "churn:", 6)) {
+		size_t global = 256, local = 32;
+		for (int i = 0, n = atoi(ending + 6); i < n; i++) {
+			cl_int rc;
+			cl_kernel k = clCreateKernel(program, "tick", &rc);
+			clSetKernelArg(k, 0, sizeof(buffer), &buffer);
+			clEnqueueNDRangeKernel(queue, k, 1, NULL, &global, &local, 0, NULL, NULL);
+			clReleaseKernel(k);
+		}
+		clFinish(queue);
+		return 0;
+	}
 	if (!strcmp(ending, "hold"))
 		for (;;)
 			pause();

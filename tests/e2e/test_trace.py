@@ -198,6 +198,16 @@ def test_fork_without_exec(tmp_path, launcher):
     assert sorted(ids) == [1, 2, 3, 4, 5]
 
 
+def test_many_kernel_objects_keep_their_names(tmp_path, launcher):
+    """Programs that create and release kernel objects as they go: every launch is
+    named, far beyond the number of objects alive at once."""
+    r = trace(tmp_path, ["--kernel-trace", "-f", "sqlite"], [launcher, "2", "churn:5000"])
+    assert r.returncode == 0, r.stderr
+    out = only_process(tmp_path)
+    assert out.query("SELECT name, COUNT(*) AS n FROM kernels GROUP BY name") == [{"name": "tick", "n": 5002}]
+    assert out.query("SELECT COUNT(*) AS n FROM gpuprof_dropped")[0]["n"] == 0
+
+
 def test_transparency_under_trace(tmp_path):
     r = trace(tmp_path, ["--sys-trace"], [os.path.join(TESTS, "transparency")])
     assert r.returncode == 0, r.stdout + r.stderr
