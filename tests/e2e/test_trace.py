@@ -188,6 +188,17 @@ def test_children_traced_into_their_own_files(tmp_path, launcher, vcopy):
     assert child.query("SELECT ppid FROM processes")[0]["ppid"] == parent.pid
 
 
+def test_concurrent_processes_through_a_shell(tmp_path, vcopy):
+    script = f"{vcopy} -n 512 -b 64 -i 3 & {vcopy} -n 1024 -b 32 -i 5 & wait"
+    r = trace(tmp_path, ["--kernel-trace", "-f", "csv"], ["sh", "-c", script])
+    assert r.returncode == 0, r.stderr
+    found = outputs(tmp_path)
+    assert len(found) == 2  # the shell made no OpenCL call: no files of its own
+    sizes = sorted((len(rows), rows[0]["Grid_Size_X"], rows[0]["Workgroup_Size_X"])
+                   for rows in (o.csv("kernel_trace.csv") for o in found))
+    assert sizes == [(3, "512", "64"), (5, "1024", "32")]
+
+
 def test_fork_without_exec(tmp_path, launcher):
     """The child inherits the parent's unflushed records but must not write them; it
     records nothing of its own (OpenCL cannot be used after fork), so it has no files."""
