@@ -1176,37 +1176,26 @@ WRAP_STATUS(clFinish, (cl_command_queue queue), (queue))
 WRAP_STATUS(clWaitForEvents, (cl_uint n, const cl_event *events), (n, events))
 WRAP_STATUS(clReleaseEvent, (cl_event event), (event))
 
-EXPORT cl_int CL_API_CALL clReleaseKernel(cl_kernel kernel)
-{
-	REAL(clReleaseKernel);
-	struct api_call call;
-	api_begin(&call, FN_clReleaseKernel);
-	cl_uint references = 0;
-	if (call.recorded)
-		clGetKernelInfo(kernel, CL_KERNEL_REFERENCE_COUNT, sizeof(references), &references,
-				NULL);
-	cl_int rc = real_clReleaseKernel(kernel);
-	if (rc == CL_SUCCESS && call.recorded)
-		forget_if_last(&kernel_map, kernel, references);
-	api_end(&call, rc);
-	return rc;
-}
+/* A release that forgets the object when the application drops its last reference. */
+#define WRAP_RELEASE(fn, type, map, get_info, reference_count) \
+	EXPORT cl_int CL_API_CALL fn(type object) \
+	{ \
+		REAL(fn); \
+		struct api_call call; \
+		api_begin(&call, FN_##fn); \
+		cl_uint references = 0; \
+		if (call.recorded) \
+			get_info(object, reference_count, sizeof(references), &references, NULL); \
+		cl_int rc = real_##fn(object); \
+		if (rc == CL_SUCCESS && call.recorded) \
+			forget_if_last(&map, object, references); \
+		api_end(&call, rc); \
+		return rc; \
+	}
 
-EXPORT cl_int CL_API_CALL clReleaseCommandQueue(cl_command_queue queue)
-{
-	REAL(clReleaseCommandQueue);
-	struct api_call call;
-	api_begin(&call, FN_clReleaseCommandQueue);
-	cl_uint references = 0;
-	if (call.recorded)
-		clGetCommandQueueInfo(queue, CL_QUEUE_REFERENCE_COUNT, sizeof(references),
-				      &references, NULL);
-	cl_int rc = real_clReleaseCommandQueue(queue);
-	if (rc == CL_SUCCESS && call.recorded)
-		forget_if_last(&queue_map, queue, references);
-	api_end(&call, rc);
-	return rc;
-}
+WRAP_RELEASE(clReleaseKernel, cl_kernel, kernel_map, clGetKernelInfo, CL_KERNEL_REFERENCE_COUNT)
+WRAP_RELEASE(clReleaseCommandQueue, cl_command_queue, queue_map, clGetCommandQueueInfo,
+	     CL_QUEUE_REFERENCE_COUNT)
 
 /* ---- shutdown ----------------------------------------------------------------------------- */
 
