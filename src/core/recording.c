@@ -15,24 +15,24 @@ static void list_add(struct record_list *list, const struct record_header *h)
 	list->items[list->count++] = h;
 }
 
-static uint64_t start_of(const struct record_header *h)
+/* The start and end of an API call, kernel or transfer; 0 and 0 for other records. */
+static void interval_of(const struct record_header *h, uint64_t *start, uint64_t *end)
 {
+	*start = *end = 0;
 	switch (h->type) {
-	case RECORD_API_CALL: return ((const struct record_api_call *)h)->start_ns;
-	case RECORD_KERNEL: return ((const struct record_kernel *)h)->start_ns;
-	case RECORD_MEMORY_COPY: return ((const struct record_memory_copy *)h)->start_ns;
+	case RECORD_API_CALL:
+		*start = ((const struct record_api_call *)h)->start_ns;
+		*end = ((const struct record_api_call *)h)->end_ns;
+		break;
+	case RECORD_KERNEL:
+		*start = ((const struct record_kernel *)h)->start_ns;
+		*end = ((const struct record_kernel *)h)->end_ns;
+		break;
+	case RECORD_MEMORY_COPY:
+		*start = ((const struct record_memory_copy *)h)->start_ns;
+		*end = ((const struct record_memory_copy *)h)->end_ns;
+		break;
 	}
-	return 0;
-}
-
-static uint64_t end_of(const struct record_header *h)
-{
-	switch (h->type) {
-	case RECORD_API_CALL: return ((const struct record_api_call *)h)->end_ns;
-	case RECORD_KERNEL: return ((const struct record_kernel *)h)->end_ns;
-	case RECORD_MEMORY_COPY: return ((const struct record_memory_copy *)h)->end_ns;
-	}
-	return 0;
 }
 
 /* The id of a string, agent or queue record (each starts with a u32 id). */
@@ -48,7 +48,9 @@ static int by_start(const void *a, const void *b)
 {
 	const struct record_header *x = *(const struct record_header *const *)a;
 	const struct record_header *y = *(const struct record_header *const *)b;
-	uint64_t sx = start_of(x), sy = start_of(y);
+	uint64_t sx, sy, unused;
+	interval_of(x, &sx, &unused);
+	interval_of(y, &sy, &unused);
 	if (sx != sy)
 		return sx < sy ? -1 : 1;
 	return x < y ? -1 : x > y;
@@ -126,7 +128,8 @@ int recording_read(struct recording *rec, const char *spool_path, struct error *
 			stats->unknown_records++;
 			break;
 		}
-		uint64_t end = end_of(h);
+		uint64_t start, end;
+		interval_of(h, &start, &end);
 		if (end > last_ns)
 			last_ns = end;
 	}

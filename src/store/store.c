@@ -209,7 +209,6 @@ static int insert_metadata(struct loader *l, const char *tag, const char *value,
 static int finish(struct loader *l, const char *spool_path, struct error *err)
 {
 	const struct recording *rec = l->rec;
-	char number[32];
 	for (uint32_t reason = 0; reason < 8; reason++) {
 		if (!rec->dropped[reason][0])
 			continue;
@@ -235,14 +234,15 @@ static int finish(struct loader *l, const char *spool_path, struct error *err)
 	bind_i64(s, &c, rec->stats.clean_exit);
 	if (step(l, INSERT_PROCESS, err))
 		return -1;
-	snprintf(number, sizeof(number), "%d", SPOOL_VERSION);
-	snprintf(number + 16, 16, "%llu", (unsigned long long)rec->stats.dropped_records);
+	char spool_version[16], dropped[32];
+	snprintf(spool_version, sizeof(spool_version), "%d", SPOOL_VERSION);
+	snprintf(dropped, sizeof(dropped), "%llu", (unsigned long long)rec->stats.dropped_records);
 	if (insert_metadata(l, "schema_version", STORE_SCHEMA_VERSION, err) ||
 	    insert_metadata(l, "gpuprof_version", GPUPROF_VERSION, err) ||
-	    insert_metadata(l, "spool_version", number, err) ||
+	    insert_metadata(l, "spool_version", spool_version, err) ||
 	    insert_metadata(l, "source_spool", spool_path, err) ||
 	    insert_metadata(l, "clean_exit", rec->stats.clean_exit ? "1" : "0", err) ||
-	    insert_metadata(l, "dropped_records", number + 16, err))
+	    insert_metadata(l, "dropped_records", dropped, err))
 		return -1;
 	return 0;
 }
