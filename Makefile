@@ -30,7 +30,7 @@ ifneq ($(MAKECMDGOALS),clean)
 $(info gpuprof $(VERSION) build configuration:)
 $(info   SQLite store ........ $(HAVE_SQLITE))
 $(info   OpenCL backend ...... $(HAVE_OPENCL))
-$(info   CUDA toolkit ........ $(HAVE_CUDA) (the CUDA backend is not part of this version))
+$(info   CUDA backend ........ $(HAVE_CUDA) ($(CUDA_HOME): CUPTI, nvcc for the CUDA samples))
 ifneq ($(HAVE_ZLIB),yes)
 $(error zlib development files not found: run scripts/install-deps.sh (Debian package zlib1g-dev))
 endif
@@ -49,10 +49,18 @@ CLI_SRC := $(wildcard src/*.c)
 obj = $(patsubst %.c,$(BUILD)/obj/%.o,$(1))
 
 GPUPROF := $(BUILD)/bin/gpuprof
-OPENCL_LIB := $(BUILD)/lib/gpuprof/libgpuprof-opencl.so
-TARGETS := $(GPUPROF)
+LIBDIR := $(BUILD)/lib/gpuprof
+RECORDER_LIB := $(LIBDIR)/libgpuprof-recorder.so
+OPENCL_LIB := $(LIBDIR)/libgpuprof-opencl.so
+CUDA_LIB := $(LIBDIR)/libgpuprof-cuda.so
+TARGETS := $(GPUPROF) $(RECORDER_LIB)
+# Backend libraries share the one recorder of the process, found beside them.
+INJECT_LDLIBS := -L$(LIBDIR) -lgpuprof-recorder -Wl,-rpath,'$$ORIGIN'
 
 UNIT_TESTS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(wildcard tests/unit/test-*.c))
+ifneq ($(HAVE_CUDA),yes)
+UNIT_TESTS := $(filter-out $(BUILD)/tests/test-cupti,$(UNIT_TESTS))
+endif
 TARGETS += $(UNIT_TESTS)
 
 ifeq ($(HAVE_OPENCL),yes)
@@ -62,6 +70,18 @@ TEST_PROGRAMS := $(patsubst tests/e2e/%.c,$(BUILD)/tests/%,$(wildcard tests/e2e/
 TARGETS += $(SAMPLES) $(TEST_PROGRAMS) $(BUILD)/bench/launches
 endif
 TARGETS += $(BUILD)/bench/make-spool
+
+# ---- CUDA: the CUPTI backend, the CUDA samples, the GPU tests and benchmarks --------
+NVCC := $(CUDA_HOME)/bin/nvcc
+# Hopper machine code, and PTX that any newer GPU compiles when it loads the program.
+NVCC_FLAGS ?= -O2 -gencode arch=compute_90,code=sm_90 -gencode arch=compute_90,code=compute_90
+CUPTI_LIBDIR := $(firstword $(wildcard $(CUDA_HOME)/extras/CUPTI/lib64) $(CUDA_HOME)/lib64)
+CUDA_INJECT_OBJ := $(call obj,inject/cuda/cuda.c inject/cuda/translate.c inject/cuda/nvidia-proc.c)
+CUDA_SAMPLES := $(patsubst samples/cuda/%.cu,$(BUILD)/samples/cuda/%,$(wildcard samples/cuda/*.cu))
+GPU_PROGRAMS := $(patsubst %.cu,$(BUILD)/%,$(wildcard tests/gpu/*.cu bench/gpu/*.cu))
+ifeq ($(HAVE_CUDA),yes)
+TARGETS += $(CUDA_LIB) $(CUDA_SAMPLES) $(GPU_PROGRAMS) $(BUILD)/bench/gpu/libcupti-floor.so
+endif
 
 all: $(TARGETS)
 
@@ -73,10 +93,37 @@ $(GPUPROF): $(call obj,$(CLI_SRC) $(STORE_SRC) $(CORE_SRC) $(UTIL_SRC))
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) $^ -o $@ $(LDLIBS_SQLITE) -ldl
 
-$(OPENCL_LIB): $(call obj,inject/opencl/opencl.c $(RECORDER_SRC) $(CORE_SRC) $(UTIL_SRC))
+$(RECORDER_LIB): $(call obj,$(RECORDER_SRC) $(CORE_SRC) $(UTIL_SRC))
 	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -shared -Wl,--version-script=src/core/recorder.map \
+		-Wl,-soname,libgpuprof-recorder.so $^ -o $@ -lz
+
+$(OPENCL_LIB): $(call obj,inject/opencl/opencl.c) $(RECORDER_LIB)
 	$(CC) $(ALL_CFLAGS) -shared -Wl,--version-script=inject/opencl/exports.map \
-		-Wl,-soname,libgpuprof-opencl.so $^ -o $@ -ldl -lz
+		-Wl,-soname,libgpuprof-opencl.so $(filter %.o,$^) -o $@ $(INJECT_LDLIBS) -ldl
+
+$(CUDA_INJECT_OBJ) $(BUILD)/obj/bench/gpu/cupti-floor.o: ALL_CFLAGS += -I$(CUDA_HOME)/include
+
+$(CUDA_LIB): $(CUDA_INJECT_OBJ) $(RECORDER_LIB)
+	$(CC) $(ALL_CFLAGS) -shared -Wl,--version-script=inject/cuda/exports.map \
+		-Wl,-soname,libgpuprof-cuda.so $(filter %.o,$^) -o $@ $(INJECT_LDLIBS) \
+		-L$(CUPTI_LIBDIR) -Wl,-rpath,$(CUPTI_LIBDIR) -lcupti -lstdc++ -ldl
+
+$(BUILD)/bench/gpu/libcupti-floor.so: $(BUILD)/obj/bench/gpu/cupti-floor.o
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -shared $^ -o $@ -L$(CUPTI_LIBDIR) -Wl,-rpath,$(CUPTI_LIBDIR) -lcupti
+
+$(BUILD)/samples/cuda/%: samples/cuda/%.cu
+	@mkdir -p $(dir $@)
+	$(NVCC) $(NVCC_FLAGS) $< -o $@
+
+$(GPU_PROGRAMS): $(BUILD)/%: %.cu
+	@mkdir -p $(dir $@)
+	$(NVCC) $(NVCC_FLAGS) $< -o $@
+
+$(BUILD)/tests/test-cupti: tests/unit/test-cupti.c $(call obj,inject/cuda/translate.c inject/cuda/nvidia-proc.c src/core/record.c)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -I$(CUDA_HOME)/include $^ -o $@ -lstdc++
 
 $(BUILD)/samples/%: samples/opencl/%.c
 	@mkdir -p $(dir $@)
@@ -99,7 +146,7 @@ $(BUILD)/tests/test-%: tests/unit/test-%.c $(call obj,$(STORE_SRC) $(CORE_SRC) $
 	$(CC) $(ALL_CFLAGS) $^ -o $@ $(LDLIBS_SQLITE)
 
 check: all
-	BUILD=$(BUILD) HAVE_OPENCL=$(HAVE_OPENCL) tests/run.sh
+	BUILD=$(BUILD) HAVE_OPENCL=$(HAVE_OPENCL) HAVE_CUDA=$(HAVE_CUDA) tests/run.sh
 
 bench: all
 	BUILD=$(BUILD) bench/run.sh
@@ -108,7 +155,9 @@ install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/gpuprof \
 		$(DESTDIR)$(PREFIX)/share/man/man1
 	install -m 755 $(GPUPROF) $(DESTDIR)$(PREFIX)/bin/gpuprof
+	install -m 755 $(RECORDER_LIB) $(DESTDIR)$(PREFIX)/lib/gpuprof/
 	$(if $(filter yes,$(HAVE_OPENCL)),install -m 755 $(OPENCL_LIB) $(DESTDIR)$(PREFIX)/lib/gpuprof/)
+	$(if $(filter yes,$(HAVE_CUDA)),install -m 755 $(CUDA_LIB) $(DESTDIR)$(PREFIX)/lib/gpuprof/)
 	install -m 644 docs/man/*.1 $(DESTDIR)$(PREFIX)/share/man/man1/
 
 clean:

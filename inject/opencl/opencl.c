@@ -113,7 +113,6 @@ static void after_fork_child(void)
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;
 static int enabled;
 
-static void emit_host_agent(void);
 static void shutdown_recording(void);
 static int collect_completed(int final);
 
@@ -123,11 +122,10 @@ static void initialize(void)
 	pthread_atfork(NULL, NULL, after_fork_child);
 	if (!recorder_ready())
 		return;
-	recorder_set_collector(collect_completed);
+	recorder_add_collector(collect_completed);
 	atexit(shutdown_recording);
 	for (int i = 0; i < FUNCTION_COUNT; i++)
 		function_string[i] = recorder_intern(function_names[i]);
-	emit_host_agent();
 	enabled = 1;
 }
 
@@ -275,36 +273,6 @@ struct kernel_info {
 };
 
 static struct handle_map device_map, queue_map, kernel_map;
-static uint32_t agent_count; /* guarded by table_lock; agent 0 is the host */
-static uint32_t queue_count;
-
-static void emit_host_agent(void)
-{
-	char model[256] = "host CPU";
-	FILE *f = fopen("/proc/cpuinfo", "re");
-	char line[512];
-	while (f && fgets(line, sizeof(line), f)) {
-		if (!strncmp(line, "model name", 10) && strchr(line, ':')) {
-			snprintf(model, sizeof(model), "%s", strchr(line, ':') + 2);
-			model[strcspn(model, "\n")] = '\0';
-			break;
-		}
-	}
-	if (f)
-		fclose(f);
-	long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
-	struct record_agent agent = {
-		.header = { sizeof(agent), RECORD_AGENT, 0 },
-		.id = 0,
-		.type = AGENT_CPU,
-		.name_id = recorder_intern(model),
-		.vendor_name_id = recorder_intern(""),
-		.driver_version_id = recorder_intern(""),
-		.compute_units = (uint32_t)sysconf(_SC_NPROCESSORS_ONLN),
-		.global_memory_bytes = pages > 0 && page > 0 ? (uint64_t)pages * (uint64_t)page : 0,
-	};
-	recorder_emit_metadata(&agent);
-}
 
 static uint32_t device_string(cl_device_id device, cl_device_info what)
 {
@@ -318,18 +286,20 @@ static struct device_info *device_lookup(cl_device_id device)
 	struct device_info *info = handle_find(&device_map, device);
 	if (info || !device)
 		return info;
+	int created = 0;
 	pthread_mutex_lock(&table_lock);
 	info = handle_find(&device_map, device);
 	if (!info && (info = calloc(1, sizeof(*info)))) {
 		info->device = device;
-		info->agent_id = ++agent_count;
+		info->agent_id = recorder_new_agent_id();
+		created = 1;
 		if (handle_put(&device_map, device, info) == TOMBSTONE) {
 			free(info);
 			info = NULL;
 		}
 	}
 	pthread_mutex_unlock(&table_lock);
-	if (!info || info->agent_id != agent_count)
+	if (!info || !created)
 		return info;
 
 	cl_device_type type = 0;
@@ -383,7 +353,7 @@ static struct queue_info *queue_register(cl_command_queue queue, cl_device_id de
 		info->app_array_size = (n + 1) * sizeof(app_array[0]);
 	}
 	pthread_mutex_lock(&table_lock);
-	info->queue_id = ++queue_count;
+	info->queue_id = recorder_new_queue_id();
 	void *old = handle_put(&queue_map, queue, info);
 	pthread_mutex_unlock(&table_lock);
 	if (old == TOMBSTONE) {
@@ -670,6 +640,7 @@ static struct pending *kernel_begin(const struct api_call *call, cl_command_queu
 		.correlation_id = call->correlation_id,
 		.dispatch_id = atomic_fetch_add(&next_dispatch, 1) + 1,
 		.grid = { 1, 1, 1 },
+		.stream_id = queue_id,
 	};
 	for (cl_uint d = 0; d < dims && d < 3; d++) {
 		k->grid[d] = global ? (uint32_t)global[d] : 1;
@@ -696,6 +667,7 @@ static struct pending *kernel_begin(const struct api_call *call, cl_command_queu
 			atomic_store_explicit(&info->sized, 1, memory_order_release);
 		}
 		k->local_memory_bytes = info->local_memory_bytes;
+		k->static_local_memory_bytes = info->local_memory_bytes;
 		k->private_memory_bytes = info->private_memory_bytes;
 	}
 	return p;
@@ -720,6 +692,11 @@ static struct pending *copy_begin(const struct api_call *call, cl_command_queue 
 		.function_id = function_string[call->function],
 		.bytes = bytes,
 		.correlation_id = call->correlation_id,
+		.src_memory_kind = direction == COPY_HOST_TO_DEVICE ? MEMORY_KIND_UNKNOWN
+								     : MEMORY_KIND_DEVICE,
+		.dst_memory_kind = direction == COPY_DEVICE_TO_HOST ? MEMORY_KIND_UNKNOWN
+								     : MEMORY_KIND_DEVICE,
+		.stream_id = queue_id,
 	};
 	return p;
 }

@@ -11,6 +11,7 @@ void domain_stats_init(struct domain_stats *ds)
 	memset(ds, 0, sizeof(*ds));
 	stats_init(&ds->kernels);
 	stats_init(&ds->copies);
+	stats_init(&ds->allocations);
 	stats_init(&ds->domains);
 }
 
@@ -18,6 +19,7 @@ void domain_stats_release(struct domain_stats *ds)
 {
 	stats_release(&ds->kernels);
 	stats_release(&ds->copies);
+	stats_release(&ds->allocations);
 	stats_release(&ds->domains);
 	for (int i = 0; i < ds->api_count; i++) {
 		free(ds->apis[i].domain);
@@ -61,6 +63,10 @@ void domain_stats_add(struct domain_stats *ds, const struct event *e)
 		stats_add(&ds->copies, domain_stats_copy_name(e), duration);
 		stats_add(&ds->domains, "MEMORY_COPY", duration);
 		break;
+	case EVENT_MEMORY_ALLOCATION:
+		stats_add(&ds->allocations, e->allocation.operation, duration);
+		stats_add(&ds->domains, "MEMORY_ALLOCATION", duration);
+		break;
 	case EVENT_API_CALL: {
 		struct stats_table *t = api_table(ds, e->api.domain);
 		if (t)
@@ -77,6 +83,7 @@ void domain_stats_finish(struct domain_stats *ds)
 {
 	stats_finish(&ds->kernels);
 	stats_finish(&ds->copies);
+	stats_finish(&ds->allocations);
 	stats_finish(&ds->domains);
 	for (int i = 0; i < ds->api_count; i++)
 		stats_finish(&ds->apis[i].table);

@@ -3,10 +3,20 @@
 
 #include <stddef.h>
 
+/* The layouts are the spool format (docs/FORMAT.md): no implicit padding anywhere. */
+_Static_assert(sizeof(struct record_agent) == 136, "record_agent layout");
+_Static_assert(sizeof(struct record_kernel) == 136, "record_kernel layout");
+_Static_assert(sizeof(struct record_memory_copy) == 88, "record_memory_copy layout");
+_Static_assert(sizeof(struct record_memory_allocation) == 72, "allocation layout");
+_Static_assert(sizeof(struct record_synchronization) == 56, "synchronization layout");
+_Static_assert(sizeof(struct record_overhead) == 40, "record_overhead layout");
+
 const char *record_domain_name(uint32_t domain)
 {
 	switch (domain) {
 	case DOMAIN_OPENCL_API: return "OPENCL_API";
+	case DOMAIN_CUDA_API: return "CUDA_API";
+	case DOMAIN_CUDA_DRIVER_API: return "CUDA_DRIVER_API";
 	}
 	return "UNKNOWN_API";
 }
@@ -52,8 +62,74 @@ const char *record_dropped_reason_name(uint32_t reason)
 	case DROPPED_NO_SLOT: return "too many commands in flight";
 	case DROPPED_NO_TIMESTAMPS: return "no device timestamps";
 	case DROPPED_UNTRACKED_QUEUE: return "queue not tracked";
+	case DROPPED_BY_TRACER: return "lost by the vendor tracer";
 	}
 	return "unknown";
+}
+
+const char *record_memory_kind_name(uint32_t kind)
+{
+	switch (kind) {
+	case MEMORY_KIND_PAGEABLE: return "PAGEABLE";
+	case MEMORY_KIND_PINNED: return "PINNED";
+	case MEMORY_KIND_DEVICE: return "DEVICE";
+	case MEMORY_KIND_ARRAY: return "ARRAY";
+	case MEMORY_KIND_MANAGED: return "MANAGED";
+	case MEMORY_KIND_DEVICE_STATIC: return "DEVICE_STATIC";
+	case MEMORY_KIND_MANAGED_STATIC: return "MANAGED_STATIC";
+	}
+	return "UNKNOWN";
+}
+
+const char *record_allocation_name(uint32_t operation)
+{
+	switch (operation) {
+	case ALLOCATION_ALLOCATE: return "MEMORY_ALLOCATION_ALLOCATE";
+	case ALLOCATION_FREE: return "MEMORY_ALLOCATION_FREE";
+	}
+	return "MEMORY_ALLOCATION_NONE";
+}
+
+const char *record_synchronization_name(uint32_t type)
+{
+	switch (type) {
+	case SYNC_EVENT: return "EVENT_SYNCHRONIZE";
+	case SYNC_STREAM_WAIT: return "STREAM_WAIT_EVENT";
+	case SYNC_STREAM: return "STREAM_SYNCHRONIZE";
+	case SYNC_CONTEXT: return "CONTEXT_SYNCHRONIZE";
+	}
+	return "UNKNOWN";
+}
+
+const char *record_overhead_name(uint32_t kind)
+{
+	switch (kind) {
+	case OVERHEAD_COMPILER: return "COMPILER";
+	case OVERHEAD_BUFFER_FLUSH: return "BUFFER_FLUSH";
+	case OVERHEAD_INSTRUMENTATION: return "INSTRUMENTATION";
+	case OVERHEAD_RESOURCE: return "RESOURCE";
+	case OVERHEAD_MODULE_LOADING: return "MODULE_LOADING";
+	case OVERHEAD_COMMAND_BUFFER_FULL: return "COMMAND_BUFFER_FULL";
+	case OVERHEAD_BUFFER_REQUEST: return "BUFFER_REQUEST";
+	case OVERHEAD_OTHER: return "OTHER";
+	}
+	return "UNKNOWN";
+}
+
+void record_uuid_text(const uint8_t uuid[16], char out[RECORD_UUID_TEXT])
+{
+	static const char hex[] = "0123456789abcdef";
+	int zero = 1;
+	for (int i = 0; i < 16; i++)
+		zero &= uuid[i] == 0;
+	char *p = out;
+	for (int i = 0; i < 16 && !zero; i++) {
+		if (i == 4 || i == 6 || i == 8 || i == 10)
+			*p++ = '-';
+		*p++ = hex[uuid[i] >> 4];
+		*p++ = hex[uuid[i] & 15];
+	}
+	*p = '\0';
 }
 
 uint32_t record_min_size(uint32_t type)
@@ -68,6 +144,9 @@ uint32_t record_min_size(uint32_t type)
 	case RECORD_MEMORY_COPY: return sizeof(struct record_memory_copy);
 	case RECORD_DROPPED: return sizeof(struct record_dropped);
 	case RECORD_PROCESS_END: return sizeof(struct record_process_end);
+	case RECORD_MEMORY_ALLOCATION: return sizeof(struct record_memory_allocation);
+	case RECORD_SYNCHRONIZATION: return sizeof(struct record_synchronization);
+	case RECORD_OVERHEAD: return sizeof(struct record_overhead);
 	}
 	return 0;
 }

@@ -22,6 +22,9 @@ enum record_type {
 	RECORD_MEMORY_COPY = 7,  /* one transfer, fill or map on a device */
 	RECORD_DROPPED = 8,      /* records lost by the recorder (deltas: readers add them) */
 	RECORD_PROCESS_END = 9,  /* written by the final flush of a clean exit */
+	RECORD_MEMORY_ALLOCATION = 10, /* device memory allocated or freed */
+	RECORD_SYNCHRONIZATION = 11,   /* a host thread waited for device work */
+	RECORD_OVERHEAD = 12,    /* time the vendor tracer reports as its own overhead */
 	RECORD_TYPE_COUNT
 };
 
@@ -34,6 +37,8 @@ struct record_header {
 /* API domains (the Domain column of the *_api_trace.csv files). */
 enum record_domain {
 	DOMAIN_OPENCL_API = 1,
+	DOMAIN_CUDA_API = 2,        /* the CUDA runtime API (cuda*) */
+	DOMAIN_CUDA_DRIVER_API = 3, /* the CUDA driver API (cu*) */
 	DOMAIN_COUNT
 };
 
@@ -66,6 +71,45 @@ enum dropped_reason {
 	DROPPED_NO_SLOT = 4,       /* too many device commands in flight to follow */
 	DROPPED_NO_TIMESTAMPS = 5, /* the runtime gave no timestamps for a completed command */
 	DROPPED_UNTRACKED_QUEUE = 6, /* a command on a queue gpuprof could not follow */
+	DROPPED_BY_TRACER = 7,     /* lost inside the vendor's tracer (CUPTI) */
+	DROPPED_REASON_COUNT
+};
+
+/* Where the memory of a transfer or allocation lives. */
+enum memory_kind {
+	MEMORY_KIND_UNKNOWN = 0,
+	MEMORY_KIND_PAGEABLE = 1,       /* ordinary host memory */
+	MEMORY_KIND_PINNED = 2,         /* page-locked host memory */
+	MEMORY_KIND_DEVICE = 3,         /* device memory */
+	MEMORY_KIND_ARRAY = 4,          /* an opaque device array (texture layout) */
+	MEMORY_KIND_MANAGED = 5,        /* memory migrated on demand between host and device */
+	MEMORY_KIND_DEVICE_STATIC = 6,  /* a device variable of a module */
+	MEMORY_KIND_MANAGED_STATIC = 7, /* a managed variable of a module */
+};
+
+enum allocation_operation {
+	ALLOCATION_ALLOCATE = 1,
+	ALLOCATION_FREE = 2,
+};
+
+enum synchronization_type {
+	SYNC_UNKNOWN = 0,
+	SYNC_EVENT = 1,        /* waited for an event */
+	SYNC_STREAM_WAIT = 2,  /* a stream made to wait for an event (no host wait) */
+	SYNC_STREAM = 3,       /* waited for a stream */
+	SYNC_CONTEXT = 4,      /* waited for a whole device context */
+};
+
+enum overhead_kind {
+	OVERHEAD_UNKNOWN = 0,
+	OVERHEAD_COMPILER = 1,        /* the driver compiled code (JIT) */
+	OVERHEAD_BUFFER_FLUSH = 2,    /* the tracer flushed its buffers */
+	OVERHEAD_INSTRUMENTATION = 3, /* the tracer instrumented kernel code */
+	OVERHEAD_RESOURCE = 4,        /* the tracer created its own resources */
+	OVERHEAD_MODULE_LOADING = 5,  /* modules or functions loaded lazily */
+	OVERHEAD_COMMAND_BUFFER_FULL = 6, /* launches waited for room in the command buffer */
+	OVERHEAD_BUFFER_REQUEST = 7,  /* the tracer waited for a record buffer */
+	OVERHEAD_OTHER = 8,
 };
 
 struct record_string {
@@ -101,6 +145,15 @@ struct record_agent {
 	uint64_t local_memory_bytes;   /* bytes of work-group local memory */
 	uint32_t max_workgroup_size;   /* work-items */
 	uint32_t max_workgroup_dim[3]; /* work-items per dimension */
+	uint8_t uuid[16];              /* the device's UUID; zero when unknown */
+	uint32_t pci_domain, pci_bus, pci_device, pci_function; /* location; 0 when unknown */
+	uint32_t compute_major;        /* compute capability (CUDA); 0 otherwise */
+	uint32_t compute_minor;
+	uint32_t warp_size;            /* threads per warp (wavefront); 0 when unknown */
+	uint32_t l2_cache_bytes;
+	uint64_t memory_bandwidth;     /* bytes per second; 0 when unknown */
+	uint32_t device_index;         /* the runtime's own index of the device */
+	uint32_t reserved;
 };
 
 struct record_queue {
@@ -123,7 +176,7 @@ struct record_api_call {
 
 struct record_kernel {
 	struct record_header header;
-	uint32_t tid;            /* thread that enqueued it */
+	uint32_t tid;            /* thread that enqueued it; 0 when the tracer does not say */
 	uint32_t agent_id;
 	uint32_t queue_id;
 	uint32_t name_id;        /* string id of the kernel name */
@@ -131,12 +184,18 @@ struct record_kernel {
 	uint64_t dispatch_id;    /* per-process launch sequence number, from 1 */
 	uint64_t start_ns;       /* trace clock, converted from the device clock */
 	uint64_t end_ns;
-	uint32_t grid[3];        /* global size in work-items (1 for unused dimensions) */
+	uint64_t grid[3];        /* global size in work-items (1 for unused dimensions) */
 	uint32_t workgroup[3];   /* local size in work-items; 0 when the runtime chose it */
 	uint32_t local_memory_bytes;   /* local (shared) memory used by the kernel */
 	uint32_t private_memory_bytes; /* private (scratch) memory per work-item */
 	int32_t status;          /* 0 = completed; a negative runtime status on failure */
-	uint32_t reserved;
+	uint32_t registers;      /* registers per work-item; 0 when unknown */
+	uint32_t static_local_memory_bytes;  /* of local_memory_bytes, fixed by the code */
+	uint32_t dynamic_local_memory_bytes; /* of local_memory_bytes, asked for at launch */
+	uint32_t stream_id;      /* the runtime's stream id (CUDA); the queue id otherwise */
+	uint32_t context_id;     /* the runtime's context id (CUDA); 0 otherwise */
+	uint32_t graph_id;       /* the graph the kernel was launched from; 0 when none */
+	uint64_t graph_node_id;  /* its node in that graph; 0 when none */
 };
 
 struct record_memory_copy {
@@ -151,6 +210,48 @@ struct record_memory_copy {
 	int32_t status;          /* 0 = completed */
 	uint64_t bytes;
 	uint64_t correlation_id;
+	uint64_t start_ns;       /* trace clock */
+	uint64_t end_ns;
+	uint32_t src_memory_kind; /* enum memory_kind */
+	uint32_t dst_memory_kind;
+	uint32_t stream_id;      /* as in record_kernel */
+	uint32_t context_id;
+};
+
+struct record_memory_allocation {
+	struct record_header header;
+	uint32_t tid;            /* the calling thread; 0 when the tracer does not say */
+	uint32_t agent_id;       /* the device the memory belongs to */
+	uint32_t operation;      /* enum allocation_operation */
+	uint32_t memory_kind;    /* enum memory_kind */
+	uint64_t address;
+	uint64_t bytes;
+	uint64_t correlation_id; /* of the API call that allocated or freed */
+	uint64_t start_ns;       /* trace clock */
+	uint64_t end_ns;
+	uint32_t stream_id;      /* of a stream-ordered allocation; 0 otherwise */
+	uint32_t context_id;
+};
+
+struct record_synchronization {
+	struct record_header header;
+	uint32_t tid;            /* 0 when the tracer does not say: see the API call */
+	uint32_t type;           /* enum synchronization_type */
+	uint32_t stream_id;      /* the stream waited for or made to wait; 0 when none */
+	uint32_t context_id;
+	uint32_t event_id;       /* the event waited for; 0 when none */
+	int32_t result;
+	uint64_t correlation_id; /* of the API call that waited */
+	uint64_t start_ns;       /* trace clock */
+	uint64_t end_ns;
+};
+
+struct record_overhead {
+	struct record_header header;
+	uint32_t kind;           /* enum overhead_kind */
+	uint32_t tid;            /* the thread that paid it; 0 when device-wide */
+	uint32_t agent_id;       /* the device concerned; 0 for the host */
+	uint32_t reserved;
 	uint64_t start_ns;       /* trace clock */
 	uint64_t end_ns;
 };
@@ -174,6 +275,14 @@ const char *record_agent_type_name(uint32_t type);     /* "CPU", "GPU" */
 const char *record_direction_name(uint32_t direction); /* "MEMORY_COPY_HOST_TO_DEVICE" */
 const char *record_operation_name(uint32_t operation); /* "COPY", "FILL" */
 const char *record_dropped_reason_name(uint32_t reason);
+const char *record_memory_kind_name(uint32_t kind);    /* "DEVICE", "PINNED" */
+const char *record_allocation_name(uint32_t operation); /* "MEMORY_ALLOCATION_ALLOCATE" */
+const char *record_synchronization_name(uint32_t type); /* "STREAM_SYNCHRONIZE" */
+const char *record_overhead_name(uint32_t kind);        /* "INSTRUMENTATION" */
+
+/* A UUID as text, "xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx", or "" when it is all zero. */
+#define RECORD_UUID_TEXT 37
+void record_uuid_text(const uint8_t uuid[16], char out[RECORD_UUID_TEXT]);
 
 /* The size a record of this type must have at least; 0 for unknown types. */
 uint32_t record_min_size(uint32_t type);

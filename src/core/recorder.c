@@ -51,7 +51,7 @@ enum state { STATE_IDLE, STATE_STARTING, STATE_RUNNING, STATE_STOPPING, STATE_ST
 static _Atomic int state = STATE_IDLE;
 static _Atomic(struct ring *) rings;
 static _Atomic uint64_t allocated_bytes;
-static _Atomic uint64_t dropped[8][2]; /* [reason] = { records, bytes } counted outside rings */
+static _Atomic uint64_t dropped[DROPPED_REASON_COUNT][2]; /* [reason] = { records, bytes } counted outside rings */
 static _Atomic int stop_requested;
 
 static struct ring metadata_ring;
@@ -79,11 +79,31 @@ static int write_failure_reported;
 static pthread_key_t ring_key;
 static pthread_once_t once_control = PTHREAD_ONCE_INIT;
 static __thread struct ring *thread_ring;
-static int (*collector)(int final);
 
-void recorder_set_collector(int (*collect)(int final))
+#define MAX_COLLECTORS 4
+static int (*_Atomic collectors[MAX_COLLECTORS])(int final);
+static _Atomic uint32_t next_agent_id = 1, next_queue_id = 1;
+static int host_agent_emitted; /* survives fork(): the child replays it */
+
+void recorder_add_collector(int (*collect)(int final))
 {
-	collector = collect;
+	for (int i = 0; i < MAX_COLLECTORS; i++) {
+		int (*expected)(int) = NULL;
+		if (atomic_load(&collectors[i]) == collect ||
+		    atomic_compare_exchange_strong(&collectors[i], &expected, collect))
+			return;
+	}
+	recorder_report("too many backends in one process; one of them is not collected");
+}
+
+uint32_t recorder_new_agent_id(void)
+{
+	return atomic_fetch_add(&next_agent_id, 1);
+}
+
+uint32_t recorder_new_queue_id(void)
+{
+	return atomic_fetch_add(&next_queue_id, 1);
 }
 
 void recorder_wake(void)
@@ -97,8 +117,7 @@ void recorder_wake(void)
 	errno = saved;
 }
 
-static void report(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static void report(const char *fmt, ...)
+void recorder_report(const char *fmt, ...)
 {
 	char text[600];
 	va_list ap;
@@ -213,7 +232,7 @@ static void write_chunk(const unsigned char *payload, uint64_t size)
 		atomic_fetch_add(&dropped[DROPPED_WRITE_FAILED][0], count);
 		atomic_fetch_add(&dropped[DROPPED_WRITE_FAILED][1], size);
 		if (!write_failure_reported++)
-			report("cannot write '%s': %s; records are being dropped", spool_path,
+			recorder_report("cannot write '%s': %s; records are being dropped", spool_path,
 			       err.message);
 	}
 }
@@ -244,9 +263,9 @@ static void drain_ring(struct ring *r)
  * failures of this very chunk are reported by the next one. */
 static void write_dropped(void)
 {
-	struct record_dropped records[8];
+	struct record_dropped records[DROPPED_REASON_COUNT];
 	uint32_t n = 0;
-	for (uint32_t reason = 1; reason < 8; reason++) {
+	for (uint32_t reason = 1; reason < DROPPED_REASON_COUNT; reason++) {
 		uint64_t count = atomic_exchange(&dropped[reason][0], 0);
 		uint64_t bytes = atomic_exchange(&dropped[reason][1], 0);
 		if (!count)
@@ -265,7 +284,12 @@ static void drain_all(int final)
 {
 	int more;
 	do {
-		more = collector ? collector(final) : 0;
+		more = 0;
+		for (int i = 0; i < MAX_COLLECTORS; i++) {
+			int (*collect)(int) = atomic_load(&collectors[i]);
+			if (collect && collect(final))
+				more = 1;
+		}
 		drain_ring(&metadata_ring);
 		for (struct ring *r = atomic_load(&rings); r; r = r->next)
 			drain_ring(r);
@@ -412,7 +436,7 @@ static int open_spool(const struct path_context *ctx)
 		    file && *file ? file : "%hostname%/%pid%");
 	int fd = -1;
 	if (path_expand(template.buf, ctx, &prefix, &err) < 0) {
-		report("%s; collection disabled", err.message);
+		recorder_report("%s; collection disabled", err.message);
 		goto out;
 	}
 	for (int attempt = 0; attempt < 2; attempt++) {
@@ -420,7 +444,7 @@ static int open_spool(const struct path_context *ctx)
 			strbuf_addf(&prefix, "_%d", (int)ctx->pid);
 		snprintf(spool_path, sizeof(spool_path), "%s.spool", prefix.buf);
 		if (path_make_parents(spool_path, 1, &err) < 0) {
-			report("%s; collection disabled", err.message);
+			recorder_report("%s; collection disabled", err.message);
 			goto out;
 		}
 		fd = open(spool_path, O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_CLOEXEC, 0666);
@@ -428,9 +452,9 @@ static int open_spool(const struct path_context *ctx)
 			break;
 	}
 	if (fd < 0)
-		report("cannot create '%s': %s; collection disabled", spool_path, strerror(errno));
+		recorder_report("cannot create '%s': %s; collection disabled", spool_path, strerror(errno));
 	else if (spool_write_header(fd, &err) < 0) {
-		report("cannot write '%s': %s; collection disabled", spool_path, err.message);
+		recorder_report("cannot write '%s': %s; collection disabled", spool_path, err.message);
 		close(fd);
 		fd = -1;
 	}
@@ -493,6 +517,36 @@ static void fork_child(void)
 	atomic_store(&state, previous == STATE_DISABLED ? STATE_DISABLED : STATE_IDLE);
 }
 
+/* Agent 0: the host CPU, which every process has. Called while starting, with
+ * metadata_lock held. */
+static void emit_host_agent_locked(void)
+{
+	char model[256] = "host CPU";
+	FILE *f = fopen("/proc/cpuinfo", "re");
+	char line[512];
+	while (f && fgets(line, sizeof(line), f)) {
+		if (!strncmp(line, "model name", 10) && strchr(line, ':')) {
+			snprintf(model, sizeof(model), "%s", strchr(line, ':') + 2);
+			model[strcspn(model, "\n")] = '\0';
+			break;
+		}
+	}
+	if (f)
+		fclose(f);
+	long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+	struct record_agent agent = {
+		.header = { sizeof(agent), RECORD_AGENT, 0 },
+		.id = 0,
+		.type = AGENT_CPU,
+		.name_id = intern_locked(model),
+		.vendor_name_id = intern_locked(""),
+		.driver_version_id = intern_locked(""),
+		.compute_units = (uint32_t)sysconf(_SC_NPROCESSORS_ONLN),
+		.global_memory_bytes = pages > 0 && page > 0 ? (uint64_t)pages * (uint64_t)page : 0,
+	};
+	metadata_put(&agent, 1);
+}
+
 static int start(void)
 {
 	pthread_once(&once_control, ring_key_create);
@@ -524,7 +578,7 @@ static int start(void)
 	struct error err;
 	if (metadata_log.len && spool_write_chunk(spool_fd, metadata_log.buf,
 						  (uint32_t)metadata_log.len, 0, &err) < 0)
-		report("cannot write '%s': %s", spool_path, err.message);
+		recorder_report("cannot write '%s': %s", spool_path, err.message);
 	struct strbuf command = STRBUF_INIT;
 	read_command_line(&command);
 	pthread_mutex_lock(&metadata_lock);
@@ -540,6 +594,8 @@ static int start(void)
 		.size = ctx.size,
 	};
 	metadata_put(&process, 0);
+	if (!host_agent_emitted++)
+		emit_host_agent_locked();
 	pthread_mutex_unlock(&metadata_lock);
 	strbuf_release(&command);
 
@@ -549,7 +605,7 @@ static int start(void)
 	int rc = pthread_create(&writer_thread, NULL, writer_main, NULL);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (rc) {
-		report("cannot start the writer thread: %s; collection disabled", strerror(rc));
+		recorder_report("cannot start the writer thread: %s; collection disabled", strerror(rc));
 		close(spool_fd);
 		unlink(spool_path);
 		spool_fd = -1;
@@ -613,7 +669,7 @@ int recorder_try_emit(const void *record)
 
 void recorder_count_dropped(uint32_t reason, uint64_t records)
 {
-	if (reason < 8)
+	if (reason < DROPPED_REASON_COUNT)
 		atomic_fetch_add(&dropped[reason][0], records);
 }
 

@@ -11,6 +11,9 @@
  * path that is used rarely (once per kernel object, device or queue) and is kept in
  * memory as well, so a child created by fork() starts its own spool with them.
  *
+ * The recorder is one shared library (libgpuprof-recorder.so) that every backend
+ * library links, so a process using several GPU APIs still writes one spool.
+ *
  * Configuration comes from the environment that `gpuprof trace` sets (docs/FORMAT.md
  * lists the variables); the recorder starts on first use. */
 #ifndef GPUPROF_CORE_RECORDER_H
@@ -21,46 +24,58 @@
 
 #include "core/record.h"
 
+/* The functions below are the interface of libgpuprof-recorder.so. */
+#define RECORDER_API __attribute__((visibility("default")))
+
 /* Starts the recorder if it is not running (first use, or first use after fork()).
  * Returns 1 when records can be emitted, 0 when collection is disabled (the reason was
  * reported once on stderr). Thread-safe. */
-int recorder_ready(void);
+RECORDER_API int recorder_ready(void);
 
 /* Copies a record (its size is in its header) into the calling thread's buffer.
  * Returns 0, or -1 when it was dropped (and counted). */
-int recorder_emit(const void *record);
+RECORDER_API int recorder_emit(const void *record);
 
 /* Reports records the caller itself had to drop. */
-void recorder_count_dropped(uint32_t reason, uint64_t records);
+RECORDER_API void recorder_count_dropped(uint32_t reason, uint64_t records);
 
 /* Interns a string and returns its id (> 0), emitting a RECORD_STRING the first time.
  * Strings longer than the record bound are cut. Returns 0 when disabled. */
-uint32_t recorder_intern(const char *text);
+RECORDER_API uint32_t recorder_intern(const char *text);
 
 /* Emits a metadata record (agent, queue) through the locked metadata path; it is
  * replayed into the spool of a child created by fork(). */
-void recorder_emit_metadata(const void *record);
+RECORDER_API void recorder_emit_metadata(const void *record);
 
-/* Registers the backend's collector: the writer thread calls it before every flush
- * (final = 0) and once more before the last one (final = 1), so records of device work
- * that completed before a flush are in that flush. It emits with recorder_try_emit()
- * and returns 1 when it stopped because the buffer was full: the writer then drains
- * and calls it again. */
-void recorder_set_collector(int (*collect)(int final));
+/* Registers a backend's collector (a process may load several backends; adding one
+ * twice is harmless): the writer thread calls it before every flush (final = 0) and
+ * once more before the last one (final = 1), so records of device work that completed
+ * before a flush are in that flush. It emits with recorder_try_emit() and returns 1
+ * when it stopped because the buffer was full: the writer then drains and calls it
+ * again. */
+RECORDER_API void recorder_add_collector(int (*collect)(int final));
+
+/* Ids for new agents and queues, unique in the process whichever backend asks (agent 0,
+ * the host CPU, is emitted by the recorder itself when it starts). */
+RECORDER_API uint32_t recorder_new_agent_id(void);
+RECORDER_API uint32_t recorder_new_queue_id(void);
+
+/* Writes one line "gpuprof[PID]: MESSAGE" to stderr, without stdio. */
+RECORDER_API void recorder_report(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* As recorder_emit(), but a full buffer is not counted as a loss: returns -1 and the
  * caller keeps the record to emit it later. Returns -2 when the record was dropped
  * (and counted) for another reason. */
-int recorder_try_emit(const void *record);
+RECORDER_API int recorder_try_emit(const void *record);
 
 /* Asks the writer thread to flush (and collect) now rather than at its next period. */
-void recorder_wake(void);
+RECORDER_API void recorder_wake(void);
 
 /* Flushes everything, writes RECORD_PROCESS_END and stops. Emits afterwards are
  * ignored. Called at exit by the backend. */
-void recorder_stop(void);
+RECORDER_API void recorder_stop(void);
 
 /* The path of this process's spool, or NULL when not started. */
-const char *recorder_spool_path(void);
+RECORDER_API const char *recorder_spool_path(void);
 
 #endif

@@ -32,6 +32,18 @@ static void interval_of(const struct record_header *h, uint64_t *start, uint64_t
 		*start = ((const struct record_memory_copy *)h)->start_ns;
 		*end = ((const struct record_memory_copy *)h)->end_ns;
 		break;
+	case RECORD_MEMORY_ALLOCATION:
+		*start = ((const struct record_memory_allocation *)h)->start_ns;
+		*end = ((const struct record_memory_allocation *)h)->end_ns;
+		break;
+	case RECORD_SYNCHRONIZATION:
+		*start = ((const struct record_synchronization *)h)->start_ns;
+		*end = ((const struct record_synchronization *)h)->end_ns;
+		break;
+	case RECORD_OVERHEAD:
+		*start = ((const struct record_overhead *)h)->start_ns;
+		*end = ((const struct record_overhead *)h)->end_ns;
+		break;
 	}
 }
 
@@ -89,6 +101,9 @@ static void index_by_id(struct record_list *list)
 	list->count = kept;
 }
 
+static int needs_enqueuers(const struct recording *rec);
+static int by_correlation(const void *a, const void *b);
+
 int recording_read(struct recording *rec, const char *spool_path, struct error *err)
 {
 	memset(rec, 0, sizeof(*rec));
@@ -108,13 +123,16 @@ int recording_read(struct recording *rec, const char *spool_path, struct error *
 		case RECORD_API_CALL: list_add(&rec->api_calls, h); break;
 		case RECORD_KERNEL: list_add(&rec->kernels, h); break;
 		case RECORD_MEMORY_COPY: list_add(&rec->copies, h); break;
+		case RECORD_MEMORY_ALLOCATION: list_add(&rec->allocations, h); break;
+		case RECORD_SYNCHRONIZATION: list_add(&rec->synchronizations, h); break;
+		case RECORD_OVERHEAD: list_add(&rec->overheads, h); break;
 		case RECORD_PROCESS:
 			if (!rec->process)
 				rec->process = (const void *)h;
 			break;
 		case RECORD_DROPPED: {
 			const struct record_dropped *d = (const void *)h;
-			uint32_t reason = d->reason < 8 ? d->reason : 0;
+			uint32_t reason = d->reason < DROPPED_REASON_COUNT ? d->reason : 0;
 			rec->dropped[reason][0] += d->records;
 			rec->dropped[reason][1] += d->bytes;
 			stats->dropped_records += d->records;
@@ -155,11 +173,65 @@ int recording_read(struct recording *rec, const char *spool_path, struct error *
 	}
 	index_by_id(&rec->agents);
 	index_by_id(&rec->queues);
-	struct record_list *timed[] = { &rec->api_calls, &rec->kernels, &rec->copies };
-	for (size_t i = 0; i < 3; i++)
+	struct record_list *timed[] = { &rec->api_calls, &rec->kernels, &rec->copies,
+					&rec->allocations, &rec->synchronizations, &rec->overheads };
+	for (size_t i = 0; i < sizeof(timed) / sizeof(timed[0]); i++)
 		if (!is_sorted(timed[i])) /* one recording thread gives sorted lists */
 			qsort(timed[i]->items, timed[i]->count, sizeof(*timed[i]->items), by_start);
+	if (needs_enqueuers(rec)) {
+		for (size_t i = 0; i < rec->api_calls.count; i++)
+			list_add(&rec->calls_by_correlation, rec->api_calls.items[i]);
+		qsort(rec->calls_by_correlation.items, rec->calls_by_correlation.count,
+		      sizeof(*rec->calls_by_correlation.items), by_correlation);
+	}
 	return 0;
+}
+
+/* Whether any device record leaves its thread to its API call (see recording.h). */
+static int needs_enqueuers(const struct recording *rec)
+{
+	for (size_t i = 0; i < rec->kernels.count; i++)
+		if (!((const struct record_kernel *)rec->kernels.items[i])->tid)
+			return 1;
+	for (size_t i = 0; i < rec->copies.count; i++)
+		if (!((const struct record_memory_copy *)rec->copies.items[i])->tid)
+			return 1;
+	return rec->allocations.count || rec->synchronizations.count;
+}
+
+static int by_correlation(const void *a, const void *b)
+{
+	const struct record_api_call *x = *(const struct record_api_call *const *)a;
+	const struct record_api_call *y = *(const struct record_api_call *const *)b;
+	if (x->correlation_id != y->correlation_id)
+		return x->correlation_id < y->correlation_id ? -1 : 1;
+	if (x->domain != y->domain)
+		return x->domain < y->domain ? -1 : 1;
+	return x < y ? -1 : x > y;
+}
+
+void recording_enqueuer(const struct recording *rec, uint64_t correlation_id, uint32_t *tid,
+			uint32_t *function_id)
+{
+	if (*tid)
+		return;
+	const struct record_list *list = &rec->calls_by_correlation;
+	size_t lo = 0, hi = list->count;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (((const struct record_api_call *)list->items[mid])->correlation_id < correlation_id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == list->count)
+		return;
+	const struct record_api_call *call = (const void *)list->items[lo];
+	if (call->correlation_id != correlation_id)
+		return;
+	*tid = call->tid;
+	if (function_id && !*function_id)
+		*function_id = call->function_id;
 }
 
 const char *recording_string(const struct recording *rec, uint32_t id)
@@ -181,7 +253,9 @@ const char *recording_string(const struct recording *rec, uint32_t id)
 void recording_release(struct recording *rec)
 {
 	struct record_list *lists[] = { &rec->strings, &rec->agents, &rec->queues,
-					&rec->api_calls, &rec->kernels, &rec->copies };
+					&rec->api_calls, &rec->kernels, &rec->copies,
+					&rec->allocations, &rec->synchronizations, &rec->overheads,
+					&rec->calls_by_correlation };
 	for (size_t i = 0; rec->texts && i < rec->strings.count; i++)
 		free(rec->texts[i]);
 	free(rec->texts);

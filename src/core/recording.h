@@ -38,13 +38,26 @@ struct recording {
 	struct record_list api_calls;          /* by start time, then file order */
 	struct record_list kernels;            /* likewise */
 	struct record_list copies;             /* likewise */
-	uint64_t dropped[8][2];                /* by enum dropped_reason: records, bytes */
+	struct record_list allocations;        /* likewise */
+	struct record_list synchronizations;   /* likewise */
+	struct record_list overheads;          /* likewise */
+	struct record_list calls_by_correlation; /* API calls by correlation id, then domain;
+						    built when device records need them */
+	uint64_t dropped[DROPPED_REASON_COUNT][2];                /* by enum dropped_reason: records, bytes */
 	struct recording_stats stats;
 };
 
 /* Reads and checks a whole spool. A spool without a process record is refused. */
 int recording_read(struct recording *rec, const char *spool_path, struct error *err);
 void recording_release(struct recording *rec);
+
+/* The thread and function of the API call that enqueued device work (kernel, copy,
+ * allocation, synchronization), for backends whose device records leave them out (tid
+ * 0): CUPTI gives only the correlation id. Of several calls with that id, the one of the
+ * lowest domain (the runtime API before the driver API) is taken. Fields are left as
+ * they are when no call matches or when the record names its own thread. */
+void recording_enqueuer(const struct recording *rec, uint64_t correlation_id, uint32_t *tid,
+			uint32_t *function_id);
 
 /* The text of a string id, or "" when the spool does not define it. */
 const char *recording_string(const struct recording *rec, uint32_t id);

@@ -116,6 +116,13 @@ int spool_reader_open(struct spool_reader *reader, const char *path, struct erro
 		return error_set(err, "'%s' needs a newer gpuprof (spool format %d, this "
 				 "gpuprof reads up to %d)", path, need, SPOOL_VERSION);
 	}
+	if (header->version < SPOOL_OLDEST_READABLE) {
+		int version = header->version;
+		spool_reader_release(reader);
+		return error_set(err, "'%s' is in spool format %d, which this gpuprof no longer "
+				 "reads (it reads %d to %d): convert it with the gpuprof that "
+				 "recorded it", path, version, SPOOL_OLDEST_READABLE, SPOOL_VERSION);
+	}
 	if (header->header_size < sizeof(*header) || header->header_size > reader->size) {
 		spool_reader_release(reader);
 		return error_set(err, "'%s' is corrupt: bad header size %u", path,

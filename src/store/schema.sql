@@ -1,6 +1,6 @@
 -- gpuprof database schema (docs/SCHEMA.md). Tables hold the recorded data with
 -- numeric codes; the views give it the names and units users query.
-PRAGMA user_version = 1;
+PRAGMA user_version = 2;
 CREATE TABLE gpuprof_metadata (tag TEXT PRIMARY KEY, value TEXT);
 CREATE TABLE gpuprof_string (id INTEGER PRIMARY KEY, string TEXT NOT NULL);
 CREATE TABLE gpuprof_process (
@@ -12,7 +12,10 @@ CREATE TABLE gpuprof_agent (
   vendor_name_id INTEGER, driver_version_id INTEGER, vendor_id INTEGER,
   compute_units INTEGER, max_clock_mhz INTEGER, global_memory_bytes INTEGER,
   local_memory_bytes INTEGER, max_workgroup_size INTEGER, max_workgroup_x INTEGER,
-  max_workgroup_y INTEGER, max_workgroup_z INTEGER,
+  max_workgroup_y INTEGER, max_workgroup_z INTEGER, uuid TEXT, pci_domain INTEGER,
+  pci_bus INTEGER, pci_device INTEGER, pci_function INTEGER, compute_major INTEGER,
+  compute_minor INTEGER, warp_size INTEGER, l2_cache_bytes INTEGER,
+  memory_bandwidth INTEGER, device_index INTEGER,
   PRIMARY KEY (process_id, agent_index));
 CREATE TABLE gpuprof_queue (
   process_id INTEGER, queue_index INTEGER, agent_index INTEGER, properties INTEGER,
@@ -25,12 +28,26 @@ CREATE TABLE gpuprof_kernel (
   queue_index INTEGER, name_id INTEGER, correlation_id INTEGER, dispatch_id INTEGER,
   start INTEGER, end INTEGER, grid_x INTEGER, grid_y INTEGER, grid_z INTEGER,
   workgroup_x INTEGER, workgroup_y INTEGER, workgroup_z INTEGER,
-  local_memory_bytes INTEGER, private_memory_bytes INTEGER, status INTEGER);
+  local_memory_bytes INTEGER, private_memory_bytes INTEGER, status INTEGER,
+  registers INTEGER, static_local_memory_bytes INTEGER, dynamic_local_memory_bytes INTEGER,
+  stream_id INTEGER, context_id INTEGER, graph_id INTEGER, graph_node_id INTEGER);
 CREATE TABLE gpuprof_memory_copy (
   id INTEGER PRIMARY KEY, process_id INTEGER, tid INTEGER, queue_index INTEGER,
   src_agent_index INTEGER, dst_agent_index INTEGER, operation INTEGER, direction INTEGER,
   function_id INTEGER, bytes INTEGER, correlation_id INTEGER, start INTEGER, end INTEGER,
-  status INTEGER);
+  status INTEGER, src_memory_kind INTEGER, dst_memory_kind INTEGER, stream_id INTEGER,
+  context_id INTEGER);
+CREATE TABLE gpuprof_memory_allocation (
+  id INTEGER PRIMARY KEY, process_id INTEGER, tid INTEGER, agent_index INTEGER,
+  operation INTEGER, memory_kind INTEGER, address INTEGER, bytes INTEGER,
+  correlation_id INTEGER, start INTEGER, end INTEGER, stream_id INTEGER, context_id INTEGER);
+CREATE TABLE gpuprof_synchronization (
+  id INTEGER PRIMARY KEY, process_id INTEGER, tid INTEGER, type INTEGER, stream_id INTEGER,
+  context_id INTEGER, event_id INTEGER, result INTEGER, correlation_id INTEGER,
+  start INTEGER, end INTEGER);
+CREATE TABLE gpuprof_overhead (
+  id INTEGER PRIMARY KEY, process_id INTEGER, kind INTEGER, tid INTEGER,
+  agent_index INTEGER, start INTEGER, end INTEGER);
 CREATE TABLE gpuprof_dropped (process_id INTEGER, reason TEXT, records INTEGER, bytes INTEGER);
 
 CREATE VIEW processes AS
@@ -42,13 +59,16 @@ CREATE VIEW agents AS
                      ELSE 'OTHER' END AS type,
          n.string AS name, v.string AS vendor_name, d.string AS driver_version, a.vendor_id,
          a.compute_units, a.max_clock_mhz, a.global_memory_bytes, a.local_memory_bytes,
-         a.max_workgroup_size, a.max_workgroup_x, a.max_workgroup_y, a.max_workgroup_z
+         a.max_workgroup_size, a.max_workgroup_x, a.max_workgroup_y, a.max_workgroup_z,
+         a.uuid, a.pci_domain, a.pci_bus, a.pci_device, a.pci_function, a.compute_major,
+         a.compute_minor, a.warp_size, a.l2_cache_bytes, a.memory_bandwidth, a.device_index
   FROM gpuprof_agent a JOIN gpuprof_process p ON p.id = a.process_id
   LEFT JOIN gpuprof_string n ON n.id = a.name_id
   LEFT JOIN gpuprof_string v ON v.id = a.vendor_name_id
   LEFT JOIN gpuprof_string d ON d.id = a.driver_version_id;
 CREATE VIEW regions AS
-  SELECT r.id, CASE r.domain WHEN 1 THEN 'OPENCL_API' ELSE 'UNKNOWN_API' END AS category,
+  SELECT r.id, CASE r.domain WHEN 1 THEN 'OPENCL_API' WHEN 2 THEN 'CUDA_API'
+                             WHEN 3 THEN 'CUDA_DRIVER_API' ELSE 'UNKNOWN_API' END AS category,
          s.string AS name, p.pid, r.tid, r.start, r.end, r.end - r.start AS duration,
          r.correlation_id AS corr_id, r.result
   FROM gpuprof_api_call r JOIN gpuprof_process p ON p.id = r.process_id
@@ -59,10 +79,12 @@ CREATE VIEW kernels AS
          CASE a.type WHEN 1 THEN 'CPU' WHEN 2 THEN 'GPU' WHEN 3 THEN 'ACCELERATOR'
                      ELSE 'OTHER' END AS agent_type,
          k.name_id AS kernel_id, k.dispatch_id, k.queue_index AS queue_id,
-         k.queue_index AS stream_id, k.start, k.end, k.end - k.start AS duration,
+         k.stream_id, k.start, k.end, k.end - k.start AS duration,
          k.grid_x, k.grid_y, k.grid_z, k.workgroup_x, k.workgroup_y, k.workgroup_z,
          k.local_memory_bytes AS lds_size, k.private_memory_bytes AS scratch_size,
-         k.correlation_id AS corr_id, k.status
+         k.registers AS vgpr_count, k.static_local_memory_bytes AS static_lds_size,
+         k.dynamic_local_memory_bytes AS dynamic_lds_size, k.context_id, k.graph_id,
+         k.graph_node_id, k.correlation_id AS corr_id, k.status
   FROM gpuprof_kernel k JOIN gpuprof_process p ON p.id = k.process_id
   LEFT JOIN gpuprof_string s ON s.id = k.name_id
   LEFT JOIN gpuprof_agent a ON a.process_id = k.process_id AND a.agent_index = k.agent_index;
@@ -76,13 +98,50 @@ CREATE VIEW memory_copies AS
                           WHEN 4 THEN 'MEMORY_COPY_HOST_TO_HOST'
                           ELSE 'MEMORY_COPY_NONE' END AS direction,
          c.src_agent_index AS src_agent_id, c.dst_agent_index AS dst_agent_id,
-         c.queue_index AS queue_id, c.queue_index AS stream_id, c.bytes AS size,
-         c.start, c.end, c.end - c.start AS duration, c.correlation_id AS corr_id, c.status
+         c.queue_index AS queue_id, c.stream_id, c.bytes AS size,
+         c.start, c.end, c.end - c.start AS duration, c.correlation_id AS corr_id, c.status,
+         CASE c.src_memory_kind WHEN 1 THEN 'PAGEABLE' WHEN 2 THEN 'PINNED' WHEN 3 THEN 'DEVICE'
+                          WHEN 4 THEN 'ARRAY' WHEN 5 THEN 'MANAGED' WHEN 6 THEN 'DEVICE_STATIC'
+                          WHEN 7 THEN 'MANAGED_STATIC' ELSE 'UNKNOWN' END AS src_memory_kind,
+         CASE c.dst_memory_kind WHEN 1 THEN 'PAGEABLE' WHEN 2 THEN 'PINNED' WHEN 3 THEN 'DEVICE'
+                          WHEN 4 THEN 'ARRAY' WHEN 5 THEN 'MANAGED' WHEN 6 THEN 'DEVICE_STATIC'
+                          WHEN 7 THEN 'MANAGED_STATIC' ELSE 'UNKNOWN' END AS dst_memory_kind,
+         c.context_id
   FROM gpuprof_memory_copy c JOIN gpuprof_process p ON p.id = c.process_id
   LEFT JOIN gpuprof_string s ON s.id = c.function_id;
+CREATE VIEW memory_allocations AS
+  SELECT m.id, 'MEMORY_ALLOCATION' AS category, p.pid, m.tid, m.agent_index AS agent_id,
+         CASE m.operation WHEN 1 THEN 'MEMORY_ALLOCATION_ALLOCATE'
+                          WHEN 2 THEN 'MEMORY_ALLOCATION_FREE'
+                          ELSE 'MEMORY_ALLOCATION_NONE' END AS operation,
+         CASE m.memory_kind WHEN 1 THEN 'PAGEABLE' WHEN 2 THEN 'PINNED' WHEN 3 THEN 'DEVICE'
+                          WHEN 4 THEN 'ARRAY' WHEN 5 THEN 'MANAGED' WHEN 6 THEN 'DEVICE_STATIC'
+                          WHEN 7 THEN 'MANAGED_STATIC' ELSE 'UNKNOWN' END AS memory_kind,
+         m.address, m.bytes AS size, m.start, m.end, m.end - m.start AS duration,
+         m.correlation_id AS corr_id, m.stream_id, m.context_id
+  FROM gpuprof_memory_allocation m JOIN gpuprof_process p ON p.id = m.process_id;
+CREATE VIEW synchronizations AS
+  SELECT y.id, p.pid, y.tid,
+         CASE y.type WHEN 1 THEN 'EVENT_SYNCHRONIZE' WHEN 2 THEN 'STREAM_WAIT_EVENT'
+                     WHEN 3 THEN 'STREAM_SYNCHRONIZE' WHEN 4 THEN 'CONTEXT_SYNCHRONIZE'
+                     ELSE 'UNKNOWN' END AS type,
+         y.stream_id, y.context_id, y.event_id, y.result, y.start, y.end,
+         y.end - y.start AS duration, y.correlation_id AS corr_id
+  FROM gpuprof_synchronization y JOIN gpuprof_process p ON p.id = y.process_id;
+CREATE VIEW overheads AS
+  SELECT o.id, p.pid, o.tid, o.agent_index AS agent_id,
+         CASE o.kind WHEN 1 THEN 'COMPILER' WHEN 2 THEN 'BUFFER_FLUSH'
+                     WHEN 3 THEN 'INSTRUMENTATION' WHEN 4 THEN 'RESOURCE'
+                     WHEN 5 THEN 'MODULE_LOADING' WHEN 6 THEN 'COMMAND_BUFFER_FULL'
+                     WHEN 7 THEN 'BUFFER_REQUEST' WHEN 8 THEN 'OTHER'
+                     ELSE 'UNKNOWN' END AS kind,
+         o.start, o.end, o.end - o.start AS duration
+  FROM gpuprof_overhead o JOIN gpuprof_process p ON p.id = o.process_id;
 CREATE VIEW threads AS
   SELECT DISTINCT p.pid, t.tid FROM (
     SELECT process_id, tid FROM gpuprof_api_call UNION
     SELECT process_id, tid FROM gpuprof_kernel UNION
-    SELECT process_id, tid FROM gpuprof_memory_copy) t
-  JOIN gpuprof_process p ON p.id = t.process_id;
+    SELECT process_id, tid FROM gpuprof_memory_copy UNION
+    SELECT process_id, tid FROM gpuprof_memory_allocation UNION
+    SELECT process_id, tid FROM gpuprof_synchronization) t
+  JOIN gpuprof_process p ON p.id = t.process_id WHERE t.tid != 0;

@@ -34,7 +34,8 @@ static int exec(sqlite3 *db, const char *sql, struct error *err)
 
 enum statement {
 	INSERT_STRING, INSERT_PROCESS, INSERT_AGENT, INSERT_QUEUE, INSERT_API, INSERT_KERNEL,
-	INSERT_COPY, INSERT_DROPPED, INSERT_METADATA, STATEMENT_COUNT
+	INSERT_COPY, INSERT_ALLOCATION, INSERT_SYNCHRONIZATION, INSERT_OVERHEAD, INSERT_DROPPED,
+	INSERT_METADATA, STATEMENT_COUNT
 };
 
 static const char *const statement_sql[STATEMENT_COUNT] = {
@@ -42,18 +43,31 @@ static const char *const statement_sql[STATEMENT_COUNT] = {
 	[INSERT_PROCESS] = "INSERT INTO gpuprof_process (id, hostname, pid, ppid, rank, size, "
 			   "command, start, end, realtime_start, clean_exit) VALUES "
 			   "(1,?,?,?,?,?,?,?,?,?,?)",
-	[INSERT_AGENT] = "INSERT OR REPLACE INTO gpuprof_agent VALUES (1,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+	[INSERT_AGENT] = "INSERT OR REPLACE INTO gpuprof_agent VALUES "
+			 "(1,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
 	[INSERT_QUEUE] = "INSERT OR REPLACE INTO gpuprof_queue VALUES (1,?,?,?)",
 	[INSERT_API] = "INSERT INTO gpuprof_api_call (process_id, tid, domain, function_id, "
 		       "correlation_id, start, end, result) VALUES (1,?,?,?,?,?,?,?)",
 	[INSERT_KERNEL] = "INSERT INTO gpuprof_kernel (process_id, tid, agent_index, queue_index, "
 			  "name_id, correlation_id, dispatch_id, start, end, grid_x, grid_y, "
 			  "grid_z, workgroup_x, workgroup_y, workgroup_z, local_memory_bytes, "
-			  "private_memory_bytes, status) VALUES (1,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+			  "private_memory_bytes, status, registers, static_local_memory_bytes, "
+			  "dynamic_local_memory_bytes, stream_id, context_id, graph_id, "
+			  "graph_node_id) VALUES (1,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
 	[INSERT_COPY] = "INSERT INTO gpuprof_memory_copy (process_id, tid, queue_index, "
 			"src_agent_index, dst_agent_index, operation, direction, function_id, "
-			"bytes, correlation_id, start, end, status) VALUES "
-			"(1,?,?,?,?,?,?,?,?,?,?,?,?)",
+			"bytes, correlation_id, start, end, status, src_memory_kind, "
+			"dst_memory_kind, stream_id, context_id) VALUES "
+			"(1,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+	[INSERT_ALLOCATION] = "INSERT INTO gpuprof_memory_allocation (process_id, tid, "
+			      "agent_index, operation, memory_kind, address, bytes, "
+			      "correlation_id, start, end, stream_id, context_id) VALUES "
+			      "(1,?,?,?,?,?,?,?,?,?,?,?)",
+	[INSERT_SYNCHRONIZATION] = "INSERT INTO gpuprof_synchronization (process_id, tid, type, "
+				   "stream_id, context_id, event_id, result, correlation_id, "
+				   "start, end) VALUES (1,?,?,?,?,?,?,?,?,?)",
+	[INSERT_OVERHEAD] = "INSERT INTO gpuprof_overhead (process_id, kind, tid, agent_index, "
+			    "start, end) VALUES (1,?,?,?,?,?)",
 	[INSERT_DROPPED] = "INSERT INTO gpuprof_dropped VALUES (1,?,?,?)",
 	[INSERT_METADATA] = "INSERT OR REPLACE INTO gpuprof_metadata VALUES (?,?)",
 };
@@ -114,8 +128,10 @@ static int step(struct loader *l, enum statement which, struct error *err)
 }
 
 /* Binds a record's values to the columns after `c` of s (a row of a multi-row insert
- * starts further on). */
-static void bind_record(sqlite3_stmt *s, int c, const struct record_header *h)
+ * starts further on). Device records without their thread take it (and the function)
+ * from their API call. */
+static void bind_record(sqlite3_stmt *s, int c, const struct record_header *h,
+			const struct recording *rec)
 {
 	switch (h->type) {
 	case RECORD_STRING: {
@@ -139,6 +155,19 @@ static void bind_record(sqlite3_stmt *s, int c, const struct record_header *h)
 		bind_i64(s, &c, r->max_workgroup_size);
 		for (int i = 0; i < 3; i++)
 			bind_i64(s, &c, r->max_workgroup_dim[i]);
+		char uuid[RECORD_UUID_TEXT];
+		record_uuid_text(r->uuid, uuid);
+		sqlite3_bind_text(s, ++c, uuid, -1, SQLITE_TRANSIENT);
+		bind_i64(s, &c, r->pci_domain);
+		bind_i64(s, &c, r->pci_bus);
+		bind_i64(s, &c, r->pci_device);
+		bind_i64(s, &c, r->pci_function);
+		bind_i64(s, &c, r->compute_major);
+		bind_i64(s, &c, r->compute_minor);
+		bind_i64(s, &c, r->warp_size);
+		bind_i64(s, &c, r->l2_cache_bytes);
+		bind_i64(s, &c, (int64_t)r->memory_bandwidth);
+		bind_i64(s, &c, r->device_index);
 		return;
 	}
 	case RECORD_QUEUE: {
@@ -161,7 +190,9 @@ static void bind_record(sqlite3_stmt *s, int c, const struct record_header *h)
 	}
 	case RECORD_KERNEL: {
 		const struct record_kernel *r = (const void *)h;
-		bind_i64(s, &c, r->tid);
+		uint32_t tid = r->tid;
+		recording_enqueuer(rec, r->correlation_id, &tid, NULL);
+		bind_i64(s, &c, tid);
 		bind_i64(s, &c, r->agent_id);
 		bind_i64(s, &c, r->queue_id);
 		bind_i64(s, &c, r->name_id);
@@ -170,28 +201,82 @@ static void bind_record(sqlite3_stmt *s, int c, const struct record_header *h)
 		bind_i64(s, &c, (int64_t)r->start_ns);
 		bind_i64(s, &c, (int64_t)r->end_ns);
 		for (int i = 0; i < 3; i++)
-			bind_i64(s, &c, r->grid[i]);
+			bind_i64(s, &c, (int64_t)r->grid[i]);
 		for (int i = 0; i < 3; i++)
 			bind_i64(s, &c, r->workgroup[i]);
 		bind_i64(s, &c, r->local_memory_bytes);
 		bind_i64(s, &c, r->private_memory_bytes);
 		bind_i64(s, &c, r->status);
+		bind_i64(s, &c, r->registers);
+		bind_i64(s, &c, r->static_local_memory_bytes);
+		bind_i64(s, &c, r->dynamic_local_memory_bytes);
+		bind_i64(s, &c, r->stream_id);
+		bind_i64(s, &c, r->context_id);
+		bind_i64(s, &c, r->graph_id);
+		bind_i64(s, &c, (int64_t)r->graph_node_id);
 		return;
 	}
 	case RECORD_MEMORY_COPY: {
 		const struct record_memory_copy *r = (const void *)h;
-		bind_i64(s, &c, r->tid);
+		uint32_t tid = r->tid, function_id = r->function_id;
+		recording_enqueuer(rec, r->correlation_id, &tid, &function_id);
+		bind_i64(s, &c, tid);
 		bind_i64(s, &c, r->queue_id);
 		bind_i64(s, &c, r->src_agent_id);
 		bind_i64(s, &c, r->dst_agent_id);
 		bind_i64(s, &c, r->operation);
 		bind_i64(s, &c, r->direction);
-		bind_i64(s, &c, r->function_id);
+		bind_i64(s, &c, function_id);
 		bind_i64(s, &c, (int64_t)r->bytes);
 		bind_i64(s, &c, (int64_t)r->correlation_id);
 		bind_i64(s, &c, (int64_t)r->start_ns);
 		bind_i64(s, &c, (int64_t)r->end_ns);
 		bind_i64(s, &c, r->status);
+		bind_i64(s, &c, r->src_memory_kind);
+		bind_i64(s, &c, r->dst_memory_kind);
+		bind_i64(s, &c, r->stream_id);
+		bind_i64(s, &c, r->context_id);
+		return;
+	}
+	case RECORD_MEMORY_ALLOCATION: {
+		const struct record_memory_allocation *r = (const void *)h;
+		uint32_t tid = r->tid;
+		recording_enqueuer(rec, r->correlation_id, &tid, NULL);
+		bind_i64(s, &c, tid);
+		bind_i64(s, &c, r->agent_id);
+		bind_i64(s, &c, r->operation);
+		bind_i64(s, &c, r->memory_kind);
+		bind_i64(s, &c, (int64_t)r->address);
+		bind_i64(s, &c, (int64_t)r->bytes);
+		bind_i64(s, &c, (int64_t)r->correlation_id);
+		bind_i64(s, &c, (int64_t)r->start_ns);
+		bind_i64(s, &c, (int64_t)r->end_ns);
+		bind_i64(s, &c, r->stream_id);
+		bind_i64(s, &c, r->context_id);
+		return;
+	}
+	case RECORD_SYNCHRONIZATION: {
+		const struct record_synchronization *r = (const void *)h;
+		uint32_t tid = r->tid;
+		recording_enqueuer(rec, r->correlation_id, &tid, NULL);
+		bind_i64(s, &c, tid);
+		bind_i64(s, &c, r->type);
+		bind_i64(s, &c, r->stream_id);
+		bind_i64(s, &c, r->context_id);
+		bind_i64(s, &c, r->event_id);
+		bind_i64(s, &c, r->result);
+		bind_i64(s, &c, (int64_t)r->correlation_id);
+		bind_i64(s, &c, (int64_t)r->start_ns);
+		bind_i64(s, &c, (int64_t)r->end_ns);
+		return;
+	}
+	case RECORD_OVERHEAD: {
+		const struct record_overhead *r = (const void *)h;
+		bind_i64(s, &c, r->kind);
+		bind_i64(s, &c, r->tid);
+		bind_i64(s, &c, r->agent_id);
+		bind_i64(s, &c, (int64_t)r->start_ns);
+		bind_i64(s, &c, (int64_t)r->end_ns);
 		return;
 	}
 	}
@@ -209,7 +294,7 @@ static int insert_metadata(struct loader *l, const char *tag, const char *value,
 static int finish(struct loader *l, const char *spool_path, struct error *err)
 {
 	const struct recording *rec = l->rec;
-	for (uint32_t reason = 0; reason < 8; reason++) {
+	for (uint32_t reason = 0; reason < DROPPED_REASON_COUNT; reason++) {
 		if (!rec->dropped[reason][0])
 			continue;
 		sqlite3_stmt *s = l->stmt[INSERT_DROPPED];
@@ -256,12 +341,12 @@ static int load_list(struct loader *l, const struct record_list *list, enum stat
 	if (l->batch[which])
 		for (; i + BATCH_ROWS <= list->count; i += BATCH_ROWS) {
 			for (int r = 0; r < BATCH_ROWS; r++)
-				bind_record(l->batch[which], r * columns, list->items[i + r]);
+				bind_record(l->batch[which], r * columns, list->items[i + r], l->rec);
 			if (step_statement(l, l->batch[which], err))
 				return -1;
 		}
 	for (; i < list->count; i++) {
-		bind_record(l->stmt[which], 0, list->items[i]);
+		bind_record(l->stmt[which], 0, list->items[i], l->rec);
 		if (step(l, which, err))
 			return -1;
 	}
@@ -300,6 +385,9 @@ int store_write(const struct recording *rec, const char *spool_path, const char 
 	    load_list(&l, &rec->api_calls, INSERT_API, err) ||
 	    load_list(&l, &rec->kernels, INSERT_KERNEL, err) ||
 	    load_list(&l, &rec->copies, INSERT_COPY, err) ||
+	    load_list(&l, &rec->allocations, INSERT_ALLOCATION, err) ||
+	    load_list(&l, &rec->synchronizations, INSERT_SYNCHRONIZATION, err) ||
+	    load_list(&l, &rec->overheads, INSERT_OVERHEAD, err) ||
 	    finish(&l, spool_path, err) || exec(l.db, "COMMIT", err))
 		goto out;
 	rc = 0;
@@ -357,11 +445,11 @@ int store_open(const char *db_path, sqlite3 **db, struct error *err)
 			error_set(err, "'%s' is not a readable gpuprof database: %s", db_path,
 				  sqlite3_errmsg(*db));
 		sqlite3_finalize(probe);
-	} else if (strncmp(version, "1.", 2)) {
-		error_set(err, "'%s' has database schema %s; this gpuprof reads schema 1.x", db_path,
-			  version);
+	} else if (strncmp(version, STORE_SCHEMA_MAJOR, strlen(STORE_SCHEMA_MAJOR))) {
+		error_set(err, "'%s' has database schema %s; this gpuprof reads schema %sx",
+			  db_path, version, STORE_SCHEMA_MAJOR);
 	}
-	if (!version || strncmp(version, "1.", 2)) {
+	if (!version || strncmp(version, STORE_SCHEMA_MAJOR, strlen(STORE_SCHEMA_MAJOR))) {
 		free(version);
 		sqlite3_close(*db);
 		*db = NULL;

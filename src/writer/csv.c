@@ -26,17 +26,22 @@ static const char AGENT_HEADER[] =
 	"\"Workgroup_Max_Size\",\"Grid_Max_Size\",\"Local_Mem_Size\",\"Hive_Id\",\"Gpu_Id\","
 	"\"Workgroup_Max_Dim_X\",\"Workgroup_Max_Dim_Y\",\"Workgroup_Max_Dim_Z\","
 	"\"Grid_Max_Dim_X\",\"Grid_Max_Dim_Y\",\"Grid_Max_Dim_Z\",\"Name\",\"Vendor_Name\","
-	"\"Product_Name\",\"Model_Name\",\"Global_Memory_Size\",\"Driver_Version\"";
+	"\"Product_Name\",\"Model_Name\",\"Global_Memory_Size\",\"Driver_Version\",\"Uuid\","
+	"\"Compute_Capability\",\"Pci_Location\",\"L2_Cache_Size\",\"Memory_Bandwidth\"";
 static const char KERNEL_HEADER[] =
 	"\"Kind\",\"Agent_Id\",\"Queue_Id\",\"Stream_Id\",\"Thread_Id\",\"Dispatch_Id\","
 	"\"Kernel_Id\",\"Kernel_Name\",\"Correlation_Id\",\"Start_Timestamp\",\"End_Timestamp\","
 	"\"LDS_Block_Size\",\"Scratch_Size\",\"VGPR_Count\",\"Accum_VGPR_Count\",\"SGPR_Count\","
 	"\"Workgroup_Size_X\",\"Workgroup_Size_Y\",\"Workgroup_Size_Z\",\"Grid_Size_X\","
-	"\"Grid_Size_Y\",\"Grid_Size_Z\"";
+	"\"Grid_Size_Y\",\"Grid_Size_Z\",\"Static_LDS_Size\",\"Dynamic_LDS_Size\",\"Context_Id\","
+	"\"Graph_Id\",\"Graph_Node_Id\"";
 static const char COPY_HEADER[] =
 	"\"Kind\",\"Direction\",\"Stream_Id\",\"Source_Agent_Id\",\"Destination_Agent_Id\","
 	"\"Correlation_Id\",\"Start_Timestamp\",\"End_Timestamp\",\"Bytes\",\"Operation\","
-	"\"Queue_Id\",\"Thread_Id\",\"Function\"";
+	"\"Queue_Id\",\"Thread_Id\",\"Function\",\"Source_Memory_Kind\",\"Destination_Memory_Kind\"";
+static const char ALLOCATION_HEADER[] =
+	"\"Kind\",\"Operation\",\"Agent_Id\",\"Allocation_Size\",\"Address\",\"Correlation_Id\","
+	"\"Start_Timestamp\",\"End_Timestamp\",\"Memory_Kind\",\"Thread_Id\",\"Stream_Id\"";
 static const char API_HEADER[] =
 	"\"Domain\",\"Function\",\"Process_Id\",\"Thread_Id\",\"Correlation_Id\","
 	"\"Start_Timestamp\",\"End_Timestamp\"";
@@ -127,41 +132,64 @@ static void domain_key(const char *domain, const char *suffix, char *out, size_t
 static int csv_agent(struct csv_state *s, const struct event *e, struct error *err)
 {
 	struct strbuf *l = &s->line;
-	int cpu = !strcmp(e->agent.type_name, "CPU");
-	csv_int(l, e->agent.index);
-	csv_int(l, e->agent.index);
-	csv_text(l, e->agent.type_name);
-	csv_int(l, cpu ? e->agent.compute_units : 0);
+	const struct event *a = e;
+	int cpu = !strcmp(a->agent.type_name, "CPU");
+	csv_int(l, a->agent.index);
+	csv_int(l, a->agent.index);
+	csv_text(l, a->agent.type_name);
+	csv_int(l, cpu ? a->agent.compute_units : 0);
 	for (int i = 0; i < 4; i++) /* Simd_Count .. Max_Waves_Per_Simd */
 		csv_int(l, 0);
-	csv_int(l, e->agent.local_memory_bytes / 1024);
-	for (int i = 0; i < 4; i++) /* Gds_Size_In_Kb .. Num_Xcc */
+	csv_int(l, a->agent.local_memory_bytes / 1024);
+	for (int i = 0; i < 2; i++) /* Gds_Size_In_Kb, Num_Gws */
 		csv_int(l, 0);
-	csv_int(l, cpu ? 0 : e->agent.compute_units);
-	for (int i = 0; i < 7; i++) /* Array_Count .. Gfx_Target_Version */
+	csv_int(l, a->agent.warp_size);
+	csv_int(l, 0); /* Num_Xcc */
+	csv_int(l, cpu ? 0 : a->agent.compute_units);
+	for (int i = 0; i < 6; i++) /* Array_Count .. Max_Slots_Scratch_Cu */
 		csv_int(l, 0);
-	csv_int(l, e->agent.vendor_id);
-	for (int i = 0; i < 8; i++) /* Device_Id .. Num_Cp_Queues */
+	/* Gfx_Target_Version: the compute capability, as 90000 for 9.0 */
+	csv_int(l, a->agent.compute_major * 10000 + a->agent.compute_minor * 100);
+	csv_int(l, a->agent.vendor_id);
+	csv_int(l, 0); /* Device_Id */
+	/* Location_Id and Domain: the PCI bus/device/function and domain */
+	csv_int(l, a->agent.pci_bus << 8 | a->agent.pci_device << 3 | a->agent.pci_function);
+	csv_int(l, a->agent.pci_domain);
+	for (int i = 0; i < 5; i++) /* Drm_Render_Minor .. Num_Cp_Queues */
 		csv_int(l, 0);
-	csv_int(l, e->agent.max_clock_mhz);
-	csv_int(l, e->agent.max_clock_mhz);
+	csv_int(l, a->agent.max_clock_mhz);
+	csv_int(l, a->agent.max_clock_mhz);
 	for (int i = 0; i < 6; i++) /* Sdma_Fw_Version .. Family_Id */
 		csv_int(l, 0);
-	csv_int(l, e->agent.max_workgroup_size);
+	csv_int(l, a->agent.max_workgroup_size);
 	csv_int(l, 0);
-	csv_int(l, e->agent.local_memory_bytes);
+	csv_int(l, a->agent.local_memory_bytes);
 	csv_int(l, 0);
-	csv_int(l, 0);
+	csv_int(l, a->agent.device_index);
 	for (int i = 0; i < 3; i++)
-		csv_int(l, e->agent.max_workgroup[i]);
+		csv_int(l, a->agent.max_workgroup[i]);
 	for (int i = 0; i < 3; i++)
 		csv_int(l, 0);
-	csv_text(l, e->name);
-	csv_text(l, e->agent.vendor_name);
-	csv_text(l, e->name);
-	csv_text(l, e->name);
-	csv_int(l, e->agent.global_memory_bytes);
-	csv_text(l, e->agent.driver_version);
+	csv_text(l, a->name);
+	csv_text(l, a->agent.vendor_name);
+	csv_text(l, a->name);
+	csv_text(l, a->name);
+	csv_int(l, a->agent.global_memory_bytes);
+	csv_text(l, a->agent.driver_version);
+	csv_text(l, a->agent.uuid ? a->agent.uuid : "");
+	char text[64] = "";
+	if (a->agent.compute_major)
+		snprintf(text, sizeof(text), "%lld.%lld", (long long)a->agent.compute_major,
+			 (long long)a->agent.compute_minor);
+	csv_text(l, text);
+	text[0] = '\0';
+	if (a->agent.pci_bus || a->agent.pci_device || a->agent.pci_domain)
+		snprintf(text, sizeof(text), "%04llx:%02llx:%02llx.%llx",
+			 (long long)a->agent.pci_domain, (long long)a->agent.pci_bus,
+			 (long long)a->agent.pci_device, (long long)a->agent.pci_function);
+	csv_text(l, text);
+	csv_int(l, a->agent.l2_cache_bytes);
+	csv_int(l, a->agent.memory_bandwidth);
 	return put_line(s, "agent_info", AGENT_HEADER, err);
 }
 
@@ -171,7 +199,7 @@ static int csv_kernel(struct csv_state *s, const struct event *e, struct error *
 	csv_text(l, "KERNEL_DISPATCH");
 	agent_label(l, e->kernel.agent);
 	csv_int(l, e->kernel.queue);
-	csv_int(l, e->kernel.queue);
+	csv_int(l, e->kernel.stream);
 	csv_int(l, e->tid);
 	csv_int(l, e->kernel.dispatch_id);
 	csv_int(l, e->kernel.kernel_id);
@@ -181,12 +209,18 @@ static int csv_kernel(struct csv_state *s, const struct event *e, struct error *
 	csv_int(l, e->end_ns);
 	csv_int(l, e->kernel.local_memory_bytes);
 	csv_int(l, e->kernel.private_memory_bytes);
-	for (int i = 0; i < 3; i++) /* VGPR, Accum_VGPR, SGPR: no OpenCL equivalent */
-		csv_int(l, 0);
+	csv_int(l, e->kernel.registers); /* VGPR_Count: registers per thread */
+	csv_int(l, 0);                   /* Accum_VGPR_Count, SGPR_Count: no equivalent */
+	csv_int(l, 0);
 	for (int i = 0; i < 3; i++)
 		csv_int(l, e->kernel.workgroup[i]);
 	for (int i = 0; i < 3; i++)
 		csv_int(l, e->kernel.grid[i]);
+	csv_int(l, e->kernel.static_local_memory_bytes);
+	csv_int(l, e->kernel.dynamic_local_memory_bytes);
+	csv_int(l, e->kernel.context);
+	csv_int(l, e->kernel.graph);
+	csv_int(l, e->kernel.graph_node);
 	return put_line(s, "kernel_trace", KERNEL_HEADER, err);
 }
 
@@ -195,7 +229,7 @@ static int csv_copy(struct csv_state *s, const struct event *e, struct error *er
 	struct strbuf *l = &s->line;
 	csv_text(l, "MEMORY_COPY");
 	csv_text(l, e->copy.direction);
-	csv_int(l, e->copy.queue);
+	csv_int(l, e->copy.stream);
 	agent_label(l, e->copy.src_agent);
 	agent_label(l, e->copy.dst_agent);
 	csv_int(l, e->correlation_id);
@@ -206,7 +240,28 @@ static int csv_copy(struct csv_state *s, const struct event *e, struct error *er
 	csv_int(l, e->copy.queue);
 	csv_int(l, e->tid);
 	csv_text(l, e->name);
+	csv_text(l, e->copy.src_memory_kind);
+	csv_text(l, e->copy.dst_memory_kind);
 	return put_line(s, "memory_copy_trace", COPY_HEADER, err);
+}
+
+static int csv_allocation(struct csv_state *s, const struct event *e, struct error *err)
+{
+	struct strbuf *l = &s->line;
+	char address[24];
+	csv_text(l, "MEMORY_ALLOCATION");
+	csv_text(l, e->allocation.operation);
+	agent_label(l, e->allocation.agent);
+	csv_int(l, e->allocation.bytes);
+	snprintf(address, sizeof(address), "0x%016llx", (unsigned long long)e->allocation.address);
+	csv_text(l, address);
+	csv_int(l, e->correlation_id);
+	csv_int(l, e->start_ns);
+	csv_int(l, e->end_ns);
+	csv_text(l, e->allocation.memory_kind);
+	csv_int(l, e->tid);
+	csv_int(l, e->allocation.stream);
+	return put_line(s, "memory_allocation_trace", ALLOCATION_HEADER, err);
 }
 
 static int csv_api(struct csv_state *s, const struct event *e, struct error *err)
@@ -233,6 +288,7 @@ static int csv_event(void *state, const struct event *e, struct error *err)
 	case EVENT_AGENT: return csv_agent(s, e, err);
 	case EVENT_KERNEL: return csv_kernel(s, e, err);
 	case EVENT_MEMORY_COPY: return csv_copy(s, e, err);
+	case EVENT_MEMORY_ALLOCATION: return csv_allocation(s, e, err);
 	case EVENT_API_CALL: return csv_api(s, e, err);
 	}
 	return 0;
@@ -267,6 +323,8 @@ static int csv_end(void *state, int failed, struct strbuf *written, struct error
 		rc = write_stats(s, "kernel_stats", &ds->kernels, err);
 		if (!rc)
 			rc = write_stats(s, "memory_copy_stats", &ds->copies, err);
+		if (!rc)
+			rc = write_stats(s, "memory_allocation_stats", &ds->allocations, err);
 		for (int i = 0; !rc && i < ds->api_count; i++) {
 			domain_key(ds->apis[i].domain, "_stats", key, sizeof(key));
 			rc = write_stats(s, key, &ds->apis[i].table, err);

@@ -146,6 +146,17 @@ static void fill_agent(sqlite3_stmt *s, const struct names *n, struct event *e)
 	e->agent.max_workgroup_size = I64(11);
 	for (int i = 0; i < 3; i++)
 		e->agent.max_workgroup[i] = I64(12 + i);
+	e->agent.uuid = text(s, 15);
+	e->agent.pci_domain = I64(16);
+	e->agent.pci_bus = I64(17);
+	e->agent.pci_device = I64(18);
+	e->agent.pci_function = I64(19);
+	e->agent.compute_major = I64(20);
+	e->agent.compute_minor = I64(21);
+	e->agent.warp_size = I64(22);
+	e->agent.l2_cache_bytes = I64(23);
+	e->agent.memory_bandwidth = I64(24);
+	e->agent.device_index = I64(25);
 }
 
 static void fill_kernel(sqlite3_stmt *s, const struct names *n, struct event *e)
@@ -168,6 +179,13 @@ static void fill_kernel(sqlite3_stmt *s, const struct names *n, struct event *e)
 	e->kernel.local_memory_bytes = I64(15);
 	e->kernel.private_memory_bytes = I64(16);
 	e->kernel.status = I64(17);
+	e->kernel.registers = I64(18);
+	e->kernel.static_local_memory_bytes = I64(19);
+	e->kernel.dynamic_local_memory_bytes = I64(20);
+	e->kernel.stream = I64(21);
+	e->kernel.context = I64(22);
+	e->kernel.graph = I64(23);
+	e->kernel.graph_node = I64(24);
 }
 
 static void fill_copy(sqlite3_stmt *s, const struct names *n, struct event *e)
@@ -186,6 +204,25 @@ static void fill_copy(sqlite3_stmt *s, const struct names *n, struct event *e)
 	e->end_ns = I64(10);
 	e->correlation_id = I64(11);
 	e->copy.status = I64(12);
+	e->copy.src_memory_kind = record_memory_kind_name((uint32_t)I64(13));
+	e->copy.dst_memory_kind = record_memory_kind_name((uint32_t)I64(14));
+	e->copy.stream = I64(15);
+}
+
+static void fill_allocation(sqlite3_stmt *s, const struct names *n, struct event *e)
+{
+	e->kind = EVENT_MEMORY_ALLOCATION;
+	e->pid = pid_of(n, I64(0));
+	e->tid = I64(1);
+	e->allocation.agent = I64(2);
+	e->allocation.operation = record_allocation_name((uint32_t)I64(3));
+	e->allocation.memory_kind = record_memory_kind_name((uint32_t)I64(4));
+	e->allocation.address = I64(5);
+	e->allocation.bytes = I64(6);
+	e->correlation_id = I64(7);
+	e->start_ns = I64(8);
+	e->end_ns = I64(9);
+	e->allocation.stream = I64(10);
 }
 
 static void fill_api(sqlite3_stmt *s, const struct names *n, struct event *e)
@@ -210,15 +247,22 @@ static const struct {
 } queries[] = {
 	{ "SELECT pid, agent_id, type, name, vendor_name, driver_version, vendor_id, "
 	  "compute_units, max_clock_mhz, global_memory_bytes, local_memory_bytes, "
-	  "max_workgroup_size, max_workgroup_x, max_workgroup_y, max_workgroup_z "
+	  "max_workgroup_size, max_workgroup_x, max_workgroup_y, max_workgroup_z, uuid, "
+	  "pci_domain, pci_bus, pci_device, pci_function, compute_major, compute_minor, "
+	  "warp_size, l2_cache_bytes, memory_bandwidth, device_index "
 	  "FROM agents ORDER BY process_id, agent_id", fill_agent },
 	{ "SELECT process_id, tid, agent_index, queue_index, name_id, correlation_id, "
 	  "dispatch_id, start, end, grid_x, grid_y, grid_z, workgroup_x, workgroup_y, "
-	  "workgroup_z, local_memory_bytes, private_memory_bytes, status "
-	  "FROM gpuprof_kernel ORDER BY id", fill_kernel },
+	  "workgroup_z, local_memory_bytes, private_memory_bytes, status, registers, "
+	  "static_local_memory_bytes, dynamic_local_memory_bytes, stream_id, context_id, "
+	  "graph_id, graph_node_id FROM gpuprof_kernel ORDER BY id", fill_kernel },
 	{ "SELECT process_id, tid, function_id, operation, direction, src_agent_index, "
-	  "dst_agent_index, queue_index, bytes, start, end, correlation_id, status "
+	  "dst_agent_index, queue_index, bytes, start, end, correlation_id, status, "
+	  "src_memory_kind, dst_memory_kind, stream_id "
 	  "FROM gpuprof_memory_copy ORDER BY id", fill_copy },
+	{ "SELECT process_id, tid, agent_index, operation, memory_kind, address, bytes, "
+	  "correlation_id, start, end, stream_id "
+	  "FROM gpuprof_memory_allocation ORDER BY id", fill_allocation },
 	{ "SELECT process_id, domain, function_id, tid, start, end, correlation_id, result "
 	  "FROM gpuprof_api_call ORDER BY id", fill_api },
 };
@@ -314,8 +358,10 @@ int export_database(sqlite3 *db, const struct writer_ops *const *writers, int co
 /* ---- the same events from a recording ------------------------------------------------- */
 
 static void event_from_agent(const struct recording *rec, const struct record_agent *r,
-			     struct event *e)
+			     struct event *e, char uuid[RECORD_UUID_TEXT])
 {
+	record_uuid_text(r->uuid, uuid);
+	e->agent.uuid = uuid;
 	e->kind = EVENT_AGENT;
 	e->pid = rec->process->pid;
 	e->agent.index = r->id;
@@ -331,14 +377,26 @@ static void event_from_agent(const struct recording *rec, const struct record_ag
 	e->agent.max_workgroup_size = r->max_workgroup_size;
 	for (int i = 0; i < 3; i++)
 		e->agent.max_workgroup[i] = r->max_workgroup_dim[i];
+	e->agent.pci_domain = r->pci_domain;
+	e->agent.pci_bus = r->pci_bus;
+	e->agent.pci_device = r->pci_device;
+	e->agent.pci_function = r->pci_function;
+	e->agent.compute_major = r->compute_major;
+	e->agent.compute_minor = r->compute_minor;
+	e->agent.warp_size = r->warp_size;
+	e->agent.l2_cache_bytes = r->l2_cache_bytes;
+	e->agent.memory_bandwidth = (int64_t)r->memory_bandwidth;
+	e->agent.device_index = r->device_index;
 }
 
 static void event_from_kernel(const struct recording *rec, const struct record_kernel *r,
 			      struct event *e)
 {
+	uint32_t tid = r->tid;
+	recording_enqueuer(rec, r->correlation_id, &tid, NULL);
 	e->kind = EVENT_KERNEL;
 	e->pid = rec->process->pid;
-	e->tid = r->tid;
+	e->tid = tid;
 	e->kernel.agent = r->agent_id;
 	e->kernel.queue = r->queue_id;
 	e->kernel.kernel_id = r->name_id;
@@ -348,21 +406,30 @@ static void event_from_kernel(const struct recording *rec, const struct record_k
 	e->start_ns = (int64_t)r->start_ns;
 	e->end_ns = (int64_t)r->end_ns;
 	for (int i = 0; i < 3; i++) {
-		e->kernel.grid[i] = r->grid[i];
+		e->kernel.grid[i] = (int64_t)r->grid[i];
 		e->kernel.workgroup[i] = r->workgroup[i];
 	}
 	e->kernel.local_memory_bytes = r->local_memory_bytes;
 	e->kernel.private_memory_bytes = r->private_memory_bytes;
 	e->kernel.status = r->status;
+	e->kernel.registers = r->registers;
+	e->kernel.static_local_memory_bytes = r->static_local_memory_bytes;
+	e->kernel.dynamic_local_memory_bytes = r->dynamic_local_memory_bytes;
+	e->kernel.stream = r->stream_id;
+	e->kernel.context = r->context_id;
+	e->kernel.graph = r->graph_id;
+	e->kernel.graph_node = (int64_t)r->graph_node_id;
 }
 
 static void event_from_copy(const struct recording *rec, const struct record_memory_copy *r,
 			    struct event *e)
 {
+	uint32_t tid = r->tid, function_id = r->function_id;
+	recording_enqueuer(rec, r->correlation_id, &tid, &function_id);
 	e->kind = EVENT_MEMORY_COPY;
 	e->pid = rec->process->pid;
-	e->tid = r->tid;
-	e->name = recording_string(rec, r->function_id);
+	e->tid = tid;
+	e->name = recording_string(rec, function_id);
 	e->copy.operation = record_operation_name(r->operation);
 	e->copy.direction = record_direction_name(r->direction);
 	e->copy.src_agent = r->src_agent_id;
@@ -373,6 +440,28 @@ static void event_from_copy(const struct recording *rec, const struct record_mem
 	e->end_ns = (int64_t)r->end_ns;
 	e->correlation_id = (int64_t)r->correlation_id;
 	e->copy.status = r->status;
+	e->copy.src_memory_kind = record_memory_kind_name(r->src_memory_kind);
+	e->copy.dst_memory_kind = record_memory_kind_name(r->dst_memory_kind);
+	e->copy.stream = r->stream_id;
+}
+
+static void event_from_allocation(const struct recording *rec,
+				  const struct record_memory_allocation *r, struct event *e)
+{
+	uint32_t tid = r->tid;
+	recording_enqueuer(rec, r->correlation_id, &tid, NULL);
+	e->kind = EVENT_MEMORY_ALLOCATION;
+	e->pid = rec->process->pid;
+	e->tid = tid;
+	e->allocation.agent = r->agent_id;
+	e->allocation.operation = record_allocation_name(r->operation);
+	e->allocation.memory_kind = record_memory_kind_name(r->memory_kind);
+	e->allocation.address = (int64_t)r->address;
+	e->allocation.bytes = (int64_t)r->bytes;
+	e->correlation_id = (int64_t)r->correlation_id;
+	e->start_ns = (int64_t)r->start_ns;
+	e->end_ns = (int64_t)r->end_ns;
+	e->allocation.stream = r->stream_id;
 }
 
 static void event_from_api(const struct recording *rec, const struct record_api_call *r,
@@ -395,20 +484,23 @@ int export_recording(const struct recording *rec, const struct writer_ops *const
 {
 	struct export_run run;
 	int failed = run_begin(&run, writers, count, options, err);
-	/* the order of export_database(): agents, kernels, copies, API calls */
+	/* the order of export_database(): agents, kernels, copies, allocations, API calls */
 	const struct record_list *lists[] = { &rec->agents, &rec->kernels, &rec->copies,
-					      &rec->api_calls };
+					      &rec->allocations, &rec->api_calls };
 	for (size_t l = 0; !failed && l < sizeof(lists) / sizeof(lists[0]); l++) {
 		for (size_t i = 0; i < lists[l]->count; i++) {
 			const struct record_header *h = lists[l]->items[i];
 			struct event e;
+			char uuid[RECORD_UUID_TEXT];
 			memset(&e, 0, sizeof(e));
 			if (h->type == RECORD_AGENT)
-				event_from_agent(rec, (const void *)h, &e);
+				event_from_agent(rec, (const void *)h, &e, uuid);
 			else if (h->type == RECORD_KERNEL)
 				event_from_kernel(rec, (const void *)h, &e);
 			else if (h->type == RECORD_MEMORY_COPY)
 				event_from_copy(rec, (const void *)h, &e);
+			else if (h->type == RECORD_MEMORY_ALLOCATION)
+				event_from_allocation(rec, (const void *)h, &e);
 			else
 				event_from_api(rec, (const void *)h, &e);
 			if (run_event(&run, &e, err)) {

@@ -91,9 +91,11 @@ static int summary_end(void *state, int failed, struct strbuf *written, struct e
 		domain_stats_finish(ds);
 		print_table(stderr, "KERNEL_DISPATCH", &ds->kernels, units, s->pid);
 		print_table(stderr, "MEMORY_COPY", &ds->copies, units, s->pid);
+		print_table(stderr, "MEMORY_ALLOCATION", &ds->allocations, units, s->pid);
 		for (int i = 0; i < ds->api_count; i++)
 			print_table(stderr, ds->apis[i].domain, &ds->apis[i].table, units, s->pid);
-		if (!ds->kernels.count && !ds->copies.count && !ds->api_count)
+		if (!ds->kernels.count && !ds->copies.count && !ds->allocations.count &&
+		    !ds->api_count)
 			fprintf(stderr, "\nGPUPROF SUMMARY (pid %lld): no kernels, copies or API "
 					"calls were recorded\n", (long long)s->pid);
 	}

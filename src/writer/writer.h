@@ -18,7 +18,8 @@ struct output_options {
 	const char *summary_units; /* for the summary writer: sec, msec, usec or nsec */
 };
 
-enum event_kind { EVENT_AGENT, EVENT_KERNEL, EVENT_MEMORY_COPY, EVENT_API_CALL };
+enum event_kind { EVENT_AGENT, EVENT_KERNEL, EVENT_MEMORY_COPY, EVENT_MEMORY_ALLOCATION,
+		  EVENT_API_CALL };
 
 /* One row of the store. Strings are valid only during the event() call. */
 struct event {
@@ -33,17 +34,28 @@ struct event {
 			int64_t index, vendor_id, compute_units, max_clock_mhz;
 			int64_t global_memory_bytes, local_memory_bytes, max_workgroup_size;
 			int64_t max_workgroup[3];
+			int64_t pci_domain, pci_bus, pci_device, pci_function;
+			int64_t compute_major, compute_minor, warp_size, l2_cache_bytes;
+			int64_t memory_bandwidth, device_index;
 			const char *type_name, *vendor_name, *driver_version;
+			const char *uuid; /* "" when unknown */
 		} agent;
 		struct {
 			int64_t agent, queue, kernel_id, dispatch_id;
 			int64_t grid[3], workgroup[3];
 			int64_t local_memory_bytes, private_memory_bytes, status;
+			int64_t registers, static_local_memory_bytes, dynamic_local_memory_bytes;
+			int64_t stream, context, graph, graph_node;
 		} kernel;
 		struct {
-			int64_t queue, src_agent, dst_agent, bytes, status;
+			int64_t queue, stream, src_agent, dst_agent, bytes, status;
 			const char *operation, *direction;
+			const char *src_memory_kind, *dst_memory_kind;
 		} copy;
+		struct {
+			int64_t agent, address, bytes, stream;
+			const char *operation, *memory_kind;
+		} allocation;
 		struct {
 			const char *domain;
 			int64_t result;
@@ -65,7 +77,7 @@ extern const struct writer_ops csv_writer;
 extern const struct writer_ops summary_writer;
 
 /* Streams every event of db through the writers, in time order within each kind
- * (agents, kernels, copies, API calls). Files written are listed in `written`. */
+ * (agents, kernels, copies, allocations, API calls). Files written are listed in `written`. */
 int export_database(sqlite3 *db, const struct writer_ops *const *writers, int count,
 		    const struct output_options *options, struct strbuf *written,
 		    struct error *err);

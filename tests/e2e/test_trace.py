@@ -32,7 +32,9 @@ def test_vcopy_kernels_exact(tmp_path, vcopy):
     out = only_process(tmp_path)
     assert out.prefix == os.path.join(str(tmp_path), HOST, str(out.pid))
     rows = out.csv("kernel_trace.csv")
-    assert out.csv_header("kernel_trace.csv") == KERNEL_HEADER
+    # rocprofv3's columns first, gpuprof's additions after them
+    assert out.csv_header("kernel_trace.csv") == KERNEL_HEADER + [
+        "Static_LDS_Size", "Dynamic_LDS_Size", "Context_Id", "Graph_Id", "Graph_Node_Id"]
     assert len(rows) == 20
     for row in rows:
         assert row["Kind"] == "KERNEL_DISPATCH"

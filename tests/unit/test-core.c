@@ -291,9 +291,11 @@ static void test_recorder(void)
 	struct error err;
 	CHECK(spool_reader_open(&r, spool, &err) == 0);
 	static unsigned char seen[THREADS * PER_THREAD + 1];
-	int kernels = 0, duplicates = 0, processes = 0, ends = 0, strings = 0;
+	int kernels = 0, duplicates = 0, processes = 0, ends = 0, strings = 0, hosts = 0;
 	const struct record_header *h;
 	while (spool_reader_next(&r, &h, &err) > 0) {
+		hosts += h->type == RECORD_AGENT && ((const struct record_agent *)h)->id == 0 &&
+			 ((const struct record_agent *)h)->type == AGENT_CPU;
 		if (h->type == RECORD_KERNEL) {
 			uint64_t id = ((const struct record_kernel *)h)->dispatch_id;
 			if (id <= THREADS * PER_THREAD)
@@ -309,7 +311,8 @@ static void test_recorder(void)
 	CHECK(duplicates == 0);
 	CHECK(processes == 1);
 	CHECK(ends == 1);
-	CHECK(strings == 3); /* hostname, command line, unit_kernel */
+	CHECK(hosts == 1); /* the recorder describes the host CPU itself */
+	CHECK(strings == 5); /* hostname, command line, CPU model, "", unit_kernel */
 }
 
 /* fork(): the child records into a spool of its own that starts with the inherited

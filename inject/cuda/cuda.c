@@ -1,0 +1,377 @@
+/* The CUDA backend: loaded by the CUDA driver itself while it initialises
+ * (CUDA_INJECTION64_PATH names this library, the driver calls InitializeInjection()),
+ * so any CUDA program, PyTorch included, is traced without relinking or preloading.
+ *
+ * It uses CUPTI's activity API only: kernels with CONCURRENT_KERNEL (never the KERNEL
+ * kind, which serialises them), copies, memsets, allocations, runtime and driver API
+ * calls, synchronisations, CUPTI's own overhead, and the device records. CUPTI writes
+ * records into buffers from a preallocated pool (request_buffer(), on the application's
+ * threads: a pop from a list); full buffers come back through buffer_completed(), which
+ * only queues them. The recorder's writer thread translates queued buffers before each
+ * flush (collect()), asks CUPTI for its completed buffers every flush period, and forces
+ * out the rest at exit. Nothing is formatted or written on the application's threads. */
+#include <cupti.h>
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "core/clock.h"
+#include "core/record.h"
+#include "core/recorder.h"
+#include "nvidia-proc.h"
+#include "translate.h"
+
+#define EXPORT __attribute__((visibility("default")))
+
+#define BUFFER_SIZE (4u << 20)     /* NVIDIA advises 1 to 10 MB */
+#define PREALLOCATED_BUFFERS 4
+#define MAX_BUFFERS 64             /* 256 MiB; beyond it CUPTI drops and counts */
+#define NVIDIA_PROC "/proc/driver/nvidia"
+#define CUPTI_FLUSH_PERIOD_NS 100000000u /* asking CUPTI for complete buffers costs */
+
+/* ---- configuration ---------------------------------------------------------------- */
+
+static struct {
+	int kernel, memory_copy, runtime_api, driver_api, memory_allocation, mangled;
+} trace;
+
+static int has_token(const char *list, const char *token)
+{
+	size_t n = strlen(token);
+	for (const char *p = list; p && *p; p = strchr(p, ',') ? strchr(p, ',') + 1 : NULL)
+		if (!strncmp(p, token, n) && (p[n] == ',' || p[n] == '\0'))
+			return 1;
+	return 0;
+}
+
+static void read_config(void)
+{
+	const char *list = getenv("GPUPROF_TRACE");
+	const char *mangled = getenv("GPUPROF_MANGLED_KERNELS");
+	trace.mangled = mangled && !strcmp(mangled, "1");
+	if (!list) { /* loaded by hand: what --runtime-trace records */
+		trace.kernel = trace.memory_copy = trace.runtime_api = trace.memory_allocation = 1;
+		return;
+	}
+	trace.kernel = has_token(list, "kernel");
+	trace.memory_copy = has_token(list, "memory_copy");
+	trace.runtime_api = has_token(list, "cuda_api");
+	trace.driver_api = has_token(list, "cuda_driver_api");
+	trace.memory_allocation = has_token(list, "memory_allocation");
+}
+
+/* ---- buffers -------------------------------------------------------------------------- */
+
+struct completed {
+	uint8_t *buffer;
+	size_t valid;
+};
+
+static pthread_mutex_t pool_lock = PTHREAD_MUTEX_INITIALIZER;
+static uint8_t *free_buffers[MAX_BUFFERS];
+static int free_count, allocated_count;
+static struct completed queue[MAX_BUFFERS]; /* completed buffers, oldest first */
+static int queue_head, queue_count;
+
+static void CUPTIAPI request_buffer(uint8_t **buffer, size_t *size, size_t *max_records)
+{
+	uint8_t *b = NULL;
+	pthread_mutex_lock(&pool_lock);
+	if (free_count)
+		b = free_buffers[--free_count];
+	else if (allocated_count < MAX_BUFFERS && (b = aligned_alloc(8, BUFFER_SIZE)))
+		allocated_count++;
+	pthread_mutex_unlock(&pool_lock);
+	*buffer = b; /* NULL: CUPTI drops the records and counts them */
+	*size = b ? BUFFER_SIZE : 0;
+	*max_records = 0;
+}
+
+static void release_buffer(uint8_t *buffer)
+{
+	pthread_mutex_lock(&pool_lock);
+	free_buffers[free_count++] = buffer;
+	pthread_mutex_unlock(&pool_lock);
+}
+
+static void CUPTIAPI buffer_completed(CUcontext context, uint32_t stream, uint8_t *buffer,
+				      size_t size, size_t valid)
+{
+	if (!buffer)
+		return;
+	pthread_mutex_lock(&pool_lock);
+	queue[(queue_head + queue_count++) % MAX_BUFFERS] = (struct completed){ buffer, valid };
+	pthread_mutex_unlock(&pool_lock);
+	recorder_wake();
+}
+
+static void preallocate(void)
+{
+	pthread_mutex_lock(&pool_lock);
+	while (allocated_count < PREALLOCATED_BUFFERS) {
+		uint8_t *b = aligned_alloc(8, BUFFER_SIZE);
+		if (!b)
+			break;
+		free_buffers[free_count++] = b;
+		allocated_count++;
+	}
+	pthread_mutex_unlock(&pool_lock);
+}
+
+/* ---- translation into the recorder ------------------------------------------------------ */
+
+static uint32_t op_intern(void *ctx, const char *text)
+{
+	return recorder_intern(text);
+}
+
+static int op_emit(void *ctx, const void *record)
+{
+	return recorder_try_emit(record);
+}
+
+static void op_emit_metadata(void *ctx, const void *record)
+{
+	recorder_emit_metadata(record);
+}
+
+static void op_count_dropped(void *ctx, uint32_t reason, uint64_t records)
+{
+	recorder_count_dropped(reason, records);
+}
+
+static uint32_t op_new_agent_id(void *ctx)
+{
+	return recorder_new_agent_id();
+}
+
+static uint32_t op_new_queue_id(void *ctx)
+{
+	return recorder_new_queue_id();
+}
+
+static const char *op_api_name(void *ctx, uint32_t domain, uint32_t cbid)
+{
+	const char *name = NULL;
+	if (cuptiGetCallbackName((CUpti_CallbackDomain)domain, cbid, &name) != CUPTI_SUCCESS)
+		return NULL;
+	return name;
+}
+
+static void op_describe_device(void *ctx, struct record_agent *agent)
+{
+	char version[128];
+	nvidia_proc_describe(NVIDIA_PROC, agent, version, sizeof(version));
+	if (version[0])
+		agent->driver_version_id = recorder_intern(version);
+}
+
+static struct translator translator;
+static _Atomic int cupti_usable; /* 0 in a fork()ed child: CUPTI is the parent's */
+static uint64_t last_flush_ns;
+static uint8_t *current;          /* the buffer being translated */
+static size_t current_valid;
+static CUpti_Activity *cursor;    /* its last record done with; NULL before the first */
+
+/* The offset from CUPTI's clock (CLOCK_REALTIME by default) to the trace clock, taken
+ * from the tightest of a few bracketed readings. */
+static void measure_clock_offset(void)
+{
+	uint64_t best = UINT64_MAX;
+	for (int i = 0; i < 5; i++) {
+		uint64_t before = clock_now_ns(), cupti = 0;
+		if (cuptiGetTimestamp(&cupti) != CUPTI_SUCCESS)
+			return;
+		uint64_t after = clock_now_ns();
+		if (after - before < best) {
+			best = after - before;
+			translator.clock_offset_ns = (int64_t)(before + (after - before) / 2) -
+						     (int64_t)cupti;
+		}
+	}
+}
+
+/* Translates the queued buffers; returns 1 when the recorder's buffer filled up first
+ * (the writer drains it and calls again: translation resumes at the same record). */
+static int translate_queued(void)
+{
+	for (;;) {
+		if (!current) {
+			pthread_mutex_lock(&pool_lock);
+			if (queue_count) {
+				current = queue[queue_head].buffer;
+				current_valid = queue[queue_head].valid;
+				queue_head = (queue_head + 1) % MAX_BUFFERS;
+				queue_count--;
+			}
+			pthread_mutex_unlock(&pool_lock);
+			if (!current)
+				return 0;
+			cursor = NULL;
+		}
+		CUpti_Activity *record = cursor;
+		while (cuptiActivityGetNextRecord(current, current_valid, &record) == CUPTI_SUCCESS) {
+			if (translator_record(&translator, record) < 0)
+				return 1; /* record stays the next one: cursor was not advanced */
+			cursor = record;
+		}
+		release_buffer(current);
+		current = NULL;
+	}
+}
+
+static int collect(int final)
+{
+	if (!atomic_load(&cupti_usable))
+		return 0;
+	if (!current) { /* not resuming after a full buffer */
+		uint64_t now = clock_now_ns();
+		if (final) {
+			cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+		} else if (now - last_flush_ns >= CUPTI_FLUSH_PERIOD_NS) {
+			cuptiActivityFlushAll(0); /* only buffers whose records are all complete */
+			last_flush_ns = now;
+		}
+		measure_clock_offset();
+	}
+	if (translate_queued())
+		return 1;
+	size_t dropped = 0;
+	if (cuptiActivityGetNumDroppedRecords(NULL, 0, &dropped) == CUPTI_SUCCESS && dropped)
+		recorder_count_dropped(DROPPED_BY_TRACER, dropped);
+	return 0;
+}
+
+/* ---- start and end --------------------------------------------------------------------- */
+
+static void CUPTIAPI ignore_callback(void *userdata, CUpti_CallbackDomain domain,
+				     CUpti_CallbackId cbid, const void *data)
+{
+}
+
+/* The child of a fork() has none of CUPTI's threads: it must not call CUPTI, and the
+ * buffers queued so far hold the parent's records, which the parent writes. */
+static void after_fork_child(void)
+{
+	atomic_store(&cupti_usable, 0);
+	queue_count = 0;
+	current = NULL;
+}
+
+static void at_exit(void)
+{
+	recorder_stop();
+}
+
+static int enable(CUpti_ActivityKind kind, const char *what)
+{
+	CUptiResult rc = kind == CUPTI_ACTIVITY_KIND_DEVICE ? cuptiActivityEnableAndDump(kind)
+							     : cuptiActivityEnable(kind);
+	if (rc == CUPTI_SUCCESS)
+		return 0;
+	const char *message = NULL;
+	cuptiGetResultString(rc, &message);
+	recorder_report("cannot trace %s: %s", what, message ? message : "CUPTI error");
+	return -1;
+}
+
+/* Returns 0 when CUPTI is ours; otherwise says why in one line. */
+static int subscribe(void)
+{
+	uint32_t version = 0;
+	if (cuptiGetVersion(&version) != CUPTI_SUCCESS || version / 10000 != CUPTI_API_VERSION / 10000) {
+		recorder_report("CUPTI API version %u is not the one gpuprof was built for (%u.x); "
+				"CUDA is not traced in this process", version,
+				CUPTI_API_VERSION / 10000);
+		return -1;
+	}
+	static CUpti_SubscriberHandle subscriber;
+	char holder[64] = "";
+	CUpti_SubscriberParams params = {
+		.structSize = CUpti_SubscriberParams_STRUCT_SIZE,
+		.subscriberName = "gpuprof",
+		.oldSubscriberName = holder,
+		.oldSubscriberSize = sizeof(holder),
+	};
+	CUptiResult rc = cuptiSubscribe_v2(&subscriber, ignore_callback, NULL, &params);
+	if (rc == CUPTI_SUCCESS)
+		return 0;
+	if (rc == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED) {
+		recorder_report("CUPTI is already in use by %s: this process runs without gpuprof "
+				"tracing its CUDA work", holder[0] ? holder : "another tool");
+	} else {
+		const char *message = NULL;
+		cuptiGetResultString(rc, &message);
+		recorder_report("cannot start CUPTI (%s): this process runs without gpuprof "
+				"tracing its CUDA work", message ? message : "unknown error");
+	}
+	return -1;
+}
+
+static void start(void)
+{
+	read_config();
+	if (!trace.kernel && !trace.memory_copy && !trace.runtime_api && !trace.driver_api &&
+	    !trace.memory_allocation)
+		return;
+	if (subscribe())
+		return;
+	static const struct translate_ops ops = {
+		.intern = op_intern,
+		.emit = op_emit,
+		.emit_metadata = op_emit_metadata,
+		.count_dropped = op_count_dropped,
+		.new_agent_id = op_new_agent_id,
+		.new_queue_id = op_new_queue_id,
+		.api_name = op_api_name,
+		.describe_device = op_describe_device,
+	};
+	translator_init(&translator, &ops);
+	translator.keep_mangled = trace.mangled;
+	if (!recorder_ready())
+		return;
+	cuptiSetThreadIdType(CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM); /* gettid(), as elsewhere */
+	preallocate();
+	if (cuptiActivityRegisterCallbacks(request_buffer, buffer_completed) != CUPTI_SUCCESS) {
+		recorder_report("cannot register CUPTI buffers: CUDA is not traced in this process");
+		return;
+	}
+	measure_clock_offset();
+	atomic_store(&cupti_usable, 1);
+	recorder_add_collector(collect);
+	pthread_atfork(NULL, NULL, after_fork_child);
+	atexit(at_exit);
+	enable(CUPTI_ACTIVITY_KIND_DEVICE, "device properties");
+	enable(CUPTI_ACTIVITY_KIND_OVERHEAD, "CUPTI's overhead");
+	if (trace.kernel)
+		enable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, "kernels");
+	if (trace.memory_copy) {
+		enable(CUPTI_ACTIVITY_KIND_MEMCPY, "memory copies");
+		enable(CUPTI_ACTIVITY_KIND_MEMCPY2, "peer-to-peer copies");
+		enable(CUPTI_ACTIVITY_KIND_MEMSET, "memsets");
+	}
+	if (trace.memory_allocation)
+		enable(CUPTI_ACTIVITY_KIND_MEMORY2, "memory allocations");
+	if (trace.runtime_api)
+		enable(CUPTI_ACTIVITY_KIND_RUNTIME, "CUDA runtime API calls");
+	if (trace.driver_api)
+		enable(CUPTI_ACTIVITY_KIND_DRIVER, "CUDA driver API calls");
+	if (trace.runtime_api || trace.driver_api)
+		enable(CUPTI_ACTIVITY_KIND_SYNCHRONIZATION, "synchronisations");
+}
+
+/* Called by the CUDA driver while it initialises, once per process. Returns nonzero:
+ * whatever happens here, the application goes on. */
+EXPORT int InitializeInjection(void)
+{
+	static pthread_once_t once = PTHREAD_ONCE_INIT;
+	int saved = errno;
+	pthread_once(&once, start);
+	errno = saved;
+	return 1;
+}

@@ -1,0 +1,551 @@
+/* CUPTI activity records -> gpuprof records (see translate.h). */
+#include "translate.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/hash.h"
+
+/* libstdc++'s Itanium C++ ABI demangler (declared in <cxxabi.h>, a C++ header). */
+extern char *__cxa_demangle(const char *mangled, char *buffer, size_t *length, int *status);
+
+void translator_init(struct translator *t, const struct translate_ops *ops)
+{
+	memset(t, 0, sizeof(*t));
+	t->ops = *ops;
+}
+
+void translator_release(struct translator *t)
+{
+	for (size_t i = 0; i < t->name_capacity; i++)
+		free(t->names[i].mangled);
+	free(t->names);
+	free(t->queues);
+	free(t->api_names[0]);
+	free(t->api_names[1]);
+	memset(t, 0, sizeof(*t));
+}
+
+uint64_t translator_time(const struct translator *t, uint64_t cupti_ns)
+{
+	if (!cupti_ns)
+		return 0;
+	int64_t converted = (int64_t)cupti_ns + t->clock_offset_ns;
+	return converted > 0 ? (uint64_t)converted : 1;
+}
+
+char *translator_demangle(const char *mangled)
+{
+	if (!mangled || mangled[0] != '_' || mangled[1] != 'Z')
+		return NULL;
+	int status = 0;
+	char *text = __cxa_demangle(mangled, NULL, NULL, &status);
+	if (status != 0) {
+		free(text);
+		return NULL;
+	}
+	return text;
+}
+
+void translator_api_base_name(const char *name, char *out, size_t size)
+{
+	size_t len = strlen(name);
+	size_t end = len;
+	while (end > 0 && name[end - 1] >= '0' && name[end - 1] <= '9')
+		end--;
+	if (end < len && end >= 2 && name[end - 1] == 'v' && name[end - 2] == '_')
+		len = end - 2;
+	if (len >= size)
+		len = size - 1;
+	memcpy(out, name, len);
+	out[len] = '\0';
+}
+
+/* ---- devices, queues, names ----------------------------------------------------------- */
+
+/* gpuprof's agent for a CUDA device. The first sight of a device emits a placeholder
+ * agent; its CUPTI device record, when it arrives, replaces it (of equal agent ids the
+ * last written wins). */
+static uint32_t agent_for(struct translator *t, uint32_t cuda_id)
+{
+	for (int i = 0; i < t->device_count; i++)
+		if (t->devices[i].cuda_id == cuda_id)
+			return t->devices[i].agent_id;
+	if (t->device_count == TRANSLATE_MAX_DEVICES)
+		return 0;
+	uint32_t agent_id = t->ops.new_agent_id(t->ops.ctx);
+	t->devices[t->device_count++] = (struct translate_device){ cuda_id, agent_id };
+	char name[32];
+	snprintf(name, sizeof(name), "CUDA device %u", cuda_id);
+	struct record_agent agent = {
+		.header = { sizeof(agent), RECORD_AGENT, 0 },
+		.id = agent_id,
+		.type = AGENT_GPU,
+		.name_id = t->ops.intern(t->ops.ctx, name),
+		.vendor_name_id = t->ops.intern(t->ops.ctx, "NVIDIA"),
+		.driver_version_id = t->ops.intern(t->ops.ctx, ""),
+		.vendor_id = 0x10de,
+		.device_index = cuda_id,
+	};
+	t->ops.emit_metadata(t->ops.ctx, &agent);
+	return agent_id;
+}
+
+static size_t mix(uint64_t x)
+{
+	x ^= x >> 33;
+	x *= 0xff51afd7ed558ccdull;
+	x ^= x >> 33;
+	return (size_t)x;
+}
+
+/* gpuprof's queue for a CUDA stream, emitted at first sight. */
+static uint32_t queue_for(struct translator *t, uint32_t context_id, uint32_t stream_id,
+			  uint32_t agent_id)
+{
+	if (t->queue_count * 2 >= t->queue_capacity) {
+		size_t old_capacity = t->queue_capacity;
+		struct translate_queue *old = t->queues;
+		t->queue_capacity = old_capacity ? old_capacity * 2 : 64;
+		t->queues = calloc(t->queue_capacity, sizeof(*t->queues));
+		if (!t->queues)
+			abort();
+		for (size_t i = 0; i < old_capacity; i++) {
+			if (!old[i].queue_id)
+				continue;
+			size_t slot = mix((uint64_t)old[i].context_id << 32 | old[i].stream_id);
+			while (t->queues[slot & (t->queue_capacity - 1)].queue_id)
+				slot++;
+			t->queues[slot & (t->queue_capacity - 1)] = old[i];
+		}
+		free(old);
+	}
+	size_t slot = mix((uint64_t)context_id << 32 | stream_id);
+	for (;; slot++) {
+		struct translate_queue *q = &t->queues[slot & (t->queue_capacity - 1)];
+		if (q->queue_id && q->context_id == context_id && q->stream_id == stream_id)
+			return q->queue_id;
+		if (!q->queue_id) {
+			*q = (struct translate_queue){ context_id, stream_id,
+						       t->ops.new_queue_id(t->ops.ctx) };
+			t->queue_count++;
+			struct record_queue record = {
+				.header = { sizeof(record), RECORD_QUEUE, 0 },
+				.id = q->queue_id,
+				.agent_id = agent_id,
+				.properties = stream_id,
+			};
+			t->ops.emit_metadata(t->ops.ctx, &record);
+			return q->queue_id;
+		}
+	}
+}
+
+/* The string id of a kernel's name, demangled unless asked otherwise; each distinct
+ * name is demangled and interned once. */
+static uint32_t kernel_name(struct translator *t, const char *mangled)
+{
+	if (!mangled)
+		mangled = "<unnamed kernel>";
+	if (t->name_count * 2 >= t->name_capacity) {
+		size_t old_capacity = t->name_capacity;
+		struct translate_name *old = t->names;
+		t->name_capacity = old_capacity ? old_capacity * 2 : 256;
+		t->names = calloc(t->name_capacity, sizeof(*t->names));
+		if (!t->names)
+			abort();
+		for (size_t i = 0; i < old_capacity; i++) {
+			if (!old[i].mangled)
+				continue;
+			size_t slot = hash_string(old[i].mangled);
+			while (t->names[slot & (t->name_capacity - 1)].mangled)
+				slot++;
+			t->names[slot & (t->name_capacity - 1)] = old[i];
+		}
+		free(old);
+	}
+	for (size_t slot = hash_string(mangled);; slot++) {
+		struct translate_name *n = &t->names[slot & (t->name_capacity - 1)];
+		if (n->mangled && !strcmp(n->mangled, mangled))
+			return n->id;
+		if (n->mangled)
+			continue;
+		char *demangled = t->keep_mangled ? NULL : translator_demangle(mangled);
+		n->mangled = strdup(mangled);
+		if (!n->mangled)
+			abort();
+		n->id = t->ops.intern(t->ops.ctx, demangled ? demangled : mangled);
+		free(demangled);
+		t->name_count++;
+		return n->id;
+	}
+}
+
+static uint32_t api_function(struct translator *t, int driver, uint32_t cbid)
+{
+	if (cbid >= 1u << 16)
+		return t->ops.intern(t->ops.ctx, "<unknown API function>");
+	if (cbid >= t->api_name_count[driver]) {
+		uint32_t count = t->api_name_count[driver] ? t->api_name_count[driver] : 1024;
+		while (count <= cbid)
+			count *= 2;
+		uint32_t *ids = realloc(t->api_names[driver], count * sizeof(*ids));
+		if (!ids)
+			abort();
+		memset(ids + t->api_name_count[driver], 0,
+		       (count - t->api_name_count[driver]) * sizeof(*ids));
+		t->api_names[driver] = ids;
+		t->api_name_count[driver] = count;
+	}
+	uint32_t *id = &t->api_names[driver][cbid];
+	if (!*id) {
+		const char *name = t->ops.api_name(t->ops.ctx, driver ? CUPTI_CB_DOMAIN_DRIVER_API
+								      : CUPTI_CB_DOMAIN_RUNTIME_API,
+						  cbid);
+		char base[256];
+		if (name)
+			translator_api_base_name(name, base, sizeof(base));
+		else
+			snprintf(base, sizeof(base), "%s function %u", driver ? "driver" : "runtime",
+				 cbid);
+		*id = t->ops.intern(t->ops.ctx, base);
+	}
+	return *id;
+}
+
+/* ---- enums ---------------------------------------------------------------------------- */
+
+static uint32_t memory_kind(uint32_t cupti_kind)
+{
+	switch (cupti_kind) {
+	case CUPTI_ACTIVITY_MEMORY_KIND_PAGEABLE: return MEMORY_KIND_PAGEABLE;
+	case CUPTI_ACTIVITY_MEMORY_KIND_PINNED: return MEMORY_KIND_PINNED;
+	case CUPTI_ACTIVITY_MEMORY_KIND_DEVICE: return MEMORY_KIND_DEVICE;
+	case CUPTI_ACTIVITY_MEMORY_KIND_ARRAY: return MEMORY_KIND_ARRAY;
+	case CUPTI_ACTIVITY_MEMORY_KIND_MANAGED: return MEMORY_KIND_MANAGED;
+	case CUPTI_ACTIVITY_MEMORY_KIND_DEVICE_STATIC: return MEMORY_KIND_DEVICE_STATIC;
+	case CUPTI_ACTIVITY_MEMORY_KIND_MANAGED_STATIC: return MEMORY_KIND_MANAGED_STATIC;
+	}
+	return MEMORY_KIND_UNKNOWN;
+}
+
+/* The direction of a copy, and which of its ends are on the device. */
+static uint32_t copy_direction(uint32_t copy_kind, int *src_device, int *dst_device)
+{
+	*src_device = *dst_device = 1;
+	switch (copy_kind) {
+	case CUPTI_ACTIVITY_MEMCPY_KIND_HTOD:
+	case CUPTI_ACTIVITY_MEMCPY_KIND_HTOA:
+		*src_device = 0;
+		return COPY_HOST_TO_DEVICE;
+	case CUPTI_ACTIVITY_MEMCPY_KIND_DTOH:
+	case CUPTI_ACTIVITY_MEMCPY_KIND_ATOH:
+		*dst_device = 0;
+		return COPY_DEVICE_TO_HOST;
+	case CUPTI_ACTIVITY_MEMCPY_KIND_HTOH:
+		*src_device = *dst_device = 0;
+		return COPY_HOST_TO_HOST;
+	case CUPTI_ACTIVITY_MEMCPY_KIND_ATOA:
+	case CUPTI_ACTIVITY_MEMCPY_KIND_ATOD:
+	case CUPTI_ACTIVITY_MEMCPY_KIND_DTOA:
+	case CUPTI_ACTIVITY_MEMCPY_KIND_DTOD:
+	case CUPTI_ACTIVITY_MEMCPY_KIND_PTOP:
+		return COPY_DEVICE_TO_DEVICE;
+	}
+	return COPY_NONE;
+}
+
+static uint32_t overhead_kind(uint32_t cupti_kind)
+{
+	switch (cupti_kind) {
+	case CUPTI_ACTIVITY_OVERHEAD_DRIVER_COMPILER: return OVERHEAD_COMPILER;
+	case CUPTI_ACTIVITY_OVERHEAD_CUPTI_BUFFER_FLUSH: return OVERHEAD_BUFFER_FLUSH;
+	case CUPTI_ACTIVITY_OVERHEAD_CUPTI_INSTRUMENTATION: return OVERHEAD_INSTRUMENTATION;
+	case CUPTI_ACTIVITY_OVERHEAD_CUPTI_RESOURCE: return OVERHEAD_RESOURCE;
+	case CUPTI_ACTIVITY_OVERHEAD_RUNTIME_TRIGGERED_MODULE_LOADING:
+	case CUPTI_ACTIVITY_OVERHEAD_LAZY_FUNCTION_LOADING: return OVERHEAD_MODULE_LOADING;
+	case CUPTI_ACTIVITY_OVERHEAD_COMMAND_BUFFER_FULL: return OVERHEAD_COMMAND_BUFFER_FULL;
+	case CUPTI_ACTIVITY_OVERHEAD_ACTIVITY_BUFFER_REQUEST: return OVERHEAD_BUFFER_REQUEST;
+	case CUPTI_ACTIVITY_OVERHEAD_UNKNOWN: return OVERHEAD_UNKNOWN;
+	}
+	return OVERHEAD_OTHER;
+}
+
+static uint32_t synchronization_type(uint32_t cupti_type)
+{
+	switch (cupti_type) {
+	case CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_EVENT_SYNCHRONIZE: return SYNC_EVENT;
+	case CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_WAIT_EVENT: return SYNC_STREAM_WAIT;
+	case CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_SYNCHRONIZE: return SYNC_STREAM;
+	case CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_CONTEXT_SYNCHRONIZE: return SYNC_CONTEXT;
+	}
+	return SYNC_UNKNOWN;
+}
+
+/* ---- records ---------------------------------------------------------------------------- */
+
+/* Device work without timestamps (CUPTI ran out of device buffers, or the process ended
+ * before the work did) is counted, not emitted. */
+static int untimed(struct translator *t, uint64_t start, uint64_t end)
+{
+	if (start && end)
+		return 0;
+	t->ops.count_dropped(t->ops.ctx, DROPPED_NO_TIMESTAMPS, 1);
+	return 1;
+}
+
+static int emit(struct translator *t, const void *record)
+{
+	return t->ops.emit(t->ops.ctx, record) == -1 ? -1 : 0;
+}
+
+static int kernel(struct translator *t, const CUpti_ActivityKernel10 *r)
+{
+	if (untimed(t, r->start, r->end))
+		return 0;
+	uint32_t agent = agent_for(t, r->deviceId);
+	struct record_kernel k = {
+		.header = { sizeof(k), RECORD_KERNEL, 0 },
+		.agent_id = agent,
+		.queue_id = queue_for(t, r->contextId, r->streamId, agent),
+		.name_id = kernel_name(t, r->name),
+		.correlation_id = r->correlationId,
+		.dispatch_id = t->dispatches + 1,
+		.start_ns = translator_time(t, r->start),
+		.end_ns = translator_time(t, r->end),
+		.local_memory_bytes = (uint32_t)r->staticSharedMemory + (uint32_t)r->dynamicSharedMemory,
+		.private_memory_bytes = r->localMemoryPerThread,
+		.registers = r->registersPerThread,
+		.static_local_memory_bytes = (uint32_t)r->staticSharedMemory,
+		.dynamic_local_memory_bytes = (uint32_t)r->dynamicSharedMemory,
+		.stream_id = r->streamId,
+		.context_id = r->contextId,
+		.graph_id = r->graphId,
+		.graph_node_id = r->graphNodeId,
+	};
+	const int32_t grid[3] = { r->gridX, r->gridY, r->gridZ };
+	const int32_t block[3] = { r->blockX, r->blockY, r->blockZ };
+	for (int d = 0; d < 3; d++) {
+		uint64_t blocks = grid[d] > 0 ? (uint64_t)grid[d] : 1;
+		k.workgroup[d] = block[d] > 0 ? (uint32_t)block[d] : 1;
+		k.grid[d] = blocks * k.workgroup[d]; /* work-items, as rocprofv3 counts them */
+	}
+	if (emit(t, &k))
+		return -1;
+	t->dispatches++;
+	return 0;
+}
+
+static int memcpy_record(struct translator *t, const CUpti_ActivityMemcpy6 *r)
+{
+	if (untimed(t, r->start, r->end))
+		return 0;
+	int src_device, dst_device;
+	uint32_t agent = agent_for(t, r->deviceId);
+	struct record_memory_copy c = {
+		.header = { sizeof(c), RECORD_MEMORY_COPY, 0 },
+		.queue_id = queue_for(t, r->contextId, r->streamId, agent),
+		.operation = COPY_OPERATION_COPY,
+		.direction = copy_direction(r->copyKind, &src_device, &dst_device),
+		.bytes = r->bytes,
+		.correlation_id = r->correlationId,
+		.start_ns = translator_time(t, r->start),
+		.end_ns = translator_time(t, r->end),
+		.src_memory_kind = memory_kind(r->srcKind),
+		.dst_memory_kind = memory_kind(r->dstKind),
+		.stream_id = r->streamId,
+		.context_id = r->contextId,
+	};
+	c.src_agent_id = src_device ? agent : 0;
+	c.dst_agent_id = dst_device ? agent : 0;
+	return emit(t, &c);
+}
+
+static int peer_copy(struct translator *t, const CUpti_ActivityMemcpyPtoP4 *r)
+{
+	if (untimed(t, r->start, r->end))
+		return 0;
+	uint32_t agent = agent_for(t, r->deviceId);
+	struct record_memory_copy c = {
+		.header = { sizeof(c), RECORD_MEMORY_COPY, 0 },
+		.queue_id = queue_for(t, r->contextId, r->streamId, agent),
+		.src_agent_id = agent_for(t, r->srcDeviceId),
+		.dst_agent_id = agent_for(t, r->dstDeviceId),
+		.operation = COPY_OPERATION_COPY,
+		.direction = COPY_DEVICE_TO_DEVICE,
+		.bytes = r->bytes,
+		.correlation_id = r->correlationId,
+		.start_ns = translator_time(t, r->start),
+		.end_ns = translator_time(t, r->end),
+		.src_memory_kind = memory_kind(r->srcKind),
+		.dst_memory_kind = memory_kind(r->dstKind),
+		.stream_id = r->streamId,
+		.context_id = r->contextId,
+	};
+	return emit(t, &c);
+}
+
+static int memset_record(struct translator *t, const CUpti_ActivityMemset4 *r)
+{
+	if (untimed(t, r->start, r->end))
+		return 0;
+	uint32_t agent = agent_for(t, r->deviceId);
+	struct record_memory_copy c = {
+		.header = { sizeof(c), RECORD_MEMORY_COPY, 0 },
+		.queue_id = queue_for(t, r->contextId, r->streamId, agent),
+		.src_agent_id = agent,
+		.dst_agent_id = agent,
+		.operation = COPY_OPERATION_FILL,
+		.direction = COPY_NONE,
+		.bytes = r->bytes,
+		.correlation_id = r->correlationId,
+		.start_ns = translator_time(t, r->start),
+		.end_ns = translator_time(t, r->end),
+		.src_memory_kind = memory_kind(r->memoryKind),
+		.dst_memory_kind = memory_kind(r->memoryKind),
+		.stream_id = r->streamId,
+		.context_id = r->contextId,
+	};
+	return emit(t, &c);
+}
+
+static int allocation(struct translator *t, const CUpti_ActivityMemory4 *r)
+{
+	uint32_t operation;
+	if (r->memoryOperationType == CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_ALLOCATION)
+		operation = ALLOCATION_ALLOCATE;
+	else if (r->memoryOperationType == CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_RELEASE)
+		operation = ALLOCATION_FREE;
+	else
+		return 0;
+	uint64_t at = translator_time(t, r->timestamp);
+	struct record_memory_allocation a = {
+		.header = { sizeof(a), RECORD_MEMORY_ALLOCATION, 0 },
+		.agent_id = agent_for(t, r->deviceId),
+		.operation = operation,
+		.memory_kind = memory_kind(r->memoryKind),
+		.address = r->address,
+		.bytes = r->bytes,
+		.correlation_id = r->correlationId,
+		.start_ns = at,
+		.end_ns = at,
+		.stream_id = r->streamId,
+		.context_id = r->contextId,
+	};
+	return emit(t, &a);
+}
+
+static int api(struct translator *t, const CUpti_ActivityAPI *r, int driver)
+{
+	struct record_api_call a = {
+		.header = { sizeof(a), RECORD_API_CALL, 0 },
+		.domain = driver ? DOMAIN_CUDA_DRIVER_API : DOMAIN_CUDA_API,
+		.function_id = api_function(t, driver, r->cbid),
+		.tid = r->threadId,
+		.result = (int32_t)r->returnValue,
+		.correlation_id = r->correlationId,
+		.start_ns = translator_time(t, r->start),
+		.end_ns = translator_time(t, r->end),
+	};
+	return emit(t, &a);
+}
+
+static int synchronization(struct translator *t, const CUpti_ActivitySynchronization2 *r)
+{
+	struct record_synchronization s = {
+		.header = { sizeof(s), RECORD_SYNCHRONIZATION, 0 },
+		.type = synchronization_type(r->type),
+		.stream_id = r->streamId,
+		.context_id = r->contextId,
+		.event_id = r->cudaEventId,
+		.result = (int32_t)r->returnValue,
+		.correlation_id = r->correlationId,
+		.start_ns = translator_time(t, r->start),
+		.end_ns = translator_time(t, r->end),
+	};
+	return emit(t, &s);
+}
+
+static int overhead(struct translator *t, CUpti_ActivityOverhead3 *r)
+{
+	struct record_overhead o = {
+		.header = { sizeof(o), RECORD_OVERHEAD, 0 },
+		.kind = overhead_kind(r->overheadKind),
+		.start_ns = translator_time(t, r->start),
+		.end_ns = translator_time(t, r->end),
+	};
+	if (r->objectKind == CUPTI_ACTIVITY_OBJECT_THREAD)
+		o.tid = r->objectId.pt.threadId;
+	else if (r->objectKind == CUPTI_ACTIVITY_OBJECT_DEVICE ||
+		 r->objectKind == CUPTI_ACTIVITY_OBJECT_CONTEXT ||
+		 r->objectKind == CUPTI_ACTIVITY_OBJECT_STREAM)
+		o.agent_id = agent_for(t, r->objectId.dcs.deviceId);
+	if (emit(t, &o))
+		return -1;
+	free(r->overheadData); /* ours to free (cupti_activity.h), once the record is done */
+	r->overheadData = NULL;
+	return 0;
+}
+
+static int device(struct translator *t, CUpti_ActivityDevice5 *r)
+{
+	uint32_t agent_id = agent_for(t, r->id);
+	struct record_agent agent = {
+		.header = { sizeof(agent), RECORD_AGENT, 0 },
+		.id = agent_id,
+		.type = AGENT_GPU,
+		.name_id = t->ops.intern(t->ops.ctx, r->name ? r->name : ""),
+		.vendor_name_id = t->ops.intern(t->ops.ctx, "NVIDIA"),
+		.vendor_id = 0x10de,
+		.compute_units = r->numMultiprocessors,
+		.max_clock_mhz = r->coreClockRate / 1000,
+		.global_memory_bytes = r->globalMemorySize,
+		.local_memory_bytes = r->maxSharedMemoryPerBlock,
+		.max_workgroup_size = r->maxThreadsPerBlock,
+		.max_workgroup_dim = { r->maxBlockDimX, r->maxBlockDimY, r->maxBlockDimZ },
+		.compute_major = r->computeCapabilityMajor,
+		.compute_minor = r->computeCapabilityMinor,
+		.warp_size = r->numThreadsPerWarp,
+		.l2_cache_bytes = r->l2CacheSize,
+		.memory_bandwidth = r->globalMemoryBandwidth * 1000, /* kB/s */
+		.device_index = r->id,
+	};
+	memcpy(agent.uuid, r->uuid.bytes, sizeof(agent.uuid));
+	agent.driver_version_id = t->ops.intern(t->ops.ctx, "");
+	if (t->ops.describe_device)
+		t->ops.describe_device(t->ops.ctx, &agent);
+	t->ops.emit_metadata(t->ops.ctx, &agent);
+	free((void *)r->name); /* ours to free (cupti_activity.h) */
+	r->name = NULL;
+	return 0;
+}
+
+int translator_record(struct translator *t, CUpti_Activity *record)
+{
+	switch (record->kind) {
+	case CUPTI_ACTIVITY_KIND_KERNEL:
+	case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL:
+		return kernel(t, (const CUpti_ActivityKernel10 *)record);
+	case CUPTI_ACTIVITY_KIND_MEMCPY:
+		return memcpy_record(t, (const CUpti_ActivityMemcpy6 *)record);
+	case CUPTI_ACTIVITY_KIND_MEMCPY2:
+		return peer_copy(t, (const CUpti_ActivityMemcpyPtoP4 *)record);
+	case CUPTI_ACTIVITY_KIND_MEMSET:
+		return memset_record(t, (const CUpti_ActivityMemset4 *)record);
+	case CUPTI_ACTIVITY_KIND_MEMORY2:
+		return allocation(t, (const CUpti_ActivityMemory4 *)record);
+	case CUPTI_ACTIVITY_KIND_RUNTIME:
+		return api(t, (const CUpti_ActivityAPI *)record, 0);
+	case CUPTI_ACTIVITY_KIND_DRIVER:
+		return api(t, (const CUpti_ActivityAPI *)record, 1);
+	case CUPTI_ACTIVITY_KIND_SYNCHRONIZATION:
+		return synchronization(t, (const CUpti_ActivitySynchronization2 *)record);
+	case CUPTI_ACTIVITY_KIND_OVERHEAD:
+		return overhead(t, (CUpti_ActivityOverhead3 *)record);
+	case CUPTI_ACTIVITY_KIND_DEVICE:
+		return device(t, (CUpti_ActivityDevice5 *)record);
+	default:
+		return 0;
+	}
+}

@@ -1,0 +1,87 @@
+/* Translation of CUPTI activity records into gpuprof records.
+ *
+ * Everything that touches a CUPTI record's layout is here, behind a small ops table, so
+ * that the translation is tested on records built in the test (tests/unit/test-cupti.c)
+ * on machines without a GPU. The layouts are those of the CUPTI headers this file is
+ * compiled with (CUDA 13.0: Kernel10, Memcpy6, MemcpyPtoP4, Memset4, Memory4, API,
+ * Synchronization2, Overhead3, Device5); cuda.c refuses a CUPTI of another major
+ * version at run time. */
+#ifndef GPUPROF_INJECT_CUDA_TRANSLATE_H
+#define GPUPROF_INJECT_CUDA_TRANSLATE_H
+
+#include <cupti_activity.h>
+#include <stdint.h>
+
+#include "core/record.h"
+
+/* Where translated records go: the recorder in the injected library, a capture in the
+ * tests. */
+struct translate_ops {
+	uint32_t (*intern)(void *ctx, const char *text);
+	/* 0 when emitted, -1 when the buffer is full (the caller retries the same record
+	 * later), -2 when the record was dropped (and counted) for another reason. */
+	int (*emit)(void *ctx, const void *record);
+	void (*emit_metadata)(void *ctx, const void *record);
+	void (*count_dropped)(void *ctx, uint32_t reason, uint64_t records);
+	uint32_t (*new_agent_id)(void *ctx);
+	uint32_t (*new_queue_id)(void *ctx);
+	/* CUPTI's name of API function cbid in CUPTI_CB_DOMAIN_RUNTIME_API or
+	 * CUPTI_CB_DOMAIN_DRIVER_API ("cudaLaunchKernel_v7000"), or NULL. */
+	const char *(*api_name)(void *ctx, uint32_t cupti_domain, uint32_t cbid);
+	/* Fills what CUPTI does not say about a device (PCI location, driver version)
+	 * from the system; may leave the agent as it is. */
+	void (*describe_device)(void *ctx, struct record_agent *agent);
+	void *ctx;
+};
+
+#define TRANSLATE_MAX_DEVICES 64
+
+struct translate_device {
+	uint32_t cuda_id;  /* CUPTI's device id */
+	uint32_t agent_id; /* gpuprof's */
+};
+
+struct translate_queue {
+	uint32_t context_id, stream_id, queue_id;
+};
+
+struct translate_name {
+	char *mangled;
+	uint32_t id;
+};
+
+struct translator {
+	struct translate_ops ops;
+	int64_t clock_offset_ns; /* trace clock = CUPTI timestamp + offset */
+	int keep_mangled;        /* kernel names as the compiler wrote them */
+	uint64_t dispatches;     /* kernels emitted so far: the next dispatch id - 1 */
+	struct translate_device devices[TRANSLATE_MAX_DEVICES];
+	int device_count;
+	struct translate_queue *queues; /* open addressing on (context, stream) */
+	size_t queue_capacity, queue_count;
+	struct translate_name *names;   /* open addressing on the mangled name */
+	size_t name_capacity, name_count;
+	uint32_t *api_names[2];         /* string ids by cbid: runtime, driver */
+	uint32_t api_name_count[2];
+};
+
+void translator_init(struct translator *t, const struct translate_ops *ops);
+void translator_release(struct translator *t);
+
+/* Translates one activity record. Returns 0 when the record is done with (emitted,
+ * counted as dropped, or of a kind gpuprof does not keep) and -1 when the recorder's
+ * buffer is full: the caller drains and calls again with the same record, which is then
+ * translated as if for the first time (nothing is counted twice). */
+int translator_record(struct translator *t, CUpti_Activity *record);
+
+/* A CUPTI timestamp in the trace clock; 0 stays 0 (not collected). */
+uint64_t translator_time(const struct translator *t, uint64_t cupti_ns);
+
+/* The demangled form of a C++ symbol, malloc()ed, or NULL when it is not mangled. */
+char *translator_demangle(const char *mangled);
+
+/* "cudaLaunchKernel_v7000" -> "cudaLaunchKernel": the function's documented name,
+ * without the ABI version suffix CUPTI adds. Writes at most size bytes. */
+void translator_api_base_name(const char *name, char *out, size_t size);
+
+#endif
