@@ -1,4 +1,5 @@
-/* gpuprof trace: runs a program with the recording library preloaded, waits for it and
+/* gpuprof trace: runs a program with the recording libraries in place (the OpenCL one
+ * preloaded, the CUDA one named to the CUDA driver's injection hook), waits for it and
  * every process it starts, then turns each process's spool into outputs. The program's
  * exit status passes through: its exit code, or 128+N when it died of signal N. */
 #include <errno.h>
@@ -23,12 +24,13 @@
 
 static const char usage[] = "gpuprof trace [options] -- COMMAND [ARGS...]";
 static const char description[] =
-	"Runs COMMAND and records the GPU work it does: kernels, memory copies and API\n"
-	"calls, on every OpenCL device (any vendor, and the CPU through PoCL). Each process\n"
-	"COMMAND starts is recorded into files of its own, by default\n"
+	"Runs COMMAND and records the GPU work it does: kernels, memory copies, allocations\n"
+	"and API calls, on NVIDIA GPUs through CUPTI (any CUDA program, PyTorch included,\n"
+	"without relinking) and on every OpenCL device (any vendor, and the CPU through\n"
+	"PoCL). Each process COMMAND starts is recorded into files of its own, by default\n"
 	"./<hostname>/<pid>_results.db and ./<hostname>/<pid>_<domain>_trace.csv.\n"
 	"Recorded data reaches disk every 100 ms, so a program that crashes or is killed\n"
-	"keeps everything up to its last flush.";
+	"keeps everything up to its last flush (for CUDA: up to CUPTI's last delivery).";
 
 static pid_t child_pid;
 
@@ -45,7 +47,8 @@ static void interrupt_wait(int sig)
 	stop_waiting = 1;
 }
 
-/* The recording library, installed beside the command: <bin>/../lib/gpuprof/. */
+/* A recording library, installed beside the command: <bin>/../lib/gpuprof/. Returns -1
+ * (without an error message) when this build has none of that name. */
 static int find_library(const char *name, struct strbuf *out, struct error *err)
 {
 	char exe[PATH_MAX];
@@ -60,16 +63,16 @@ static int find_library(const char *name, struct strbuf *out, struct error *err)
 	strbuf_addf(out, "%s/../lib/gpuprof/%s", exe, name);
 	char resolved[PATH_MAX];
 	if (!realpath(out->buf, resolved))
-		return error_set(err, "cannot find %s (looked for '%s'): was gpuprof built with "
-				 "the OpenCL headers installed?", name, out->buf);
+		return -1;
 	strbuf_reset(out);
 	strbuf_addstr(out, resolved);
 	return 0;
 }
 
 struct trace_options {
-	int kernel, memory_copy, opencl, runtime, sys;
-	int stats, summary, truncate, keep_spool, help;
+	int kernel, memory_copy, memory_allocation, opencl, cuda_runtime, cuda_driver;
+	int runtime, sys;
+	int stats, summary, truncate, mangled, keep_spool, help;
 	const char *directory, *file, *units;
 	struct option_list formats;
 	unsigned long long buffer_size, buffer_limit;
@@ -176,7 +179,7 @@ static int post_process(const char *manifest, const struct output_request *reque
 	fclose(f);
 	strbuf_release(&seen);
 	if (!processes)
-		warn("no process made an OpenCL call: nothing was recorded");
+		warn("no process used OpenCL or CUDA: nothing was recorded");
 	return failures ? -1 : 0;
 }
 
@@ -220,19 +223,28 @@ static void set_env_number(const char *name, unsigned long long value)
 
 int cmd_trace(int argc, char **argv)
 {
-	struct trace_options o = { .kernel = -1, .memory_copy = -1, .opencl = -1, .runtime = -1,
-				   .sys = -1, .stats = -1, .summary = -1, .truncate = -1,
-				   .keep_spool = -1, .help = -1, .directory = ".",
+	struct trace_options o = { .kernel = -1, .memory_copy = -1, .memory_allocation = -1,
+				   .opencl = -1, .cuda_runtime = -1, .cuda_driver = -1,
+				   .runtime = -1, .sys = -1, .stats = -1, .summary = -1,
+				   .truncate = -1, .mangled = -1, .keep_spool = -1, .help = -1,
+				   .directory = ".",
 				   .file = "%hostname%/%pid%", .units = "nsec" };
 	const struct option table[] = {
 		{ OPTION_SECTION, .help = "what to trace" },
 		{ OPTION_BOOL, 0, "kernel-trace", &o.kernel, NULL, "kernel executions" },
 		{ OPTION_BOOL, 0, "memory-copy-trace", &o.memory_copy, NULL,
-		  "buffer reads, writes, copies, fills and maps" },
+		  "memory copies, fills (memsets) and maps" },
+		{ OPTION_BOOL, 0, "memory-allocation-trace", &o.memory_allocation, NULL,
+		  "device memory allocations and frees (CUDA)" },
 		{ OPTION_BOOL, 0, "opencl-trace", &o.opencl, NULL, "OpenCL API calls" },
+		{ OPTION_BOOL, 0, "cuda-runtime-trace", &o.cuda_runtime, NULL,
+		  "CUDA runtime API calls (cuda*) and synchronisations" },
+		{ OPTION_BOOL, 0, "cuda-driver-trace", &o.cuda_driver, NULL,
+		  "CUDA driver API calls (cu*) and synchronisations" },
 		{ OPTION_BOOL, 'r', "runtime-trace", &o.runtime, NULL,
-		  "kernels, memory copies and runtime API calls" },
-		{ OPTION_BOOL, 's', "sys-trace", &o.sys, NULL, "everything this version can trace" },
+		  "kernels, copies, allocations, OpenCL and CUDA runtime API calls" },
+		{ OPTION_BOOL, 's', "sys-trace", &o.sys, NULL,
+		  "everything --runtime-trace does, and CUDA driver API calls" },
 		{ OPTION_SECTION, .help = "outputs" },
 		{ OPTION_STRING, 'd', "output-directory", &o.directory, "DIR",
 		  "where outputs go (default: the current directory)" },
@@ -246,6 +258,8 @@ int cmd_trace(int argc, char **argv)
 		  "time unit of the summary tables (default: nsec)" },
 		{ OPTION_BOOL, 'T', "truncate-kernels", &o.truncate, NULL,
 		  "kernel names without namespaces, templates and parameters" },
+		{ OPTION_BOOL, 'M', "mangled-kernels", &o.mangled, NULL,
+		  "CUDA kernel names as the compiler wrote them (default: demangled)" },
 		{ OPTION_BOOL, 0, "keep-spool", &o.keep_spool, NULL,
 		  "keep each process's raw spool after it was converted" },
 		{ OPTION_SECTION, .help = "recording" },
@@ -272,14 +286,33 @@ int cmd_trace(int argc, char **argv)
 	if (next >= argc)
 		die_with(EXIT_USAGE, "trace: no command given (usage: %s)", usage);
 
-	int all = o.sys == 1 || o.runtime == 1;
-	int kernel = o.kernel != -1 ? o.kernel : all;
-	int memory_copy = o.memory_copy != -1 ? o.memory_copy : all;
-	int opencl = o.opencl != -1 ? o.opencl : all;
-	int defaulted = !kernel && !memory_copy && !opencl;
-	if (defaulted && o.kernel == 0 && o.memory_copy == 0 && o.opencl == 0)
-		die_with(EXIT_USAGE, "trace: every tracing option is turned off");
-	kernel |= defaulted;
+	int runtime = o.sys == 1 || o.runtime == 1;
+	struct {
+		int *option, implied;
+		const char *token;
+	} parts[] = {
+		{ &o.kernel, runtime, "kernel" },
+		{ &o.memory_copy, runtime, "memory_copy" },
+		{ &o.memory_allocation, runtime, "memory_allocation" },
+		{ &o.opencl, runtime, "opencl_api" },
+		{ &o.cuda_runtime, runtime, "cuda_api" },
+		{ &o.cuda_driver, o.sys == 1, "cuda_driver_api" },
+	};
+	struct strbuf trace = STRBUF_INIT;
+	int chosen = 0, given = o.sys != -1 || o.runtime != -1;
+	for (size_t i = 0; i < sizeof(parts) / sizeof(parts[0]); i++) {
+		int on = *parts[i].option != -1 ? *parts[i].option : parts[i].implied;
+		given |= *parts[i].option != -1;
+		if (on) {
+			strbuf_addf(&trace, "%s%s", chosen ? "," : "", parts[i].token);
+			chosen++;
+		}
+	}
+	int defaulted = !chosen;
+	if (defaulted && given)
+		die_with(EXIT_USAGE, "trace: every tracing option given is turned off");
+	if (defaulted)
+		strbuf_addstr(&trace, "kernel");
 
 	struct output_request request = { .formats = FORMAT_CSV | FORMAT_SQLITE };
 	if (o.formats.count && output_parse_formats(&o.formats, &request.formats, &err))
@@ -289,9 +322,13 @@ int cmd_trace(int argc, char **argv)
 	request.options.truncate_kernels = o.truncate == 1;
 	request.options.summary_units = o.units;
 
-	struct strbuf library = STRBUF_INIT, preload = STRBUF_INIT, manifest = STRBUF_INIT;
-	if (find_library("libgpuprof-opencl.so", &library, &err))
-		die("trace: %s", err.message);
+	struct strbuf opencl_library = STRBUF_INIT, cuda_library = STRBUF_INIT;
+	struct strbuf preload = STRBUF_INIT, manifest = STRBUF_INIT;
+	int have_opencl = find_library("libgpuprof-opencl.so", &opencl_library, &err) == 0;
+	int have_cuda = find_library("libgpuprof-cuda.so", &cuda_library, &err) == 0;
+	if (!have_opencl && !have_cuda)
+		die("trace: no recording library found beside gpuprof (in '%s'): it was built "
+		    "without the OpenCL headers and without the CUDA toolkit", opencl_library.buf);
 	if (check_output_directory(o.directory, o.file, &err))
 		die("trace: %s", err.message);
 	if (prepare_manifest(&manifest, &err))
@@ -299,14 +336,26 @@ int cmd_trace(int argc, char **argv)
 	if (defaulted)
 		warn("no tracing option given: tracing kernels (see --runtime-trace, --sys-trace)");
 
-	const char *old_preload = getenv("LD_PRELOAD");
-	strbuf_addstr(&preload, library.buf);
-	if (old_preload && *old_preload)
-		strbuf_addf(&preload, ":%s", old_preload);
-	struct strbuf trace = STRBUF_INIT;
-	strbuf_addf(&trace, "%s%s%s", kernel ? "kernel," : "", memory_copy ? "memory_copy," : "",
-		    opencl ? "opencl_api," : "");
-	setenv("LD_PRELOAD", preload.buf, 1);
+	if (have_opencl) {
+		const char *old_preload = getenv("LD_PRELOAD");
+		strbuf_addstr(&preload, opencl_library.buf);
+		if (old_preload && *old_preload)
+			strbuf_addf(&preload, ":%s", old_preload);
+		setenv("LD_PRELOAD", preload.buf, 1);
+	}
+	if (have_cuda) {
+		/* The driver loads one injection library: one already named (Nsight Systems,
+		 * Nsight Compute, compute-sanitizer) keeps its place. */
+		const char *injection = getenv("CUDA_INJECTION64_PATH");
+		if (injection && *injection && strcmp(injection, "none") &&
+		    strcmp(injection, cuda_library.buf))
+			warn("CUDA_INJECTION64_PATH already names '%s' (another CUDA tool): CUDA "
+			     "work is not traced", injection);
+		else
+			setenv("CUDA_INJECTION64_PATH", cuda_library.buf, 1);
+	}
+	if (o.mangled == 1)
+		setenv("GPUPROF_MANGLED_KERNELS", "1", 1);
 	setenv("GPUPROF_TRACE", trace.buf, 1);
 	setenv("GPUPROF_OUTPUT_PATH", o.directory, 1);
 	setenv("GPUPROF_OUTPUT_FILE", o.file, 1);
@@ -325,7 +374,8 @@ int cmd_trace(int argc, char **argv)
 	}
 	int failed = post_process(manifest.buf, &request, o.keep_spool == 1);
 	unlink(manifest.buf);
-	strbuf_release(&library);
+	strbuf_release(&opencl_library);
+	strbuf_release(&cuda_library);
 	strbuf_release(&preload);
 	strbuf_release(&manifest);
 	strbuf_release(&trace);

@@ -75,12 +75,27 @@ static int export_outputs(const char *db_path, const struct output_request *requ
 	return rc;
 }
 
-static void describe(const char *spool_path, const struct recording_stats *s)
+static void describe(const char *spool_path, const struct recording *rec)
 {
-	fprintf(stderr, "gpuprof: %s: %llu kernels, %llu memory copies, %llu API calls\n",
+	const struct recording_stats *s = &rec->stats;
+	fprintf(stderr, "gpuprof: %s: %llu kernels, %llu memory copies, %llu API calls",
 		spool_path, (unsigned long long)s->records[RECORD_KERNEL],
 		(unsigned long long)s->records[RECORD_MEMORY_COPY],
 		(unsigned long long)s->records[RECORD_API_CALL]);
+	if (s->records[RECORD_MEMORY_ALLOCATION])
+		fprintf(stderr, ", %llu allocations and frees",
+			(unsigned long long)s->records[RECORD_MEMORY_ALLOCATION]);
+	fputc('\n', stderr);
+	if (rec->overheads.count) {
+		uint64_t total = 0;
+		for (size_t i = 0; i < rec->overheads.count; i++) {
+			const struct record_overhead *o = (const void *)rec->overheads.items[i];
+			total += o->end_ns > o->start_ns ? o->end_ns - o->start_ns : 0;
+		}
+		fprintf(stderr, "gpuprof: %s: the vendor tracer reported %.3f ms of its own "
+				"overhead in %zu intervals (the overheads view of the database)\n",
+			spool_path, (double)total / 1e6, rec->overheads.count);
+	}
 	if (!s->clean_exit)
 		fprintf(stderr, "gpuprof: %s: the process did not exit normally; everything "
 				"recorded up to its last flush is kept\n", spool_path);
@@ -127,7 +142,7 @@ int output_from_spool(const char *spool_path, const char *prefix,
 	struct recording rec;
 	if (recording_read(&rec, spool_path, err))
 		return -1;
-	describe(spool_path, &rec.stats);
+	describe(spool_path, &rec);
 
 	/* The database and the files come from the same sorted records: the inserts run
 	 * on a second thread while the files are written here. */
