@@ -113,13 +113,15 @@ $(BUILD)/bench/gpu/libcupti-floor.so: $(BUILD)/obj/bench/gpu/cupti-floor.o
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -shared $^ -o $@ -L$(CUPTI_LIBDIR) -Wl,-rpath,$(CUPTI_LIBDIR) -lcupti
 
-$(BUILD)/samples/cuda/%: samples/cuda/%.cu
+$(BUILD)/samples/cuda/%: samples/cuda/%.cu samples/cuda/common.h
 	@mkdir -p $(dir $@)
 	$(NVCC) $(NVCC_FLAGS) $< -o $@
 
+$(BUILD)/tests/gpu/cupti-holder: NVCC_LIBS = -I$(CUDA_HOME)/include -L$(CUPTI_LIBDIR) \
+	-Xlinker -rpath,$(CUPTI_LIBDIR) -lcupti
 $(GPU_PROGRAMS): $(BUILD)/%: %.cu
 	@mkdir -p $(dir $@)
-	$(NVCC) $(NVCC_FLAGS) $< -o $@
+	$(NVCC) $(NVCC_FLAGS) $< -o $@ $(NVCC_LIBS)
 
 $(BUILD)/tests/test-cupti: tests/unit/test-cupti.c $(call obj,inject/cuda/translate.c inject/cuda/nvidia-proc.c src/core/record.c)
 	@mkdir -p $(dir $@)
@@ -150,6 +152,7 @@ check: all
 
 bench: all
 	BUILD=$(BUILD) bench/run.sh
+	BUILD=$(BUILD) bench/gpu/run.sh || [ $$? -eq 77 ]
 
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/gpuprof \

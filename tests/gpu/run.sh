@@ -1,0 +1,21 @@
+#!/bin/sh
+# The GPU tests: tests/gpu/test_*.py against real CUDA programs and PyTorch under
+# `gpuprof trace`. Without a usable NVIDIA GPU (or without the CUDA backend in this
+# build) it says why and exits 77, the conventional "skipped" status.
+set -u
+cd "$(dirname "$0")/../.."
+BUILD=${BUILD:-build}
+export BUILD
+if [ ! -x "$BUILD/lib/gpuprof/libgpuprof-cuda.so" ] && [ ! -f "$BUILD/lib/gpuprof/libgpuprof-cuda.so" ]; then
+	echo "skipped: GPU tests (gpuprof was built without the CUDA toolkit)"
+	exit 77
+fi
+if ! probe=$("$BUILD/samples/cuda/vcopy" -n 1 -i 0 2>&1); then
+	echo "skipped: GPU tests (no usable CUDA device: $(echo "$probe" | tail -n 1))"
+	exit 77
+fi
+python=python3
+for candidate in python3 /usr/bin/python3; do
+	if "$candidate" -c 'import pytest' 2>/dev/null; then python=$candidate; break; fi
+done
+exec "$python" -m pytest -q -p no:cacheprovider tests/gpu "$@"

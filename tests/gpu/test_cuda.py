@@ -1,0 +1,167 @@
+"""gpuprof trace on real CUDA programs and PyTorch, with exact expectations. Run by
+tests/gpu/run.sh, which skips them (exit 77) on a machine without a usable GPU."""
+import os
+import sys
+
+import pytest
+from conftest import GPU_TESTS, TRAIN, only_process, outputs, run, trace
+
+N, BLOCK, ITERATIONS = 1048576, 256, 20
+
+
+def ints(rows, column):
+    return [int(r[column]) for r in rows]
+
+
+def test_vcopy_kernels_sizes_and_copies(tmp_path, cuda_sample):
+    r = trace(tmp_path, ["--kernel-trace", "--memory-copy-trace"],
+              [cuda_sample("vcopy"), "-n", str(N), "-b", str(BLOCK), "-i", str(ITERATIONS)])
+    assert r.returncode == 0, r.stderr
+    out = only_process(tmp_path)
+    kernels = out.csv("kernel_trace.csv")
+    assert len(kernels) == ITERATIONS
+    assert {k["Kernel_Name"] for k in kernels} == {"vecCopy(float const*, float*, unsigned int)"}
+    assert ints(kernels, "Workgroup_Size_X") == [BLOCK] * ITERATIONS
+    assert ints(kernels, "Grid_Size_X") == [N] * ITERATIONS          # work-items
+    assert ints(kernels, "Grid_Size_Y") == ints(kernels, "Grid_Size_Z") == [1] * ITERATIONS
+    assert all(int(k["VGPR_Count"]) > 0 for k in kernels)             # registers per thread
+    assert ints(kernels, "Dispatch_Id") == list(range(1, ITERATIONS + 1))
+    assert all(int(k["End_Timestamp"]) > int(k["Start_Timestamp"]) for k in kernels)
+    assert all(int(k["Thread_Id"]) == 0 for k in kernels)  # no API trace: thread unknown
+
+    copies = out.csv("memory_copy_trace.csv")
+    assert [(c["Direction"], int(c["Bytes"])) for c in copies] == [
+        ("MEMORY_COPY_HOST_TO_DEVICE", 4 * N), ("MEMORY_COPY_DEVICE_TO_HOST", 4 * N)]
+    assert [(c["Source_Memory_Kind"], c["Destination_Memory_Kind"]) for c in copies] == [
+        ("PAGEABLE", "DEVICE"), ("DEVICE", "PAGEABLE")]
+    gpu = kernels[0]["Agent_Id"]
+    assert [(c["Source_Agent_Id"], c["Destination_Agent_Id"]) for c in copies] == [
+        ("Agent 0", gpu), (gpu, "Agent 0")]
+
+    agents = {f"Agent {a['Node_Id']}": a for a in out.csv("agent_info.csv")}
+    device = agents[gpu]
+    assert device["Agent_Type"] == "GPU" and device["Vendor_Name"] == "NVIDIA"
+    assert int(device["Cu_Count"]) > 0 and int(device["Wave_Front_Size"]) == 32
+    assert device["Compute_Capability"] and len(device["Uuid"]) == 36
+    assert int(device["Global_Memory_Size"]) > 1 << 30
+
+
+def test_truncated_and_mangled_names(tmp_path, cuda_sample):
+    (tmp_path / "t").mkdir()
+    r = trace(tmp_path / "t", ["--kernel-trace", "-T"], [cuda_sample("vcopy"), "-i", "3"])
+    assert r.returncode == 0, r.stderr
+    assert {k["Kernel_Name"] for k in only_process(tmp_path / "t").csv("kernel_trace.csv")} == {"vecCopy"}
+    (tmp_path / "m").mkdir()
+    r = trace(tmp_path / "m", ["--kernel-trace", "-M"], [cuda_sample("vcopy"), "-i", "3"])
+    assert r.returncode == 0, r.stderr
+    assert {k["Kernel_Name"] for k in only_process(tmp_path / "m").csv("kernel_trace.csv")} == {
+        "_Z7vecCopyPKfPfj"}
+
+
+def test_every_kernel_starts_after_its_launch(tmp_path, cuda_sample):
+    r = trace(tmp_path, ["--runtime-trace"], [cuda_sample("vcopy"), "-i", str(ITERATIONS)])
+    assert r.returncode == 0, r.stderr
+    out = only_process(tmp_path)
+    calls = {int(c["Correlation_Id"]): c for c in out.csv("cuda_api_trace.csv")}
+    kernels = out.csv("kernel_trace.csv")
+    assert len(kernels) == ITERATIONS
+    for k in kernels:
+        launch = calls[int(k["Correlation_Id"])]
+        assert launch["Function"] == "cudaLaunchKernel"
+        assert int(k["Start_Timestamp"]) >= int(launch["Start_Timestamp"])
+        assert int(k["Thread_Id"]) == int(launch["Thread_Id"])  # inherited from the launch
+    copies = out.csv("memory_copy_trace.csv")
+    assert [c["Function"] for c in copies] == ["cudaMemcpy", "cudaMemcpy"]
+    for c in copies:
+        assert int(c["Start_Timestamp"]) >= int(calls[int(c["Correlation_Id"])]["Start_Timestamp"])
+    allocations = out.csv("memory_allocation_trace.csv")
+    mine = [(a["Operation"], int(a["Allocation_Size"])) for a in allocations
+            if int(a["Allocation_Size"]) == 4 * 1048576]
+    assert sorted(mine) == [("MEMORY_ALLOCATION_ALLOCATE", 4 * 1048576)] * 2 + \
+        [("MEMORY_ALLOCATION_FREE", 4 * 1048576)] * 2
+    # the database holds the same rows
+    assert out.query("SELECT count(*) AS n FROM kernels")[0]["n"] == ITERATIONS
+
+
+def test_two_streams_copy_overlaps_kernel(tmp_path, cuda_sample):
+    r = trace(tmp_path, ["--kernel-trace", "--memory-copy-trace"],
+              [cuda_sample("streams"), "-r", "4", "-m", "64", "-t", "20000"])
+    assert r.returncode == 0, r.stderr
+    out = only_process(tmp_path)
+    kernels = out.csv("kernel_trace.csv")
+    copies = out.csv("memory_copy_trace.csv")
+    assert len(kernels) == 4 and len(copies) == 8
+    assert all(int(c["Bytes"]) == 64 << 20 for c in copies)
+    overlapping = [(k, c) for k in kernels for c in copies
+                   if k["Stream_Id"] != c["Stream_Id"]
+                   and int(c["Start_Timestamp"]) < int(k["End_Timestamp"])
+                   and int(k["Start_Timestamp"]) < int(c["End_Timestamp"])]
+    assert overlapping, "no copy overlapped a kernel on another stream"
+
+
+def test_graph_kernels_carry_graph_ids(tmp_path, cuda_sample):
+    r = trace(tmp_path, ["--kernel-trace", "--memory-copy-trace"], [cuda_sample("graph"), "-l", "5"])
+    assert r.returncode == 0, r.stderr
+    out = only_process(tmp_path)
+    kernels = out.csv("kernel_trace.csv")
+    assert len(kernels) == 15
+    assert sorted(k["Kernel_Name"].split("(")[0] for k in kernels) == ["add"] * 10 + ["scale"] * 5
+    assert all(int(k["Graph_Id"]) != 0 for k in kernels)
+    fills = [c for c in out.csv("memory_copy_trace.csv") if c["Operation"] == "FILL"]
+    assert len(fills) == 5
+
+
+def test_host_synchronisation_example(tmp_path, cuda_sample):
+    counts = {}
+    for mode in ("each", "fixed"):
+        (tmp_path / mode).mkdir()
+        args = [cuda_sample("hostsync")] + (["--fixed"] if mode == "fixed" else [])
+        r = trace(tmp_path / mode, ["--runtime-trace"], args)
+        assert r.returncode == 0, r.stderr
+        out = only_process(tmp_path / mode)
+        assert len(out.csv("kernel_trace.csv")) == 10
+        calls = out.csv("cuda_api_trace.csv")
+        counts[mode] = sum(c["Function"] == "cudaDeviceSynchronize" for c in calls)
+    assert counts == {"each": 12, "fixed": 2}
+
+
+def test_another_tool_holding_cupti(tmp_path):
+    r = trace(tmp_path, ["--kernel-trace"], [os.path.join(GPU_TESTS, "cupti-holder")])
+    assert r.returncode == 5, r.stderr
+    assert "cupti-holder: subscribe ok" in r.stdout
+    lines = [l for l in r.stderr.splitlines() if "CUPTI is already in use" in l]
+    assert len(lines) == 1, r.stderr
+    assert "this process runs without gpuprof tracing its CUDA work" in lines[0]
+
+
+def pytorch_kernels(directory, steps, warmup=2):
+    directory.mkdir()
+    r = trace(directory, ["--kernel-trace"],
+              [sys.executable, TRAIN, "--steps", str(steps), "--warmup", str(warmup)])
+    assert r.returncode == 0, r.stderr
+    return len(only_process(directory).csv("kernel_trace.csv"))
+
+
+def test_pytorch_kernel_counts(tmp_path, torch_available):
+    first = pytorch_kernels(tmp_path / "a", 10)
+    second = pytorch_kernels(tmp_path / "b", 10)
+    assert first == second > 0
+    # the kernels of the 10 timed steps alone: a run with none subtracted
+    baseline = pytorch_kernels(tmp_path / "c", 0)
+    r = run([sys.executable, TRAIN, "--steps", "10", "--warmup", "2", "--torch-profiler"],
+            cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    reported = int(r.stdout.split("torch.profiler kernels: ")[1].split()[0])
+    assert first - baseline == reported
+
+
+def test_pytorch_child_process_has_its_own_files(tmp_path, torch_available):
+    r = trace(tmp_path, ["--kernel-trace"],
+              [sys.executable, TRAIN, "--steps", "3", "--child-steps", "3"])
+    assert r.returncode == 0, r.stderr
+    found = [o for o in outputs(tmp_path) if o.exists("kernel_trace.csv")]
+    assert len(found) == 2, [o.prefix for o in found]
+    pids = {o.pid for o in found}
+    assert len(pids) == 2
+    counts = sorted(len(o.csv("kernel_trace.csv")) for o in found)
+    assert counts[0] > 0
