@@ -66,7 +66,8 @@ TARGETS += $(UNIT_TESTS)
 ifeq ($(HAVE_OPENCL),yes)
 TARGETS += $(OPENCL_LIB)
 SAMPLES := $(patsubst samples/opencl/%.c,$(BUILD)/samples/%,$(wildcard samples/opencl/*.c))
-TEST_PROGRAMS := $(patsubst tests/e2e/%.c,$(BUILD)/tests/%,$(wildcard tests/e2e/*.c))
+TEST_PROGRAMS := $(patsubst tests/e2e/%.c,$(BUILD)/tests/%,$(filter-out tests/e2e/cuda-spool.c,\
+	$(wildcard tests/e2e/*.c)))
 TARGETS += $(SAMPLES) $(TEST_PROGRAMS) $(BUILD)/bench/launches
 endif
 TARGETS += $(BUILD)/bench/make-spool
@@ -80,7 +81,8 @@ CUDA_INJECT_OBJ := $(call obj,inject/cuda/cuda.c inject/cuda/translate.c inject/
 CUDA_SAMPLES := $(patsubst samples/cuda/%.cu,$(BUILD)/samples/cuda/%,$(wildcard samples/cuda/*.cu))
 GPU_PROGRAMS := $(patsubst %.cu,$(BUILD)/%,$(wildcard tests/gpu/*.cu bench/gpu/*.cu))
 ifeq ($(HAVE_CUDA),yes)
-TARGETS += $(CUDA_LIB) $(CUDA_SAMPLES) $(GPU_PROGRAMS) $(BUILD)/bench/gpu/libcupti-floor.so
+TARGETS += $(CUDA_LIB) $(CUDA_SAMPLES) $(GPU_PROGRAMS) $(BUILD)/bench/gpu/libcupti-floor.so \
+	$(BUILD)/tests/cuda-spool
 endif
 
 all: $(TARGETS)
@@ -122,6 +124,10 @@ $(BUILD)/tests/gpu/cupti-holder: NVCC_LIBS = -I$(CUDA_HOME)/include -L$(CUPTI_LI
 $(GPU_PROGRAMS): $(BUILD)/%: %.cu
 	@mkdir -p $(dir $@)
 	$(NVCC) $(NVCC_FLAGS) $< -o $@ $(NVCC_LIBS)
+
+$(BUILD)/tests/cuda-spool: tests/e2e/cuda-spool.c $(call obj,inject/cuda/translate.c $(CORE_SRC) $(UTIL_SRC))
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -I$(CUDA_HOME)/include $^ -o $@ -lstdc++ -lz
 
 $(BUILD)/tests/test-cupti: tests/unit/test-cupti.c $(call obj,inject/cuda/translate.c inject/cuda/nvidia-proc.c src/core/record.c)
 	@mkdir -p $(dir $@)

@@ -93,7 +93,7 @@ static void describe(const char *spool_path, const struct recording *rec)
 			total += o->end_ns > o->start_ns ? o->end_ns - o->start_ns : 0;
 		}
 		fprintf(stderr, "gpuprof: %s: the vendor tracer reported %.3f ms of its own "
-				"overhead in %zu intervals (the overheads view of the database)\n",
+				"overhead (%zu records: the overheads view of the database)\n",
 			spool_path, (double)total / 1e6, rec->overheads.count);
 	}
 	if (!s->clean_exit)

@@ -7,7 +7,7 @@ import subprocess
 
 import pytest
 
-from conftest import BUILD, GPUPROF, TESTS, run, trace
+from conftest import BUILD, GPUPROF, TESTS, outputs, run, trace
 
 CUDA_LIB = os.path.join(BUILD, "lib", "gpuprof", "libgpuprof-cuda.so")
 
@@ -63,3 +63,78 @@ def test_options_off_is_a_usage_error(tmp_path):
     r = trace(tmp_path, ["--kernel-trace=false", "--cuda-runtime-trace=false"], ["true"])
     assert r.returncode == 2
     assert r.stderr.strip() == "gpuprof: trace: every tracing option given is turned off"
+
+
+def test_cupti_records_to_outputs(tmp_path):
+    """CUPTI records built as CUPTI fills them (build/tests/cuda-spool), translated by the
+    backend and written to a spool, become the documented outputs: exact rows, the
+    launching thread and function taken from the API call, the database agreeing."""
+    spool = tmp_path / "4242.spool"
+    r = run([os.path.join(TESTS, "cuda-spool"), str(spool)], cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    r = run([GPUPROF, "convert", "--stats", str(spool)], cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert "4 kernels, 2 memory copies, 9 API calls, 2 allocations and frees" in r.stderr
+    assert "reported 0.009 ms of its own overhead (1 records" in r.stderr
+    out = outputs(tmp_path)[0]
+
+    kernels = out.csv("kernel_trace.csv")
+    assert [(k["Thread_Id"], k["Correlation_Id"], k["Dispatch_Id"]) for k in kernels] == [
+        ("777", "4", "1"), ("777", "5", "2"), ("777", "6", "3"), ("778", "7", "4")]
+    k = kernels[0]
+    assert k["Kernel_Name"] == "vecCopy(float const*, float*, unsigned int)"
+    assert (k["Stream_Id"], k["Context_Id"], k["VGPR_Count"]) == ("13", "1", "16")
+    assert (k["LDS_Block_Size"], k["Static_LDS_Size"], k["Dynamic_LDS_Size"]) == ("1024", "0", "1024")
+    assert (k["Grid_Size_X"], k["Workgroup_Size_X"]) == ("1048576", "256")
+    assert (k["Start_Timestamp"], k["End_Timestamp"]) == ("1000803000", "1000843000")
+
+    copies = out.csv("memory_copy_trace.csv")
+    assert [(c["Direction"], c["Operation"], c["Function"], c["Thread_Id"], c["Bytes"],
+             c["Source_Memory_Kind"], c["Destination_Memory_Kind"]) for c in copies] == [
+        ("MEMORY_COPY_HOST_TO_DEVICE", "COPY", "cudaMemcpy", "777", "4194304", "PAGEABLE", "DEVICE"),
+        ("MEMORY_COPY_NONE", "FILL", "cudaMemset", "777", "4194304", "DEVICE", "DEVICE")]
+
+    allocations = out.csv("memory_allocation_trace.csv")
+    assert [(a["Operation"], a["Agent_Id"], a["Allocation_Size"], a["Address"], a["Thread_Id"])
+            for a in allocations] == [
+        ("MEMORY_ALLOCATION_ALLOCATE", "Agent 1", "4194304", "0x00007f0000200000", "777"),
+        ("MEMORY_ALLOCATION_FREE", "Agent 1", "4194304", "0x00007f0000200000", "777")]
+
+    runtime = out.csv("cuda_api_trace.csv")
+    assert [c["Function"] for c in runtime] == [
+        "cudaMalloc", "cudaMemcpy", "cudaMemset", "cudaLaunchKernel", "cudaLaunchKernel",
+        "cudaLaunchKernel", "cudaStreamSynchronize", "cudaFree"]
+    assert {c["Domain"] for c in runtime} == {"CUDA_API"}
+    driver = out.csv("cuda_driver_api_trace.csv")
+    assert [(c["Domain"], c["Function"], c["Thread_Id"]) for c in driver] == [
+        ("CUDA_DRIVER_API", "cuLaunchKernel", "778")]
+
+    gpu = [a for a in out.csv("agent_info.csv") if a["Agent_Type"] == "GPU"]
+    assert len(gpu) == 1
+    assert (gpu[0]["Name"], gpu[0]["Cu_Count"], gpu[0]["Wave_Front_Size"],
+            gpu[0]["Compute_Capability"], gpu[0]["Gfx_Target_Version"], gpu[0]["Uuid"]) == (
+        "NVIDIA H200", "132", "32", "9.0", "90000", "00112233-4455-6670-8192-a3b4c5d6e0f1")
+
+    stats = {row["Name"]: row for row in out.csv("cuda_api_stats.csv")}
+    assert stats["cudaLaunchKernel"]["Calls"] == "3"
+    assert sorted((s["Name"], s["Calls"]) for s in out.csv("memory_allocation_stats.csv")) == [
+        ("MEMORY_ALLOCATION_ALLOCATE", "1"), ("MEMORY_ALLOCATION_FREE", "1")]
+
+    assert out.query("SELECT type, tid, stream_id, duration FROM synchronizations") == [
+        {"type": "STREAM_SYNCHRONIZE", "tid": 777, "stream_id": 13, "duration": 158000}]
+    assert out.query("SELECT kind, tid, duration FROM overheads") == [
+        {"kind": "INSTRUMENTATION", "tid": 777, "duration": 9000}]
+    assert out.query("SELECT tid FROM threads ORDER BY tid") == [{"tid": 777}, {"tid": 778}]
+    assert out.query("SELECT category, count(*) AS n FROM regions GROUP BY category "
+                     "ORDER BY category") == [{"category": "CUDA_API", "n": 8},
+                                              {"category": "CUDA_DRIVER_API", "n": 1}]
+
+    # the database gives byte-identical files
+    again = tmp_path / "again"
+    again.mkdir()
+    r = run([GPUPROF, "convert", "-f", "csv", "--stats", "-d", str(again), out.path("results.db")],
+            cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    for name in os.listdir(tmp_path):
+        if name.endswith(".csv"):
+            assert (again / name).read_bytes() == (tmp_path / name).read_bytes(), name

@@ -1,0 +1,259 @@
+/* cuda-spool: writes the spool a small CUDA program would leave, without a GPU. CUPTI
+ * activity records are built here as CUPTI fills them, go through the CUDA backend's
+ * translation (inject/cuda/translate.c) and are written with the spool writer, so that
+ * tests/e2e/test_cuda_cpu.py checks the whole path from CUPTI records to the outputs.
+ *
+ *   cuda-spool PATH
+ *
+ * The program it imitates, on one thread (tid 777) of process 4242: cudaMalloc,
+ * cudaMemcpy (host to device, 4 MiB), cudaMemset, three cudaLaunchKernel of vecCopy on
+ * stream 13, one cuLaunchKernel from another thread (tid 778), cudaStreamSynchronize,
+ * cudaFree. CUPTI also reports one interval of instrumentation overhead. */
+#include <cupti.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../../inject/cuda/translate.h"
+#include "core/record.h"
+#include "core/spool.h"
+
+#define BASE 1700000000000000000ull /* CUPTI's clock: CLOCK_REALTIME */
+#define START 1000000000ull         /* the trace clock when recording began */
+
+static unsigned char chunk[1 << 16];
+static uint32_t used, count;
+static uint32_t next_string = 1, next_agent = 1, next_queue = 1;
+static char *strings[256];
+
+static int emit(void *ctx, const void *record)
+{
+	const struct record_header *h = record;
+	memcpy(chunk + used, record, h->size);
+	used += h->size;
+	count++;
+	return 0;
+}
+
+static void emit_metadata(void *ctx, const void *record)
+{
+	emit(ctx, record);
+}
+
+static uint32_t intern(void *ctx, const char *text)
+{
+	for (uint32_t i = 1; i < next_string; i++)
+		if (!strcmp(strings[i], text))
+			return i;
+	strings[next_string] = strdup(text);
+	unsigned char buffer[512] = { 0 };
+	struct record_string *s = (void *)buffer;
+	size_t len = strlen(text);
+	s->header = (struct record_header){ RECORD_PADDED((uint32_t)(sizeof(*s) + len)),
+					    RECORD_STRING, 0 };
+	s->id = next_string;
+	s->length = (uint32_t)len;
+	memcpy(s->text, text, len);
+	emit(ctx, s);
+	return next_string++;
+}
+
+static void count_dropped(void *ctx, uint32_t reason, uint64_t records)
+{
+}
+
+static uint32_t new_agent(void *ctx)
+{
+	return next_agent++;
+}
+
+static uint32_t new_queue(void *ctx)
+{
+	return next_queue++;
+}
+
+static const char *api_name(void *ctx, uint32_t domain, uint32_t cbid)
+{
+	if (domain == CUPTI_CB_DOMAIN_DRIVER_API)
+		return cbid == CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel ? "cuLaunchKernel" : NULL;
+	switch (cbid) {
+	case CUPTI_RUNTIME_TRACE_CBID_cudaMalloc_v3020: return "cudaMalloc_v3020";
+	case CUPTI_RUNTIME_TRACE_CBID_cudaFree_v3020: return "cudaFree_v3020";
+	case CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy_v3020: return "cudaMemcpy_v3020";
+	case CUPTI_RUNTIME_TRACE_CBID_cudaMemset_v3020: return "cudaMemset_v3020";
+	case CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000: return "cudaLaunchKernel_v7000";
+	case CUPTI_RUNTIME_TRACE_CBID_cudaStreamSynchronize_v3020:
+		return "cudaStreamSynchronize_v3020";
+	}
+	return NULL;
+}
+
+static struct translator t;
+
+static void translate(void *record)
+{
+	if (translator_record(&t, record) != 0) {
+		fprintf(stderr, "cuda-spool: translation refused a record\n");
+		exit(1);
+	}
+}
+
+/* A runtime (or driver) API call [at, at + length) in microseconds after BASE. */
+static void api(int driver, uint32_t cbid, uint32_t tid, uint32_t correlation, uint64_t at_us,
+		uint64_t length_us)
+{
+	CUpti_ActivityAPI a = {
+		.kind = driver ? CUPTI_ACTIVITY_KIND_DRIVER : CUPTI_ACTIVITY_KIND_RUNTIME,
+		.cbid = cbid, .start = BASE + at_us * 1000, .end = BASE + (at_us + length_us) * 1000,
+		.processId = 4242, .threadId = tid, .correlationId = correlation,
+	};
+	translate(&a);
+}
+
+static void kernel(uint32_t correlation, uint64_t at_us)
+{
+	CUpti_ActivityKernel10 k;
+	memset(&k, 0, sizeof(k));
+	k.kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
+	k.registersPerThread = 16;
+	k.start = BASE + at_us * 1000;
+	k.end = k.start + 40000;
+	k.deviceId = 0, k.contextId = 1, k.streamId = 13;
+	k.gridX = 4096, k.gridY = k.gridZ = 1;
+	k.blockX = 256, k.blockY = k.blockZ = 1;
+	k.staticSharedMemory = 0, k.dynamicSharedMemory = 1024;
+	k.correlationId = correlation;
+	k.name = "_Z7vecCopyPKfPfj";
+	translate(&k);
+}
+
+int main(int argc, char **argv)
+{
+	if (argc != 2) {
+		fprintf(stderr, "usage: cuda-spool PATH\n");
+		return 2;
+	}
+	int fd = open(argv[1], O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	if (fd < 0 || spool_write_header(fd, NULL) < 0) {
+		perror(argv[1]);
+		return 1;
+	}
+	const struct translate_ops ops = {
+		.intern = intern, .emit = emit, .emit_metadata = emit_metadata,
+		.count_dropped = count_dropped, .new_agent_id = new_agent,
+		.new_queue_id = new_queue, .api_name = api_name,
+	};
+	translator_init(&t, &ops);
+	t.clock_offset_ns = (int64_t)START - (int64_t)BASE;
+
+	struct record_process process = {
+		.header = { sizeof(process), RECORD_PROCESS, 0 },
+		.pid = 4242, .ppid = 1, .start_ns = START, .realtime_ns = BASE,
+		.hostname_id = intern(NULL, "gpu-host"), .command_id = intern(NULL, "./vcopy"),
+		.rank = -1, .size = -1,
+	};
+	emit(NULL, &process);
+	struct record_agent host = {
+		.header = { sizeof(host), RECORD_AGENT, 0 }, .id = 0, .type = AGENT_CPU,
+		.name_id = intern(NULL, "host CPU"), .vendor_name_id = intern(NULL, ""),
+		.driver_version_id = intern(NULL, ""), .compute_units = 8,
+	};
+	emit(NULL, &host);
+
+	CUpti_ActivityDevice5 d;
+	memset(&d, 0, sizeof(d));
+	d.kind = CUPTI_ACTIVITY_KIND_DEVICE;
+	d.globalMemoryBandwidth = 4800000000ull;
+	d.globalMemorySize = 150ull << 30;
+	d.l2CacheSize = 60 << 20;
+	d.numThreadsPerWarp = 32;
+	d.coreClockRate = 1980000;
+	d.numMultiprocessors = 132;
+	d.maxSharedMemoryPerBlock = 49152;
+	d.maxThreadsPerBlock = 1024;
+	d.maxBlockDimX = d.maxBlockDimY = 1024, d.maxBlockDimZ = 64;
+	d.computeCapabilityMajor = 9;
+	for (int i = 0; i < 16; i++)
+		d.uuid.bytes[i] = (char)(0x10 * (i % 16) + i % 7);
+	d.name = strdup("NVIDIA H200");
+	translate(&d);
+
+	uint32_t main_tid = 777, other_tid = 778;
+	api(0, CUPTI_RUNTIME_TRACE_CBID_cudaMalloc_v3020, main_tid, 1, 100, 50);
+	CUpti_ActivityMemory4 m;
+	memset(&m, 0, sizeof(m));
+	m.kind = CUPTI_ACTIVITY_KIND_MEMORY2;
+	m.memoryOperationType = CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_ALLOCATION;
+	m.memoryKind = CUPTI_ACTIVITY_MEMORY_KIND_DEVICE;
+	m.correlationId = 1;
+	m.address = 0x7f0000200000ull;
+	m.bytes = 4 << 20;
+	m.timestamp = BASE + 140000;
+	translate(&m);
+
+	api(0, CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy_v3020, main_tid, 2, 200, 400);
+	CUpti_ActivityMemcpy6 c;
+	memset(&c, 0, sizeof(c));
+	c.kind = CUPTI_ACTIVITY_KIND_MEMCPY;
+	c.copyKind = CUPTI_ACTIVITY_MEMCPY_KIND_HTOD;
+	c.srcKind = CUPTI_ACTIVITY_MEMORY_KIND_PAGEABLE;
+	c.dstKind = CUPTI_ACTIVITY_MEMORY_KIND_DEVICE;
+	c.bytes = 4 << 20;
+	c.start = BASE + 250000, c.end = BASE + 580000;
+	c.contextId = 1, c.streamId = 7, c.correlationId = 2;
+	translate(&c);
+
+	api(0, CUPTI_RUNTIME_TRACE_CBID_cudaMemset_v3020, main_tid, 3, 700, 20);
+	CUpti_ActivityMemset4 s;
+	memset(&s, 0, sizeof(s));
+	s.kind = CUPTI_ACTIVITY_KIND_MEMSET;
+	s.bytes = 4 << 20;
+	s.start = BASE + 710000, s.end = BASE + 712000;
+	s.contextId = 1, s.streamId = 7, s.correlationId = 3;
+	s.memoryKind = CUPTI_ACTIVITY_MEMORY_KIND_DEVICE;
+	translate(&s);
+
+	for (uint32_t i = 0; i < 3; i++) {
+		api(0, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, main_tid, 4 + i, 800 + 10 * i, 5);
+		kernel(4 + i, 803 + 50 * i);
+	}
+	api(1, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, other_tid, 7, 820, 4);
+	kernel(7, 960);
+
+	CUpti_ActivityOverhead3 o;
+	memset(&o, 0, sizeof(o));
+	o.kind = CUPTI_ACTIVITY_KIND_OVERHEAD;
+	o.overheadKind = CUPTI_ACTIVITY_OVERHEAD_CUPTI_INSTRUMENTATION;
+	o.objectKind = CUPTI_ACTIVITY_OBJECT_THREAD;
+	o.objectId.pt.threadId = main_tid;
+	o.start = BASE + 790000, o.end = BASE + 799000;
+	translate(&o);
+
+	api(0, CUPTI_RUNTIME_TRACE_CBID_cudaStreamSynchronize_v3020, main_tid, 8, 850, 160);
+	CUpti_ActivitySynchronization2 y;
+	memset(&y, 0, sizeof(y));
+	y.kind = CUPTI_ACTIVITY_KIND_SYNCHRONIZATION;
+	y.type = CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_SYNCHRONIZE;
+	y.start = BASE + 851000, y.end = BASE + 1009000;
+	y.correlationId = 8, y.contextId = 1, y.streamId = 13;
+	translate(&y);
+
+	api(0, CUPTI_RUNTIME_TRACE_CBID_cudaFree_v3020, main_tid, 9, 1100, 30);
+	m.memoryOperationType = CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_RELEASE;
+	m.correlationId = 9;
+	m.timestamp = BASE + 1110000;
+	translate(&m);
+
+	struct record_process_end end = {
+		.header = { sizeof(end), RECORD_PROCESS_END, 0 }, .end_ns = START + 2000000,
+	};
+	emit(NULL, &end);
+	if (spool_write_chunk(fd, chunk, used, count, NULL) < 0 || close(fd) < 0) {
+		perror(argv[1]);
+		return 1;
+	}
+	translator_release(&t);
+	return 0;
+}
