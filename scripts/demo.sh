@@ -1,16 +1,20 @@
 #!/bin/sh
 # The main job: installs what is missing, builds gpuprof, profiles the bundled vcopy
-# sample (on the first OpenCL device: a GPU when its OpenCL driver is installed,
-# otherwise the CPU through PoCL), prints the kernel statistics and where the outputs
-# went.
+# sample: the CUDA one on an NVIDIA GPU when there is a usable one, otherwise the OpenCL
+# one (on the first OpenCL device: the CPU through PoCL here). Prints the kernel
+# statistics and where the outputs went.
 set -eu
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
 make -s
 out=gpuprof-out
 rm -rf "$out"
-echo "== gpuprof trace --runtime-trace --stats -d $out -- build/samples/vcopy -n 1048576 -b 256 -i 10"
-build/bin/gpuprof trace --runtime-trace --stats -d "$out" -- build/samples/vcopy -n 1048576 -b 256 -i 10
+sample=build/samples/vcopy
+if [ -x build/samples/cuda/vcopy ] && build/samples/cuda/vcopy -n 1 -i 0 >/dev/null 2>&1; then
+	sample=build/samples/cuda/vcopy
+fi
+echo "== gpuprof trace --runtime-trace --stats -d $out -- $sample -n 1048576 -b 256 -i 10"
+build/bin/gpuprof trace --runtime-trace --stats -d "$out" -- "$sample" -n 1048576 -b 256 -i 10
 stats=$(find "$out" -name '*_kernel_stats.csv' | head -n 1)
 if [ -z "$stats" ]; then
 	echo "gpuprof: no kernel statistics were written" >&2
