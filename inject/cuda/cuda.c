@@ -32,6 +32,9 @@
 #define PREALLOCATED_BUFFERS 4
 #define MAX_BUFFERS 64             /* 256 MiB; beyond it CUPTI drops and counts */
 #define NVIDIA_PROC "/proc/driver/nvidia"
+/* The record layouts of translate.c are CUPTI 13.0's; 13.1 kept them, 13.2 changed the
+ * kernel, device and context records (Kernel11, Device6, Context4). */
+#define NEWEST_SAME_LAYOUTS 130199u
 #define CUPTI_FLUSH_PERIOD_NS 100000000u /* asking CUPTI for complete buffers costs */
 
 /* ---- configuration ---------------------------------------------------------------- */
@@ -284,10 +287,12 @@ static int enable(CUpti_ActivityKind kind, const char *what)
 static int subscribe(void)
 {
 	uint32_t version = 0;
-	if (cuptiGetVersion(&version) != CUPTI_SUCCESS || version / 10000 != CUPTI_API_VERSION / 10000) {
-		recorder_report("CUPTI API version %u is not the one gpuprof was built for (%u.x); "
-				"CUDA is not traced in this process", version,
-				CUPTI_API_VERSION / 10000);
+	if (cuptiGetVersion(&version) != CUPTI_SUCCESS || version < CUPTI_API_VERSION / 100 * 100 ||
+	    version > NEWEST_SAME_LAYOUTS) {
+		recorder_report("CUPTI API version %u has record layouts this gpuprof was not built "
+				"for (CUPTI %u to %u): CUDA is not traced in this process; rebuild "
+				"gpuprof against this CUDA toolkit", version,
+				CUPTI_API_VERSION / 100 * 100, NEWEST_SAME_LAYOUTS);
 		return -1;
 	}
 	static CUpti_SubscriberHandle subscriber;
