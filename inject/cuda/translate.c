@@ -337,77 +337,63 @@ static int kernel(struct translator *t, const CUpti_ActivityKernel10 *r)
 	return 0;
 }
 
-static int memcpy_record(struct translator *t, const CUpti_ActivityMemcpy6 *r)
+/* What the three transfer records (Memcpy6, MemcpyPtoP4, Memset4) have in common. An
+ * end on the host has device HOST. */
+#define HOST UINT32_MAX
+struct transfer {
+	uint64_t start, end, bytes;
+	uint32_t device, context, stream, correlation;
+	uint32_t operation, direction, src_kind, dst_kind, src_device, dst_device;
+};
+
+static int transfer(struct translator *t, const struct transfer *x)
 {
-	if (untimed(t, r->start, r->end))
+	if (untimed(t, x->start, x->end))
 		return 0;
-	int src_device, dst_device;
-	uint32_t agent = agent_for(t, r->deviceId);
+	uint32_t agent = agent_for(t, x->device);
 	struct record_memory_copy c = {
 		.header = { sizeof(c), RECORD_MEMORY_COPY, 0 },
-		.queue_id = queue_for(t, r->contextId, r->streamId, agent),
-		.operation = COPY_OPERATION_COPY,
-		.direction = copy_direction(r->copyKind, &src_device, &dst_device),
-		.bytes = r->bytes,
-		.correlation_id = r->correlationId,
-		.start_ns = translator_time(t, r->start),
-		.end_ns = translator_time(t, r->end),
-		.src_memory_kind = memory_kind(r->srcKind),
-		.dst_memory_kind = memory_kind(r->dstKind),
-		.stream_id = r->streamId,
-		.context_id = r->contextId,
+		.queue_id = queue_for(t, x->context, x->stream, agent),
+		.src_agent_id = x->src_device == HOST ? 0 : agent_for(t, x->src_device),
+		.dst_agent_id = x->dst_device == HOST ? 0 : agent_for(t, x->dst_device),
+		.operation = x->operation,
+		.direction = x->direction,
+		.bytes = x->bytes,
+		.correlation_id = x->correlation,
+		.start_ns = translator_time(t, x->start),
+		.end_ns = translator_time(t, x->end),
+		.src_memory_kind = memory_kind(x->src_kind),
+		.dst_memory_kind = memory_kind(x->dst_kind),
+		.stream_id = x->stream,
+		.context_id = x->context,
 	};
-	c.src_agent_id = src_device ? agent : 0;
-	c.dst_agent_id = dst_device ? agent : 0;
 	return emit(t, &c);
+}
+
+static int memcpy_record(struct translator *t, const CUpti_ActivityMemcpy6 *r)
+{
+	int src_device, dst_device;
+	uint32_t direction = copy_direction(r->copyKind, &src_device, &dst_device);
+	return transfer(t, &(struct transfer){
+		r->start, r->end, r->bytes, r->deviceId, r->contextId, r->streamId,
+		r->correlationId, COPY_OPERATION_COPY, direction, r->srcKind, r->dstKind,
+		src_device ? r->deviceId : HOST, dst_device ? r->deviceId : HOST });
 }
 
 static int peer_copy(struct translator *t, const CUpti_ActivityMemcpyPtoP4 *r)
 {
-	if (untimed(t, r->start, r->end))
-		return 0;
-	uint32_t agent = agent_for(t, r->deviceId);
-	struct record_memory_copy c = {
-		.header = { sizeof(c), RECORD_MEMORY_COPY, 0 },
-		.queue_id = queue_for(t, r->contextId, r->streamId, agent),
-		.src_agent_id = agent_for(t, r->srcDeviceId),
-		.dst_agent_id = agent_for(t, r->dstDeviceId),
-		.operation = COPY_OPERATION_COPY,
-		.direction = COPY_DEVICE_TO_DEVICE,
-		.bytes = r->bytes,
-		.correlation_id = r->correlationId,
-		.start_ns = translator_time(t, r->start),
-		.end_ns = translator_time(t, r->end),
-		.src_memory_kind = memory_kind(r->srcKind),
-		.dst_memory_kind = memory_kind(r->dstKind),
-		.stream_id = r->streamId,
-		.context_id = r->contextId,
-	};
-	return emit(t, &c);
+	return transfer(t, &(struct transfer){
+		r->start, r->end, r->bytes, r->deviceId, r->contextId, r->streamId,
+		r->correlationId, COPY_OPERATION_COPY, COPY_DEVICE_TO_DEVICE, r->srcKind,
+		r->dstKind, r->srcDeviceId, r->dstDeviceId });
 }
 
 static int memset_record(struct translator *t, const CUpti_ActivityMemset4 *r)
 {
-	if (untimed(t, r->start, r->end))
-		return 0;
-	uint32_t agent = agent_for(t, r->deviceId);
-	struct record_memory_copy c = {
-		.header = { sizeof(c), RECORD_MEMORY_COPY, 0 },
-		.queue_id = queue_for(t, r->contextId, r->streamId, agent),
-		.src_agent_id = agent,
-		.dst_agent_id = agent,
-		.operation = COPY_OPERATION_FILL,
-		.direction = COPY_NONE,
-		.bytes = r->bytes,
-		.correlation_id = r->correlationId,
-		.start_ns = translator_time(t, r->start),
-		.end_ns = translator_time(t, r->end),
-		.src_memory_kind = memory_kind(r->memoryKind),
-		.dst_memory_kind = memory_kind(r->memoryKind),
-		.stream_id = r->streamId,
-		.context_id = r->contextId,
-	};
-	return emit(t, &c);
+	return transfer(t, &(struct transfer){
+		r->start, r->end, r->bytes, r->deviceId, r->contextId, r->streamId,
+		r->correlationId, COPY_OPERATION_FILL, COPY_NONE, r->memoryKind, r->memoryKind,
+		r->deviceId, r->deviceId });
 }
 
 static int allocation(struct translator *t, const CUpti_ActivityMemory4 *r)
