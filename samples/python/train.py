@@ -66,6 +66,7 @@ def train(steps, warmup, batch, use_profiler=False):
         profiler = profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA])
         profiler.__enter__()
     start = time.perf_counter()
+    loss = None
     for _ in range(steps):
         loss = step(model, optimizer, images, labels)
     torch.cuda.synchronize()
@@ -73,7 +74,8 @@ def train(steps, warmup, batch, use_profiler=False):
     if profiler is not None:
         profiler.__exit__(None, None, None)
         print(f"torch.profiler kernels: {count_kernels(profiler)}")
-    print(f"train: {steps} steps in {seconds:.6f} s, loss {loss.item():.4f}")
+    final = f", loss {loss.item():.4f}" if loss is not None else ""
+    print(f"train: {steps} steps in {seconds:.6f} s{final}")
     return seconds
 
 
