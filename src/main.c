@@ -41,7 +41,8 @@ void commands_print_usage(FILE *out)
 	fprintf(out, "usage: gpuprof <command> [options] [arguments]\n\n"
 		     "gpuprof records what GPU programs do (kernels, memory copies, API calls) and\n"
 		     "writes an SQLite database and rocprofv3-compatible CSV files per process.\n"
-		     "This version records OpenCL programs on any OpenCL device.\n\ncommands:\n");
+		     "This version records CUDA programs (PyTorch included) on NVIDIA GPUs through\n"
+		     "CUPTI, and OpenCL programs on any OpenCL device.\n\ncommands:\n");
 	for (const struct command *c = commands; c->name; c++)
 		fprintf(out, "  %-10s %s\n", c->name, c->summary);
 	fprintf(out, "\n'gpuprof help <command>' or 'gpuprof <command> -h' shows a command's "
