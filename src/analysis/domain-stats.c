@@ -74,6 +74,7 @@ void domain_stats_add(struct domain_stats *ds, const struct event *e)
 		stats_add(&ds->domains, e->api.domain, duration);
 		break;
 	}
+	case EVENT_PROCESS:
 	case EVENT_AGENT:
 		break;
 	}

@@ -285,6 +285,7 @@ static int csv_event(void *state, const struct event *e, struct error *err)
 	if (s->options->stats)
 		domain_stats_add(&s->stats, e);
 	switch (e->kind) {
+	case EVENT_PROCESS: return 0;
 	case EVENT_AGENT: return csv_agent(s, e, err);
 	case EVENT_KERNEL: return csv_kernel(s, e, err);
 	case EVENT_MEMORY_COPY: return csv_copy(s, e, err);

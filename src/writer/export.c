@@ -157,12 +157,29 @@ static void fill_agent(sqlite3_stmt *s, const struct names *n, struct event *e)
 	e->agent.l2_cache_bytes = I64(23);
 	e->agent.memory_bandwidth = I64(24);
 	e->agent.device_index = I64(25);
+	e->process_id = I64(26);
+}
+
+static void fill_process(sqlite3_stmt *s, const struct names *n, struct event *e)
+{
+	e->kind = EVENT_PROCESS;
+	e->process_id = I64(0);
+	e->process.hostname = text(s, 1);
+	e->pid = I64(2);
+	e->process.ppid = I64(3);
+	e->process.rank = I64(4);
+	e->process.size = I64(5);
+	e->name = e->process.command = text(s, 6);
+	e->start_ns = I64(7);
+	e->end_ns = I64(8);
+	e->process.realtime_start_ns = I64(9);
 }
 
 static void fill_kernel(sqlite3_stmt *s, const struct names *n, struct event *e)
 {
 	e->kind = EVENT_KERNEL;
-	e->pid = pid_of(n, I64(0));
+	e->process_id = I64(0);
+	e->pid = pid_of(n, e->process_id);
 	e->tid = I64(1);
 	e->kernel.agent = I64(2);
 	e->kernel.queue = I64(3);
@@ -191,7 +208,8 @@ static void fill_kernel(sqlite3_stmt *s, const struct names *n, struct event *e)
 static void fill_copy(sqlite3_stmt *s, const struct names *n, struct event *e)
 {
 	e->kind = EVENT_MEMORY_COPY;
-	e->pid = pid_of(n, I64(0));
+	e->process_id = I64(0);
+	e->pid = pid_of(n, e->process_id);
 	e->tid = I64(1);
 	e->name = name_of(n, I64(2));
 	e->copy.operation = record_operation_name((uint32_t)I64(3));
@@ -212,7 +230,8 @@ static void fill_copy(sqlite3_stmt *s, const struct names *n, struct event *e)
 static void fill_allocation(sqlite3_stmt *s, const struct names *n, struct event *e)
 {
 	e->kind = EVENT_MEMORY_ALLOCATION;
-	e->pid = pid_of(n, I64(0));
+	e->process_id = I64(0);
+	e->pid = pid_of(n, e->process_id);
 	e->tid = I64(1);
 	e->allocation.agent = I64(2);
 	e->allocation.operation = record_allocation_name((uint32_t)I64(3));
@@ -228,7 +247,8 @@ static void fill_allocation(sqlite3_stmt *s, const struct names *n, struct event
 static void fill_api(sqlite3_stmt *s, const struct names *n, struct event *e)
 {
 	e->kind = EVENT_API_CALL;
-	e->pid = pid_of(n, I64(0));
+	e->process_id = I64(0);
+	e->pid = pid_of(n, e->process_id);
 	e->api.domain = record_domain_name((uint32_t)I64(1));
 	e->name = name_of(n, I64(2));
 	e->tid = I64(3);
@@ -240,32 +260,40 @@ static void fill_api(sqlite3_stmt *s, const struct names *n, struct event *e)
 
 #undef I64
 
-/* Rows are read in rowid order, which the loader made start-time order. */
-static const struct {
+/* The processes and agents, then the timed rows: each table is read in rowid order,
+ * which the loader made start-time order, and the tables are merged by start. */
+struct query {
 	const char *sql;
 	void (*fill)(sqlite3_stmt *, const struct names *, struct event *);
-} queries[] = {
+	int start_column; /* -1: read whole before the timed tables */
+};
+
+static const struct query queries[] = {
+	{ "SELECT id, hostname, pid, ppid, rank, size, command, start, end, realtime_start "
+	  "FROM gpuprof_process ORDER BY id", fill_process, -1 },
 	{ "SELECT pid, agent_id, type, name, vendor_name, driver_version, vendor_id, "
 	  "compute_units, max_clock_mhz, global_memory_bytes, local_memory_bytes, "
 	  "max_workgroup_size, max_workgroup_x, max_workgroup_y, max_workgroup_z, uuid, "
 	  "pci_domain, pci_bus, pci_device, pci_function, compute_major, compute_minor, "
-	  "warp_size, l2_cache_bytes, memory_bandwidth, device_index "
-	  "FROM agents ORDER BY process_id, agent_id", fill_agent },
+	  "warp_size, l2_cache_bytes, memory_bandwidth, device_index, process_id "
+	  "FROM agents ORDER BY process_id, agent_id", fill_agent, -1 },
 	{ "SELECT process_id, tid, agent_index, queue_index, name_id, correlation_id, "
 	  "dispatch_id, start, end, grid_x, grid_y, grid_z, workgroup_x, workgroup_y, "
 	  "workgroup_z, local_memory_bytes, private_memory_bytes, status, registers, "
 	  "static_local_memory_bytes, dynamic_local_memory_bytes, stream_id, context_id, "
-	  "graph_id, graph_node_id FROM gpuprof_kernel ORDER BY id", fill_kernel },
+	  "graph_id, graph_node_id FROM gpuprof_kernel ORDER BY id", fill_kernel, 7 },
 	{ "SELECT process_id, tid, function_id, operation, direction, src_agent_index, "
 	  "dst_agent_index, queue_index, bytes, start, end, correlation_id, status, "
 	  "src_memory_kind, dst_memory_kind, stream_id "
-	  "FROM gpuprof_memory_copy ORDER BY id", fill_copy },
+	  "FROM gpuprof_memory_copy ORDER BY id", fill_copy, 9 },
 	{ "SELECT process_id, tid, agent_index, operation, memory_kind, address, bytes, "
 	  "correlation_id, start, end, stream_id "
-	  "FROM gpuprof_memory_allocation ORDER BY id", fill_allocation },
+	  "FROM gpuprof_memory_allocation ORDER BY id", fill_allocation, 8 },
 	{ "SELECT process_id, domain, function_id, tid, start, end, correlation_id, result "
-	  "FROM gpuprof_api_call ORDER BY id", fill_api },
+	  "FROM gpuprof_api_call ORDER BY id", fill_api, 4 },
 };
+
+#define QUERY_COUNT (sizeof(queries) / sizeof(queries[0]))
 
 /* One pass of events through a set of writers. */
 struct export_run {
@@ -320,36 +348,57 @@ static int run_end(struct export_run *run, int failed, struct strbuf *written,
 	return rc;
 }
 
+/* Steps s to its next row: 1 for a row, 0 at the end, -1 on error. */
+static int step_row(sqlite3 *db, sqlite3_stmt *s, struct error *err)
+{
+	int step = sqlite3_step(s);
+	if (step == SQLITE_ROW)
+		return 1;
+	if (step == SQLITE_DONE)
+		return 0;
+	return error_set(err, "cannot read '%s': %s", sqlite3_db_filename(db, "main"),
+			 sqlite3_errmsg(db));
+}
+
 int export_database(sqlite3 *db, const struct writer_ops *const *writers, int count,
 		    const struct output_options *options, struct strbuf *written,
 		    struct error *err)
 {
 	struct export_run run;
 	struct names names;
+	sqlite3_stmt *stmts[QUERY_COUNT] = { NULL };
+	int has_row[QUERY_COUNT] = { 0 };
 	int failed = names_load(db, &names, err) || run_begin(&run, writers, count, options, err);
-	for (size_t q = 0; !failed && q < sizeof(queries) / sizeof(queries[0]); q++) {
-		sqlite3_stmt *s;
-		if (store_prepare(db, queries[q].sql, &s, err)) {
-			failed = 1;
-			break;
-		}
-		int step;
-		while ((step = sqlite3_step(s)) == SQLITE_ROW) {
-			struct event e;
-			memset(&e, 0, sizeof(e));
-			queries[q].fill(s, &names, &e);
-			if (run_event(&run, &e, err)) {
-				failed = 1;
+	for (size_t q = 0; !failed && q < QUERY_COUNT; q++)
+		failed = store_prepare(db, queries[q].sql, &stmts[q], err) ||
+			 (has_row[q] = step_row(db, stmts[q], err)) < 0;
+	while (!failed) {
+		/* the untimed queries first, then the timed row that starts first */
+		int next = -1;
+		int64_t next_start = 0;
+		for (size_t q = 0; q < QUERY_COUNT; q++) {
+			if (has_row[q] <= 0)
+				continue;
+			if (queries[q].start_column < 0) {
+				next = (int)q;
 				break;
 			}
+			int64_t start = sqlite3_column_int64(stmts[q], queries[q].start_column);
+			if (next < 0 || start < next_start) {
+				next = (int)q;
+				next_start = start;
+			}
 		}
-		if (!failed && step != SQLITE_DONE) {
-			error_set(err, "cannot read '%s': %s", sqlite3_db_filename(db, "main"),
-				  sqlite3_errmsg(db));
-			failed = 1;
-		}
-		sqlite3_finalize(s);
+		if (next < 0)
+			break;
+		struct event e;
+		memset(&e, 0, sizeof(e));
+		queries[next].fill(stmts[next], &names, &e);
+		failed = run_event(&run, &e, err) ||
+			 (has_row[next] = step_row(db, stmts[next], err)) < 0;
 	}
+	for (size_t q = 0; q < QUERY_COUNT; q++)
+		sqlite3_finalize(stmts[q]);
 	int rc = run_end(&run, failed, written, err);
 	names_release(&names);
 	return rc;
@@ -478,36 +527,84 @@ static void event_from_api(const struct recording *rec, const struct record_api_
 	e->api.result = r->result;
 }
 
+static void event_from_process(const struct recording *rec, struct event *e)
+{
+	const struct record_process *p = rec->process;
+	e->kind = EVENT_PROCESS;
+	e->process.hostname = recording_string(rec, p->hostname_id);
+	e->pid = p->pid;
+	e->process.ppid = p->ppid;
+	e->process.rank = p->rank;
+	e->process.size = p->size;
+	e->name = e->process.command = recording_string(rec, p->command_id);
+	e->start_ns = (int64_t)p->start_ns;
+	e->end_ns = (int64_t)rec->end_ns;
+	e->process.realtime_start_ns = (int64_t)p->realtime_ns;
+}
+
+/* The start of a timed record: kernels, copies, allocations and API calls. */
+static uint64_t record_start(const struct record_header *h)
+{
+	switch (h->type) {
+	case RECORD_KERNEL: return ((const struct record_kernel *)h)->start_ns;
+	case RECORD_MEMORY_COPY: return ((const struct record_memory_copy *)h)->start_ns;
+	case RECORD_MEMORY_ALLOCATION:
+		return ((const struct record_memory_allocation *)h)->start_ns;
+	default: return ((const struct record_api_call *)h)->start_ns;
+	}
+}
+
 int export_recording(const struct recording *rec, const struct writer_ops *const *writers,
 		     int count, const struct output_options *options, struct strbuf *written,
 		     struct error *err)
 {
 	struct export_run run;
+	struct event e;
+	char uuid[RECORD_UUID_TEXT];
 	int failed = run_begin(&run, writers, count, options, err);
-	/* the order of export_database(): agents, kernels, copies, allocations, API calls */
-	const struct record_list *lists[] = { &rec->agents, &rec->kernels, &rec->copies,
-					      &rec->allocations, &rec->api_calls };
-	for (size_t l = 0; !failed && l < sizeof(lists) / sizeof(lists[0]); l++) {
-		for (size_t i = 0; i < lists[l]->count; i++) {
-			const struct record_header *h = lists[l]->items[i];
-			struct event e;
-			char uuid[RECORD_UUID_TEXT];
-			memset(&e, 0, sizeof(e));
-			if (h->type == RECORD_AGENT)
-				event_from_agent(rec, (const void *)h, &e, uuid);
-			else if (h->type == RECORD_KERNEL)
-				event_from_kernel(rec, (const void *)h, &e);
-			else if (h->type == RECORD_MEMORY_COPY)
-				event_from_copy(rec, (const void *)h, &e);
-			else if (h->type == RECORD_MEMORY_ALLOCATION)
-				event_from_allocation(rec, (const void *)h, &e);
-			else
-				event_from_api(rec, (const void *)h, &e);
-			if (run_event(&run, &e, err)) {
-				failed = 1;
-				break;
+	/* the order of export_database(): the process, agents, then the timed lists (each
+	 * sorted by start) merged by start */
+	if (!failed) {
+		memset(&e, 0, sizeof(e));
+		event_from_process(rec, &e);
+		e.process_id = 1;
+		failed = run_event(&run, &e, err);
+	}
+	for (size_t i = 0; !failed && i < rec->agents.count; i++) {
+		memset(&e, 0, sizeof(e));
+		event_from_agent(rec, (const void *)rec->agents.items[i], &e, uuid);
+		e.process_id = 1;
+		failed = run_event(&run, &e, err);
+	}
+	const struct record_list *lists[] = { &rec->kernels, &rec->copies, &rec->allocations,
+					      &rec->api_calls };
+	size_t at[4] = { 0 };
+	while (!failed) {
+		int next = -1;
+		uint64_t next_start = 0;
+		for (int l = 0; l < 4; l++) {
+			if (at[l] == lists[l]->count)
+				continue;
+			uint64_t start = record_start(lists[l]->items[at[l]]);
+			if (next < 0 || start < next_start) {
+				next = l;
+				next_start = start;
 			}
 		}
+		if (next < 0)
+			break;
+		const struct record_header *h = lists[next]->items[at[next]++];
+		memset(&e, 0, sizeof(e));
+		if (h->type == RECORD_KERNEL)
+			event_from_kernel(rec, (const void *)h, &e);
+		else if (h->type == RECORD_MEMORY_COPY)
+			event_from_copy(rec, (const void *)h, &e);
+		else if (h->type == RECORD_MEMORY_ALLOCATION)
+			event_from_allocation(rec, (const void *)h, &e);
+		else
+			event_from_api(rec, (const void *)h, &e);
+		e.process_id = 1;
+		failed = run_event(&run, &e, err);
 	}
 	return run_end(&run, failed, written, err);
 }

@@ -18,18 +18,23 @@ struct output_options {
 	const char *summary_units; /* for the summary writer: sec, msec, usec or nsec */
 };
 
-enum event_kind { EVENT_AGENT, EVENT_KERNEL, EVENT_MEMORY_COPY, EVENT_MEMORY_ALLOCATION,
-		  EVENT_API_CALL };
+enum event_kind { EVENT_PROCESS, EVENT_AGENT, EVENT_KERNEL, EVENT_MEMORY_COPY,
+		  EVENT_MEMORY_ALLOCATION, EVENT_API_CALL };
 
 /* One row of the store. Strings are valid only during the event() call. */
 struct event {
 	enum event_kind kind;
+	int64_t process_id;       /* the store's process id: 1 unless databases were merged */
 	int64_t pid;
 	int64_t tid;
 	int64_t start_ns, end_ns; /* trace clock */
 	int64_t correlation_id;
 	const char *name;         /* kernel name, API function, agent name */
 	union {
+		struct {
+			int64_t ppid, rank, size, realtime_start_ns;
+			const char *hostname, *command; /* the command is in name too */
+		} process;
 		struct {
 			int64_t index, vendor_id, compute_units, max_clock_mhz;
 			int64_t global_memory_bytes, local_memory_bytes, max_workgroup_size;
@@ -76,8 +81,9 @@ struct writer_ops {
 extern const struct writer_ops csv_writer;
 extern const struct writer_ops summary_writer;
 
-/* Streams every event of db through the writers, in time order within each kind
- * (agents, kernels, copies, allocations, API calls). Files written are listed in `written`. */
+/* Streams every event of db through the writers: its processes, then its agents, then
+ * kernels, copies, allocations and API calls merged in start-time order (of equal
+ * starts, in that order of kinds). Files written are listed in `written`. */
 int export_database(sqlite3 *db, const struct writer_ops *const *writers, int count,
 		    const struct output_options *options, struct strbuf *written,
 		    struct error *err);
