@@ -13,27 +13,48 @@
 #include "store/store.h"
 #include "util/strbuf.h"
 
+#define FORMATS_AVAILABLE "csv, sqlite, json, pftrace"
+
 int output_parse_formats(const struct option_list *list, unsigned *formats, struct error *err)
 {
-	static const char *later[] = { "json", "pftrace", "perfetto", "otf2", NULL };
+	static const struct {
+		const char *name;
+		unsigned format;
+	} names[] = {
+		{ "csv", FORMAT_CSV }, { "sqlite", FORMAT_SQLITE }, { "rocpd", FORMAT_SQLITE },
+		{ "json", FORMAT_JSON }, { "pftrace", FORMAT_PFTRACE },
+		{ "perfetto", FORMAT_PFTRACE },
+	};
 	*formats = 0;
 	for (int i = 0; i < list->count; i++) {
 		const char *f = list->items[i];
-		if (!strcmp(f, "csv")) {
-			*formats |= FORMAT_CSV;
+		size_t j = 0;
+		while (j < sizeof(names) / sizeof(names[0]) && strcmp(f, names[j].name))
+			j++;
+		if (j < sizeof(names) / sizeof(names[0])) {
+			*formats |= names[j].format;
 			continue;
 		}
-		if (!strcmp(f, "sqlite") || !strcmp(f, "rocpd")) {
-			*formats |= FORMAT_SQLITE;
-			continue;
-		}
-		for (int j = 0; later[j]; j++)
-			if (!strcmp(f, later[j]))
-				return error_set(err, "output format '%s' is not available in this "
-						 "version of gpuprof (available: csv, sqlite)", f);
-		return error_set(err, "unknown output format '%s' (available: csv, sqlite)", f);
+		if (!strcmp(f, "otf2"))
+			return error_set(err, "output format 'otf2' is not available in this "
+					 "version of gpuprof (available: " FORMATS_AVAILABLE ")");
+		return error_set(err, "unknown output format '%s' (available: "
+				 FORMATS_AVAILABLE ")", f);
 	}
 	return 0;
+}
+
+/* The writers of the file formats requested (the database is written apart). */
+static int file_writers(unsigned formats, const struct writer_ops *writers[3])
+{
+	int n = 0;
+	if (formats & FORMAT_CSV)
+		writers[n++] = &csv_writer;
+	if (formats & FORMAT_JSON)
+		writers[n++] = &json_writer;
+	if (formats & FORMAT_PFTRACE)
+		writers[n++] = &pftrace_writer;
+	return n;
 }
 
 static void print_written(const struct strbuf *written)
@@ -46,8 +67,8 @@ static void print_written(const struct strbuf *written)
 	}
 }
 
-/* Runs one writer over the database at db_path. */
-static int export_with(const char *db_path, const struct writer_ops *writer,
+/* Runs writers over the database at db_path, in one pass. */
+static int export_with(const char *db_path, const struct writer_ops **writers, int count,
 		       const struct output_request *request, const char *prefix,
 		       struct strbuf *written, struct error *err)
 {
@@ -56,7 +77,7 @@ static int export_with(const char *db_path, const struct writer_ops *writer,
 		return -1;
 	struct output_options options = request->options;
 	options.prefix = prefix;
-	int rc = export_database(db, &writer, 1, &options, written, err);
+	int rc = export_database(db, writers, count, &options, written, err);
 	sqlite3_close(db);
 	return rc;
 }
@@ -66,12 +87,15 @@ static int export_outputs(const char *db_path, const struct output_request *requ
 			  const char *prefix, struct strbuf *written, struct error *err)
 {
 	int rc = 0;
-	if (request->formats & FORMAT_CSV)
-		rc = export_with(db_path, &csv_writer, request, prefix, written, err);
+	const struct writer_ops *writers[3];
+	int count = file_writers(request->formats, writers);
+	if (count)
+		rc = export_with(db_path, writers, count, request, prefix, written, err);
 	print_written(written);
 	strbuf_reset(written);
+	const struct writer_ops *summary = &summary_writer;
 	if (rc == 0 && request->summary)
-		rc = export_with(db_path, &summary_writer, request, prefix, written, err);
+		rc = export_with(db_path, &summary, 1, request, prefix, written, err);
 	return rc;
 }
 
@@ -126,14 +150,15 @@ static void *build_database(void *arg)
 	return NULL;
 }
 
-/* Writes the files of one writer from a recording. */
-static int export_recording_with(const struct recording *rec, const struct writer_ops *writer,
+/* Writes the files of writers from a recording, in one pass. */
+static int export_recording_with(const struct recording *rec,
+				 const struct writer_ops **writers, int count,
 				 const struct output_request *request, const char *prefix,
 				 struct strbuf *written, struct error *err)
 {
 	struct output_options options = request->options;
 	options.prefix = prefix;
-	return export_recording(rec, &writer, 1, &options, written, err);
+	return export_recording(rec, writers, count, &options, written, err);
 }
 
 int output_from_spool(const char *spool_path, const char *prefix,
@@ -157,8 +182,10 @@ int output_from_spool(const char *spool_path, const char *prefix,
 		if (!threaded)
 			build_database(&job);
 	}
-	if (request->formats & FORMAT_CSV)
-		rc = export_recording_with(&rec, &csv_writer, request, prefix, &written, err);
+	const struct writer_ops *writers[3];
+	int count = file_writers(request->formats, writers);
+	if (count)
+		rc = export_recording_with(&rec, writers, count, request, prefix, &written, err);
 	if (threaded)
 		pthread_join(thread, NULL);
 	struct strbuf listing = STRBUF_INIT; /* the database first, then the files */
@@ -172,8 +199,9 @@ int output_from_spool(const char *spool_path, const char *prefix,
 	print_written(&listing);
 	strbuf_release(&listing);
 	strbuf_reset(&written);
+	const struct writer_ops *summary = &summary_writer;
 	if (rc == 0 && request->summary)
-		rc = export_recording_with(&rec, &summary_writer, request, prefix, &written, err);
+		rc = export_recording_with(&rec, &summary, 1, request, prefix, &written, err);
 	recording_release(&rec);
 	if (rc == 0 && !keep_spool && unlink(spool_path) < 0)
 		fprintf(stderr, "gpuprof: cannot remove '%s': %s\n", spool_path, strerror(errno));

@@ -11,6 +11,8 @@
 enum output_format {
 	FORMAT_CSV = 1 << 0,
 	FORMAT_SQLITE = 1 << 1,
+	FORMAT_JSON = 1 << 2,
+	FORMAT_PFTRACE = 1 << 3,
 };
 
 /* Every format name -f knows, including those of later versions (refused by name). */
@@ -22,8 +24,8 @@ struct output_request {
 	struct output_options options; /* options.prefix is set per input */
 };
 
-/* Parses -f values ("csv", "sqlite" or its alias "rocpd"); formats of later versions
- * are refused by name. */
+/* Parses -f values: csv, sqlite (alias rocpd), json, pftrace (alias perfetto); otf2
+ * is refused by name. */
 int output_parse_formats(const struct option_list *list, unsigned *formats, struct error *err);
 
 /* Turns one spool into outputs named <prefix>_<name>.<ext>: the database on a second

@@ -55,16 +55,20 @@ static uint32_t id_of(const struct record_header *h)
 	return id;
 }
 
-/* Ties keep file order: records are pointers into one mapping. */
+/* By start; of equal starts the one ending later first, so that an enclosing interval
+ * comes before those it encloses (a runtime call before the driver call it made, which
+ * was written first); then file order: records are pointers into one mapping. */
 static int by_start(const void *a, const void *b)
 {
 	const struct record_header *x = *(const struct record_header *const *)a;
 	const struct record_header *y = *(const struct record_header *const *)b;
-	uint64_t sx, sy, unused;
-	interval_of(x, &sx, &unused);
-	interval_of(y, &sy, &unused);
+	uint64_t sx, sy, ex, ey;
+	interval_of(x, &sx, &ex);
+	interval_of(y, &sy, &ey);
 	if (sx != sy)
 		return sx < sy ? -1 : 1;
+	if (ex != ey)
+		return ex > ey ? -1 : 1;
 	return x < y ? -1 : x > y;
 }
 

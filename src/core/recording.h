@@ -1,6 +1,6 @@
 /* A spool read into memory for post-processing: the file stays mapped, records are
  * validated once, names and agents are indexed by id, and kernels, transfers and API
- * calls are sorted by start time. Both the database and the writers are fed from it,
+ * calls are sorted by start time (of equal starts, the longer first). Both the database and the writers are fed from it,
  * so they see the same rows in the same order. */
 #ifndef GPUPROF_CORE_RECORDING_H
 #define GPUPROF_CORE_RECORDING_H

@@ -79,6 +79,8 @@ struct writer_ops {
 };
 
 extern const struct writer_ops csv_writer;
+extern const struct writer_ops json_writer;
+extern const struct writer_ops pftrace_writer;
 extern const struct writer_ops summary_writer;
 
 /* Streams every event of db through the writers: its processes, then its agents, then

@@ -1,0 +1,217 @@
+/* The json format: the Chrome trace-event format (<prefix>_results.json), which Perfetto
+ * and chrome://tracing open. The layout (tracks, slices, flows, counters) is the
+ * timeline's; each track is a thread of its process ("tid"), named by metadata events.
+ * Streamed: one event per line, written as events arrive. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "store/store.h"
+#include "util/json.h"
+#include "writer/timeline.h"
+#include "writer/writer.h"
+
+#define FLUSH_BYTES (1 << 20)
+
+struct json_state {
+	char *path;
+	FILE *out;
+	struct strbuf buf;
+	struct timeline *timeline;
+	int any; /* an event was written: the next one follows a comma */
+};
+
+static int flush_buffer(struct json_state *s, struct error *err)
+{
+	if (s->buf.len && fwrite_unlocked(s->buf.buf, 1, s->buf.len, s->out) != s->buf.len)
+		return error_set(err, "cannot write '%s': %s", s->path, strerror(errno));
+	strbuf_reset(&s->buf);
+	return 0;
+}
+
+/* Starts an event: the separator, its phase, pid and tid. */
+static void event_begin(struct json_state *s, const char *phase, const struct track *t)
+{
+	strbuf_addstr(&s->buf, s->any ? ",\n{\"ph\":\"" : "{\"ph\":\"");
+	s->any = 1;
+	strbuf_addstr(&s->buf, phase);
+	strbuf_addstr(&s->buf, "\",\"pid\":");
+	json_int(&s->buf, t->pid);
+	strbuf_addstr(&s->buf, ",\"tid\":");
+	json_int(&s->buf, t->tid);
+}
+
+static int event_end(struct json_state *s, struct error *err)
+{
+	strbuf_addch(&s->buf, '}');
+	return s->buf.len >= FLUSH_BYTES ? flush_buffer(s, err) : 0;
+}
+
+static void metadata(struct json_state *s, const struct track *t, const char *name,
+		     const char *key, const char *text, int64_t value)
+{
+	event_begin(s, "M", t);
+	strbuf_addstr(&s->buf, ",\"name\":\"");
+	strbuf_addstr(&s->buf, name);
+	strbuf_addstr(&s->buf, "\",\"args\":{\"");
+	strbuf_addstr(&s->buf, key);
+	strbuf_addstr(&s->buf, "\":");
+	if (text)
+		json_string(&s->buf, text);
+	else
+		json_int(&s->buf, value);
+	strbuf_addstr(&s->buf, "}}");
+}
+
+static int on_track(void *ctx, const struct track *t, struct error *err)
+{
+	struct json_state *s = ctx;
+	if (t->kind == TRACK_PROCESS) {
+		metadata(s, t, "process_name", "name", t->name, 0);
+		metadata(s, t, "process_sort_index", "sort_index", NULL, t->sort_index);
+	} else if (t->kind != TRACK_COUNTER) { /* counters are named by their events */
+		metadata(s, t, "thread_name", "name", t->name, 0);
+		metadata(s, t, "thread_sort_index", "sort_index", NULL, t->sort_index);
+	}
+	return s->buf.len >= FLUSH_BYTES ? flush_buffer(s, err) : 0;
+}
+
+static void flow(struct json_state *s, const struct track *t, const struct event *e)
+{
+	uint64_t id = timeline_flow_id(e);
+	if (!id)
+		return;
+	int device = timeline_is_device_work(e);
+	event_begin(s, device ? "f" : "s", t);
+	if (device)
+		strbuf_addstr(&s->buf, ",\"bp\":\"e\"");
+	strbuf_addstr(&s->buf, ",\"ts\":");
+	json_microseconds(&s->buf, e->start_ns);
+	strbuf_addstr(&s->buf, ",\"cat\":\"enqueue\",\"name\":\"enqueue\",\"id\":");
+	json_int(&s->buf, (int64_t)id);
+	strbuf_addch(&s->buf, '}');
+}
+
+static int on_slice_begin(void *ctx, const struct track *t, const struct event *e,
+			  struct error *err)
+{
+	struct json_state *s = ctx;
+	struct slice_arg args[TIMELINE_MAX_ARGS];
+	int count = timeline_args(e, args);
+	event_begin(s, "X", t);
+	strbuf_addstr(&s->buf, ",\"ts\":");
+	json_microseconds(&s->buf, e->start_ns);
+	strbuf_addstr(&s->buf, ",\"dur\":");
+	json_microseconds(&s->buf, e->end_ns - e->start_ns);
+	strbuf_addstr(&s->buf, ",\"cat\":");
+	json_string(&s->buf, timeline_category(e));
+	strbuf_addstr(&s->buf, ",\"name\":");
+	json_string(&s->buf, timeline_slice_name(e));
+	strbuf_addstr(&s->buf, ",\"args\":{");
+	for (int i = 0; i < count; i++) {
+		if (i)
+			strbuf_addch(&s->buf, ',');
+		strbuf_addch(&s->buf, '"');
+		strbuf_addstr(&s->buf, args[i].name); /* names are identifiers */
+		strbuf_addstr(&s->buf, "\":");
+		if (args[i].text)
+			json_string(&s->buf, args[i].text);
+		else
+			json_int(&s->buf, args[i].value);
+	}
+	strbuf_addch(&s->buf, '}');
+	if (event_end(s, err))
+		return -1;
+	flow(s, t, e);
+	return 0;
+}
+
+static int on_slice_end(void *ctx, const struct track *t, int64_t ts, struct error *err)
+{
+	return 0; /* complete events carry their duration */
+}
+
+static int on_counter(void *ctx, const struct track *t, int64_t ts, int64_t value,
+		      struct error *err)
+{
+	struct json_state *s = ctx;
+	event_begin(s, "C", t);
+	strbuf_addstr(&s->buf, ",\"ts\":");
+	json_microseconds(&s->buf, ts);
+	strbuf_addstr(&s->buf, ",\"name\":");
+	json_string(&s->buf, t->name);
+	strbuf_addstr(&s->buf, ",\"args\":{\"bytes\":");
+	json_int(&s->buf, value);
+	strbuf_addch(&s->buf, '}');
+	return event_end(s, err);
+}
+
+static const struct timeline_ops json_timeline = {
+	.track = on_track,
+	.slice_begin = on_slice_begin,
+	.slice_end = on_slice_end,
+	.counter = on_counter,
+};
+
+static int json_begin(void **state, const struct output_options *options,
+		      struct error *err)
+{
+	struct json_state *s = xcalloc(1, sizeof(*s));
+	struct strbuf path = STRBUF_INIT;
+	strbuf_addf(&path, "%s_results.json", options->prefix);
+	s->path = strbuf_detach(&path);
+	strbuf_init(&s->buf);
+	*state = s;
+	s->out = fopen(s->path, "we");
+	if (!s->out)
+		return error_set(err, "cannot create '%s': %s", s->path, strerror(errno));
+	s->timeline = timeline_new(&json_timeline, s);
+	/* otherData says what wrote the file */
+	strbuf_addstr(&s->buf, "{\"displayTimeUnit\":\"ns\",\"otherData\":{\"format\":"
+			       "\"gpuprof json\",\"format_version\":\"" TIMELINE_FORMAT_VERSION
+			       "\",\"gpuprof_version\":\"" GPUPROF_VERSION "\","
+			       "\"database_schema\":\"" STORE_SCHEMA_VERSION "\"},\n"
+			       "\"traceEvents\":[\n");
+	return 0;
+}
+
+static int json_event(void *state, const struct event *e, struct error *err)
+{
+	struct json_state *s = state;
+	return timeline_event(s->timeline, e, err);
+}
+
+static int json_end(void *state, int failed, struct strbuf *written, struct error *err)
+{
+	struct json_state *s = state;
+	int rc = 0;
+	if (!failed && s->out) {
+		rc = timeline_finish(s->timeline, err);
+		strbuf_addstr(&s->buf, "\n]}\n");
+		rc = rc || flush_buffer(s, err);
+	}
+	if (s->out) {
+		int bad = ferror(s->out), e = errno;
+		if ((fclose(s->out) != 0 || bad) && !failed && !rc)
+			rc = error_set(err, "cannot write '%s': %s", s->path,
+				       strerror(bad ? e : errno));
+		if (failed || rc)
+			unlink(s->path);
+		else
+			strbuf_addf(written, "%s\n", s->path);
+	}
+	timeline_free(s->timeline);
+	strbuf_release(&s->buf);
+	free(s->path);
+	free(s);
+	return failed || rc ? -1 : 0;
+}
+
+const struct writer_ops json_writer = {
+	.format = "json",
+	.begin = json_begin,
+	.event = json_event,
+	.end = json_end,
+};

@@ -1,0 +1,319 @@
+/* The pftrace format: a Perfetto protobuf trace (<prefix>_results.pftrace) of
+ * TrackEvent packets, encoded here and streamed to the file as events arrive. The layout
+ * (tracks, slices, flows, counters) is the timeline's; docs/OUTPUTS.md describes it.
+ *
+ * Every packet is on one sequence. Event names, categories, argument names and text
+ * values are interned: defined once in the packet that first uses them. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "store/store.h"
+#include "util/hash.h"
+#include "writer/protobuf.h"
+#include "writer/timeline.h"
+#include "writer/writer.h"
+
+/* Field numbers of Perfetto's trace protos (protos/perfetto/trace/) used here. */
+enum {
+	TRACE_PACKET = 1,
+	PACKET_TIMESTAMP = 8, PACKET_SEQUENCE_ID = 10, PACKET_TRACK_EVENT = 11,
+	PACKET_INTERNED_DATA = 12, PACKET_SEQUENCE_FLAGS = 13, PACKET_TRACK_DESCRIPTOR = 60,
+	SEQUENCE_INCREMENTAL_STATE_CLEARED = 1, SEQUENCE_NEEDS_INCREMENTAL_STATE = 2,
+	DESCRIPTOR_UUID = 1, DESCRIPTOR_NAME = 2, DESCRIPTOR_PROCESS = 3, DESCRIPTOR_THREAD = 4,
+	DESCRIPTOR_PARENT_UUID = 5, DESCRIPTOR_COUNTER = 8,
+	PROCESS_PID = 1, PROCESS_NAME = 6,
+	THREAD_PID = 1, THREAD_TID = 2,
+	COUNTER_UNIT = 3, UNIT_SIZE_BYTES = 3,
+	EVENT_CATEGORY_IIDS = 3, EVENT_DEBUG_ANNOTATIONS = 4, EVENT_TYPE = 9,
+	EVENT_NAME_IID = 10, EVENT_TRACK_UUID = 11, EVENT_COUNTER_VALUE = 30,
+	EVENT_FLOW_IDS = 47, EVENT_TERMINATING_FLOW_IDS = 48,
+	TYPE_SLICE_BEGIN = 1, TYPE_SLICE_END = 2, TYPE_INSTANT = 3, TYPE_COUNTER = 4,
+	ANNOTATION_NAME_IID = 1, ANNOTATION_INT = 4, ANNOTATION_STRING_IID = 17,
+	INTERNED_IID = 1, INTERNED_TEXT = 2,
+};
+
+#define SEQUENCE_ID 1
+#define FLUSH_BYTES (1 << 20)
+
+/* Interned strings of one kind, and the InternedData field that defines them. */
+enum intern_kind { INTERN_CATEGORY, INTERN_NAME, INTERN_ARG_NAME, INTERN_ARG_TEXT,
+		   INTERN_KINDS };
+static const uint32_t intern_field[INTERN_KINDS] = { 1, 2, 3, 29 };
+
+struct intern_slot {
+	char *text;
+	uint64_t hash, iid;
+};
+
+struct intern_table {
+	struct intern_slot *slots;
+	size_t slot_count, count;
+};
+
+struct pftrace_state {
+	const struct output_options *options;
+	char *path;
+	FILE *out;
+	struct pb buf;       /* packets not yet written to out */
+	struct pb interned;  /* definitions the packet being built needs */
+	struct intern_table tables[INTERN_KINDS];
+	uint64_t next_iid;
+	struct timeline *timeline;
+	int stamped;
+};
+
+static uint64_t intern(struct pftrace_state *s, enum intern_kind kind, const char *text)
+{
+	struct intern_table *t = &s->tables[kind];
+	if (2 * (t->count + 1) > t->slot_count) {
+		struct intern_slot *old = t->slots;
+		size_t old_count = t->slot_count;
+		t->slot_count = old_count ? 2 * old_count : 256;
+		t->slots = xcalloc(t->slot_count, sizeof(*t->slots));
+		for (size_t i = 0; i < old_count; i++) {
+			if (!old[i].text)
+				continue;
+			size_t j = (size_t)old[i].hash & (t->slot_count - 1);
+			while (t->slots[j].text)
+				j = (j + 1) & (t->slot_count - 1);
+			t->slots[j] = old[i];
+		}
+		free(old);
+	}
+	uint64_t h = hash_string(text);
+	size_t i = (size_t)h & (t->slot_count - 1);
+	for (; t->slots[i].text; i = (i + 1) & (t->slot_count - 1))
+		if (t->slots[i].hash == h && !strcmp(t->slots[i].text, text))
+			return t->slots[i].iid;
+	struct intern_slot *slot = &t->slots[i];
+	slot->text = xstrdup(text);
+	slot->hash = h;
+	slot->iid = s->next_iid++;
+	t->count++;
+	/* defined in the packet that first uses it */
+	size_t entry = pb_open(&s->interned, intern_field[kind]);
+	pb_varint(&s->interned, INTERNED_IID, slot->iid);
+	pb_string(&s->interned, INTERNED_TEXT, text);
+	pb_close(&s->interned, entry);
+	return slot->iid;
+}
+
+static int flush_buffer(struct pftrace_state *s, struct error *err)
+{
+	if (s->buf.len && fwrite_unlocked(s->buf.buf, 1, s->buf.len, s->out) != s->buf.len)
+		return error_set(err, "cannot write '%s': %s", s->path, strerror(errno));
+	s->buf.len = 0;
+	return 0;
+}
+
+/* Starts a packet on the sequence; returns what packet_end() needs. */
+static size_t packet_begin(struct pftrace_state *s, int64_t timestamp, uint32_t flags)
+{
+	size_t packet = pb_open(&s->buf, TRACE_PACKET);
+	if (timestamp >= 0)
+		pb_varint(&s->buf, PACKET_TIMESTAMP, (uint64_t)timestamp);
+	pb_varint(&s->buf, PACKET_SEQUENCE_ID, SEQUENCE_ID);
+	if (flags)
+		pb_varint(&s->buf, PACKET_SEQUENCE_FLAGS, flags);
+	return packet;
+}
+
+static int packet_end(struct pftrace_state *s, size_t packet, struct error *err)
+{
+	if (s->interned.len) {
+		pb_bytes(&s->buf, PACKET_INTERNED_DATA, s->interned.buf, s->interned.len);
+		s->interned.len = 0;
+	}
+	pb_close(&s->buf, packet);
+	return s->buf.len >= FLUSH_BYTES ? flush_buffer(s, err) : 0;
+}
+
+static void annotation(struct pftrace_state *s, const struct slice_arg *arg)
+{
+	uint64_t name = intern(s, INTERN_ARG_NAME, arg->name);
+	uint64_t text = arg->text ? intern(s, INTERN_ARG_TEXT, arg->text) : 0;
+	size_t a = pb_open(&s->buf, EVENT_DEBUG_ANNOTATIONS);
+	pb_varint(&s->buf, ANNOTATION_NAME_IID, name);
+	if (arg->text)
+		pb_varint(&s->buf, ANNOTATION_STRING_IID, text);
+	else
+		pb_int64(&s->buf, ANNOTATION_INT, arg->value);
+	pb_close(&s->buf, a);
+}
+
+/* The first process track gets an instant at its start that says what wrote the trace
+ * and in which version of the layout. */
+static int stamp(struct pftrace_state *s, const struct track *t, int64_t ts,
+		 struct error *err)
+{
+	uint64_t name = intern(s, INTERN_NAME, "gpuprof");
+	size_t packet = packet_begin(s, ts, SEQUENCE_NEEDS_INCREMENTAL_STATE);
+	size_t ev = pb_open(&s->buf, PACKET_TRACK_EVENT);
+	pb_varint(&s->buf, EVENT_TYPE, TYPE_INSTANT);
+	pb_varint(&s->buf, EVENT_TRACK_UUID, t->uuid);
+	pb_varint(&s->buf, EVENT_NAME_IID, name);
+	const struct slice_arg args[] = {
+		{ .name = "format", .text = "gpuprof pftrace" },
+		{ .name = "format_version", .text = TIMELINE_FORMAT_VERSION },
+		{ .name = "gpuprof_version", .text = GPUPROF_VERSION },
+		{ .name = "database_schema", .text = STORE_SCHEMA_VERSION },
+	};
+	for (size_t i = 0; i < sizeof(args) / sizeof(args[0]); i++)
+		annotation(s, &args[i]);
+	pb_close(&s->buf, ev);
+	return packet_end(s, packet, err);
+}
+
+static int on_track(void *ctx, const struct track *t, struct error *err)
+{
+	struct pftrace_state *s = ctx;
+	size_t packet = packet_begin(s, -1, 0);
+	size_t d = pb_open(&s->buf, PACKET_TRACK_DESCRIPTOR);
+	pb_varint(&s->buf, DESCRIPTOR_UUID, t->uuid);
+	if (t->kind == TRACK_PROCESS) {
+		size_t p = pb_open(&s->buf, DESCRIPTOR_PROCESS);
+		pb_varint(&s->buf, PROCESS_PID, (uint64_t)t->pid);
+		pb_string(&s->buf, PROCESS_NAME, t->name);
+		pb_close(&s->buf, p);
+	} else if (t->kind == TRACK_THREAD) {
+		size_t th = pb_open(&s->buf, DESCRIPTOR_THREAD);
+		pb_varint(&s->buf, THREAD_PID, (uint64_t)t->pid);
+		pb_varint(&s->buf, THREAD_TID, (uint64_t)t->tid);
+		pb_close(&s->buf, th);
+	} else {
+		pb_varint(&s->buf, DESCRIPTOR_PARENT_UUID, t->parent_uuid);
+		pb_string(&s->buf, DESCRIPTOR_NAME, t->name);
+		if (t->kind == TRACK_COUNTER) {
+			size_t c = pb_open(&s->buf, DESCRIPTOR_COUNTER);
+			pb_varint(&s->buf, COUNTER_UNIT, UNIT_SIZE_BYTES);
+			pb_close(&s->buf, c);
+		}
+	}
+	pb_close(&s->buf, d);
+	if (packet_end(s, packet, err))
+		return -1;
+	if (t->kind == TRACK_PROCESS && !s->stamped) {
+		s->stamped = 1;
+		return stamp(s, t, t->start_ns, err);
+	}
+	return 0;
+}
+
+static int on_slice_begin(void *ctx, const struct track *t, const struct event *e,
+			  struct error *err)
+{
+	struct pftrace_state *s = ctx;
+	struct slice_arg args[TIMELINE_MAX_ARGS];
+	int count = timeline_args(e, args);
+	uint64_t category = intern(s, INTERN_CATEGORY, timeline_category(e));
+	uint64_t name = intern(s, INTERN_NAME, timeline_slice_name(e));
+	size_t packet = packet_begin(s, e->start_ns, SEQUENCE_NEEDS_INCREMENTAL_STATE);
+	size_t ev = pb_open(&s->buf, PACKET_TRACK_EVENT);
+	pb_varint(&s->buf, EVENT_TYPE, TYPE_SLICE_BEGIN);
+	pb_varint(&s->buf, EVENT_TRACK_UUID, t->uuid);
+	pb_varint(&s->buf, EVENT_CATEGORY_IIDS, category);
+	pb_varint(&s->buf, EVENT_NAME_IID, name);
+	for (int i = 0; i < count; i++)
+		annotation(s, &args[i]);
+	uint64_t flow = timeline_flow_id(e);
+	if (flow)
+		pb_fixed64(&s->buf, timeline_is_device_work(e) ? EVENT_TERMINATING_FLOW_IDS
+							       : EVENT_FLOW_IDS, flow);
+	pb_close(&s->buf, ev);
+	return packet_end(s, packet, err);
+}
+
+static int on_slice_end(void *ctx, const struct track *t, int64_t ts, struct error *err)
+{
+	struct pftrace_state *s = ctx;
+	size_t packet = packet_begin(s, ts, 0);
+	size_t ev = pb_open(&s->buf, PACKET_TRACK_EVENT);
+	pb_varint(&s->buf, EVENT_TYPE, TYPE_SLICE_END);
+	pb_varint(&s->buf, EVENT_TRACK_UUID, t->uuid);
+	pb_close(&s->buf, ev);
+	return packet_end(s, packet, err);
+}
+
+static int on_counter(void *ctx, const struct track *t, int64_t ts, int64_t value,
+		      struct error *err)
+{
+	struct pftrace_state *s = ctx;
+	size_t packet = packet_begin(s, ts, 0);
+	size_t ev = pb_open(&s->buf, PACKET_TRACK_EVENT);
+	pb_varint(&s->buf, EVENT_TYPE, TYPE_COUNTER);
+	pb_varint(&s->buf, EVENT_TRACK_UUID, t->uuid);
+	pb_int64(&s->buf, EVENT_COUNTER_VALUE, value);
+	pb_close(&s->buf, ev);
+	return packet_end(s, packet, err);
+}
+
+static const struct timeline_ops pftrace_timeline = {
+	.track = on_track,
+	.slice_begin = on_slice_begin,
+	.slice_end = on_slice_end,
+	.counter = on_counter,
+};
+
+static int pftrace_begin(void **state, const struct output_options *options,
+			 struct error *err)
+{
+	struct pftrace_state *s = xcalloc(1, sizeof(*s));
+	struct strbuf path = STRBUF_INIT;
+	strbuf_addf(&path, "%s_results.pftrace", options->prefix);
+	s->path = strbuf_detach(&path);
+	s->options = options;
+	s->next_iid = 1;
+	*state = s;
+	s->out = fopen(s->path, "we");
+	if (!s->out)
+		return error_set(err, "cannot create '%s': %s", s->path, strerror(errno));
+	s->timeline = timeline_new(&pftrace_timeline, s);
+	/* The sequence starts with its interned state cleared. */
+	size_t packet = packet_begin(s, -1, SEQUENCE_INCREMENTAL_STATE_CLEARED);
+	return packet_end(s, packet, err);
+}
+
+static int pftrace_event(void *state, const struct event *e, struct error *err)
+{
+	struct pftrace_state *s = state;
+	return timeline_event(s->timeline, e, err);
+}
+
+static int pftrace_end(void *state, int failed, struct strbuf *written, struct error *err)
+{
+	struct pftrace_state *s = state;
+	int rc = 0;
+	if (!failed && s->out)
+		rc = timeline_finish(s->timeline, err) || flush_buffer(s, err);
+	if (s->out) {
+		int bad = ferror(s->out), e = errno;
+		if ((fclose(s->out) != 0 || bad) && !failed && !rc)
+			rc = error_set(err, "cannot write '%s': %s", s->path,
+				       strerror(bad ? e : errno));
+		if (failed || rc)
+			unlink(s->path);
+		else
+			strbuf_addf(written, "%s\n", s->path);
+	}
+	timeline_free(s->timeline);
+	for (int k = 0; k < INTERN_KINDS; k++) {
+		for (size_t i = 0; i < s->tables[k].slot_count; i++)
+			free(s->tables[k].slots[i].text);
+		free(s->tables[k].slots);
+	}
+	free(s->buf.buf);
+	free(s->interned.buf);
+	free(s->path);
+	free(s);
+	return failed || rc ? -1 : 0;
+}
+
+const struct writer_ops pftrace_writer = {
+	.format = "pftrace",
+	.begin = pftrace_begin,
+	.event = pftrace_event,
+	.end = pftrace_end,
+};
