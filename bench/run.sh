@@ -4,6 +4,8 @@
 #      untraced, at the floor any OpenCL tracer pays, and under gpuprof trace
 #   2. post-processing: a synthetic spool of M records to database + CSV, records per
 #      second and peak memory
+#   3. timeline formats: pftrace and JSON written from that database, events per
+#      second, and the bytes one kernel takes in each format
 # Usage: bench/run.sh [LAUNCHES [RECORDS [ROUNDS]]]   (defaults 20000 5000000 9)
 set -eu
 cd "$(dirname "$0")/.."
@@ -85,3 +87,32 @@ rows=$(sqlite3 "$work/out/bench_results.db" \
 awk -v s="$seconds" -v n="$records" -v r="$rows" -v m="$peak" -v b="$size" -v all="$(cut -d' ' -f1 "$work/post" | tr '\n' ' ')" 'BEGIN {
 	printf "spool %.0f MiB, %d event rows in the database; runs: %ss\n", b / 1048576, r, all
 	printf "%.2f s, %.0f records/s, peak memory %.0f MiB (the mapped spool counts in it)\n", s, n / s, m / 1024 }'
+
+echo
+echo "== timeline formats from the database of $rows event rows, median of 3 runs"
+db=$work/out/bench_results.db
+for format in pftrace json; do
+	: >"$work/$format"
+	for i in 1 2 3; do
+		rm -rf "$work/$format-out"
+		measure "$format" "$gpuprof" convert -f "$format" -d "$work/$format-out" "$db" >>"$work/$format"
+	done
+	seconds=$(cut -d' ' -f1 "$work/$format" | median)
+	peak=$(cut -d' ' -f2 "$work/$format" | sort -n | tail -n 1)
+	size=$(stat -c %s "$work/$format-out/bench_results.$format")
+	awk -v f="$format" -v s="$seconds" -v r="$rows" -v m="$peak" -v b="$size" 'BEGIN {
+		printf "%-8s %.2f s, %.0f events/s, %.0f MiB written, peak memory %.0f MiB\n",
+			f, s, r / s, b / 1048576, m / 1024 }'
+	rm -rf "$work/$format-out"
+done
+# bytes per kernel: the same database with its kernels only
+sqlite3 "$db" ".backup '$work/kernels.db'"
+sqlite3 "$work/kernels.db" 'DELETE FROM gpuprof_api_call; DELETE FROM gpuprof_memory_copy; VACUUM;'
+kernels=$(sqlite3 "$work/kernels.db" 'SELECT COUNT(*) FROM gpuprof_kernel')
+"$gpuprof" convert -f csv json pftrace -d "$work/kernels" "$work/kernels.db" 2>/dev/null
+printf "bytes per kernel event (%d kernels): " "$kernels"
+awk -v k="$kernels" -v c="$(stat -c %s "$work/kernels/kernels_kernel_trace.csv")" \
+	-v j="$(stat -c %s "$work/kernels/kernels_results.json")" \
+	-v p="$(stat -c %s "$work/kernels/kernels_results.pftrace")" \
+	-v d="$(stat -c %s "$work/kernels.db")" 'BEGIN {
+	printf "csv %.1f, json %.1f, pftrace %.1f, sqlite %.1f\n", c / k, j / k, p / k, d / k }'

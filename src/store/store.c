@@ -433,6 +433,8 @@ int store_open(const char *db_path, sqlite3 **db, struct error *err)
 		*db = NULL;
 		return -1;
 	}
+	/* Pages are read from a mapping rather than copied in (up to SQLite's limit). */
+	sqlite3_exec(*db, "PRAGMA mmap_size = 2147418112", NULL, NULL, NULL);
 	/* Reading the metadata fails on a file that is not a database or whose first pages
 	 * are damaged; damage further in is reported by the reads that meet it. */
 	char *version = store_metadata(*db, "schema_version");

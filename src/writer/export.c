@@ -1,9 +1,12 @@
 /* Reads the store's views and streams their rows through the writers (see writer.h). */
+#include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/record.h"
 #include "store/store.h"
+#include "util/hash.h"
 #include "writer/writer.h"
 
 void writer_truncate_name(const char *name, struct strbuf *out)
@@ -295,20 +298,68 @@ static const struct query queries[] = {
 
 #define QUERY_COUNT (sizeof(queries) / sizeof(queries[0]))
 
+/* Kernel names truncated once each, kept for the whole export (see writer.h): by the
+ * address of the full name, which is stable too. */
+struct truncated {
+	const char **full;
+	char **names;
+	size_t count, slot_count;
+};
+
+static const char *truncated_name(struct truncated *t, const char *full)
+{
+	if (2 * (t->count + 1) > t->slot_count) {
+		const char **old_full = t->full;
+		char **old_names = t->names;
+		size_t old_count = t->slot_count;
+		t->slot_count = old_count ? 2 * old_count : 64;
+		t->full = xcalloc(t->slot_count, sizeof(*t->full));
+		t->names = xcalloc(t->slot_count, sizeof(*t->names));
+		for (size_t i = 0; i < old_count; i++) {
+			if (!old_full[i])
+				continue;
+			size_t j = (size_t)hash_int((uintptr_t)old_full[i]) & (t->slot_count - 1);
+			while (t->full[j])
+				j = (j + 1) & (t->slot_count - 1);
+			t->full[j] = old_full[i];
+			t->names[j] = old_names[i];
+		}
+		free(old_full);
+		free(old_names);
+	}
+	size_t i = (size_t)hash_int((uintptr_t)full) & (t->slot_count - 1);
+	for (; t->full[i]; i = (i + 1) & (t->slot_count - 1))
+		if (t->full[i] == full)
+			return t->names[i];
+	struct strbuf name = STRBUF_INIT;
+	writer_truncate_name(full, &name);
+	t->full[i] = full;
+	t->names[i] = strbuf_detach(&name);
+	t->count++;
+	return t->names[i];
+}
+
+static void truncated_release(struct truncated *t)
+{
+	for (size_t i = 0; i < t->slot_count; i++)
+		free(t->names[i]);
+	free(t->full);
+	free(t->names);
+}
+
 /* One pass of events through a set of writers. */
 struct export_run {
 	const struct writer_ops *const *writers;
 	void *states[8];
 	int count, begun;
 	const struct output_options *options;
-	struct strbuf name; /* a truncated kernel name */
+	struct truncated truncated;
 };
 
 static int run_begin(struct export_run *run, const struct writer_ops *const *writers,
 		     int count, const struct output_options *options, struct error *err)
 {
 	memset(run, 0, sizeof(*run));
-	strbuf_init(&run->name);
 	run->writers = writers;
 	run->count = count;
 	run->options = options;
@@ -322,10 +373,8 @@ static int run_begin(struct export_run *run, const struct writer_ops *const *wri
 
 static int run_event(struct export_run *run, struct event *e, struct error *err)
 {
-	if (e->kind == EVENT_KERNEL && run->options->truncate_kernels) {
-		writer_truncate_name(e->name, &run->name);
-		e->name = run->name.buf;
-	}
+	if (e->kind == EVENT_KERNEL && run->options->truncate_kernels)
+		e->name = truncated_name(&run->truncated, e->name);
 	for (int w = 0; w < run->count; w++)
 		if (run->writers[w]->event(run->states[w], e, err))
 			return -1;
@@ -344,7 +393,7 @@ static int run_end(struct export_run *run, int failed, struct strbuf *written,
 			rc = -1;
 		}
 	}
-	strbuf_release(&run->name);
+	truncated_release(&run->truncated);
 	return rc;
 }
 
@@ -360,6 +409,68 @@ static int step_row(sqlite3 *db, sqlite3_stmt *s, struct error *err)
 			 sqlite3_errmsg(db));
 }
 
+/* Timed events go from the thread reading the database to a thread running the writers
+ * in batches, so that reading and writing overlap. Their strings stay valid (writer.h),
+ * so a batch can hold them. */
+#define BATCH_EVENTS 1024
+#define BATCHES 3
+
+struct pipeline {
+	pthread_mutex_t lock;
+	pthread_cond_t changed;
+	struct {
+		struct event events[BATCH_EVENTS];
+		int count;
+	} batches[BATCHES];
+	int head, tail, full; /* batches head.. are full; tail is being filled */
+	int done, failed;     /* no more batches; the writers failed */
+	struct export_run *run;
+	struct error err;
+};
+
+static void *pipeline_writer(void *arg)
+{
+	struct pipeline *p = arg;
+	pthread_mutex_lock(&p->lock);
+	for (;;) {
+		while (!p->full && !p->done)
+			pthread_cond_wait(&p->changed, &p->lock);
+		if (!p->full)
+			break;
+		int at = p->head;
+		pthread_mutex_unlock(&p->lock);
+		int failed = 0;
+		for (int i = 0; !failed && i < p->batches[at].count; i++)
+			failed = run_event(p->run, &p->batches[at].events[i], &p->err);
+		pthread_mutex_lock(&p->lock);
+		p->head = (p->head + 1) % BATCHES;
+		p->full--;
+		pthread_cond_broadcast(&p->changed);
+		if (failed) {
+			p->failed = 1;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&p->lock);
+	return NULL;
+}
+
+/* Hands the batch being filled to the writers; waits for a free one. Returns -1 when
+ * the writers failed. */
+static int pipeline_publish(struct pipeline *p)
+{
+	pthread_mutex_lock(&p->lock);
+	p->full++;
+	p->tail = (p->tail + 1) % BATCHES;
+	pthread_cond_broadcast(&p->changed);
+	while (p->full == BATCHES && !p->failed)
+		pthread_cond_wait(&p->changed, &p->lock);
+	p->batches[p->tail].count = 0;
+	int failed = p->failed;
+	pthread_mutex_unlock(&p->lock);
+	return failed ? -1 : 0;
+}
+
 int export_database(sqlite3 *db, const struct writer_ops *const *writers, int count,
 		    const struct output_options *options, struct strbuf *written,
 		    struct error *err)
@@ -368,6 +479,8 @@ int export_database(sqlite3 *db, const struct writer_ops *const *writers, int co
 	struct names names;
 	sqlite3_stmt *stmts[QUERY_COUNT] = { NULL };
 	int has_row[QUERY_COUNT] = { 0 };
+	struct pipeline *pipe = NULL;
+	pthread_t writer;
 	int failed = names_load(db, &names, err) || run_begin(&run, writers, count, options, err);
 	for (size_t q = 0; !failed && q < QUERY_COUNT; q++)
 		failed = store_prepare(db, queries[q].sql, &stmts[q], err) ||
@@ -391,11 +504,53 @@ int export_database(sqlite3 *db, const struct writer_ops *const *writers, int co
 		}
 		if (next < 0)
 			break;
-		struct event e;
-		memset(&e, 0, sizeof(e));
-		queries[next].fill(stmts[next], &names, &e);
-		failed = run_event(&run, &e, err) ||
-			 (has_row[next] = step_row(db, stmts[next], err)) < 0;
+		if (queries[next].start_column < 0) { /* written at once: strings of the row */
+			struct event e;
+			memset(&e, 0, sizeof(e));
+			queries[next].fill(stmts[next], &names, &e);
+			failed = run_event(&run, &e, err);
+		} else {
+			if (!pipe) {
+				pipe = xcalloc(1, sizeof(*pipe));
+				pthread_mutex_init(&pipe->lock, NULL);
+				pthread_cond_init(&pipe->changed, NULL);
+				pipe->run = &run;
+				if (pthread_create(&writer, NULL, pipeline_writer, pipe)) {
+					failed = error_set(err, "cannot start a thread: %s",
+							   strerror(errno));
+					free(pipe);
+					pipe = NULL;
+					break;
+				}
+			}
+			struct event *e = &pipe->batches[pipe->tail].events[pipe->batches[pipe->tail].count++];
+			memset(e, 0, sizeof(*e));
+			queries[next].fill(stmts[next], &names, e);
+			if (pipe->batches[pipe->tail].count == BATCH_EVENTS && pipeline_publish(pipe)) {
+				*err = pipe->err;
+				failed = 1;
+			}
+		}
+		if (!failed)
+			failed = (has_row[next] = step_row(db, stmts[next], err)) < 0;
+	}
+	if (pipe) {
+		pthread_mutex_lock(&pipe->lock);
+		if (!failed && pipe->batches[pipe->tail].count) {
+			pipe->full++;
+			pipe->tail = (pipe->tail + 1) % BATCHES;
+		}
+		pipe->done = 1;
+		pthread_cond_broadcast(&pipe->changed);
+		pthread_mutex_unlock(&pipe->lock);
+		pthread_join(writer, NULL);
+		if (pipe->failed && !failed) {
+			*err = pipe->err;
+			failed = 1;
+		}
+		pthread_mutex_destroy(&pipe->lock);
+		pthread_cond_destroy(&pipe->changed);
+		free(pipe);
 	}
 	for (size_t q = 0; q < QUERY_COUNT; q++)
 		sqlite3_finalize(stmts[q]);

@@ -38,14 +38,16 @@ enum {
 #define SEQUENCE_ID 1
 #define FLUSH_BYTES (1 << 20)
 
-/* Interned strings of one kind, and the InternedData field that defines them. */
+/* Interned strings of one kind, and the InternedData field that defines them. Strings
+ * are known by address: those of timed events stay put for the whole export (writer.h),
+ * the others are literals. */
 enum intern_kind { INTERN_CATEGORY, INTERN_NAME, INTERN_ARG_NAME, INTERN_ARG_TEXT,
 		   INTERN_KINDS };
 static const uint32_t intern_field[INTERN_KINDS] = { 1, 2, 3, 29 };
 
 struct intern_slot {
-	char *text;
-	uint64_t hash, iid;
+	const char *text;
+	uint64_t iid;
 };
 
 struct intern_table {
@@ -65,32 +67,30 @@ struct pftrace_state {
 	int stamped;
 };
 
+static size_t intern_slot(const struct intern_table *t, const char *text)
+{
+	size_t mask = t->slot_count - 1, i = (size_t)hash_int((uintptr_t)text) & mask;
+	while (t->slots[i].text && t->slots[i].text != text)
+		i = (i + 1) & mask;
+	return i;
+}
+
 static uint64_t intern(struct pftrace_state *s, enum intern_kind kind, const char *text)
 {
 	struct intern_table *t = &s->tables[kind];
 	if (2 * (t->count + 1) > t->slot_count) {
-		struct intern_slot *old = t->slots;
-		size_t old_count = t->slot_count;
-		t->slot_count = old_count ? 2 * old_count : 256;
+		struct intern_table old = *t;
+		t->slot_count = old.slot_count ? 2 * old.slot_count : 256;
 		t->slots = xcalloc(t->slot_count, sizeof(*t->slots));
-		for (size_t i = 0; i < old_count; i++) {
-			if (!old[i].text)
-				continue;
-			size_t j = (size_t)old[i].hash & (t->slot_count - 1);
-			while (t->slots[j].text)
-				j = (j + 1) & (t->slot_count - 1);
-			t->slots[j] = old[i];
-		}
-		free(old);
+		for (size_t i = 0; i < old.slot_count; i++)
+			if (old.slots[i].text)
+				t->slots[intern_slot(t, old.slots[i].text)] = old.slots[i];
+		free(old.slots);
 	}
-	uint64_t h = hash_string(text);
-	size_t i = (size_t)h & (t->slot_count - 1);
-	for (; t->slots[i].text; i = (i + 1) & (t->slot_count - 1))
-		if (t->slots[i].hash == h && !strcmp(t->slots[i].text, text))
-			return t->slots[i].iid;
-	struct intern_slot *slot = &t->slots[i];
-	slot->text = xstrdup(text);
-	slot->hash = h;
+	struct intern_slot *slot = &t->slots[intern_slot(t, text)];
+	if (slot->text)
+		return slot->iid;
+	slot->text = text;
 	slot->iid = s->next_iid++;
 	t->count++;
 	/* defined in the packet that first uses it */
@@ -299,11 +299,8 @@ static int pftrace_end(void *state, int failed, struct strbuf *written, struct e
 			strbuf_addf(written, "%s\n", s->path);
 	}
 	timeline_free(s->timeline);
-	for (int k = 0; k < INTERN_KINDS; k++) {
-		for (size_t i = 0; i < s->tables[k].slot_count; i++)
-			free(s->tables[k].slots[i].text);
+	for (int k = 0; k < INTERN_KINDS; k++)
 		free(s->tables[k].slots);
-	}
 	free(s->buf.buf);
 	free(s->interned.buf);
 	free(s->path);

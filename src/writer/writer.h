@@ -21,7 +21,10 @@ struct output_options {
 enum event_kind { EVENT_PROCESS, EVENT_AGENT, EVENT_KERNEL, EVENT_MEMORY_COPY,
 		  EVENT_MEMORY_ALLOCATION, EVENT_API_CALL };
 
-/* One row of the store. Strings are valid only during the event() call. */
+/* One row of the store. The strings of timed events (kernels, copies, allocations, API
+ * calls) stay valid and unchanged until the export ends, so writers may key tables on
+ * their addresses; those of processes and agents are valid only during the event()
+ * call. */
 struct event {
 	enum event_kind kind;
 	int64_t process_id;       /* the store's process id: 1 unless databases were merged */
