@@ -61,22 +61,10 @@ int cmd_convert(int argc, char **argv)
 		OPTION_END,
 	};
 	struct error err;
-	int next;
-	/* options may follow the inputs: parse in rounds */
-	char **inputs = calloc((size_t)argc + 1, sizeof(*inputs));
-	int input_count = 0;
-	if (!inputs)
-		die("out of memory");
-	for (int at = 0; at < argc;) {
-		if (options_parse(table, argc - at, argv + at, &next, &err))
-			die_with(EXIT_USAGE, "convert: %s", err.message);
-		int after_dashes = !strcmp(argv[at + next - 1], "--");
-		at += next;
-		while (at < argc && (after_dashes || argv[at][0] != '-' || !argv[at][1]))
-			inputs[input_count++] = argv[at++];
-		if (at < argc)
-			at--; /* options_parse skips argv[0] */
-	}
+	char **inputs;
+	int input_count;
+	if (options_parse_mixed(table, argc, argv, &inputs, &input_count, &err))
+		die_with(EXIT_USAGE, "convert: %s", err.message);
 	if (help == 1) {
 		options_print_help(stdout, usage, description, table);
 		free(inputs);

@@ -18,6 +18,9 @@ const char *command_suggest(const char *name);
 
 int cmd_trace(int argc, char **argv);
 int cmd_convert(int argc, char **argv);
+int cmd_summary(int argc, char **argv);
+int cmd_query(int argc, char **argv);
+int cmd_merge(int argc, char **argv);
 int cmd_help(int argc, char **argv);
 int cmd_version(int argc, char **argv);
 

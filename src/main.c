@@ -8,7 +8,11 @@
 
 const struct command commands[] = {
 	{ "trace", cmd_trace, "run a program and record its kernels, copies and API calls" },
-	{ "convert", cmd_convert, "turn recorded spools or databases into outputs (csv, sqlite)" },
+	{ "convert", cmd_convert,
+	  "turn recorded spools or databases into outputs (csv, sqlite, json, pftrace)" },
+	{ "summary", cmd_summary, "statistics of databases: domains, devices busy and idle, ranks" },
+	{ "query", cmd_query, "run SQL over the views of one or more databases" },
+	{ "merge", cmd_merge, "join the databases of many processes or ranks into one" },
 	{ "help", cmd_help, "show help for gpuprof or one of its commands" },
 	{ "version", cmd_version, "print the version of gpuprof" },
 	{ NULL, NULL, NULL },

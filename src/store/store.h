@@ -21,6 +21,14 @@
 int store_write(const struct recording *rec, const char *spool_path, const char *db_path,
 		struct error *err);
 
+/* Joins databases into one at db_path (written beside it, renamed into place when
+ * complete): process and string ids renumbered, every row kept with its process (host,
+ * pid, rank), times moved onto the timeline of the first input's host (processes of one
+ * host share its clock; another host is placed by real time), tables in start order.
+ * Each input's metadata is kept under "input.N.<tag>", each process's shift under
+ * "process.<id>.time_shift". */
+int store_merge(char *const *inputs, int count, const char *db_path, struct error *err);
+
 /* Opens an existing gpuprof database read-only and checks its schema version. */
 int store_open(const char *db_path, sqlite3 **db, struct error *err);
 

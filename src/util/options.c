@@ -7,6 +7,8 @@
 #include <string.h>
 #include <strings.h>
 
+#include "util/strbuf.h"
+
 int options_parse_bool(const char *s)
 {
 	static const char *yes[] = { "1", "y", "yes", "t", "true", "on" };
@@ -270,4 +272,27 @@ void options_print_help(FILE *out, const char *usage, const char *description,
 		else
 			fprintf(out, "%-34s%s\n", left, o->help);
 	}
+}
+
+int options_parse_mixed(const struct option *table, int argc, char **argv, char ***operands,
+			int *count, struct error *err)
+{
+	char **found = xcalloc((size_t)argc + 1, sizeof(*found));
+	int n = 0, next;
+	/* in rounds: options up to an operand, then the operands up to an option */
+	for (int at = 0; at < argc;) {
+		if (options_parse(table, argc - at, argv + at, &next, err)) {
+			free(found);
+			return -1;
+		}
+		int after_dashes = !strcmp(argv[at + next - 1], "--");
+		at += next;
+		while (at < argc && (after_dashes || argv[at][0] != '-' || !argv[at][1]))
+			found[n++] = argv[at++];
+		if (at < argc)
+			at--; /* options_parse skips argv[0] */
+	}
+	*operands = found;
+	*count = n;
+	return 0;
 }

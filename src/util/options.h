@@ -42,6 +42,11 @@ struct option {
 int options_parse(const struct option *table, int argc, char **argv, int *next,
 		  struct error *err);
 
+/* Parses options that may come before, between and after operands (everything after
+ * `--` is an operand). *operands is a malloc'd array of the operands, in order. */
+int options_parse_mixed(const struct option *table, int argc, char **argv, char ***operands,
+			int *count, struct error *err);
+
 /* Prints "usage: <usage>" and the table, grouped by section. */
 void options_print_help(FILE *out, const char *usage, const char *description,
 			const struct option *table);

@@ -16,6 +16,7 @@ struct output_options {
 	int truncate_kernels; /* kernel names cut to their base name */
 	int stats;            /* also the *_stats.csv files */
 	const char *summary_units; /* for the summary writer: sec, msec, usec or nsec */
+	void *context;        /* for writers that gather across exports (gpuprof summary) */
 };
 
 enum event_kind { EVENT_PROCESS, EVENT_AGENT, EVENT_KERNEL, EVENT_MEMORY_COPY,

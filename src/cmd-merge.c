@@ -1,0 +1,48 @@
+/* gpuprof merge: one database from the databases of many processes or ranks. */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "commands.h"
+#include "store/store.h"
+#include "util/error.h"
+#include "util/options.h"
+
+static const char usage[] = "gpuprof merge [options] DB... -o MERGED_DB";
+static const char description[] =
+	"Joins gpuprof databases (one per process or rank) into one. Every row keeps its\n"
+	"process: host, pid and rank stay in the processes view. Times are moved onto one\n"
+	"timeline: processes of one host keep their shared clock; those of other hosts are\n"
+	"placed by the real time each recorded at its start, so their alignment is as good as\n"
+	"the hosts' clock synchronisation (NTP, PTP). The shift applied to each process is in\n"
+	"gpuprof_metadata (process.<id>.time_shift). The output is replaced if it exists.";
+
+int cmd_merge(int argc, char **argv)
+{
+	int help = -1;
+	const char *output = NULL;
+	const struct option table[] = {
+		{ OPTION_STRING, 'o', "output", &output, "FILE", "the merged database (required)" },
+		{ OPTION_BOOL, 'h', "help", &help, NULL, "show this help" },
+		OPTION_END,
+	};
+	struct error err;
+	char **inputs;
+	int count;
+	if (options_parse_mixed(table, argc, argv, &inputs, &count, &err))
+		die_with(EXIT_USAGE, "merge: %s", err.message);
+	if (help == 1) {
+		options_print_help(stdout, usage, description, table);
+		free(inputs);
+		return 0;
+	}
+	if (!count)
+		die_with(EXIT_USAGE, "merge: no database given (usage: %s)", usage);
+	if (!output)
+		die_with(EXIT_USAGE, "merge: -o is required (usage: %s)", usage);
+	int rc = store_merge(inputs, count, output, &err);
+	free(inputs);
+	if (rc)
+		die("merge: %s", err.message);
+	fprintf(stderr, "gpuprof: merged %d databases into %s\n", count, output);
+	return 0;
+}

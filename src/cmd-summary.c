@@ -1,0 +1,403 @@
+/* gpuprof summary: statistics over one or more databases: per-domain tables (kernels by
+ * name, copies by direction, allocations, API calls by function), the share of each
+ * domain, how busy each device was and the gaps it sat idle, and one row per process
+ * (host, pid, rank). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis/domain-stats.h"
+#include "commands.h"
+#include "store/store.h"
+#include "util/error.h"
+#include "util/options.h"
+#include "util/strbuf.h"
+#include "util/table.h"
+#include "writer/writer.h"
+
+static const char usage[] = "gpuprof summary [options] DB...";
+static const char description[] =
+	"Prints statistics over gpuprof databases, all inputs together: kernels, memory\n"
+	"copies, allocations and the API calls of each domain (calls, total, average,\n"
+	"percentage of the table's total, min, max, standard deviation), the time of each\n"
+	"domain, device busy time and idle gaps per device, and one row per process. A device\n"
+	"is busy while a kernel or copy runs on it; its busy percentage is of its process's\n"
+	"recorded duration; its idle gaps lie between its first and last activity.";
+
+/* One device of one process: its activity merged into busy intervals. */
+struct device {
+	int64_t input, process_id, agent;
+	char *label;
+	int64_t window_ns;            /* its process's duration */
+	int64_t start, end;           /* the busy interval being extended; start < 0: none */
+	int64_t busy_ns, idle_ns, gaps, longest_gap_ns, longest_gap_at_ns;
+	int64_t first_ns;
+};
+
+struct process {
+	int64_t input, process_id, pid, rank, start_ns, end_ns;
+	char *host, *command;
+	int64_t kernels, kernel_ns, copies, copy_bytes, api_calls, api_ns;
+};
+
+struct summary {
+	int64_t input;                /* the database being read */
+	struct domain_stats stats;
+	struct device *devices;
+	size_t device_count;
+	struct process *processes;
+	size_t process_count;
+	struct {                      /* agent names of the input being read */
+		int64_t process_id, index;
+		char *label;
+	} *agents;
+	size_t agent_count;
+};
+
+static struct process *process_of(struct summary *s, int64_t process_id)
+{
+	for (size_t i = s->process_count; i-- > 0;)
+		if (s->processes[i].input == s->input && s->processes[i].process_id == process_id)
+			return &s->processes[i];
+	return NULL;
+}
+
+static struct device *device_of(struct summary *s, int64_t process_id, int64_t agent)
+{
+	for (size_t i = 0; i < s->device_count; i++) {
+		struct device *d = &s->devices[i];
+		if (d->input == s->input && d->process_id == process_id && d->agent == agent)
+			return d;
+	}
+	s->devices = xrealloc(s->devices, (s->device_count + 1) * sizeof(*s->devices));
+	struct device *d = &s->devices[s->device_count++];
+	memset(d, 0, sizeof(*d));
+	d->input = s->input;
+	d->process_id = process_id;
+	d->agent = agent;
+	d->start = -1;
+	const char *label = NULL;
+	for (size_t i = 0; i < s->agent_count; i++)
+		if (s->agents[i].process_id == process_id && s->agents[i].index == agent)
+			label = s->agents[i].label;
+	struct strbuf name = STRBUF_INIT;
+	if (label)
+		strbuf_addstr(&name, label);
+	else
+		strbuf_addf(&name, "agent %lld", (long long)agent);
+	d->label = strbuf_detach(&name);
+	struct process *p = process_of(s, process_id);
+	d->window_ns = p && p->end_ns > p->start_ns ? p->end_ns - p->start_ns : 0;
+	return d;
+}
+
+/* Device work arrives in start order: extend the busy interval or close it. */
+static void device_activity(struct summary *s, const struct event *e, int64_t agent)
+{
+	struct device *d = device_of(s, e->process_id, agent);
+	int64_t end = e->end_ns > e->start_ns ? e->end_ns : e->start_ns;
+	if (d->start < 0) {
+		d->start = e->start_ns;
+		d->end = end;
+		d->first_ns = e->start_ns;
+		return;
+	}
+	if (e->start_ns > d->end) {
+		int64_t gap = e->start_ns - d->end;
+		d->busy_ns += d->end - d->start;
+		d->idle_ns += gap;
+		d->gaps++;
+		if (gap > d->longest_gap_ns) {
+			d->longest_gap_ns = gap;
+			d->longest_gap_at_ns = d->end;
+		}
+		d->start = e->start_ns;
+		d->end = end;
+	} else if (end > d->end) {
+		d->end = end;
+	}
+}
+
+static int summary_begin(void **state, const struct output_options *options,
+			 struct error *err)
+{
+	*state = options->context;
+	return 0;
+}
+
+static int summary_event(void *state, const struct event *e, struct error *err)
+{
+	struct summary *s = state;
+	int64_t duration = e->end_ns > e->start_ns ? e->end_ns - e->start_ns : 0;
+	struct process *p = e->kind == EVENT_PROCESS ? NULL : process_of(s, e->process_id);
+	switch (e->kind) {
+	case EVENT_PROCESS:
+		s->processes = xrealloc(s->processes,
+					(s->process_count + 1) * sizeof(*s->processes));
+		p = &s->processes[s->process_count++];
+		memset(p, 0, sizeof(*p));
+		p->input = s->input;
+		p->process_id = e->process_id;
+		p->pid = e->pid;
+		p->rank = e->process.rank;
+		p->start_ns = e->start_ns;
+		p->end_ns = e->end_ns;
+		p->host = xstrdup(e->process.hostname);
+		p->command = xstrdup(e->process.command);
+		return 0;
+	case EVENT_AGENT: {
+		struct strbuf label = STRBUF_INIT;
+		strbuf_addf(&label, "%s %lld %s", e->agent.type_name, (long long)e->agent.index,
+			    e->name);
+		s->agents = xrealloc(s->agents, (s->agent_count + 1) * sizeof(*s->agents));
+		s->agents[s->agent_count].process_id = e->process_id;
+		s->agents[s->agent_count].index = e->agent.index;
+		s->agents[s->agent_count++].label = strbuf_detach(&label);
+		return 0;
+	}
+	case EVENT_KERNEL:
+		device_activity(s, e, e->kernel.agent);
+		if (p) {
+			p->kernels++;
+			p->kernel_ns += duration;
+		}
+		break;
+	case EVENT_MEMORY_COPY:
+		device_activity(s, e, e->copy.dst_agent ? e->copy.dst_agent : e->copy.src_agent);
+		if (p) {
+			p->copies++;
+			p->copy_bytes += e->copy.bytes;
+		}
+		break;
+	case EVENT_API_CALL:
+		if (p) {
+			p->api_calls++;
+			p->api_ns += duration;
+		}
+		break;
+	case EVENT_MEMORY_ALLOCATION:
+		break;
+	}
+	domain_stats_add(&s->stats, e);
+	return 0;
+}
+
+static int summary_end(void *state, int failed, struct strbuf *written, struct error *err)
+{
+	struct summary *s = state;
+	for (size_t i = 0; i < s->device_count; i++) { /* close the open busy intervals */
+		struct device *d = &s->devices[i];
+		if (d->input == s->input && d->start >= 0) {
+			d->busy_ns += d->end - d->start;
+			d->start = -1;
+		}
+	}
+	for (size_t i = 0; i < s->agent_count; i++)
+		free(s->agents[i].label);
+	s->agent_count = 0;
+	return failed ? -1 : 0;
+}
+
+static const struct writer_ops gather = {
+	.format = "summary",
+	.begin = summary_begin,
+	.event = summary_event,
+	.end = summary_end,
+};
+
+/* ---- printing ---------------------------------------------------------------------- */
+
+struct printer {
+	enum table_format format;
+	double divisor;     /* ns per unit */
+	const char *units;
+	int decimals;
+};
+
+static int stats_table(const struct printer *pr, const char *key, const char *title,
+		       const struct stats_table *st, struct error *err)
+{
+	if (!st->count)
+		return 0;
+	char columns[8][32];
+	const char *names[8] = { "Name", "Calls", columns[0], columns[1], "Percentage",
+				 columns[2], columns[3], columns[4] };
+	snprintf(columns[0], sizeof(columns[0]), "Total (%s)", pr->units);
+	snprintf(columns[1], sizeof(columns[1]), "Average (%s)", pr->units);
+	snprintf(columns[2], sizeof(columns[2]), "Min (%s)", pr->units);
+	snprintf(columns[3], sizeof(columns[3]), "Max (%s)", pr->units);
+	snprintf(columns[4], sizeof(columns[4]), "StdDev (%s)", pr->units);
+	struct table *t = table_begin(stdout, pr->format, key, title, 8, names);
+	for (size_t i = 0; i < st->count; i++) {
+		const struct stats_row *r = &st->rows[i];
+		table_text(t, r->name);
+		table_int(t, (int64_t)r->calls);
+		table_double(t, (double)r->total_ns / pr->divisor, pr->decimals);
+		table_double(t, r->mean_ns / pr->divisor, pr->decimals);
+		table_double(t, r->percentage, 2);
+		table_double(t, (double)r->min_ns / pr->divisor, pr->decimals);
+		table_double(t, (double)r->max_ns / pr->divisor, pr->decimals);
+		table_double(t, r->stddev_ns / pr->divisor, pr->decimals);
+	}
+	return table_end(t, err);
+}
+
+static int devices_table(const struct printer *pr, const struct summary *s, struct error *err)
+{
+	if (!s->device_count)
+		return 0;
+	char c[4][32];
+	snprintf(c[0], sizeof(c[0]), "Busy (%s)", pr->units);
+	snprintf(c[1], sizeof(c[1]), "Idle (%s)", pr->units);
+	snprintf(c[2], sizeof(c[2]), "Longest gap (%s)", pr->units);
+	snprintf(c[3], sizeof(c[3]), "Longest gap at (%s)", pr->units);
+	const char *names[] = { "Input", "Pid", "Device", c[0], "Busy %", "Idle gaps", c[1],
+				c[2], c[3] };
+	struct table *t = table_begin(stdout, pr->format, "devices",
+				      "DEVICE BUSY AND IDLE GAPS (gap times from the process "
+				      "start)", 9, names);
+	for (size_t i = 0; i < s->device_count; i++) {
+		const struct device *d = &s->devices[i];
+		const struct process *p = NULL;
+		for (size_t j = 0; j < s->process_count; j++)
+			if (s->processes[j].input == d->input &&
+			    s->processes[j].process_id == d->process_id)
+				p = &s->processes[j];
+		table_int(t, d->input);
+		table_int(t, p ? p->pid : 0);
+		table_text(t, d->label);
+		table_double(t, (double)d->busy_ns / pr->divisor, pr->decimals);
+		if (d->window_ns)
+			table_double(t, 100.0 * (double)d->busy_ns / (double)d->window_ns, 2);
+		else
+			table_null(t);
+		table_int(t, d->gaps);
+		table_double(t, (double)d->idle_ns / pr->divisor, pr->decimals);
+		table_double(t, (double)d->longest_gap_ns / pr->divisor, pr->decimals);
+		if (d->gaps && p)
+			table_double(t, (double)(d->longest_gap_at_ns - p->start_ns) / pr->divisor,
+				     pr->decimals);
+		else
+			table_null(t);
+	}
+	return table_end(t, err);
+}
+
+static int processes_table(const struct printer *pr, const struct summary *s,
+			   struct error *err)
+{
+	char c[3][32];
+	snprintf(c[0], sizeof(c[0]), "Duration (%s)", pr->units);
+	snprintf(c[1], sizeof(c[1]), "Kernel time (%s)", pr->units);
+	snprintf(c[2], sizeof(c[2]), "API time (%s)", pr->units);
+	const char *names[] = { "Input", "Host", "Pid", "Rank", "Command", c[0], "Kernels", c[1],
+				"Copies", "Bytes copied", "API calls", c[2] };
+	struct table *t = table_begin(stdout, pr->format, "processes", "PROCESSES AND RANKS",
+				      12, names);
+	for (size_t i = 0; i < s->process_count; i++) {
+		const struct process *p = &s->processes[i];
+		table_int(t, p->input);
+		table_text(t, p->host);
+		table_int(t, p->pid);
+		if (p->rank >= 0)
+			table_int(t, p->rank);
+		else
+			table_null(t);
+		table_text(t, p->command);
+		table_double(t, (double)(p->end_ns - p->start_ns) / pr->divisor, pr->decimals);
+		table_int(t, p->kernels);
+		table_double(t, (double)p->kernel_ns / pr->divisor, pr->decimals);
+		table_int(t, p->copies);
+		table_int(t, p->copy_bytes);
+		table_int(t, p->api_calls);
+		table_double(t, (double)p->api_ns / pr->divisor, pr->decimals);
+	}
+	return table_end(t, err);
+}
+
+static int print_summary(const struct printer *pr, struct summary *s, struct error *err)
+{
+	struct domain_stats *ds = &s->stats;
+	domain_stats_finish(ds);
+	table_output_begin(stdout, pr->format);
+	int rc = stats_table(pr, "kernels", "KERNEL_DISPATCH", &ds->kernels, err) ||
+		 stats_table(pr, "memory_copies", "MEMORY_COPY", &ds->copies, err) ||
+		 stats_table(pr, "memory_allocations", "MEMORY_ALLOCATION", &ds->allocations,
+			     err);
+	for (int i = 0; !rc && i < ds->api_count; i++)
+		rc = stats_table(pr, ds->apis[i].domain, ds->apis[i].domain, &ds->apis[i].table,
+				 err);
+	rc = rc || stats_table(pr, "domains", "DOMAINS", &ds->domains, err) ||
+	     devices_table(pr, s, err) || processes_table(pr, s, err);
+	table_output_end(stdout, pr->format);
+	return rc;
+}
+
+int cmd_summary(int argc, char **argv)
+{
+	int help = -1;
+	const char *format_name = "text", *units = "nsec";
+	const struct option table[] = {
+		{ OPTION_ENUM, 0, "format", &format_name, "text|csv|md|json",
+		  "how the tables are printed (default: text)" },
+		{ OPTION_ENUM, 'u', "units", &units, "sec|msec|usec|nsec",
+		  "unit of the times (default: nsec)" },
+		{ OPTION_BOOL, 'h', "help", &help, NULL, "show this help" },
+		OPTION_END,
+	};
+	struct error err;
+	char **inputs;
+	int count;
+	if (options_parse_mixed(table, argc, argv, &inputs, &count, &err))
+		die_with(EXIT_USAGE, "summary: %s", err.message);
+	if (help == 1) {
+		options_print_help(stdout, usage, description, table);
+		free(inputs);
+		return 0;
+	}
+	if (!count)
+		die_with(EXIT_USAGE, "summary: no database given (usage: %s)", usage);
+	struct summary s;
+	memset(&s, 0, sizeof(s));
+	domain_stats_init(&s.stats);
+	struct output_options options = { .prefix = "", .context = &s };
+	const struct writer_ops *writer = &gather;
+	struct strbuf written = STRBUF_INIT;
+	int rc = 0;
+	for (int i = 0; rc == 0 && i < count; i++) {
+		sqlite3 *db;
+		s.input = i;
+		rc = store_open(inputs[i], &db, &err);
+		if (rc == 0) {
+			rc = export_database(db, &writer, 1, &options, &written, &err);
+			sqlite3_close(db);
+		}
+	}
+	struct printer pr = { .format = (enum table_format)table_parse_format(format_name),
+			      .units = units, .divisor = 1, .decimals = 0 };
+	if (!strcmp(units, "usec"))
+		pr.divisor = 1e3;
+	else if (!strcmp(units, "msec"))
+		pr.divisor = 1e6;
+	else if (!strcmp(units, "sec"))
+		pr.divisor = 1e9;
+	if (pr.divisor > 1)
+		pr.decimals = 3;
+	if (rc == 0)
+		rc = print_summary(&pr, &s, &err);
+	domain_stats_release(&s.stats);
+	for (size_t i = 0; i < s.device_count; i++)
+		free(s.devices[i].label);
+	for (size_t i = 0; i < s.process_count; i++) {
+		free(s.processes[i].host);
+		free(s.processes[i].command);
+	}
+	free(s.devices);
+	free(s.processes);
+	free(s.agents);
+	strbuf_release(&written);
+	free(inputs);
+	if (rc)
+		die("summary: %s", err.message);
+	return 0;
+}

@@ -1,0 +1,288 @@
+/* Joining databases into one (see store.h). Each input is attached in turn and its rows
+ * copied into staging tables with process and string ids moved past those already
+ * there and times shifted onto one timeline; the staging tables then fill the real ones
+ * in start order, so that rowid order stays time order. */
+#include "store/store.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "store/schema.h"
+#include "util/strbuf.h"
+
+static int exec_sql(sqlite3 *db, const char *sql, struct error *err)
+{
+	char *message = NULL;
+	if (sqlite3_exec(db, sql, NULL, NULL, &message) != SQLITE_OK) {
+		error_set(err, "cannot write '%s': %s", sqlite3_db_filename(db, "main"),
+			  message ? message : sqlite3_errmsg(db));
+		sqlite3_free(message);
+		return -1;
+	}
+	return 0;
+}
+
+/* The tables with one row per event: copied with their times shifted and sorted. ?1 is
+ * the string id offset, ?2 the process id offset; s is the shift of the row's process. */
+static const struct {
+	const char *table;
+	const char *columns; /* after id and process_id */
+} timed[] = {
+	{ "gpuprof_api_call", "t.tid, t.domain, t.function_id + ?1, t.correlation_id, "
+			      "t.start + s.shift, t.end + s.shift, t.result" },
+	{ "gpuprof_kernel", "t.tid, t.agent_index, t.queue_index, t.name_id + ?1, "
+			    "t.correlation_id, t.dispatch_id, t.start + s.shift, t.end + s.shift, "
+			    "t.grid_x, t.grid_y, t.grid_z, t.workgroup_x, t.workgroup_y, "
+			    "t.workgroup_z, t.local_memory_bytes, t.private_memory_bytes, t.status, "
+			    "t.registers, t.static_local_memory_bytes, t.dynamic_local_memory_bytes, "
+			    "t.stream_id, t.context_id, t.graph_id, t.graph_node_id" },
+	{ "gpuprof_memory_copy", "t.tid, t.queue_index, t.src_agent_index, t.dst_agent_index, "
+				 "t.operation, t.direction, t.function_id + ?1, t.bytes, "
+				 "t.correlation_id, t.start + s.shift, t.end + s.shift, t.status, "
+				 "t.src_memory_kind, t.dst_memory_kind, t.stream_id, t.context_id" },
+	{ "gpuprof_memory_allocation", "t.tid, t.agent_index, t.operation, t.memory_kind, "
+				       "t.address, t.bytes, t.correlation_id, t.start + s.shift, "
+				       "t.end + s.shift, t.stream_id, t.context_id" },
+	{ "gpuprof_synchronization", "t.tid, t.type, t.stream_id, t.context_id, t.event_id, "
+				     "t.result, t.correlation_id, t.start + s.shift, "
+				     "t.end + s.shift" },
+	{ "gpuprof_overhead", "t.kind, t.tid, t.agent_index, t.start + s.shift, "
+			      "t.end + s.shift" },
+};
+
+#define TIMED_COUNT (sizeof(timed) / sizeof(timed[0]))
+
+/* Runs sql with the two offsets bound. */
+static int copy_rows(sqlite3 *db, const char *sql, int64_t strings, int64_t processes,
+		     struct error *err)
+{
+	sqlite3_stmt *s;
+	if (store_prepare(db, sql, &s, err))
+		return -1;
+	if (sqlite3_bind_parameter_count(s) >= 1)
+		sqlite3_bind_int64(s, 1, strings);
+	if (sqlite3_bind_parameter_count(s) >= 2)
+		sqlite3_bind_int64(s, 2, processes);
+	int rc = sqlite3_step(s);
+	sqlite3_finalize(s);
+	if (rc != SQLITE_DONE)
+		return error_set(err, "cannot merge: %s", sqlite3_errmsg(db));
+	return 0;
+}
+
+static int64_t max_of(sqlite3 *db, const char *sql)
+{
+	sqlite3_stmt *s;
+	int64_t v = 0;
+	if (sqlite3_prepare_v2(db, sql, -1, &s, NULL) == SQLITE_OK && sqlite3_step(s) == SQLITE_ROW)
+		v = sqlite3_column_int64(s, 0);
+	sqlite3_finalize(s);
+	return v;
+}
+
+/* Hosts seen so far and the offset of their monotonic clock to real time. */
+struct hosts {
+	char **names;
+	int64_t *offsets;
+	size_t count;
+};
+
+/* The shift of each process of the attached input onto the first host's timeline:
+ * processes of one host keep their shared clock exactly; another host's clock is
+ * placed by the real-time reading taken with its first process's start. */
+static int fill_shifts(sqlite3 *db, struct hosts *hosts, struct strbuf *notes,
+		       int64_t process_offset, struct error *err)
+{
+	sqlite3_stmt *s, *insert;
+	if (exec_sql(db, "DELETE FROM temp.merge_shift", err) ||
+	    store_prepare(db, "SELECT id, hostname, start, realtime_start FROM src.gpuprof_process "
+			      "ORDER BY id", &s, err))
+		return -1;
+	if (store_prepare(db, "INSERT INTO temp.merge_shift VALUES (?, ?)", &insert, err)) {
+		sqlite3_finalize(s);
+		return -1;
+	}
+	int rc = 0;
+	while (rc == 0 && sqlite3_step(s) == SQLITE_ROW) {
+		const char *host = (const char *)sqlite3_column_text(s, 1);
+		host = host ? host : "";
+		int64_t offset = sqlite3_column_int64(s, 3) - sqlite3_column_int64(s, 2);
+		size_t h = 0;
+		while (h < hosts->count && strcmp(hosts->names[h], host))
+			h++;
+		if (h == hosts->count) {
+			hosts->names = xrealloc(hosts->names, (h + 1) * sizeof(*hosts->names));
+			hosts->offsets = xrealloc(hosts->offsets, (h + 1) * sizeof(*hosts->offsets));
+			hosts->names[h] = xstrdup(host);
+			hosts->offsets[h] = offset;
+			hosts->count++;
+		}
+		int64_t shift = hosts->offsets[h] - hosts->offsets[0];
+		sqlite3_bind_int64(insert, 1, sqlite3_column_int64(s, 0));
+		sqlite3_bind_int64(insert, 2, shift);
+		if (sqlite3_step(insert) != SQLITE_DONE)
+			rc = error_set(err, "cannot merge: %s", sqlite3_errmsg(db));
+		sqlite3_reset(insert);
+		strbuf_addf(notes, "INSERT INTO gpuprof_metadata VALUES ('process.%lld.time_shift', "
+				   "'%lld');", (long long)(sqlite3_column_int64(s, 0) + process_offset),
+			    (long long)shift);
+	}
+	sqlite3_finalize(s);
+	sqlite3_finalize(insert);
+	return rc;
+}
+
+/* Copies the attached input "src" into the staging and untimed tables. */
+static int merge_one(sqlite3 *db, int index, const char *path, struct hosts *hosts,
+		     struct error *err)
+{
+	int64_t strings = max_of(db, "SELECT MAX(id) FROM main.gpuprof_string");
+	int64_t processes = max_of(db, "SELECT MAX(id) FROM main.gpuprof_process");
+	struct strbuf sql = STRBUF_INIT, notes = STRBUF_INIT;
+	int rc = fill_shifts(db, hosts, &notes, processes, err);
+	static const char *const untimed[] = {
+		"INSERT INTO main.gpuprof_string SELECT id + ?1, string FROM src.gpuprof_string",
+		"INSERT INTO main.gpuprof_process SELECT t.id + ?2, t.hostname, t.pid, t.ppid, "
+		"t.rank, t.size, t.command, t.start + s.shift, t.end + s.shift, t.realtime_start, "
+		"t.clean_exit FROM src.gpuprof_process t JOIN temp.merge_shift s ON s.id = t.id",
+		"INSERT INTO main.gpuprof_agent SELECT process_id + ?2, agent_index, type, "
+		"name_id + ?1, vendor_name_id + ?1, driver_version_id + ?1, vendor_id, "
+		"compute_units, max_clock_mhz, global_memory_bytes, local_memory_bytes, "
+		"max_workgroup_size, max_workgroup_x, max_workgroup_y, max_workgroup_z, uuid, "
+		"pci_domain, pci_bus, pci_device, pci_function, compute_major, compute_minor, "
+		"warp_size, l2_cache_bytes, memory_bandwidth, device_index FROM src.gpuprof_agent",
+		"INSERT INTO main.gpuprof_queue SELECT process_id + ?2, queue_index, agent_index, "
+		"properties FROM src.gpuprof_queue",
+		"INSERT INTO main.gpuprof_dropped SELECT process_id + ?2, reason, records, bytes "
+		"FROM src.gpuprof_dropped",
+	};
+	for (size_t i = 0; rc == 0 && i < sizeof(untimed) / sizeof(untimed[0]); i++)
+		rc = copy_rows(db, untimed[i], strings, processes, err);
+	for (size_t i = 0; rc == 0 && i < TIMED_COUNT; i++) {
+		strbuf_reset(&sql);
+		strbuf_addf(&sql, "INSERT INTO temp.merge_%s SELECT NULL, t.process_id + ?2, %s "
+				  "FROM src.%s t JOIN temp.merge_shift s ON s.id = t.process_id",
+			    timed[i].table, timed[i].columns, timed[i].table);
+		rc = copy_rows(db, sql.buf, strings, processes, err);
+	}
+	if (rc == 0) { /* the input's own metadata, kept under input.N. */
+		sqlite3_stmt *s;
+		strbuf_reset(&sql);
+		strbuf_addf(&sql, "INSERT INTO main.gpuprof_metadata SELECT 'input.%d.' || tag, "
+				  "value FROM src.gpuprof_metadata", index);
+		rc = copy_rows(db, sql.buf, strings, processes, err);
+		if (rc == 0 && store_prepare(db, "INSERT INTO main.gpuprof_metadata VALUES (?, ?)",
+					     &s, err) == 0) {
+			strbuf_reset(&sql);
+			strbuf_addf(&sql, "input.%d", index);
+			sqlite3_bind_text(s, 1, sql.buf, -1, SQLITE_STATIC);
+			sqlite3_bind_text(s, 2, path, -1, SQLITE_STATIC);
+			if (sqlite3_step(s) != SQLITE_DONE)
+				rc = error_set(err, "cannot merge: %s", sqlite3_errmsg(db));
+			sqlite3_finalize(s);
+		} else if (rc == 0) {
+			rc = -1;
+		}
+	}
+	if (rc == 0)
+		rc = exec_sql(db, notes.buf, err);
+	strbuf_release(&sql);
+	strbuf_release(&notes);
+	return rc;
+}
+
+int store_merge(char *const *inputs, int count, const char *db_path, struct error *err)
+{
+	struct stat out_stat;
+	int out_exists = stat(db_path, &out_stat) == 0;
+	for (int i = 0; i < count; i++) {
+		sqlite3 *check;
+		struct stat in_stat;
+		if (out_exists && stat(inputs[i], &in_stat) == 0 &&
+		    in_stat.st_dev == out_stat.st_dev && in_stat.st_ino == out_stat.st_ino)
+			return error_set(err, "the output '%s' is also an input", db_path);
+		if (store_open(inputs[i], &check, err))
+			return -1;
+		sqlite3_close(check);
+	}
+	struct strbuf temporary = STRBUF_INIT, sql = STRBUF_INIT;
+	strbuf_addf(&temporary, "%s.partial", db_path);
+	unlink(temporary.buf);
+	struct hosts hosts = { 0 };
+	sqlite3 *db = NULL;
+	int rc = -1;
+	if (sqlite3_open_v2(temporary.buf, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE |
+			    SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
+		error_set(err, "cannot create '%s': %s", temporary.buf,
+			  db ? sqlite3_errmsg(db) : "out of memory");
+		goto out;
+	}
+	if (exec_sql(db, "PRAGMA page_size = 65536; PRAGMA journal_mode = OFF; "
+			 "PRAGMA synchronous = OFF; PRAGMA cache_size = -65536;", err) ||
+	    exec_sql(db, store_schema_sql, err) ||
+	    exec_sql(db, "CREATE TEMP TABLE merge_shift (id INTEGER PRIMARY KEY, shift INTEGER)",
+		     err))
+		goto out;
+	for (size_t i = 0; i < TIMED_COUNT; i++) {
+		strbuf_reset(&sql);
+		strbuf_addf(&sql, "CREATE TEMP TABLE merge_%s AS SELECT * FROM main.%s WHERE 0",
+			    timed[i].table, timed[i].table);
+		if (exec_sql(db, sql.buf, err))
+			goto out;
+	}
+	for (int i = 0; i < count; i++) { /* an input is detached outside a transaction */
+		sqlite3_stmt *attach;
+		if (store_prepare(db, "ATTACH DATABASE ? AS src", &attach, err))
+			goto out;
+		sqlite3_bind_text(attach, 1, inputs[i], -1, SQLITE_STATIC);
+		int step = sqlite3_step(attach);
+		sqlite3_finalize(attach);
+		if (step != SQLITE_DONE) {
+			error_set(err, "cannot read '%s': %s", inputs[i], sqlite3_errmsg(db));
+			goto out;
+		}
+		int failed = exec_sql(db, "BEGIN", err) || merge_one(db, i, inputs[i], &hosts, err) ||
+			     exec_sql(db, "COMMIT", err);
+		if (failed)
+			sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+		if (exec_sql(db, "DETACH DATABASE src", failed ? NULL : err) || failed)
+			goto out;
+	}
+	if (exec_sql(db, "BEGIN", err))
+		goto out;
+	/* every timed table in start order (of equal starts the longer first) */
+	for (size_t i = 0; i < TIMED_COUNT; i++) {
+		strbuf_reset(&sql);
+		strbuf_addf(&sql, "INSERT INTO main.%s SELECT * FROM temp.merge_%s "
+				  "ORDER BY start, end DESC, process_id; DROP TABLE temp.merge_%s",
+			    timed[i].table, timed[i].table, timed[i].table);
+		if (exec_sql(db, sql.buf, err))
+			goto out;
+	}
+	strbuf_reset(&sql);
+	strbuf_addf(&sql, "INSERT OR REPLACE INTO gpuprof_metadata VALUES "
+			  "('schema_version', '%s'), ('gpuprof_version', '%s'), "
+			  "('merged_inputs', '%d'); COMMIT",
+		    STORE_SCHEMA_VERSION, GPUPROF_VERSION, count);
+	if (exec_sql(db, sql.buf, err))
+		goto out;
+	rc = 0;
+out:
+	if (db && sqlite3_close(db) != SQLITE_OK && rc == 0)
+		rc = error_set(err, "cannot write '%s': %s", temporary.buf, sqlite3_errmsg(db));
+	if (rc == 0 && rename(temporary.buf, db_path) < 0)
+		rc = error_set(err, "cannot create '%s': %s", db_path, strerror(errno));
+	if (rc)
+		unlink(temporary.buf);
+	for (size_t i = 0; i < hosts.count; i++)
+		free(hosts.names[i]);
+	free(hosts.names);
+	free(hosts.offsets);
+	strbuf_release(&temporary);
+	strbuf_release(&sql);
+	return rc;
+}
