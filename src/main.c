@@ -44,7 +44,8 @@ void commands_print_usage(FILE *out)
 {
 	fprintf(out, "usage: gpuprof <command> [options] [arguments]\n\n"
 		     "gpuprof records what GPU programs do (kernels, memory copies, API calls) and\n"
-		     "writes an SQLite database and rocprofv3-compatible CSV files per process.\n"
+		     "writes an SQLite database and rocprofv3-compatible CSV files per process,\n"
+		     "and timelines for Perfetto and chrome://tracing.\n"
 		     "This version records CUDA programs (PyTorch included) on NVIDIA GPUs through\n"
 		     "CUPTI, and OpenCL programs on any OpenCL device.\n\ncommands:\n");
 	for (const struct command *c = commands; c->name; c++)
