@@ -14,18 +14,6 @@
 #include "store/schema.h"
 #include "util/strbuf.h"
 
-static int exec_sql(sqlite3 *db, const char *sql, struct error *err)
-{
-	char *message = NULL;
-	if (sqlite3_exec(db, sql, NULL, NULL, &message) != SQLITE_OK) {
-		error_set(err, "cannot write '%s': %s", sqlite3_db_filename(db, "main"),
-			  message ? message : sqlite3_errmsg(db));
-		sqlite3_free(message);
-		return -1;
-	}
-	return 0;
-}
-
 /* The tables with one row per event: copied with their times shifted and sorted. ?1 is
  * the string id offset, ?2 the process id offset; s is the shift of the row's process. */
 static const struct {
@@ -98,7 +86,7 @@ static int fill_shifts(sqlite3 *db, struct hosts *hosts, struct strbuf *notes,
 		       int64_t process_offset, struct error *err)
 {
 	sqlite3_stmt *s, *insert;
-	if (exec_sql(db, "DELETE FROM temp.merge_shift", err) ||
+	if (store_exec(db, "DELETE FROM temp.merge_shift", err) ||
 	    store_prepare(db, "SELECT id, hostname, start, realtime_start FROM src.gpuprof_process "
 			      "ORDER BY id", &s, err))
 		return -1;
@@ -189,7 +177,7 @@ static int merge_one(sqlite3 *db, int index, const char *path, struct hosts *hos
 		}
 	}
 	if (rc == 0)
-		rc = exec_sql(db, notes.buf, err);
+		rc = store_exec(db, notes.buf, err);
 	strbuf_release(&sql);
 	strbuf_release(&notes);
 	return rc;
@@ -221,17 +209,17 @@ int store_merge(char *const *inputs, int count, const char *db_path, struct erro
 			  db ? sqlite3_errmsg(db) : "out of memory");
 		goto out;
 	}
-	if (exec_sql(db, "PRAGMA page_size = 65536; PRAGMA journal_mode = OFF; "
+	if (store_exec(db, "PRAGMA page_size = 65536; PRAGMA journal_mode = OFF; "
 			 "PRAGMA synchronous = OFF; PRAGMA cache_size = -65536;", err) ||
-	    exec_sql(db, store_schema_sql, err) ||
-	    exec_sql(db, "CREATE TEMP TABLE merge_shift (id INTEGER PRIMARY KEY, shift INTEGER)",
+	    store_exec(db, store_schema_sql, err) ||
+	    store_exec(db, "CREATE TEMP TABLE merge_shift (id INTEGER PRIMARY KEY, shift INTEGER)",
 		     err))
 		goto out;
 	for (size_t i = 0; i < TIMED_COUNT; i++) {
 		strbuf_reset(&sql);
 		strbuf_addf(&sql, "CREATE TEMP TABLE merge_%s AS SELECT * FROM main.%s WHERE 0",
 			    timed[i].table, timed[i].table);
-		if (exec_sql(db, sql.buf, err))
+		if (store_exec(db, sql.buf, err))
 			goto out;
 	}
 	for (int i = 0; i < count; i++) { /* an input is detached outside a transaction */
@@ -245,14 +233,14 @@ int store_merge(char *const *inputs, int count, const char *db_path, struct erro
 			error_set(err, "cannot read '%s': %s", inputs[i], sqlite3_errmsg(db));
 			goto out;
 		}
-		int failed = exec_sql(db, "BEGIN", err) || merge_one(db, i, inputs[i], &hosts, err) ||
-			     exec_sql(db, "COMMIT", err);
+		int failed = store_exec(db, "BEGIN", err) || merge_one(db, i, inputs[i], &hosts, err) ||
+			     store_exec(db, "COMMIT", err);
 		if (failed)
 			sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
-		if (exec_sql(db, "DETACH DATABASE src", failed ? NULL : err) || failed)
+		if (store_exec(db, "DETACH DATABASE src", failed ? NULL : err) || failed)
 			goto out;
 	}
-	if (exec_sql(db, "BEGIN", err))
+	if (store_exec(db, "BEGIN", err))
 		goto out;
 	/* every timed table in start order (of equal starts the longer first) */
 	for (size_t i = 0; i < TIMED_COUNT; i++) {
@@ -260,7 +248,7 @@ int store_merge(char *const *inputs, int count, const char *db_path, struct erro
 		strbuf_addf(&sql, "INSERT INTO main.%s SELECT * FROM temp.merge_%s "
 				  "ORDER BY start, end DESC, process_id; DROP TABLE temp.merge_%s",
 			    timed[i].table, timed[i].table, timed[i].table);
-		if (exec_sql(db, sql.buf, err))
+		if (store_exec(db, sql.buf, err))
 			goto out;
 	}
 	strbuf_reset(&sql);
@@ -268,7 +256,7 @@ int store_merge(char *const *inputs, int count, const char *db_path, struct erro
 			  "('schema_version', '%s'), ('gpuprof_version', '%s'), "
 			  "('merged_inputs', '%d'); COMMIT",
 		    STORE_SCHEMA_VERSION, GPUPROF_VERSION, count);
-	if (exec_sql(db, sql.buf, err))
+	if (store_exec(db, sql.buf, err))
 		goto out;
 	rc = 0;
 out:

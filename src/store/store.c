@@ -20,7 +20,7 @@ int store_prepare(sqlite3 *db, const char *sql, sqlite3_stmt **stmt, struct erro
 	return 0;
 }
 
-static int exec(sqlite3 *db, const char *sql, struct error *err)
+int store_exec(sqlite3 *db, const char *sql, struct error *err)
 {
 	char *message = NULL;
 	if (sqlite3_exec(db, sql, NULL, NULL, &message) != SQLITE_OK) {
@@ -367,10 +367,10 @@ int store_write(const struct recording *rec, const char *spool_path, const char 
 			  l.db ? sqlite3_errmsg(l.db) : "out of memory");
 		goto out;
 	}
-	if (exec(l.db, "PRAGMA page_size = 65536; PRAGMA journal_mode = OFF; "
+	if (store_exec(l.db, "PRAGMA page_size = 65536; PRAGMA journal_mode = OFF; "
 		       "PRAGMA synchronous = OFF; "
 		       "PRAGMA locking_mode = EXCLUSIVE; PRAGMA cache_size = -65536;", err) ||
-	    exec(l.db, store_schema_sql, err) || exec(l.db, "BEGIN", err))
+	    store_exec(l.db, store_schema_sql, err) || store_exec(l.db, "BEGIN", err))
 		goto out;
 	for (int i = 0; i < STATEMENT_COUNT; i++)
 		if (store_prepare(l.db, statement_sql[i], &l.stmt[i], err))
@@ -388,7 +388,7 @@ int store_write(const struct recording *rec, const char *spool_path, const char 
 	    load_list(&l, &rec->allocations, INSERT_ALLOCATION, err) ||
 	    load_list(&l, &rec->synchronizations, INSERT_SYNCHRONIZATION, err) ||
 	    load_list(&l, &rec->overheads, INSERT_OVERHEAD, err) ||
-	    finish(&l, spool_path, err) || exec(l.db, "COMMIT", err))
+	    finish(&l, spool_path, err) || store_exec(l.db, "COMMIT", err))
 		goto out;
 	rc = 0;
 out:

@@ -32,6 +32,9 @@ int store_merge(char *const *inputs, int count, const char *db_path, struct erro
 /* Opens an existing gpuprof database read-only and checks its schema version. */
 int store_open(const char *db_path, sqlite3 **db, struct error *err);
 
+/* Runs SQL that returns no rows; on failure err names the database and the message. */
+int store_exec(sqlite3 *db, const char *sql, struct error *err);
+
 /* Prepares a statement; on failure err names the database and SQLite's message. */
 int store_prepare(sqlite3 *db, const char *sql, sqlite3_stmt **stmt, struct error *err);
 
