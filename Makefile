@@ -181,4 +181,4 @@ $(BUILD)/gen/store/schema.h: src/store/schema.sql
 	{ echo '/* generated from src/store/schema.sql */'; \
 	  echo 'static const char store_schema_sql[] ='; \
 	  sed 's/\\/\\\\/g; s/"/\\"/g; s/^/"/; s/$$/\\n"/' $<; echo ';'; } > $@
-$(BUILD)/obj/src/store/store.o: $(BUILD)/gen/store/schema.h
+$(BUILD)/obj/src/store/store.o $(BUILD)/obj/src/store/merge.o: $(BUILD)/gen/store/schema.h
