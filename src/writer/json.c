@@ -2,22 +2,20 @@
  * and chrome://tracing open. The layout (tracks, slices, flows, counters) is the
  * timeline's; each track is a thread of its process ("tid"), named by metadata events.
  * Streamed: one event per line, written as events arrive. */
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "store/store.h"
 #include "util/json.h"
+#include "writer/output-file.h"
 #include "writer/timeline.h"
 #include "writer/writer.h"
 
 #define FLUSH_BYTES (1 << 20)
 
 struct json_state {
-	char *path;
-	FILE *out;
+	struct output_file file;
 	struct strbuf buf;
 	struct timeline *timeline;
 	int any; /* an event was written: the next one follows a comma */
@@ -25,10 +23,9 @@ struct json_state {
 
 static int flush_buffer(struct json_state *s, struct error *err)
 {
-	if (s->buf.len && fwrite_unlocked(s->buf.buf, 1, s->buf.len, s->out) != s->buf.len)
-		return error_set(err, "cannot write '%s': %s", s->path, strerror(errno));
+	int rc = output_file_write(&s->file, s->buf.buf, s->buf.len, err);
 	strbuf_reset(&s->buf);
-	return 0;
+	return rc;
 }
 
 /* Starts an event: the separator, its phase, pid and tid. */
@@ -159,14 +156,10 @@ static int json_begin(void **state, const struct output_options *options,
 		      struct error *err)
 {
 	struct json_state *s = xcalloc(1, sizeof(*s));
-	struct strbuf path = STRBUF_INIT;
-	strbuf_addf(&path, "%s_results.json", options->prefix);
-	s->path = strbuf_detach(&path);
 	strbuf_init(&s->buf);
 	*state = s;
-	s->out = fopen(s->path, "we");
-	if (!s->out)
-		return error_set(err, "cannot create '%s': %s", s->path, strerror(errno));
+	if (output_file_open(&s->file, options->prefix, "_results.json", err))
+		return -1;
 	s->timeline = timeline_new(&json_timeline, s);
 	/* otherData says what wrote the file */
 	strbuf_addstr(&s->buf, "{\"displayTimeUnit\":\"ns\",\"otherData\":{\"format\":"
@@ -186,27 +179,16 @@ static int json_event(void *state, const struct event *e, struct error *err)
 static int json_end(void *state, int failed, struct strbuf *written, struct error *err)
 {
 	struct json_state *s = state;
-	int rc = 0;
-	if (!failed && s->out) {
-		rc = timeline_finish(s->timeline, err);
+	if (!failed && s->file.out) {
+		failed = timeline_finish(s->timeline, err);
 		strbuf_addstr(&s->buf, "\n]}\n");
-		rc = rc || flush_buffer(s, err);
+		failed = failed || flush_buffer(s, err);
 	}
-	if (s->out) {
-		int bad = ferror(s->out), e = errno;
-		if ((fclose(s->out) != 0 || bad) && !failed && !rc)
-			rc = error_set(err, "cannot write '%s': %s", s->path,
-				       strerror(bad ? e : errno));
-		if (failed || rc)
-			unlink(s->path);
-		else
-			strbuf_addf(written, "%s\n", s->path);
-	}
+	int rc = output_file_close(&s->file, failed, written, err);
 	timeline_free(s->timeline);
 	strbuf_release(&s->buf);
-	free(s->path);
 	free(s);
-	return failed || rc ? -1 : 0;
+	return rc;
 }
 
 const struct writer_ops json_writer = {

@@ -4,14 +4,13 @@
  *
  * Every packet is on one sequence. Event names, categories, argument names and text
  * values are interned: defined once in the packet that first uses them. */
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "store/store.h"
 #include "util/hash.h"
+#include "writer/output-file.h"
 #include "writer/protobuf.h"
 #include "writer/timeline.h"
 #include "writer/writer.h"
@@ -56,9 +55,7 @@ struct intern_table {
 };
 
 struct pftrace_state {
-	const struct output_options *options;
-	char *path;
-	FILE *out;
+	struct output_file file;
 	struct pb buf;       /* packets not yet written to out */
 	struct pb interned;  /* definitions the packet being built needs */
 	struct intern_table tables[INTERN_KINDS];
@@ -103,10 +100,9 @@ static uint64_t intern(struct pftrace_state *s, enum intern_kind kind, const cha
 
 static int flush_buffer(struct pftrace_state *s, struct error *err)
 {
-	if (s->buf.len && fwrite_unlocked(s->buf.buf, 1, s->buf.len, s->out) != s->buf.len)
-		return error_set(err, "cannot write '%s': %s", s->path, strerror(errno));
+	int rc = output_file_write(&s->file, s->buf.buf, s->buf.len, err);
 	s->buf.len = 0;
-	return 0;
+	return rc;
 }
 
 /* Starts a packet on the sequence; returns what packet_end() needs. */
@@ -261,15 +257,10 @@ static int pftrace_begin(void **state, const struct output_options *options,
 			 struct error *err)
 {
 	struct pftrace_state *s = xcalloc(1, sizeof(*s));
-	struct strbuf path = STRBUF_INIT;
-	strbuf_addf(&path, "%s_results.pftrace", options->prefix);
-	s->path = strbuf_detach(&path);
-	s->options = options;
 	s->next_iid = 1;
 	*state = s;
-	s->out = fopen(s->path, "we");
-	if (!s->out)
-		return error_set(err, "cannot create '%s': %s", s->path, strerror(errno));
+	if (output_file_open(&s->file, options->prefix, "_results.pftrace", err))
+		return -1;
 	s->timeline = timeline_new(&pftrace_timeline, s);
 	/* The sequence starts with its interned state cleared. */
 	size_t packet = packet_begin(s, -1, SEQUENCE_INCREMENTAL_STATE_CLEARED);
@@ -285,27 +276,16 @@ static int pftrace_event(void *state, const struct event *e, struct error *err)
 static int pftrace_end(void *state, int failed, struct strbuf *written, struct error *err)
 {
 	struct pftrace_state *s = state;
-	int rc = 0;
-	if (!failed && s->out)
-		rc = timeline_finish(s->timeline, err) || flush_buffer(s, err);
-	if (s->out) {
-		int bad = ferror(s->out), e = errno;
-		if ((fclose(s->out) != 0 || bad) && !failed && !rc)
-			rc = error_set(err, "cannot write '%s': %s", s->path,
-				       strerror(bad ? e : errno));
-		if (failed || rc)
-			unlink(s->path);
-		else
-			strbuf_addf(written, "%s\n", s->path);
-	}
+	if (!failed && s->file.out)
+		failed = timeline_finish(s->timeline, err) || flush_buffer(s, err);
+	int rc = output_file_close(&s->file, failed, written, err);
 	timeline_free(s->timeline);
 	for (int k = 0; k < INTERN_KINDS; k++)
 		free(s->tables[k].slots);
 	free(s->buf.buf);
 	free(s->interned.buf);
-	free(s->path);
 	free(s);
-	return failed || rc ? -1 : 0;
+	return rc;
 }
 
 const struct writer_ops pftrace_writer = {

@@ -1,0 +1,26 @@
+/* A single-file output (results.json, results.pftrace): created at the writer's begin,
+ * written in large blocks, and on failure removed rather than left half written. */
+#ifndef GPUPROF_WRITER_OUTPUT_FILE_H
+#define GPUPROF_WRITER_OUTPUT_FILE_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+#include "util/error.h"
+#include "util/strbuf.h"
+
+struct output_file {
+	char *path;
+	FILE *out;
+};
+
+/* Creates <prefix><suffix>. */
+int output_file_open(struct output_file *f, const char *prefix, const char *suffix,
+		     struct error *err);
+int output_file_write(struct output_file *f, const void *data, size_t size, struct error *err);
+/* Closes the file: removed when failed (or when closing fails), else listed in written.
+ * Returns -1 when failed or when closing failed (err set for the latter). */
+int output_file_close(struct output_file *f, int failed, struct strbuf *written,
+		      struct error *err);
+
+#endif
