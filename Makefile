@@ -70,7 +70,7 @@ TEST_PROGRAMS := $(patsubst tests/e2e/%.c,$(BUILD)/tests/%,$(filter-out tests/e2
 	$(wildcard tests/e2e/*.c)))
 TARGETS += $(SAMPLES) $(TEST_PROGRAMS) $(BUILD)/bench/launches
 endif
-TARGETS += $(BUILD)/bench/make-spool
+TARGETS += $(BUILD)/bench/make-spool $(BUILD)/bench/read-db
 
 # ---- CUDA: the CUPTI backend, the CUDA samples, the GPU tests and benchmarks --------
 NVCC := $(CUDA_HOME)/bin/nvcc
@@ -148,6 +148,10 @@ $(BUILD)/bench/launches: bench/launches.c
 $(BUILD)/bench/make-spool: bench/make-spool.c $(call obj,$(CORE_SRC) $(UTIL_SRC))
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) $^ -o $@ -lz
+
+$(BUILD)/bench/read-db: bench/read-db.c
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) $< -o $@ $(LDLIBS_SQLITE)
 
 $(BUILD)/tests/test-%: tests/unit/test-%.c $(call obj,$(STORE_SRC) $(CORE_SRC) $(RECORDER_SRC) $(UTIL_SRC))
 	@mkdir -p $(dir $@)

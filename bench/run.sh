@@ -5,7 +5,8 @@
 #   2. post-processing: a synthetic spool of M records to database + CSV, records per
 #      second and peak memory
 #   3. timeline formats: pftrace and JSON written from that database, events per
-#      second, and the bytes one kernel takes in each format
+#      second against the floor of reading the rows alone, and the bytes one kernel
+#      takes in each format
 # Usage: bench/run.sh [LAUNCHES [RECORDS [ROUNDS]]]   (defaults 20000 5000000 9)
 set -eu
 cd "$(dirname "$0")/.."
@@ -91,6 +92,11 @@ awk -v s="$seconds" -v n="$records" -v r="$rows" -v m="$peak" -v b="$size" -v al
 echo
 echo "== timeline formats from the database of $rows event rows, median of 3 runs"
 db=$work/out/bench_results.db
+# the floor: reading every column of every row, with nothing written
+: >"$work/read"
+for i in 1 2 3; do "$BUILD/bench/read-db" "$db" | cut -d' ' -f2 >>"$work/read"; done
+awk -v s="$(median <"$work/read")" -v r="$rows" 'BEGIN {
+	printf "%-8s %.2f s, %.0f rows/s (SQLite alone: the ceiling for every format)\n", "reading", s, r / s }'
 for format in pftrace json; do
 	: >"$work/$format"
 	for i in 1 2 3; do
