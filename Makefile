@@ -54,6 +54,12 @@ RECORDER_LIB := $(LIBDIR)/libgpuprof-recorder.so
 OPENCL_LIB := $(LIBDIR)/libgpuprof-opencl.so
 CUDA_LIB := $(LIBDIR)/libgpuprof-cuda.so
 TARGETS := $(GPUPROF) $(RECORDER_LIB)
+# The marker libraries: the public API, and the ROCTX ABI in a directory of its own that
+# `gpuprof trace` puts on LD_LIBRARY_PATH.
+MARKERS_LIB := $(BUILD)/lib/libgpuprof-markers.so.1
+ROCTX_LIB := $(LIBDIR)/markers/libroctx64.so.4
+MARKERS_PC := $(BUILD)/lib/pkgconfig/gpuprof-markers.pc
+TARGETS += $(MARKERS_LIB) $(ROCTX_LIB) $(MARKERS_PC)
 # Backend libraries share the one recorder of the process, found beside them.
 INJECT_LDLIBS := -L$(LIBDIR) -lgpuprof-recorder -Wl,-rpath,'$$ORIGIN'
 
@@ -141,6 +147,12 @@ $(BUILD)/tests/%: tests/e2e/%.c
 	@mkdir -p $(dir $@)
 	$(CC) -std=gnu11 $(CFLAGS) -Wall -Wextra -pthread $< -o $@ -lOpenCL
 
+# programs of the marker tests link the marker library like any application would
+$(BUILD)/tests/markers: tests/e2e/markers.c $(MARKERS_LIB)
+	@mkdir -p $(dir $@)
+	$(CC) -std=gnu11 $(CFLAGS) -Wall -Wextra -Iinclude -pthread $< -o $@ -lOpenCL \
+		-L$(BUILD)/lib -lgpuprof-markers -Wl,-rpath,'$$ORIGIN/../lib'
+
 $(BUILD)/bench/launches: bench/launches.c
 	@mkdir -p $(dir $@)
 	$(CC) -std=gnu11 $(CFLAGS) -Wall -Wextra $< -o $@ -lOpenCL
@@ -157,6 +169,23 @@ $(BUILD)/tests/test-%: tests/unit/test-%.c $(call obj,$(STORE_SRC) $(CORE_SRC) $
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) $^ -o $@ $(LDLIBS_SQLITE)
 
+$(MARKERS_LIB): $(call obj,markers/markers.c markers/bind.c)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -shared -Wl,-soname,libgpuprof-markers.so.1 $^ -o $@ -ldl
+	ln -sf libgpuprof-markers.so.1 $(BUILD)/lib/libgpuprof-markers.so
+	@mkdir -p $(LIBDIR)/markers
+	ln -sf ../../libgpuprof-markers.so.1 $(LIBDIR)/markers/libgpuprof-markers.so.1
+
+$(ROCTX_LIB): $(call obj,markers/roctx.c markers/bind.c)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -shared -Wl,-soname,libroctx64.so.4 $^ -o $@ -ldl
+	ln -sf libroctx64.so.4 $(LIBDIR)/markers/libroctx64.so
+
+# pkg-config file for the build tree (make install writes one for PREFIX)
+$(MARKERS_PC): markers/gpuprof-markers.pc.in Makefile
+	@mkdir -p $(dir $@)
+	sed 's|@VERSION@|$(VERSION)|; s|@LIBDIR@|$(abspath $(BUILD)/lib)|; s|@INCLUDEDIR@|$(abspath include)|' $< > $@
+
 check: all
 	BUILD=$(BUILD) HAVE_OPENCL=$(HAVE_OPENCL) HAVE_CUDA=$(HAVE_CUDA) tests/run.sh
 
@@ -172,6 +201,17 @@ install: all
 	$(if $(filter yes,$(HAVE_OPENCL)),install -m 755 $(OPENCL_LIB) $(DESTDIR)$(PREFIX)/lib/gpuprof/)
 	$(if $(filter yes,$(HAVE_CUDA)),install -m 755 $(CUDA_LIB) $(DESTDIR)$(PREFIX)/lib/gpuprof/)
 	install -m 644 docs/man/*.1 $(DESTDIR)$(PREFIX)/share/man/man1/
+	install -d $(DESTDIR)$(PREFIX)/lib/gpuprof/markers $(DESTDIR)$(PREFIX)/lib/pkgconfig \
+		$(DESTDIR)$(PREFIX)/include/gpuprof
+	install -m 755 $(MARKERS_LIB) $(DESTDIR)$(PREFIX)/lib/
+	ln -sf libgpuprof-markers.so.1 $(DESTDIR)$(PREFIX)/lib/libgpuprof-markers.so
+	install -m 755 $(ROCTX_LIB) $(DESTDIR)$(PREFIX)/lib/gpuprof/markers/
+	ln -sf libroctx64.so.4 $(DESTDIR)$(PREFIX)/lib/gpuprof/markers/libroctx64.so
+	ln -sf ../../libgpuprof-markers.so.1 \
+		$(DESTDIR)$(PREFIX)/lib/gpuprof/markers/libgpuprof-markers.so.1
+	install -m 644 include/gpuprof/markers.h $(DESTDIR)$(PREFIX)/include/gpuprof/
+	sed 's|@VERSION@|$(VERSION)|; s|@LIBDIR@|$(PREFIX)/lib|; s|@INCLUDEDIR@|$(PREFIX)/include|' \
+		markers/gpuprof-markers.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/gpuprof-markers.pc
 
 clean:
 	rm -rf $(BUILD)

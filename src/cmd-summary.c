@@ -1,7 +1,7 @@
 /* gpuprof summary: statistics over one or more databases: per-domain tables (kernels by
- * name, copies by direction, allocations, API calls by function), the share of each
- * domain, how busy each device was and the gaps it sat idle, and one row per process
- * (host, pid, rank). */
+ * name, copies by direction, allocations, API calls by function, marker ranges), the
+ * share of each domain, GPU time per marker range, how busy each device was and the gaps
+ * it sat idle, and one row per process (host, pid, rank). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,6 +10,7 @@
 #include "commands.h"
 #include "store/store.h"
 #include "util/error.h"
+#include "util/hash.h"
 #include "util/options.h"
 #include "util/strbuf.h"
 #include "util/table.h"
@@ -20,9 +21,11 @@ static const char description[] =
 	"Prints statistics over gpuprof databases, all inputs together: kernels, memory\n"
 	"copies, allocations and the API calls of each domain (calls, total, average,\n"
 	"percentage of the table's total, min, max, standard deviation), the time of each\n"
-	"domain, device busy time and idle gaps per device, and one row per process. A device\n"
-	"is busy while a kernel or copy runs on it; its busy percentage is of its process's\n"
-	"recorded duration; its idle gaps lie between its first and last activity.";
+	"domain, the GPU time of the kernels launched inside each marker range (by range\n"
+	"name, nested ranges included), device busy time and idle gaps per device, and one\n"
+	"row per process. A device is busy while a kernel or copy runs on it; its busy\n"
+	"percentage is of its process's recorded duration; its idle gaps lie between its\n"
+	"first and last activity.";
 
 /* One device of one process: its activity merged into busy intervals. */
 struct device {
@@ -40,9 +43,18 @@ struct process {
 	int64_t kernels, kernel_ns, copies, copy_bytes, api_calls, api_ns;
 };
 
+/* A marker range of the input being read, for attributing kernels to ranges. */
+struct range {
+	int64_t process_id, range_id, parent_id;
+	const char *name;             /* valid while the input is read */
+};
+
 struct summary {
 	int64_t input;                /* the database being read */
 	struct domain_stats stats;
+	struct stats_table range_kernels; /* kernel time by enclosing range name */
+	struct range *ranges;         /* open addressing on (process_id, range_id) */
+	size_t range_slots, range_count;
 	struct device *devices;
 	size_t device_count;
 	struct process *processes;
@@ -118,6 +130,56 @@ static void device_activity(struct summary *s, const struct event *e, int64_t ag
 	}
 }
 
+static size_t range_slot(const struct summary *s, int64_t process_id, int64_t range_id)
+{
+	size_t mask = s->range_slots - 1;
+	size_t i = (size_t)hash_int((uint64_t)range_id ^ hash_int((uint64_t)process_id)) & mask;
+	while (s->ranges[i].range_id &&
+	       (s->ranges[i].range_id != range_id || s->ranges[i].process_id != process_id))
+		i = (i + 1) & mask;
+	return i;
+}
+
+static void remember_range(struct summary *s, const struct event *e)
+{
+	if (2 * (s->range_count + 1) > s->range_slots) {
+		struct range *old = s->ranges;
+		size_t old_slots = s->range_slots;
+		s->range_slots = old_slots ? 2 * old_slots : 1024;
+		s->ranges = xcalloc(s->range_slots, sizeof(*s->ranges));
+		for (size_t i = 0; i < old_slots; i++)
+			if (old[i].range_id)
+				s->ranges[range_slot(s, old[i].process_id, old[i].range_id)] = old[i];
+		free(old);
+	}
+	size_t i = range_slot(s, e->process_id, e->marker.range_id);
+	if (!s->ranges[i].range_id)
+		s->range_count++;
+	s->ranges[i] = (struct range){ e->process_id, e->marker.range_id, e->marker.parent_id,
+				       e->name };
+}
+
+/* Adds a kernel's time to each range it was launched in (each name once: a range
+ * nested in one of the same name does not count it twice). */
+static void attribute_kernel(struct summary *s, const struct event *e, uint64_t duration)
+{
+	const char *seen[64];
+	int count = 0;
+	for (int64_t id = e->kernel.range_id; id && s->range_slots && count < 64;) {
+		const struct range *r = &s->ranges[range_slot(s, e->process_id, id)];
+		if (!r->range_id)
+			break;
+		int repeated = 0;
+		for (int i = 0; i < count; i++)
+			repeated |= !strcmp(seen[i], r->name);
+		if (!repeated) {
+			seen[count++] = r->name;
+			stats_add(&s->range_kernels, r->name, duration);
+		}
+		id = r->parent_id;
+	}
+}
+
 static int summary_begin(void **state, const struct output_options *options,
 			 struct error *err)
 {
@@ -157,6 +219,7 @@ static int summary_event(void *state, const struct event *e, struct error *err)
 	}
 	case EVENT_KERNEL:
 		device_activity(s, e, e->kernel.agent);
+		attribute_kernel(s, e, (uint64_t)duration);
 		if (p) {
 			p->kernels++;
 			p->kernel_ns += duration;
@@ -175,7 +238,12 @@ static int summary_event(void *state, const struct event *e, struct error *err)
 			p->api_ns += duration;
 		}
 		break;
+	case EVENT_MARKER:
+		if (e->marker.kind != MARKER_MARK)
+			remember_range(s, e);
+		break;
 	case EVENT_MEMORY_ALLOCATION:
+	case EVENT_THREAD:
 		break;
 	}
 	domain_stats_add(&s->stats, e);
@@ -195,6 +263,9 @@ static int summary_end(void *state, int failed, struct strbuf *written, struct e
 	for (size_t i = 0; i < s->agent_count; i++)
 		free(s->agents[i].label);
 	s->agent_count = 0;
+	free(s->ranges); /* their names belong to this input */
+	s->ranges = NULL;
+	s->range_slots = s->range_count = 0;
 	return failed ? -1 : 0;
 }
 
@@ -238,6 +309,32 @@ static int stats_table(const struct printer *pr, const char *key, const char *ti
 		table_double(t, (double)r->min_ns / pr->divisor, pr->decimals);
 		table_double(t, (double)r->max_ns / pr->divisor, pr->decimals);
 		table_double(t, r->stddev_ns / pr->divisor, pr->decimals);
+	}
+	return table_end(t, err);
+}
+
+static int ranges_table(const struct printer *pr, const struct summary *s, struct error *err)
+{
+	const struct stats_table *st = &s->range_kernels;
+	if (!st->count)
+		return 0;
+	uint64_t all = 0; /* all kernel time, ranges or not */
+	for (size_t i = 0; i < s->stats.kernels.count; i++)
+		all += s->stats.kernels.rows[i].total_ns;
+	char c[2][32];
+	snprintf(c[0], sizeof(c[0]), "GPU time (%s)", pr->units);
+	snprintf(c[1], sizeof(c[1]), "Average (%s)", pr->units);
+	const char *names[] = { "Range", "Kernels", c[0], c[1], "% of kernel time" };
+	struct table *t = table_begin(stdout, pr->format, "ranges",
+				      "GPU TIME PER MARKER RANGE (kernels launched inside it or in "
+				      "ranges nested in it)", 5, names);
+	for (size_t i = 0; i < st->count; i++) {
+		const struct stats_row *r = &st->rows[i];
+		table_text(t, r->name);
+		table_int(t, (int64_t)r->calls);
+		table_double(t, (double)r->total_ns / pr->divisor, pr->decimals);
+		table_double(t, r->mean_ns / pr->divisor, pr->decimals);
+		table_double(t, all ? 100.0 * (double)r->total_ns / (double)all : 0, 2);
 	}
 	return table_end(t, err);
 }
@@ -319,16 +416,19 @@ static int print_summary(const struct printer *pr, struct summary *s, struct err
 {
 	struct domain_stats *ds = &s->stats;
 	domain_stats_finish(ds);
+	stats_finish(&s->range_kernels);
 	table_output_begin(stdout, pr->format);
 	int rc = stats_table(pr, "kernels", "KERNEL_DISPATCH", &ds->kernels, err) ||
 		 stats_table(pr, "memory_copies", "MEMORY_COPY", &ds->copies, err) ||
 		 stats_table(pr, "memory_allocations", "MEMORY_ALLOCATION", &ds->allocations,
-			     err);
+			     err) ||
+		 stats_table(pr, "markers", "MARKER_API", &ds->markers, err);
 	for (int i = 0; !rc && i < ds->api_count; i++)
 		rc = stats_table(pr, ds->apis[i].domain, ds->apis[i].domain, &ds->apis[i].table,
 				 err);
 	rc = rc || stats_table(pr, "domains", "DOMAINS", &ds->domains, err) ||
-	     devices_table(pr, s, err) || processes_table(pr, s, err);
+	     ranges_table(pr, s, err) || devices_table(pr, s, err) ||
+	     processes_table(pr, s, err);
 	table_output_end(stdout, pr->format);
 	return rc;
 }
@@ -360,6 +460,7 @@ int cmd_summary(int argc, char **argv)
 	struct summary s;
 	memset(&s, 0, sizeof(s));
 	domain_stats_init(&s.stats);
+	stats_init(&s.range_kernels);
 	struct output_options options = { .prefix = "", .context = &s };
 	const struct writer_ops *writer = &gather;
 	struct strbuf written = STRBUF_INIT;
@@ -386,6 +487,8 @@ int cmd_summary(int argc, char **argv)
 	if (rc == 0)
 		rc = print_summary(&pr, &s, &err);
 	domain_stats_release(&s.stats);
+	stats_release(&s.range_kernels);
+	free(s.ranges);
 	for (size_t i = 0; i < s.device_count; i++)
 		free(s.devices[i].label);
 	for (size_t i = 0; i < s.process_count; i++) {

@@ -70,8 +70,10 @@ static int find_library(const char *name, struct strbuf *out, struct error *err)
 }
 
 struct trace_options {
-	int kernel, memory_copy, memory_allocation, opencl, cuda_runtime, cuda_driver;
-	int runtime, sys;
+	int kernel, memory_copy, memory_allocation, opencl, cuda_runtime, cuda_driver, marker;
+	int runtime, sys, kernel_rename, selected_regions;
+	const char *period_unit;
+	struct option_list periods;
 	int stats, summary, truncate, mangled, keep_spool, help;
 	const char *directory, *file, *units;
 	struct option_list formats;
@@ -214,6 +216,54 @@ static int check_output_directory(const char *directory, const char *file, struc
 	return rc;
 }
 
+/* The marker libraries find the recorder through GPUPROF_RECORDER; programs that load
+ * libroctx64 by name find ours first on LD_LIBRARY_PATH. */
+static void make_markers_findable(void)
+{
+	struct strbuf path = STRBUF_INIT;
+	struct error err;
+	if (find_library("libgpuprof-recorder.so", &path, &err) == 0)
+		setenv("GPUPROF_RECORDER", path.buf, 1);
+	if (find_library("markers", &path, &err) == 0) {
+		const char *old = getenv("LD_LIBRARY_PATH");
+		if (old && *old)
+			strbuf_addf(&path, ":%s", old);
+		setenv("LD_LIBRARY_PATH", path.buf, 1);
+	}
+	strbuf_release(&path);
+}
+
+/* --collection-period values ("START:DURATION:REPEAT", times in `unit`) as the
+ * recorder reads them: nanosecond triples joined by ';'. */
+static int parse_periods(const struct option_list *list, const char *unit, struct strbuf *out,
+			 struct error *err)
+{
+	static const struct {
+		const char *name;
+		double ns;
+	} units[] = { { "hour", 3600e9 }, { "min", 60e9 }, { "sec", 1e9 }, { "msec", 1e6 },
+		      { "usec", 1e3 }, { "nsec", 1 } };
+	double scale = 1e9;
+	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++)
+		if (!strcmp(unit, units[i].name))
+			scale = units[i].ns;
+	for (int i = 0; i < list->count; i++) {
+		const char *text = list->items[i];
+		double start, duration;
+		unsigned long long repeat;
+		int used = -1;
+		if (sscanf(text, "%lf:%lf:%llu%n", &start, &duration, &repeat, &used) != 3 ||
+		    used != (int)strlen(text) || start < 0 || duration <= 0 || text[0] == '-' ||
+		    strchr(strrchr(text, ':'), '-'))
+			return error_set(err, "--collection-period: '%s' is not "
+					 "START:DURATION:REPEAT (START >= 0, DURATION > 0, "
+					 "REPEAT a whole number, 0 for ever)", text);
+		strbuf_addf(out, "%s%.0f:%.0f:%llu", out->len ? ";" : "", start * scale,
+			    duration * scale, repeat);
+	}
+	return 0;
+}
+
 static void set_env_number(const char *name, unsigned long long value)
 {
 	char text[32];
@@ -225,6 +275,8 @@ int cmd_trace(int argc, char **argv)
 {
 	struct trace_options o = { .kernel = -1, .memory_copy = -1, .memory_allocation = -1,
 				   .opencl = -1, .cuda_runtime = -1, .cuda_driver = -1,
+				   .marker = -1, .kernel_rename = -1, .selected_regions = -1,
+				   .period_unit = "sec",
 				   .runtime = -1, .sys = -1, .stats = -1, .summary = -1,
 				   .truncate = -1, .mangled = -1, .keep_spool = -1, .help = -1,
 				   .directory = ".",
@@ -241,10 +293,23 @@ int cmd_trace(int argc, char **argv)
 		  "CUDA runtime API calls (cuda*) and synchronisations" },
 		{ OPTION_BOOL, 0, "cuda-driver-trace", &o.cuda_driver, NULL,
 		  "CUDA driver API calls (cu*) and synchronisations" },
+		{ OPTION_BOOL, 0, "marker-trace", &o.marker, NULL,
+		  "marker ranges and marks: gpuprof markers and ROCTX (marker_api_trace.csv)" },
 		{ OPTION_BOOL, 'r', "runtime-trace", &o.runtime, NULL,
-		  "kernels, copies, allocations, OpenCL and CUDA runtime API calls" },
+		  "kernels, copies, allocations, markers, OpenCL and CUDA runtime API calls" },
 		{ OPTION_BOOL, 's', "sys-trace", &o.sys, NULL,
 		  "everything --runtime-trace does, and CUDA driver API calls" },
+		{ OPTION_SECTION, .help = "what to keep (kernels, copies, allocations and API calls; "
+					  "markers are always kept)" },
+		{ OPTION_BOOL, 0, "selected-regions", &o.selected_regions, NULL,
+		  "collect only between resume and pause calls (roctxProfilerResume, "
+		  "gpuprof_resume...): collection starts paused" },
+		{ OPTION_LIST, 'P', "collection-period", &o.periods, "START:DURATION:REPEAT...",
+		  "collect only in periods counted from the process start: wait START, collect "
+		  "for DURATION, REPEAT times (0: for ever); several periods run one after "
+		  "another" },
+		{ OPTION_ENUM, 0, "collection-period-unit", &o.period_unit,
+		  "hour|min|sec|msec|usec|nsec", "unit of the periods (default: sec)" },
 		{ OPTION_SECTION, .help = "outputs" },
 		{ OPTION_STRING, 'd', "output-directory", &o.directory, "DIR",
 		  "where outputs go (default: the current directory)" },
@@ -260,6 +325,9 @@ int cmd_trace(int argc, char **argv)
 		  "kernel names without namespaces, templates and parameters" },
 		{ OPTION_BOOL, 'M', "mangled-kernels", &o.mangled, NULL,
 		  "CUDA kernel names as the compiler wrote them (default: demangled)" },
+		{ OPTION_BOOL, 0, "kernel-rename", &o.kernel_rename, NULL,
+		  "kernels take the name of the innermost marker range open on the launching "
+		  "thread (implies --marker-trace)" },
 		{ OPTION_BOOL, 0, "keep-spool", &o.keep_spool, NULL,
 		  "keep each process's raw spool after it was converted" },
 		{ OPTION_SECTION, .help = "recording" },
@@ -286,6 +354,9 @@ int cmd_trace(int argc, char **argv)
 	if (next >= argc)
 		die_with(EXIT_USAGE, "trace: no command given (usage: %s)", usage);
 
+	if (o.marker == 0 && o.kernel_rename == 1)
+		die_with(EXIT_USAGE, "trace: --kernel-rename needs the marker ranges: it cannot go "
+				     "with --marker-trace=false");
 	int runtime = o.sys == 1 || o.runtime == 1;
 	struct {
 		int *option, implied;
@@ -297,6 +368,7 @@ int cmd_trace(int argc, char **argv)
 		{ &o.opencl, runtime, "opencl_api" },
 		{ &o.cuda_runtime, runtime, "cuda_api" },
 		{ &o.cuda_driver, o.sys == 1, "cuda_driver_api" },
+		{ &o.marker, runtime || o.kernel_rename == 1, "marker" },
 	};
 	struct strbuf trace = STRBUF_INIT;
 	int chosen = 0, given = o.sys != -1 || o.runtime != -1;
@@ -320,6 +392,13 @@ int cmd_trace(int argc, char **argv)
 	request.summary = o.summary == 1;
 	request.options.stats = o.stats == 1;
 	request.options.truncate_kernels = o.truncate == 1;
+	request.options.rename_kernels = o.kernel_rename == 1;
+	if (o.selected_regions == 1 && o.periods.count)
+		die_with(EXIT_USAGE, "trace: --selected-regions and --collection-period cannot go "
+				     "together");
+	struct strbuf periods = STRBUF_INIT;
+	if (parse_periods(&o.periods, o.period_unit, &periods, &err))
+		die_with(EXIT_USAGE, "trace: %s", err.message);
 	request.options.summary_units = o.units;
 
 	struct strbuf opencl_library = STRBUF_INIT, cuda_library = STRBUF_INIT;
@@ -356,6 +435,15 @@ int cmd_trace(int argc, char **argv)
 	}
 	if (o.mangled == 1)
 		setenv("GPUPROF_MANGLED_KERNELS", "1", 1);
+	make_markers_findable();
+	if (o.selected_regions == 1)
+		setenv("GPUPROF_SELECTED_REGIONS", "1", 1);
+	else
+		unsetenv("GPUPROF_SELECTED_REGIONS");
+	if (periods.len)
+		setenv("GPUPROF_COLLECTION_PERIOD", periods.buf, 1);
+	else
+		unsetenv("GPUPROF_COLLECTION_PERIOD");
 	setenv("GPUPROF_TRACE", trace.buf, 1);
 	setenv("GPUPROF_OUTPUT_PATH", o.directory, 1);
 	setenv("GPUPROF_OUTPUT_FILE", o.file, 1);
@@ -379,6 +467,7 @@ int cmd_trace(int argc, char **argv)
 	strbuf_release(&preload);
 	strbuf_release(&manifest);
 	strbuf_release(&trace);
+	strbuf_release(&periods);
 
 	if (WIFSIGNALED(status))
 		return 128 + WTERMSIG(status);

@@ -109,6 +109,8 @@ static void describe(const char *spool_path, const struct recording *rec)
 	if (s->records[RECORD_MEMORY_ALLOCATION])
 		fprintf(stderr, ", %llu allocations and frees",
 			(unsigned long long)s->records[RECORD_MEMORY_ALLOCATION]);
+	if (rec->marker_count)
+		fprintf(stderr, ", %zu markers", rec->marker_count);
 	fputc('\n', stderr);
 	if (rec->overheads.count) {
 		uint64_t total = 0;
@@ -167,6 +169,7 @@ int output_from_spool(const char *spool_path, const char *prefix,
 	struct recording rec;
 	if (recording_read(&rec, spool_path, err))
 		return -1;
+	rec.rename_kernels = request->options.rename_kernels;
 	describe(spool_path, &rec);
 
 	/* The database and the files come from the same sorted records: the inserts run

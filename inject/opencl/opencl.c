@@ -137,7 +137,8 @@ static int active(void)
 }
 
 struct api_call {
-	int recorded;
+	int recorded;  /* followed: gpuprof sees the objects it creates */
+	int collected; /* and recorded: collection is not paused (recorder_collecting()) */
 	enum function function;
 	uint64_t correlation_id;
 	uint64_t start_ns;
@@ -146,6 +147,7 @@ struct api_call {
 static void api_begin(struct api_call *call, enum function function)
 {
 	call->recorded = nesting++ == 0 && active();
+	call->collected = call->recorded && recorder_collecting();
 	call->function = function;
 	call->correlation_id = call->recorded ? atomic_fetch_add(&next_correlation, 1) + 1 : 0;
 	call->start_ns = call->recorded ? clock_now_ns() : 0;
@@ -154,7 +156,7 @@ static void api_begin(struct api_call *call, enum function function)
 static void api_end(struct api_call *call, cl_int result)
 {
 	nesting--;
-	if (!call->recorded || !trace_api)
+	if (!call->collected || !trace_api)
 		return;
 	struct record_api_call record = {
 		.header = { sizeof(record), RECORD_API_CALL, 0 },
@@ -603,7 +605,7 @@ static void follow(struct pending *p, cl_event event, int ours)
 static struct pending *pending_begin(const struct api_call *call, cl_command_queue queue,
 				     int wanted)
 {
-	if (!call->recorded || !wanted)
+	if (!call->collected || !wanted)
 		return NULL;
 	struct queue_info *q = handle_find(&queue_map, queue);
 	if (!q) { /* created before gpuprof could see it: profiling may be off */
@@ -641,6 +643,7 @@ static struct pending *kernel_begin(const struct api_call *call, cl_command_queu
 		.dispatch_id = atomic_fetch_add(&next_dispatch, 1) + 1,
 		.grid = { 1, 1, 1 },
 		.stream_id = queue_id,
+		.range_id = recorder_current_range(),
 	};
 	for (cl_uint d = 0; d < dims && d < 3; d++) {
 		k->grid[d] = global ? (uint32_t)global[d] : 1;

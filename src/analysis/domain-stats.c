@@ -12,6 +12,7 @@ void domain_stats_init(struct domain_stats *ds)
 	stats_init(&ds->kernels);
 	stats_init(&ds->copies);
 	stats_init(&ds->allocations);
+	stats_init(&ds->markers);
 	stats_init(&ds->domains);
 }
 
@@ -20,6 +21,7 @@ void domain_stats_release(struct domain_stats *ds)
 	stats_release(&ds->kernels);
 	stats_release(&ds->copies);
 	stats_release(&ds->allocations);
+	stats_release(&ds->markers);
 	stats_release(&ds->domains);
 	for (int i = 0; i < ds->api_count; i++) {
 		free(ds->apis[i].domain);
@@ -74,8 +76,15 @@ void domain_stats_add(struct domain_stats *ds, const struct event *e)
 		stats_add(&ds->domains, e->api.domain, duration);
 		break;
 	}
+	case EVENT_MARKER:
+		if (e->marker.kind != MARKER_MARK) {
+			stats_add(&ds->markers, e->name, duration);
+			stats_add(&ds->domains, "MARKER_API", duration);
+		}
+		break;
 	case EVENT_PROCESS:
 	case EVENT_AGENT:
+	case EVENT_THREAD:
 		break;
 	}
 }
@@ -85,6 +94,7 @@ void domain_stats_finish(struct domain_stats *ds)
 	stats_finish(&ds->kernels);
 	stats_finish(&ds->copies);
 	stats_finish(&ds->allocations);
+	stats_finish(&ds->markers);
 	stats_finish(&ds->domains);
 	for (int i = 0; i < ds->api_count; i++)
 		stats_finish(&ds->apis[i].table);

@@ -1,5 +1,6 @@
 /* Statistics of a whole recording by domain: kernels by name, transfers by
- * direction, allocations by operation, API calls by function for each API domain, and one row per domain. The
+ * direction, allocations by operation, API calls by function for each API domain,
+ * marker ranges by text, and one row per domain. The
  * csv writer (--stats) and the summary writer (--summary) both report them. */
 #ifndef GPUPROF_ANALYSIS_DOMAIN_STATS_H
 #define GPUPROF_ANALYSIS_DOMAIN_STATS_H
@@ -13,6 +14,7 @@ struct domain_stats {
 	struct stats_table kernels; /* by kernel name */
 	struct stats_table copies;  /* by direction, or MEMORY_FILL/MAP/UNMAP */
 	struct stats_table allocations; /* by operation: MEMORY_ALLOCATION_ALLOCATE, _FREE */
+	struct stats_table markers; /* marker ranges by text (marks, instants, are left out) */
 	struct stats_table domains; /* KERNEL_DISPATCH, MEMORY_COPY and each API domain */
 	struct {
 		char *domain;           /* "OPENCL_API" */

@@ -5,7 +5,9 @@
 
 /* The layouts are the spool format (docs/FORMAT.md): no implicit padding anywhere. */
 _Static_assert(sizeof(struct record_agent) == 136, "record_agent layout");
-_Static_assert(sizeof(struct record_kernel) == 136, "record_kernel layout");
+_Static_assert(sizeof(struct record_kernel) == 144, "record_kernel layout");
+_Static_assert(sizeof(struct record_marker) == 48, "record_marker layout");
+_Static_assert(sizeof(struct record_marker_end) == 32, "record_marker_end layout");
 _Static_assert(sizeof(struct record_memory_copy) == 88, "record_memory_copy layout");
 _Static_assert(sizeof(struct record_memory_allocation) == 72, "allocation layout");
 _Static_assert(sizeof(struct record_synchronization) == 56, "synchronization layout");
@@ -63,6 +65,7 @@ const char *record_dropped_reason_name(uint32_t reason)
 	case DROPPED_NO_TIMESTAMPS: return "no device timestamps";
 	case DROPPED_UNTRACKED_QUEUE: return "queue not tracked";
 	case DROPPED_BY_TRACER: return "lost by the vendor tracer";
+	case DROPPED_MARKER_DEPTH: return "marker ranges nested too deep";
 	}
 	return "unknown";
 }
@@ -116,6 +119,13 @@ const char *record_overhead_name(uint32_t kind)
 	return "UNKNOWN";
 }
 
+/* rocprofv3's Domain column for markers: ranges that nest and marks are the core API,
+ * ranges started and stopped by id the range API. */
+const char *record_marker_domain(uint32_t kind)
+{
+	return kind == MARKER_START_STOP ? "MARKER_CORE_RANGE_API" : "MARKER_CORE_API";
+}
+
 void record_uuid_text(const uint8_t uuid[16], char out[RECORD_UUID_TEXT])
 {
 	static const char hex[] = "0123456789abcdef";
@@ -147,6 +157,9 @@ uint32_t record_min_size(uint32_t type)
 	case RECORD_MEMORY_ALLOCATION: return sizeof(struct record_memory_allocation);
 	case RECORD_SYNCHRONIZATION: return sizeof(struct record_synchronization);
 	case RECORD_OVERHEAD: return sizeof(struct record_overhead);
+	case RECORD_MARKER: return sizeof(struct record_marker);
+	case RECORD_MARKER_END: return sizeof(struct record_marker_end);
+	case RECORD_THREAD_NAME: return sizeof(struct record_thread_name);
 	}
 	return 0;
 }

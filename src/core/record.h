@@ -25,6 +25,9 @@ enum record_type {
 	RECORD_MEMORY_ALLOCATION = 10, /* device memory allocated or freed */
 	RECORD_SYNCHRONIZATION = 11,   /* a host thread waited for device work */
 	RECORD_OVERHEAD = 12,    /* time the vendor tracer reports as its own overhead */
+	RECORD_MARKER = 13,      /* a marker range began, or an instant mark */
+	RECORD_MARKER_END = 14,  /* a marker range ended */
+	RECORD_THREAD_NAME = 15, /* the application named a thread */
 	RECORD_TYPE_COUNT
 };
 
@@ -40,6 +43,13 @@ enum record_domain {
 	DOMAIN_CUDA_API = 2,        /* the CUDA runtime API (cuda*) */
 	DOMAIN_CUDA_DRIVER_API = 3, /* the CUDA driver API (cu*) */
 	DOMAIN_COUNT
+};
+
+/* Marker ranges and marks (ROCTX, NVTX, the gpuprof marker API). */
+enum marker_kind {
+	MARKER_PUSH_POP = 1,   /* a range pushed and popped on one thread: they nest */
+	MARKER_START_STOP = 2, /* a range started and stopped by id, on any threads */
+	MARKER_MARK = 3,       /* an instant */
 };
 
 enum agent_type {
@@ -72,6 +82,7 @@ enum dropped_reason {
 	DROPPED_NO_TIMESTAMPS = 5, /* the runtime gave no timestamps for a completed command */
 	DROPPED_UNTRACKED_QUEUE = 6, /* a command on a queue gpuprof could not follow */
 	DROPPED_BY_TRACER = 7,     /* lost inside the vendor's tracer (CUPTI) */
+	DROPPED_MARKER_DEPTH = 8,  /* a range pushed deeper than the recorder follows */
 	DROPPED_REASON_COUNT
 };
 
@@ -196,6 +207,8 @@ struct record_kernel {
 	uint32_t context_id;     /* the runtime's context id (CUDA); 0 otherwise */
 	uint32_t graph_id;       /* the graph the kernel was launched from; 0 when none */
 	uint64_t graph_node_id;  /* its node in that graph; 0 when none */
+	uint64_t range_id;       /* the innermost push/pop marker range open on the enqueuing
+				    thread at launch (record_marker.id); 0 when none or unknown */
 };
 
 struct record_memory_copy {
@@ -256,6 +269,35 @@ struct record_overhead {
 	uint64_t end_ns;
 };
 
+/* The text of a marker travels with it (messages are often unique: "step 41"), so it is
+ * not interned. A mark is one record with start = end; a range is this record at its
+ * start and a RECORD_MARKER_END with the same id at its end. */
+struct record_marker {
+	struct record_header header;
+	uint64_t id;           /* > 0, unique in the process */
+	uint64_t parent_id;    /* the push/pop range open on this thread when it began; 0: none */
+	uint64_t start_ns;     /* trace clock */
+	uint32_t tid;          /* the thread that pushed, started or marked it */
+	uint32_t kind;         /* enum marker_kind */
+	uint32_t domain_id;    /* string id of the NVTX domain; 0 for the default domain */
+	uint32_t length;       /* bytes of text, without a NUL */
+	char text[];           /* not NUL-terminated; padded */
+};
+
+struct record_marker_end {
+	struct record_header header;
+	uint64_t id;           /* of the record_marker */
+	uint64_t end_ns;       /* trace clock */
+	uint32_t tid;          /* the thread that popped or stopped it */
+	uint32_t reserved;
+};
+
+struct record_thread_name {
+	struct record_header header;
+	uint32_t tid;
+	uint32_t name_id;      /* string id */
+};
+
 struct record_dropped {
 	struct record_header header;
 	uint32_t reason;  /* enum dropped_reason */
@@ -279,6 +321,7 @@ const char *record_memory_kind_name(uint32_t kind);    /* "DEVICE", "PINNED" */
 const char *record_allocation_name(uint32_t operation); /* "MEMORY_ALLOCATION_ALLOCATE" */
 const char *record_synchronization_name(uint32_t type); /* "STREAM_SYNCHRONIZE" */
 const char *record_overhead_name(uint32_t kind);        /* "INSTRUMENTATION" */
+const char *record_marker_domain(uint32_t kind);        /* "MARKER_CORE_API" */
 
 /* A UUID as text, "xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx", or "" when it is all zero. */
 #define RECORD_UUID_TEXT 37

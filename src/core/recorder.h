@@ -75,6 +75,37 @@ RECORDER_API void recorder_wake(void);
  * ignored. Called at exit by the backend. */
 RECORDER_API void recorder_stop(void);
 
+/* ---- markers and collection control ----
+ * ROCTX and libgpuprof-markers (and NVTX, once it is recorded) land here. Ranges pushed on a thread nest and
+ * are popped in reverse order; ranges started return an id that any thread may stop;
+ * marks are instants. Records are emitted only when markers are traced (GPUPROF_TRACE
+ * names "marker"); nesting is followed either way, so the return values hold. The text
+ * is copied into the record: the caller's string may go away at once. */
+
+/* Returns the depth before the push (0 for an outermost range), as roctxRangePushA. */
+RECORDER_API int recorder_range_push(const char *text, uint32_t domain_id);
+/* Returns the depth after the pop, or -1 when no range is open on this thread. */
+RECORDER_API int recorder_range_pop(void);
+/* Returns the range's id (> 0). */
+RECORDER_API uint64_t recorder_range_start(const char *text, uint32_t domain_id);
+RECORDER_API void recorder_range_stop(uint64_t id);
+RECORDER_API void recorder_mark(const char *text, uint32_t domain_id);
+RECORDER_API void recorder_name_thread(const char *name);
+/* The id of the innermost push/pop range open on this thread, 0 when none: kernels
+ * record it at launch (record_kernel.range_id). */
+RECORDER_API uint64_t recorder_current_range(void);
+
+/* Collection stops at recorder_pause() and goes on at recorder_resume(); with
+ * GPUPROF_SELECTED_REGIONS=1 it starts paused, and GPUPROF_COLLECTION_PERIOD (see
+ * docs/FORMAT.md) turns it on and off on a schedule. Backends ask recorder_collecting()
+ * when an API call or a launch begins and record nothing of what begins while it is 0;
+ * backends that learn of work later ask recorder_collected_at() with the time it began.
+ * Markers are recorded throughout, so the paused stretches stay visible. */
+RECORDER_API void recorder_pause(void);
+RECORDER_API void recorder_resume(void);
+RECORDER_API int recorder_collecting(void);
+RECORDER_API int recorder_collected_at(uint64_t ns);
+
 /* The path of this process's spool, or NULL when not started. */
 RECORDER_API const char *recorder_spool_path(void);
 

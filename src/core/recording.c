@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/hash.h"
 #include "util/strbuf.h"
 
 static void list_add(struct record_list *list, const struct record_header *h)
@@ -107,6 +108,8 @@ static void index_by_id(struct record_list *list)
 
 static int needs_enqueuers(const struct recording *rec);
 static int by_correlation(const void *a, const void *b);
+static int join_markers(struct recording *rec, const struct record_list *begins,
+			const struct record_list *ends, struct error *err);
 
 int recording_read(struct recording *rec, const char *spool_path, struct error *err)
 {
@@ -116,6 +119,7 @@ int recording_read(struct recording *rec, const char *spool_path, struct error *
 	struct recording_stats *stats = &rec->stats;
 	uint64_t last_ns = 0;
 	const struct record_header *h;
+	struct record_list marker_begins = { 0 }, marker_ends = { 0 };
 	int more;
 	while ((more = spool_reader_next(&rec->reader, &h, err)) > 0) {
 		if (h->type < RECORD_TYPE_COUNT)
@@ -130,6 +134,9 @@ int recording_read(struct recording *rec, const char *spool_path, struct error *
 		case RECORD_MEMORY_ALLOCATION: list_add(&rec->allocations, h); break;
 		case RECORD_SYNCHRONIZATION: list_add(&rec->synchronizations, h); break;
 		case RECORD_OVERHEAD: list_add(&rec->overheads, h); break;
+		case RECORD_MARKER: list_add(&marker_begins, h); break;
+		case RECORD_MARKER_END: list_add(&marker_ends, h); break;
+		case RECORD_THREAD_NAME: list_add(&rec->thread_names, h); break;
 		case RECORD_PROCESS:
 			if (!rec->process)
 				rec->process = (const void *)h;
@@ -156,11 +163,15 @@ int recording_read(struct recording *rec, const char *spool_path, struct error *
 			last_ns = end;
 	}
 	if (more < 0) {
+		free(marker_begins.items);
+		free(marker_ends.items);
 		recording_release(rec);
 		return -1;
 	}
 	stats->truncated_bytes = rec->reader.truncated_bytes;
 	if (!rec->process) {
+		free(marker_begins.items);
+		free(marker_ends.items);
 		recording_release(rec);
 		return error_set(err, "'%s' holds no process record: it is empty or was cut off "
 				 "before its first flush", spool_path);
@@ -177,6 +188,14 @@ int recording_read(struct recording *rec, const char *spool_path, struct error *
 	}
 	index_by_id(&rec->agents);
 	index_by_id(&rec->queues);
+	index_by_id(&rec->thread_names);
+	int joined = join_markers(rec, &marker_begins, &marker_ends, err);
+	free(marker_begins.items);
+	free(marker_ends.items);
+	if (joined < 0) {
+		recording_release(rec);
+		return -1;
+	}
 	struct record_list *timed[] = { &rec->api_calls, &rec->kernels, &rec->copies,
 					&rec->allocations, &rec->synchronizations, &rec->overheads };
 	for (size_t i = 0; i < sizeof(timed) / sizeof(timed[0]); i++)
@@ -189,6 +208,152 @@ int recording_read(struct recording *rec, const char *spool_path, struct error *
 		      sizeof(*rec->calls_by_correlation.items), by_correlation);
 	}
 	return 0;
+}
+
+/* ---- markers ---------------------------------------------------------------------- */
+
+static int end_by_id(const void *a, const void *b)
+{
+	const struct record_marker_end *x = *(const struct record_marker_end *const *)a;
+	const struct record_marker_end *y = *(const struct record_marker_end *const *)b;
+	if (x->id != y->id)
+		return x->id < y->id ? -1 : 1;
+	return x < y ? -1 : x > y;
+}
+
+static int marker_by_id(const void *a, const void *b)
+{
+	const struct recording_marker *x = *(const struct recording_marker *const *)a;
+	const struct recording_marker *y = *(const struct recording_marker *const *)b;
+	return x->id < y->id ? -1 : x->id > y->id;
+}
+
+static int marker_by_start(const void *a, const void *b)
+{
+	const struct recording_marker *x = a, *y = b;
+	if (x->start_ns != y->start_ns)
+		return x->start_ns < y->start_ns ? -1 : 1;
+	if (x->end_ns != y->end_ns)
+		return x->end_ns > y->end_ns ? -1 : 1;
+	return x->id < y->id ? -1 : x->id > y->id;
+}
+
+/* Interns marker texts as strings of the recording, with ids after the spool's own. */
+struct text_table {
+	uint32_t *ids; /* slot -> string id, 0 when free */
+	size_t slots;
+};
+
+static uint32_t intern_text(struct recording *rec, struct text_table *t, const char *text,
+			    uint32_t length)
+{
+	if (2 * (rec->strings.count + 1) > t->slots) {
+		free(t->ids);
+		t->slots = t->slots ? 2 * t->slots : 1024;
+		while (t->slots < 2 * (rec->strings.count + 1))
+			t->slots *= 2;
+		t->ids = xcalloc(t->slots, sizeof(*t->ids));
+		for (size_t i = 0; i < rec->strings.count; i++) {
+			size_t j = (size_t)hash_string(rec->texts[i]) & (t->slots - 1);
+			while (t->ids[j])
+				j = (j + 1) & (t->slots - 1);
+			t->ids[j] = (uint32_t)i + 1; /* index + 1 */
+		}
+	}
+	char *copy = xrealloc(NULL, (size_t)length + 1);
+	memcpy(copy, text, length);
+	copy[length] = '\0';
+	size_t j = (size_t)hash_string(copy) & (t->slots - 1);
+	for (; t->ids[j]; j = (j + 1) & (t->slots - 1)) {
+		size_t i = t->ids[j] - 1;
+		if (!strcmp(rec->texts[i], copy)) {
+			free(copy);
+			return id_of(rec->strings.items[i]);
+		}
+	}
+	uint32_t id = rec->strings.count ? id_of(rec->strings.items[rec->strings.count - 1]) + 1 : 1;
+	struct record_string *s = xrealloc(NULL, sizeof(*s) + length);
+	*s = (struct record_string){ .header = { (uint32_t)(sizeof(*s) + length), RECORD_STRING, 0 },
+				     .id = id, .length = length };
+	memcpy(s->text, text, length);
+	list_add(&rec->owned, &s->header);
+	list_add(&rec->strings, &s->header);
+	rec->texts = xrealloc(rec->texts, rec->strings.alloc * sizeof(*rec->texts));
+	rec->texts[rec->strings.count - 1] = copy;
+	t->ids[j] = (uint32_t)rec->strings.count;
+	return id;
+}
+
+/* Joins each range's start with its end (by id); a range never ended ends with the
+ * recording. Texts are checked against their record's size. */
+static int join_markers(struct recording *rec, const struct record_list *begins,
+			const struct record_list *ends, struct error *err)
+{
+	qsort(ends->items, ends->count, sizeof(*ends->items), end_by_id);
+	rec->markers = begins->count ? xcalloc(begins->count, sizeof(*rec->markers)) : NULL;
+	struct text_table table = { NULL, 0 };
+	for (size_t i = 0; i < begins->count; i++) {
+		const struct record_marker *b = (const void *)begins->items[i];
+		if (b->length > b->header.size - sizeof(*b)) {
+			free(table.ids);
+			return error_set(err, "marker record %llu is corrupt: its text of %u bytes "
+					 "overruns the record", (unsigned long long)b->id, b->length);
+		}
+		struct recording_marker *m = &rec->markers[rec->marker_count++];
+		*m = (struct recording_marker){
+			.id = b->id, .parent_id = b->parent_id, .start_ns = b->start_ns,
+			.end_ns = b->start_ns, .tid = b->tid, .end_tid = b->tid, .kind = b->kind,
+			.domain_id = b->domain_id, .ended = 1,
+			.name_id = intern_text(rec, &table, b->text, b->length),
+		};
+		if (b->kind == MARKER_MARK)
+			continue;
+		size_t lo = 0, hi = ends->count;
+		while (lo < hi) {
+			size_t mid = lo + (hi - lo) / 2;
+			if (((const struct record_marker_end *)ends->items[mid])->id < b->id)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		const struct record_marker_end *e = lo < ends->count ? (const void *)ends->items[lo] : NULL;
+		if (e && e->id == b->id && e->end_ns >= b->start_ns) {
+			m->end_ns = e->end_ns;
+			m->end_tid = e->tid;
+		} else {
+			m->end_ns = rec->end_ns > b->start_ns ? rec->end_ns : b->start_ns;
+			m->ended = 0;
+		}
+	}
+	free(table.ids);
+	qsort(rec->markers, rec->marker_count, sizeof(*rec->markers), marker_by_start);
+	/* by id for recording_marker(): ids rise with start within a thread, not across */
+	rec->markers_by_id = rec->marker_count ? xcalloc(rec->marker_count, sizeof(*rec->markers_by_id)) : NULL;
+	for (size_t i = 0; i < rec->marker_count; i++)
+		rec->markers_by_id[i] = &rec->markers[i];
+	qsort(rec->markers_by_id, rec->marker_count, sizeof(*rec->markers_by_id), marker_by_id);
+	return 0;
+}
+
+const struct recording_marker *recording_marker(const struct recording *rec, uint64_t id)
+{
+	size_t lo = 0, hi = rec->marker_count;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (rec->markers_by_id[mid]->id < id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < rec->marker_count && rec->markers_by_id[lo]->id == id ? rec->markers_by_id[lo] : NULL;
+}
+
+uint32_t recording_kernel_name(const struct recording *rec, const struct record_kernel *k)
+{
+	const struct recording_marker *m;
+	if (rec->rename_kernels && k->range_id && (m = recording_marker(rec, k->range_id)))
+		return m->name_id;
+	return k->name_id;
 }
 
 /* Whether any device record leaves its thread to its API call (see recording.h). */
@@ -259,7 +424,11 @@ void recording_release(struct recording *rec)
 	struct record_list *lists[] = { &rec->strings, &rec->agents, &rec->queues,
 					&rec->api_calls, &rec->kernels, &rec->copies,
 					&rec->allocations, &rec->synchronizations, &rec->overheads,
-					&rec->calls_by_correlation };
+					&rec->calls_by_correlation, &rec->thread_names, &rec->owned };
+	for (size_t i = 0; i < rec->owned.count; i++)
+		free((void *)rec->owned.items[i]);
+	free(rec->markers);
+	free(rec->markers_by_id);
 	for (size_t i = 0; rec->texts && i < rec->strings.count; i++)
 		free(rec->texts[i]);
 	free(rec->texts);

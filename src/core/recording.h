@@ -21,6 +21,17 @@ struct recording_stats {
 	int clean_exit;                      /* the process ended with a final flush */
 };
 
+/* A marker range or mark, its start and end records joined. */
+struct recording_marker {
+	uint64_t id, parent_id;  /* as recorded (record_marker) */
+	uint64_t start_ns, end_ns;
+	uint32_t tid, end_tid;   /* the threads that began and ended it */
+	uint32_t kind;           /* enum marker_kind */
+	uint32_t domain_id;      /* string id; 0 for the default domain */
+	uint32_t name_id;        /* string id: marker texts are interned when read */
+	int ended;               /* 0: still open when recording ended, which ends it */
+};
+
 /* Records of one kind, as pointers into the mapped spool. */
 struct record_list {
 	const struct record_header **items;
@@ -41,8 +52,15 @@ struct recording {
 	struct record_list allocations;        /* likewise */
 	struct record_list synchronizations;   /* likewise */
 	struct record_list overheads;          /* likewise */
+	struct recording_marker *markers;      /* by start time (of equal starts the longer first) */
+	size_t marker_count;
+	struct recording_marker **markers_by_id;
+	struct record_list owned;              /* records made while reading (marker texts) */
+	struct record_list thread_names;       /* by tid; of equal tids the last written wins */
 	struct record_list calls_by_correlation; /* API calls by correlation id, then domain;
 						    built when device records need them */
+	int rename_kernels;                    /* kernels take the name of their range (set by
+						  the caller before reading names) */
 	uint64_t dropped[DROPPED_REASON_COUNT][2];                /* by enum dropped_reason: records, bytes */
 	struct recording_stats stats;
 };
@@ -58,6 +76,13 @@ void recording_release(struct recording *rec);
  * they are when no call matches or when the record names its own thread. */
 void recording_enqueuer(const struct recording *rec, uint64_t correlation_id, uint32_t *tid,
 			uint32_t *function_id);
+
+/* The name (string id) a kernel is shown with: its own, or with rename_kernels the
+ * name of the innermost range open on its thread when it was launched. */
+uint32_t recording_kernel_name(const struct recording *rec, const struct record_kernel *k);
+
+/* The marker of a recorded id, or NULL. */
+const struct recording_marker *recording_marker(const struct recording *rec, uint64_t id);
 
 /* The text of a string id, or "" when the spool does not define it. */
 const char *recording_string(const struct recording *rec, uint32_t id);

@@ -12,9 +12,9 @@
 #include "util/error.h"
 
 #define SPOOL_MAGIC "GPUPSPL\n"
-#define SPOOL_VERSION 2
+#define SPOOL_VERSION 3
 #define SPOOL_MIN_READER_VERSION 2 /* the oldest reader version that can read this file */
-#define SPOOL_OLDEST_READABLE 2    /* older spools have shorter records: refused */
+#define SPOOL_OLDEST_READABLE 3    /* older spools have shorter records: refused */
 #define SPOOL_CHUNK_MAGIC 0x4b4e4843u /* "CHNK" */
 
 struct spool_file_header {

@@ -27,7 +27,7 @@ static const struct {
 			    "t.grid_x, t.grid_y, t.grid_z, t.workgroup_x, t.workgroup_y, "
 			    "t.workgroup_z, t.local_memory_bytes, t.private_memory_bytes, t.status, "
 			    "t.registers, t.static_local_memory_bytes, t.dynamic_local_memory_bytes, "
-			    "t.stream_id, t.context_id, t.graph_id, t.graph_node_id" },
+			    "t.stream_id, t.context_id, t.graph_id, t.graph_node_id, t.range_id" },
 	{ "gpuprof_memory_copy", "t.tid, t.queue_index, t.src_agent_index, t.dst_agent_index, "
 				 "t.operation, t.direction, t.function_id + ?1, t.bytes, "
 				 "t.correlation_id, t.start + s.shift, t.end + s.shift, t.status, "
@@ -40,6 +40,10 @@ static const struct {
 				     "t.end + s.shift" },
 	{ "gpuprof_overhead", "t.kind, t.tid, t.agent_index, t.start + s.shift, "
 			      "t.end + s.shift" },
+	{ "gpuprof_marker", "t.tid, t.end_tid, t.kind, "
+			    "CASE t.domain_id WHEN 0 THEN 0 ELSE t.domain_id + ?1 END, "
+			    "t.name_id + ?1, t.range_id, t.parent_id, t.start + s.shift, "
+			    "t.end + s.shift, t.ended" },
 };
 
 #define TIMED_COUNT (sizeof(timed) / sizeof(timed[0]))
@@ -147,6 +151,8 @@ static int merge_one(sqlite3 *db, int index, const char *path, struct hosts *hos
 		"properties FROM src.gpuprof_queue",
 		"INSERT INTO main.gpuprof_dropped SELECT process_id + ?2, reason, records, bytes "
 		"FROM src.gpuprof_dropped",
+		"INSERT INTO main.gpuprof_thread SELECT process_id + ?2, tid, name_id + ?1 "
+		"FROM src.gpuprof_thread",
 	};
 	for (size_t i = 0; rc == 0 && i < sizeof(untimed) / sizeof(untimed[0]); i++)
 		rc = copy_rows(db, untimed[i], strings, processes, err);

@@ -1,6 +1,6 @@
 -- gpuprof database schema (docs/SCHEMA.md). Tables hold the recorded data with
 -- numeric codes; the views give it the names and units users query.
-PRAGMA user_version = 2;
+PRAGMA user_version = 3;
 CREATE TABLE gpuprof_metadata (tag TEXT PRIMARY KEY, value TEXT);
 CREATE TABLE gpuprof_string (id INTEGER PRIMARY KEY, string TEXT NOT NULL);
 CREATE TABLE gpuprof_process (
@@ -30,7 +30,8 @@ CREATE TABLE gpuprof_kernel (
   workgroup_x INTEGER, workgroup_y INTEGER, workgroup_z INTEGER,
   local_memory_bytes INTEGER, private_memory_bytes INTEGER, status INTEGER,
   registers INTEGER, static_local_memory_bytes INTEGER, dynamic_local_memory_bytes INTEGER,
-  stream_id INTEGER, context_id INTEGER, graph_id INTEGER, graph_node_id INTEGER);
+  stream_id INTEGER, context_id INTEGER, graph_id INTEGER, graph_node_id INTEGER,
+  range_id INTEGER);
 CREATE TABLE gpuprof_memory_copy (
   id INTEGER PRIMARY KEY, process_id INTEGER, tid INTEGER, queue_index INTEGER,
   src_agent_index INTEGER, dst_agent_index INTEGER, operation INTEGER, direction INTEGER,
@@ -48,6 +49,13 @@ CREATE TABLE gpuprof_synchronization (
 CREATE TABLE gpuprof_overhead (
   id INTEGER PRIMARY KEY, process_id INTEGER, kind INTEGER, tid INTEGER,
   agent_index INTEGER, start INTEGER, end INTEGER);
+CREATE TABLE gpuprof_marker (
+  id INTEGER PRIMARY KEY, process_id INTEGER, tid INTEGER, end_tid INTEGER, kind INTEGER,
+  domain_id INTEGER, name_id INTEGER, range_id INTEGER, parent_id INTEGER, start INTEGER,
+  end INTEGER, ended INTEGER);
+CREATE INDEX gpuprof_marker_range ON gpuprof_marker (process_id, range_id);
+CREATE TABLE gpuprof_thread (
+  process_id INTEGER, tid INTEGER, name_id INTEGER, PRIMARY KEY (process_id, tid));
 CREATE TABLE gpuprof_dropped (process_id INTEGER, reason TEXT, records INTEGER, bytes INTEGER);
 
 CREATE VIEW processes AS
@@ -84,9 +92,12 @@ CREATE VIEW kernels AS
          k.local_memory_bytes AS lds_size, k.private_memory_bytes AS scratch_size,
          k.registers AS vgpr_count, k.static_local_memory_bytes AS static_lds_size,
          k.dynamic_local_memory_bytes AS dynamic_lds_size, k.context_id, k.graph_id,
-         k.graph_node_id, k.correlation_id AS corr_id, k.status
+         k.graph_node_id, k.correlation_id AS corr_id, k.status, k.range_id,
+         r.string AS range_name
   FROM gpuprof_kernel k JOIN gpuprof_process p ON p.id = k.process_id
   LEFT JOIN gpuprof_string s ON s.id = k.name_id
+  LEFT JOIN gpuprof_marker m ON m.process_id = k.process_id AND m.range_id = k.range_id
+  LEFT JOIN gpuprof_string r ON r.id = m.name_id
   LEFT JOIN gpuprof_agent a ON a.process_id = k.process_id AND a.agent_index = k.agent_index;
 CREATE VIEW memory_copies AS
   SELECT c.id, 'MEMORY_COPY' AS category, s.string AS name, p.pid, c.tid,
@@ -137,11 +148,25 @@ CREATE VIEW overheads AS
                      ELSE 'UNKNOWN' END AS kind,
          o.start, o.end, o.end - o.start AS duration
   FROM gpuprof_overhead o JOIN gpuprof_process p ON p.id = o.process_id;
+CREATE VIEW markers AS
+  SELECT m.id, CASE m.kind WHEN 2 THEN 'MARKER_CORE_RANGE_API' ELSE 'MARKER_CORE_API' END
+           AS category,
+         CASE m.kind WHEN 1 THEN 'PUSH_POP' WHEN 2 THEN 'START_STOP' WHEN 3 THEN 'MARK'
+                     ELSE 'UNKNOWN' END AS kind,
+         s.string AS name, COALESCE(d.string, '') AS domain, p.pid, m.tid, m.end_tid,
+         m.start, m.end, m.end - m.start AS duration, m.range_id, m.parent_id, m.ended
+  FROM gpuprof_marker m JOIN gpuprof_process p ON p.id = m.process_id
+  LEFT JOIN gpuprof_string s ON s.id = m.name_id
+  LEFT JOIN gpuprof_string d ON d.id = m.domain_id;
 CREATE VIEW threads AS
-  SELECT DISTINCT p.pid, t.tid FROM (
+  SELECT DISTINCT p.pid, t.tid, n.string AS name FROM (
     SELECT process_id, tid FROM gpuprof_api_call UNION
     SELECT process_id, tid FROM gpuprof_kernel UNION
     SELECT process_id, tid FROM gpuprof_memory_copy UNION
     SELECT process_id, tid FROM gpuprof_memory_allocation UNION
-    SELECT process_id, tid FROM gpuprof_synchronization) t
-  JOIN gpuprof_process p ON p.id = t.process_id WHERE t.tid != 0;
+    SELECT process_id, tid FROM gpuprof_synchronization UNION
+    SELECT process_id, tid FROM gpuprof_marker UNION
+    SELECT process_id, tid FROM gpuprof_thread) t
+  JOIN gpuprof_process p ON p.id = t.process_id
+  LEFT JOIN gpuprof_thread h ON h.process_id = t.process_id AND h.tid = t.tid
+  LEFT JOIN gpuprof_string n ON n.id = h.name_id WHERE t.tid != 0;

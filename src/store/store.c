@@ -35,7 +35,7 @@ int store_exec(sqlite3 *db, const char *sql, struct error *err)
 enum statement {
 	INSERT_STRING, INSERT_PROCESS, INSERT_AGENT, INSERT_QUEUE, INSERT_API, INSERT_KERNEL,
 	INSERT_COPY, INSERT_ALLOCATION, INSERT_SYNCHRONIZATION, INSERT_OVERHEAD, INSERT_DROPPED,
-	INSERT_METADATA, STATEMENT_COUNT
+	INSERT_METADATA, INSERT_MARKER, INSERT_THREAD, STATEMENT_COUNT
 };
 
 static const char *const statement_sql[STATEMENT_COUNT] = {
@@ -53,7 +53,8 @@ static const char *const statement_sql[STATEMENT_COUNT] = {
 			  "grid_z, workgroup_x, workgroup_y, workgroup_z, local_memory_bytes, "
 			  "private_memory_bytes, status, registers, static_local_memory_bytes, "
 			  "dynamic_local_memory_bytes, stream_id, context_id, graph_id, "
-			  "graph_node_id) VALUES (1,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+			  "graph_node_id, range_id) VALUES "
+			  "(1,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
 	[INSERT_COPY] = "INSERT INTO gpuprof_memory_copy (process_id, tid, queue_index, "
 			"src_agent_index, dst_agent_index, operation, direction, function_id, "
 			"bytes, correlation_id, start, end, status, src_memory_kind, "
@@ -70,6 +71,10 @@ static const char *const statement_sql[STATEMENT_COUNT] = {
 			    "start, end) VALUES (1,?,?,?,?,?)",
 	[INSERT_DROPPED] = "INSERT INTO gpuprof_dropped VALUES (1,?,?,?)",
 	[INSERT_METADATA] = "INSERT OR REPLACE INTO gpuprof_metadata VALUES (?,?)",
+	[INSERT_MARKER] = "INSERT INTO gpuprof_marker (process_id, tid, end_tid, kind, domain_id, "
+			  "name_id, range_id, parent_id, start, end, ended) VALUES "
+			  "(1,?,?,?,?,?,?,?,?,?,?)",
+	[INSERT_THREAD] = "INSERT OR REPLACE INTO gpuprof_thread VALUES (1,?,?)",
 };
 
 /* Rows per multi-row INSERT for the large tables: one statement step per batch
@@ -195,7 +200,7 @@ static void bind_record(sqlite3_stmt *s, int c, const struct record_header *h,
 		bind_i64(s, &c, tid);
 		bind_i64(s, &c, r->agent_id);
 		bind_i64(s, &c, r->queue_id);
-		bind_i64(s, &c, r->name_id);
+		bind_i64(s, &c, recording_kernel_name(rec, r));
 		bind_i64(s, &c, (int64_t)r->correlation_id);
 		bind_i64(s, &c, (int64_t)r->dispatch_id);
 		bind_i64(s, &c, (int64_t)r->start_ns);
@@ -214,6 +219,13 @@ static void bind_record(sqlite3_stmt *s, int c, const struct record_header *h,
 		bind_i64(s, &c, r->context_id);
 		bind_i64(s, &c, r->graph_id);
 		bind_i64(s, &c, (int64_t)r->graph_node_id);
+		bind_i64(s, &c, (int64_t)r->range_id);
+		return;
+	}
+	case RECORD_THREAD_NAME: {
+		const struct record_thread_name *r = (const void *)h;
+		bind_i64(s, &c, r->tid);
+		bind_i64(s, &c, r->name_id);
 		return;
 	}
 	case RECORD_MEMORY_COPY: {
@@ -327,8 +339,31 @@ static int finish(struct loader *l, const char *spool_path, struct error *err)
 	    insert_metadata(l, "spool_version", spool_version, err) ||
 	    insert_metadata(l, "source_spool", spool_path, err) ||
 	    insert_metadata(l, "clean_exit", rec->stats.clean_exit ? "1" : "0", err) ||
-	    insert_metadata(l, "dropped_records", dropped, err))
+	    insert_metadata(l, "dropped_records", dropped, err) ||
+	    insert_metadata(l, "kernel_rename", rec->rename_kernels ? "1" : "0", err))
 		return -1;
+	return 0;
+}
+
+static int load_markers(struct loader *l, struct error *err)
+{
+	for (size_t i = 0; i < l->rec->marker_count; i++) {
+		const struct recording_marker *m = &l->rec->markers[i];
+		sqlite3_stmt *s = l->stmt[INSERT_MARKER];
+		int c = 0;
+		bind_i64(s, &c, m->tid);
+		bind_i64(s, &c, m->end_tid);
+		bind_i64(s, &c, m->kind);
+		bind_i64(s, &c, m->domain_id);
+		bind_i64(s, &c, m->name_id);
+		bind_i64(s, &c, (int64_t)m->id);
+		bind_i64(s, &c, (int64_t)m->parent_id);
+		bind_i64(s, &c, (int64_t)m->start_ns);
+		bind_i64(s, &c, (int64_t)m->end_ns);
+		bind_i64(s, &c, m->ended);
+		if (step(l, INSERT_MARKER, err))
+			return -1;
+	}
 	return 0;
 }
 
@@ -388,6 +423,7 @@ int store_write(const struct recording *rec, const char *spool_path, const char 
 	    load_list(&l, &rec->allocations, INSERT_ALLOCATION, err) ||
 	    load_list(&l, &rec->synchronizations, INSERT_SYNCHRONIZATION, err) ||
 	    load_list(&l, &rec->overheads, INSERT_OVERHEAD, err) ||
+	    load_list(&l, &rec->thread_names, INSERT_THREAD, err) || load_markers(&l, err) ||
 	    finish(&l, spool_path, err) || store_exec(l.db, "COMMIT", err))
 		goto out;
 	rc = 0;

@@ -10,8 +10,8 @@
 #include "core/recording.h"
 #include "util/error.h"
 
-#define STORE_SCHEMA_VERSION "2.0.0"
-#define STORE_SCHEMA_MAJOR "2." /* readable: this major version, any minor */
+#define STORE_SCHEMA_VERSION "3.0.0"
+#define STORE_SCHEMA_MAJOR "3." /* readable: this major version, any minor */
 
 /* Builds a database at db_path from a spool read into memory (spool_path is recorded
  * in its metadata). The database is written beside db_path and renamed into place only

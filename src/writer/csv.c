@@ -279,13 +279,30 @@ static int csv_api(struct csv_state *s, const struct event *e, struct error *err
 	return put_line(s, key, API_HEADER, err);
 }
 
+/* rocprofv3's marker_api_trace.csv: a range is one row, a mark has start = end; the
+ * Correlation_Id is the range's id, which kernels launched inside it carry. */
+static int csv_marker(struct csv_state *s, const struct event *e, struct error *err)
+{
+	struct strbuf *l = &s->line;
+	csv_text(l, e->marker.category);
+	csv_text(l, e->name);
+	csv_int(l, e->pid);
+	csv_int(l, e->tid);
+	csv_int(l, e->marker.range_id);
+	csv_int(l, e->start_ns);
+	csv_int(l, e->end_ns);
+	return put_line(s, "marker_api_trace", API_HEADER, err);
+}
+
 static int csv_event(void *state, const struct event *e, struct error *err)
 {
 	struct csv_state *s = state;
 	if (s->options->stats)
 		domain_stats_add(&s->stats, e);
 	switch (e->kind) {
-	case EVENT_PROCESS: return 0;
+	case EVENT_PROCESS:
+	case EVENT_THREAD: return 0;
+	case EVENT_MARKER: return csv_marker(s, e, err);
 	case EVENT_AGENT: return csv_agent(s, e, err);
 	case EVENT_KERNEL: return csv_kernel(s, e, err);
 	case EVENT_MEMORY_COPY: return csv_copy(s, e, err);
@@ -326,6 +343,8 @@ static int csv_end(void *state, int failed, struct strbuf *written, struct error
 			rc = write_stats(s, "memory_copy_stats", &ds->copies, err);
 		if (!rc)
 			rc = write_stats(s, "memory_allocation_stats", &ds->allocations, err);
+		if (!rc)
+			rc = write_stats(s, "marker_api_stats", &ds->markers, err);
 		for (int i = 0; !rc && i < ds->api_count; i++) {
 			domain_key(ds->apis[i].domain, "_stats", key, sizeof(key));
 			rc = write_stats(s, key, &ds->apis[i].table, err);

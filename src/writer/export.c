@@ -206,6 +206,7 @@ static void fill_kernel(sqlite3_stmt *s, const struct names *n, struct event *e)
 	e->kernel.context = I64(22);
 	e->kernel.graph = I64(23);
 	e->kernel.graph_node = I64(24);
+	e->kernel.range_id = I64(25);
 }
 
 static void fill_copy(sqlite3_stmt *s, const struct names *n, struct event *e)
@@ -261,9 +262,36 @@ static void fill_api(sqlite3_stmt *s, const struct names *n, struct event *e)
 	e->api.result = I64(7);
 }
 
+static void fill_thread(sqlite3_stmt *s, const struct names *n, struct event *e)
+{
+	e->kind = EVENT_THREAD;
+	e->process_id = I64(0);
+	e->pid = pid_of(n, e->process_id);
+	e->tid = I64(1);
+	e->name = name_of(n, I64(2));
+}
+
+static void fill_marker(sqlite3_stmt *s, const struct names *n, struct event *e)
+{
+	e->kind = EVENT_MARKER;
+	e->process_id = I64(0);
+	e->pid = pid_of(n, e->process_id);
+	e->tid = I64(1);
+	e->marker.end_tid = I64(2);
+	e->marker.kind = I64(3);
+	e->marker.category = record_marker_domain((uint32_t)e->marker.kind);
+	e->marker.domain = I64(4) ? name_of(n, I64(4)) : "";
+	e->name = name_of(n, I64(5));
+	e->marker.range_id = I64(6);
+	e->marker.parent_id = I64(7);
+	e->start_ns = I64(8);
+	e->end_ns = I64(9);
+	e->marker.ended = (int)I64(10);
+}
+
 #undef I64
 
-/* The processes and agents, then the timed rows: each table is read in rowid order,
+/* The processes, agents and threads, then the timed rows: each table is read in rowid order,
  * which the loader made start-time order, and the tables are merged by start. */
 struct query {
 	const char *sql;
@@ -280,11 +308,13 @@ static const struct query queries[] = {
 	  "pci_domain, pci_bus, pci_device, pci_function, compute_major, compute_minor, "
 	  "warp_size, l2_cache_bytes, memory_bandwidth, device_index, process_id "
 	  "FROM agents ORDER BY process_id, agent_id", fill_agent, -1 },
+	{ "SELECT process_id, tid, name_id FROM gpuprof_thread ORDER BY process_id, tid",
+	  fill_thread, -1 },
 	{ "SELECT process_id, tid, agent_index, queue_index, name_id, correlation_id, "
 	  "dispatch_id, start, end, grid_x, grid_y, grid_z, workgroup_x, workgroup_y, "
 	  "workgroup_z, local_memory_bytes, private_memory_bytes, status, registers, "
 	  "static_local_memory_bytes, dynamic_local_memory_bytes, stream_id, context_id, "
-	  "graph_id, graph_node_id FROM gpuprof_kernel ORDER BY id", fill_kernel, 7 },
+	  "graph_id, graph_node_id, range_id FROM gpuprof_kernel ORDER BY id", fill_kernel, 7 },
 	{ "SELECT process_id, tid, function_id, operation, direction, src_agent_index, "
 	  "dst_agent_index, queue_index, bytes, start, end, correlation_id, status, "
 	  "src_memory_kind, dst_memory_kind, stream_id "
@@ -294,6 +324,8 @@ static const struct query queries[] = {
 	  "FROM gpuprof_memory_allocation ORDER BY id", fill_allocation, 8 },
 	{ "SELECT process_id, domain, function_id, tid, start, end, correlation_id, result "
 	  "FROM gpuprof_api_call ORDER BY id", fill_api, 4 },
+	{ "SELECT process_id, tid, end_tid, kind, domain_id, name_id, range_id, parent_id, "
+	  "start, end, ended FROM gpuprof_marker ORDER BY id", fill_marker, 8 },
 };
 
 #define QUERY_COUNT (sizeof(queries) / sizeof(queries[0]))
@@ -603,8 +635,8 @@ static void event_from_kernel(const struct recording *rec, const struct record_k
 	e->tid = tid;
 	e->kernel.agent = r->agent_id;
 	e->kernel.queue = r->queue_id;
-	e->kernel.kernel_id = r->name_id;
-	e->name = recording_string(rec, r->name_id);
+	e->kernel.kernel_id = recording_kernel_name(rec, r);
+	e->name = recording_string(rec, (uint32_t)e->kernel.kernel_id);
 	e->correlation_id = (int64_t)r->correlation_id;
 	e->kernel.dispatch_id = (int64_t)r->dispatch_id;
 	e->start_ns = (int64_t)r->start_ns;
@@ -623,6 +655,7 @@ static void event_from_kernel(const struct recording *rec, const struct record_k
 	e->kernel.context = r->context_id;
 	e->kernel.graph = r->graph_id;
 	e->kernel.graph_node = (int64_t)r->graph_node_id;
+	e->kernel.range_id = (int64_t)r->range_id;
 }
 
 static void event_from_copy(const struct recording *rec, const struct record_memory_copy *r,
@@ -682,6 +715,24 @@ static void event_from_api(const struct recording *rec, const struct record_api_
 	e->api.result = r->result;
 }
 
+static void event_from_marker(const struct recording *rec, const struct recording_marker *m,
+			      struct event *e)
+{
+	e->kind = EVENT_MARKER;
+	e->pid = rec->process->pid;
+	e->tid = m->tid;
+	e->name = recording_string(rec, m->name_id);
+	e->start_ns = (int64_t)m->start_ns;
+	e->end_ns = (int64_t)m->end_ns;
+	e->marker.category = record_marker_domain(m->kind);
+	e->marker.domain = m->domain_id ? recording_string(rec, m->domain_id) : "";
+	e->marker.kind = m->kind;
+	e->marker.range_id = (int64_t)m->id;
+	e->marker.parent_id = (int64_t)m->parent_id;
+	e->marker.end_tid = m->end_tid;
+	e->marker.ended = m->ended;
+}
+
 static void event_from_process(const struct recording *rec, struct event *e)
 {
 	const struct record_process *p = rec->process;
@@ -717,8 +768,8 @@ int export_recording(const struct recording *rec, const struct writer_ops *const
 	struct event e;
 	char uuid[RECORD_UUID_TEXT];
 	int failed = run_begin(&run, writers, count, options, err);
-	/* the order of export_database(): the process, agents, then the timed lists (each
-	 * sorted by start) merged by start */
+	/* the order of export_database(): the process, agents, threads, then the timed lists
+	 * (each sorted by start) merged by start */
 	if (!failed) {
 		memset(&e, 0, sizeof(e));
 		event_from_process(rec, &e);
@@ -731,16 +782,28 @@ int export_recording(const struct recording *rec, const struct writer_ops *const
 		e.process_id = 1;
 		failed = run_event(&run, &e, err);
 	}
+	for (size_t i = 0; !failed && i < rec->thread_names.count; i++) {
+		const struct record_thread_name *t = (const void *)rec->thread_names.items[i];
+		memset(&e, 0, sizeof(e));
+		e.kind = EVENT_THREAD;
+		e.process_id = 1;
+		e.pid = rec->process->pid;
+		e.tid = t->tid;
+		e.name = recording_string(rec, t->name_id);
+		failed = run_event(&run, &e, err);
+	}
 	const struct record_list *lists[] = { &rec->kernels, &rec->copies, &rec->allocations,
 					      &rec->api_calls };
-	size_t at[4] = { 0 };
+	size_t at[5] = { 0 }; /* the four lists, then the markers */
 	while (!failed) {
 		int next = -1;
 		uint64_t next_start = 0;
-		for (int l = 0; l < 4; l++) {
-			if (at[l] == lists[l]->count)
+		for (int l = 0; l < 5; l++) {
+			size_t n = l < 4 ? lists[l]->count : rec->marker_count;
+			if (at[l] == n)
 				continue;
-			uint64_t start = record_start(lists[l]->items[at[l]]);
+			uint64_t start = l < 4 ? record_start(lists[l]->items[at[l]])
+					       : rec->markers[at[l]].start_ns;
 			if (next < 0 || start < next_start) {
 				next = l;
 				next_start = start;
@@ -748,8 +811,14 @@ int export_recording(const struct recording *rec, const struct writer_ops *const
 		}
 		if (next < 0)
 			break;
-		const struct record_header *h = lists[next]->items[at[next]++];
 		memset(&e, 0, sizeof(e));
+		if (next == 4) {
+			event_from_marker(rec, &rec->markers[at[4]++], &e);
+			e.process_id = 1;
+			failed = run_event(&run, &e, err);
+			continue;
+		}
+		const struct record_header *h = lists[next]->items[at[next]++];
 		if (h->type == RECORD_KERNEL)
 			event_from_kernel(rec, (const void *)h, &e);
 		else if (h->type == RECORD_MEMORY_COPY)

@@ -11,7 +11,7 @@
 
 /* What a table entry is: a track, or an agent's name for naming tracks. */
 enum entry_kind { ENTRY_PROCESS, ENTRY_THREAD, ENTRY_QUEUE, ENTRY_COPY_COUNTER,
-		  ENTRY_MEMORY_COUNTER, ENTRY_AGENT };
+		  ENTRY_MEMORY_COUNTER, ENTRY_AGENT, ENTRY_THREAD_NAME };
 
 /* A track on which slices nest: the ends of the slices open on it, innermost last, and
  * the overlap track beneath it, if any. */
@@ -28,7 +28,8 @@ struct entry {
 	int64_t process_id, key;
 	struct lane lane;   /* the track (lanes of tracks without slices stay empty) */
 	int64_t value;      /* counters: the current value */
-	char *label;        /* processes: "command (host, rank N)"; agents: "GPU 1 name" */
+	char *label;        /* processes: "command (host, rank N)"; agents: "GPU 1 name";
+			       thread names */
 	int64_t tracks;     /* processes: tracks made for it so far */
 };
 
@@ -205,14 +206,14 @@ static const char *agent_label(struct timeline *tl, int64_t process_id, int64_t 
 	return fallback->buf;
 }
 
-/* The thread track of an API call, or the queue track of device work. */
+/* The thread track of an API call or marker, or the queue track of device work. */
 static int slice_track(struct timeline *tl, const struct event *ev, struct entry **out,
 		       struct error *err)
 {
 	struct entry *process;
 	if (process_track(tl, ev, &process, err))
 		return -1;
-	int thread = ev->kind == EVENT_API_CALL;
+	int thread = ev->kind == EVENT_API_CALL || ev->kind == EVENT_MARKER;
 	int64_t key = thread ? ev->tid
 		      : ev->kind == EVENT_KERNEL ? ev->kernel.queue : ev->copy.queue;
 	enum entry_kind kind = thread ? ENTRY_THREAD : ENTRY_QUEUE;
@@ -224,7 +225,11 @@ static int slice_track(struct timeline *tl, const struct event *ev, struct entry
 	e = add(tl, kind, ev->process_id, key);
 	struct strbuf name = STRBUF_INIT, fallback = STRBUF_INIT;
 	if (thread) {
-		strbuf_addf(&name, "thread %lld", (long long)ev->tid);
+		struct entry *named = find(tl, ENTRY_THREAD_NAME, ev->process_id, ev->tid);
+		if (named)
+			strbuf_addf(&name, "%s (thread %lld)", named->label, (long long)ev->tid);
+		else
+			strbuf_addf(&name, "thread %lld", (long long)ev->tid);
 	} else {
 		int64_t agent = ev->kind == EVENT_KERNEL ? ev->kernel.agent
 				: ev->copy.dst_agent ? ev->copy.dst_agent : ev->copy.src_agent;
@@ -412,6 +417,14 @@ int timeline_event(struct timeline *tl, const struct event *event, struct error 
 		remember_agent(tl, event);
 		return 0;
 	}
+	if (event->kind == EVENT_THREAD) { /* names a thread track made later */
+		struct entry *t = find(tl, ENTRY_THREAD_NAME, event->process_id, event->tid);
+		if (!t)
+			t = add(tl, ENTRY_THREAD_NAME, event->process_id, event->tid);
+		free(t->label);
+		t->label = xstrdup(event->name);
+		return 0;
+	}
 	struct event ev = *event;
 	if (ev.end_ns < ev.start_ns) /* a record with a broken end: drawn as an instant */
 		ev.end_ns = ev.start_ns;
@@ -464,6 +477,7 @@ const char *timeline_category(const struct event *e)
 	case EVENT_KERNEL: return "KERNEL_DISPATCH";
 	case EVENT_MEMORY_COPY: return "MEMORY_COPY";
 	case EVENT_API_CALL: return e->api.domain;
+	case EVENT_MARKER: return e->marker.category;
 	default: return "OTHER";
 	}
 }
@@ -494,6 +508,7 @@ int timeline_args(const struct event *e, struct slice_arg args[TIMELINE_MAX_ARGS
 		NONZERO("dynamic_lds_bytes", e->kernel.dynamic_local_memory_bytes);
 		NONZERO("graph_id", e->kernel.graph);
 		NONZERO("graph_node_id", e->kernel.graph_node);
+		NONZERO("range_id", e->kernel.range_id);
 		NUMBER("tid", e->tid);
 		break;
 	case EVENT_MEMORY_COPY:
@@ -512,6 +527,16 @@ int timeline_args(const struct event *e, struct slice_arg args[TIMELINE_MAX_ARGS
 		break;
 	case EVENT_API_CALL:
 		NONZERO("result", e->api.result);
+		break;
+	case EVENT_MARKER:
+		NUMBER("range_id", e->marker.range_id);
+		NONZERO("parent_id", e->marker.parent_id);
+		if (*e->marker.domain)
+			TEXT("domain", e->marker.domain);
+		if (e->marker.end_tid != e->tid)
+			NUMBER("end_tid", e->marker.end_tid);
+		if (!e->marker.ended)
+			NUMBER("unterminated", 1);
 		break;
 	default:
 		break;

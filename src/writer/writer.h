@@ -14,18 +14,20 @@
 struct output_options {
 	const char *prefix;   /* outputs are <prefix>_<name>.<ext> */
 	int truncate_kernels; /* kernel names cut to their base name */
+	int rename_kernels;   /* kernels named after their innermost marker range (spools) */
 	int stats;            /* also the *_stats.csv files */
 	const char *summary_units; /* for the summary writer: sec, msec, usec or nsec */
 	void *context;        /* for writers that gather across exports (gpuprof summary) */
 };
 
-enum event_kind { EVENT_PROCESS, EVENT_AGENT, EVENT_KERNEL, EVENT_MEMORY_COPY,
-		  EVENT_MEMORY_ALLOCATION, EVENT_API_CALL };
+enum event_kind { EVENT_PROCESS, EVENT_AGENT, EVENT_THREAD, EVENT_KERNEL, EVENT_MEMORY_COPY,
+		  EVENT_MEMORY_ALLOCATION, EVENT_API_CALL, EVENT_MARKER };
 
 /* One row of the store. The strings of timed events (kernels, copies, allocations, API
- * calls) stay valid and unchanged until the export ends, so writers may key tables on
- * their addresses; those of processes and agents are valid only during the event()
- * call. */
+ * calls, markers) stay valid and unchanged until the export ends, so writers may key
+ * tables on their addresses; those of processes, agents and threads are valid only
+ * during the event() call. EVENT_THREAD names a thread (name) and comes before the
+ * timed events. */
 struct event {
 	enum event_kind kind;
 	int64_t process_id;       /* the store's process id: 1 unless databases were merged */
@@ -55,6 +57,7 @@ struct event {
 			int64_t local_memory_bytes, private_memory_bytes, status;
 			int64_t registers, static_local_memory_bytes, dynamic_local_memory_bytes;
 			int64_t stream, context, graph, graph_node;
+			int64_t range_id; /* the innermost range open at launch (marker.range_id) */
 		} kernel;
 		struct {
 			int64_t queue, stream, src_agent, dst_agent, bytes, status;
@@ -69,6 +72,13 @@ struct event {
 			const char *domain;
 			int64_t result;
 		} api;
+		struct {
+			const char *category; /* MARKER_CORE_API, MARKER_CORE_RANGE_API */
+			const char *domain;   /* the NVTX domain; "" for the default one */
+			int64_t kind;         /* enum marker_kind */
+			int64_t range_id, parent_id, end_tid;
+			int ended;            /* 0: still open when recording ended */
+		} marker;
 	};
 };
 

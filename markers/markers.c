@@ -1,0 +1,59 @@
+/* libgpuprof-markers: the public marker API (include/gpuprof/markers.h). */
+#include "gpuprof/markers.h"
+
+#include "bind.h"
+
+#define API __attribute__((visibility("default")))
+
+API int gpuprof_range_push(const char *message)
+{
+	const struct marker_recorder *r = marker_recorder();
+	return r ? r->push(message, 0) : marker_depth_push();
+}
+
+API int gpuprof_range_pop(void)
+{
+	const struct marker_recorder *r = marker_recorder();
+	return r ? r->pop() : marker_depth_pop();
+}
+
+API uint64_t gpuprof_range_start(const char *message)
+{
+	const struct marker_recorder *r = marker_recorder();
+	return r ? r->start(message, 0) : marker_next_id();
+}
+
+API void gpuprof_range_stop(uint64_t id)
+{
+	const struct marker_recorder *r = marker_recorder();
+	if (r)
+		r->stop(id);
+}
+
+API void gpuprof_mark(const char *message)
+{
+	const struct marker_recorder *r = marker_recorder();
+	if (r)
+		r->mark(message, 0);
+}
+
+API void gpuprof_name_thread(const char *name)
+{
+	const struct marker_recorder *r = marker_recorder();
+	if (r)
+		r->name_thread(name);
+}
+
+API void gpuprof_pause(void)
+{
+	const struct marker_recorder *r = marker_recorder();
+	if (r)
+		r->pause();
+}
+
+API void gpuprof_resume(void)
+{
+	const struct marker_recorder *r = marker_recorder();
+	if (r)
+		r->resume();
+}

@@ -1,0 +1,155 @@
+/* markers: an OpenCL program annotated with the gpuprof marker API, for the marker,
+ * --kernel-rename and --selected-regions tests.
+ *
+ *   markers nest      push "outer", push "inner", mark "tick", pop, pop; a range
+ *                     started on the main thread and stopped by a thread named "worker",
+ *                     which also pushes "work"; prints each return value
+ *   markers kernels   launches "scale" once outside any range, twice inside "step", once
+ *                     inside "inner" nested in "step", once more outside
+ *   markers regions   launches 1 kernel, resumes, 2, pauses, 3, resumes, 1, pauses, 1:
+ *                     under --selected-regions 3 are collected
+ *   markers periods   launches 2 kernels at 1 s, 3 at 2 s and 4 at 3 s after the
+ *                     process started */
+#define CL_TARGET_OPENCL_VERSION 300
+#include <CL/cl.h>
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "gpuprof/markers.h"
+
+static cl_command_queue queue;
+static cl_kernel kernel;
+static cl_mem buffer;
+
+#define CHECK(call) \
+	do { \
+		cl_int rc_ = (call); \
+		if (rc_ != CL_SUCCESS) { \
+			fprintf(stderr, "markers: %s failed: %d\n", #call, rc_); \
+			exit(1); \
+		} \
+	} while (0)
+
+static void setup(void)
+{
+	cl_platform_id platform;
+	cl_device_id device;
+	cl_int rc;
+	CHECK(clGetPlatformIDs(1, &platform, NULL));
+	CHECK(clGetDeviceIDs(platform, CL_DEVICE_TYPE_ALL, 1, &device, NULL));
+	cl_context context = clCreateContext(NULL, 1, &device, NULL, NULL, &rc);
+	CHECK(rc);
+	queue = clCreateCommandQueueWithProperties(context, device, NULL, &rc);
+	CHECK(rc);
+	const char *source = "__kernel void scale(__global float *a) "
+			     "{ a[get_global_id(0)] *= 2.0f; }";
+	cl_program program = clCreateProgramWithSource(context, 1, &source, NULL, &rc);
+	CHECK(rc);
+	CHECK(clBuildProgram(program, 1, &device, "", NULL, NULL));
+	kernel = clCreateKernel(program, "scale", &rc);
+	CHECK(rc);
+	buffer = clCreateBuffer(context, CL_MEM_READ_WRITE, 1024 * sizeof(float), NULL, &rc);
+	CHECK(rc);
+	CHECK(clSetKernelArg(kernel, 0, sizeof(buffer), &buffer));
+}
+
+static void launch(int count)
+{
+	size_t global = 1024;
+	for (int i = 0; i < count; i++)
+		CHECK(clEnqueueNDRangeKernel(queue, kernel, 1, NULL, &global, NULL, 0, NULL, NULL));
+	CHECK(clFinish(queue));
+}
+
+static uint64_t crossing;
+
+static void *worker(void *unused)
+{
+	(void)unused;
+	gpuprof_name_thread("worker");
+	printf("worker push work: %d\n", gpuprof_range_push("work"));
+	gpuprof_range_stop(crossing);
+	printf("worker pop: %d\n", gpuprof_range_pop());
+	return NULL;
+}
+
+/* Sleeps until `seconds` after the process started (its start time from /proc). */
+static void at_age(double seconds)
+{
+	FILE *f = fopen("/proc/self/stat", "r");
+	char line[1024] = "";
+	if (!f || !fgets(line, sizeof(line), f))
+		exit(1);
+	fclose(f);
+	char *p = strrchr(line, ')');
+	unsigned long long ticks = 0;
+	for (int field = 3; p && field <= 22; field++) {
+		p = strchr(p + 1, ' ');
+		if (p && field == 22)
+			ticks = strtoull(p + 1, NULL, 10);
+	}
+	struct timespec boot;
+	clock_gettime(CLOCK_BOOTTIME, &boot);
+	double age = (double)boot.tv_sec + boot.tv_nsec / 1e9 - (double)ticks / (double)sysconf(_SC_CLK_TCK);
+	if (age < seconds) {
+		double wait = seconds - age;
+		struct timespec t = { (time_t)wait, (long)((wait - (time_t)wait) * 1e9) };
+		nanosleep(&t, NULL);
+	}
+}
+
+int main(int argc, char **argv)
+{
+	const char *mode = argc > 1 ? argv[1] : "nest";
+	if (!strcmp(mode, "nest")) {
+		printf("push outer: %d\n", gpuprof_range_push("outer"));
+		printf("push inner: %d\n", gpuprof_range_push("inner"));
+		gpuprof_mark("tick");
+		printf("pop: %d\n", gpuprof_range_pop());
+		printf("pop: %d\n", gpuprof_range_pop());
+		printf("pop: %d\n", gpuprof_range_pop());
+		crossing = gpuprof_range_start("crossing");
+		printf("start crossing: %s\n", crossing ? "nonzero" : "zero");
+		pthread_t t;
+		pthread_create(&t, NULL, worker, NULL);
+		pthread_join(t, NULL);
+		return 0;
+	}
+	setup();
+	if (!strcmp(mode, "kernels")) {
+		launch(1);
+		gpuprof_range_push("step");
+		launch(2);
+		gpuprof_range_push("inner");
+		launch(1);
+		gpuprof_range_pop();
+		gpuprof_range_pop();
+		launch(1);
+	} else if (!strcmp(mode, "regions")) {
+		launch(1);
+		gpuprof_resume();
+		launch(2);
+		gpuprof_pause();
+		launch(3);
+		gpuprof_resume();
+		launch(1);
+		gpuprof_pause();
+		launch(1);
+	} else if (!strcmp(mode, "periods")) {
+		at_age(1.0);
+		launch(2);
+		at_age(2.0);
+		launch(3);
+		at_age(3.0);
+		launch(4);
+	} else {
+		fprintf(stderr, "markers: unknown mode '%s'\n", mode);
+		return 2;
+	}
+	return 0;
+}

@@ -1,0 +1,194 @@
+"""Markers: the gpuprof marker API, the ROCTX library found by name, and Python through
+ctypes; their rows in every format; kernels attributed to and renamed after ranges; and
+collection control (--selected-regions, pause/resume, --collection-period)."""
+import json
+import os
+import sys
+
+from conftest import BUILD, GPUPROF, TESTS, outputs, run, trace
+from pftrace import Trace
+
+MARKERS = os.path.join(TESTS, "markers")
+HEADER = ["Domain", "Function", "Process_Id", "Thread_Id", "Correlation_Id",
+          "Start_Timestamp", "End_Timestamp"]
+NEST_OUTPUT = ("push outer: 0\npush inner: 1\npop: 1\npop: 0\npop: -1\n"
+               "start crossing: nonzero\nworker push work: 0\nworker pop: 0\n")
+
+
+def one_output(directory):
+    found = outputs(str(directory))
+    assert len(found) == 1, found
+    return found[0]
+
+
+def test_ranges_nest_marks_are_instants_and_start_stop_crosses_threads(tmp_path):
+    r = trace(tmp_path, ["--marker-trace", "--stats", "-f", "csv", "sqlite", "json", "pftrace"],
+              [MARKERS, "nest"])
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == NEST_OUTPUT  # ROCTX's return values, with a profiler present
+    assert ", 5 markers" in r.stderr
+    out = one_output(tmp_path)
+    assert out.csv_header("marker_api_trace.csv") == HEADER
+    rows = out.csv("marker_api_trace.csv")
+    assert [(x["Domain"], x["Function"]) for x in rows] == [
+        ("MARKER_CORE_API", "outer"), ("MARKER_CORE_API", "inner"), ("MARKER_CORE_API", "tick"),
+        ("MARKER_CORE_RANGE_API", "crossing"), ("MARKER_CORE_API", "work")]
+    by = {x["Function"]: {k: int(v) for k, v in x.items() if k not in ("Domain", "Function")}
+          for x in rows}
+    main_tid = by["outer"]["Thread_Id"]
+    assert main_tid == out.pid and by["work"]["Thread_Id"] != main_tid
+    assert by["tick"]["Start_Timestamp"] == by["tick"]["End_Timestamp"]
+    for inner, outer in (("inner", "outer"), ("tick", "inner")):
+        assert by[outer]["Start_Timestamp"] <= by[inner]["Start_Timestamp"]
+        assert by[inner]["End_Timestamp"] <= by[outer]["End_Timestamp"]
+    # the worker stops "crossing" while its own "work" is open: they overlap, not nest
+    assert by["crossing"]["Start_Timestamp"] < by["work"]["Start_Timestamp"]
+    assert by["crossing"]["End_Timestamp"] < by["work"]["End_Timestamp"]
+    assert by["inner"]["End_Timestamp"] <= by["outer"]["End_Timestamp"] < by["crossing"]["Start_Timestamp"]
+
+    db = {m["name"]: m for m in out.query("SELECT * FROM markers")}
+    assert db["inner"]["parent_id"] == db["outer"]["range_id"]
+    assert db["tick"]["parent_id"] == db["inner"]["range_id"] and db["tick"]["kind"] == "MARK"
+    assert db["outer"]["parent_id"] == 0 and db["work"]["parent_id"] == 0
+    assert db["crossing"]["kind"] == "START_STOP"
+    assert (db["crossing"]["tid"], db["crossing"]["end_tid"]) == (main_tid, by["work"]["Thread_Id"])
+    assert all(m["ended"] == 1 for m in db.values())
+    assert out.query("SELECT tid, name FROM threads WHERE name IS NOT NULL") == [
+        {"tid": by["work"]["Thread_Id"], "name": "worker"}]
+
+    stats = out.csv("marker_api_stats.csv")  # ranges only: the mark is an instant
+    assert sorted((x["Name"], x["Calls"]) for x in stats) == [
+        ("crossing", "1"), ("inner", "1"), ("outer", "1"), ("work", "1")]
+
+    with open(out.path("results.json")) as f:
+        events = json.load(f)["traceEvents"]
+    slices = {e["name"]: e for e in events if e.get("ph") == "X" and e["cat"].startswith("MARKER")}
+    assert sorted(slices) == ["crossing", "inner", "outer", "tick", "work"]
+    assert slices["tick"]["dur"] == 0
+    assert slices["work"]["tid"] == by["work"]["Thread_Id"]
+    names = {e["tid"]: e["args"]["name"] for e in events if e.get("name") == "thread_name"}
+    assert names[by["work"]["Thread_Id"]] == f"worker (thread {by['work']['Thread_Id']})"
+
+    pf = Trace(out.path("results.pftrace"))
+    threads = pf.tracks_of("thread")
+    marker_slices = [s for s in pf.slices if s["category"].startswith("MARKER")]
+    assert sorted(s["name"] for s in marker_slices) == ["crossing", "inner", "outer", "tick", "work"]
+    for s in marker_slices:
+        assert threads[s["track"]]["tid"] == by[s["name"]]["Thread_Id"]
+        assert (s["start"], s["end"]) == (by[s["name"]]["Start_Timestamp"], by[s["name"]]["End_Timestamp"])
+        assert s["args"]["range_id"] == by[s["name"]]["Correlation_Id"]
+
+
+def test_without_a_profiler_markers_cost_nothing_and_return_the_same(tmp_path):
+    r = run([MARKERS, "nest"], cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == NEST_OUTPUT
+    assert os.listdir(tmp_path) == []
+
+
+def test_markers_are_not_recorded_unless_asked(tmp_path):
+    r = trace(tmp_path, ["--kernel-trace"], [MARKERS, "nest"])
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == NEST_OUTPUT
+    for out in outputs(str(tmp_path)):
+        assert not out.exists("marker_api_trace.csv")
+        assert out.query("SELECT COUNT(*) AS n FROM markers") == [{"n": 0}]
+
+
+def kernels_run(tmp_path, options):
+    r = trace(tmp_path, ["--kernel-trace", *options], [MARKERS, "kernels"])
+    assert r.returncode == 0, r.stderr
+    return one_output(tmp_path)
+
+
+def test_kernels_are_attributed_to_their_innermost_range(tmp_path):
+    out = kernels_run(tmp_path, ["--marker-trace"])
+    rows = out.query("SELECT name, range_name FROM kernels ORDER BY dispatch_id")
+    assert rows == [{"name": "scale", "range_name": n} for n in (None, "step", "step", "inner", None)]
+    kernels = out.csv("kernel_trace.csv")
+    assert [k["Kernel_Name"] for k in kernels] == ["scale"] * 5
+
+
+def test_kernel_rename_names_exactly_the_kernels_inside_a_range(tmp_path):
+    out = kernels_run(tmp_path, ["--kernel-rename", "-f", "csv", "sqlite", "json"])
+    kernels = out.csv("kernel_trace.csv")
+    assert [k["Kernel_Name"] for k in kernels] == ["scale", "step", "step", "inner", "scale"]
+    assert [r["name"] for r in out.query("SELECT name FROM kernels ORDER BY dispatch_id")] == [
+        "scale", "step", "step", "inner", "scale"]
+    with open(out.path("results.json")) as f:
+        events = json.load(f)["traceEvents"]
+    assert sorted(e["name"] for e in events if e.get("cat") == "KERNEL_DISPATCH") == [
+        "inner", "scale", "scale", "step", "step"]
+
+    # gpuprof summary: the GPU time per range, nested ranges included, from the CSV
+    duration = [int(k["End_Timestamp"]) - int(k["Start_Timestamp"]) for k in kernels]
+    r = run([GPUPROF, "summary", "--format", "csv", out.path("results.db")], cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    block = r.stdout.split("GPU TIME PER MARKER RANGE")[1].strip().split("\n\n")[0].splitlines()
+    assert block[1] == '"Range","Kernels","GPU time (nsec)","Average (nsec)","% of kernel time"'
+    rows = {line.split(",")[0].strip('"'): line.split(",") for line in block[2:]}
+    assert sorted(rows) == ["inner", "step"]
+    assert (int(rows["step"][1]), int(rows["step"][2])) == (3, sum(duration[1:4]))
+    assert (int(rows["inner"][1]), int(rows["inner"][2])) == (1, duration[3])
+
+
+def test_selected_regions_keep_only_what_ran_between_resume_and_pause(tmp_path):
+    out = kernels_run_mode(tmp_path / "selected", ["--selected-regions"], "regions")
+    assert len(out.csv("kernel_trace.csv")) == 3
+    # without --selected-regions collection starts on; pause and resume still apply
+    out = kernels_run_mode(tmp_path / "all", [], "regions")
+    assert len(out.csv("kernel_trace.csv")) == 4
+
+
+def kernels_run_mode(directory, options, mode):
+    os.makedirs(directory)
+    r = trace(directory, ["--runtime-trace", *options], [MARKERS, mode])
+    assert r.returncode == 0, r.stderr
+    out = one_output(directory)
+    # API calls are kept by the same rule as kernels: one clEnqueueNDRangeKernel each
+    calls = [c for c in out.csv("opencl_api_trace.csv") if c["Function"] == "clEnqueueNDRangeKernel"]
+    assert len(calls) == len(out.csv("kernel_trace.csv"))
+    return out
+
+
+def test_collection_period_keeps_only_the_second_of_three_phases(tmp_path):
+    # phases of 2, 3 and 4 kernels at 1.0, 2.0 and 3.0 s; collect from 1.5 s for 1 s
+    r = trace(tmp_path, ["--kernel-trace", "-P", "1500:1000:1", "--collection-period-unit",
+                         "msec"], [MARKERS, "periods"])
+    assert r.returncode == 0, r.stderr
+    assert len(one_output(tmp_path).csv("kernel_trace.csv")) == 3
+
+
+def test_roctx_found_by_name_at_run_time(tmp_path):
+    program = os.path.join(TESTS, "roctx-dlopen")
+    r = trace(tmp_path, ["--marker-trace"], [program])
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == "push load: 0\npush parse: 1\npop: 1\npop: 0\npop: -1\n"
+    rows = one_output(tmp_path).csv("marker_api_trace.csv")
+    assert [(x["Domain"], x["Function"]) for x in rows] == [
+        ("MARKER_CORE_API", "load"), ("MARKER_CORE_API", "parse"),
+        ("MARKER_CORE_API", "checkpoint"), ("MARKER_CORE_RANGE_API", "async")]
+
+
+def test_python_through_ctypes(tmp_path):
+    script = os.path.join(os.path.dirname(__file__), "../../samples/python/markers.py")
+    r = trace(tmp_path, ["--marker-trace"], [sys.executable, script])
+    assert r.returncode == 0, r.stderr
+    out = one_output(tmp_path)
+    names = sorted(x["Function"] for x in out.csv("marker_api_trace.csv"))
+    assert names == sorted(["epoch 0", "epoch 1", "epoch 0 done", "epoch 1 done"] + ["step"] * 6)
+    assert out.query("SELECT name FROM threads WHERE name IS NOT NULL") == [{"name": "python main"}]
+
+
+def test_bad_marker_options(tmp_path):
+    for options, message in (
+            (["-P", "1:x:1"], "'1:x:1' is not START:DURATION:REPEAT"),
+            (["-P", "1:0:1"], "'1:0:1' is not START:DURATION:REPEAT"),
+            (["-P", "1:2:-1"], "'1:2:-1' is not START:DURATION:REPEAT"),
+            (["--collection-period-unit", "days"], "days"),
+            (["--selected-regions", "-P", "1:1:1"], "cannot go together"),
+            (["--kernel-rename", "--marker-trace=false"], "--kernel-rename needs the marker ranges")):
+        r = trace(tmp_path, options, [MARKERS, "nest"])
+        assert r.returncode == 2, (options, r.stderr)
+        assert message in r.stderr, (options, r.stderr)
+    assert os.listdir(tmp_path) == []
