@@ -76,7 +76,7 @@ TEST_PROGRAMS := $(patsubst tests/e2e/%.c,$(BUILD)/tests/%,$(filter-out tests/e2
 	$(wildcard tests/e2e/*.c)))
 TARGETS += $(SAMPLES) $(TEST_PROGRAMS) $(BUILD)/bench/launches
 endif
-TARGETS += $(BUILD)/bench/make-spool $(BUILD)/bench/read-db
+TARGETS += $(BUILD)/bench/make-spool $(BUILD)/bench/read-db $(BUILD)/bench/markers
 
 # ---- CUDA: the CUPTI backend, the CUDA samples, the GPU tests and benchmarks --------
 NVCC := $(CUDA_HOME)/bin/nvcc
@@ -160,6 +160,11 @@ $(BUILD)/bench/launches: bench/launches.c
 $(BUILD)/bench/make-spool: bench/make-spool.c $(call obj,$(CORE_SRC) $(UTIL_SRC))
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) $^ -o $@ -lz
+
+$(BUILD)/bench/markers: bench/markers.c $(MARKERS_LIB)
+	@mkdir -p $(dir $@)
+	$(CC) -std=gnu11 $(CFLAGS) -Wall -Wextra -Iinclude $< -o $@ -L$(BUILD)/lib -lgpuprof-markers \
+		-Wl,-rpath,'$$ORIGIN/../lib'
 
 $(BUILD)/bench/read-db: bench/read-db.c
 	@mkdir -p $(dir $@)

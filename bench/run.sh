@@ -7,6 +7,8 @@
 #   3. timeline formats: pftrace and JSON written from that database, events per
 #      second against the floor of reading the rows alone, and the bytes one kernel
 #      takes in each format
+#   4. markers: the cost of a push/pop pair without a profiler and under
+#      gpuprof trace --marker-trace
 # Usage: bench/run.sh [LAUNCHES [RECORDS [ROUNDS]]]   (defaults 20000 5000000 9)
 set -eu
 cd "$(dirname "$0")/.."
@@ -122,3 +124,16 @@ awk -v k="$kernels" -v c="$(stat -c %s "$work/kernels/kernels_kernel_trace.csv")
 	-v p="$(stat -c %s "$work/kernels/kernels_results.pftrace")" \
 	-v d="$(stat -c %s "$work/kernels.db")" 'BEGIN {
 	printf "csv %.1f, json %.1f, pftrace %.1f, sqlite %.1f\n", c / k, j / k, p / k, d / k }'
+
+echo
+echo "== markers: one gpuprof_range_push + gpuprof_range_pop pair, median of 3 runs of 1000000"
+: >"$work/plain-markers"
+: >"$work/traced-markers"
+for i in 1 2 3; do
+	"$BUILD/bench/markers" 1000000 >>"$work/plain-markers"
+	"$gpuprof" trace --marker-trace --buffer-size 256M --buffer-limit 4G -d "$work/markers$i" -f sqlite -- \
+		"$BUILD/bench/markers" 1000000 2>/dev/null >>"$work/traced-markers"
+done
+ranges=$(find "$work/markers1" -name '*_results.db' -exec sqlite3 {} 'SELECT COUNT(*) FROM markers' \;)
+awk -v p="$(median <"$work/plain-markers")" -v t="$(median <"$work/traced-markers")" -v r="$ranges" 'BEGIN {
+	printf "no profiler %.1f ns, under --marker-trace %.1f ns (ranges recorded in run 1: %d)\n", p, t, r }'

@@ -38,7 +38,7 @@ const struct marker_recorder *marker_recorder(void)
 	return atomic_load_explicit(&bound, memory_order_relaxed);
 }
 
-static __thread int depth;
+static __thread int depth __attribute__((tls_model("initial-exec")));
 static _Atomic uint64_t next_id;
 
 int marker_depth_push(void)
