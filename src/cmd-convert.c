@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "commands.h"
+#include "core/kernel-filter.h"
 #include "core/paths.h"
 #include "core/spool.h"
 #include "output.h"
@@ -45,6 +46,7 @@ int cmd_convert(int argc, char **argv)
 {
 	int stats = -1, summary = -1, truncate = -1, help = -1;
 	const char *directory = NULL, *units = "nsec";
+	const char *include = NULL, *exclude = NULL, *iterations = NULL;
 	struct option_list formats = { 0 };
 	const struct option table[] = {
 		{ OPTION_LIST, 'f', "output-format", &formats, "FORMAT...",
@@ -57,6 +59,12 @@ int cmd_convert(int argc, char **argv)
 		  "time unit of the summary tables (default: nsec)" },
 		{ OPTION_BOOL, 'T', "truncate-kernels", &truncate, NULL,
 		  "kernel names without namespaces, templates and parameters" },
+		{ OPTION_STRING, 0, "kernel-include-regex", &include, "REGEX",
+		  "keep only kernels whose name matches (spools only)" },
+		{ OPTION_STRING, 0, "kernel-exclude-regex", &exclude, "REGEX",
+		  "leave out kernels whose name matches (after the include; spools only)" },
+		{ OPTION_STRING, 0, "kernel-iteration-range", &iterations, "SET",
+		  "keep only these dispatches of each kept kernel name, from 1 (spools only)" },
 		{ OPTION_BOOL, 'h', "help", &help, NULL, "show this help" },
 		OPTION_END,
 	};
@@ -79,6 +87,10 @@ int cmd_convert(int argc, char **argv)
 	request.options.stats = stats == 1;
 	request.options.truncate_kernels = truncate == 1;
 	request.options.summary_units = units;
+	struct kernel_filter filter;
+	if (kernel_filter_init(&filter, include, exclude, iterations, &err))
+		die_with(EXIT_USAGE, "convert: %s", err.message);
+	request.kernel_filter = &filter;
 	if (directory && path_make_parents(directory, 0, &err))
 		die("convert: %s", err.message);
 
@@ -86,8 +98,12 @@ int cmd_convert(int argc, char **argv)
 	struct strbuf prefix = STRBUF_INIT;
 	for (int i = 0; i < input_count; i++) {
 		output_prefix(inputs[i], directory, &prefix);
-		int rc = spool_is_spool(inputs[i])
-				 ? output_from_spool(inputs[i], prefix.buf, &request, 1, &err)
+		int spool = spool_is_spool(inputs[i]);
+		int rc = spool ? output_from_spool(inputs[i], prefix.buf, &request, 1, &err)
+			 : kernel_filter_active(&filter)
+				 ? error_set(&err, "'%s' is a database: the kernel filters apply to "
+						   "spools (select from a database with gpuprof query)",
+					     inputs[i])
 				 : output_from_database(inputs[i], prefix.buf, &request, &err);
 		if (rc) {
 			warn("convert: %s", err.message);
@@ -95,6 +111,7 @@ int cmd_convert(int argc, char **argv)
 		}
 	}
 	strbuf_release(&prefix);
+	kernel_filter_release(&filter);
 	free(inputs);
 	return failures ? EXIT_FAILED : 0;
 }

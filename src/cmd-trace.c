@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "commands.h"
+#include "core/kernel-filter.h"
 #include "core/paths.h"
 #include "output.h"
 #include "util/error.h"
@@ -74,6 +75,7 @@ struct trace_options {
 	int runtime, sys, kernel_rename, selected_regions;
 	const char *period_unit;
 	struct option_list periods;
+	const char *kernel_include, *kernel_exclude, *kernel_iterations;
 	int stats, summary, truncate, mangled, keep_spool, help;
 	const char *directory, *file, *units;
 	struct option_list formats;
@@ -299,8 +301,9 @@ int cmd_trace(int argc, char **argv)
 		  "kernels, copies, allocations, markers, OpenCL and CUDA runtime API calls" },
 		{ OPTION_BOOL, 's', "sys-trace", &o.sys, NULL,
 		  "everything --runtime-trace does, and CUDA driver API calls" },
-		{ OPTION_SECTION, .help = "what to keep (kernels, copies, allocations and API calls; "
-					  "markers are always kept)" },
+		{ OPTION_SECTION, .help = "what to keep (periods and regions: kernels, copies, "
+					  "allocations and API calls, markers are always kept; kernel "
+					  "filters: kernels only)" },
 		{ OPTION_BOOL, 0, "selected-regions", &o.selected_regions, NULL,
 		  "collect only between resume and pause calls (roctxProfilerResume, "
 		  "gpuprof_resume...): collection starts paused" },
@@ -310,6 +313,13 @@ int cmd_trace(int argc, char **argv)
 		  "another" },
 		{ OPTION_ENUM, 0, "collection-period-unit", &o.period_unit,
 		  "hour|min|sec|msec|usec|nsec", "unit of the periods (default: sec)" },
+		{ OPTION_STRING, 0, "kernel-include-regex", &o.kernel_include, "REGEX",
+		  "keep only kernels whose name matches (POSIX extended, anywhere in the name)" },
+		{ OPTION_STRING, 0, "kernel-exclude-regex", &o.kernel_exclude, "REGEX",
+		  "leave out kernels whose name matches (after the include)" },
+		{ OPTION_STRING, 0, "kernel-iteration-range", &o.kernel_iterations, "SET",
+		  "keep only these dispatches of each kept kernel name, counted from 1 in launch "
+		  "order: \"[1, 2, [5-8]]\"" },
 		{ OPTION_SECTION, .help = "outputs" },
 		{ OPTION_STRING, 'd', "output-directory", &o.directory, "DIR",
 		  "where outputs go (default: the current directory)" },
@@ -399,6 +409,11 @@ int cmd_trace(int argc, char **argv)
 	struct strbuf periods = STRBUF_INIT;
 	if (parse_periods(&o.periods, o.period_unit, &periods, &err))
 		die_with(EXIT_USAGE, "trace: %s", err.message);
+	struct kernel_filter kernel_filter;
+	if (kernel_filter_init(&kernel_filter, o.kernel_include, o.kernel_exclude,
+			       o.kernel_iterations, &err))
+		die_with(EXIT_USAGE, "trace: %s", err.message);
+	request.kernel_filter = &kernel_filter;
 	request.options.summary_units = o.units;
 
 	struct strbuf opencl_library = STRBUF_INIT, cuda_library = STRBUF_INIT;
@@ -468,6 +483,7 @@ int cmd_trace(int argc, char **argv)
 	strbuf_release(&manifest);
 	strbuf_release(&trace);
 	strbuf_release(&periods);
+	kernel_filter_release(&kernel_filter);
 
 	if (WIFSIGNALED(status))
 		return 128 + WTERMSIG(status);

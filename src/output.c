@@ -170,7 +170,11 @@ int output_from_spool(const char *spool_path, const char *prefix,
 	if (recording_read(&rec, spool_path, err))
 		return -1;
 	rec.rename_kernels = request->options.rename_kernels;
+	size_t filtered = recording_filter_kernels(&rec, request->kernel_filter);
 	describe(spool_path, &rec);
+	if (filtered)
+		fprintf(stderr, "gpuprof: %s: %zu kernels left out by the kernel filters, %zu kept\n",
+			spool_path, filtered, rec.kernels.count);
 
 	/* The database and the files come from the same sorted records: the inserts run
 	 * on a second thread while the files are written here. */

@@ -18,9 +18,12 @@ enum output_format {
 /* Every format name -f knows, including those of later versions (refused by name). */
 #define OUTPUT_FORMAT_WORDS "csv|sqlite|rocpd|json|pftrace|perfetto|otf2"
 
+struct kernel_filter;
+
 struct output_request {
 	unsigned formats;      /* enum output_format bits */
 	int summary;           /* print the summary tables on stderr */
+	const struct kernel_filter *kernel_filter; /* spools only; NULL: every kernel */
 	struct output_options options; /* options.prefix is set per input */
 };
 

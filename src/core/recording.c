@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/kernel-filter.h"
 #include "util/hash.h"
 #include "util/strbuf.h"
 
@@ -354,6 +355,68 @@ uint32_t recording_kernel_name(const struct recording *rec, const struct record_
 	if (rec->rename_kernels && k->range_id && (m = recording_marker(rec, k->range_id)))
 		return m->name_id;
 	return k->name_id;
+}
+
+static int by_address(const void *a, const void *b)
+{
+	const void *x = *(const void *const *)a, *y = *(const void *const *)b;
+	return x < y ? -1 : x > y;
+}
+
+static int kernel_by_dispatch(const void *a, const void *b)
+{
+	const struct record_kernel *x = *(const struct record_kernel *const *)a;
+	const struct record_kernel *y = *(const struct record_kernel *const *)b;
+	if (x->dispatch_id != y->dispatch_id)
+		return x->dispatch_id < y->dispatch_id ? -1 : 1;
+	return x < y ? -1 : x > y;
+}
+
+size_t recording_filter_kernels(struct recording *rec, const struct kernel_filter *filter)
+{
+	if (!kernel_filter_active(filter) || !rec->kernels.count)
+		return 0;
+	size_t n = rec->kernels.count;
+	const struct record_header **order = xrealloc(NULL, n * sizeof(*order));
+	memcpy(order, rec->kernels.items, n * sizeof(*order));
+	qsort(order, n, sizeof(*order), kernel_by_dispatch);
+	/* per name id: whether the name passes (0 unknown, 1 no, 2 yes) and its dispatches */
+	size_t slots = 64;
+	while (slots < 2 * rec->strings.count + 2)
+		slots *= 2;
+	struct name_state {
+		uint32_t id;
+		uint8_t passes;
+		uint64_t seen;
+	} *names = xcalloc(slots, sizeof(*names));
+	/* kept records, marked by address: a sorted copy of those that pass */
+	const struct record_header **kept = xrealloc(NULL, n * sizeof(*kept));
+	size_t kept_count = 0;
+	for (size_t i = 0; i < n; i++) {
+		const struct record_kernel *k = (const void *)order[i];
+		size_t j = (size_t)hash_int(k->name_id) & (slots - 1);
+		while (names[j].passes && names[j].id != k->name_id)
+			j = (j + 1) & (slots - 1);
+		if (!names[j].passes) {
+			names[j].id = k->name_id;
+			names[j].passes = kernel_filter_name(filter, recording_string(rec, k->name_id)) ? 2 : 1;
+		}
+		if (names[j].passes == 2 && kernel_filter_iteration(filter, ++names[j].seen))
+			kept[kept_count++] = order[i];
+	}
+	/* keep the start-time order of the list */
+	qsort(kept, kept_count, sizeof(*kept), by_address);
+	size_t out = 0;
+	for (size_t i = 0; i < n; i++) {
+		const struct record_header *h = rec->kernels.items[i];
+		if (bsearch(&h, kept, kept_count, sizeof(*kept), by_address))
+			rec->kernels.items[out++] = h;
+	}
+	rec->kernels.count = out;
+	free(order);
+	free(names);
+	free(kept);
+	return n - out;
 }
 
 /* Whether any device record leaves its thread to its API call (see recording.h). */

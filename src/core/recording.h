@@ -81,6 +81,11 @@ void recording_enqueuer(const struct recording *rec, uint64_t correlation_id, ui
  * name of the innermost range open on its thread when it was launched. */
 uint32_t recording_kernel_name(const struct recording *rec, const struct record_kernel *k);
 
+/* Drops the kernels the filter does not keep (kernel-filter.h): iterations count each
+ * kernel name's dispatches in launch order (dispatch id). Returns how many were dropped. */
+struct kernel_filter;
+size_t recording_filter_kernels(struct recording *rec, const struct kernel_filter *filter);
+
 /* The marker of a recorded id, or NULL. */
 const struct recording_marker *recording_marker(const struct recording *rec, uint64_t id);
 
