@@ -53,6 +53,7 @@ LIBDIR := $(BUILD)/lib/gpuprof
 RECORDER_LIB := $(LIBDIR)/libgpuprof-recorder.so
 OPENCL_LIB := $(LIBDIR)/libgpuprof-opencl.so
 CUDA_LIB := $(LIBDIR)/libgpuprof-cuda.so
+NVTX_LIB := $(LIBDIR)/libgpuprof-nvtx.so
 TARGETS := $(GPUPROF) $(RECORDER_LIB)
 # The marker libraries: the public API, and the ROCTX ABI in a directory of its own that
 # `gpuprof trace` puts on LD_LIBRARY_PATH.
@@ -72,7 +73,7 @@ TARGETS += $(UNIT_TESTS)
 ifeq ($(HAVE_OPENCL),yes)
 TARGETS += $(OPENCL_LIB)
 SAMPLES := $(patsubst samples/opencl/%.c,$(BUILD)/samples/%,$(wildcard samples/opencl/*.c))
-TEST_PROGRAMS := $(patsubst tests/e2e/%.c,$(BUILD)/tests/%,$(filter-out tests/e2e/cuda-spool.c,\
+TEST_PROGRAMS := $(patsubst tests/e2e/%.c,$(BUILD)/tests/%,$(filter-out tests/e2e/cuda-spool.c tests/e2e/nvtx-app.c,\
 	$(wildcard tests/e2e/*.c)))
 TARGETS += $(SAMPLES) $(TEST_PROGRAMS) $(BUILD)/bench/launches
 endif
@@ -87,6 +88,7 @@ CUDA_INJECT_OBJ := $(call obj,inject/cuda/cuda.c inject/cuda/translate.c inject/
 CUDA_SAMPLES := $(patsubst samples/cuda/%.cu,$(BUILD)/samples/cuda/%,$(wildcard samples/cuda/*.cu))
 GPU_PROGRAMS := $(patsubst %.cu,$(BUILD)/%,$(wildcard tests/gpu/*.cu bench/gpu/*.cu))
 ifeq ($(HAVE_CUDA),yes)
+TARGETS += $(NVTX_LIB) $(BUILD)/tests/nvtx-app
 TARGETS += $(CUDA_LIB) $(CUDA_SAMPLES) $(GPU_PROGRAMS) $(BUILD)/bench/gpu/libcupti-floor.so \
 	$(BUILD)/tests/cuda-spool
 endif
@@ -116,6 +118,18 @@ $(CUDA_LIB): $(CUDA_INJECT_OBJ) $(RECORDER_LIB)
 	$(CC) $(ALL_CFLAGS) -shared -Wl,--version-script=inject/cuda/exports.map \
 		-Wl,-soname,libgpuprof-cuda.so $(filter %.o,$^) -o $@ $(INJECT_LDLIBS) \
 		-L$(CUPTI_LIBDIR) -Wl,-rpath,$(CUPTI_LIBDIR) -lcupti -lstdc++ -ldl
+
+# NVTX injection: only the header-only nvtx3 API of the CUDA toolkit, no CUDA or CUPTI
+$(BUILD)/obj/inject/nvtx/nvtx.o: ALL_CFLAGS += -I$(CUDA_HOME)/include
+
+$(NVTX_LIB): $(call obj,inject/nvtx/nvtx.c src/util/strbuf.c src/util/error.c) $(RECORDER_LIB)
+	$(CC) $(ALL_CFLAGS) -shared -Wl,--version-script=inject/nvtx/exports.map \
+		-Wl,-soname,libgpuprof-nvtx.so $(filter %.o,$^) -o $@ $(INJECT_LDLIBS)
+
+# a program annotated with NVTX, as PyTorch and NCCL use it (header-only nvtx3)
+$(BUILD)/tests/nvtx-app: tests/e2e/nvtx-app.c
+	@mkdir -p $(dir $@)
+	$(CC) -std=gnu11 $(CFLAGS) -Wall -Wextra -I$(CUDA_HOME)/include -pthread $< -o $@ -ldl
 
 $(BUILD)/bench/gpu/libcupti-floor.so: $(BUILD)/obj/bench/gpu/cupti-floor.o
 	@mkdir -p $(dir $@)

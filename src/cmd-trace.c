@@ -296,7 +296,7 @@ int cmd_trace(int argc, char **argv)
 		{ OPTION_BOOL, 0, "cuda-driver-trace", &o.cuda_driver, NULL,
 		  "CUDA driver API calls (cu*) and synchronisations" },
 		{ OPTION_BOOL, 0, "marker-trace", &o.marker, NULL,
-		  "marker ranges and marks: gpuprof markers and ROCTX (marker_api_trace.csv)" },
+		  "marker ranges and marks: gpuprof markers, ROCTX, NVTX (marker_api_trace.csv)" },
 		{ OPTION_BOOL, 'r', "runtime-trace", &o.runtime, NULL,
 		  "kernels, copies, allocations, markers, OpenCL and CUDA runtime API calls" },
 		{ OPTION_BOOL, 's', "sys-trace", &o.sys, NULL,
@@ -451,6 +451,19 @@ int cmd_trace(int argc, char **argv)
 	if (o.mangled == 1)
 		setenv("GPUPROF_MANGLED_KERNELS", "1", 1);
 	make_markers_findable();
+	if (strstr(trace.buf, "marker")) {
+		/* NVTX loads one injection library; one already named (Nsight Systems) keeps it */
+		struct strbuf nvtx = STRBUF_INIT;
+		const char *named = getenv("NVTX_INJECTION64_PATH");
+		if (find_library("libgpuprof-nvtx.so", &nvtx, &err) == 0) {
+			if (named && *named && strcmp(named, nvtx.buf))
+				warn("NVTX_INJECTION64_PATH already names '%s' (another tool): NVTX "
+				     "ranges are not recorded", named);
+			else
+				setenv("NVTX_INJECTION64_PATH", nvtx.buf, 1);
+		}
+		strbuf_release(&nvtx);
+	}
 	if (o.selected_regions == 1)
 		setenv("GPUPROF_SELECTED_REGIONS", "1", 1);
 	else

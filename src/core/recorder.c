@@ -979,6 +979,13 @@ void recorder_stop(void)
 	errno = saved;
 }
 
+/* A recorder started by markers alone (no GPU backend in the process to stop it) still
+ * ends with a final flush when the process exits. */
+__attribute__((destructor)) static void recorder_unload(void)
+{
+	recorder_stop();
+}
+
 const char *recorder_spool_path(void)
 {
 	return spool_fd >= 0 ? spool_path : NULL;

@@ -76,7 +76,7 @@ RECORDER_API void recorder_wake(void);
 RECORDER_API void recorder_stop(void);
 
 /* ---- markers and collection control ----
- * ROCTX and libgpuprof-markers (and NVTX, once it is recorded) land here. Ranges pushed on a thread nest and
+ * ROCTX, NVTX and libgpuprof-markers all land here. Ranges pushed on a thread nest and
  * are popped in reverse order; ranges started return an id that any thread may stop;
  * marks are instants. Records are emitted only when markers are traced (GPUPROF_TRACE
  * names "marker"); nesting is followed either way, so the return values hold. The text

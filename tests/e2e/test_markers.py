@@ -5,6 +5,8 @@ import json
 import os
 import sys
 
+import pytest
+
 from conftest import BUILD, GPUPROF, TESTS, outputs, run, trace
 from pftrace import Trace
 
@@ -192,3 +194,33 @@ def test_bad_marker_options(tmp_path):
         assert r.returncode == 2, (options, r.stderr)
         assert message in r.stderr, (options, r.stderr)
     assert os.listdir(tmp_path) == []
+
+
+NVTX_APP = os.path.join(TESTS, "nvtx-app")
+
+
+@pytest.mark.skipif(not os.path.exists(NVTX_APP),
+                    reason="built without the CUDA toolkit (its header-only nvtx3 API)")
+def test_nvtx_ranges_marks_and_domains(tmp_path):
+    expected = ("push epoch: 0\npush forward: 1\npop: 1\npush allreduce: 1\npop: 1\n"
+                "push wide: 1\npop: 1\npop: 0\n")
+    r = trace(tmp_path, ["--marker-trace"], [NVTX_APP])
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == expected
+    out = one_output(tmp_path)
+    rows = out.csv("marker_api_trace.csv")
+    assert [(x["Domain"], x["Function"]) for x in rows] == [
+        ("MARKER_CORE_API", "epoch"), ("MARKER_CORE_API", "forward"), ("MARKER_CORE_API", "loss"),
+        ("MARKER_CORE_RANGE_API", "prefetch"), ("MARKER_CORE_API", "allreduce"),
+        ("MARKER_CORE_API", "wide \u00fc")]
+    db = {m["name"]: m for m in out.query("SELECT * FROM markers")}
+    assert db["allreduce"]["domain"] == "nccl" and db["epoch"]["domain"] == ""
+    assert db["loss"]["kind"] == "MARK" and db["loss"]["parent_id"] == db["forward"]["range_id"]
+    assert db["forward"]["parent_id"] == db["epoch"]["range_id"]
+    assert db["allreduce"]["parent_id"] == db["epoch"]["range_id"]
+    assert db["prefetch"]["end_tid"] != db["prefetch"]["tid"]
+    assert out.query("SELECT tid, name FROM threads WHERE name IS NOT NULL") == [
+        {"tid": db["prefetch"]["end_tid"], "name": "loader"}]
+    # without a profiler NVTX calls do nothing (NVTX_NO_PUSH_POP_TRACKING, -2)
+    r = run([NVTX_APP], cwd=tmp_path)
+    assert r.returncode == 0 and r.stdout.count(": -2\n") == 8

@@ -1,0 +1,276 @@
+/* libgpuprof-nvtx.so: receives NVTX calls (what PyTorch's torch.cuda.nvtx, emit_nvtx and
+ * NCCL emit) and records them as markers. NVTX v3 is header-only: each library that
+ * uses it loads the library named in NVTX_INJECTION64_PATH on its first NVTX call and
+ * calls InitializeInjectionNvtx2, which fills NVTX's function slots with the handlers
+ * below. No CUPTI is involved, so this works without a GPU and beside other CUDA tools.
+ *
+ * NVTX domains: ranges of every domain share the thread's one stack (NCCL's and the
+ * application's ranges nest in practice); the domain's name is kept with each marker.
+ * Category names, resource naming and synchronisation callbacks are not recorded. */
+#define NVTX_NO_IMPL
+#include <nvtx3/nvToolsExt.h>
+
+#include <stdlib.h>
+#include <string.h>
+#include <wchar.h>
+
+#include "core/recorder.h"
+#include "util/strbuf.h"
+
+#define EXPORT __attribute__((visibility("default")))
+
+/* Domain and registered-string handles are ours: a domain is its interned name's id,
+ * a registered string a copy of its text. Both live as long as the process. */
+struct domain {
+	uint32_t name_id;
+};
+
+static void utf8_from_wide(const wchar_t *w, struct strbuf *out)
+{
+	for (; w && *w; w++) {
+		uint32_t c = (uint32_t)*w;
+		if (c > 0x10ffff || (c >= 0xd800 && c <= 0xdfff))
+			c = 0xfffd;
+		if (c < 0x80) {
+			strbuf_addch(out, (char)c);
+		} else if (c < 0x800) {
+			strbuf_addch(out, (char)(0xc0 | c >> 6));
+			strbuf_addch(out, (char)(0x80 | (c & 0x3f)));
+		} else if (c < 0x10000) {
+			strbuf_addch(out, (char)(0xe0 | c >> 12));
+			strbuf_addch(out, (char)(0x80 | ((c >> 6) & 0x3f)));
+			strbuf_addch(out, (char)(0x80 | (c & 0x3f)));
+		} else {
+			strbuf_addch(out, (char)(0xf0 | c >> 18));
+			strbuf_addch(out, (char)(0x80 | ((c >> 12) & 0x3f)));
+			strbuf_addch(out, (char)(0x80 | ((c >> 6) & 0x3f)));
+			strbuf_addch(out, (char)(0x80 | (c & 0x3f)));
+		}
+	}
+}
+
+/* The message of an event's attributes, as UTF-8 (`wide` holds a converted one). */
+static const char *message_of(const nvtxEventAttributes_t *a, struct strbuf *wide)
+{
+	if (!a)
+		return "";
+	switch (a->messageType) {
+	case NVTX_MESSAGE_TYPE_ASCII:
+		return a->message.ascii ? a->message.ascii : "";
+	case NVTX_MESSAGE_TYPE_REGISTERED:
+		return a->message.registered ? (const char *)a->message.registered : "";
+	case NVTX_MESSAGE_TYPE_UNICODE:
+		utf8_from_wide(a->message.unicode, wide);
+		return wide->buf;
+	}
+	return "";
+}
+
+static uint32_t domain_id(nvtxDomainHandle_t d)
+{
+	return d ? ((const struct domain *)(const void *)d)->name_id : 0;
+}
+
+/* ---- the core module: the default domain ---- */
+
+static void mark_ex(const nvtxEventAttributes_t *a)
+{
+	struct strbuf w = STRBUF_INIT;
+	recorder_mark(message_of(a, &w), 0);
+	strbuf_release(&w);
+}
+
+static void mark_a(const char *message)
+{
+	recorder_mark(message ? message : "", 0);
+}
+
+static void mark_w(const wchar_t *message)
+{
+	struct strbuf w = STRBUF_INIT;
+	utf8_from_wide(message, &w);
+	recorder_mark(w.buf, 0);
+	strbuf_release(&w);
+}
+
+static nvtxRangeId_t start_ex(const nvtxEventAttributes_t *a)
+{
+	struct strbuf w = STRBUF_INIT;
+	nvtxRangeId_t id = recorder_range_start(message_of(a, &w), 0);
+	strbuf_release(&w);
+	return id;
+}
+
+static nvtxRangeId_t start_a(const char *message)
+{
+	return recorder_range_start(message ? message : "", 0);
+}
+
+static nvtxRangeId_t start_w(const wchar_t *message)
+{
+	struct strbuf w = STRBUF_INIT;
+	utf8_from_wide(message, &w);
+	nvtxRangeId_t id = recorder_range_start(w.buf, 0);
+	strbuf_release(&w);
+	return id;
+}
+
+static void range_end(nvtxRangeId_t id)
+{
+	recorder_range_stop(id);
+}
+
+static int push_ex(const nvtxEventAttributes_t *a)
+{
+	struct strbuf w = STRBUF_INIT;
+	int depth = recorder_range_push(message_of(a, &w), 0);
+	strbuf_release(&w);
+	return depth;
+}
+
+static int push_a(const char *message)
+{
+	return recorder_range_push(message ? message : "", 0);
+}
+
+static int push_w(const wchar_t *message)
+{
+	struct strbuf w = STRBUF_INIT;
+	utf8_from_wide(message, &w);
+	int depth = recorder_range_push(w.buf, 0);
+	strbuf_release(&w);
+	return depth;
+}
+
+static int pop(void)
+{
+	return recorder_range_pop();
+}
+
+/* NVTX names a thread by id; the recorder names the calling thread, which is what
+ * programs pass in practice (their own gettid()). */
+static void name_thread_a(uint32_t tid, const char *name)
+{
+	recorder_name_thread(name ? name : "");
+}
+
+/* ---- the core2 module: named domains ---- */
+
+static void domain_mark_ex(nvtxDomainHandle_t d, const nvtxEventAttributes_t *a)
+{
+	struct strbuf w = STRBUF_INIT;
+	recorder_mark(message_of(a, &w), domain_id(d));
+	strbuf_release(&w);
+}
+
+static nvtxRangeId_t domain_start_ex(nvtxDomainHandle_t d, const nvtxEventAttributes_t *a)
+{
+	struct strbuf w = STRBUF_INIT;
+	nvtxRangeId_t id = recorder_range_start(message_of(a, &w), domain_id(d));
+	strbuf_release(&w);
+	return id;
+}
+
+static void domain_end(nvtxDomainHandle_t d, nvtxRangeId_t id)
+{
+	recorder_range_stop(id);
+}
+
+static int domain_push_ex(nvtxDomainHandle_t d, const nvtxEventAttributes_t *a)
+{
+	struct strbuf w = STRBUF_INIT;
+	int depth = recorder_range_push(message_of(a, &w), domain_id(d));
+	strbuf_release(&w);
+	return depth;
+}
+
+static int domain_pop(nvtxDomainHandle_t d)
+{
+	return recorder_range_pop();
+}
+
+static nvtxStringHandle_t register_string_a(nvtxDomainHandle_t d, const char *text)
+{
+	return (nvtxStringHandle_t)(void *)xstrdup(text ? text : "");
+}
+
+static nvtxStringHandle_t register_string_w(nvtxDomainHandle_t d, const wchar_t *text)
+{
+	struct strbuf w = STRBUF_INIT;
+	utf8_from_wide(text, &w);
+	return (nvtxStringHandle_t)(void *)strbuf_detach(&w);
+}
+
+static nvtxDomainHandle_t domain_create_a(const char *name)
+{
+	struct domain *d = xcalloc(1, sizeof(*d));
+	d->name_id = recorder_intern(name ? name : "");
+	return (nvtxDomainHandle_t)(void *)d;
+}
+
+static nvtxDomainHandle_t domain_create_w(const wchar_t *name)
+{
+	struct strbuf w = STRBUF_INIT;
+	utf8_from_wide(name, &w);
+	nvtxDomainHandle_t d = domain_create_a(w.buf);
+	strbuf_release(&w);
+	return d;
+}
+
+/* Handles may still be used by the program's other libraries: they are kept. */
+static void domain_destroy(nvtxDomainHandle_t d)
+{
+}
+
+/* ---- injection ---- */
+
+static void fill(NvtxGetExportTableFunc_t get_table, NvtxCallbackModule module,
+		 const NvtxFunctionPointer *handlers, unsigned count)
+{
+	const NvtxExportTableCallbacks *callbacks =
+		(const NvtxExportTableCallbacks *)get_table(NVTX_ETID_CALLBACKS);
+	NvtxFunctionTable table = NULL;
+	unsigned int size = 0;
+	if (!callbacks || !callbacks->GetModuleFunctionTable ||
+	    !callbacks->GetModuleFunctionTable(module, &table, &size) || !table)
+		return;
+	for (unsigned i = 1; i < count && i < size; i++)
+		if (handlers[i] && table[i])
+			*table[i] = handlers[i];
+}
+
+#define HANDLER(f) ((NvtxFunctionPointer)(void (*)(void))(f))
+
+EXPORT int InitializeInjectionNvtx2(NvtxGetExportTableFunc_t get_table)
+{
+	if (!get_table)
+		return 0;
+	NvtxFunctionPointer core[NVTX_CBID_CORE_SIZE] = { 0 };
+	core[NVTX_CBID_CORE_MarkEx] = HANDLER(mark_ex);
+	core[NVTX_CBID_CORE_MarkA] = HANDLER(mark_a);
+	core[NVTX_CBID_CORE_MarkW] = HANDLER(mark_w);
+	core[NVTX_CBID_CORE_RangeStartEx] = HANDLER(start_ex);
+	core[NVTX_CBID_CORE_RangeStartA] = HANDLER(start_a);
+	core[NVTX_CBID_CORE_RangeStartW] = HANDLER(start_w);
+	core[NVTX_CBID_CORE_RangeEnd] = HANDLER(range_end);
+	core[NVTX_CBID_CORE_RangePushEx] = HANDLER(push_ex);
+	core[NVTX_CBID_CORE_RangePushA] = HANDLER(push_a);
+	core[NVTX_CBID_CORE_RangePushW] = HANDLER(push_w);
+	core[NVTX_CBID_CORE_RangePop] = HANDLER(pop);
+	core[NVTX_CBID_CORE_NameOsThreadA] = HANDLER(name_thread_a);
+	fill(get_table, NVTX_CB_MODULE_CORE, core, NVTX_CBID_CORE_SIZE);
+
+	NvtxFunctionPointer core2[NVTX_CBID_CORE2_SIZE] = { 0 };
+	core2[NVTX_CBID_CORE2_DomainMarkEx] = HANDLER(domain_mark_ex);
+	core2[NVTX_CBID_CORE2_DomainRangeStartEx] = HANDLER(domain_start_ex);
+	core2[NVTX_CBID_CORE2_DomainRangeEnd] = HANDLER(domain_end);
+	core2[NVTX_CBID_CORE2_DomainRangePushEx] = HANDLER(domain_push_ex);
+	core2[NVTX_CBID_CORE2_DomainRangePop] = HANDLER(domain_pop);
+	core2[NVTX_CBID_CORE2_DomainRegisterStringA] = HANDLER(register_string_a);
+	core2[NVTX_CBID_CORE2_DomainRegisterStringW] = HANDLER(register_string_w);
+	core2[NVTX_CBID_CORE2_DomainCreateA] = HANDLER(domain_create_a);
+	core2[NVTX_CBID_CORE2_DomainCreateW] = HANDLER(domain_create_w);
+	core2[NVTX_CBID_CORE2_DomainDestroy] = HANDLER(domain_destroy);
+	fill(get_table, NVTX_CB_MODULE_CORE2, core2, NVTX_CBID_CORE2_SIZE);
+	return 1;
+}
