@@ -44,7 +44,7 @@ static void output_prefix(const char *input, const char *directory, struct strbu
 
 int cmd_convert(int argc, char **argv)
 {
-	int stats = -1, summary = -1, truncate = -1, help = -1;
+	int stats = -1, summary = -1, truncate = -1, rename = -1, help = -1;
 	const char *directory = NULL, *units = "nsec";
 	const char *include = NULL, *exclude = NULL, *iterations = NULL;
 	struct option_list formats = { 0 };
@@ -59,6 +59,9 @@ int cmd_convert(int argc, char **argv)
 		  "time unit of the summary tables (default: nsec)" },
 		{ OPTION_BOOL, 'T', "truncate-kernels", &truncate, NULL,
 		  "kernel names without namespaces, templates and parameters" },
+		{ OPTION_BOOL, 0, "kernel-rename", &rename, NULL,
+		  "kernels take the name of the innermost marker range they were launched in "
+		  "(spools only)" },
 		{ OPTION_STRING, 0, "kernel-include-regex", &include, "REGEX",
 		  "keep only kernels whose name matches (spools only)" },
 		{ OPTION_STRING, 0, "kernel-exclude-regex", &exclude, "REGEX",
@@ -86,6 +89,7 @@ int cmd_convert(int argc, char **argv)
 	request.summary = summary == 1;
 	request.options.stats = stats == 1;
 	request.options.truncate_kernels = truncate == 1;
+	request.options.rename_kernels = rename == 1;
 	request.options.summary_units = units;
 	struct kernel_filter filter;
 	if (kernel_filter_init(&filter, include, exclude, iterations, &err))
@@ -100,10 +104,10 @@ int cmd_convert(int argc, char **argv)
 		output_prefix(inputs[i], directory, &prefix);
 		int spool = spool_is_spool(inputs[i]);
 		int rc = spool ? output_from_spool(inputs[i], prefix.buf, &request, 1, &err)
-			 : kernel_filter_active(&filter)
-				 ? error_set(&err, "'%s' is a database: the kernel filters apply to "
-						   "spools (select from a database with gpuprof query)",
-					     inputs[i])
+			 : kernel_filter_active(&filter) || rename == 1
+				 ? error_set(&err, "'%s' is a database: the kernel filters and "
+						   "--kernel-rename apply to spools (a database keeps the "
+						   "names and kernels it was made with)", inputs[i])
 				 : output_from_database(inputs[i], prefix.buf, &request, &err);
 		if (rc) {
 			warn("convert: %s", err.message);

@@ -318,6 +318,11 @@ static int subscribe(void)
 	return -1;
 }
 
+static int op_collected_at(void *ctx, uint64_t ns)
+{
+	return recorder_collected_at(ns);
+}
+
 static void start(void)
 {
 	read_config();
@@ -335,6 +340,7 @@ static void start(void)
 		.new_queue_id = op_new_queue_id,
 		.api_name = op_api_name,
 		.describe_device = op_describe_device,
+		.collected_at = op_collected_at,
 	};
 	translator_init(&translator, &ops);
 	translator.keep_mangled = trace.mangled;

@@ -295,8 +295,25 @@ static int untimed(struct translator *t, uint64_t start, uint64_t end)
 	return 1;
 }
 
+/* The start of a record collection control applies to (device work by the time it
+ * began on the device: CUPTI does not say when it was launched); 0 for the others. */
+static uint64_t collected_start(const struct record_header *h)
+{
+	switch (h->type) {
+	case RECORD_KERNEL: return ((const struct record_kernel *)h)->start_ns;
+	case RECORD_MEMORY_COPY: return ((const struct record_memory_copy *)h)->start_ns;
+	case RECORD_MEMORY_ALLOCATION: return ((const struct record_memory_allocation *)h)->start_ns;
+	case RECORD_API_CALL: return ((const struct record_api_call *)h)->start_ns;
+	case RECORD_SYNCHRONIZATION: return ((const struct record_synchronization *)h)->start_ns;
+	}
+	return 0;
+}
+
 static int emit(struct translator *t, const void *record)
 {
+	uint64_t start = collected_start(record);
+	if (start && t->ops.collected_at && !t->ops.collected_at(t->ops.ctx, start))
+		return 0; /* not collected: done with, and not a loss */
 	return t->ops.emit(t->ops.ctx, record) == -1 ? -1 : 0;
 }
 

@@ -31,6 +31,9 @@ struct translate_ops {
 	/* Fills what CUPTI does not say about a device (PCI location, driver version)
 	 * from the system; may leave the agent as it is. */
 	void (*describe_device)(void *ctx, struct record_agent *agent);
+	/* Whether collection was on at a trace-clock time (pause/resume, collection
+	 * periods); work that began while it was off is not emitted. NULL: always on. */
+	int (*collected_at)(void *ctx, uint64_t ns);
 	void *ctx;
 };
 

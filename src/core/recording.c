@@ -111,6 +111,7 @@ static int needs_enqueuers(const struct recording *rec);
 static int by_correlation(const void *a, const void *b);
 static int join_markers(struct recording *rec, const struct record_list *begins,
 			const struct record_list *ends, struct error *err);
+static void attribute_kernels(struct recording *rec);
 
 int recording_read(struct recording *rec, const char *spool_path, struct error *err)
 {
@@ -208,6 +209,7 @@ int recording_read(struct recording *rec, const char *spool_path, struct error *
 		qsort(rec->calls_by_correlation.items, rec->calls_by_correlation.count,
 		      sizeof(*rec->calls_by_correlation.items), by_correlation);
 	}
+	attribute_kernels(rec);
 	return 0;
 }
 
@@ -349,12 +351,93 @@ const struct recording_marker *recording_marker(const struct recording *rec, uin
 	return lo < rec->marker_count && rec->markers_by_id[lo]->id == id ? rec->markers_by_id[lo] : NULL;
 }
 
+uint64_t recording_kernel_range(const struct recording *rec, const struct record_kernel *k)
+{
+	if (k->range_id || !rec->attributed.slots)
+		return k->range_id;
+	size_t mask = rec->attributed.slots - 1;
+	for (size_t i = (size_t)hash_int((uintptr_t)k) & mask; rec->attributed.kernels[i];
+	     i = (i + 1) & mask)
+		if (rec->attributed.kernels[i] == &k->header)
+			return rec->attributed.ranges[i];
+	return 0;
+}
+
 uint32_t recording_kernel_name(const struct recording *rec, const struct record_kernel *k)
 {
 	const struct recording_marker *m;
-	if (rec->rename_kernels && k->range_id && (m = recording_marker(rec, k->range_id)))
+	uint64_t range = rec->rename_kernels ? recording_kernel_range(rec, k) : 0;
+	if (range && (m = recording_marker(rec, range)))
 		return m->name_id;
 	return k->name_id;
+}
+
+static int by_thread_then_start(const void *a, const void *b)
+{
+	const struct recording_marker *x = *(const struct recording_marker *const *)a;
+	const struct recording_marker *y = *(const struct recording_marker *const *)b;
+	if (x->tid != y->tid)
+		return x->tid < y->tid ? -1 : 1;
+	if (x->start_ns != y->start_ns)
+		return x->start_ns < y->start_ns ? -1 : 1;
+	return x->id < y->id ? -1 : x->id > y->id;
+}
+
+/* Kernels that recorded no range but name their launching API call (CUDA): the
+ * innermost push/pop range open on that call's thread when it began. */
+static void attribute_kernels(struct recording *rec)
+{
+	size_t ranges = 0, candidates = 0;
+	for (size_t i = 0; i < rec->marker_count; i++)
+		ranges += rec->markers[i].kind == MARKER_PUSH_POP;
+	for (size_t i = 0; i < rec->kernels.count; i++)
+		candidates += !((const struct record_kernel *)rec->kernels.items[i])->range_id;
+	if (!ranges || !candidates || !rec->calls_by_correlation.count)
+		return;
+	struct recording_marker **by_thread = xrealloc(NULL, ranges * sizeof(*by_thread));
+	size_t n = 0;
+	for (size_t i = 0; i < rec->marker_count; i++)
+		if (rec->markers[i].kind == MARKER_PUSH_POP)
+			by_thread[n++] = &rec->markers[i];
+	qsort(by_thread, n, sizeof(*by_thread), by_thread_then_start);
+	rec->attributed.slots = 64;
+	while (rec->attributed.slots < 2 * candidates)
+		rec->attributed.slots *= 2;
+	rec->attributed.kernels = xcalloc(rec->attributed.slots, sizeof(*rec->attributed.kernels));
+	rec->attributed.ranges = xcalloc(rec->attributed.slots, sizeof(*rec->attributed.ranges));
+	size_t mask = rec->attributed.slots - 1;
+	for (size_t i = 0; i < rec->kernels.count; i++) {
+		const struct record_kernel *k = (const void *)rec->kernels.items[i];
+		if (k->range_id)
+			continue;
+		const struct record_api_call *call = recording_call(rec, k->correlation_id);
+		if (!call)
+			continue;
+		/* the last range of the thread that began at or before the call ... */
+		size_t lo = 0, hi = n;
+		while (lo < hi) {
+			size_t mid = lo + (hi - lo) / 2;
+			const struct recording_marker *m = by_thread[mid];
+			if (m->tid < call->tid || (m->tid == call->tid && m->start_ns <= call->start_ns))
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		const struct recording_marker *m = lo ? by_thread[lo - 1] : NULL;
+		if (!m || m->tid != call->tid)
+			continue;
+		/* ... or, when it had ended, the innermost of its ancestors still open */
+		while (m && m->end_ns < call->start_ns)
+			m = m->parent_id ? recording_marker(rec, m->parent_id) : NULL;
+		if (!m)
+			continue;
+		size_t j = (size_t)hash_int((uintptr_t)k) & mask;
+		while (rec->attributed.kernels[j])
+			j = (j + 1) & mask;
+		rec->attributed.kernels[j] = &k->header;
+		rec->attributed.ranges[j] = m->id;
+	}
+	free(by_thread);
 }
 
 static int by_address(const void *a, const void *b)
@@ -442,11 +525,8 @@ static int by_correlation(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-void recording_enqueuer(const struct recording *rec, uint64_t correlation_id, uint32_t *tid,
-			uint32_t *function_id)
+const struct record_api_call *recording_call(const struct recording *rec, uint64_t correlation_id)
 {
-	if (*tid)
-		return;
 	const struct record_list *list = &rec->calls_by_correlation;
 	size_t lo = 0, hi = list->count;
 	while (lo < hi) {
@@ -456,10 +536,17 @@ void recording_enqueuer(const struct recording *rec, uint64_t correlation_id, ui
 		else
 			hi = mid;
 	}
-	if (lo == list->count)
+	const struct record_api_call *call = lo < list->count ? (const void *)list->items[lo] : NULL;
+	return call && call->correlation_id == correlation_id ? call : NULL;
+}
+
+void recording_enqueuer(const struct recording *rec, uint64_t correlation_id, uint32_t *tid,
+			uint32_t *function_id)
+{
+	if (*tid)
 		return;
-	const struct record_api_call *call = (const void *)list->items[lo];
-	if (call->correlation_id != correlation_id)
+	const struct record_api_call *call = recording_call(rec, correlation_id);
+	if (!call)
 		return;
 	*tid = call->tid;
 	if (function_id && !*function_id)
@@ -492,6 +579,8 @@ void recording_release(struct recording *rec)
 		free((void *)rec->owned.items[i]);
 	free(rec->markers);
 	free(rec->markers_by_id);
+	free(rec->attributed.kernels);
+	free(rec->attributed.ranges);
 	for (size_t i = 0; rec->texts && i < rec->strings.count; i++)
 		free(rec->texts[i]);
 	free(rec->texts);

@@ -55,6 +55,11 @@ struct recording {
 	struct recording_marker *markers;      /* by start time (of equal starts the longer first) */
 	size_t marker_count;
 	struct recording_marker **markers_by_id;
+	struct {                               /* ranges of kernels whose record has none */
+		const struct record_header **kernels; /* open addressing by address */
+		uint64_t *ranges;
+		size_t slots;
+	} attributed;
 	struct record_list owned;              /* records made while reading (marker texts) */
 	struct record_list thread_names;       /* by tid; of equal tids the last written wins */
 	struct record_list calls_by_correlation; /* API calls by correlation id, then domain;
@@ -77,6 +82,11 @@ void recording_release(struct recording *rec);
 void recording_enqueuer(const struct recording *rec, uint64_t correlation_id, uint32_t *tid,
 			uint32_t *function_id);
 
+/* The innermost push/pop range open on the launching thread when a kernel was launched:
+ * the one it recorded (OpenCL), else the one open on the thread of its launching API
+ * call when that call began (CUDA, when API calls were traced); 0 when none. */
+uint64_t recording_kernel_range(const struct recording *rec, const struct record_kernel *k);
+
 /* The name (string id) a kernel is shown with: its own, or with rename_kernels the
  * name of the innermost range open on its thread when it was launched. */
 uint32_t recording_kernel_name(const struct recording *rec, const struct record_kernel *k);
@@ -88,6 +98,10 @@ size_t recording_filter_kernels(struct recording *rec, const struct kernel_filte
 
 /* The marker of a recorded id, or NULL. */
 const struct recording_marker *recording_marker(const struct recording *rec, uint64_t id);
+
+/* The API call with that correlation id (of several, the lowest domain's: the runtime
+ * API before the driver API), or NULL. Needs calls_by_correlation. */
+const struct record_api_call *recording_call(const struct recording *rec, uint64_t correlation_id);
 
 /* The text of a string id, or "" when the spool does not define it. */
 const char *recording_string(const struct recording *rec, uint32_t id);

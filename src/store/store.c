@@ -219,7 +219,7 @@ static void bind_record(sqlite3_stmt *s, int c, const struct record_header *h,
 		bind_i64(s, &c, r->context_id);
 		bind_i64(s, &c, r->graph_id);
 		bind_i64(s, &c, (int64_t)r->graph_node_id);
-		bind_i64(s, &c, (int64_t)r->range_id);
+		bind_i64(s, &c, (int64_t)recording_kernel_range(rec, r));
 		return;
 	}
 	case RECORD_THREAD_NAME: {

@@ -655,7 +655,7 @@ static void event_from_kernel(const struct recording *rec, const struct record_k
 	e->kernel.context = r->context_id;
 	e->kernel.graph = r->graph_id;
 	e->kernel.graph_node = (int64_t)r->graph_node_id;
-	e->kernel.range_id = (int64_t)r->range_id;
+	e->kernel.range_id = (int64_t)recording_kernel_range(rec, r);
 }
 
 static void event_from_copy(const struct recording *rec, const struct record_memory_copy *r,

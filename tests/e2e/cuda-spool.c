@@ -8,7 +8,10 @@
  * The program it imitates, on one thread (tid 777) of process 4242: cudaMalloc,
  * cudaMemcpy (host to device, 4 MiB), cudaMemset, three cudaLaunchKernel of vecCopy on
  * stream 13, one cuLaunchKernel from another thread (tid 778), cudaStreamSynchronize,
- * cudaFree. CUPTI also reports one interval of instrumentation overhead. */
+ * cudaFree. CUPTI also reports one interval of instrumentation overhead. The recorder
+ * adds what NVTX calls on thread 777 would give: a range "train" from 790 to 900 us
+ * around the three launches, "step" nested in it from 805 to 815 us around the second,
+ * and a mark "checkpoint" at 830 us. */
 #include <cupti.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -110,6 +113,32 @@ static void api(int driver, uint32_t cbid, uint32_t tid, uint32_t correlation, u
 		.processId = 4242, .threadId = tid, .correlationId = correlation,
 	};
 	translate(&a);
+}
+
+/* A marker as the recorder writes it, at microseconds after START. */
+static void marker(uint64_t id, uint64_t parent, uint32_t kind, const char *text,
+		   uint64_t start_us, uint64_t end_us)
+{
+	union {
+		struct record_marker m;
+		unsigned char bytes[128];
+	} u;
+	memset(&u, 0, sizeof(u));
+	size_t length = strlen(text);
+	u.m = (struct record_marker){
+		.header = { RECORD_PADDED((uint32_t)(sizeof(u.m) + length)), RECORD_MARKER, 0 },
+		.id = id, .parent_id = parent, .start_ns = START + start_us * 1000, .tid = 777,
+		.kind = kind, .length = (uint32_t)length,
+	};
+	memcpy(u.m.text, text, length);
+	emit(NULL, &u);
+	if (kind == MARKER_MARK)
+		return;
+	struct record_marker_end e = {
+		.header = { sizeof(e), RECORD_MARKER_END, 0 }, .id = id,
+		.end_ns = START + end_us * 1000, .tid = 777,
+	};
+	emit(NULL, &e);
 }
 
 static void kernel(uint32_t correlation, uint64_t at_us)
@@ -221,6 +250,9 @@ int main(int argc, char **argv)
 	}
 	api(1, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, other_tid, 7, 820, 4);
 	kernel(7, 960);
+	marker(1, 0, MARKER_PUSH_POP, "train", 790, 900);
+	marker(2, 1, MARKER_PUSH_POP, "step", 805, 815);
+	marker(3, 1, MARKER_MARK, "checkpoint", 830, 830);
 
 	CUpti_ActivityOverhead3 o;
 	memset(&o, 0, sizeof(o));

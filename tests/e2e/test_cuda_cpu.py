@@ -74,7 +74,7 @@ def test_cupti_records_to_outputs(tmp_path):
     assert r.returncode == 0, r.stderr
     r = run([GPUPROF, "convert", "--stats", str(spool)], cwd=tmp_path)
     assert r.returncode == 0, r.stderr
-    assert "4 kernels, 2 memory copies, 9 API calls, 2 allocations and frees" in r.stderr
+    assert "4 kernels, 2 memory copies, 9 API calls, 2 allocations and frees, 3 markers" in r.stderr
     assert "reported 0.009 ms of its own overhead (1 records" in r.stderr
     out = outputs(tmp_path)[0]
 
@@ -87,6 +87,18 @@ def test_cupti_records_to_outputs(tmp_path):
     assert (k["LDS_Block_Size"], k["Static_LDS_Size"], k["Dynamic_LDS_Size"]) == ("1024", "0", "1024")
     assert (k["Grid_Size_X"], k["Workgroup_Size_X"]) == ("1048576", "256")
     assert (k["Start_Timestamp"], k["End_Timestamp"]) == ("1000803000", "1000843000")
+
+    # kernels in the ranges open on their launching thread when cudaLaunchKernel began
+    assert [(k["corr_id"], k["range_name"]) for k in out.query(
+        "SELECT corr_id, range_name FROM kernels ORDER BY corr_id")] == [
+        (4, "train"), (5, "step"), (6, "train"), (7, None)]
+
+    renamed = tmp_path / "renamed"
+    r = run([GPUPROF, "convert", "--kernel-rename", "-f", "csv", "-d", str(renamed), str(spool)],
+            cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert [k["Kernel_Name"] for k in outputs(renamed)[0].csv("kernel_trace.csv")] == [
+        "train", "step", "train", "vecCopy(float const*, float*, unsigned int)"]
 
     copies = out.csv("memory_copy_trace.csv")
     assert [(c["Direction"], c["Operation"], c["Function"], c["Thread_Id"], c["Bytes"],

@@ -90,5 +90,5 @@ def test_bad_filters(recorded, tmp_path):
             assert message in r.stderr, (options, r.stderr)
     db = spool[: -len(".spool")] + "_results.db"
     r = run([GPUPROF, "convert", "--kernel-include-regex", "a", "-d", str(tmp_path), db], cwd=tmp_path)
-    assert r.returncode == 1 and "is a database: the kernel filters apply to spools" in r.stderr
+    assert r.returncode == 1 and "is a database: the kernel filters and --kernel-rename apply to spools" in r.stderr
     assert os.listdir(tmp_path) == []

@@ -497,6 +497,35 @@ static void test_time_and_names(void)
 	free(d);
 }
 
+/* Collection off from 2000 to 3000 ns of the trace clock, on elsewhere. */
+static int paused_2000_3000(void *ctx, uint64_t ns)
+{
+	return ns < 2000 || ns >= 3000;
+}
+
+static void test_collection_control(void)
+{
+	struct translator t;
+	setup(&t);
+	t.ops.collected_at = paused_2000_3000;
+	t.clock_offset_ns = -1700000000000000000ll;
+	uint64_t starts[] = { 1000, 2000, 2999, 3000 };
+	for (int i = 0; i < 4; i++) {
+		CUpti_ActivityKernel10 k = make_kernel();
+		k.start = 1700000000000000000ull + starts[i];
+		k.end = k.start + 100;
+		k.correlationId = 100 + (uint32_t)i;
+		CHECK(translator_record(&t, (CUpti_Activity *)&k) == 0);
+	}
+	/* the two that began while collection was off are left out, and not as a loss */
+	CHECK(sink.record_count == 2);
+	CHECK(RECORD(0, struct record_kernel)->correlation_id == 100);
+	CHECK(RECORD(1, struct record_kernel)->correlation_id == 103);
+	for (int reason = 0; reason < DROPPED_REASON_COUNT; reason++)
+		CHECK(sink.dropped[reason] == 0);
+	translator_release(&t);
+}
+
 static void write_file(const char *path, const char *content)
 {
 	FILE *f = fopen(path, "w");
@@ -558,6 +587,7 @@ int main(void)
 	test_api_and_sync();
 	test_overhead_and_device();
 	test_time_and_names();
+	test_collection_control();
 	test_nvidia_proc();
 	sink_reset(&sink);
 	return check_summary("test-cupti");
