@@ -54,7 +54,7 @@ def step(model, optimizer, images, labels):
     return loss
 
 
-def train(steps, warmup, batch, use_profiler=False):
+def train(steps, warmup, batch, use_profiler=False, nvtx=False):
     device = torch.device("cuda")
     model, optimizer, images, labels = setup(batch, device)
     for _ in range(warmup):
@@ -67,8 +67,16 @@ def train(steps, warmup, batch, use_profiler=False):
         profiler.__enter__()
     start = time.perf_counter()
     loss = None
+    if nvtx:  # NVTX ranges: "train" around the timed steps, "step" around each
+        torch.cuda.nvtx.range_push("train")
     for _ in range(steps):
+        if nvtx:
+            torch.cuda.nvtx.range_push("step")
         loss = step(model, optimizer, images, labels)
+        if nvtx:
+            torch.cuda.nvtx.range_pop()
+    if nvtx:
+        torch.cuda.nvtx.range_pop()
     torch.cuda.synchronize()
     seconds = time.perf_counter() - start
     if profiler is not None:
@@ -105,11 +113,13 @@ def main():
     parser.add_argument("--batch", type=int, default=32)
     parser.add_argument("--torch-profiler", action="store_true")
     parser.add_argument("--child-steps", type=int, default=0)
+    parser.add_argument("--nvtx", action="store_true",
+                        help="NVTX ranges around the timed steps and each step")
     args = parser.parse_args()
     if not torch.cuda.is_available():
         print("train: no CUDA device", file=sys.stderr)
         return 1
-    train(args.steps, args.warmup, args.batch, args.torch_profiler)
+    train(args.steps, args.warmup, args.batch, args.torch_profiler, args.nvtx)
     if args.child_steps:
         import torch.multiprocessing as mp
         mp.spawn(child, args=(args.child_steps, args.batch), nprocs=1, join=True)

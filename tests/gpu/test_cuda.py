@@ -165,3 +165,22 @@ def test_pytorch_child_process_has_its_own_files(tmp_path, torch_available):
     assert len(pids) == 2
     counts = sorted(len(o.csv("kernel_trace.csv")) for o in found)
     assert counts[0] > 0
+
+
+def test_pytorch_nvtx_ranges_and_kernel_rename(tmp_path, torch_available):
+    """torch.cuda.nvtx ranges are recorded as markers, and --kernel-rename names every
+    kernel of the timed steps "step": exactly those a run without steps lacks."""
+    steps = 5
+    baseline = pytorch_kernels(tmp_path / "base", 0)
+    (tmp_path / "nvtx").mkdir()
+    r = trace(tmp_path / "nvtx", ["-r", "--kernel-rename"],
+              [sys.executable, TRAIN, "--steps", str(steps), "--warmup", "2", "--nvtx"])
+    assert r.returncode == 0, r.stderr
+    out = only_process(tmp_path / "nvtx")
+    names = [m["Function"] for m in out.csv("marker_api_trace.csv")]
+    assert names.count("train") == 1 and names.count("step") == steps
+    kernels = out.csv("kernel_trace.csv")
+    renamed = [k for k in kernels if k["Kernel_Name"] == "step"]
+    assert len(renamed) == len(kernels) - baseline > 0
+    assert out.query("SELECT COUNT(*) AS n FROM kernels WHERE range_name = 'step'") == [
+        {"n": len(renamed)}]
