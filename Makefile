@@ -23,6 +23,7 @@ have = $(shell printf '$(1)\nint main(void){return 0;}\n' | \
 	$(CC) -x c - -o /dev/null $(2) >/dev/null 2>&1 && echo yes || echo no)
 HAVE_SQLITE := $(call have,$(HASH)include <sqlite3.h>,-lsqlite3)
 HAVE_ZLIB := $(call have,$(HASH)include <zlib.h>,-lz)
+HAVE_YAML := $(call have,$(HASH)include <yaml.h>,-lyaml)
 HAVE_OPENCL := $(call have,$(HASH)define CL_TARGET_OPENCL_VERSION 300\n$(HASH)include <CL/cl.h>,-lOpenCL)
 HAVE_CUDA := $(shell test -x $(CUDA_HOME)/bin/nvcc && test -f $(CUDA_HOME)/include/cupti.h && echo yes || echo no)
 
@@ -33,6 +34,9 @@ $(info   OpenCL backend ...... $(HAVE_OPENCL))
 $(info   CUDA backend ........ $(HAVE_CUDA) ($(CUDA_HOME): CUPTI, nvcc for the CUDA samples))
 ifneq ($(HAVE_ZLIB),yes)
 $(error zlib development files not found: run scripts/install-deps.sh (Debian package zlib1g-dev))
+endif
+ifneq ($(HAVE_YAML),yes)
+$(error libyaml development files not found: run scripts/install-deps.sh (Debian package libyaml-dev))
 endif
 ifneq ($(HAVE_SQLITE),yes)
 $(error SQLite development files not found: run scripts/install-deps.sh (Debian package libsqlite3-dev))
@@ -61,6 +65,9 @@ MARKERS_LIB := $(BUILD)/lib/libgpuprof-markers.so.1
 ROCTX_LIB := $(LIBDIR)/markers/libroctx64.so.4
 MARKERS_PC := $(BUILD)/lib/pkgconfig/gpuprof-markers.pc
 TARGETS += $(MARKERS_LIB) $(ROCTX_LIB) $(MARKERS_PC)
+# Presets ship beside the command: <prefix>/share/gpuprof/presets
+PRESETS := $(patsubst presets/%,$(BUILD)/share/gpuprof/presets/%,$(wildcard presets/*.yaml))
+TARGETS += $(PRESETS)
 # Backend libraries share the one recorder of the process, found beside them.
 INJECT_LDLIBS := -L$(LIBDIR) -lgpuprof-recorder -Wl,-rpath,'$$ORIGIN'
 
@@ -101,7 +108,7 @@ $(BUILD)/obj/%.o: %.c
 
 $(GPUPROF): $(call obj,$(CLI_SRC) $(STORE_SRC) $(CORE_SRC) $(UTIL_SRC))
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) $^ -o $@ $(LDLIBS_SQLITE) -ldl
+	$(CC) $(ALL_CFLAGS) $^ -o $@ $(LDLIBS_SQLITE) -lyaml -ldl
 
 $(RECORDER_LIB): $(call obj,$(RECORDER_SRC) $(CORE_SRC) $(UTIL_SRC))
 	@mkdir -p $(dir $@)
@@ -200,6 +207,10 @@ $(ROCTX_LIB): $(call obj,markers/roctx.c markers/bind.c)
 	$(CC) $(ALL_CFLAGS) -shared -Wl,-soname,libroctx64.so.4 $^ -o $@ -ldl
 	ln -sf libroctx64.so.4 $(LIBDIR)/markers/libroctx64.so
 
+$(BUILD)/share/gpuprof/presets/%.yaml: presets/%.yaml
+	@mkdir -p $(dir $@)
+	cp $< $@
+
 # pkg-config file for the build tree (make install writes one for PREFIX)
 $(MARKERS_PC): markers/gpuprof-markers.pc.in Makefile
 	@mkdir -p $(dir $@)
@@ -229,6 +240,8 @@ install: all
 	ln -sf ../../libgpuprof-markers.so.1 \
 		$(DESTDIR)$(PREFIX)/lib/gpuprof/markers/libgpuprof-markers.so.1
 	install -m 644 include/gpuprof/markers.h $(DESTDIR)$(PREFIX)/include/gpuprof/
+	install -d $(DESTDIR)$(PREFIX)/share/gpuprof/presets
+	install -m 644 presets/*.yaml $(DESTDIR)$(PREFIX)/share/gpuprof/presets/
 	sed 's|@VERSION@|$(VERSION)|; s|@LIBDIR@|$(PREFIX)/lib|; s|@INCLUDEDIR@|$(PREFIX)/include|' \
 		markers/gpuprof-markers.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/gpuprof-markers.pc
 

@@ -18,6 +18,8 @@
 #include "commands.h"
 #include "core/kernel-filter.h"
 #include "core/paths.h"
+#include "input-file.h"
+#include "presets.h"
 #include "output.h"
 #include "util/error.h"
 #include "util/options.h"
@@ -73,6 +75,7 @@ static int find_library(const char *name, struct strbuf *out, struct error *err)
 struct trace_options {
 	int kernel, memory_copy, memory_allocation, opencl, cuda_runtime, cuda_driver, marker;
 	int runtime, sys, kernel_rename, selected_regions;
+	const char *input, *preset;
 	const char *period_unit;
 	struct option_list periods;
 	const char *kernel_include, *kernel_exclude, *kernel_iterations;
@@ -273,163 +276,184 @@ static void set_env_number(const char *name, unsigned long long value)
 	setenv(name, text, 1);
 }
 
-int cmd_trace(int argc, char **argv)
+static const struct trace_options defaults = {
+	.kernel = -1, .memory_copy = -1, .memory_allocation = -1, .opencl = -1,
+	.cuda_runtime = -1, .cuda_driver = -1, .marker = -1, .runtime = -1, .sys = -1,
+	.kernel_rename = -1, .selected_regions = -1, .stats = -1, .summary = -1,
+	.truncate = -1, .mangled = -1, .keep_spool = -1, .help = -1,
+	.period_unit = "sec", .directory = ".", .file = "%hostname%/%pid%", .units = "nsec",
+};
+
+#define TABLE_SIZE 64
+
+/* The option table of `gpuprof trace`, storing into o: for the command line, the
+ * preset and each job of an input file alike. */
+static void trace_table(struct trace_options *o, struct option table[TABLE_SIZE])
 {
-	struct trace_options o = { .kernel = -1, .memory_copy = -1, .memory_allocation = -1,
-				   .opencl = -1, .cuda_runtime = -1, .cuda_driver = -1,
-				   .marker = -1, .kernel_rename = -1, .selected_regions = -1,
-				   .period_unit = "sec",
-				   .runtime = -1, .sys = -1, .stats = -1, .summary = -1,
-				   .truncate = -1, .mangled = -1, .keep_spool = -1, .help = -1,
-				   .directory = ".",
-				   .file = "%hostname%/%pid%", .units = "nsec" };
-	const struct option table[] = {
+	const struct option entries[] = {
 		{ OPTION_SECTION, .help = "what to trace" },
-		{ OPTION_BOOL, 0, "kernel-trace", &o.kernel, NULL, "kernel executions" },
-		{ OPTION_BOOL, 0, "memory-copy-trace", &o.memory_copy, NULL,
+		{ OPTION_BOOL, 0, "kernel-trace", &o->kernel, NULL, "kernel executions" },
+		{ OPTION_BOOL, 0, "memory-copy-trace", &o->memory_copy, NULL,
 		  "memory copies, fills (memsets) and maps" },
-		{ OPTION_BOOL, 0, "memory-allocation-trace", &o.memory_allocation, NULL,
+		{ OPTION_BOOL, 0, "memory-allocation-trace", &o->memory_allocation, NULL,
 		  "device memory allocations and frees (CUDA)" },
-		{ OPTION_BOOL, 0, "opencl-trace", &o.opencl, NULL, "OpenCL API calls" },
-		{ OPTION_BOOL, 0, "cuda-runtime-trace", &o.cuda_runtime, NULL,
+		{ OPTION_BOOL, 0, "opencl-trace", &o->opencl, NULL, "OpenCL API calls" },
+		{ OPTION_BOOL, 0, "cuda-runtime-trace", &o->cuda_runtime, NULL,
 		  "CUDA runtime API calls (cuda*) and synchronisations" },
-		{ OPTION_BOOL, 0, "cuda-driver-trace", &o.cuda_driver, NULL,
+		{ OPTION_BOOL, 0, "cuda-driver-trace", &o->cuda_driver, NULL,
 		  "CUDA driver API calls (cu*) and synchronisations" },
-		{ OPTION_BOOL, 0, "marker-trace", &o.marker, NULL,
+		{ OPTION_BOOL, 0, "marker-trace", &o->marker, NULL,
 		  "marker ranges and marks: gpuprof markers, ROCTX, NVTX (marker_api_trace.csv)" },
-		{ OPTION_BOOL, 'r', "runtime-trace", &o.runtime, NULL,
+		{ OPTION_BOOL, 'r', "runtime-trace", &o->runtime, NULL,
 		  "kernels, copies, allocations, markers, OpenCL and CUDA runtime API calls" },
-		{ OPTION_BOOL, 's', "sys-trace", &o.sys, NULL,
+		{ OPTION_BOOL, 's', "sys-trace", &o->sys, NULL,
 		  "everything --runtime-trace does, and CUDA driver API calls" },
 		{ OPTION_SECTION, .help = "what to keep (periods and regions: kernels, copies, "
 					  "allocations and API calls, markers are always kept; kernel "
 					  "filters: kernels only)" },
-		{ OPTION_BOOL, 0, "selected-regions", &o.selected_regions, NULL,
+		{ OPTION_BOOL, 0, "selected-regions", &o->selected_regions, NULL,
 		  "collect only between resume and pause calls (roctxProfilerResume, "
 		  "gpuprof_resume...): collection starts paused" },
-		{ OPTION_LIST, 'P', "collection-period", &o.periods, "START:DURATION:REPEAT...",
+		{ OPTION_LIST, 'P', "collection-period", &o->periods, "START:DURATION:REPEAT...",
 		  "collect only in periods counted from the process start: wait START, collect "
 		  "for DURATION, REPEAT times (0: for ever); several periods run one after "
 		  "another" },
-		{ OPTION_ENUM, 0, "collection-period-unit", &o.period_unit,
+		{ OPTION_ENUM, 0, "collection-period-unit", &o->period_unit,
 		  "hour|min|sec|msec|usec|nsec", "unit of the periods (default: sec)" },
-		{ OPTION_STRING, 0, "kernel-include-regex", &o.kernel_include, "REGEX",
+		{ OPTION_STRING, 0, "kernel-include-regex", &o->kernel_include, "REGEX",
 		  "keep only kernels whose name matches (POSIX extended, anywhere in the name)" },
-		{ OPTION_STRING, 0, "kernel-exclude-regex", &o.kernel_exclude, "REGEX",
+		{ OPTION_STRING, 0, "kernel-exclude-regex", &o->kernel_exclude, "REGEX",
 		  "leave out kernels whose name matches (after the include)" },
-		{ OPTION_STRING, 0, "kernel-iteration-range", &o.kernel_iterations, "SET",
+		{ OPTION_STRING, 0, "kernel-iteration-range", &o->kernel_iterations, "SET",
 		  "keep only these dispatches of each kept kernel name, counted from 1 in launch "
 		  "order: \"[1, 2, [5-8]]\"" },
+		{ OPTION_SECTION, .help = "configuration" },
+		{ OPTION_STRING, 'i', "input", &o->input, "FILE",
+		  "run the program once per job of a JSON or YAML file, into DIR/pass_N "
+		  "(keys: the long options, with _ or -)" },
+		{ OPTION_STRING, 0, "preset", &o->preset, "NAME",
+		  "start from a preset's options; those given here add to or override them "
+		  "(gpuprof avail --presets lists them)" },
 		{ OPTION_SECTION, .help = "outputs" },
-		{ OPTION_STRING, 'd', "output-directory", &o.directory, "DIR",
+		{ OPTION_STRING, 'd', "output-directory", &o->directory, "DIR",
 		  "where outputs go (default: the current directory)" },
-		{ OPTION_STRING, 'o', "output-file", &o.file, "NAME",
+		{ OPTION_STRING, 'o', "output-file", &o->file, "NAME",
 		  "file name prefix under DIR (default: %hostname%/%pid%)" },
-		{ OPTION_LIST, 'f', "output-format", &o.formats, "FORMAT...",
+		{ OPTION_LIST, 'f', "output-format", &o->formats, "FORMAT...",
 		  "csv, sqlite, json (Chrome trace events), pftrace (Perfetto); default: csv sqlite", OUTPUT_FORMAT_WORDS },
-		{ OPTION_BOOL, 0, "stats", &o.stats, NULL, "also write the *_stats.csv files" },
-		{ OPTION_BOOL, 'S', "summary", &o.summary, NULL, "print summary tables on stderr" },
-		{ OPTION_ENUM, 'u', "summary-units", &o.units, "sec|msec|usec|nsec",
+		{ OPTION_BOOL, 0, "stats", &o->stats, NULL, "also write the *_stats.csv files" },
+		{ OPTION_BOOL, 'S', "summary", &o->summary, NULL, "print summary tables on stderr" },
+		{ OPTION_ENUM, 'u', "summary-units", &o->units, "sec|msec|usec|nsec",
 		  "time unit of the summary tables (default: nsec)" },
-		{ OPTION_BOOL, 'T', "truncate-kernels", &o.truncate, NULL,
+		{ OPTION_BOOL, 'T', "truncate-kernels", &o->truncate, NULL,
 		  "kernel names without namespaces, templates and parameters" },
-		{ OPTION_BOOL, 'M', "mangled-kernels", &o.mangled, NULL,
+		{ OPTION_BOOL, 'M', "mangled-kernels", &o->mangled, NULL,
 		  "CUDA kernel names as the compiler wrote them (default: demangled)" },
-		{ OPTION_BOOL, 0, "kernel-rename", &o.kernel_rename, NULL,
+		{ OPTION_BOOL, 0, "kernel-rename", &o->kernel_rename, NULL,
 		  "kernels take the name of the innermost marker range open on the launching "
 		  "thread (implies --marker-trace)" },
-		{ OPTION_BOOL, 0, "keep-spool", &o.keep_spool, NULL,
+		{ OPTION_BOOL, 0, "keep-spool", &o->keep_spool, NULL,
 		  "keep each process's raw spool after it was converted" },
 		{ OPTION_SECTION, .help = "recording" },
-		{ OPTION_SIZE, 0, "buffer-size", &o.buffer_size, "SIZE",
+		{ OPTION_SIZE, 0, "buffer-size", &o->buffer_size, "SIZE",
 		  "buffer per recording thread (default: 2M)" },
-		{ OPTION_SIZE, 0, "buffer-limit", &o.buffer_limit, "SIZE",
+		{ OPTION_SIZE, 0, "buffer-limit", &o->buffer_limit, "SIZE",
 		  "memory for all buffers of a process; beyond it records are dropped and "
 		  "counted (default: 256M)" },
-		{ OPTION_BOOL, 'h', "help", &o.help, NULL, "show this help" },
+		{ OPTION_BOOL, 'h', "help", &o->help, NULL, "show this help" },
 		OPTION_END,
 	};
-	struct error err;
-	int next;
-	if (options_parse(table, argc, argv, &next, &err))
-		die_with(EXIT_USAGE, "trace: %s", err.message);
-	if (o.help == 1) {
-		options_print_help(stdout, usage, description, table);
-		printf("\nPlaceholders in -d and -o: %%pid%% %%ppid%% %%hostname%% %%rank%% %%size%% "
-		       "%%nid%% %%env{NAME}%% %%q{NAME}\n%%launch_date%% %%launch_time%%. Boolean "
-		       "options take =false to turn off a part of an\naggregate: --sys-trace "
-		       "--opencl-trace=false.\n");
-		return 0;
-	}
-	if (next >= argc)
-		die_with(EXIT_USAGE, "trace: no command given (usage: %s)", usage);
+	_Static_assert(sizeof(entries) / sizeof(entries[0]) <= TABLE_SIZE, "trace table size");
+	memcpy(table, entries, sizeof(entries));
+}
 
-	if (o.marker == 0 && o.kernel_rename == 1)
-		die_with(EXIT_USAGE, "trace: --kernel-rename needs the marker ranges: it cannot go "
-				     "with --marker-trace=false");
-	int runtime = o.sys == 1 || o.runtime == 1;
+/* Options that only the command line sets. */
+static const char *const command_line_only[] = { "input", "preset", "help", NULL };
+
+/* One run of the program as the options describe it, checked before any run begins. */
+struct job {
+	struct trace_options o;
+	struct strbuf trace, periods;
+	int defaulted;
+	struct output_request request;
+	struct kernel_filter filter;
+};
+
+static int job_prepare(struct job *j, struct error *err)
+{
+	struct trace_options *o = &j->o;
+	strbuf_init(&j->trace);
+	strbuf_init(&j->periods);
+	memset(&j->filter, 0, sizeof(j->filter));
+	if (o->marker == 0 && o->kernel_rename == 1)
+		return error_set(err, "--kernel-rename needs the marker ranges: it cannot go with "
+				 "--marker-trace=false");
+	int runtime = o->sys == 1 || o->runtime == 1;
 	struct {
 		int *option, implied;
 		const char *token;
 	} parts[] = {
-		{ &o.kernel, runtime, "kernel" },
-		{ &o.memory_copy, runtime, "memory_copy" },
-		{ &o.memory_allocation, runtime, "memory_allocation" },
-		{ &o.opencl, runtime, "opencl_api" },
-		{ &o.cuda_runtime, runtime, "cuda_api" },
-		{ &o.cuda_driver, o.sys == 1, "cuda_driver_api" },
-		{ &o.marker, runtime || o.kernel_rename == 1, "marker" },
+		{ &o->kernel, runtime, "kernel" },
+		{ &o->memory_copy, runtime, "memory_copy" },
+		{ &o->memory_allocation, runtime, "memory_allocation" },
+		{ &o->opencl, runtime, "opencl_api" },
+		{ &o->cuda_runtime, runtime, "cuda_api" },
+		{ &o->cuda_driver, o->sys == 1, "cuda_driver_api" },
+		{ &o->marker, runtime || o->kernel_rename == 1, "marker" },
 	};
-	struct strbuf trace = STRBUF_INIT;
-	int chosen = 0, given = o.sys != -1 || o.runtime != -1;
+	int chosen = 0, given = o->sys != -1 || o->runtime != -1;
 	for (size_t i = 0; i < sizeof(parts) / sizeof(parts[0]); i++) {
 		int on = *parts[i].option != -1 ? *parts[i].option : parts[i].implied;
 		given |= *parts[i].option != -1;
 		if (on) {
-			strbuf_addf(&trace, "%s%s", chosen ? "," : "", parts[i].token);
+			strbuf_addf(&j->trace, "%s%s", chosen ? "," : "", parts[i].token);
 			chosen++;
 		}
 	}
-	int defaulted = !chosen;
-	if (defaulted && given)
-		die_with(EXIT_USAGE, "trace: every tracing option given is turned off");
-	if (defaulted)
-		strbuf_addstr(&trace, "kernel");
+	j->defaulted = !chosen;
+	if (j->defaulted && given)
+		return error_set(err, "every tracing option given is turned off");
+	if (j->defaulted)
+		strbuf_addstr(&j->trace, "kernel");
+	memset(&j->request, 0, sizeof(j->request));
+	j->request.formats = FORMAT_CSV | FORMAT_SQLITE;
+	if (o->formats.count && output_parse_formats(&o->formats, &j->request.formats, err))
+		return -1;
+	j->request.summary = o->summary == 1;
+	j->request.options.stats = o->stats == 1;
+	j->request.options.truncate_kernels = o->truncate == 1;
+	j->request.options.rename_kernels = o->kernel_rename == 1;
+	j->request.options.summary_units = o->units;
+	if (o->selected_regions == 1 && o->periods.count)
+		return error_set(err, "--selected-regions and --collection-period cannot go "
+				 "together");
+	if (parse_periods(&o->periods, o->period_unit, &j->periods, err) ||
+	    kernel_filter_init(&j->filter, o->kernel_include, o->kernel_exclude,
+			       o->kernel_iterations, err))
+		return -1;
+	j->request.kernel_filter = &j->filter;
+	return 0;
+}
 
-	struct output_request request = { .formats = FORMAT_CSV | FORMAT_SQLITE };
-	if (o.formats.count && output_parse_formats(&o.formats, &request.formats, &err))
-		die_with(EXIT_USAGE, "trace: %s", err.message);
-	request.summary = o.summary == 1;
-	request.options.stats = o.stats == 1;
-	request.options.truncate_kernels = o.truncate == 1;
-	request.options.rename_kernels = o.kernel_rename == 1;
-	if (o.selected_regions == 1 && o.periods.count)
-		die_with(EXIT_USAGE, "trace: --selected-regions and --collection-period cannot go "
-				     "together");
-	struct strbuf periods = STRBUF_INIT;
-	if (parse_periods(&o.periods, o.period_unit, &periods, &err))
-		die_with(EXIT_USAGE, "trace: %s", err.message);
-	struct kernel_filter kernel_filter;
-	if (kernel_filter_init(&kernel_filter, o.kernel_include, o.kernel_exclude,
-			       o.kernel_iterations, &err))
-		die_with(EXIT_USAGE, "trace: %s", err.message);
-	request.kernel_filter = &kernel_filter;
-	request.options.summary_units = o.units;
+static void job_release(struct job *j)
+{
+	strbuf_release(&j->trace);
+	strbuf_release(&j->periods);
+	kernel_filter_release(&j->filter);
+}
 
+/* The recording libraries, named once for every run: the OpenCL one preloaded, the CUDA
+ * one named to the driver, the marker libraries findable. */
+static void place_libraries(void)
+{
 	struct strbuf opencl_library = STRBUF_INIT, cuda_library = STRBUF_INIT;
-	struct strbuf preload = STRBUF_INIT, manifest = STRBUF_INIT;
+	struct strbuf preload = STRBUF_INIT;
+	struct error err;
 	int have_opencl = find_library("libgpuprof-opencl.so", &opencl_library, &err) == 0;
 	int have_cuda = find_library("libgpuprof-cuda.so", &cuda_library, &err) == 0;
 	if (!have_opencl && !have_cuda)
 		die("trace: no recording library found beside gpuprof (in '%s'): it was built "
 		    "without the OpenCL headers and without the CUDA toolkit", opencl_library.buf);
-	if (check_output_directory(o.directory, o.file, &err))
-		die("trace: %s", err.message);
-	if (prepare_manifest(&manifest, &err))
-		die("trace: %s", err.message);
-	if (defaulted)
-		warn("no tracing option given: tracing kernels (see --runtime-trace, --sys-trace)");
-
 	if (have_opencl) {
 		const char *old_preload = getenv("LD_PRELOAD");
 		strbuf_addstr(&preload, opencl_library.buf);
@@ -448,58 +472,184 @@ int cmd_trace(int argc, char **argv)
 		else
 			setenv("CUDA_INJECTION64_PATH", cuda_library.buf, 1);
 	}
-	if (o.mangled == 1)
-		setenv("GPUPROF_MANGLED_KERNELS", "1", 1);
 	make_markers_findable();
-	if (strstr(trace.buf, "marker")) {
-		/* NVTX loads one injection library; one already named (Nsight Systems) keeps it */
-		struct strbuf nvtx = STRBUF_INIT;
+	strbuf_release(&opencl_library);
+	strbuf_release(&cuda_library);
+	strbuf_release(&preload);
+}
+
+/* Runs the program once as j says, with outputs under `directory`. Returns the
+ * program's status as gpuprof's exit code; dies when the program cannot start. */
+static int job_run(struct job *j, const char *directory, char **command)
+{
+	const struct trace_options *o = &j->o;
+	struct strbuf manifest = STRBUF_INIT;
+	struct error err;
+	if (check_output_directory(directory, o->file, &err))
+		die("trace: %s", err.message);
+	if (prepare_manifest(&manifest, &err))
+		die("trace: %s", err.message);
+	if (j->defaulted)
+		warn("no tracing option given: tracing kernels (see --runtime-trace, --sys-trace)");
+	if (o->mangled == 1)
+		setenv("GPUPROF_MANGLED_KERNELS", "1", 1);
+	else
+		unsetenv("GPUPROF_MANGLED_KERNELS");
+	struct strbuf nvtx = STRBUF_INIT;
+	if (find_library("libgpuprof-nvtx.so", &nvtx, &err) == 0) {
+		/* NVTX loads one injection library; one already named (Nsight Systems) keeps
+		 * it */
 		const char *named = getenv("NVTX_INJECTION64_PATH");
-		if (find_library("libgpuprof-nvtx.so", &nvtx, &err) == 0) {
-			if (named && *named && strcmp(named, nvtx.buf))
-				warn("NVTX_INJECTION64_PATH already names '%s' (another tool): NVTX "
-				     "ranges are not recorded", named);
-			else
-				setenv("NVTX_INJECTION64_PATH", nvtx.buf, 1);
+		int ours = named && !strcmp(named, nvtx.buf);
+		if (!strstr(j->trace.buf, "marker")) {
+			if (ours)
+				unsetenv("NVTX_INJECTION64_PATH");
+		} else if (named && *named && !ours) {
+			warn("NVTX_INJECTION64_PATH already names '%s' (another tool): NVTX ranges "
+			     "are not recorded", named);
+		} else {
+			setenv("NVTX_INJECTION64_PATH", nvtx.buf, 1);
 		}
-		strbuf_release(&nvtx);
 	}
-	if (o.selected_regions == 1)
+	strbuf_release(&nvtx);
+	if (o->selected_regions == 1)
 		setenv("GPUPROF_SELECTED_REGIONS", "1", 1);
 	else
 		unsetenv("GPUPROF_SELECTED_REGIONS");
-	if (periods.len)
-		setenv("GPUPROF_COLLECTION_PERIOD", periods.buf, 1);
+	if (j->periods.len)
+		setenv("GPUPROF_COLLECTION_PERIOD", j->periods.buf, 1);
 	else
 		unsetenv("GPUPROF_COLLECTION_PERIOD");
-	setenv("GPUPROF_TRACE", trace.buf, 1);
-	setenv("GPUPROF_OUTPUT_PATH", o.directory, 1);
-	setenv("GPUPROF_OUTPUT_FILE", o.file, 1);
+	setenv("GPUPROF_TRACE", j->trace.buf, 1);
+	setenv("GPUPROF_OUTPUT_PATH", directory, 1);
+	setenv("GPUPROF_OUTPUT_FILE", o->file, 1);
 	setenv("GPUPROF_MANIFEST", manifest.buf, 1);
 	set_env_number("GPUPROF_LAUNCH_TIME", (unsigned long long)time(NULL));
-	if (o.buffer_size)
-		set_env_number("GPUPROF_BUFFER_SIZE", o.buffer_size);
-	if (o.buffer_limit)
-		set_env_number("GPUPROF_BUFFER_LIMIT", o.buffer_limit);
+	if (o->buffer_size)
+		set_env_number("GPUPROF_BUFFER_SIZE", o->buffer_size);
+	else
+		unsetenv("GPUPROF_BUFFER_SIZE");
+	if (o->buffer_limit)
+		set_env_number("GPUPROF_BUFFER_LIMIT", o->buffer_limit);
+	else
+		unsetenv("GPUPROF_BUFFER_LIMIT");
 
 	int status = 0;
-	int rc = run_target(argv + next, &status, &err);
+	int rc = run_target(command, &status, &err);
 	if (rc < 0) {
 		unlink(manifest.buf);
 		die_with(rc < -1 ? -rc : EXIT_FAILED, "trace: %s", err.message);
 	}
-	int failed = post_process(manifest.buf, &request, o.keep_spool == 1);
+	int failed = post_process(manifest.buf, &j->request, o->keep_spool == 1);
 	unlink(manifest.buf);
-	strbuf_release(&opencl_library);
-	strbuf_release(&cuda_library);
-	strbuf_release(&preload);
 	strbuf_release(&manifest);
-	strbuf_release(&trace);
-	strbuf_release(&periods);
-	kernel_filter_release(&kernel_filter);
-
 	if (WIFSIGNALED(status))
 		return 128 + WTERMSIG(status);
 	int code = WIFEXITED(status) ? WEXITSTATUS(status) : EXIT_FAILED;
 	return code == 0 && failed ? EXIT_FAILED : code;
+}
+
+/* A preset file: <bin>/../share/gpuprof/presets/NAME.yaml. */
+static int read_preset(const char *name, struct input_file *in, struct error *err)
+{
+	struct strbuf dir = STRBUF_INIT, path = STRBUF_INIT;
+	int rc = presets_directory(&dir, err);
+	if (rc == 0 && (!*name || strchr(name, '/'))) {
+		rc = error_set(err, "unknown preset '%s'", name);
+	} else if (rc == 0) {
+		strbuf_addf(&path, "%s/%s.yaml", dir.buf, name);
+		if (access(path.buf, R_OK) < 0) {
+			struct strbuf names = STRBUF_INIT;
+			presets_list(dir.buf, &names);
+			rc = error_set(err, "unknown preset '%s' (available: %s)", name,
+				       names.len ? names.buf : "none");
+			strbuf_release(&names);
+		} else {
+			rc = input_read(path.buf, in, err);
+			if (rc == 0 && in->count != 1) {
+				input_release(in);
+				rc = error_set(err, "%s: a preset is one job", path.buf);
+			}
+		}
+	}
+	strbuf_release(&dir);
+	strbuf_release(&path);
+	return rc;
+}
+
+int cmd_trace(int argc, char **argv)
+{
+	struct trace_options o = defaults;
+	struct option table[TABLE_SIZE];
+	trace_table(&o, table);
+	struct error err;
+	int next;
+	if (options_parse(table, argc, argv, &next, &err))
+		die_with(EXIT_USAGE, "trace: %s", err.message);
+	if (o.help == 1) {
+		options_print_help(stdout, usage, description, table);
+		printf("\nPlaceholders in -d and -o: %%pid%% %%ppid%% %%hostname%% %%rank%% %%size%% "
+		       "%%nid%% %%env{NAME}%% %%q{NAME}\n%%launch_date%% %%launch_time%%. Boolean "
+		       "options take =false to turn off a part of an\naggregate: --sys-trace "
+		       "--opencl-trace=false.\n");
+		return 0;
+	}
+	if (next >= argc)
+		die_with(EXIT_USAGE, "trace: no command given (usage: %s)", usage);
+
+	/* the preset first, then the command line over it */
+	struct input_file preset = { 0 }, input = { 0 };
+	if (o.preset) {
+		const char *name = o.preset;
+		if (read_preset(name, &preset, &err))
+			die_with(EXIT_USAGE, "trace: --preset: %s", err.message);
+		o = defaults;
+		if (input_apply(&preset, &preset.jobs[0], table, command_line_only, &err) ||
+		    options_parse(table, argc, argv, &next, &err))
+			die_with(EXIT_USAGE, "trace: --preset %s: %s", name, err.message);
+	}
+	/* then each job of the input file over both; every job is checked before any runs */
+	size_t job_count = 1;
+	if (o.input) {
+		if (input_read(o.input, &input, &err))
+			die_with(EXIT_USAGE, "trace: %s", err.message);
+		job_count = input.count;
+	}
+	struct job *jobs = xcalloc(job_count, sizeof(*jobs));
+	for (size_t i = 0; i < job_count; i++) {
+		jobs[i].o = o;
+		if (o.input) {
+			struct option job_table[TABLE_SIZE];
+			trace_table(&jobs[i].o, job_table);
+			if (input_apply(&input, &input.jobs[i], job_table, command_line_only, &err))
+				die_with(EXIT_USAGE, "trace: %s", err.message);
+		}
+		if (job_prepare(&jobs[i], &err)) {
+			if (o.input)
+				die_with(EXIT_USAGE, "trace: %s, job %zu: %s", o.input, i + 1,
+					 err.message);
+			die_with(EXIT_USAGE, "trace: %s", err.message);
+		}
+	}
+
+	place_libraries();
+	int code = 0;
+	for (size_t i = 0; i < job_count && code == 0; i++) {
+		struct strbuf directory = STRBUF_INIT;
+		strbuf_addstr(&directory, jobs[i].o.directory);
+		if (o.input) {
+			strbuf_addf(&directory, "/pass_%zu", i + 1);
+			if (job_count > 1)
+				fprintf(stderr, "gpuprof: job %zu of %zu, into %s\n", i + 1, job_count,
+					directory.buf);
+		}
+		code = job_run(&jobs[i], directory.buf, argv + next);
+		strbuf_release(&directory);
+	}
+	for (size_t i = 0; i < job_count; i++)
+		job_release(&jobs[i]);
+	free(jobs);
+	input_release(&input);
+	input_release(&preset);
+	return code;
 }

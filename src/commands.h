@@ -21,6 +21,7 @@ int cmd_convert(int argc, char **argv);
 int cmd_summary(int argc, char **argv);
 int cmd_query(int argc, char **argv);
 int cmd_merge(int argc, char **argv);
+int cmd_avail(int argc, char **argv);
 int cmd_help(int argc, char **argv);
 int cmd_version(int argc, char **argv);
 

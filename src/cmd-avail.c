@@ -1,0 +1,114 @@
+/* gpuprof avail: what this installation can collect: its recording libraries and the
+ * presets of `gpuprof trace --preset`. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "commands.h"
+#include "input-file.h"
+#include "presets.h"
+#include "util/error.h"
+#include "util/options.h"
+#include "util/strbuf.h"
+
+static const char usage[] = "gpuprof avail [--presets]";
+static const char description[] =
+	"Lists what this gpuprof can collect: the recording libraries it was built with and\n"
+	"the presets of `gpuprof trace --preset NAME`, each with its description and the\n"
+	"options it sets.";
+
+/* One preset: its name, description and options as a command line. */
+static int print_preset(const char *dir, const char *name, struct error *err)
+{
+	struct strbuf path = STRBUF_INIT, options = STRBUF_INIT;
+	struct input_file in;
+	strbuf_addf(&path, "%s/%s.yaml", dir, name);
+	int rc = input_read(path.buf, &in, err);
+	if (rc == 0) {
+		const struct input_job *job = &in.jobs[0];
+		for (size_t i = 0; i < job->count; i++) {
+			const char *arg = job->settings[i].argument;
+			size_t len = strlen(arg);
+			/* "--x=true" reads "--x" */
+			if (len > 5 && !strcmp(arg + len - 5, "=true"))
+				strbuf_addf(&options, " %.*s", (int)(len - 5), arg);
+			else
+				strbuf_addf(&options, " %s", arg);
+		}
+		printf("  %-14s %s\n  %-14s options:%s\n", name,
+		       job->description ? job->description : "", "", options.buf);
+		input_release(&in);
+	}
+	strbuf_release(&path);
+	strbuf_release(&options);
+	return rc;
+}
+
+static void print_libraries(void)
+{
+	static const struct {
+		const char *file, *what;
+	} libraries[] = {
+		{ "libgpuprof-opencl.so", "OpenCL: every OpenCL device (preloaded)" },
+		{ "libgpuprof-cuda.so", "CUDA: NVIDIA GPUs through CUPTI (named to the driver)" },
+		{ "libgpuprof-nvtx.so", "NVTX ranges and marks (named to NVTX)" },
+		{ "markers/libroctx64.so.4", "ROCTX ranges and marks (libroctx64, on the library path)" },
+	};
+	struct strbuf dir = STRBUF_INIT;
+	struct error err;
+	printf("recording libraries:\n");
+	if (presets_directory(&dir, &err) == 0) {
+		/* the presets are in share/gpuprof/presets, the libraries in lib/gpuprof */
+		strbuf_addstr(&dir, "/../../../lib/gpuprof");
+		for (size_t i = 0; i < sizeof(libraries) / sizeof(libraries[0]); i++) {
+			struct strbuf path = STRBUF_INIT;
+			strbuf_addf(&path, "%s/%s", dir.buf, libraries[i].file);
+			FILE *f = fopen(path.buf, "re");
+			printf("  %-3s %s\n", f ? "yes" : "no", libraries[i].what);
+			if (f)
+				fclose(f);
+			strbuf_release(&path);
+		}
+	}
+	strbuf_release(&dir);
+	printf("\n");
+}
+
+int cmd_avail(int argc, char **argv)
+{
+	int presets_only = -1, help = -1;
+	const struct option table[] = {
+		{ OPTION_BOOL, 0, "presets", &presets_only, NULL,
+		  "only the presets of gpuprof trace --preset" },
+		{ OPTION_BOOL, 'h', "help", &help, NULL, "show this help" },
+		OPTION_END,
+	};
+	struct error err;
+	int next;
+	if (options_parse(table, argc, argv, &next, &err))
+		die_with(EXIT_USAGE, "avail: %s", err.message);
+	if (help == 1) {
+		options_print_help(stdout, usage, description, table);
+		return 0;
+	}
+	if (next < argc)
+		die_with(EXIT_USAGE, "avail: unexpected argument '%s' (usage: %s)", argv[next], usage);
+	if (presets_only != 1)
+		print_libraries();
+	struct strbuf dir = STRBUF_INIT, names = STRBUF_INIT;
+	if (presets_directory(&dir, &err))
+		die("avail: %s", err.message);
+	presets_list(dir.buf, &names);
+	printf("presets (gpuprof trace --preset NAME):\n");
+	if (!names.len)
+		printf("  none found in %s\n", dir.buf);
+	int rc = 0;
+	for (char *save = NULL, *name = strtok_r(names.buf, ", ", &save); name && rc == 0;
+	     name = strtok_r(NULL, ", ", &save))
+		rc = print_preset(dir.buf, name, &err);
+	strbuf_release(&dir);
+	strbuf_release(&names);
+	if (rc)
+		die("avail: %s", err.message);
+	return 0;
+}
