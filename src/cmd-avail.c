@@ -6,7 +6,7 @@
 
 #include "commands.h"
 #include "input-file.h"
-#include "presets.h"
+#include "install.h"
 #include "util/error.h"
 #include "util/options.h"
 #include "util/strbuf.h"
@@ -57,9 +57,7 @@ static void print_libraries(void)
 	struct strbuf dir = STRBUF_INIT;
 	struct error err;
 	printf("recording libraries:\n");
-	if (presets_directory(&dir, &err) == 0) {
-		/* the presets are in share/gpuprof/presets, the libraries in lib/gpuprof */
-		strbuf_addstr(&dir, "/../../../lib/gpuprof");
+	if (install_path("lib/gpuprof", &dir, &err) == 0) {
 		for (size_t i = 0; i < sizeof(libraries) / sizeof(libraries[0]); i++) {
 			struct strbuf path = STRBUF_INIT;
 			strbuf_addf(&path, "%s/%s", dir.buf, libraries[i].file);

@@ -19,7 +19,7 @@
 #include "core/kernel-filter.h"
 #include "core/paths.h"
 #include "input-file.h"
-#include "presets.h"
+#include "install.h"
 #include "output.h"
 #include "util/error.h"
 #include "util/options.h"
@@ -54,16 +54,12 @@ static void interrupt_wait(int sig)
  * (without an error message) when this build has none of that name. */
 static int find_library(const char *name, struct strbuf *out, struct error *err)
 {
-	char exe[PATH_MAX];
-	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	if (n < 0)
-		return error_set(err, "cannot find the gpuprof executable: %s", strerror(errno));
-	exe[n] = '\0';
-	char *slash = strrchr(exe, '/');
-	if (slash)
-		*slash = '\0';
-	strbuf_reset(out);
-	strbuf_addf(out, "%s/../lib/gpuprof/%s", exe, name);
+	struct strbuf relative = STRBUF_INIT;
+	strbuf_addf(&relative, "lib/gpuprof/%s", name);
+	int rc = install_path(relative.buf, out, err);
+	strbuf_release(&relative);
+	if (rc)
+		return rc;
 	char resolved[PATH_MAX];
 	if (!realpath(out->buf, resolved))
 		return -1;

@@ -1,5 +1,5 @@
-/* Finding the preset files (see presets.h). */
-#include "presets.h"
+/* Finding gpuprof's own files (see install.h). */
+#include "install.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -8,7 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
-int presets_directory(struct strbuf *out, struct error *err)
+int install_path(const char *relative, struct strbuf *out, struct error *err)
 {
 	char exe[PATH_MAX];
 	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
@@ -19,8 +19,13 @@ int presets_directory(struct strbuf *out, struct error *err)
 	if (slash)
 		*slash = '\0';
 	strbuf_reset(out);
-	strbuf_addf(out, "%s/../share/gpuprof/presets", exe);
+	strbuf_addf(out, "%s/../%s", exe, relative);
 	return 0;
+}
+
+int presets_directory(struct strbuf *out, struct error *err)
+{
+	return install_path("share/gpuprof/presets", out, err);
 }
 
 static int by_name(const void *a, const void *b)
