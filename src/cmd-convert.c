@@ -74,15 +74,9 @@ int cmd_convert(int argc, char **argv)
 	struct error err;
 	char **inputs;
 	int input_count;
-	if (options_parse_mixed(table, argc, argv, &inputs, &input_count, &err))
-		die_with(EXIT_USAGE, "convert: %s", err.message);
-	if (help == 1) {
-		options_print_help(stdout, usage, description, table);
-		free(inputs);
+	if (command_parse_inputs("convert", usage, description, table, &help, "input", argc, argv,
+				 &inputs, &input_count))
 		return 0;
-	}
-	if (!input_count)
-		die_with(EXIT_USAGE, "convert: no input given (usage: %s)", usage);
 	struct output_request request = { .formats = FORMAT_CSV | FORMAT_SQLITE };
 	if (formats.count && output_parse_formats(&formats, &request.formats, &err))
 		die_with(EXIT_USAGE, "convert: %s", err.message);

@@ -28,15 +28,9 @@ int cmd_merge(int argc, char **argv)
 	struct error err;
 	char **inputs;
 	int count;
-	if (options_parse_mixed(table, argc, argv, &inputs, &count, &err))
-		die_with(EXIT_USAGE, "merge: %s", err.message);
-	if (help == 1) {
-		options_print_help(stdout, usage, description, table);
-		free(inputs);
+	if (command_parse_inputs("merge", usage, description, table, &help, "database", argc, argv,
+				 &inputs, &count))
 		return 0;
-	}
-	if (!count)
-		die_with(EXIT_USAGE, "merge: no database given (usage: %s)", usage);
 	if (!output)
 		die_with(EXIT_USAGE, "merge: -o is required (usage: %s)", usage);
 	int rc = store_merge(inputs, count, output, &err);

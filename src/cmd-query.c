@@ -155,15 +155,9 @@ int cmd_query(int argc, char **argv)
 	struct error err;
 	char **inputs;
 	int count;
-	if (options_parse_mixed(table, argc, argv, &inputs, &count, &err))
-		die_with(EXIT_USAGE, "query: %s", err.message);
-	if (help == 1) {
-		options_print_help(stdout, usage, description, table);
-		free(inputs);
+	if (command_parse_inputs("query", usage, description, table, &help, "database", argc, argv,
+				 &inputs, &count))
 		return 0;
-	}
-	if (!count)
-		die_with(EXIT_USAGE, "query: no database given (usage: %s)", usage);
 	if (!sql)
 		die_with(EXIT_USAGE, "query: --sql is required (usage: %s)", usage);
 	sqlite3 *db;

@@ -448,15 +448,9 @@ int cmd_summary(int argc, char **argv)
 	struct error err;
 	char **inputs;
 	int count;
-	if (options_parse_mixed(table, argc, argv, &inputs, &count, &err))
-		die_with(EXIT_USAGE, "summary: %s", err.message);
-	if (help == 1) {
-		options_print_help(stdout, usage, description, table);
-		free(inputs);
+	if (command_parse_inputs("summary", usage, description, table, &help, "database", argc, argv,
+				 &inputs, &count))
 		return 0;
-	}
-	if (!count)
-		die_with(EXIT_USAGE, "summary: no database given (usage: %s)", usage);
 	struct summary s;
 	memset(&s, 0, sizeof(s));
 	domain_stats_init(&s.stats);

@@ -25,6 +25,16 @@ int cmd_avail(int argc, char **argv);
 int cmd_help(int argc, char **argv);
 int cmd_version(int argc, char **argv);
 
+struct option;
+
+/* The command line of a command that takes inputs anywhere among its options (convert,
+ * summary, query, merge): a bad one, or one without inputs ("no WHAT given"), exits
+ * with a usage error. Returns 1 when *help was set and the help was printed: the command
+ * then returns 0. *inputs is malloc'd. */
+int command_parse_inputs(const char *name, const char *usage, const char *description,
+			 const struct option *table, const int *help, const char *what,
+			 int argc, char **argv, char ***inputs, int *count);
+
 /* Prints the top-level usage and the command list. */
 void commands_print_usage(FILE *out);
 

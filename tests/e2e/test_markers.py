@@ -71,6 +71,15 @@ def test_ranges_nest_marks_are_instants_and_start_stop_crosses_threads(tmp_path)
     names = {e["tid"]: e["args"]["name"] for e in events if e.get("name") == "thread_name"}
     assert names[by["work"]["Thread_Id"]] == f"worker (thread {by['work']['Thread_Id']})"
 
+    # the database gives the same timelines, byte for byte
+    again = tmp_path / "again"
+    r = run([GPUPROF, "convert", "-f", "json", "pftrace", "-d", str(again), out.path("results.db")],
+            cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    for name in ("results.json", "results.pftrace"):
+        with open(out.path(name), "rb") as a, open(again / f"{out.pid}_{name}", "rb") as b:
+            assert a.read() == b.read(), name
+
     pf = Trace(out.path("results.pftrace"))
     threads = pf.tracks_of("thread")
     marker_slices = [s for s in pf.slices if s["category"].startswith("MARKER")]
