@@ -5,34 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
-/* The length of the valid UTF-8 sequence at s, or 0. */
-static size_t utf8_length(const unsigned char *s)
-{
-	unsigned char c = s[0];
-	size_t n;
-	uint32_t cp;
-	if (c >= 0xc2 && c <= 0xdf) {
-		n = 2;
-		cp = c & 0x1f;
-	} else if (c >= 0xe0 && c <= 0xef) {
-		n = 3;
-		cp = c & 0x0f;
-	} else if (c >= 0xf0 && c <= 0xf4) {
-		n = 4;
-		cp = c & 0x07;
-	} else {
-		return 0;
-	}
-	for (size_t i = 1; i < n; i++) {
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-		cp = cp << 6 | (s[i] & 0x3f);
-	}
-	if ((n == 3 && (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff))) ||
-	    (n == 4 && (cp < 0x10000 || cp > 0x10ffff)))
-		return 0; /* overlong, a surrogate, or beyond Unicode */
-	return n;
-}
+#include "util/utf8.h"
 
 void json_string(struct strbuf *out, const char *s)
 {
@@ -40,7 +13,10 @@ void json_string(struct strbuf *out, const char *s)
 	strbuf_addch(out, '"');
 	while (*p) {
 		const unsigned char *run = p;
-		while (*p >= 0x20 && *p < 0x80 && *p != '"' && *p != '\\')
+		/* '<', '>' and '&' too: the text stays inert inside HTML (a trace viewer
+		 * page that embeds it in <script>) */
+		while (*p >= 0x20 && *p < 0x80 && *p != '"' && *p != '\\' && *p != '<' &&
+		       *p != '>' && *p != '&')
 			p++;
 		strbuf_add(out, run, (size_t)(p - run));
 		if (!*p)

@@ -6,8 +6,8 @@
 
 #include "util/strbuf.h"
 
-/* Appends s as a JSON string: quotes, backslashes and control characters escaped, and
- * each byte that is not part of valid UTF-8 replaced by U+FFFD. */
+/* Appends s as a JSON string: quotes, backslashes, control characters and '<', '>', '&'
+ * escaped, and each byte that is not part of valid UTF-8 replaced by U+FFFD. */
 void json_string(struct strbuf *out, const char *s);
 
 /* Appends v in decimal. */

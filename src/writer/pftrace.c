@@ -10,6 +10,7 @@
 
 #include "store/store.h"
 #include "util/hash.h"
+#include "util/utf8.h"
 #include "writer/output-file.h"
 #include "writer/protobuf.h"
 #include "writer/timeline.h"
@@ -35,6 +36,20 @@ enum {
 };
 
 #define SEQUENCE_ID 1
+
+/* A string field: Perfetto reads strings as UTF-8, and names from the program (markers,
+ * command lines) may hold any bytes, so invalid ones become U+FFFD. */
+static void pb_text(struct pb *pb, uint32_t field, const char *text)
+{
+	if (utf8_valid(text)) {
+		pb_string(pb, field, text);
+		return;
+	}
+	struct strbuf clean = STRBUF_INIT;
+	utf8_sanitize(text, &clean);
+	pb_bytes(pb, field, clean.buf, clean.len);
+	strbuf_release(&clean);
+}
 #define FLUSH_BYTES (1 << 20)
 
 /* Interned strings of one kind, and the InternedData field that defines them. Strings
@@ -93,7 +108,7 @@ static uint64_t intern(struct pftrace_state *s, enum intern_kind kind, const cha
 	/* defined in the packet that first uses it */
 	size_t entry = pb_open(&s->interned, intern_field[kind]);
 	pb_varint(&s->interned, INTERNED_IID, slot->iid);
-	pb_string(&s->interned, INTERNED_TEXT, text);
+	pb_text(&s->interned, INTERNED_TEXT, text);
 	pb_close(&s->interned, entry);
 	return slot->iid;
 }
@@ -172,7 +187,7 @@ static int on_track(void *ctx, const struct track *t, struct error *err)
 	if (t->kind == TRACK_PROCESS) {
 		size_t p = pb_open(&s->buf, DESCRIPTOR_PROCESS);
 		pb_varint(&s->buf, PROCESS_PID, (uint64_t)t->pid);
-		pb_string(&s->buf, PROCESS_NAME, t->name);
+		pb_text(&s->buf, PROCESS_NAME, t->name);
 		pb_close(&s->buf, p);
 	} else if (t->kind == TRACK_THREAD) {
 		size_t th = pb_open(&s->buf, DESCRIPTOR_THREAD);
@@ -181,7 +196,7 @@ static int on_track(void *ctx, const struct track *t, struct error *err)
 		pb_close(&s->buf, th);
 	} else {
 		pb_varint(&s->buf, DESCRIPTOR_PARENT_UUID, t->parent_uuid);
-		pb_string(&s->buf, DESCRIPTOR_NAME, t->name);
+		pb_text(&s->buf, DESCRIPTOR_NAME, t->name);
 		if (t->kind == TRACK_COUNTER) {
 			size_t c = pb_open(&s->buf, DESCRIPTOR_COUNTER);
 			pb_varint(&s->buf, COUNTER_UNIT, UNIT_SIZE_BYTES);

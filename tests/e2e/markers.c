@@ -9,7 +9,9 @@
  *   markers regions   launches 1 kernel, resumes, 2, pauses, 3, resumes, 1, pauses, 1:
  *                     under --selected-regions 3 are collected
  *   markers periods   launches 2 kernels at 1 s, 3 at 2 s and 4 at 3 s after the
- *                     process started */
+ *                     process started
+ *   markers names N.. names the thread after the first N and pushes and pops a range
+ *                     named after each N (any bytes: the hostile-name tests) */
 #define CL_TARGET_OPENCL_VERSION 300
 #include <CL/cl.h>
 
@@ -118,6 +120,15 @@ int main(int argc, char **argv)
 		pthread_t t;
 		pthread_create(&t, NULL, worker, NULL);
 		pthread_join(t, NULL);
+		return 0;
+	}
+	if (!strcmp(mode, "names")) {
+		if (argc > 2)
+			gpuprof_name_thread(argv[2]);
+		for (int i = 2; i < argc; i++) {
+			gpuprof_range_push(argv[i]);
+			gpuprof_range_pop();
+		}
 		return 0;
 	}
 	setup();
