@@ -82,6 +82,7 @@ TARGETS += $(OPENCL_LIB)
 SAMPLES := $(patsubst samples/opencl/%.c,$(BUILD)/samples/%,$(wildcard samples/opencl/*.c))
 TEST_PROGRAMS := $(patsubst tests/e2e/%.c,$(BUILD)/tests/%,$(filter-out tests/e2e/cuda-spool.c tests/e2e/nvtx-app.c,\
 	$(wildcard tests/e2e/*.c)))
+TEST_PROGRAMS += $(patsubst tests/e2e/%.cpp,$(BUILD)/tests/%,$(wildcard tests/e2e/*.cpp))
 TARGETS += $(SAMPLES) $(TEST_PROGRAMS) $(BUILD)/bench/launches
 endif
 TARGETS += $(BUILD)/bench/make-spool $(BUILD)/bench/read-db $(BUILD)/bench/markers
@@ -173,6 +174,10 @@ $(BUILD)/tests/markers: tests/e2e/markers.c $(MARKERS_LIB)
 	@mkdir -p $(dir $@)
 	$(CC) -std=gnu11 $(CFLAGS) -Wall -Wextra -Iinclude -pthread $< -o $@ -lOpenCL \
 		-L$(BUILD)/lib -lgpuprof-markers -Wl,-rpath,'$$ORIGIN/../lib'
+
+$(BUILD)/tests/%: tests/e2e/%.cpp
+	@mkdir -p $(dir $@)
+	$(CXX) -std=c++17 $(CFLAGS) -Wall -Wextra $< -o $@ -lOpenCL
 
 $(BUILD)/bench/launches: bench/launches.c
 	@mkdir -p $(dir $@)

@@ -8,17 +8,25 @@
  * fork-run (a fork()ed child that does not exec and exits without OpenCL, which
  * cannot be used after fork(), while the parent launches one more kernel),
  * hold (sleeps until killed), churn:N (creates, launches once and releases N more kernel
- * objects, as programs that build kernels on the fly do).
+ * objects, as programs that build kernels on the fly do), bus (a real SIGBUS: a mapped
+ * file cut short), thread-exit:N (exit(N) from a second thread while the main one
+ * waits), sigterm (its own SIGTERM handler, which prints a line and makes main exit 3,
+ * then SIGTERM from itself), oom (its address space capped 64 MiB above what it uses,
+ * then memory allocated until none is left; exits 4).
  * Before dying it waits 400 ms so the recorder's 100 ms flush has happened. */
 #define CL_TARGET_OPENCL_VERSION 300
 #define CL_USE_DEPRECATED_OPENCL_1_2_APIS /* clCreateCommandQueue: tested on purpose */
 #include <CL/cl.h>
 
+#include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -64,6 +72,31 @@ static void run_kernels(int count)
 	clFinish(queue);
 }
 
+static volatile sig_atomic_t terminated;
+
+static void on_sigterm(int sig)
+{
+	(void)sig;
+	terminated = 1;
+}
+
+static void *exit_from_thread(void *code)
+{
+	exit((int)(intptr_t)code);
+}
+
+/* The memory this process has mapped, in bytes (/proc/self/statm, first field). */
+static unsigned long long mapped_bytes(void)
+{
+	unsigned long long pages = 0;
+	FILE *f = fopen("/proc/self/statm", "r");
+	if (f && fscanf(f, "%llu", &pages) != 1)
+		pages = 0;
+	if (f)
+		fclose(f);
+	return pages * (unsigned long long)sysconf(_SC_PAGESIZE);
+}
+
 static void pause_ms(long ms)
 {
 	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000 };
@@ -94,6 +127,42 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(ending, "abort"))
 		abort();
+	if (!strcmp(ending, "bus")) {
+		char path[] = "/tmp/gpuprof-bus-XXXXXX";
+		int fd = mkstemp(path);
+		if (fd < 0 || ftruncate(fd, 8192) < 0)
+			return 2;
+		volatile char *p = mmap(NULL, 8192, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+		unlink(path);
+		if (p == MAP_FAILED || ftruncate(fd, 0) < 0)
+			return 2;
+		p[4096] = 1; /* beyond the end of the file: SIGBUS */
+	}
+	if (!strncmp(ending, "thread-exit:", 12)) {
+		pthread_t t;
+		pthread_create(&t, NULL, exit_from_thread, (void *)(intptr_t)atoi(ending + 12));
+		for (;;)
+			pause();
+	}
+	if (!strcmp(ending, "sigterm")) {
+		struct sigaction sa = { .sa_handler = on_sigterm };
+		sigaction(SIGTERM, &sa, NULL);
+		kill(getpid(), SIGTERM);
+		while (!terminated)
+			pause_ms(10);
+		printf("launcher: SIGTERM handled\n");
+		exit(3);
+	}
+	if (!strcmp(ending, "oom")) {
+		struct rlimit cap;
+		cap.rlim_cur = cap.rlim_max = mapped_bytes() + (64u << 20);
+		setrlimit(RLIMIT_AS, &cap);
+		unsigned long long got = 0;
+		for (void *p; (p = malloc(1 << 20)); got++)
+			memset(p, 1, 1 << 20);
+		printf("launcher: out of memory after %llu MiB\n", got);
+		exit(4);
+	}
 	if (!strncmp(ending, "churn:", 6)) {
 		size_t global = 256, local = 32;
 		for (int i = 0, n = atoi(ending + 6); i < n; i++) {

@@ -2,6 +2,7 @@
 database and the CSV files in agreement, timestamps, children, exit statuses."""
 import os
 import signal
+import sys
 
 import pytest
 
@@ -143,22 +144,58 @@ def test_stdout_and_stderr_pass_through(tmp_path, launcher):
     assert r.stdout == "launcher: 3 kernels done\n"
 
 
-@pytest.mark.parametrize("ending,status", [
-    ("exit:0", 0), ("exit:7", 7), ("_exit:5", 5),
-    ("kill", 128 + signal.SIGKILL), ("segv", 128 + signal.SIGSEGV), ("abort", 128 + signal.SIGABRT),
-])
-def test_exit_status_and_data_survive(tmp_path, launcher, ending, status):
+# how the target ends, its status, and whether that is a normal exit (a final flush)
+ENDINGS = [
+    ("exit:0", 0, 1), ("exit:7", 7, 1), ("_exit:5", 5, 0), ("thread-exit:6", 6, 1),
+    ("sigterm", 3, 1), ("oom", 4, 1),
+    ("kill", 128 + signal.SIGKILL, 0), ("segv", 128 + signal.SIGSEGV, 0),
+    ("bus", 128 + signal.SIGBUS, 0), ("abort", 128 + signal.SIGABRT, 0),
+]
+
+
+@pytest.mark.parametrize("ending,status,normal", ENDINGS)
+def test_exit_status_and_data_survive(tmp_path, launcher, ending, status, normal):
     r = trace(tmp_path, ["--kernel-trace"], [launcher, "12", ending])
     assert r.returncode == status, r.stderr
+    assert r.stdout.startswith("launcher: 12 kernels done\n")
+    if ending == "sigterm":  # the program's own handler ran, and it exited its own way
+        assert r.stdout.endswith("launcher: SIGTERM handled\n")
+    if ending == "oom":
+        assert "launcher: out of memory after" in r.stdout
     out = only_process(tmp_path)
     rows = out.csv("kernel_trace.csv")
     assert len(rows) == 12
     assert {row["Kernel_Name"] for row in rows} == {"tick"}
     clean = out.query("SELECT clean_exit FROM processes")[0]["clean_exit"]
-    assert clean == (1 if ending in ("exit:0", "exit:7") else 0)
+    assert clean == normal
     if not clean:
         assert "did not exit normally" in r.stderr
     assert not os.path.exists(out.prefix + ".spool")  # converted, then removed
+
+
+def test_uncaught_cpp_exception(tmp_path):
+    r = trace(tmp_path, ["--kernel-trace"], [os.path.join(TESTS, "throw"), "9"])
+    assert r.returncode == 128 + signal.SIGABRT, r.stderr
+    assert r.stdout == "throw: 9 kernels done\n"
+    assert "nobody catches this" in r.stderr  # the runtime's message passes through
+    out = only_process(tmp_path)
+    assert [k["Kernel_Name"] for k in out.csv("kernel_trace.csv")] == ["thrown"] * 9
+    assert out.query("SELECT clean_exit FROM processes") == [{"clean_exit": 0}]
+
+
+def test_python_exception(tmp_path):
+    script = tmp_path / "fails.py"
+    script.write_text(
+        "import ctypes\n"
+        "markers = ctypes.CDLL('libgpuprof-markers.so.1')\n"
+        "markers.gpuprof_mark(b'before the error')\n"
+        "raise ValueError('the script fails')\n")
+    r = trace(tmp_path, ["--marker-trace"], [sys.executable, str(script)])
+    assert r.returncode == 1, r.stderr
+    assert "ValueError: the script fails" in r.stderr  # the traceback passes through
+    out = only_process(tmp_path)
+    assert [m["Function"] for m in out.csv("marker_api_trace.csv")] == ["before the error"]
+    assert out.query("SELECT clean_exit FROM processes") == [{"clean_exit": 1}]
 
 
 def test_killed_from_outside(tmp_path, launcher):
