@@ -1,0 +1,62 @@
+"""Concurrency: many threads launching at once on several queues, a traced program that
+itself runs gpuprof, and two traced programs writing to one directory at once."""
+import os
+import subprocess
+
+from conftest import GPUPROF, SAMPLES, TESTS, outputs, trace
+
+THREADS, KERNELS, QUEUES = 32, 1000, 4
+
+
+def test_32_threads_launching_1000_kernels_each(tmp_path):
+    r = trace(tmp_path, ["--runtime-trace", "-f", "sqlite"],
+              [os.path.join(TESTS, "threads"), str(THREADS), str(KERNELS), str(QUEUES)])
+    assert r.returncode == 0, r.stderr
+    (out,) = outputs(str(tmp_path))
+    (totals,) = out.query(
+        "SELECT COUNT(*) AS n, COUNT(DISTINCT dispatch_id) AS dispatches, "
+        "COUNT(DISTINCT corr_id) AS correlations, MIN(dispatch_id) AS first, "
+        "MAX(dispatch_id) AS last FROM kernels")
+    n = THREADS * KERNELS
+    assert totals == {"n": n, "dispatches": n, "correlations": n, "first": 1, "last": n}
+    per_thread = out.query("SELECT tid, COUNT(*) AS n FROM kernels GROUP BY tid")
+    assert len(per_thread) == THREADS and {row["n"] for row in per_thread} == {KERNELS}
+    per_queue = out.query("SELECT queue_id, COUNT(*) AS n FROM kernels GROUP BY queue_id")
+    assert sorted(row["n"] for row in per_queue) == [n // QUEUES] * QUEUES
+    # each kernel's enqueue is an API call of the same thread, and nothing was lost
+    (joined,) = out.query(
+        "SELECT COUNT(*) AS n FROM kernels k JOIN regions r USING (corr_id) "
+        "WHERE r.name = 'clEnqueueNDRangeKernel' AND r.tid = k.tid")
+    assert joined == {"n": n}
+    assert out.query("SELECT COUNT(*) AS n FROM gpuprof_dropped") == [{"n": 0}]
+
+
+def test_a_traced_program_that_runs_gpuprof(tmp_path):
+    """The inner gpuprof records its own target into its own directory; the outer one
+    records nothing of it twice (the inner target reports to the inner gpuprof)."""
+    vcopy = os.path.join(SAMPLES, "vcopy")
+    r = trace(tmp_path, ["--kernel-trace", "-d", "outer"],
+              [GPUPROF, "trace", "--kernel-trace", "-d", str(tmp_path / "inner"), "--", vcopy])
+    assert r.returncode == 0, r.stderr
+    inner = outputs(str(tmp_path / "inner"))
+    assert len(inner) == 1 and len(inner[0].csv("kernel_trace.csv")) == 1
+    assert outputs(str(tmp_path / "outer")) == []
+    assert "no process used OpenCL or CUDA" in r.stderr
+
+
+def test_two_traced_programs_into_one_prefix(tmp_path):
+    """The same -o for two runs at once: neither overwrites the other."""
+    vcopy = os.path.join(SAMPLES, "vcopy")
+    command = [GPUPROF, "trace", "--kernel-trace", "-d", "out", "-o", "same", "--", vcopy,
+               "-i", "4"]
+    first = subprocess.Popen(command, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    second = subprocess.Popen(command, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    for p in (first, second):
+        _, err = p.communicate(timeout=120)
+        assert p.returncode == 0, err
+    found = outputs(str(tmp_path / "out"))
+    assert len(found) == 2
+    assert sorted(os.path.basename(o.prefix) for o in found)[0] == "same"
+    for out in found:
+        assert len(out.csv("kernel_trace.csv")) == 4
+        assert out.query("SELECT COUNT(*) AS n FROM kernels") == [{"n": 4}]
