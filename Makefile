@@ -80,9 +80,10 @@ TARGETS += $(UNIT_TESTS)
 ifeq ($(HAVE_OPENCL),yes)
 TARGETS += $(OPENCL_LIB)
 SAMPLES := $(patsubst samples/opencl/%.c,$(BUILD)/samples/%,$(wildcard samples/opencl/*.c))
-TEST_PROGRAMS := $(patsubst tests/e2e/%.c,$(BUILD)/tests/%,$(filter-out tests/e2e/cuda-spool.c tests/e2e/nvtx-app.c,\
+TEST_PROGRAMS := $(patsubst tests/e2e/%.c,$(BUILD)/tests/%,$(filter-out tests/e2e/cuda-spool.c tests/e2e/nvtx-app.c tests/e2e/enospc.c,\
 	$(wildcard tests/e2e/*.c)))
-TEST_PROGRAMS += $(patsubst tests/e2e/%.cpp,$(BUILD)/tests/%,$(wildcard tests/e2e/*.cpp))
+TEST_PROGRAMS += $(patsubst tests/e2e/%.cpp,$(BUILD)/tests/%,$(wildcard tests/e2e/*.cpp)) \
+	$(BUILD)/tests/libenospc.so
 TARGETS += $(SAMPLES) $(TEST_PROGRAMS) $(BUILD)/bench/launches
 endif
 TARGETS += $(BUILD)/bench/make-spool $(BUILD)/bench/read-db $(BUILD)/bench/markers
@@ -174,6 +175,10 @@ $(BUILD)/tests/markers: tests/e2e/markers.c $(MARKERS_LIB)
 	@mkdir -p $(dir $@)
 	$(CC) -std=gnu11 $(CFLAGS) -Wall -Wextra -Iinclude -pthread $< -o $@ -lOpenCL \
 		-L$(BUILD)/lib -lgpuprof-markers -Wl,-rpath,'$$ORIGIN/../lib'
+
+$(BUILD)/tests/libenospc.so: tests/e2e/enospc.c
+	@mkdir -p $(dir $@)
+	$(CC) -std=gnu11 $(CFLAGS) -Wall -Wextra -fPIC -shared $< -o $@ -ldl
 
 $(BUILD)/tests/%: tests/e2e/%.cpp
 	@mkdir -p $(dir $@)

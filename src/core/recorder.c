@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -76,6 +77,7 @@ static char spool_path[PATH_MAX];
 static pthread_t writer_thread;
 static unsigned char *chunk_buffer;
 static int write_failure_reported;
+static _Atomic uint64_t unwritten[2]; /* records and bytes the spool never received */
 
 static pthread_key_t ring_key;
 static pthread_once_t once_control = PTHREAD_ONCE_INIT;
@@ -232,6 +234,8 @@ static void write_chunk(const unsigned char *payload, uint64_t size)
 	if (spool_write_chunk(spool_fd, payload, (uint32_t)size, count, &err) < 0) {
 		atomic_fetch_add(&dropped[DROPPED_WRITE_FAILED][0], count);
 		atomic_fetch_add(&dropped[DROPPED_WRITE_FAILED][1], size);
+		atomic_fetch_add(&unwritten[0], count);
+		atomic_fetch_add(&unwritten[1], size);
 		if (!write_failure_reported++)
 			recorder_report("cannot write '%s': %s; records are being dropped", spool_path,
 			       err.message);
@@ -727,7 +731,7 @@ static int open_spool(const struct path_context *ctx)
 			recorder_report("%s; collection disabled", err.message);
 			goto out;
 		}
-		fd = open(spool_path, O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_CLOEXEC, 0666);
+		fd = open(spool_path, O_RDWR | O_CREAT | O_EXCL | O_APPEND | O_CLOEXEC, 0666);
 		if (fd >= 0 || errno != EEXIST)
 			break;
 	}
@@ -793,6 +797,8 @@ static void fork_child(void)
 	memset((void *)dropped, 0, sizeof(dropped));
 	atomic_store(&stop_requested, 0);
 	write_failure_reported = 0;
+	atomic_store(&unwritten[0], 0);
+	atomic_store(&unwritten[1], 0);
 	int previous = atomic_load(&state);
 	atomic_store(&state, previous == STATE_DISABLED ? STATE_DISABLED : STATE_IDLE);
 }
@@ -956,6 +962,38 @@ void recorder_count_dropped(uint32_t reason, uint64_t records)
 		atomic_fetch_add(&dropped[reason][0], records);
 }
 
+/* The spool's file was removed while the program ran (its directory deleted, a cleanup
+ * job): the records live on in the open file, so they are copied back to its path, which
+ * `gpuprof trace` will read. */
+static void restore_spool(void)
+{
+	struct stat st;
+	if (fstat(spool_fd, &st) < 0 || st.st_nlink > 0)
+		return;
+	struct error err;
+	int fd = -1;
+	if (path_make_parents(spool_path, 1, &err) == 0)
+		fd = open(spool_path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+	if (fd < 0) {
+		recorder_report("'%s' was removed while the program ran and cannot be made again: "
+				"%s; its records are lost", spool_path, strerror(errno));
+		return;
+	}
+	char buffer[1 << 16];
+	off_t at = 0;
+	ssize_t n;
+	while ((n = pread(spool_fd, buffer, sizeof(buffer), at)) > 0 &&
+	       write(fd, buffer, (size_t)n) == n)
+		at += n;
+	if (n != 0)
+		recorder_report("'%s' was removed while the program ran and cannot be made again: "
+				"%s; its records are lost", spool_path, strerror(errno));
+	else
+		recorder_report("'%s' was removed while the program ran: made it again with the "
+				"%lld bytes recorded", spool_path, (long long)at);
+	close(fd);
+}
+
 void recorder_stop(void)
 {
 	int expected = STATE_RUNNING;
@@ -974,6 +1012,11 @@ void recorder_stop(void)
 	};
 	write_dropped();
 	write_chunk((const unsigned char *)&end, sizeof(end));
+	if (atomic_load(&unwritten[0])) /* the spool could not say so itself */
+		recorder_report("%llu records (%llu bytes) could not be written to '%s'; the "
+				"outputs lack them", (unsigned long long)atomic_load(&unwritten[0]),
+				(unsigned long long)atomic_load(&unwritten[1]), spool_path);
+	restore_spool();
 	close(spool_fd);
 	spool_fd = -1;
 	errno = saved;

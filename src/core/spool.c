@@ -67,7 +67,15 @@ int spool_write_chunk(int fd, const void *payload, uint32_t size, uint32_t count
 		.record_count = count,
 	};
 	struct iovec iov[2] = { { &chunk, sizeof(chunk) }, { (void *)payload, size } };
-	return write_all(fd, iov, 2, err);
+	/* A chunk written in part (a full disk) is cut off again, so that the spool stays a
+	 * sequence of whole chunks that later ones can follow. */
+	off_t before = lseek(fd, 0, SEEK_END);
+	if (write_all(fd, iov, 2, err) == 0)
+		return 0;
+	if (before >= 0 && ftruncate(fd, before) < 0)
+		error_set(err, "%s (and the incomplete chunk could not be removed: %s)", err->message,
+			  strerror(errno));
+	return -1;
 }
 
 int spool_is_spool(const char *path)

@@ -1,0 +1,74 @@
+"""Resource faults while the program runs: its output directory removed, the disk full
+(an injected ENOSPC on the spool), the memory cap (test_trace.py): the program finishes
+unharmed, what was written is whole, and the loss is reported."""
+import os
+import shutil
+import struct
+import threading
+
+from conftest import GPUPROF, TESTS, outputs, trace
+
+MARKERS = os.path.join(TESTS, "markers")  # "periods": 2, 3 and 4 kernels at 1, 2 and 3 s
+ENOSPC = os.path.join(TESTS, "libenospc.so")
+
+
+def test_output_directory_removed_during_the_run(tmp_path):
+    out_dir = tmp_path / "out"
+    remover = threading.Timer(1.5, shutil.rmtree, args=(out_dir,))
+    remover.start()
+    r = trace(tmp_path, ["--kernel-trace", "-d", "out"], [MARKERS, "periods"])
+    remover.join()
+    assert r.returncode == 0, r.stderr
+    assert "was removed while the program ran: made it again" in r.stderr
+    (out,) = outputs(str(out_dir))
+    assert [int(k["Dispatch_Id"]) for k in out.csv("kernel_trace.csv")] == list(range(1, 10))
+    assert out.query("SELECT clean_exit FROM processes") == [{"clean_exit": 1}]
+
+
+def chunks(spool):
+    """(end offset, kernel records) of each chunk of a spool."""
+    with open(spool, "rb") as f:
+        data = f.read()
+    at, found = struct.unpack_from("<I", data, 12)[0], []
+    while at + 16 <= len(data):
+        _, size, _, _ = struct.unpack_from("<IIII", data, at)
+        payload, kernels, i = data[at + 16: at + 16 + size], 0, 0
+        while i + 8 <= len(payload):
+            length, kind = struct.unpack_from("<IH", payload, i)
+            kernels += kind == 6
+            i += length
+        at += 16 + size
+        found.append((at, kernels))
+    return found
+
+
+def test_full_disk_keeps_what_was_written(tmp_path):
+    # where the chunks of an unhindered run end
+    r = trace(tmp_path, ["--kernel-trace", "--keep-spool", "-d", "free", "-f", "csv"],
+              [MARKERS, "periods"])
+    assert r.returncode == 0, r.stderr
+    (free,) = outputs(str(tmp_path / "free"))
+    layout = chunks(free.prefix + ".spool")
+    first_kernels = next(end for end, kernels in layout if kernels)
+    # the disk fills up just after the chunk of the first kernels
+    env = {"LD_PRELOAD": ENOSPC, "GPUPROF_TEST_SPOOL_BYTES": str(first_kernels + 40)}
+    r = trace(tmp_path, ["--kernel-trace", "-d", "full", "-f", "csv"], [MARKERS, "periods"],
+              env=env)
+    assert r.returncode == 0, r.stderr  # the program ran to its end
+    assert "No space left on device; records are being dropped" in r.stderr
+    assert "could not be written to" in r.stderr and "the outputs lack them" in r.stderr
+    assert "incomplete last chunk" not in r.stderr  # the torn chunk was cut off again
+    (full,) = outputs(str(tmp_path / "full"))
+    kept = [int(k["Dispatch_Id"]) for k in full.csv("kernel_trace.csv")]
+    assert 2 <= len(kept) < 9 and kept == list(range(1, len(kept) + 1))
+
+
+def test_no_room_at_all(tmp_path):
+    """Not even the spool's first chunk fits: the program is unharmed, gpuprof says
+    what happened and fails."""
+    env = {"LD_PRELOAD": ENOSPC, "GPUPROF_TEST_SPOOL_BYTES": "40"}
+    r = trace(tmp_path, ["--kernel-trace", "-d", "out"], [MARKERS, "nest"], env=env)
+    assert r.returncode == 1, r.stderr
+    assert r.stdout.startswith("push outer: 0\n")
+    assert "could not be written to" in r.stderr
+    assert "holds no process record" in r.stderr
