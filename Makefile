@@ -1,6 +1,8 @@
 # gpuprof: one build entry point.
 #   make                 build the command, the injected libraries and the samples
 #   make check           build, then run every test (unit, end-to-end on OpenCL, GPU skips)
+#   make check-asan      the same under AddressSanitizer and UndefinedBehaviorSanitizer
+#   make check-tsan      the same under ThreadSanitizer
 #   make bench           build, then run the benchmarks
 #   make install PREFIX=/usr/local
 # Optional parts are detected here and reported; the build succeeds without them.
@@ -229,6 +231,17 @@ $(MARKERS_PC): markers/gpuprof-markers.pc.in Makefile
 check: all
 	BUILD=$(BUILD) HAVE_OPENCL=$(HAVE_OPENCL) HAVE_CUDA=$(HAVE_CUDA) tests/run.sh
 
+# Everything built again with a sanitizer, in a build directory of its own, then tested
+# (tests/sanitizers/run.sh says which tests and with which options).
+SANITIZER_CFLAGS := -O1 -g -fno-omit-frame-pointer -fno-sanitize-recover=all
+check-asan:
+	$(MAKE) BUILD=$(BUILD)/asan CFLAGS="$(SANITIZER_CFLAGS) -fsanitize=address,undefined" all
+	BUILD=$(BUILD)/asan HAVE_OPENCL=$(HAVE_OPENCL) tests/sanitizers/run.sh address
+
+check-tsan:
+	$(MAKE) BUILD=$(BUILD)/tsan CFLAGS="$(SANITIZER_CFLAGS) -fsanitize=thread" all
+	BUILD=$(BUILD)/tsan HAVE_OPENCL=$(HAVE_OPENCL) tests/sanitizers/run.sh thread
+
 bench: all
 	BUILD=$(BUILD) bench/run.sh
 	BUILD=$(BUILD) bench/gpu/run.sh || [ $$? -eq 77 ]
@@ -258,7 +271,7 @@ install: all
 clean:
 	rm -rf $(BUILD)
 
-.PHONY: all check bench install clean
+.PHONY: all check check-asan check-tsan bench install clean
 -include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)
 
 # The schema is compiled in from src/store/schema.sql.

@@ -4,6 +4,7 @@
  * exit status passes through: its exit code, or 128+N when it died of signal N. */
 #include <errno.h>
 #include <fcntl.h>
+#include <link.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
@@ -438,6 +439,19 @@ static void job_release(struct job *j)
 	kernel_filter_release(&j->filter);
 }
 
+/* A sanitizer runtime this gpuprof was linked with (gcc's libasan.so or libtsan.so): a
+ * sanitized build makes sanitized recording libraries, and those work in a program built
+ * without the sanitizer only when its runtime is the first library loaded. */
+static int find_sanitizer_runtime(struct dl_phdr_info *info, size_t size, void *data)
+{
+	const char *base = strrchr(info->dlpi_name, '/');
+	base = base ? base + 1 : info->dlpi_name;
+	if (strncmp(base, "libasan.so", 10) && strncmp(base, "libtsan.so", 10))
+		return 0;
+	strbuf_addstr(data, info->dlpi_name);
+	return 1;
+}
+
 /* The recording libraries, named once for every run: the OpenCL one preloaded, the CUDA
  * one named to the driver, the marker libraries findable. */
 static void place_libraries(void)
@@ -452,6 +466,9 @@ static void place_libraries(void)
 		    "without the OpenCL headers and without the CUDA toolkit", opencl_library.buf);
 	if (have_opencl) {
 		const char *old_preload = getenv("LD_PRELOAD");
+		dl_iterate_phdr(find_sanitizer_runtime, &preload);
+		if (preload.len)
+			strbuf_addch(&preload, ':');
 		strbuf_addstr(&preload, opencl_library.buf);
 		if (old_preload && *old_preload)
 			strbuf_addf(&preload, ":%s", old_preload);

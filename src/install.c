@@ -8,6 +8,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "util/sort.h"
+
 int install_path(const char *relative, struct strbuf *out, struct error *err)
 {
 	char exe[PATH_MAX];
@@ -48,7 +50,7 @@ void presets_list(const char *dir, struct strbuf *names)
 	}
 	if (d)
 		closedir(d);
-	qsort(found, count, sizeof(*found), by_name);
+	sort_array(found, count, sizeof(*found), by_name);
 	for (size_t i = 0; i < count; i++) {
 		strbuf_addf(names, "%s%s", names->len ? ", " : "", found[i]);
 		free(found[i]);

@@ -93,5 +93,7 @@ int main(int argc, char **argv)
 				 suggestion);
 		die_with(EXIT_USAGE, "'%s' is not a gpuprof command; see 'gpuprof --help'", name);
 	}
-	return c->run(argc - 1, argv + 1);
+	int code = c->run(argc - 1, argv + 1);
+	options_release();
+	return code;
 }

@@ -1,9 +1,11 @@
 #!/bin/sh
 # Runs every test layer and prints one closing line: "N passed, N failed, N skipped".
 #   unit/  C unit tests (build/tests/test-*), each printing "name: N passed, N failed"
+#          last, and "skipped: REASON" for each part it cannot run
 #   e2e/   end-to-end tests on real OpenCL (PoCL without a GPU), with pytest
 #   gpu/   the CUDA backend on a real GPU (tests/gpu/run.sh); it exits 77 with its reason
 #          on a machine without one, counted as one skip
+# BUILD names the build to test (build by default).
 set -u
 cd "$(dirname "$0")/.."
 BUILD=${BUILD:-build}
@@ -20,10 +22,12 @@ number() { # number WORD TEXT: the count before WORD in a summary line, or 0
 
 for t in "$BUILD"/tests/test-*; do
 	[ -x "$t" ] || continue
-	line=$("$t" 2>&1 | tee /dev/stderr | tail -n 1)
+	out=$("$t" 2>&1)
+	echo "$out"
+	line=$(echo "$out" | tail -n 1)
 	p=$(number passed "$line"); f=$(number failed "$line")
 	case "$line" in *passed*) ;; *) f=$((f + 1)) ;; esac
-	add "$p" "$f" 0
+	add "$p" "$f" "$(echo "$out" | grep -c '^skipped:')"
 done
 
 if [ "${HAVE_OPENCL:-yes}" != yes ]; then

@@ -10,6 +10,8 @@
 #define NVTX_NO_IMPL
 #include <nvtx3/nvToolsExt.h>
 
+#include <pthread.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <wchar.h>
@@ -189,23 +191,48 @@ static int domain_pop(nvtxDomainHandle_t d)
 	return recorder_range_pop();
 }
 
+/* Handles live as long as the process: NVTX has no call that ends a registered string,
+ * and a destroyed domain may still be named by the program's other libraries. They are
+ * listed here, so that they stay reachable. */
+static struct handle {
+	struct handle *next;
+	union {
+		struct domain domain;
+		char text[1];
+	} u;
+} *handles;
+static pthread_mutex_t handles_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void *new_handle(const void *value, size_t size)
+{
+	struct handle *h = xcalloc(1, offsetof(struct handle, u) + size);
+	memcpy(&h->u, value, size);
+	pthread_mutex_lock(&handles_lock);
+	h->next = handles;
+	handles = h;
+	pthread_mutex_unlock(&handles_lock);
+	return &h->u;
+}
+
 static nvtxStringHandle_t register_string_a(nvtxDomainHandle_t d, const char *text)
 {
-	return (nvtxStringHandle_t)(void *)xstrdup(text ? text : "");
+	text = text ? text : "";
+	return (nvtxStringHandle_t)new_handle(text, strlen(text) + 1);
 }
 
 static nvtxStringHandle_t register_string_w(nvtxDomainHandle_t d, const wchar_t *text)
 {
 	struct strbuf w = STRBUF_INIT;
 	utf8_from_wide(text, &w);
-	return (nvtxStringHandle_t)(void *)strbuf_detach(&w);
+	nvtxStringHandle_t h = register_string_a(d, w.buf);
+	strbuf_release(&w);
+	return h;
 }
 
 static nvtxDomainHandle_t domain_create_a(const char *name)
 {
-	struct domain *d = xcalloc(1, sizeof(*d));
-	d->name_id = recorder_intern(name ? name : "");
-	return (nvtxDomainHandle_t)(void *)d;
+	struct domain d = { .name_id = recorder_intern(name ? name : "") };
+	return (nvtxDomainHandle_t)new_handle(&d, sizeof(d));
 }
 
 static nvtxDomainHandle_t domain_create_w(const wchar_t *name)
@@ -217,7 +244,7 @@ static nvtxDomainHandle_t domain_create_w(const wchar_t *name)
 	return d;
 }
 
-/* Handles may still be used by the program's other libraries: they are kept. */
+/* The handle is kept (see new_handle). */
 static void domain_destroy(nvtxDomainHandle_t d)
 {
 }

@@ -81,10 +81,15 @@ static void *next_symbol(const char *name)
 	return p;
 }
 
+/* real_<name>: the next definition, looked up on first use. Threads may race to look it
+ * up; each finds the same one. */
 #define REAL(name) \
-	static __typeof__(&name) real_##name; \
-	if (!real_##name) \
-		real_##name = (__typeof__(&name))next_symbol(#name)
+	static _Atomic(__typeof__(&name)) next_##name; \
+	__typeof__(&name) real_##name = atomic_load_explicit(&next_##name, memory_order_relaxed); \
+	if (!real_##name) { \
+		real_##name = (__typeof__(&name))next_symbol(#name); \
+		atomic_store_explicit(&next_##name, real_##name, memory_order_relaxed); \
+	}
 
 /* ---- threads, correlation ------------------------------------------------------------ */
 

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "util/hash.h"
+#include "util/sort.h"
 #include "util/strbuf.h"
 
 void stats_init(struct stats_table *t)
@@ -88,7 +89,7 @@ void stats_finish(struct stats_table *t)
 		r->stddev_ns = r->calls ? sqrt(r->m2 / (double)r->calls) : 0;
 	}
 	if (t->count)
-		qsort(t->rows, t->count, sizeof(*t->rows), by_total_desc);
+		sort_array(t->rows, t->count, sizeof(*t->rows), by_total_desc);
 	free(t->slots);
 	t->slots = NULL;
 	t->slot_count = 0;

@@ -8,6 +8,7 @@
 #include <poll.h>
 #include <pthread.h>
 #include <sched.h>
+#include <semaphore.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -302,22 +303,26 @@ static void drain_all(int final)
 	write_dropped();
 }
 
-static void *writer_main(void *unused)
+/* Held by the writer while it drains, and by fork(): a child never inherits a drain cut
+ * in the middle, with the memory allocator's locks held by a thread it does not have. */
+static pthread_mutex_t writer_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void *writer_main(void *started)
 {
-	(void)unused;
+	sem_post(started);
 	struct pollfd pfd = { .fd = wake_fd, .events = POLLIN };
-	for (;;) {
-		int stopping = atomic_load(&stop_requested);
+	int stopping;
+	do {
+		stopping = atomic_load(&stop_requested);
 		if (!stopping && poll(&pfd, 1, flush_interval_ms) > 0) {
 			uint64_t value;
 			ssize_t ignored = read(wake_fd, &value, sizeof(value));
 			(void)ignored;
 		}
-		drain_all(0);
-		if (stopping || atomic_load(&stop_requested))
-			break;
-	}
-	drain_all(1);
+		pthread_mutex_lock(&writer_lock);
+		drain_all(stopping);
+		pthread_mutex_unlock(&writer_lock);
+	} while (!stopping);
 	return NULL;
 }
 
@@ -766,14 +771,17 @@ static void register_spool(void)
 	close(fd);
 }
 
+/* The writer takes metadata_lock inside writer_lock, so fork() does too. */
 static void fork_prepare(void)
 {
+	pthread_mutex_lock(&writer_lock);
 	pthread_mutex_lock(&metadata_lock);
 }
 
 static void fork_parent(void)
 {
 	pthread_mutex_unlock(&metadata_lock);
+	pthread_mutex_unlock(&writer_lock);
 }
 
 /* The child has only the forking thread: the parent's unflushed records stay the
@@ -781,6 +789,7 @@ static void fork_parent(void)
 static void fork_child(void)
 {
 	pthread_mutex_unlock(&metadata_lock);
+	pthread_mutex_unlock(&writer_lock);
 	if (spool_fd >= 0)
 		close(spool_fd);
 	if (wake_fd >= 0)
@@ -891,8 +900,15 @@ static int start(void)
 	sigset_t all, old;
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
-	int rc = pthread_create(&writer_thread, NULL, writer_main, NULL);
+	/* Running once the writer runs: the C library (or a sanitizer's runtime) may hold
+	 * locks while a thread starts, and a fork() then would hand them to the child. */
+	sem_t started;
+	sem_init(&started, 0, 0);
+	int rc = pthread_create(&writer_thread, NULL, writer_main, &started);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	while (!rc && sem_wait(&started) && errno == EINTR)
+		;
+	sem_destroy(&started);
 	if (rc) {
 		recorder_report("cannot start the writer thread: %s; collection disabled", strerror(rc));
 		close(spool_fd);

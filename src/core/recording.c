@@ -6,6 +6,7 @@
 
 #include "core/kernel-filter.h"
 #include "util/hash.h"
+#include "util/sort.h"
 #include "util/strbuf.h"
 
 static void list_add(struct record_list *list, const struct record_header *h)
@@ -97,7 +98,7 @@ static void index_by_id(struct record_list *list)
 {
 	if (!list->count)
 		return;
-	qsort(list->items, list->count, sizeof(*list->items), by_id);
+	sort_array(list->items, list->count, sizeof(*list->items), by_id);
 	size_t kept = 0;
 	for (size_t i = 0; i < list->count; i++) {
 		if (kept && id_of(list->items[kept - 1]) == id_of(list->items[i]))
@@ -202,11 +203,11 @@ int recording_read(struct recording *rec, const char *spool_path, struct error *
 					&rec->allocations, &rec->synchronizations, &rec->overheads };
 	for (size_t i = 0; i < sizeof(timed) / sizeof(timed[0]); i++)
 		if (!is_sorted(timed[i])) /* one recording thread gives sorted lists */
-			qsort(timed[i]->items, timed[i]->count, sizeof(*timed[i]->items), by_start);
+			sort_array(timed[i]->items, timed[i]->count, sizeof(*timed[i]->items), by_start);
 	if (needs_enqueuers(rec)) {
 		for (size_t i = 0; i < rec->api_calls.count; i++)
 			list_add(&rec->calls_by_correlation, rec->api_calls.items[i]);
-		qsort(rec->calls_by_correlation.items, rec->calls_by_correlation.count,
+		sort_array(rec->calls_by_correlation.items, rec->calls_by_correlation.count,
 		      sizeof(*rec->calls_by_correlation.items), by_correlation);
 	}
 	attribute_kernels(rec);
@@ -292,7 +293,7 @@ static uint32_t intern_text(struct recording *rec, struct text_table *t, const c
 static int join_markers(struct recording *rec, const struct record_list *begins,
 			const struct record_list *ends, struct error *err)
 {
-	qsort(ends->items, ends->count, sizeof(*ends->items), end_by_id);
+	sort_array(ends->items, ends->count, sizeof(*ends->items), end_by_id);
 	rec->markers = begins->count ? xcalloc(begins->count, sizeof(*rec->markers)) : NULL;
 	struct text_table table = { NULL, 0 };
 	for (size_t i = 0; i < begins->count; i++) {
@@ -329,12 +330,12 @@ static int join_markers(struct recording *rec, const struct record_list *begins,
 		}
 	}
 	free(table.ids);
-	qsort(rec->markers, rec->marker_count, sizeof(*rec->markers), marker_by_start);
+	sort_array(rec->markers, rec->marker_count, sizeof(*rec->markers), marker_by_start);
 	/* by id for recording_marker(): ids rise with start within a thread, not across */
 	rec->markers_by_id = rec->marker_count ? xcalloc(rec->marker_count, sizeof(*rec->markers_by_id)) : NULL;
 	for (size_t i = 0; i < rec->marker_count; i++)
 		rec->markers_by_id[i] = &rec->markers[i];
-	qsort(rec->markers_by_id, rec->marker_count, sizeof(*rec->markers_by_id), marker_by_id);
+	sort_array(rec->markers_by_id, rec->marker_count, sizeof(*rec->markers_by_id), marker_by_id);
 	return 0;
 }
 
@@ -399,7 +400,7 @@ static void attribute_kernels(struct recording *rec)
 	for (size_t i = 0; i < rec->marker_count; i++)
 		if (rec->markers[i].kind == MARKER_PUSH_POP)
 			by_thread[n++] = &rec->markers[i];
-	qsort(by_thread, n, sizeof(*by_thread), by_thread_then_start);
+	sort_array(by_thread, n, sizeof(*by_thread), by_thread_then_start);
 	rec->attributed.slots = 64;
 	while (rec->attributed.slots < 2 * candidates)
 		rec->attributed.slots *= 2;
@@ -462,7 +463,7 @@ size_t recording_filter_kernels(struct recording *rec, const struct kernel_filte
 	size_t n = rec->kernels.count;
 	const struct record_header **order = xrealloc(NULL, n * sizeof(*order));
 	memcpy(order, rec->kernels.items, n * sizeof(*order));
-	qsort(order, n, sizeof(*order), kernel_by_dispatch);
+	sort_array(order, n, sizeof(*order), kernel_by_dispatch);
 	/* per name id: whether the name passes (0 unknown, 1 no, 2 yes) and its dispatches */
 	size_t slots = 64;
 	while (slots < 2 * rec->strings.count + 2)
@@ -488,7 +489,7 @@ size_t recording_filter_kernels(struct recording *rec, const struct kernel_filte
 			kept[kept_count++] = order[i];
 	}
 	/* keep the start-time order of the list */
-	qsort(kept, kept_count, sizeof(*kept), by_address);
+	sort_array(kept, kept_count, sizeof(*kept), by_address);
 	size_t out = 0;
 	for (size_t i = 0; i < n; i++) {
 		const struct record_header *h = rec->kernels.items[i];

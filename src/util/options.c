@@ -114,21 +114,50 @@ static int unknown_option(const struct option *table, const char *arg, size_t le
 	return error_set(err, "unknown option '--%s'", name);
 }
 
+/* Every value parsing copies (those of lists): lists share them freely (a job of an input
+ * file starts from the command line's lists), and options_release() frees them all. */
+static struct copy {
+	struct copy *next;
+	char text[];
+} *copies;
+
+static char *copy_text(const char *text, size_t length)
+{
+	struct copy *c = malloc(sizeof(*c) + length + 1);
+	if (!c)
+		return NULL;
+	memcpy(c->text, text, length);
+	c->text[length] = '\0';
+	c->next = copies;
+	copies = c;
+	return c->text;
+}
+
+void options_release(void)
+{
+	while (copies) {
+		struct copy *next = copies->next;
+		free(copies);
+		copies = next;
+	}
+}
+
 static int list_add(struct option_list *list, const char *value, const char *label,
 		    struct error *err)
 {
-	char *copy = strdup(value);
-	if (!copy)
-		return error_set(err, "out of memory");
-	for (char *save = NULL, *tok = strtok_r(copy, ", ", &save); tok;
-	     tok = strtok_r(NULL, ", ", &save)) {
-		if (list->count == (int)(sizeof(list->items) / sizeof(list->items[0]))) {
-			free(copy);
-			return error_set(err, "too many values for %s", label);
+	for (const char *p = value; *p;) {
+		size_t length = strcspn(p, ", ");
+		if (!length) {
+			p++;
+			continue;
 		}
-		list->items[list->count++] = strdup(tok);
+		if (list->count == (int)(sizeof(list->items) / sizeof(list->items[0])))
+			return error_set(err, "too many values for %s", label);
+		if (!(list->items[list->count] = copy_text(p, length)))
+			return error_set(err, "out of memory");
+		list->count++;
+		p += length;
 	}
-	free(copy);
 	return 0;
 }
 

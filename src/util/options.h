@@ -47,6 +47,10 @@ int options_parse(const struct option *table, int argc, char **argv, int *next,
 int options_parse_mixed(const struct option *table, int argc, char **argv, char ***operands,
 			int *count, struct error *err);
 
+/* Frees every value parsing copied (the items of every OPTION_LIST): no list filled since
+ * the program started, or since the last call, may be used after it. */
+void options_release(void);
+
 /* Prints "usage: <usage>" and the table, grouped by section. */
 void options_print_help(FILE *out, const char *usage, const char *description,
 			const struct option *table);

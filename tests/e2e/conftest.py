@@ -27,6 +27,17 @@ def run(args, cwd, env=None, timeout=120):
                           timeout=timeout)
 
 
+def preload(library):
+    """LD_PRELOAD naming `library` for gpuprof and the program it runs. gpuprof built
+    with a sanitizer (make check-asan) is linked with its runtime, which must come first."""
+    linked = subprocess.run(["ldd", GPUPROF], capture_output=True, text=True).stdout
+    for line in linked.splitlines():
+        name, _, path = line.strip().partition(" => ")
+        if name.startswith(("libasan.so", "libtsan.so")):
+            return path.split()[0] + ":" + library
+    return library
+
+
 def trace(tmp_path, options, command, env=None):
     """gpuprof trace OPTIONS -- COMMAND in tmp_path; returns the CompletedProcess."""
     return run([GPUPROF, "trace", *options, "--", *command], cwd=tmp_path, env=env)

@@ -6,7 +6,7 @@ import shutil
 import struct
 import threading
 
-from conftest import GPUPROF, TESTS, outputs, trace
+from conftest import GPUPROF, TESTS, outputs, preload, trace
 
 MARKERS = os.path.join(TESTS, "markers")  # "periods": 2, 3 and 4 kernels at 1, 2 and 3 s
 ENOSPC = os.path.join(TESTS, "libenospc.so")
@@ -51,7 +51,7 @@ def test_full_disk_keeps_what_was_written(tmp_path):
     layout = chunks(free.prefix + ".spool")
     first_kernels = next(end for end, kernels in layout if kernels)
     # the disk fills up just after the chunk of the first kernels
-    env = {"LD_PRELOAD": ENOSPC, "GPUPROF_TEST_SPOOL_BYTES": str(first_kernels + 40)}
+    env = {"LD_PRELOAD": preload(ENOSPC), "GPUPROF_TEST_SPOOL_BYTES": str(first_kernels + 40)}
     r = trace(tmp_path, ["--kernel-trace", "-d", "full", "-f", "csv"], [MARKERS, "periods"],
               env=env)
     assert r.returncode == 0, r.stderr  # the program ran to its end
@@ -66,7 +66,7 @@ def test_full_disk_keeps_what_was_written(tmp_path):
 def test_no_room_at_all(tmp_path):
     """Not even the spool's first chunk fits: the program is unharmed, gpuprof says
     what happened and fails."""
-    env = {"LD_PRELOAD": ENOSPC, "GPUPROF_TEST_SPOOL_BYTES": "40"}
+    env = {"LD_PRELOAD": preload(ENOSPC), "GPUPROF_TEST_SPOOL_BYTES": "40"}
     r = trace(tmp_path, ["--kernel-trace", "-d", "out"], [MARKERS, "nest"], env=env)
     assert r.returncode == 1, r.stderr
     assert r.stdout.startswith("push outer: 0\n")

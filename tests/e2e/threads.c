@@ -65,6 +65,7 @@ int main(int argc, char **argv)
 		pthread_create(&ids[t], NULL, work, (void *)(size_t)t);
 	for (int t = 0; t < threads; t++)
 		pthread_join(ids[t], NULL);
+	free(ids);
 	printf("threads: %d x %d kernels on %d queues\n", threads, kernels, queue_count);
 	return 0;
 }

@@ -16,9 +16,9 @@
 struct sink {
 	char *strings[256];          /* by id */
 	uint32_t string_count;
-	unsigned char records[MAX_RECORDS][256];
+	_Alignas(8) unsigned char records[MAX_RECORDS][256]; /* records are 8-aligned */
 	int record_count;
-	unsigned char metadata[MAX_RECORDS][256];
+	_Alignas(8) unsigned char metadata[MAX_RECORDS][256];
 	int metadata_count;
 	uint64_t dropped[DROPPED_REASON_COUNT];
 	uint32_t next_agent, next_queue;
