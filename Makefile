@@ -3,6 +3,7 @@
 #   make check           build, then run every test (unit, end-to-end on OpenCL, GPU skips)
 #   make check-asan      the same under AddressSanitizer and UndefinedBehaviorSanitizer
 #   make check-tsan      the same under ThreadSanitizer
+#   make fuzz            build the libFuzzer fuzzers with clang, run each FUZZ_SECONDS
 #   make bench           build, then run the benchmarks
 #   make install PREFIX=/usr/local
 # Optional parts are detected here and reported; the build succeeds without them.
@@ -78,6 +79,14 @@ ifneq ($(HAVE_CUDA),yes)
 UNIT_TESTS := $(filter-out $(BUILD)/tests/test-cupti,$(UNIT_TESTS))
 endif
 TARGETS += $(UNIT_TESTS)
+
+# Fuzz targets (tests/fuzz/NAME.c): each replays its committed corpus as a test,
+# build/tests/test-fuzz-NAME; `make fuzz` builds them as libFuzzer fuzzers with clang.
+FUZZ_NAMES := $(patsubst tests/fuzz/%.c,%,$(filter-out tests/fuzz/fuzz.c tests/fuzz/replay.c,\
+	$(wildcard tests/fuzz/*.c)))
+FUZZ_LINK := $(call obj,tests/fuzz/fuzz.c src/output.c src/input-file.c src/cmd-summary.c \
+	src/commands.c $(STORE_SRC) $(CORE_SRC) $(UTIL_SRC))
+TARGETS += $(patsubst %,$(BUILD)/tests/test-fuzz-%,$(FUZZ_NAMES))
 
 ifeq ($(HAVE_OPENCL),yes)
 TARGETS += $(OPENCL_LIB)
@@ -207,6 +216,16 @@ $(BUILD)/tests/test-%: tests/unit/test-%.c $(call obj,$(STORE_SRC) $(CORE_SRC) $
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) $^ -o $@ $(LDLIBS_SQLITE)
 
+$(BUILD)/tests/test-fuzz-%: tests/fuzz/replay.c $(BUILD)/obj/tests/fuzz/%.o $(FUZZ_LINK)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -DFUZZ_NAME='"$*"' $^ -o $@ $(LDLIBS_SQLITE) -lyaml -ldl
+
+$(BUILD)/fuzzers/%: $(BUILD)/obj/tests/fuzz/%.o $(FUZZ_LINK)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -fsanitize=fuzzer $^ -o $@ $(LDLIBS_SQLITE) -lyaml -ldl
+
+fuzzers: $(patsubst %,$(BUILD)/fuzzers/%,$(FUZZ_NAMES))
+
 $(MARKERS_LIB): $(call obj,markers/markers.c markers/bind.c)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -shared -Wl,-soname,libgpuprof-markers.so.1 $^ -o $@ -ldl
@@ -242,6 +261,15 @@ check-tsan:
 	$(MAKE) BUILD=$(BUILD)/tsan CFLAGS="$(SANITIZER_CFLAGS) -fsanitize=thread" all
 	BUILD=$(BUILD)/tsan HAVE_OPENCL=$(HAVE_OPENCL) tests/sanitizers/run.sh thread
 
+# The fuzz targets as libFuzzer fuzzers (clang), with AddressSanitizer and
+# UndefinedBehaviorSanitizer, each run FUZZ_SECONDS from its corpus (tests/fuzz/run.sh).
+FUZZ_SECONDS ?= 600
+fuzz:
+	scripts/install-deps.sh --fuzz
+	$(MAKE) BUILD=$(BUILD)/fuzz CC=clang \
+		CFLAGS="$(SANITIZER_CFLAGS) -fsanitize=fuzzer-no-link,address,undefined" fuzzers
+	BUILD=$(BUILD) tests/fuzz/run.sh -t $(FUZZ_SECONDS)
+
 bench: all
 	BUILD=$(BUILD) bench/run.sh
 	BUILD=$(BUILD) bench/gpu/run.sh || [ $$? -eq 77 ]
@@ -271,7 +299,7 @@ install: all
 clean:
 	rm -rf $(BUILD)
 
-.PHONY: all check check-asan check-tsan bench install clean
+.PHONY: all check check-asan check-tsan fuzz fuzzers bench install clean
 -include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)
 
 # The schema is compiled in from src/store/schema.sql.

@@ -1,9 +1,16 @@
 #!/bin/sh
-# Installs the Debian packages listed in scripts/debian-packages.txt that are missing.
+# Installs the Debian packages listed in scripts/debian-packages.txt that are missing;
+# with --fuzz, also those marked "fuzz:" (for `make fuzz`).
 # Needs root (or sudo) only when something is missing.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
-packages=$(grep -v '^#' "$here/debian-packages.txt" | tr -s ' \n' ' ')
+list=$here/debian-packages.txt
+packages=$(grep -E '^[a-z0-9]' "$list" | grep -v '^fuzz:' | tr -s ' \n' ' ')
+case "${1:-}" in
+--fuzz) packages="$packages $(sed -n 's/^fuzz: *//p' "$list" | tr -s ' \n' ' ')" ;;
+"") ;;
+*) echo "usage: scripts/install-deps.sh [--fuzz]" >&2; exit 2 ;;
+esac
 missing=""
 for p in $packages; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||

@@ -31,16 +31,17 @@ static const char description[] =
 struct device {
 	int64_t input, process_id, agent;
 	char *label;
-	int64_t window_ns;            /* its process's duration */
+	uint64_t window_ns;           /* its process's duration */
 	int64_t start, end;           /* the busy interval being extended; start < 0: none */
-	int64_t busy_ns, idle_ns, gaps, longest_gap_ns, longest_gap_at_ns;
-	int64_t first_ns;
+	uint64_t busy_ns, idle_ns, longest_gap_ns; /* sums wrap on corrupt times, never trap */
+	int64_t gaps, longest_gap_at_ns, first_ns;
 };
 
 struct process {
 	int64_t input, process_id, pid, rank, start_ns, end_ns;
 	char *host, *command;
-	int64_t kernels, kernel_ns, copies, copy_bytes, api_calls, api_ns;
+	int64_t kernels, copies, api_calls;
+	uint64_t kernel_ns, copy_bytes, api_ns;
 };
 
 /* A marker range of the input being read, for attributing kernels to ranges. */
@@ -99,7 +100,7 @@ static struct device *device_of(struct summary *s, int64_t process_id, int64_t a
 		strbuf_addf(&name, "agent %lld", (long long)agent);
 	d->label = strbuf_detach(&name);
 	struct process *p = process_of(s, process_id);
-	d->window_ns = p && p->end_ns > p->start_ns ? p->end_ns - p->start_ns : 0;
+	d->window_ns = p ? duration_ns(p->start_ns, p->end_ns) : 0;
 	return d;
 }
 
@@ -115,8 +116,8 @@ static void device_activity(struct summary *s, const struct event *e, int64_t ag
 		return;
 	}
 	if (e->start_ns > d->end) {
-		int64_t gap = e->start_ns - d->end;
-		d->busy_ns += d->end - d->start;
+		uint64_t gap = duration_ns(d->end, e->start_ns);
+		d->busy_ns += duration_ns(d->start, d->end);
 		d->idle_ns += gap;
 		d->gaps++;
 		if (gap > d->longest_gap_ns) {
@@ -190,7 +191,7 @@ static int summary_begin(void **state, const struct output_options *options,
 static int summary_event(void *state, const struct event *e, struct error *err)
 {
 	struct summary *s = state;
-	int64_t duration = e->end_ns > e->start_ns ? e->end_ns - e->start_ns : 0;
+	uint64_t duration = duration_ns(e->start_ns, e->end_ns);
 	struct process *p = e->kind == EVENT_PROCESS ? NULL : process_of(s, e->process_id);
 	switch (e->kind) {
 	case EVENT_PROCESS:
@@ -219,7 +220,7 @@ static int summary_event(void *state, const struct event *e, struct error *err)
 	}
 	case EVENT_KERNEL:
 		device_activity(s, e, e->kernel.agent);
-		attribute_kernel(s, e, (uint64_t)duration);
+		attribute_kernel(s, e, duration);
 		if (p) {
 			p->kernels++;
 			p->kernel_ns += duration;
@@ -256,7 +257,7 @@ static int summary_end(void *state, int failed, struct strbuf *written, struct e
 	for (size_t i = 0; i < s->device_count; i++) { /* close the open busy intervals */
 		struct device *d = &s->devices[i];
 		if (d->input == s->input && d->start >= 0) {
-			d->busy_ns += d->end - d->start;
+			d->busy_ns += duration_ns(d->start, d->end);
 			d->start = -1;
 		}
 	}
@@ -372,7 +373,7 @@ static int devices_table(const struct printer *pr, const struct summary *s, stru
 		table_double(t, (double)d->idle_ns / pr->divisor, pr->decimals);
 		table_double(t, (double)d->longest_gap_ns / pr->divisor, pr->decimals);
 		if (d->gaps && p)
-			table_double(t, (double)(d->longest_gap_at_ns - p->start_ns) / pr->divisor,
+			table_double(t, ((double)d->longest_gap_at_ns - (double)p->start_ns) / pr->divisor,
 				     pr->decimals);
 		else
 			table_null(t);
@@ -401,11 +402,11 @@ static int processes_table(const struct printer *pr, const struct summary *s,
 		else
 			table_null(t);
 		table_text(t, p->command);
-		table_double(t, (double)(p->end_ns - p->start_ns) / pr->divisor, pr->decimals);
+		table_double(t, (double)duration_ns(p->start_ns, p->end_ns) / pr->divisor, pr->decimals);
 		table_int(t, p->kernels);
 		table_double(t, (double)p->kernel_ns / pr->divisor, pr->decimals);
 		table_int(t, p->copies);
-		table_int(t, p->copy_bytes);
+		table_int(t, (int64_t)p->copy_bytes);
 		table_int(t, p->api_calls);
 		table_double(t, (double)p->api_ns / pr->divisor, pr->decimals);
 	}
@@ -433,6 +434,54 @@ static int print_summary(const struct printer *pr, struct summary *s, struct err
 	return rc;
 }
 
+int summary_print(char *const *inputs, int count, const char *format, const char *units,
+		  struct error *err)
+{
+	struct summary s;
+	memset(&s, 0, sizeof(s));
+	domain_stats_init(&s.stats);
+	stats_init(&s.range_kernels);
+	struct output_options options = { .prefix = "", .context = &s };
+	const struct writer_ops *writer = &gather;
+	struct strbuf written = STRBUF_INIT;
+	int rc = 0;
+	for (int i = 0; rc == 0 && i < count; i++) {
+		sqlite3 *db;
+		s.input = i;
+		rc = store_open(inputs[i], &db, err);
+		if (rc == 0) {
+			rc = export_database(db, &writer, 1, &options, &written, err);
+			sqlite3_close(db);
+		}
+	}
+	struct printer pr = { .format = (enum table_format)table_parse_format(format),
+			      .units = units, .divisor = 1, .decimals = 0 };
+	if (!strcmp(units, "usec"))
+		pr.divisor = 1e3;
+	else if (!strcmp(units, "msec"))
+		pr.divisor = 1e6;
+	else if (!strcmp(units, "sec"))
+		pr.divisor = 1e9;
+	if (pr.divisor > 1)
+		pr.decimals = 3;
+	if (rc == 0)
+		rc = print_summary(&pr, &s, err);
+	domain_stats_release(&s.stats);
+	stats_release(&s.range_kernels);
+	free(s.ranges);
+	for (size_t i = 0; i < s.device_count; i++)
+		free(s.devices[i].label);
+	for (size_t i = 0; i < s.process_count; i++) {
+		free(s.processes[i].host);
+		free(s.processes[i].command);
+	}
+	free(s.devices);
+	free(s.processes);
+	free(s.agents);
+	strbuf_release(&written);
+	return rc;
+}
+
 int cmd_summary(int argc, char **argv)
 {
 	int help = -1;
@@ -451,48 +500,7 @@ int cmd_summary(int argc, char **argv)
 	if (command_parse_inputs("summary", usage, description, table, &help, "database", argc, argv,
 				 &inputs, &count))
 		return 0;
-	struct summary s;
-	memset(&s, 0, sizeof(s));
-	domain_stats_init(&s.stats);
-	stats_init(&s.range_kernels);
-	struct output_options options = { .prefix = "", .context = &s };
-	const struct writer_ops *writer = &gather;
-	struct strbuf written = STRBUF_INIT;
-	int rc = 0;
-	for (int i = 0; rc == 0 && i < count; i++) {
-		sqlite3 *db;
-		s.input = i;
-		rc = store_open(inputs[i], &db, &err);
-		if (rc == 0) {
-			rc = export_database(db, &writer, 1, &options, &written, &err);
-			sqlite3_close(db);
-		}
-	}
-	struct printer pr = { .format = (enum table_format)table_parse_format(format_name),
-			      .units = units, .divisor = 1, .decimals = 0 };
-	if (!strcmp(units, "usec"))
-		pr.divisor = 1e3;
-	else if (!strcmp(units, "msec"))
-		pr.divisor = 1e6;
-	else if (!strcmp(units, "sec"))
-		pr.divisor = 1e9;
-	if (pr.divisor > 1)
-		pr.decimals = 3;
-	if (rc == 0)
-		rc = print_summary(&pr, &s, &err);
-	domain_stats_release(&s.stats);
-	stats_release(&s.range_kernels);
-	free(s.ranges);
-	for (size_t i = 0; i < s.device_count; i++)
-		free(s.devices[i].label);
-	for (size_t i = 0; i < s.process_count; i++) {
-		free(s.processes[i].host);
-		free(s.processes[i].command);
-	}
-	free(s.devices);
-	free(s.processes);
-	free(s.agents);
-	strbuf_release(&written);
+	int rc = summary_print(inputs, count, format_name, units, &err);
 	free(inputs);
 	if (rc)
 		die("summary: %s", err.message);

@@ -16,6 +16,13 @@ const struct command *command_find(const char *name);
 /* The closest command name to a misspelt one, or NULL when none is close. */
 const char *command_suggest(const char *name);
 
+struct error;
+
+/* gpuprof summary's tables for `count` databases, printed on stdout in `format` (text,
+ * csv, md, json) with times in `units` (sec, msec, usec, nsec). */
+int summary_print(char *const *inputs, int count, const char *format, const char *units,
+		  struct error *err);
+
 int cmd_trace(int argc, char **argv);
 int cmd_convert(int argc, char **argv);
 int cmd_summary(int argc, char **argv);

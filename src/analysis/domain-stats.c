@@ -55,7 +55,7 @@ static struct stats_table *api_table(struct domain_stats *ds, const char *domain
 
 void domain_stats_add(struct domain_stats *ds, const struct event *e)
 {
-	uint64_t duration = e->end_ns > e->start_ns ? (uint64_t)(e->end_ns - e->start_ns) : 0;
+	uint64_t duration = duration_ns(e->start_ns, e->end_ns);
 	switch (e->kind) {
 	case EVENT_KERNEL:
 		stats_add(&ds->kernels, e->name, duration);

@@ -132,9 +132,9 @@ int spool_reader_open(struct spool_reader *reader, const char *path, struct erro
 				 "recorded it", path, version, SPOOL_OLDEST_READABLE, SPOOL_VERSION);
 	}
 	if (header->header_size < sizeof(*header) || header->header_size > reader->size) {
+		unsigned size = header->header_size;
 		spool_reader_release(reader);
-		return error_set(err, "'%s' is corrupt: bad header size %u", path,
-				 header->header_size);
+		return error_set(err, "'%s' is corrupt: bad header size %u", path, size);
 	}
 	reader->version = header->version;
 	reader->offset = header->header_size;

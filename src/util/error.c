@@ -22,7 +22,7 @@ int error_set(struct error *err, const char *fmt, ...)
 	return -1;
 }
 
-static void report(const char *fmt, va_list ap)
+static __attribute__((format(printf, 1, 0))) void report(const char *fmt, va_list ap)
 {
 	fprintf(stderr, "%s: ", program_name);
 	vfprintf(stderr, fmt, ap);

@@ -64,12 +64,11 @@ void json_int(struct strbuf *out, int64_t v)
 
 void json_microseconds(struct strbuf *out, int64_t ns)
 {
-	if (ns < 0) {
+	uint64_t magnitude = ns < 0 ? -(uint64_t)ns : (uint64_t)ns;
+	if (ns < 0)
 		strbuf_addch(out, '-');
-		ns = -ns;
-	}
-	json_int(out, ns / 1000);
-	int frac = (int)(ns % 1000);
+	json_int(out, (int64_t)(magnitude / 1000));
+	int frac = (int)(magnitude % 1000);
 	strbuf_grow(out, 4);
 	out->buf[out->len++] = '.';
 	out->buf[out->len++] = (char)('0' + frac / 100);

@@ -507,7 +507,7 @@ int export_database(sqlite3 *db, const struct writer_ops *const *writers, int co
 		    const struct output_options *options, struct strbuf *written,
 		    struct error *err)
 {
-	struct export_run run;
+	struct export_run run = { 0 };
 	struct names names;
 	sqlite3_stmt *stmts[QUERY_COUNT] = { NULL };
 	int has_row[QUERY_COUNT] = { 0 };

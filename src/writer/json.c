@@ -101,7 +101,8 @@ static int on_slice_begin(void *ctx, const struct track *t, const struct event *
 	strbuf_addstr(&s->buf, ",\"ts\":");
 	json_microseconds(&s->buf, e->start_ns);
 	strbuf_addstr(&s->buf, ",\"dur\":");
-	json_microseconds(&s->buf, e->end_ns - e->start_ns);
+	uint64_t duration = duration_ns(e->start_ns, e->end_ns);
+	json_microseconds(&s->buf, duration > INT64_MAX ? INT64_MAX : (int64_t)duration);
 	strbuf_addstr(&s->buf, ",\"cat\":");
 	json_string(&s->buf, timeline_category(e));
 	strbuf_addstr(&s->buf, ",\"name\":");

@@ -20,6 +20,13 @@ struct output_options {
 	void *context;        /* for writers that gather across exports (gpuprof summary) */
 };
 
+/* end - start, or 0 for an event that ends before it starts: never overflows, whatever a
+ * corrupt input holds. */
+static inline uint64_t duration_ns(int64_t start, int64_t end)
+{
+	return end > start ? (uint64_t)end - (uint64_t)start : 0;
+}
+
 enum event_kind { EVENT_PROCESS, EVENT_AGENT, EVENT_THREAD, EVENT_KERNEL, EVENT_MEMORY_COPY,
 		  EVENT_MEMORY_ALLOCATION, EVENT_API_CALL, EVENT_MARKER };
 

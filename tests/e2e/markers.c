@@ -11,7 +11,11 @@
  *   markers periods   launches 2 kernels at 1 s, 3 at 2 s and 4 at 3 s after the
  *                     process started
  *   markers names N.. names the thread after the first N and pushes and pops a range
- *                     named after each N (any bytes: the hostile-name tests) */
+ *                     named after each N (any bytes: the hostile-name tests)
+ *   markers fork      launches 1 kernel, then fork()s without exec: the child names its
+ *                     thread "child" and pushes and pops 1000 ranges "child" (OpenCL
+ *                     cannot be used after fork) while the parent launches 1000 kernels,
+ *                     each in a range "parent"; then the parent launches 1 more */
 #define CL_TARGET_OPENCL_VERSION 300
 #include <CL/cl.h>
 
@@ -19,6 +23,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -150,6 +155,30 @@ int main(int argc, char **argv)
 		gpuprof_resume();
 		launch(1);
 		gpuprof_pause();
+		launch(1);
+	} else if (!strcmp(mode, "fork")) {
+		launch(1);
+		fflush(stdout);
+		pid_t child = fork();
+		if (child == 0) {
+			gpuprof_name_thread("child");
+			for (int i = 0; i < 1000; i++) {
+				gpuprof_range_push("child");
+				gpuprof_range_pop();
+			}
+			exit(0);
+		}
+		for (int i = 0; i < 1000; i++) {
+			gpuprof_range_push("parent");
+			launch(1);
+			gpuprof_range_pop();
+		}
+		int status;
+		if (child < 0 || waitpid(child, &status, 0) != child || !WIFEXITED(status) ||
+		    WEXITSTATUS(status) != 0) {
+			fprintf(stderr, "markers: the forked child failed\n");
+			return 1;
+		}
 		launch(1);
 	} else if (!strcmp(mode, "periods")) {
 		at_age(1.0);

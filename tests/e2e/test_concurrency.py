@@ -1,5 +1,6 @@
-"""Concurrency: many threads launching at once on several queues, a traced program that
-itself runs gpuprof, and two traced programs writing to one directory at once."""
+"""Concurrency: many threads launching at once on several queues, a child of fork()
+recording while its parent launches, a traced program that itself runs gpuprof, and two
+traced programs writing to one directory at once."""
 import os
 import subprocess
 
@@ -29,6 +30,29 @@ def test_32_threads_launching_1000_kernels_each(tmp_path):
         "WHERE r.name = 'clEnqueueNDRangeKernel' AND r.tid = k.tid")
     assert joined == {"n": n}
     assert out.query("SELECT COUNT(*) AS n FROM gpuprof_dropped") == [{"n": 0}]
+
+
+def test_forked_child_records_while_the_parent_launches(tmp_path):
+    """fork() without exec: the child records 1000 ranges of its own into files of its
+    own while the parent launches 1000 kernels; neither hangs, neither gets the other's
+    records, the parent's unflushed records at the fork are written once."""
+    r = trace(tmp_path, ["--kernel-trace", "--marker-trace", "-f", "sqlite"],
+              [os.path.join(TESTS, "markers"), "fork"])
+    assert r.returncode == 0, r.stderr
+    parent, child = sorted(outputs(str(tmp_path)),
+                           key=lambda o: o.query("SELECT pid FROM processes")[0]["pid"])
+    (p,) = parent.query("SELECT pid, ppid FROM processes")
+    (c,) = child.query("SELECT pid, ppid FROM processes")
+    assert c["ppid"] == p["pid"]
+    assert parent.query("SELECT COUNT(*) AS n, COUNT(DISTINCT dispatch_id) AS d, "
+                        "SUM(range_name = 'parent') AS in_range FROM kernels") == [
+        {"n": 1002, "d": 1002, "in_range": 1000}]
+    assert parent.query("SELECT name, COUNT(*) AS n FROM markers GROUP BY name") == [
+        {"name": "parent", "n": 1000}]
+    assert child.query("SELECT COUNT(*) AS n FROM kernels") == [{"n": 0}]
+    assert child.query("SELECT name, COUNT(*) AS n FROM markers GROUP BY name") == [
+        {"name": "child", "n": 1000}]
+    assert child.query("SELECT name FROM threads") == [{"name": "child"}]
 
 
 def test_a_traced_program_that_runs_gpuprof(tmp_path):

@@ -1,12 +1,14 @@
-"""Resource faults while the program runs: its output directory removed, the disk full
-(an injected ENOSPC on the spool), the memory cap (test_trace.py): the program finishes
-unharmed, what was written is whole, and the loss is reported."""
+"""Resource faults while the program runs: its output directory removed or made
+read-only, the disk full (an injected ENOSPC on the spool), the memory cap
+(test_trace.py): the program finishes unharmed, what was written is whole, and the loss
+is reported."""
 import os
 import shutil
 import struct
+import tempfile
 import threading
 
-from conftest import GPUPROF, TESTS, outputs, preload, trace
+from conftest import GPUPROF, TESTS, outputs, preload, run, trace
 
 MARKERS = os.path.join(TESTS, "markers")  # "periods": 2, 3 and 4 kernels at 1, 2 and 3 s
 ENOSPC = os.path.join(TESTS, "libenospc.so")
@@ -23,6 +25,36 @@ def test_output_directory_removed_during_the_run(tmp_path):
     (out,) = outputs(str(out_dir))
     assert [int(k["Dispatch_Id"]) for k in out.csv("kernel_trace.csv")] == list(range(1, 10))
     assert out.query("SELECT clean_exit FROM processes") == [{"clean_exit": 1}]
+
+
+def test_output_directory_made_read_only_during_the_run():
+    """Files already open stay writable (Linux refuses a read-only remount while they
+    are), so the spool is whole; the outputs cannot be made, which gpuprof says, keeping
+    the spool for `gpuprof convert`. Root ignores permissions: run as nobody then."""
+    top = tempfile.mkdtemp(prefix="gpuprof-readonly-")
+    try:
+        os.chmod(top, 0o777)
+        user = []
+        if os.geteuid() == 0:
+            user = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
+        out_dir = os.path.join(top, "out")
+        locker = threading.Timer(1.5, lambda: [os.chmod(d, 0o555) for d, _, _ in os.walk(out_dir)])
+        locker.start()
+        r = run([*user, GPUPROF, "trace", "--kernel-trace", "-d", "out", "--", MARKERS, "periods"],
+                cwd=top, env={"HOME": top})  # PoCL keeps its cache under HOME
+        locker.join()
+        assert r.returncode == 1, r.stderr  # the program succeeded; the outputs could not be made
+        assert "Permission denied" in r.stderr and "is kept; 'gpuprof convert' retries" in r.stderr
+        (spool,) = [os.path.join(d, f) for d, _, files in os.walk(out_dir) for f in files]
+        assert spool.endswith(".spool")
+        r = run([GPUPROF, "convert", "-d", "converted", spool], cwd=top)
+        assert r.returncode == 0, r.stderr
+        (out,) = outputs(os.path.join(top, "converted"))
+        assert [int(k["Dispatch_Id"]) for k in out.csv("kernel_trace.csv")] == list(range(1, 10))
+    finally:
+        for d, _, _ in os.walk(top):
+            os.chmod(d, 0o755)
+        shutil.rmtree(top)
 
 
 def chunks(spool):

@@ -1,0 +1,44 @@
+/* The fuzz targets' shared helpers (fuzz.h). */
+#include "fuzz.h"
+
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+static void remove_directory(void)
+{
+	char command[PATH_MAX + 16];
+	snprintf(command, sizeof(command), "rm -rf '%s'", fuzz_directory());
+	if (system(command) != 0)
+		fprintf(stderr, "cannot remove %s\n", fuzz_directory());
+}
+
+const char *fuzz_directory(void)
+{
+	static char path[PATH_MAX];
+	if (!path[0]) {
+		snprintf(path, sizeof(path), "%s/gpuprof-fuzz-XXXXXX",
+			 access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp");
+		if (!mkdtemp(path)) {
+			perror(path);
+			abort();
+		}
+		atexit(remove_directory);
+	}
+	return path;
+}
+
+const char *fuzz_file(const char *name, const uint8_t *data, size_t size)
+{
+	static char path[PATH_MAX];
+	snprintf(path, sizeof(path), "%s/%s", fuzz_directory(), name);
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (fd < 0 || write(fd, data, size) != (ssize_t)size) {
+		perror(path);
+		abort();
+	}
+	close(fd);
+	return path;
+}
