@@ -2,16 +2,20 @@
 #include "fuzz.h"
 
 #include <fcntl.h>
+#include <ftw.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
 
+static int remove_entry(const char *path, const struct stat *st, int type, struct FTW *ftw)
+{
+	return remove(path) < 0 ? -1 : 0;
+}
+
 static void remove_directory(void)
 {
-	char command[PATH_MAX + 16];
-	snprintf(command, sizeof(command), "rm -rf '%s'", fuzz_directory());
-	if (system(command) != 0)
+	if (nftw(fuzz_directory(), remove_entry, 16, FTW_DEPTH | FTW_PHYS) < 0)
 		fprintf(stderr, "cannot remove %s\n", fuzz_directory());
 }
 

@@ -1,11 +1,14 @@
-/* Runs a fuzz target over its committed corpus, tests/fuzz/corpus/NAME (or the files
- * and directories given), one input at a time, as libFuzzer would. An input that
- * crashes the target or trips a sanitizer fails the run. Prints
- * "fuzz-NAME: N passed, 0 failed". */
+/* Runs a fuzz target over its committed corpus, tests/fuzz/corpus/NAME, or over the
+ * files and directories given, one input at a time, as libFuzzer would. An input that
+ * crashes the target or trips a sanitizer fails the run. What the target prints is shown
+ * only for inputs given by name (the corpus replays quietly, as in the test suite).
+ * Prints "fuzz-NAME: N passed, 0 failed". */
 #include <dirent.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "fuzz.h"
 
@@ -71,9 +74,23 @@ int main(int argc, char **argv)
 {
 	static char *corpus[] = { "tests/fuzz/corpus/" FUZZ_NAME, NULL };
 	char **paths = argc > 1 ? argv + 1 : corpus;
-	int count = 0, failed = 0;
+	int count = 0, failed = 0, quiet = argc == 1;
+	int saved_out = dup(STDOUT_FILENO), saved_err = dup(STDERR_FILENO);
+	if (quiet) {
+		printf("fuzz-%s: replaying %s (quietly: name it to see the output)\n", FUZZ_NAME,
+		       corpus[0]);
+		fflush(stdout);
+		int null = open("/dev/null", O_WRONLY | O_CLOEXEC);
+		dup2(null, STDOUT_FILENO);
+		dup2(null, STDERR_FILENO);
+		close(null);
+	}
 	for (; *paths; paths++)
 		run_path(*paths, &count, &failed);
+	fflush(stdout);
+	fflush(stderr);
+	dup2(saved_out, STDOUT_FILENO);
+	dup2(saved_err, STDERR_FILENO);
 	if (count == 0) {
 		fprintf(stderr, "fuzz-%s: no inputs to replay\n", FUZZ_NAME);
 		failed++;
