@@ -6,7 +6,7 @@
 # SECONDS (default 600) from its committed corpus, tests/fuzz/corpus/NAME, and keeps what
 # it finds in build/fuzz/found/NAME; an input that fails is saved as
 # build/fuzz/crashes/NAME-*. --merge then adds to the committed corpus the inputs that
-# reach code it did not (commit them: `make check` replays the corpus). Ends with one
+# reach edges it did not (commit them: `make check` replays the corpus). Ends with one
 # line per fuzzer: executions, coverage, corpus size, failures.
 set -u
 cd "$(dirname "$0")/../.."
@@ -41,7 +41,9 @@ for name in "$@"; do
 	tail -n 25 "$log"
 	[ "$rc" -eq 0 ] || status=1
 	if [ "$merge" = yes ] && [ "$rc" -eq 0 ]; then
-		"$fuzzer" -merge=1 -close_fd_mask=3 "tests/fuzz/corpus/$name" "$dir/found/$name" \
+		# -use_counters=0: an input joins the corpus for a new edge, not a new hit count
+		"$fuzzer" -merge=1 -use_counters=0 -close_fd_mask=3 "tests/fuzz/corpus/$name" \
+			"$dir/found/$name" \
 			>"$dir/logs/$name.merge.log" 2>&1 || status=1
 	fi
 	runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log")
