@@ -1,16 +1,21 @@
 /* Runs a fuzz target over its committed corpus, tests/fuzz/corpus/NAME, or over the
  * files and directories given, one input at a time, as libFuzzer would. An input that
  * crashes the target or trips a sanitizer fails the run. What the target prints is shown
- * only for inputs given by name (the corpus replays quietly, as in the test suite).
+ * only for inputs given by name (the corpus replays quietly, as in the test suite); a
+ * sanitizer's report always is.
  * Prints "fuzz-NAME: N passed, 0 failed". */
 #include <dirent.h>
 #include <fcntl.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "fuzz.h"
+
+/* Where a sanitizer's runtime, when linked in, writes its reports. */
+void __sanitizer_set_report_fd(void *fd) __attribute__((weak));
 
 static int run_file(const char *path)
 {
@@ -80,6 +85,8 @@ int main(int argc, char **argv)
 		printf("fuzz-%s: replaying %s (quietly: name it to see the output)\n", FUZZ_NAME,
 		       corpus[0]);
 		fflush(stdout);
+		if (__sanitizer_set_report_fd)
+			__sanitizer_set_report_fd((void *)(intptr_t)saved_err);
 		int null = open("/dev/null", O_WRONLY | O_CLOEXEC);
 		dup2(null, STDOUT_FILENO);
 		dup2(null, STDERR_FILENO);
