@@ -164,9 +164,10 @@ static void remember_range(struct summary *s, const struct event *e)
  * nested in one of the same name does not count it twice). */
 static void attribute_kernel(struct summary *s, const struct event *e, uint64_t duration)
 {
-	const char *seen[64];
+	const char *seen[RECORD_RANGE_DEPTH];
 	int count = 0;
-	for (int64_t id = e->kernel.range_id; id && s->range_slots && count < 64;) {
+	int64_t id = e->kernel.range_id;
+	for (int depth = 0; id && s->range_slots && depth < RECORD_RANGE_DEPTH; depth++) {
 		const struct range *r = &s->ranges[range_slot(s, e->process_id, id)];
 		if (!r->range_id)
 			break;

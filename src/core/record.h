@@ -269,6 +269,11 @@ struct record_overhead {
 	uint64_t end_ns;
 };
 
+/* How deep push/pop ranges nest: the recorder follows this many per thread and drops
+ * deeper ones, so a walk up a chain of parent_ids longer than this is a corrupt input
+ * (a chain that loops back on itself) and stops there. */
+#define RECORD_RANGE_DEPTH 256
+
 /* The text of a marker travels with it (messages are often unique: "step 41"), so it is
  * not interned. A mark is one record with start = end; a range is this record at its
  * start and a RECORD_MARKER_END with the same id at its end. */

@@ -407,7 +407,7 @@ void recorder_emit_metadata(const void *record)
 
 /* ---- markers ------------------------------------------------------------------------ */
 
-#define MARKER_STACK 256 /* push/pop depth followed per thread; deeper ranges are dropped */
+#define MARKER_STACK RECORD_RANGE_DEPTH /* deeper push/pop ranges are dropped */
 
 static int markers_traced; /* GPUPROF_TRACE names "marker" */
 static _Atomic uint64_t next_marker_id;

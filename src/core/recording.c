@@ -428,8 +428,9 @@ static void attribute_kernels(struct recording *rec)
 		if (!m || m->tid != call->tid)
 			continue;
 		/* ... or, when it had ended, the innermost of its ancestors still open */
-		while (m && m->end_ns < call->start_ns)
-			m = m->parent_id ? recording_marker(rec, m->parent_id) : NULL;
+		for (int depth = 0; m && m->end_ns < call->start_ns; depth++)
+			m = m->parent_id && depth < RECORD_RANGE_DEPTH ?
+				    recording_marker(rec, m->parent_id) : NULL;
 		if (!m)
 			continue;
 		size_t j = (size_t)hash_int((uintptr_t)k) & mask;

@@ -8,6 +8,10 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include "commands.h"
+#include "output.h"
+#include "store/store.h"
+
 static int remove_entry(const char *path, const struct stat *st, int type, struct FTW *ftw)
 {
 	return remove(path) < 0 ? -1 : 0;
@@ -45,4 +49,21 @@ const char *fuzz_file(const char *name, const uint8_t *data, size_t size)
 	}
 	close(fd);
 	return path;
+}
+
+void fuzz_read_database(char *path)
+{
+	char prefix[PATH_MAX], merged[PATH_MAX];
+	snprintf(prefix, sizeof(prefix), "%s/out", fuzz_directory());
+	snprintf(merged, sizeof(merged), "%s/merged.db", fuzz_directory());
+	struct output_request request = {
+		.formats = FORMAT_CSV | FORMAT_JSON | FORMAT_PFTRACE,
+		.summary = 1,
+		.options = { .truncate_kernels = 1, .stats = 1, .summary_units = "msec" },
+	};
+	struct error err;
+	output_from_database(path, prefix, &request, &err);
+	summary_print(&path, 1, "text", "usec", &err);
+	remove(merged);
+	store_merge(&path, 1, merged, &err);
 }

@@ -17,4 +17,9 @@ const char *fuzz_directory(void);
  * when it cannot be written. */
 const char *fuzz_file(const char *name, const uint8_t *data, size_t size);
 
+/* Reads a database as `convert`, `summary` and `merge` do, writing into
+ * fuzz_directory(): CSV, JSON, pftrace and the end-of-trace summary, `gpuprof summary`'s
+ * tables, then a merge into a new database. */
+void fuzz_read_database(char *path);
+
 #endif

@@ -2,8 +2,9 @@
 # Fuzzes with libFuzzer: `make fuzz` builds the fuzzers with clang into build/fuzz/ and
 # calls this script.
 #   tests/fuzz/run.sh [-t SECONDS] [--merge] [NAME...]
-# Each fuzzer (all of them by default: database input options paths spool) runs for
-# SECONDS (default 600) from its committed corpus, tests/fuzz/corpus/NAME, and keeps what
+# Each fuzzer (all of them by default: database edits input options paths spool) runs for
+# SECONDS (default 600) from its committed corpus, tests/fuzz/corpus/NAME, with the
+# dictionary tests/fuzz/NAME.dict when there is one, and keeps what
 # it finds in build/fuzz/found/NAME; an input that fails is saved as
 # build/fuzz/crashes/NAME-*. --merge then adds to the committed corpus the inputs that
 # reach edges it did not (commit them: `make check` replays the corpus). Ends with one
@@ -34,7 +35,10 @@ for name in "$@"; do
 	log=$dir/logs/$name.log
 	echo "== $name: $seconds s"
 	# -close_fd_mask=3: the target's own messages are not shown (failures still are)
-	"$fuzzer" -max_total_time="$seconds" -close_fd_mask=3 -print_final_stats=1 \
+	dict=
+	[ -f "tests/fuzz/$name.dict" ] && dict=-dict=tests/fuzz/$name.dict
+	# shellcheck disable=SC2086 # $dict: nothing, or one argument
+	"$fuzzer" -max_total_time="$seconds" -close_fd_mask=3 -print_final_stats=1 $dict \
 		-artifact_prefix="$dir/crashes/$name-" "$dir/found/$name" "tests/fuzz/corpus/$name" \
 		>"$log" 2>&1
 	rc=$?

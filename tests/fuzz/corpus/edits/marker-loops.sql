@@ -1,0 +1,1 @@
+INSERT INTO gpuprof_marker (process_id, tid, end_tid, kind, domain_id, name_id, range_id, parent_id, start, end, ended) SELECT process_id, tid, end_tid, kind, domain_id, name_id, range_id, parent_id, start, end, ended FROM gpuprof_marker; UPDATE gpuprof_marker SET parent_id = range_id, end = start - 1;

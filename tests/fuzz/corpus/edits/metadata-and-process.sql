@@ -1,0 +1,1 @@
+UPDATE gpuprof_metadata SET value = '3.0.0' WHERE tag = 'schema_version'; UPDATE gpuprof_process SET pid = -1, rank = 2147483648;

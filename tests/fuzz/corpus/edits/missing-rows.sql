@@ -1,0 +1,1 @@
+DELETE FROM gpuprof_agent; DELETE FROM gpuprof_string WHERE id % 2 = 0;

@@ -1,0 +1,1 @@
+UPDATE gpuprof_kernel SET name_id = NULL, start = NULL, end = 'x', agent_index = 77;

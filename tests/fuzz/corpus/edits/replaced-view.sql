@@ -1,0 +1,1 @@
+DROP VIEW kernels; CREATE VIEW kernels AS SELECT 1 AS x;
