@@ -34,11 +34,12 @@ for name in "$@"; do
 	mkdir -p "$dir/found/$name"
 	log=$dir/logs/$name.log
 	echo "== $name: $seconds s"
-	# -close_fd_mask=3: the target's own messages are not shown (failures still are)
+	# -close_fd_mask=3: the target's own messages are not shown (failures still are);
+	# -timeout=10: an input that takes longer is a failure (a loop that never ends)
 	dict=
 	[ -f "tests/fuzz/$name.dict" ] && dict=-dict=tests/fuzz/$name.dict
 	# shellcheck disable=SC2086 # $dict: nothing, or one argument
-	"$fuzzer" -max_total_time="$seconds" -close_fd_mask=3 -print_final_stats=1 $dict \
+	"$fuzzer" -max_total_time="$seconds" -timeout=10 -close_fd_mask=3 -print_final_stats=1 $dict \
 		-artifact_prefix="$dir/crashes/$name-" "$dir/found/$name" "tests/fuzz/corpus/$name" \
 		>"$log" 2>&1
 	rc=$?
