@@ -91,8 +91,8 @@ TARGETS += $(patsubst %,$(BUILD)/tests/test-fuzz-%,$(FUZZ_NAMES))
 ifeq ($(HAVE_OPENCL),yes)
 TARGETS += $(OPENCL_LIB)
 SAMPLES := $(patsubst samples/opencl/%.c,$(BUILD)/samples/%,$(wildcard samples/opencl/*.c))
-TEST_PROGRAMS := $(patsubst tests/e2e/%.c,$(BUILD)/tests/%,$(filter-out tests/e2e/cuda-spool.c tests/e2e/nvtx-app.c tests/e2e/enospc.c,\
-	$(wildcard tests/e2e/*.c)))
+TEST_PROGRAMS := $(patsubst tests/e2e/%.c,$(BUILD)/tests/%,$(filter-out tests/e2e/cuda-spool.c tests/e2e/nvtx-app.c tests/e2e/enospc.c tests/e2e/clwork-lib.c,\
+	$(wildcard tests/e2e/*.c))) $(BUILD)/tests/libclwork.so
 TEST_PROGRAMS += $(patsubst tests/e2e/%.cpp,$(BUILD)/tests/%,$(wildcard tests/e2e/*.cpp)) \
 	$(BUILD)/tests/libenospc.so
 TARGETS += $(SAMPLES) $(TEST_PROGRAMS) $(BUILD)/bench/launches
@@ -123,14 +123,25 @@ $(GPUPROF): $(call obj,$(CLI_SRC) $(STORE_SRC) $(CORE_SRC) $(UTIL_SRC))
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) $^ -o $@ $(LDLIBS_SQLITE) -lyaml -ldl
 
-$(RECORDER_LIB): $(call obj,$(RECORDER_SRC) $(CORE_SRC) $(UTIL_SRC))
+$(RECORDER_LIB): $(call obj,$(RECORDER_SRC) $(CORE_SRC) $(UTIL_SRC)) src/core/recorder.map
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -shared -Wl,--version-script=src/core/recorder.map \
-		-Wl,-soname,libgpuprof-recorder.so $^ -o $@ -lz
+		-Wl,-soname,libgpuprof-recorder.so $(filter %.o,$^) -o $@ -lz -ldl
 
-$(OPENCL_LIB): $(call obj,inject/opencl/opencl.c) $(RECORDER_LIB)
-	$(CC) $(ALL_CFLAGS) -shared -Wl,--version-script=inject/opencl/exports.map \
-		-Wl,-soname,libgpuprof-opencl.so $(filter %.o,$^) -o $@ $(INJECT_LDLIBS) -ldl
+# The OpenCL library is named like the ICD loader (soname libOpenCL.so.1, its symbol
+# versions) and also found as libOpenCL.so.1 and libOpenCL.so in lib/gpuprof/opencl/,
+# which `gpuprof trace` puts first on LD_LIBRARY_PATH: however a program finds OpenCL,
+# it finds gpuprof's, which forwards to the real loader.
+$(BUILD)/gen/opencl-exports.map: inject/opencl/api.h inject/opencl/exports-map.sh
+	@mkdir -p $(dir $@)
+	inject/opencl/exports-map.sh "$(CC) -E" $< > $@.tmp && mv $@.tmp $@
+
+$(OPENCL_LIB): $(call obj,inject/opencl/opencl.c) $(RECORDER_LIB) $(BUILD)/gen/opencl-exports.map
+	$(CC) $(ALL_CFLAGS) -shared -Wl,--version-script=$(BUILD)/gen/opencl-exports.map \
+		-Wl,-soname,libOpenCL.so.1 $(filter %.o,$^) -o $@ $(INJECT_LDLIBS) -ldl
+	@mkdir -p $(LIBDIR)/opencl
+	ln -sf ../libgpuprof-opencl.so $(LIBDIR)/opencl/libOpenCL.so.1
+	ln -sf ../libgpuprof-opencl.so $(LIBDIR)/opencl/libOpenCL.so
 
 $(CUDA_INJECT_OBJ) $(BUILD)/obj/bench/gpu/cupti-floor.o: ALL_CFLAGS += -I$(CUDA_HOME)/include
 
@@ -186,6 +197,15 @@ $(BUILD)/tests/markers: tests/e2e/markers.c $(MARKERS_LIB)
 	@mkdir -p $(dir $@)
 	$(CC) -std=gnu11 $(CFLAGS) -Wall -Wextra -Iinclude -pthread $< -o $@ -lOpenCL \
 		-L$(BUILD)/lib -lgpuprof-markers -Wl,-rpath,'$$ORIGIN/../lib'
+
+# programs that find OpenCL on their own: not linked against it
+$(BUILD)/tests/private-opencl $(BUILD)/tests/own-handle: $(BUILD)/tests/%: tests/e2e/%.c tests/e2e/clwork.h
+	@mkdir -p $(dir $@)
+	$(CC) -std=gnu11 $(CFLAGS) -Wall -Wextra $< -o $@ -ldl
+
+$(BUILD)/tests/libclwork.so: tests/e2e/clwork-lib.c tests/e2e/clwork.h
+	@mkdir -p $(dir $@)
+	$(CC) -std=gnu11 $(CFLAGS) -Wall -Wextra -fPIC -shared -fvisibility=hidden $< -o $@ -lOpenCL
 
 $(BUILD)/tests/libenospc.so: tests/e2e/enospc.c
 	@mkdir -p $(dir $@)
@@ -280,6 +300,10 @@ install: all
 	install -m 755 $(GPUPROF) $(DESTDIR)$(PREFIX)/bin/gpuprof
 	install -m 755 $(RECORDER_LIB) $(DESTDIR)$(PREFIX)/lib/gpuprof/
 	$(if $(filter yes,$(HAVE_OPENCL)),install -m 755 $(OPENCL_LIB) $(DESTDIR)$(PREFIX)/lib/gpuprof/)
+	$(if $(filter yes,$(HAVE_OPENCL)),install -d $(DESTDIR)$(PREFIX)/lib/gpuprof/opencl)
+	$(if $(filter yes,$(HAVE_OPENCL)),ln -sf ../libgpuprof-opencl.so $(DESTDIR)$(PREFIX)/lib/gpuprof/opencl/libOpenCL.so.1)
+	$(if $(filter yes,$(HAVE_OPENCL)),ln -sf ../libgpuprof-opencl.so $(DESTDIR)$(PREFIX)/lib/gpuprof/opencl/libOpenCL.so)
+	$(if $(filter yes,$(HAVE_CUDA)),install -m 755 $(NVTX_LIB) $(DESTDIR)$(PREFIX)/lib/gpuprof/)
 	$(if $(filter yes,$(HAVE_CUDA)),install -m 755 $(CUDA_LIB) $(DESTDIR)$(PREFIX)/lib/gpuprof/)
 	install -m 644 docs/man/*.1 $(DESTDIR)$(PREFIX)/share/man/man1/
 	install -d $(DESTDIR)$(PREFIX)/lib/gpuprof/markers $(DESTDIR)$(PREFIX)/lib/pkgconfig \

@@ -2,6 +2,7 @@
  * preloaded, the CUDA one named to the CUDA driver's injection hook), waits for it and
  * every process it starts, then turns each process's spool into outputs. The program's
  * exit status passes through: its exit code, or 128+N when it died of signal N. */
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <link.h>
@@ -218,6 +219,18 @@ static int check_output_directory(const char *directory, const char *file, struc
 	return rc;
 }
 
+/* Puts `dir` first on LD_LIBRARY_PATH. */
+static void library_path_prepend(const char *dir)
+{
+	struct strbuf path = STRBUF_INIT;
+	const char *old = getenv("LD_LIBRARY_PATH");
+	strbuf_addstr(&path, dir);
+	if (old && *old)
+		strbuf_addf(&path, ":%s", old);
+	setenv("LD_LIBRARY_PATH", path.buf, 1);
+	strbuf_release(&path);
+}
+
 /* The marker libraries find the recorder through GPUPROF_RECORDER; programs that load
  * libroctx64 by name find ours first on LD_LIBRARY_PATH. */
 static void make_markers_findable(void)
@@ -226,12 +239,8 @@ static void make_markers_findable(void)
 	struct error err;
 	if (find_library("libgpuprof-recorder.so", &path, &err) == 0)
 		setenv("GPUPROF_RECORDER", path.buf, 1);
-	if (find_library("markers", &path, &err) == 0) {
-		const char *old = getenv("LD_LIBRARY_PATH");
-		if (old && *old)
-			strbuf_addf(&path, ":%s", old);
-		setenv("LD_LIBRARY_PATH", path.buf, 1);
-	}
+	if (find_library("markers", &path, &err) == 0)
+		library_path_prepend(path.buf);
 	strbuf_release(&path);
 }
 
@@ -452,28 +461,54 @@ static int find_sanitizer_runtime(struct dl_phdr_info *info, size_t size, void *
 	return 1;
 }
 
-/* The recording libraries, named once for every run: the OpenCL one preloaded, the CUDA
+/* gpuprof's OpenCL library takes the place of the ICD loader (libOpenCL.so.1) and
+ * forwards to the one the program would have found, named in GPUPROF_OPENCL_LOADER: the
+ * loader this process finds under the user's environment. A gpuprof run inside a traced
+ * program keeps the loader its parent found. */
+static void find_opencl_loader(void)
+{
+	const char *named = getenv("GPUPROF_OPENCL_LOADER");
+	if (named && *named)
+		return;
+	void *handle = dlopen("libOpenCL.so.1", RTLD_LAZY | RTLD_LOCAL);
+	struct link_map *map = NULL;
+	if (handle && !dlsym(handle, "gpuprof_opencl_interposer") &&
+	    dlinfo(handle, RTLD_DI_LINKMAP, &map) == 0 && map && map->l_name[0]) {
+		char *path = realpath(map->l_name, NULL);
+		if (path)
+			setenv("GPUPROF_OPENCL_LOADER", path, 1);
+		free(path);
+	}
+	if (handle)
+		dlclose(handle);
+}
+
+/* The recording libraries, named once for every run: the recorder preloaded (it sees
+ * _exit() and exec()), the OpenCL one preloaded and findable as the ICD loader, the CUDA
  * one named to the driver, the marker libraries findable. */
 static void place_libraries(void)
 {
 	struct strbuf opencl_library = STRBUF_INIT, cuda_library = STRBUF_INIT;
-	struct strbuf preload = STRBUF_INIT;
+	struct strbuf preload = STRBUF_INIT, recorder_library = STRBUF_INIT;
 	struct error err;
 	int have_opencl = find_library("libgpuprof-opencl.so", &opencl_library, &err) == 0;
 	int have_cuda = find_library("libgpuprof-cuda.so", &cuda_library, &err) == 0;
 	if (!have_opencl && !have_cuda)
 		die("trace: no recording library found beside gpuprof (in '%s'): it was built "
 		    "without the OpenCL headers and without the CUDA toolkit", opencl_library.buf);
+	const char *old_preload = getenv("LD_PRELOAD");
+	dl_iterate_phdr(find_sanitizer_runtime, &preload);
+	if (find_library("libgpuprof-recorder.so", &recorder_library, &err) == 0)
+		strbuf_addf(&preload, "%s%s", preload.len ? ":" : "", recorder_library.buf);
 	if (have_opencl) {
-		const char *old_preload = getenv("LD_PRELOAD");
-		dl_iterate_phdr(find_sanitizer_runtime, &preload);
-		if (preload.len)
-			strbuf_addch(&preload, ':');
-		strbuf_addstr(&preload, opencl_library.buf);
-		if (old_preload && *old_preload)
-			strbuf_addf(&preload, ":%s", old_preload);
-		setenv("LD_PRELOAD", preload.buf, 1);
+		strbuf_addf(&preload, "%s%s", preload.len ? ":" : "", opencl_library.buf);
+		find_opencl_loader();
+		if (find_library("opencl", &opencl_library, &err) == 0)
+			library_path_prepend(opencl_library.buf);
 	}
+	if (old_preload && *old_preload)
+		strbuf_addf(&preload, ":%s", old_preload);
+	setenv("LD_PRELOAD", preload.buf, 1);
 	if (have_cuda) {
 		/* The driver loads one injection library: one already named (Nsight Systems,
 		 * Nsight Compute, compute-sanitizer) keeps its place. */
@@ -489,6 +524,7 @@ static void place_libraries(void)
 	strbuf_release(&opencl_library);
 	strbuf_release(&cuda_library);
 	strbuf_release(&preload);
+	strbuf_release(&recorder_library);
 }
 
 /* Runs the program once as j says, with outputs under `directory`. Returns the

@@ -8,10 +8,21 @@
  * lives in a preallocated pool; objects (queues, kernels, devices) are looked up in
  * fixed tables that are written at creation time and read without locks. */
 #define CL_TARGET_OPENCL_VERSION 300
+#define CL_USE_DEPRECATED_OPENCL_1_0_APIS
+#define CL_USE_DEPRECATED_OPENCL_1_1_APIS
 #define CL_USE_DEPRECATED_OPENCL_1_2_APIS
+#define CL_USE_DEPRECATED_OPENCL_2_0_APIS
+#define CL_USE_DEPRECATED_OPENCL_2_1_APIS
+#define CL_USE_DEPRECATED_OPENCL_2_2_APIS
 #include <CL/cl.h>
+#include <CL/cl_egl.h>
+#include <CL/cl_ext.h>
+#include <CL/cl_gl.h>
 
 #include <dlfcn.h>
+#include <errno.h>
+#include <limits.h>
+#include <link.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -23,6 +34,7 @@
 #include "core/clock.h"
 #include "core/record.h"
 #include "core/recorder.h"
+#include "api.h"
 
 #define EXPORT __attribute__((visibility("default")))
 
@@ -40,56 +52,106 @@ static void read_config(void)
 	trace_api = strstr(list, "opencl_api") != NULL;
 }
 
-/* ---- API function names ------------------------------------------------------------ */
-
-#define OPENCL_FUNCTIONS(X) \
-	X(clGetPlatformIDs) X(clGetDeviceIDs) X(clCreateContext) X(clCreateContextFromType) \
-	X(clReleaseContext) X(clCreateCommandQueue) X(clCreateCommandQueueWithProperties) \
-	X(clReleaseCommandQueue) X(clCreateBuffer) X(clReleaseMemObject) \
-	X(clCreateProgramWithSource) X(clCreateProgramWithBinary) X(clBuildProgram) \
-	X(clReleaseProgram) X(clCreateKernel) X(clCreateKernelsInProgram) X(clCloneKernel) \
-	X(clReleaseKernel) X(clSetKernelArg) X(clEnqueueNDRangeKernel) X(clEnqueueTask) \
-	X(clEnqueueReadBuffer) X(clEnqueueWriteBuffer) X(clEnqueueCopyBuffer) \
-	X(clEnqueueReadBufferRect) X(clEnqueueWriteBufferRect) X(clEnqueueCopyBufferRect) \
-	X(clEnqueueFillBuffer) X(clEnqueueMapBuffer) X(clEnqueueUnmapMemObject) \
-	X(clEnqueueMarkerWithWaitList) X(clEnqueueBarrierWithWaitList) X(clFlush) X(clFinish) \
-	X(clWaitForEvents) X(clReleaseEvent)
+/* ---- API function names, and the real functions ------------------------------------ */
 
 enum function {
-#define ENUM(name) FN_##name,
-	OPENCL_FUNCTIONS(ENUM)
+#define ENUM(kind, version, ret, name, params, args) FN_##name,
+	OPENCL_API(ENUM)
 #undef ENUM
 	FUNCTION_COUNT
 };
 
 static const char *const function_names[] = {
-#define NAME(name) #name,
-	OPENCL_FUNCTIONS(NAME)
+#define NAME(kind, version, ret, name, params, args) #name,
+	OPENCL_API(NAME)
 #undef NAME
 };
 
 static uint32_t function_string[FUNCTION_COUNT];
 
-/* The next definition of an OpenCL function: the ICD loader's. */
-static void *next_symbol(const char *name)
+/* The OpenCL ICD loader's definitions. gpuprof's library is named like the loader
+ * (libOpenCL.so.1), so the program and everything it loads find it instead of the loader
+ * however they look for OpenCL (linked, dlopen()ed privately, dlsym() on a handle of
+ * their own); it forwards to the loader, found by find_loader(). */
+static struct {
+#define FIELD(kind, version, ret, name, params, args) __typeof__(&name) name;
+	OPENCL_API(FIELD)
+#undef FIELD
+} real;
+static pthread_once_t real_once = PTHREAD_ONCE_INIT;
+static _Atomic int real_loaded;
+
+/* Marks this library, so that gpuprof (and find_loader()) never take it for the loader. */
+EXPORT const int gpuprof_opencl_interposer = 1;
+
+/* A loader at `path`, unless it is this library under another name. */
+static void *open_loader(const char *path)
 {
-	void *p = dlsym(RTLD_NEXT, name);
-	if (!p) {
-		fprintf(stderr, "gpuprof: cannot find the OpenCL function %s\n", name);
-		abort(); /* the application itself could not have called it either */
+	void *handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+	if (handle && dlsym(handle, "gpuprof_opencl_interposer")) {
+		dlclose(handle);
+		handle = NULL;
 	}
-	return p;
+	return handle;
 }
 
-/* real_<name>: the next definition, looked up on first use. Threads may race to look it
- * up; each finds the same one. */
-#define REAL(name) \
-	static _Atomic(__typeof__(&name)) next_##name; \
-	__typeof__(&name) real_##name = atomic_load_explicit(&next_##name, memory_order_relaxed); \
-	if (!real_##name) { \
-		real_##name = (__typeof__(&name))next_symbol(#name); \
-		atomic_store_explicit(&next_##name, real_##name, memory_order_relaxed); \
+/* The directory of the C library: where the distribution keeps the loader too. */
+static int find_libc(struct dl_phdr_info *info, size_t size, void *data)
+{
+	const char *base = strrchr(info->dlpi_name, '/');
+	if (!base || strncmp(base, "/libc.so", 8))
+		return 0;
+	snprintf(data, PATH_MAX, "%.*s", (int)(base - info->dlpi_name), info->dlpi_name);
+	return 1;
+}
+
+/* GPUPROF_OPENCL_LOADER, which `gpuprof trace` sets to the loader the program would have
+ * found; else (preloaded by hand) a loader later in the search order, or the system's. */
+static void *find_loader(void)
+{
+	const char *named = getenv("GPUPROF_OPENCL_LOADER");
+	void *handle = named && *named ? open_loader(named) : NULL;
+	if (handle)
+		return handle;
+	void *next = dlsym(RTLD_NEXT, "clGetPlatformIDs");
+	if (next && next != (void *)clGetPlatformIDs)
+		return RTLD_NEXT;
+	char dir[PATH_MAX] = "", path[PATH_MAX + 32];
+	dl_iterate_phdr(find_libc, dir);
+	const char *dirs[] = { dir, "/usr/lib64", "/usr/lib", "/usr/local/lib" };
+	for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]) && !handle; i++) {
+		if (!*dirs[i])
+			continue;
+		snprintf(path, sizeof(path), "%s/libOpenCL.so.1", dirs[i]);
+		handle = open_loader(path);
 	}
+	return handle;
+}
+
+static void load_real(void)
+{
+	int saved = errno;
+	void *handle = find_loader();
+	if (!handle)
+		recorder_report("no OpenCL ICD loader found (set GPUPROF_OPENCL_LOADER to its "
+				"path): the program's OpenCL calls fail");
+#define LOOKUP(kind, version, ret, name, params, args) \
+	real.name = handle ? (__typeof__(&name))dlsym(handle, #name) : NULL;
+	OPENCL_API(LOOKUP)
+#undef LOOKUP
+	atomic_store_explicit(&real_loaded, 1, memory_order_release);
+	errno = saved;
+}
+
+/* The loader's `name`, or NULL when it has none (an older loader): wrappers then fail
+ * the call as the loader would fail an unknown one, never the process. */
+#define REAL(name) \
+	((atomic_load_explicit(&real_loaded, memory_order_acquire) \
+		  ? (void)0 : (void)pthread_once(&real_once, load_real)), \
+	 real.name)
+
+/* What a wrapper returns when the loader lacks its function. */
+#define MISSING CL_INVALID_OPERATION
 
 /* ---- threads, correlation ------------------------------------------------------------ */
 
@@ -118,8 +180,8 @@ static void after_fork_child(void)
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;
 static int enabled;
 
-static void shutdown_recording(void);
 static int collect_completed(int final);
+static void exit_collect(void);
 
 static void initialize(void)
 {
@@ -128,7 +190,7 @@ static void initialize(void)
 	if (!recorder_ready())
 		return;
 	recorder_add_collector(collect_completed);
-	atexit(shutdown_recording);
+	atexit(exit_collect);
 	for (int i = 0; i < FUNCTION_COUNT; i++)
 		function_string[i] = recorder_intern(function_names[i]);
 	enabled = 1;
@@ -272,11 +334,16 @@ struct queue_info {
 	size_t app_array_size;             /* bytes; 0 when created without an array */
 };
 
+/* __local arguments followed one by one; beyond, a change makes the sizes be read again */
+#define KERNEL_LOCAL_ARGS 32
+
 struct kernel_info {
 	uint32_t name_id;
 	_Atomic int sized;              /* memory sizes below are known */
-	uint32_t local_memory_bytes;
+	uint32_t local_memory_bytes;    /* all local memory of a launch: static and arguments */
 	uint32_t private_memory_bytes;
+	uint32_t local_args[KERNEL_LOCAL_ARGS]; /* bytes of each __local argument, 0 if none */
+	_Atomic uint32_t dynamic_local_bytes;   /* their sum */
 };
 
 static struct handle_map device_map, queue_map, kernel_map;
@@ -284,7 +351,8 @@ static struct handle_map device_map, queue_map, kernel_map;
 static uint32_t device_string(cl_device_id device, cl_device_info what)
 {
 	char text[1024] = "";
-	clGetDeviceInfo(device, what, sizeof(text) - 1, text, NULL);
+	if (REAL(clGetDeviceInfo))
+		real.clGetDeviceInfo(device, what, sizeof(text) - 1, text, NULL);
 	return recorder_intern(text);
 }
 
@@ -309,18 +377,20 @@ static struct device_info *device_lookup(cl_device_id device)
 	if (!info || !created)
 		return info;
 
+	if (!REAL(clGetDeviceInfo))
+		return info;
 	cl_device_type type = 0;
 	cl_uint units = 0, clock = 0, vendor = 0;
 	cl_ulong global = 0, local = 0;
 	size_t wg = 0, dims[3] = { 0, 0, 0 };
-	clGetDeviceInfo(device, CL_DEVICE_TYPE, sizeof(type), &type, NULL);
-	clGetDeviceInfo(device, CL_DEVICE_MAX_COMPUTE_UNITS, sizeof(units), &units, NULL);
-	clGetDeviceInfo(device, CL_DEVICE_MAX_CLOCK_FREQUENCY, sizeof(clock), &clock, NULL);
-	clGetDeviceInfo(device, CL_DEVICE_VENDOR_ID, sizeof(vendor), &vendor, NULL);
-	clGetDeviceInfo(device, CL_DEVICE_GLOBAL_MEM_SIZE, sizeof(global), &global, NULL);
-	clGetDeviceInfo(device, CL_DEVICE_LOCAL_MEM_SIZE, sizeof(local), &local, NULL);
-	clGetDeviceInfo(device, CL_DEVICE_MAX_WORK_GROUP_SIZE, sizeof(wg), &wg, NULL);
-	clGetDeviceInfo(device, CL_DEVICE_MAX_WORK_ITEM_SIZES, sizeof(dims), dims, NULL);
+	real.clGetDeviceInfo(device, CL_DEVICE_TYPE, sizeof(type), &type, NULL);
+	real.clGetDeviceInfo(device, CL_DEVICE_MAX_COMPUTE_UNITS, sizeof(units), &units, NULL);
+	real.clGetDeviceInfo(device, CL_DEVICE_MAX_CLOCK_FREQUENCY, sizeof(clock), &clock, NULL);
+	real.clGetDeviceInfo(device, CL_DEVICE_VENDOR_ID, sizeof(vendor), &vendor, NULL);
+	real.clGetDeviceInfo(device, CL_DEVICE_GLOBAL_MEM_SIZE, sizeof(global), &global, NULL);
+	real.clGetDeviceInfo(device, CL_DEVICE_LOCAL_MEM_SIZE, sizeof(local), &local, NULL);
+	real.clGetDeviceInfo(device, CL_DEVICE_MAX_WORK_GROUP_SIZE, sizeof(wg), &wg, NULL);
+	real.clGetDeviceInfo(device, CL_DEVICE_MAX_WORK_ITEM_SIZES, sizeof(dims), dims, NULL);
 	struct record_agent agent = {
 		.header = { sizeof(agent), RECORD_AGENT, 0 },
 		.id = info->agent_id,
@@ -381,7 +451,8 @@ static struct queue_info *queue_register(cl_command_queue queue, cl_device_id de
 static void kernel_register(cl_kernel kernel)
 {
 	char name[1024] = "";
-	if (clGetKernelInfo(kernel, CL_KERNEL_FUNCTION_NAME, sizeof(name) - 1, name, NULL))
+	if (!REAL(clGetKernelInfo) ||
+	    real.clGetKernelInfo(kernel, CL_KERNEL_FUNCTION_NAME, sizeof(name) - 1, name, NULL))
 		strcpy(name, "<unknown kernel>");
 	struct kernel_info *info = calloc(1, sizeof(*info));
 	if (!info)
@@ -419,7 +490,10 @@ static struct kernel_info *kernel_lookup(cl_kernel kernel)
 
 /* ---- in-flight commands ---------------------------------------------------------------- */
 
-#define PENDING_SLOTS 65536
+/* Commands are followed in slots of a pool that grows by chunks, so a program with
+ * millions of commands in flight loses none until the memory cap below. */
+#define PENDING_CHUNK 65536
+#define PENDING_CHUNKS 64 /* at most 4,194,304 commands in flight */
 
 struct pending {
 	union {
@@ -429,65 +503,131 @@ struct pending {
 	} record;
 	uint64_t api_start_ns;
 	struct device_info *device;
-	cl_event event;        /* retained until the command completes */
-	struct pending *next;  /* in the handoff stack, then in the writer's list */
-	uint32_t next_free;    /* index + 1 of the next free slot */
+	_Atomic(cl_event) event; /* retained until the command completes; NULL when free */
+	int app_event;           /* the application's own event, retained by gpuprof too */
+	struct pending *next;    /* in the handoff stack, then in the writer's list */
+	uint32_t next_free;      /* index + 1 of the next free slot */
 };
 
-static struct pending *pending_pool;
+static _Atomic(struct pending *) pending_chunks[PENDING_CHUNKS];
+static pthread_mutex_t pool_lock = PTHREAD_MUTEX_INITIALIZER; /* growth only */
 static _Atomic uint64_t pending_free; /* (tag << 32) | (index + 1) of the first free slot */
 static _Atomic(struct pending *) handoff; /* enqueued commands not yet seen by the writer */
 static _Atomic uint32_t in_flight;
 static struct pending *followed;          /* the writer thread's own list */
-static pthread_once_t pool_once = PTHREAD_ONCE_INIT;
+static _Atomic int runtime_closing;       /* exit began: the writer no longer calls OpenCL */
 
-static void pool_init_free_list(void)
+static struct pending *pending_at(uint32_t index)
 {
-	for (uint32_t i = 0; i < PENDING_SLOTS; i++)
-		pending_pool[i].next_free = i + 1 < PENDING_SLOTS ? i + 2 : 0;
-	atomic_store(&pending_free, 1);
+	struct pending *chunk = atomic_load(&pending_chunks[(index - 1) / PENDING_CHUNK]);
+	return &chunk[(index - 1) % PENDING_CHUNK];
 }
 
-static void pool_init(void)
+/* Pushes the slots first..last (indexes + 1, chained by next_free) on the free list. */
+static void pending_push(uint32_t first, struct pending *last)
 {
-	pending_pool = calloc(PENDING_SLOTS, sizeof(*pending_pool));
-	if (pending_pool)
-		pool_init_free_list();
+	uint64_t head = atomic_load(&pending_free);
+	for (;;) {
+		last->next_free = (uint32_t)head;
+		uint64_t next = ((head >> 32) + 1) << 32 | first;
+		if (atomic_compare_exchange_weak(&pending_free, &head, next))
+			return;
+	}
+}
+
+/* Chains the slots of chunk c and pushes them. */
+static void chunk_free_all(uint32_t c, struct pending *chunk)
+{
+	uint32_t base = c * PENDING_CHUNK;
+	for (uint32_t i = 0; i + 1 < PENDING_CHUNK; i++) {
+		chunk[i].next_free = base + i + 2;
+		atomic_store_explicit(&chunk[i].event, NULL, memory_order_relaxed);
+	}
+	atomic_store_explicit(&chunk[PENDING_CHUNK - 1].event, NULL, memory_order_relaxed);
+	pending_push(base + 1, &chunk[PENDING_CHUNK - 1]);
+}
+
+/* Adds a chunk when the free list is empty; 0 when it could, -1 at the cap. */
+static int pool_grow(void)
+{
+	int rc = -1;
+	pthread_mutex_lock(&pool_lock);
+	if ((uint32_t)atomic_load(&pending_free)) {
+		rc = 0; /* another thread grew it */
+	} else {
+		for (uint32_t c = 0; c < PENDING_CHUNKS; c++) {
+			if (atomic_load(&pending_chunks[c]))
+				continue;
+			struct pending *chunk = calloc(PENDING_CHUNK, sizeof(*chunk));
+			if (chunk) {
+				atomic_store(&pending_chunks[c], chunk);
+				chunk_free_all(c, chunk);
+				rc = 0;
+			}
+			break;
+		}
+	}
+	pthread_mutex_unlock(&pool_lock);
+	return rc;
 }
 
 static void forget_in_flight(void)
 {
 	atomic_store(&handoff, NULL);
 	atomic_store(&in_flight, 0);
+	atomic_store(&pending_free, 0);
 	followed = NULL;
-	if (pending_pool)
-		pool_init_free_list();
+	for (uint32_t c = 0; c < PENDING_CHUNKS; c++) {
+		struct pending *chunk = atomic_load(&pending_chunks[c]);
+		if (chunk)
+			chunk_free_all(c, chunk);
+	}
 }
 
 static struct pending *pending_get(void)
 {
-	pthread_once(&pool_once, pool_init);
-	uint64_t head = atomic_load(&pending_free);
 	for (;;) {
-		uint32_t index = (uint32_t)head;
-		if (!index)
+		uint64_t head = atomic_load(&pending_free);
+		while ((uint32_t)head) {
+			struct pending *p = pending_at((uint32_t)head);
+			uint64_t next = ((head >> 32) + 1) << 32 | p->next_free;
+			if (atomic_compare_exchange_weak(&pending_free, &head, next))
+				return p;
+		}
+		if (pool_grow() < 0)
 			return NULL;
-		uint64_t next = ((head >> 32) + 1) << 32 | pending_pool[index - 1].next_free;
-		if (atomic_compare_exchange_weak(&pending_free, &head, next))
-			return &pending_pool[index - 1];
 	}
+}
+
+static uint32_t pending_index(const struct pending *p)
+{
+	for (uint32_t c = 0; c < PENDING_CHUNKS; c++) {
+		const struct pending *chunk = atomic_load(&pending_chunks[c]);
+		if (chunk && p >= chunk && p < chunk + PENDING_CHUNK)
+			return c * PENDING_CHUNK + (uint32_t)(p - chunk) + 1;
+	}
+	return 0;
 }
 
 static void pending_put(struct pending *p)
 {
-	uint32_t index = (uint32_t)(p - pending_pool) + 1;
-	uint64_t head = atomic_load(&pending_free);
-	for (;;) {
-		p->next_free = (uint32_t)head;
-		uint64_t next = ((head >> 32) + 1) << 32 | index;
-		if (atomic_compare_exchange_weak(&pending_free, &head, next))
-			return;
+	atomic_store_explicit(&p->event, NULL, memory_order_relaxed);
+	pending_push(pending_index(p), p);
+}
+
+/* How many references gpuprof holds on an event of the application's (see
+ * clGetEventInfo). A rare query: the slots are searched. */
+static cl_uint references_held(cl_event event)
+{
+	cl_uint held = 0;
+	for (uint32_t c = 0; c < PENDING_CHUNKS; c++) {
+		struct pending *chunk = atomic_load(&pending_chunks[c]);
+		for (uint32_t i = 0; chunk && i < PENDING_CHUNK; i++)
+			if (atomic_load_explicit(&chunk[i].event, memory_order_relaxed) == event &&
+			    chunk[i].app_event)
+				held++;
 	}
+	return held;
 }
 
 /* Device timestamps become trace-clock times. The command was queued (device time
@@ -515,17 +655,26 @@ static uint64_t device_to_host(struct device_info *device, uint64_t api_start, u
 	return (uint64_t)((int64_t)t + offset);
 }
 
+static void pending_release(struct pending *p)
+{
+	REAL(clReleaseEvent)(atomic_load(&p->event));
+	atomic_fetch_sub(&in_flight, 1);
+	pending_put(p);
+}
+
 /* Reads a completed command's timestamps and emits its record; returns -1, keeping the
  * command, when the writer's buffer is full. Runs on the writer thread; `nesting` makes
  * the OpenCL calls below go straight to the runtime. */
 static int complete(struct pending *p, cl_int status)
 {
 	cl_ulong queued = 0, start = 0, end = 0;
-	cl_int rc = clGetEventProfilingInfo(p->event, CL_PROFILING_COMMAND_QUEUED, sizeof(queued),
-					    &queued, NULL);
-	rc |= clGetEventProfilingInfo(p->event, CL_PROFILING_COMMAND_START, sizeof(start), &start,
-				      NULL);
-	rc |= clGetEventProfilingInfo(p->event, CL_PROFILING_COMMAND_END, sizeof(end), &end, NULL);
+	cl_event event = atomic_load(&p->event);
+	cl_int rc = REAL(clGetEventProfilingInfo)(event, CL_PROFILING_COMMAND_QUEUED,
+						  sizeof(queued), &queued, NULL);
+	rc |= REAL(clGetEventProfilingInfo)(event, CL_PROFILING_COMMAND_START, sizeof(start),
+					    &start, NULL);
+	rc |= REAL(clGetEventProfilingInfo)(event, CL_PROFILING_COMMAND_END, sizeof(end), &end,
+					    NULL);
 	if (rc == CL_SUCCESS && p->device) {
 		if (!queued)
 			queued = start;
@@ -545,18 +694,13 @@ static int complete(struct pending *p, cl_int status)
 	} else {
 		recorder_count_dropped(DROPPED_NO_TIMESTAMPS, 1);
 	}
-	clReleaseEvent(p->event);
-	atomic_fetch_sub(&in_flight, 1);
-	pending_put(p);
+	pending_release(p);
 	return 0;
 }
 
-/* The recorder's collector: takes the commands enqueued since the last call and
- * completes every followed command that has finished. Device work is thus read on
- * gpuprof's own thread, never on the application's or the runtime's. */
-static int collect_completed(int final)
+/* Takes the commands enqueued since the last call onto the writer's list, oldest first. */
+static void take_handoff(void)
 {
-	nesting++;
 	struct pending *fresh = atomic_exchange(&handoff, NULL);
 	struct pending *reversed = NULL; /* the stack is newest first */
 	while (fresh) {
@@ -569,11 +713,26 @@ static int collect_completed(int final)
 	while (*tail)
 		tail = &(*tail)->next;
 	*tail = reversed;
+}
+
+/* The recorder's collector: completes every followed command that has finished. Device
+ * work is thus read on gpuprof's own thread, never on the application's or the
+ * runtime's. At the end (`final`) what has not finished is counted as lost; once exit
+ * began (runtime_closing) the runtime is not called again: its libraries may already be
+ * finalised. */
+static int collect_completed(int final)
+{
+	nesting++;
+	take_handoff();
+	int closing = atomic_load(&runtime_closing);
 	for (struct pending **link = &followed; *link;) {
 		struct pending *p = *link;
 		cl_int status = CL_QUEUED;
-		if (clGetEventInfo(p->event, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof(status),
-				   &status, NULL) != CL_SUCCESS)
+		if (closing)
+			status = CL_QUEUED;
+		else if (REAL(clGetEventInfo)(atomic_load(&p->event),
+					      CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof(status),
+					      &status, NULL) != CL_SUCCESS)
 			status = CL_INVALID_EVENT;
 		if (status == CL_COMPLETE || status < 0) {
 			struct pending *next = p->next;
@@ -586,7 +745,17 @@ static int collect_completed(int final)
 			link = &p->next;
 		}
 	}
-	(void)final; /* unfinished commands at the end were never completed: not recorded */
+	if (final && followed) {
+		uint64_t unfinished = 0;
+		for (struct pending *p = followed, *next; p; p = next) {
+			next = p->next;
+			unfinished++;
+			if (!closing)
+				pending_release(p);
+		}
+		followed = NULL;
+		recorder_count_dropped(DROPPED_UNFINISHED, unfinished);
+	}
 	nesting--;
 	return 0;
 }
@@ -596,14 +765,15 @@ static int collect_completed(int final)
 static void follow(struct pending *p, cl_event event, int ours)
 {
 	if (!ours)
-		clRetainEvent(event);
-	p->event = event;
+		REAL(clRetainEvent)(event);
+	p->app_event = !ours;
+	atomic_store_explicit(&p->event, event, memory_order_relaxed);
 	struct pending *head = atomic_load(&handoff);
 	do
 		p->next = head;
 	while (!atomic_compare_exchange_weak(&handoff, &head, p));
-	if (atomic_fetch_add(&in_flight, 1) + 1 == PENDING_SLOTS / 2)
-		recorder_wake(); /* collect early rather than run out of slots */
+	if ((atomic_fetch_add(&in_flight, 1) + 1) % (PENDING_CHUNK / 2) == 0)
+		recorder_wake(); /* collect early rather than grow the pool */
 }
 
 /* Prepares the in-flight state of one command, or NULL when it is not followed. */
@@ -628,6 +798,21 @@ static struct pending *pending_begin(const struct api_call *call, cl_command_que
 	p->record.kernel.agent_id = q->device ? q->device->agent_id : 0;
 	p->record.kernel.queue_id = q->queue_id;
 	return p;
+}
+
+/* Sizes of a kernel's memory: the compiler's, plus the __local arguments set since. */
+static void kernel_sizes(struct kernel_info *info, cl_kernel kernel, struct device_info *device)
+{
+	if (!atomic_load_explicit(&info->sized, memory_order_acquire) && device) {
+		cl_ulong lmem = 0, pmem = 0;
+		REAL(clGetKernelWorkGroupInfo)(kernel, device->device, CL_KERNEL_LOCAL_MEM_SIZE,
+					       sizeof(lmem), &lmem, NULL);
+		REAL(clGetKernelWorkGroupInfo)(kernel, device->device, CL_KERNEL_PRIVATE_MEM_SIZE,
+					       sizeof(pmem), &pmem, NULL);
+		info->local_memory_bytes = (uint32_t)lmem;
+		info->private_memory_bytes = (uint32_t)pmem;
+		atomic_store_explicit(&info->sized, 1, memory_order_release);
+	}
 }
 
 static struct pending *kernel_begin(const struct api_call *call, cl_command_queue queue,
@@ -657,25 +842,24 @@ static struct pending *kernel_begin(const struct api_call *call, cl_command_queu
 	if (local)
 		for (cl_uint d = dims; d < 3; d++)
 			k->workgroup[d] = 1;
+	if (!kernel) { /* a native kernel: a host function the queue runs */
+		k->name_id = function_string[call->function];
+		return p;
+	}
 	struct kernel_info *info = kernel_lookup(kernel);
 	if (!info) {
 		char name[1024] = "<unknown kernel>";
-		clGetKernelInfo(kernel, CL_KERNEL_FUNCTION_NAME, sizeof(name) - 1, name, NULL);
+		REAL(clGetKernelInfo)(kernel, CL_KERNEL_FUNCTION_NAME, sizeof(name) - 1, name, NULL);
 		k->name_id = recorder_intern(name);
 	} else {
 		k->name_id = info->name_id;
-		if (!atomic_load_explicit(&info->sized, memory_order_acquire) && p->device) {
-			cl_ulong lmem = 0, pmem = 0;
-			clGetKernelWorkGroupInfo(kernel, p->device->device, CL_KERNEL_LOCAL_MEM_SIZE,
-						 sizeof(lmem), &lmem, NULL);
-			clGetKernelWorkGroupInfo(kernel, p->device->device, CL_KERNEL_PRIVATE_MEM_SIZE,
-						 sizeof(pmem), &pmem, NULL);
-			info->local_memory_bytes = (uint32_t)lmem;
-			info->private_memory_bytes = (uint32_t)pmem;
-			atomic_store_explicit(&info->sized, 1, memory_order_release);
-		}
+		kernel_sizes(info, kernel, p->device);
+		uint32_t dynamic = atomic_load_explicit(&info->dynamic_local_bytes,
+							memory_order_relaxed);
 		k->local_memory_bytes = info->local_memory_bytes;
-		k->static_local_memory_bytes = info->local_memory_bytes;
+		k->static_local_memory_bytes = info->local_memory_bytes > dynamic
+			? info->local_memory_bytes - dynamic : 0;
+		k->dynamic_local_memory_bytes = info->local_memory_bytes - k->static_local_memory_bytes;
 		k->private_memory_bytes = info->private_memory_bytes;
 	}
 	return p;
@@ -688,6 +872,7 @@ static struct pending *copy_begin(const struct api_call *call, cl_command_queue 
 	if (!p)
 		return NULL;
 	uint32_t agent = p->record.kernel.agent_id, queue_id = p->record.kernel.queue_id;
+	uint32_t kind = direction == COPY_UNKNOWN ? MEMORY_KIND_MANAGED : MEMORY_KIND_DEVICE;
 	struct record_memory_copy *c = &p->record.copy;
 	*c = (struct record_memory_copy){
 		.header = { sizeof(*c), RECORD_MEMORY_COPY, 0 },
@@ -700,10 +885,8 @@ static struct pending *copy_begin(const struct api_call *call, cl_command_queue 
 		.function_id = function_string[call->function],
 		.bytes = bytes,
 		.correlation_id = call->correlation_id,
-		.src_memory_kind = direction == COPY_HOST_TO_DEVICE ? MEMORY_KIND_UNKNOWN
-								     : MEMORY_KIND_DEVICE,
-		.dst_memory_kind = direction == COPY_DEVICE_TO_HOST ? MEMORY_KIND_UNKNOWN
-								     : MEMORY_KIND_DEVICE,
+		.src_memory_kind = direction == COPY_HOST_TO_DEVICE ? MEMORY_KIND_UNKNOWN : kind,
+		.dst_memory_kind = direction == COPY_DEVICE_TO_HOST ? MEMORY_KIND_UNKNOWN : kind,
 		.stream_id = queue_id,
 	};
 	return p;
@@ -726,20 +909,21 @@ static void enqueue_end(struct pending *p, cl_int rc, cl_event *app_event, cl_ev
  * the command is followed. */
 #define EVENT_ARG(p, app_event, local) ((app_event) ? (app_event) : (p) ? &(local) : NULL)
 
-/* ---- wrappers: queues and profiling ---------------------------------------------------- */
+/* ---- wrappers: queues, events and profiling ------------------------------------------- */
 
 EXPORT cl_command_queue CL_API_CALL clCreateCommandQueue(cl_context context, cl_device_id device,
 							 cl_command_queue_properties properties,
 							 cl_int *errcode_ret)
 {
-	REAL(clCreateCommandQueue);
 	struct api_call call;
 	api_begin(&call, FN_clCreateCommandQueue);
-	cl_int rc = CL_SUCCESS;
+	cl_int rc = MISSING;
 	cl_command_queue_properties ours = properties;
 	if (call.recorded)
 		ours |= CL_QUEUE_PROFILING_ENABLE;
-	cl_command_queue queue = real_clCreateCommandQueue(context, device, ours, &rc);
+	cl_command_queue queue = NULL;
+	if (REAL(clCreateCommandQueue))
+		queue = real.clCreateCommandQueue(context, device, ours, &rc);
 	if (queue && call.recorded)
 		queue_register(queue, device, properties, NULL);
 	api_end(&call, rc);
@@ -752,10 +936,9 @@ EXPORT cl_command_queue CL_API_CALL
 clCreateCommandQueueWithProperties(cl_context context, cl_device_id device,
 				   const cl_queue_properties *properties, cl_int *errcode_ret)
 {
-	REAL(clCreateCommandQueueWithProperties);
 	struct api_call call;
 	api_begin(&call, FN_clCreateCommandQueueWithProperties);
-	cl_int rc = CL_SUCCESS;
+	cl_int rc = MISSING;
 	cl_queue_properties ours[32];
 	cl_command_queue_properties app_bits = 0;
 	size_t n = 0;
@@ -774,8 +957,10 @@ clCreateCommandQueueWithProperties(cl_context context, cl_device_id device,
 		ours[n++] = CL_QUEUE_PROFILING_ENABLE;
 	}
 	ours[n] = 0;
-	cl_command_queue queue = real_clCreateCommandQueueWithProperties(
-		context, device, call.recorded ? ours : properties, &rc);
+	cl_command_queue queue = NULL;
+	if (REAL(clCreateCommandQueueWithProperties))
+		queue = real.clCreateCommandQueueWithProperties(
+			context, device, call.recorded ? ours : properties, &rc);
 	if (queue && call.recorded)
 		queue_register(queue, device, app_bits, properties ? properties : ours + n);
 	api_end(&call, rc);
@@ -788,23 +973,27 @@ EXPORT cl_int CL_API_CALL clGetCommandQueueInfo(cl_command_queue queue,
 						cl_command_queue_info name, size_t size,
 						void *value, size_t *size_ret)
 {
-	REAL(clGetCommandQueueInfo);
+	struct api_call call;
+	api_begin(&call, FN_clGetCommandQueueInfo);
 	struct queue_info *q = handle_find(&queue_map, queue);
+	cl_int rc = MISSING;
 	if (q && name == CL_QUEUE_PROPERTIES_ARRAY) {
 		size_t need = q->app_array_size;
+		rc = CL_SUCCESS;
 		if (value && size < need)
-			return CL_INVALID_VALUE;
-		if (value && need)
+			rc = CL_INVALID_VALUE;
+		else if (value && need)
 			memcpy(value, q->app_array, need);
-		if (size_ret)
+		if (rc == CL_SUCCESS && size_ret)
 			*size_ret = need;
-		return CL_SUCCESS;
+	} else if (REAL(clGetCommandQueueInfo)) {
+		rc = real.clGetCommandQueueInfo(queue, name, size, value, size_ret);
+		if (rc == CL_SUCCESS && q && name == CL_QUEUE_PROPERTIES && value &&
+		    size >= sizeof(cl_command_queue_properties) && !q->app_profiling)
+			*(cl_command_queue_properties *)value &= ~(cl_command_queue_properties)
+				CL_QUEUE_PROFILING_ENABLE;
 	}
-	cl_int rc = real_clGetCommandQueueInfo(queue, name, size, value, size_ret);
-	if (rc == CL_SUCCESS && q && name == CL_QUEUE_PROPERTIES && value &&
-	    size >= sizeof(cl_command_queue_properties) && !q->app_profiling)
-		*(cl_command_queue_properties *)value &= ~(cl_command_queue_properties)
-			CL_QUEUE_PROFILING_ENABLE;
+	api_end(&call, rc);
 	return rc;
 }
 
@@ -812,18 +1001,40 @@ EXPORT cl_int CL_API_CALL clGetCommandQueueInfo(cl_command_queue queue,
 EXPORT cl_int CL_API_CALL clGetEventProfilingInfo(cl_event event, cl_profiling_info name,
 						  size_t size, void *value, size_t *size_ret)
 {
-	REAL(clGetEventProfilingInfo);
-	if (!nesting) {
-		REAL(clGetEventInfo);
+	struct api_call call;
+	api_begin(&call, FN_clGetEventProfilingInfo);
+	cl_int rc = MISSING;
+	if (REAL(clGetEventProfilingInfo)) {
 		cl_command_queue queue = NULL;
-		if (real_clGetEventInfo(event, CL_EVENT_COMMAND_QUEUE, sizeof(queue), &queue,
-					NULL) == CL_SUCCESS) {
-			struct queue_info *q = queue ? handle_find(&queue_map, queue) : NULL;
-			if (q && !q->app_profiling)
-				return CL_PROFILING_INFO_NOT_AVAILABLE;
-		}
+		struct queue_info *q = NULL;
+		if (call.recorded && real.clGetEventInfo(event, CL_EVENT_COMMAND_QUEUE,
+							 sizeof(queue), &queue, NULL) == CL_SUCCESS)
+			q = queue ? handle_find(&queue_map, queue) : NULL;
+		if (q && !q->app_profiling)
+			rc = CL_PROFILING_INFO_NOT_AVAILABLE;
+		else
+			rc = real.clGetEventProfilingInfo(event, name, size, value, size_ret);
 	}
-	return real_clGetEventProfilingInfo(event, name, size, value, size_ret);
+	api_end(&call, rc);
+	return rc;
+}
+
+/* The references gpuprof holds on the application's events are not the application's. */
+EXPORT cl_int CL_API_CALL clGetEventInfo(cl_event event, cl_event_info name, size_t size,
+					 void *value, size_t *size_ret)
+{
+	struct api_call call;
+	api_begin(&call, FN_clGetEventInfo);
+	cl_int rc = REAL(clGetEventInfo) ? real.clGetEventInfo(event, name, size, value, size_ret)
+					 : MISSING;
+	if (rc == CL_SUCCESS && name == CL_EVENT_REFERENCE_COUNT && value &&
+	    size >= sizeof(cl_uint) && call.recorded) {
+		cl_uint held = references_held(event);
+		cl_uint *count = value;
+		*count = *count > held ? *count - held : 1;
+	}
+	api_end(&call, rc);
+	return rc;
 }
 
 /* ---- wrappers: kernels ------------------------------------------------------------------ */
@@ -831,11 +1042,10 @@ EXPORT cl_int CL_API_CALL clGetEventProfilingInfo(cl_event event, cl_profiling_i
 EXPORT cl_kernel CL_API_CALL clCreateKernel(cl_program program, const char *name,
 					    cl_int *errcode_ret)
 {
-	REAL(clCreateKernel);
 	struct api_call call;
 	api_begin(&call, FN_clCreateKernel);
-	cl_int rc = CL_SUCCESS;
-	cl_kernel kernel = real_clCreateKernel(program, name, &rc);
+	cl_int rc = MISSING;
+	cl_kernel kernel = REAL(clCreateKernel) ? real.clCreateKernel(program, name, &rc) : NULL;
 	if (kernel && call.recorded)
 		kernel_register(kernel);
 	api_end(&call, rc);
@@ -847,34 +1057,78 @@ EXPORT cl_kernel CL_API_CALL clCreateKernel(cl_program program, const char *name
 EXPORT cl_int CL_API_CALL clCreateKernelsInProgram(cl_program program, cl_uint count,
 						   cl_kernel *kernels, cl_uint *count_ret)
 {
-	REAL(clCreateKernelsInProgram);
 	struct api_call call;
 	api_begin(&call, FN_clCreateKernelsInProgram);
 	cl_uint made = 0;
-	cl_int rc = real_clCreateKernelsInProgram(program, count, kernels, &made);
+	cl_int rc = REAL(clCreateKernelsInProgram)
+		? real.clCreateKernelsInProgram(program, count, kernels, &made) : MISSING;
 	if (rc == CL_SUCCESS && kernels && call.recorded)
 		for (cl_uint i = 0; i < made && i < count; i++)
 			kernel_register(kernels[i]);
 	api_end(&call, rc);
-	if (count_ret)
+	if (count_ret && rc == CL_SUCCESS)
 		*count_ret = made;
 	return rc;
 }
 
 EXPORT cl_kernel CL_API_CALL clCloneKernel(cl_kernel source, cl_int *errcode_ret)
 {
-	REAL(clCloneKernel);
 	struct api_call call;
 	api_begin(&call, FN_clCloneKernel);
-	cl_int rc = CL_SUCCESS;
-	cl_kernel kernel = real_clCloneKernel(source, &rc);
-	if (kernel && call.recorded)
+	cl_int rc = MISSING;
+	cl_kernel kernel = REAL(clCloneKernel) ? real.clCloneKernel(source, &rc) : NULL;
+	if (kernel && call.recorded) {
 		kernel_register(kernel);
+		struct kernel_info *from = handle_find(&kernel_map, source);
+		struct kernel_info *to = handle_find(&kernel_map, kernel);
+		if (from && to) /* a clone keeps its source's arguments */
+			memcpy(to->local_args, from->local_args, sizeof(to->local_args));
+		if (from && to)
+			atomic_store(&to->dynamic_local_bytes, atomic_load(&from->dynamic_local_bytes));
+	}
 	api_end(&call, rc);
 	if (errcode_ret)
 		*errcode_ret = rc;
 	return kernel;
 }
+
+/* A __local argument (no value, a size) changes the kernel's local memory per launch. */
+EXPORT cl_int CL_API_CALL clSetKernelArg(cl_kernel kernel, cl_uint index, size_t size,
+					 const void *value)
+{
+	struct api_call call;
+	api_begin(&call, FN_clSetKernelArg);
+	cl_int rc = REAL(clSetKernelArg) ? real.clSetKernelArg(kernel, index, size, value)
+					 : MISSING;
+	struct kernel_info *info = rc == CL_SUCCESS && call.recorded
+		? handle_find(&kernel_map, kernel) : NULL;
+	if (info) {
+		uint32_t local = !value && size ? (uint32_t)size : 0;
+		if (index < KERNEL_LOCAL_ARGS) {
+			uint32_t before = info->local_args[index];
+			info->local_args[index] = local;
+			if (before != local) {
+				atomic_fetch_add(&info->dynamic_local_bytes, local - before);
+				atomic_store_explicit(&info->sized, 0, memory_order_release);
+			}
+		} else if (local) {
+			atomic_store_explicit(&info->sized, 0, memory_order_release);
+		}
+	}
+	api_end(&call, rc);
+	return rc;
+}
+
+/* A kernel enqueue: `kernel` NULL for a native kernel. */
+#define ENQUEUE_KERNEL(fn, queue, kernel, dims, global, local, event, call_args) \
+	struct api_call call; \
+	api_begin(&call, FN_##fn); \
+	struct pending *p = kernel_begin(&call, queue, kernel, dims, global, local); \
+	cl_event local_event = NULL; \
+	cl_event *event_arg = EVENT_ARG(p, event, local_event); \
+	cl_int rc = REAL(fn) ? real.fn call_args : MISSING; \
+	enqueue_end(p, rc, event, local_event); \
+	api_end(&call, rc)
 
 EXPORT cl_int CL_API_CALL clEnqueueNDRangeKernel(cl_command_queue queue, cl_kernel kernel,
 						 cl_uint dims, const size_t *offset,
@@ -882,16 +1136,9 @@ EXPORT cl_int CL_API_CALL clEnqueueNDRangeKernel(cl_command_queue queue, cl_kern
 						 cl_uint wait_count, const cl_event *wait_list,
 						 cl_event *event)
 {
-	REAL(clEnqueueNDRangeKernel);
-	struct api_call call;
-	api_begin(&call, FN_clEnqueueNDRangeKernel);
-	struct pending *p = kernel_begin(&call, queue, kernel, dims, global, local);
-	cl_event local_event = NULL;
-	cl_int rc = real_clEnqueueNDRangeKernel(queue, kernel, dims, offset, global, local,
-						wait_count, wait_list,
-						EVENT_ARG(p, event, local_event));
-	enqueue_end(p, rc, event, local_event);
-	api_end(&call, rc);
+	ENQUEUE_KERNEL(clEnqueueNDRangeKernel, queue, kernel, dims, global, local, event,
+		       (queue, kernel, dims, offset, global, local, wait_count, wait_list,
+			event_arg));
 	return rc;
 }
 
@@ -899,37 +1146,53 @@ EXPORT cl_int CL_API_CALL clEnqueueTask(cl_command_queue queue, cl_kernel kernel
 					cl_uint wait_count, const cl_event *wait_list,
 					cl_event *event)
 {
-	REAL(clEnqueueTask);
-	struct api_call call;
-	api_begin(&call, FN_clEnqueueTask);
 	size_t one = 1;
-	struct pending *p = kernel_begin(&call, queue, kernel, 1, &one, &one);
-	cl_event local_event = NULL;
-	cl_int rc = real_clEnqueueTask(queue, kernel, wait_count, wait_list,
-				       EVENT_ARG(p, event, local_event));
-	enqueue_end(p, rc, event, local_event);
-	api_end(&call, rc);
+	ENQUEUE_KERNEL(clEnqueueTask, queue, kernel, 1, &one, &one, event,
+		       (queue, kernel, wait_count, wait_list, event_arg));
 	return rc;
 }
 
-/* ---- wrappers: transfers ---------------------------------------------------------------- */
+EXPORT cl_int CL_API_CALL clEnqueueNativeKernel(cl_command_queue queue,
+						void(CL_CALLBACK *user_func)(void *), void *args,
+						size_t cb_args, cl_uint num_mem_objects,
+						const cl_mem *mem_list, const void **args_mem_loc,
+						cl_uint wait_count, const cl_event *wait_list,
+						cl_event *event)
+{
+	size_t one = 1;
+	ENQUEUE_KERNEL(clEnqueueNativeKernel, queue, NULL, 1, &one, &one, event,
+		       (queue, user_func, args, cb_args, num_mem_objects, mem_list, args_mem_loc,
+			wait_count, wait_list, event_arg));
+	return rc;
+}
+
+/* ---- wrappers: transfers and other commands --------------------------------------------- */
 
 /* Wraps an enqueue that moves `bytes` in `direction`; `args` are the real call's
  * arguments with the event pointer last. */
 #define ENQUEUE_TRANSFER(fn, queue, operation, direction, bytes, event, call_args) \
-	REAL(fn); \
 	struct api_call call; \
 	api_begin(&call, FN_##fn); \
 	struct pending *p = copy_begin(&call, queue, operation, direction, bytes); \
 	cl_event local_event = NULL; \
 	cl_event *event_arg = EVENT_ARG(p, event, local_event); \
-	cl_int rc = real_##fn call_args; \
+	cl_int rc = REAL(fn) ? real.fn call_args : MISSING; \
 	enqueue_end(p, rc, event, local_event); \
 	api_end(&call, rc)
 
 static uint64_t rect_bytes(const size_t *region)
 {
 	return region ? (uint64_t)region[0] * region[1] * region[2] : 0;
+}
+
+/* Bytes of a region of an image: pixels times the size of one. */
+static uint64_t image_bytes(const struct api_call *call, cl_mem image, const size_t *region)
+{
+	size_t element = 0;
+	if (!call->collected || !REAL(clGetImageInfo) ||
+	    real.clGetImageInfo(image, CL_IMAGE_ELEMENT_SIZE, sizeof(element), &element, NULL))
+		return 0;
+	return rect_bytes(region) * element;
 }
 
 EXPORT cl_int CL_API_CALL clEnqueueReadBuffer(cl_command_queue queue, cl_mem buffer,
@@ -1018,15 +1281,258 @@ EXPORT cl_int CL_API_CALL clEnqueueFillBuffer(cl_command_queue queue, cl_mem buf
 	return rc;
 }
 
-/* Mapped regions, so that an unmap knows how many bytes it writes back. Maps are rare
- * and expensive, so a small locked table is enough. */
+EXPORT cl_int CL_API_CALL clEnqueueReadImage(cl_command_queue queue, cl_mem image,
+					     cl_bool blocking, const size_t *origin,
+					     const size_t *region, size_t row_pitch,
+					     size_t slice_pitch, void *ptr, cl_uint wait_count,
+					     const cl_event *wait_list, cl_event *event)
+{
+	struct api_call peek = { .collected = recorder_collecting() };
+	ENQUEUE_TRANSFER(clEnqueueReadImage, queue, COPY_OPERATION_COPY, COPY_DEVICE_TO_HOST,
+			 image_bytes(&peek, image, region), event,
+			 (queue, image, blocking, origin, region, row_pitch, slice_pitch, ptr,
+			  wait_count, wait_list, event_arg));
+	return rc;
+}
+
+EXPORT cl_int CL_API_CALL clEnqueueWriteImage(cl_command_queue queue, cl_mem image,
+					      cl_bool blocking, const size_t *origin,
+					      const size_t *region, size_t row_pitch,
+					      size_t slice_pitch, const void *ptr,
+					      cl_uint wait_count, const cl_event *wait_list,
+					      cl_event *event)
+{
+	struct api_call peek = { .collected = recorder_collecting() };
+	ENQUEUE_TRANSFER(clEnqueueWriteImage, queue, COPY_OPERATION_COPY, COPY_HOST_TO_DEVICE,
+			 image_bytes(&peek, image, region), event,
+			 (queue, image, blocking, origin, region, row_pitch, slice_pitch, ptr,
+			  wait_count, wait_list, event_arg));
+	return rc;
+}
+
+EXPORT cl_int CL_API_CALL clEnqueueCopyImage(cl_command_queue queue, cl_mem src, cl_mem dst,
+					     const size_t *src_origin, const size_t *dst_origin,
+					     const size_t *region, cl_uint wait_count,
+					     const cl_event *wait_list, cl_event *event)
+{
+	struct api_call peek = { .collected = recorder_collecting() };
+	ENQUEUE_TRANSFER(clEnqueueCopyImage, queue, COPY_OPERATION_COPY, COPY_DEVICE_TO_DEVICE,
+			 image_bytes(&peek, src, region), event,
+			 (queue, src, dst, src_origin, dst_origin, region, wait_count, wait_list,
+			  event_arg));
+	return rc;
+}
+
+EXPORT cl_int CL_API_CALL clEnqueueCopyImageToBuffer(cl_command_queue queue, cl_mem src,
+						     cl_mem dst, const size_t *src_origin,
+						     const size_t *region, size_t dst_offset,
+						     cl_uint wait_count, const cl_event *wait_list,
+						     cl_event *event)
+{
+	struct api_call peek = { .collected = recorder_collecting() };
+	ENQUEUE_TRANSFER(clEnqueueCopyImageToBuffer, queue, COPY_OPERATION_COPY,
+			 COPY_DEVICE_TO_DEVICE, image_bytes(&peek, src, region), event,
+			 (queue, src, dst, src_origin, region, dst_offset, wait_count, wait_list,
+			  event_arg));
+	return rc;
+}
+
+EXPORT cl_int CL_API_CALL clEnqueueCopyBufferToImage(cl_command_queue queue, cl_mem src,
+						     cl_mem dst, size_t src_offset,
+						     const size_t *dst_origin, const size_t *region,
+						     cl_uint wait_count, const cl_event *wait_list,
+						     cl_event *event)
+{
+	struct api_call peek = { .collected = recorder_collecting() };
+	ENQUEUE_TRANSFER(clEnqueueCopyBufferToImage, queue, COPY_OPERATION_COPY,
+			 COPY_DEVICE_TO_DEVICE, image_bytes(&peek, dst, region), event,
+			 (queue, src, dst, src_offset, dst_origin, region, wait_count, wait_list,
+			  event_arg));
+	return rc;
+}
+
+EXPORT cl_int CL_API_CALL clEnqueueFillImage(cl_command_queue queue, cl_mem image,
+					     const void *fill_color, const size_t *origin,
+					     const size_t *region, cl_uint wait_count,
+					     const cl_event *wait_list, cl_event *event)
+{
+	struct api_call peek = { .collected = recorder_collecting() };
+	ENQUEUE_TRANSFER(clEnqueueFillImage, queue, COPY_OPERATION_FILL, COPY_NONE,
+			 image_bytes(&peek, image, region), event,
+			 (queue, image, fill_color, origin, region, wait_count, wait_list,
+			  event_arg));
+	return rc;
+}
+
+/* Memory objects migrated: their sizes added up. */
+static uint64_t objects_bytes(cl_uint count, const cl_mem *objects)
+{
+	uint64_t total = 0;
+	for (cl_uint i = 0; objects && i < count && REAL(clGetMemObjectInfo); i++) {
+		size_t size = 0;
+		if (real.clGetMemObjectInfo(objects[i], CL_MEM_SIZE, sizeof(size), &size, NULL) ==
+		    CL_SUCCESS)
+			total += size;
+	}
+	return total;
+}
+
+EXPORT cl_int CL_API_CALL clEnqueueMigrateMemObjects(cl_command_queue queue, cl_uint count,
+						     const cl_mem *objects,
+						     cl_mem_migration_flags flags,
+						     cl_uint wait_count, const cl_event *wait_list,
+						     cl_event *event)
+{
+	uint32_t direction = flags & CL_MIGRATE_MEM_OBJECT_HOST ? COPY_DEVICE_TO_HOST
+								 : COPY_HOST_TO_DEVICE;
+	uint64_t bytes = flags & CL_MIGRATE_MEM_OBJECT_CONTENT_UNDEFINED
+		? 0 : objects_bytes(count, objects);
+	ENQUEUE_TRANSFER(clEnqueueMigrateMemObjects, queue, COPY_OPERATION_MIGRATE, direction,
+			 bytes, event,
+			 (queue, count, objects, flags, wait_count, wait_list, event_arg));
+	return rc;
+}
+
+EXPORT cl_int CL_API_CALL clEnqueueMarkerWithWaitList(cl_command_queue queue, cl_uint n,
+						      const cl_event *wait_list, cl_event *event)
+{
+	ENQUEUE_TRANSFER(clEnqueueMarkerWithWaitList, queue, COPY_OPERATION_MARKER, COPY_NONE, 0,
+			 event, (queue, n, wait_list, event_arg));
+	return rc;
+}
+
+EXPORT cl_int CL_API_CALL clEnqueueBarrierWithWaitList(cl_command_queue queue, cl_uint n,
+						       const cl_event *wait_list,
+						       cl_event *event)
+{
+	ENQUEUE_TRANSFER(clEnqueueBarrierWithWaitList, queue, COPY_OPERATION_BARRIER, COPY_NONE,
+			 0, event, (queue, n, wait_list, event_arg));
+	return rc;
+}
+
+/* OpenCL 1.1's marker always returns its event. */
+EXPORT cl_int CL_API_CALL clEnqueueMarker(cl_command_queue queue, cl_event *event)
+{
+	ENQUEUE_TRANSFER(clEnqueueMarker, queue, COPY_OPERATION_MARKER, COPY_NONE, 0, event,
+			 (queue, event_arg));
+	return rc;
+}
+
+/* OpenCL 1.1's barrier has no event: when followed, it is enqueued as the 1.2 barrier
+ * with no wait list, which the standard defines as the same command. */
+EXPORT cl_int CL_API_CALL clEnqueueBarrier(cl_command_queue queue)
+{
+	struct api_call call;
+	api_begin(&call, FN_clEnqueueBarrier);
+	struct pending *p = REAL(clEnqueueBarrierWithWaitList)
+		? copy_begin(&call, queue, COPY_OPERATION_BARRIER, COPY_NONE, 0) : NULL;
+	cl_event local_event = NULL;
+	cl_int rc = p ? real.clEnqueueBarrierWithWaitList(queue, 0, NULL, &local_event)
+		: REAL(clEnqueueBarrier) ? real.clEnqueueBarrier(queue) : MISSING;
+	enqueue_end(p, rc, NULL, local_event);
+	api_end(&call, rc);
+	return rc;
+}
+
+EXPORT cl_int CL_API_CALL clEnqueueSVMMemcpy(cl_command_queue queue, cl_bool blocking,
+					     void *dst, const void *src, size_t size,
+					     cl_uint wait_count, const cl_event *wait_list,
+					     cl_event *event)
+{
+	ENQUEUE_TRANSFER(clEnqueueSVMMemcpy, queue, COPY_OPERATION_COPY, COPY_UNKNOWN, size,
+			 event, (queue, blocking, dst, src, size, wait_count, wait_list,
+				 event_arg));
+	return rc;
+}
+
+EXPORT cl_int CL_API_CALL clEnqueueSVMMemFill(cl_command_queue queue, void *svm_ptr,
+					      const void *pattern, size_t pattern_size,
+					      size_t size, cl_uint wait_count,
+					      const cl_event *wait_list, cl_event *event)
+{
+	ENQUEUE_TRANSFER(clEnqueueSVMMemFill, queue, COPY_OPERATION_FILL, COPY_NONE, size, event,
+			 (queue, svm_ptr, pattern, pattern_size, size, wait_count, wait_list,
+			  event_arg));
+	return rc;
+}
+
+EXPORT cl_int CL_API_CALL clEnqueueSVMMigrateMem(cl_command_queue queue, cl_uint count,
+						 const void **pointers, const size_t *sizes,
+						 cl_mem_migration_flags flags, cl_uint wait_count,
+						 const cl_event *wait_list, cl_event *event)
+{
+	uint64_t bytes = 0;
+	for (cl_uint i = 0; sizes && i < count; i++)
+		bytes += sizes[i];
+	uint32_t direction = flags & CL_MIGRATE_MEM_OBJECT_HOST ? COPY_DEVICE_TO_HOST
+								 : COPY_HOST_TO_DEVICE;
+	ENQUEUE_TRANSFER(clEnqueueSVMMigrateMem, queue, COPY_OPERATION_MIGRATE, direction, bytes,
+			 event, (queue, count, pointers, sizes, flags, wait_count, wait_list,
+				 event_arg));
+	return rc;
+}
+
+EXPORT cl_int CL_API_CALL clEnqueueSVMFree(
+	cl_command_queue queue, cl_uint count, void *pointers[],
+	void(CL_CALLBACK *free_func)(cl_command_queue, cl_uint, void *[], void *), void *user_data,
+	cl_uint wait_count, const cl_event *wait_list, cl_event *event)
+{
+	ENQUEUE_TRANSFER(clEnqueueSVMFree, queue, COPY_OPERATION_FREE, COPY_NONE, 0, event,
+			 (queue, count, pointers, free_func, user_data, wait_count, wait_list,
+			  event_arg));
+	return rc;
+}
+
+/* Mapped regions, so that an unmap knows how many bytes it writes back: a table that
+ * grows, under a lock (maps are rare and expensive). */
 struct mapping {
 	void *ptr;
 	uint64_t bytes;
 	int writes; /* mapped for writing: the unmap moves data to the device */
 };
-static struct mapping mappings[1024];
+static struct mapping *mappings;
+static size_t mapping_count, mapping_capacity;
 static pthread_mutex_t mapping_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* A map moves the region to the host unless it is mapped to be overwritten. */
+static uint32_t map_direction(cl_map_flags flags)
+{
+	return flags & CL_MAP_WRITE_INVALIDATE_REGION ? COPY_NONE : COPY_DEVICE_TO_HOST;
+}
+
+static void mapping_add(void *ptr, uint64_t bytes, cl_map_flags flags)
+{
+	pthread_mutex_lock(&mapping_lock);
+	if (mapping_count == mapping_capacity) {
+		size_t capacity = mapping_capacity ? mapping_capacity * 2 : 256;
+		struct mapping *grown = realloc(mappings, capacity * sizeof(*grown));
+		if (grown) {
+			mappings = grown;
+			mapping_capacity = capacity;
+		}
+	}
+	if (mapping_count < mapping_capacity)
+		mappings[mapping_count++] = (struct mapping){
+			ptr, bytes, (flags & (CL_MAP_WRITE | CL_MAP_WRITE_INVALIDATE_REGION)) != 0
+		};
+	pthread_mutex_unlock(&mapping_lock);
+}
+
+/* The mapping of `ptr`, forgotten; the latest one when the same region is mapped twice. */
+static struct mapping mapping_take(void *ptr)
+{
+	struct mapping found = { NULL, 0, 0 };
+	pthread_mutex_lock(&mapping_lock);
+	for (size_t i = mapping_count; ptr && i-- > 0;) {
+		if (mappings[i].ptr == ptr) {
+			found = mappings[i];
+			mappings[i] = mappings[--mapping_count];
+			break;
+		}
+	}
+	pthread_mutex_unlock(&mapping_lock);
+	return found;
+}
 
 EXPORT void *CL_API_CALL clEnqueueMapBuffer(cl_command_queue queue, cl_mem buffer,
 					    cl_bool blocking, cl_map_flags flags, size_t offset,
@@ -1034,144 +1540,101 @@ EXPORT void *CL_API_CALL clEnqueueMapBuffer(cl_command_queue queue, cl_mem buffe
 					    const cl_event *wait_list, cl_event *event,
 					    cl_int *errcode_ret)
 {
-	int invalidate = (flags & CL_MAP_WRITE_INVALIDATE_REGION) != 0;
-	int reads = !invalidate && (flags & CL_MAP_READ || !(flags & CL_MAP_WRITE));
-	uint32_t direction = reads ? COPY_DEVICE_TO_HOST : COPY_NONE;
-	REAL(clEnqueueMapBuffer);
 	struct api_call call;
 	api_begin(&call, FN_clEnqueueMapBuffer);
-	struct pending *p = copy_begin(&call, queue, COPY_OPERATION_MAP, direction, size);
+	struct pending *p = copy_begin(&call, queue, COPY_OPERATION_MAP, map_direction(flags),
+				       size);
 	cl_event local_event = NULL;
-	cl_int rc = CL_SUCCESS;
-	void *ptr = real_clEnqueueMapBuffer(queue, buffer, blocking, flags, offset, size,
-					    wait_count, wait_list,
-					    EVENT_ARG(p, event, local_event), &rc);
+	cl_int rc = MISSING;
+	void *ptr = REAL(clEnqueueMapBuffer)
+		? real.clEnqueueMapBuffer(queue, buffer, blocking, flags, offset, size, wait_count,
+					  wait_list, EVENT_ARG(p, event, local_event), &rc)
+		: NULL;
 	enqueue_end(p, rc, event, local_event);
-	if (ptr && call.recorded) {
-		pthread_mutex_lock(&mapping_lock);
-		for (size_t i = 0; i < 1024; i++) {
-			if (!mappings[i].ptr) {
-				mappings[i] = (struct mapping){ ptr, size,
-								(flags & (CL_MAP_WRITE |
-									  CL_MAP_WRITE_INVALIDATE_REGION)) != 0 };
-				break;
-			}
-		}
-		pthread_mutex_unlock(&mapping_lock);
-	}
+	if (ptr && call.recorded)
+		mapping_add(ptr, size, flags);
 	api_end(&call, rc);
 	if (errcode_ret)
 		*errcode_ret = rc;
 	return ptr;
 }
 
+EXPORT void *CL_API_CALL clEnqueueMapImage(cl_command_queue queue, cl_mem image,
+					   cl_bool blocking, cl_map_flags flags,
+					   const size_t *origin, const size_t *region,
+					   size_t *row_pitch, size_t *slice_pitch,
+					   cl_uint wait_count, const cl_event *wait_list,
+					   cl_event *event, cl_int *errcode_ret)
+{
+	struct api_call call;
+	api_begin(&call, FN_clEnqueueMapImage);
+	uint64_t bytes = call.recorded ? image_bytes(&call, image, region) : 0;
+	struct pending *p = copy_begin(&call, queue, COPY_OPERATION_MAP, map_direction(flags),
+				       bytes);
+	cl_event local_event = NULL;
+	cl_int rc = MISSING;
+	void *ptr = REAL(clEnqueueMapImage)
+		? real.clEnqueueMapImage(queue, image, blocking, flags, origin, region, row_pitch,
+					 slice_pitch, wait_count, wait_list,
+					 EVENT_ARG(p, event, local_event), &rc)
+		: NULL;
+	enqueue_end(p, rc, event, local_event);
+	if (ptr && call.recorded)
+		mapping_add(ptr, bytes, flags);
+	api_end(&call, rc);
+	if (errcode_ret)
+		*errcode_ret = rc;
+	return ptr;
+}
+
+EXPORT cl_int CL_API_CALL clEnqueueSVMMap(cl_command_queue queue, cl_bool blocking,
+					  cl_map_flags flags, void *svm_ptr, size_t size,
+					  cl_uint wait_count, const cl_event *wait_list,
+					  cl_event *event)
+{
+	ENQUEUE_TRANSFER(clEnqueueSVMMap, queue, COPY_OPERATION_MAP, map_direction(flags), size,
+			 event, (queue, blocking, flags, svm_ptr, size, wait_count, wait_list,
+				 event_arg));
+	if (rc == CL_SUCCESS && call.recorded)
+		mapping_add(svm_ptr, size, flags);
+	return rc;
+}
+
 EXPORT cl_int CL_API_CALL clEnqueueUnmapMemObject(cl_command_queue queue, cl_mem memobj,
 						  void *mapped, cl_uint wait_count,
 						  const cl_event *wait_list, cl_event *event)
 {
-	struct mapping found = { NULL, 0, 0 };
-	pthread_mutex_lock(&mapping_lock);
-	for (size_t i = 0; i < 1024; i++) {
-		if (mapped && mappings[i].ptr == mapped) {
-			found = mappings[i];
-			mappings[i].ptr = NULL;
-			break;
-		}
-	}
-	pthread_mutex_unlock(&mapping_lock);
+	struct mapping found = mapping_take(mapped);
 	ENQUEUE_TRANSFER(clEnqueueUnmapMemObject, queue, COPY_OPERATION_UNMAP,
 			 found.writes ? COPY_HOST_TO_DEVICE : COPY_NONE, found.bytes, event,
 			 (queue, memobj, mapped, wait_count, wait_list, event_arg));
 	return rc;
 }
 
-/* ---- wrappers: calls recorded as API calls only ------------------------------------------ */
+EXPORT cl_int CL_API_CALL clEnqueueSVMUnmap(cl_command_queue queue, void *svm_ptr,
+					    cl_uint wait_count, const cl_event *wait_list,
+					    cl_event *event)
+{
+	struct mapping found = mapping_take(svm_ptr);
+	ENQUEUE_TRANSFER(clEnqueueSVMUnmap, queue, COPY_OPERATION_UNMAP,
+			 found.writes ? COPY_HOST_TO_DEVICE : COPY_NONE, found.bytes, event,
+			 (queue, svm_ptr, wait_count, wait_list, event_arg));
+	return rc;
+}
 
-/* A call that returns a cl_int status. */
-#define WRAP_STATUS(fn, params, args) \
-	EXPORT cl_int CL_API_CALL fn params \
-	{ \
-		REAL(fn); \
-		struct api_call call; \
-		api_begin(&call, FN_##fn); \
-		cl_int rc = real_##fn args; \
-		api_end(&call, rc); \
-		return rc; \
-	}
-
-/* A call that returns an object and reports its status through errcode_ret. */
-#define WRAP_OBJECT(type, fn, params, args) \
-	EXPORT type CL_API_CALL fn params \
-	{ \
-		REAL(fn); \
-		struct api_call call; \
-		api_begin(&call, FN_##fn); \
-		cl_int rc = CL_SUCCESS; \
-		type object = real_##fn args; \
-		api_end(&call, rc); \
-		if (errcode_ret) \
-			*errcode_ret = rc; \
-		return object; \
-	}
-
-WRAP_STATUS(clGetPlatformIDs, (cl_uint n, cl_platform_id *platforms, cl_uint *count),
-	    (n, platforms, count))
-WRAP_STATUS(clGetDeviceIDs, (cl_platform_id platform, cl_device_type type, cl_uint n,
-			     cl_device_id *devices, cl_uint *count),
-	    (platform, type, n, devices, count))
-WRAP_OBJECT(cl_context, clCreateContext,
-	    (const cl_context_properties *properties, cl_uint n, const cl_device_id *devices,
-	     void(CL_CALLBACK *notify)(const char *, const void *, size_t, void *),
-	     void *user_data, cl_int *errcode_ret),
-	    (properties, n, devices, notify, user_data, &rc))
-WRAP_OBJECT(cl_context, clCreateContextFromType,
-	    (const cl_context_properties *properties, cl_device_type type,
-	     void(CL_CALLBACK *notify)(const char *, const void *, size_t, void *),
-	     void *user_data, cl_int *errcode_ret),
-	    (properties, type, notify, user_data, &rc))
-WRAP_STATUS(clReleaseContext, (cl_context context), (context))
-WRAP_OBJECT(cl_mem, clCreateBuffer,
-	    (cl_context context, cl_mem_flags flags, size_t size, void *host_ptr,
-	     cl_int *errcode_ret),
-	    (context, flags, size, host_ptr, &rc))
-WRAP_STATUS(clReleaseMemObject, (cl_mem memobj), (memobj))
-WRAP_OBJECT(cl_program, clCreateProgramWithSource,
-	    (cl_context context, cl_uint count, const char **strings, const size_t *lengths,
-	     cl_int *errcode_ret),
-	    (context, count, strings, lengths, &rc))
-WRAP_OBJECT(cl_program, clCreateProgramWithBinary,
-	    (cl_context context, cl_uint n, const cl_device_id *devices, const size_t *lengths,
-	     const unsigned char **binaries, cl_int *binary_status, cl_int *errcode_ret),
-	    (context, n, devices, lengths, binaries, binary_status, &rc))
-WRAP_STATUS(clBuildProgram,
-	    (cl_program program, cl_uint n, const cl_device_id *devices, const char *options,
-	     void(CL_CALLBACK *notify)(cl_program, void *), void *user_data),
-	    (program, n, devices, options, notify, user_data))
-WRAP_STATUS(clReleaseProgram, (cl_program program), (program))
-WRAP_STATUS(clSetKernelArg, (cl_kernel kernel, cl_uint index, size_t size, const void *value),
-	    (kernel, index, size, value))
-WRAP_STATUS(clEnqueueMarkerWithWaitList,
-	    (cl_command_queue queue, cl_uint n, const cl_event *wait_list, cl_event *event),
-	    (queue, n, wait_list, event))
-WRAP_STATUS(clEnqueueBarrierWithWaitList,
-	    (cl_command_queue queue, cl_uint n, const cl_event *wait_list, cl_event *event),
-	    (queue, n, wait_list, event))
-WRAP_STATUS(clFlush, (cl_command_queue queue), (queue))
-WRAP_STATUS(clFinish, (cl_command_queue queue), (queue))
-WRAP_STATUS(clWaitForEvents, (cl_uint n, const cl_event *events), (n, events))
-WRAP_STATUS(clReleaseEvent, (cl_event event), (event))
+/* ---- wrappers: releases ------------------------------------------------------------------ */
 
 /* A release that forgets the object when the application drops its last reference. */
 #define WRAP_RELEASE(fn, type, map, get_info, reference_count) \
 	EXPORT cl_int CL_API_CALL fn(type object) \
 	{ \
-		REAL(fn); \
 		struct api_call call; \
 		api_begin(&call, FN_##fn); \
 		cl_uint references = 0; \
-		if (call.recorded) \
-			get_info(object, reference_count, sizeof(references), &references, NULL); \
-		cl_int rc = real_##fn(object); \
+		if (call.recorded && REAL(get_info)) \
+			real.get_info(object, reference_count, sizeof(references), &references, \
+				      NULL); \
+		cl_int rc = REAL(fn) ? real.fn(object) : MISSING; \
 		if (rc == CL_SUCCESS && call.recorded) \
 			forget_if_last(&map, object, references); \
 		api_end(&call, rc); \
@@ -1182,17 +1645,74 @@ WRAP_RELEASE(clReleaseKernel, cl_kernel, kernel_map, clGetKernelInfo, CL_KERNEL_
 WRAP_RELEASE(clReleaseCommandQueue, cl_command_queue, queue_map, clGetCommandQueueInfo,
 	     CL_QUEUE_REFERENCE_COUNT)
 
-/* ---- shutdown ----------------------------------------------------------------------------- */
+/* ---- wrappers: every other call, recorded as an API call ---------------------------------- */
 
-/* Registered with atexit() once the OpenCL runtime is loaded, so it runs before the
- * runtime's own destructors: the final collection still finds a working runtime. The
- * destructor covers a library unloaded without exit(). */
-static void shutdown_recording(void)
+#define WRAP_CUSTOM(ret, name, params, args)
+
+#define WRAP_STATUS(ret, name, params, args) \
+	EXPORT cl_int CL_API_CALL name params \
+	{ \
+		struct api_call call; \
+		api_begin(&call, FN_##name); \
+		cl_int rc = REAL(name) ? real.name args : MISSING; \
+		api_end(&call, rc); \
+		return rc; \
+	}
+
+#define WRAP_OBJECT(ret, name, params, args) \
+	EXPORT ret CL_API_CALL name params \
+	{ \
+		struct api_call call; \
+		api_begin(&call, FN_##name); \
+		cl_int rc = MISSING; \
+		ret object = REAL(name) ? real.name args : NULL; \
+		api_end(&call, rc); \
+		if (errcode_ret) \
+			*errcode_ret = rc; \
+		return object; \
+	}
+
+#define WRAP_POINTER(ret, name, params, args) \
+	EXPORT ret CL_API_CALL name params \
+	{ \
+		struct api_call call; \
+		api_begin(&call, FN_##name); \
+		ret pointer = REAL(name) ? real.name args : NULL; \
+		api_end(&call, pointer ? CL_SUCCESS : CL_INVALID_VALUE); \
+		return pointer; \
+	}
+
+#define WRAP_VOID(ret, name, params, args) \
+	EXPORT void CL_API_CALL name params \
+	{ \
+		struct api_call call; \
+		api_begin(&call, FN_##name); \
+		if (REAL(name)) \
+			real.name args; \
+		api_end(&call, REAL(name) ? CL_SUCCESS : MISSING); \
+	}
+
+#define WRAP(kind, version, ret, name, params, args) WRAP_##kind(ret, name, params, args)
+OPENCL_API(WRAP)
+#undef WRAP
+
+/* ---- lifetime ------------------------------------------------------------------------------ */
+
+/* Registered at the first OpenCL call, so it runs at exit() before the runtime's own
+ * exit handlers and finalisers: the commands that completed are read while the runtime
+ * still works, and the runtime is not called again. Recording goes on: API calls made
+ * later (by exit handlers registered earlier, static objects' destructors) are recorded
+ * until the library's finaliser; device work enqueued by them is counted as unfinished. */
+static void exit_collect(void)
 {
-	recorder_stop();
+	recorder_flush();
+	atomic_store(&runtime_closing, 1);
 }
 
+/* The last flush, once the program's exit handlers have run (or the library is
+ * unloaded). */
 __attribute__((destructor)) static void unload(void)
 {
+	atomic_store(&runtime_closing, 1);
 	recorder_stop();
 }

@@ -32,12 +32,14 @@ void domain_stats_release(struct domain_stats *ds)
 
 const char *domain_stats_copy_name(const struct event *e)
 {
-	if (!strcmp(e->copy.operation, "FILL"))
-		return "MEMORY_FILL";
-	if (!strcmp(e->copy.operation, "MAP"))
-		return "MEMORY_MAP";
-	if (!strcmp(e->copy.operation, "UNMAP"))
-		return "MEMORY_UNMAP";
+	static const char *const names[][2] = {
+		{ "FILL", "MEMORY_FILL" }, { "MAP", "MEMORY_MAP" }, { "UNMAP", "MEMORY_UNMAP" },
+		{ "MIGRATE", "MEMORY_MIGRATE" }, { "FREE", "MEMORY_FREE" },
+		{ "MARKER", "QUEUE_MARKER" }, { "BARRIER", "QUEUE_BARRIER" },
+	};
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (!strcmp(e->copy.operation, names[i][0]))
+			return names[i][1];
 	return e->copy.direction;
 }
 

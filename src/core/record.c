@@ -40,6 +40,7 @@ const char *record_direction_name(uint32_t direction)
 	case COPY_DEVICE_TO_HOST: return "MEMORY_COPY_DEVICE_TO_HOST";
 	case COPY_DEVICE_TO_DEVICE: return "MEMORY_COPY_DEVICE_TO_DEVICE";
 	case COPY_HOST_TO_HOST: return "MEMORY_COPY_HOST_TO_HOST";
+	case COPY_UNKNOWN: return "MEMORY_COPY_UNKNOWN";
 	}
 	return "MEMORY_COPY_NONE";
 }
@@ -51,6 +52,10 @@ const char *record_operation_name(uint32_t operation)
 	case COPY_OPERATION_FILL: return "FILL";
 	case COPY_OPERATION_MAP: return "MAP";
 	case COPY_OPERATION_UNMAP: return "UNMAP";
+	case COPY_OPERATION_MIGRATE: return "MIGRATE";
+	case COPY_OPERATION_MARKER: return "MARKER";
+	case COPY_OPERATION_BARRIER: return "BARRIER";
+	case COPY_OPERATION_FREE: return "FREE";
 	}
 	return "UNKNOWN";
 }
@@ -66,6 +71,7 @@ const char *record_dropped_reason_name(uint32_t reason)
 	case DROPPED_UNTRACKED_QUEUE: return "queue not tracked";
 	case DROPPED_BY_TRACER: return "lost by the vendor tracer";
 	case DROPPED_MARKER_DEPTH: return "marker ranges nested too deep";
+	case DROPPED_UNFINISHED: return "device work unfinished at exit";
 	}
 	return "unknown";
 }

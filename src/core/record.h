@@ -65,6 +65,7 @@ enum copy_direction {
 	COPY_DEVICE_TO_HOST = 2,
 	COPY_DEVICE_TO_DEVICE = 3,
 	COPY_HOST_TO_HOST = 4,
+	COPY_UNKNOWN = 5,          /* data moves, the runtime does not say where (SVM) */
 };
 
 enum copy_operation {
@@ -72,6 +73,10 @@ enum copy_operation {
 	COPY_OPERATION_FILL = 2,   /* a pattern written into a buffer */
 	COPY_OPERATION_MAP = 3,    /* a buffer mapped into host memory */
 	COPY_OPERATION_UNMAP = 4,  /* a mapping released */
+	COPY_OPERATION_MIGRATE = 5, /* memory objects moved to a device or to the host */
+	COPY_OPERATION_MARKER = 6, /* a queue's marker: no data, the time it waited */
+	COPY_OPERATION_BARRIER = 7, /* a queue's barrier: no data, the time it waited */
+	COPY_OPERATION_FREE = 8,   /* memory freed by the queue (SVM) */
 };
 
 enum dropped_reason {
@@ -83,6 +88,7 @@ enum dropped_reason {
 	DROPPED_UNTRACKED_QUEUE = 6, /* a command on a queue gpuprof could not follow */
 	DROPPED_BY_TRACER = 7,     /* lost inside the vendor's tracer (CUPTI) */
 	DROPPED_MARKER_DEPTH = 8,  /* a range pushed deeper than the recorder follows */
+	DROPPED_UNFINISHED = 9,    /* device work not finished when the process ended */
 	DROPPED_REASON_COUNT
 };
 

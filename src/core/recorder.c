@@ -2,6 +2,7 @@
  * background writer and fork handling. */
 #include "core/recorder.h"
 
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -10,6 +11,7 @@
 #include <sched.h>
 #include <semaphore.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,6 +27,24 @@
 #include "core/spool.h"
 #include "util/hash.h"
 #include "util/strbuf.h"
+
+/* A descriptor of the recorder's own, never 0, 1 or 2: a program started with its
+ * standard streams closed must not find its output written into the spool. Takes fd. */
+static int fd_above_stdio(int fd)
+{
+	if (fd < 0 || fd > STDERR_FILENO)
+		return fd;
+	int moved = fcntl(fd, F_DUPFD_CLOEXEC, STDERR_FILENO + 1);
+	int saved = errno;
+	close(fd);
+	errno = saved;
+	return moved;
+}
+
+static int open_private(const char *path, int flags, mode_t mode)
+{
+	return fd_above_stdio(open(path, flags | O_CLOEXEC, mode));
+}
 
 #define DEFAULT_THREAD_BUFFER (2u << 20)   /* bytes per thread */
 #define DEFAULT_BUFFER_LIMIT (256u << 20)  /* bytes for all threads together */
@@ -52,6 +72,7 @@ enum state { STATE_IDLE, STATE_STARTING, STATE_RUNNING, STATE_STOPPING, STATE_ST
 	     STATE_DISABLED };
 
 static _Atomic int state = STATE_IDLE;
+static _Atomic pid_t owner_pid; /* the process that started the recorder */
 static _Atomic(struct ring *) rings;
 static _Atomic uint64_t allocated_bytes;
 static _Atomic uint64_t dropped[DROPPED_REASON_COUNT][2]; /* [reason] = { records, bytes } counted outside rings */
@@ -587,7 +608,7 @@ int recorder_collected_at(uint64_t ns)
 static uint64_t process_start_ns(void)
 {
 	char stat[1024];
-	int fd = open("/proc/self/stat", O_RDONLY | O_CLOEXEC);
+	int fd = open_private("/proc/self/stat", O_RDONLY, 0);
 	ssize_t n = fd >= 0 ? read(fd, stat, sizeof(stat) - 1) : -1;
 	if (fd >= 0)
 		close(fd);
@@ -705,7 +726,7 @@ static uint64_t round_up_pow2(uint64_t n)
 static void read_command_line(struct strbuf *out)
 {
 	char buffer[4096];
-	int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
+	int fd = open_private("/proc/self/cmdline", O_RDONLY, 0);
 	ssize_t n = fd >= 0 ? read(fd, buffer, sizeof(buffer) - 1) : -1;
 	if (fd >= 0)
 		close(fd);
@@ -714,6 +735,9 @@ static void read_command_line(struct strbuf *out)
 	while (out->len && out->buf[out->len - 1] == ' ')
 		out->buf[--out->len] = '\0';
 }
+
+/* Bound on the spools of one process: its images (exec()) and name collisions. */
+#define MAX_IMAGES 1000
 
 static int open_spool(const struct path_context *ctx)
 {
@@ -728,15 +752,24 @@ static int open_spool(const struct path_context *ctx)
 		recorder_report("%s; collection disabled", err.message);
 		goto out;
 	}
-	for (int attempt = 0; attempt < 2; attempt++) {
-		if (attempt)
+	/* Taken already: by another process when the name has no pid (then <name>_<pid>), or
+	 * by an earlier image of this process, which exec()ed this one (then <name>-2, -3...) */
+	size_t base = prefix.len;
+	int named_by_pid = strstr(template.buf, "%pid%") != NULL;
+	for (int attempt = 0; attempt < MAX_IMAGES; attempt++) {
+		prefix.len = base;
+		prefix.buf[base] = '\0';
+		if (attempt && !named_by_pid)
 			strbuf_addf(&prefix, "_%d", (int)ctx->pid);
+		int image = named_by_pid ? attempt + 1 : attempt;
+		if (image > 1)
+			strbuf_addf(&prefix, "-%d", image);
 		snprintf(spool_path, sizeof(spool_path), "%s.spool", prefix.buf);
 		if (path_make_parents(spool_path, 1, &err) < 0) {
 			recorder_report("%s; collection disabled", err.message);
 			goto out;
 		}
-		fd = open(spool_path, O_RDWR | O_CREAT | O_EXCL | O_APPEND | O_CLOEXEC, 0666);
+		fd = open_private(spool_path, O_RDWR | O_CREAT | O_EXCL | O_APPEND, 0666);
 		if (fd >= 0 || errno != EEXIST)
 			break;
 	}
@@ -759,7 +792,7 @@ static void register_spool(void)
 	const char *manifest = getenv("GPUPROF_MANIFEST");
 	if (!manifest || !*manifest)
 		return;
-	int fd = open(manifest, O_WRONLY | O_APPEND | O_CLOEXEC);
+	int fd = open_private(manifest, O_WRONLY | O_APPEND, 0);
 	if (fd < 0)
 		return;
 	char line[PATH_MAX + 2];
@@ -817,7 +850,10 @@ static void fork_child(void)
 static void emit_host_agent_locked(void)
 {
 	char model[256] = "host CPU";
-	FILE *f = fopen("/proc/cpuinfo", "re");
+	int cpuinfo = open_private("/proc/cpuinfo", O_RDONLY, 0);
+	FILE *f = cpuinfo >= 0 ? fdopen(cpuinfo, "r") : NULL;
+	if (cpuinfo >= 0 && !f)
+		close(cpuinfo);
 	char line[512];
 	while (f && fgets(line, sizeof(line), f)) {
 		if (!strncmp(line, "model name", 10) && strchr(line, ':')) {
@@ -867,10 +903,11 @@ static int start(void)
 
 	struct path_context ctx;
 	path_context_current(&ctx);
+	atomic_store(&owner_pid, getpid());
 	spool_fd = open_spool(&ctx);
 	if (spool_fd < 0)
 		return -1;
-	wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	wake_fd = fd_above_stdio(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
 
 	/* The metadata a fork()ed child inherited comes first, then this process. */
 	struct error err;
@@ -989,7 +1026,7 @@ static void restore_spool(void)
 	struct error err;
 	int fd = -1;
 	if (path_make_parents(spool_path, 1, &err) == 0)
-		fd = open(spool_path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+		fd = open_private(spool_path, O_WRONLY | O_CREAT | O_EXCL, 0666);
 	if (fd < 0) {
 		recorder_report("'%s' was removed while the program ran and cannot be made again: "
 				"%s; its records are lost", spool_path, strerror(errno));
@@ -1048,4 +1085,140 @@ __attribute__((destructor)) static void recorder_unload(void)
 const char *recorder_spool_path(void)
 {
 	return spool_fd >= 0 ? spool_path : NULL;
+}
+
+void recorder_flush(void)
+{
+	if (atomic_load(&state) != STATE_RUNNING || atomic_load(&owner_pid) != getpid())
+		return;
+	int saved = errno;
+	pthread_mutex_lock(&writer_lock);
+	drain_all(0);
+	pthread_mutex_unlock(&writer_lock);
+	errno = saved;
+}
+
+/* ---- the process's end without exit(), and exec() ------------------------------------ */
+
+/* When the recorder is preloaded (`gpuprof trace` does), these definitions come before
+ * the C library's: _exit() (Python's os._exit, forked workers) skips the exit handlers
+ * that flush, and exec() replaces the image with its unflushed records. Both flush
+ * first. A vfork()ed child shares the parent's memory: getpid() tells it apart, and it
+ * touches nothing. */
+
+/* Stops recording in the process that owns the recorder; returns 1 when it did. */
+static int stop_before_leaving(void)
+{
+	if (atomic_load(&owner_pid) != getpid())
+		return 0;
+	int s = atomic_load(&state);
+	if (s != STATE_RUNNING)
+		return 0;
+	recorder_stop();
+	return 1;
+}
+
+/* An exec() that failed: the program goes on, and so does recording, in a new spool. */
+static void resume_after_failed_exec(int stopped)
+{
+	int saved = errno;
+	int expected = STATE_STOPPED;
+	if (stopped)
+		atomic_compare_exchange_strong(&state, &expected, STATE_IDLE);
+	errno = saved;
+}
+
+#define NEXT(type, name) ((type)dlsym(RTLD_NEXT, name))
+
+RECORDER_API void _exit(int status)
+{
+	stop_before_leaving();
+	void (*next)(int) = NEXT(void (*)(int), "_exit");
+	if (next)
+		next(status);
+	for (;;)
+		syscall(SYS_exit_group, status);
+}
+
+RECORDER_API void _Exit(int status)
+{
+	_exit(status);
+}
+
+RECORDER_API int execve(const char *path, char *const argv[], char *const envp[])
+{
+	int stopped = stop_before_leaving();
+	int (*next)(const char *, char *const[], char *const[]) =
+		NEXT(int (*)(const char *, char *const[], char *const[]), "execve");
+	int rc = next ? next(path, argv, envp) : (errno = ENOSYS, -1);
+	resume_after_failed_exec(stopped);
+	return rc;
+}
+
+RECORDER_API int execv(const char *path, char *const argv[])
+{
+	return execve(path, argv, environ);
+}
+
+RECORDER_API int execvpe(const char *file, char *const argv[], char *const envp[])
+{
+	int stopped = stop_before_leaving();
+	int (*next)(const char *, char *const[], char *const[]) =
+		NEXT(int (*)(const char *, char *const[], char *const[]), "execvpe");
+	int rc = next ? next(file, argv, envp) : (errno = ENOSYS, -1);
+	resume_after_failed_exec(stopped);
+	return rc;
+}
+
+RECORDER_API int execvp(const char *file, char *const argv[])
+{
+	return execvpe(file, argv, environ);
+}
+
+RECORDER_API int fexecve(int fd, char *const argv[], char *const envp[])
+{
+	int stopped = stop_before_leaving();
+	int (*next)(int, char *const[], char *const[]) =
+		NEXT(int (*)(int, char *const[], char *const[]), "fexecve");
+	int rc = next ? next(fd, argv, envp) : (errno = ENOSYS, -1);
+	resume_after_failed_exec(stopped);
+	return rc;
+}
+
+/* execl(), execlp(), execle(): their arguments gathered into an argv, then as above. */
+#define GATHER_ARGS(first, ap, argv) \
+	size_t count = 1; \
+	va_start(ap, first); \
+	while (va_arg(ap, const char *)) \
+		count++; \
+	va_end(ap); \
+	char *argv[count + 1]; \
+	argv[0] = (char *)first; \
+	va_start(ap, first); \
+	for (size_t i = 1; i <= count; i++) \
+		argv[i] = va_arg(ap, char *)
+
+RECORDER_API int execl(const char *path, const char *arg, ...)
+{
+	va_list ap;
+	GATHER_ARGS(arg, ap, argv);
+	va_end(ap);
+	return execve(path, argv, environ);
+}
+
+RECORDER_API int execlp(const char *file, const char *arg, ...)
+{
+	va_list ap;
+	GATHER_ARGS(arg, ap, argv);
+	va_end(ap);
+	return execvpe(file, argv, environ);
+}
+
+RECORDER_API int execle(const char *path, const char *arg, ...)
+{
+	va_list ap;
+	GATHER_ARGS(arg, ap, argv);
+	char *const *envp = va_arg(ap, char *const *);
+	va_end(ap);
+	return execve(path, argv, envp);
 }

@@ -74,6 +74,8 @@ RECORDER_API void recorder_wake(void);
 /* Flushes everything, writes RECORD_PROCESS_END and stops. Emits afterwards are
  * ignored. Called at exit by the backend. */
 RECORDER_API void recorder_stop(void);
+/* Writes what has been recorded so far, collectors included, on the calling thread. */
+RECORDER_API void recorder_flush(void);
 
 /* ---- markers and collection control ----
  * ROCTX, NVTX and libgpuprof-markers all land here. Ranges pushed on a thread nest and

@@ -102,11 +102,14 @@ CREATE VIEW kernels AS
 CREATE VIEW memory_copies AS
   SELECT c.id, 'MEMORY_COPY' AS category, s.string AS name, p.pid, c.tid,
          CASE c.operation WHEN 1 THEN 'COPY' WHEN 2 THEN 'FILL' WHEN 3 THEN 'MAP'
-                          WHEN 4 THEN 'UNMAP' ELSE 'UNKNOWN' END AS operation,
+                          WHEN 4 THEN 'UNMAP' WHEN 5 THEN 'MIGRATE' WHEN 6 THEN 'MARKER'
+                          WHEN 7 THEN 'BARRIER' WHEN 8 THEN 'FREE'
+                          ELSE 'UNKNOWN' END AS operation,
          CASE c.direction WHEN 1 THEN 'MEMORY_COPY_HOST_TO_DEVICE'
                           WHEN 2 THEN 'MEMORY_COPY_DEVICE_TO_HOST'
                           WHEN 3 THEN 'MEMORY_COPY_DEVICE_TO_DEVICE'
                           WHEN 4 THEN 'MEMORY_COPY_HOST_TO_HOST'
+                          WHEN 5 THEN 'MEMORY_COPY_UNKNOWN'
                           ELSE 'MEMORY_COPY_NONE' END AS direction,
          c.src_agent_index AS src_agent_id, c.dst_agent_index AS dst_agent_id,
          c.queue_index AS queue_id, c.stream_id, c.bytes AS size,

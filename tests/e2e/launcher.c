@@ -13,7 +13,10 @@
  * waits), sigterm (its own SIGTERM handler, which prints a line and makes main exit 3,
  * then SIGTERM from itself), oom (its address space capped 64 MiB above what it uses,
  * then memory allocated until none is left; exits 4).
- * Before dying it waits 400 ms so the recorder's 100 ms flush has happened. */
+ * Before dying it waits 400 ms so the recorder's 100 ms flush has happened, except for
+ * these endings, which leave at once: now-_exit:N (_exit(N), as Python's os._exit),
+ * exec-self:N (execs itself N more times, each image running KERNELS kernels), chdir
+ * (changes to / and exits 0). */
 #define CL_TARGET_OPENCL_VERSION 300
 #define CL_USE_DEPRECATED_OPENCL_1_2_APIS /* clCreateCommandQueue: tested on purpose */
 #include <CL/cl.h>
@@ -115,6 +118,19 @@ int main(int argc, char **argv)
 	run_kernels(kernels);
 	printf("launcher: %d kernels done\n", kernels);
 	fflush(stdout);
+	if (!strncmp(ending, "now-_exit:", 10))
+		_exit(atoi(ending + 10));
+	if (!strncmp(ending, "exec-self:", 10)) {
+		int more = atoi(ending + 10);
+		if (more <= 0)
+			return 0;
+		char next[32];
+		snprintf(next, sizeof(next), "exec-self:%d", more - 1);
+		execl("/proc/self/exe", argv[0], argv[1], next, (char *)NULL);
+		return 2;
+	}
+	if (!strcmp(ending, "chdir"))
+		return chdir("/") == 0 ? 0 : 2;
 	pause_ms(400);
 	if (!strncmp(ending, "exit:", 5))
 		exit(atoi(ending + 5));
