@@ -206,7 +206,7 @@ static int check_output_directory(const char *directory, const char *file, struc
 	struct path_context ctx;
 	path_context_current(&ctx);
 	struct strbuf template = STRBUF_INIT, path = STRBUF_INIT;
-	strbuf_addf(&template, "%s/%s", directory, file);
+	path_output_template(&template, directory, file);
 	int rc = path_expand(template.buf, &ctx, &path, err);
 	if (rc == 0) {
 		char *slash = strrchr(path.buf, '/');
@@ -570,7 +570,14 @@ static int job_run(struct job *j, const char *directory, char **command)
 	else
 		unsetenv("GPUPROF_COLLECTION_PERIOD");
 	setenv("GPUPROF_TRACE", j->trace.buf, 1);
-	setenv("GPUPROF_OUTPUT_PATH", directory, 1);
+	/* absolute: the program may change directory before it writes its spool */
+	struct strbuf absolute = STRBUF_INIT;
+	char cwd[PATH_MAX];
+	if (directory[0] != '/' && getcwd(cwd, sizeof(cwd)))
+		strbuf_addf(&absolute, "%s/", cwd);
+	strbuf_addstr(&absolute, directory);
+	setenv("GPUPROF_OUTPUT_PATH", absolute.buf, 1);
+	strbuf_release(&absolute);
 	setenv("GPUPROF_OUTPUT_FILE", o->file, 1);
 	setenv("GPUPROF_MANIFEST", manifest.buf, 1);
 	set_env_number("GPUPROF_LAUNCH_TIME", (unsigned long long)time(NULL));

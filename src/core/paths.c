@@ -210,3 +210,11 @@ int path_check_writable(const char *path, struct error *err)
 			*slash = '\0';
 	}
 }
+
+void path_output_template(struct strbuf *out, const char *dir, const char *file)
+{
+	if (file[0] == '/')
+		strbuf_addstr(out, file);
+	else
+		strbuf_addf(out, "%s/%s", dir, file);
+}

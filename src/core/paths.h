@@ -34,6 +34,10 @@ void path_launcher_rank(int *rank, int *size);
 
 /* Creates every missing directory of path (not its last component when
  * `leaf_is_file`). */
+/* The template of a process's output files: FILE under DIR, or FILE alone when it is an
+ * absolute path (-o /abs/name ignores -d). */
+void path_output_template(struct strbuf *out, const char *dir, const char *file);
+
 int path_make_parents(const char *path, int leaf_is_file, struct error *err);
 
 /* The deepest existing ancestor directory of path is writable: 0, else -1 with err. */

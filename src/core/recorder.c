@@ -745,8 +745,8 @@ static int open_spool(const struct path_context *ctx)
 	const char *file = getenv("GPUPROF_OUTPUT_FILE");
 	struct strbuf template = STRBUF_INIT, prefix = STRBUF_INIT;
 	struct error err;
-	strbuf_addf(&template, "%s/%s", dir && *dir ? dir : ".",
-		    file && *file ? file : "%hostname%/%pid%");
+	path_output_template(&template, dir && *dir ? dir : ".",
+			     file && *file ? file : "%hostname%/%pid%");
 	int fd = -1;
 	if (path_expand(template.buf, ctx, &prefix, &err) < 0) {
 		recorder_report("%s; collection disabled", err.message);

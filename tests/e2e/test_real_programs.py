@@ -168,3 +168,24 @@ def test_children_ending_with_underscore_exit(tmp_path):
     found = outputs(tmp_path)
     assert len(found) == children
     assert sum(kernel_count(o) for o in found) == 10 * children
+
+
+@pytest.mark.parametrize("directory", [None, "out", "./deep/er"])
+def test_program_that_changes_directory(tmp_path, directory):
+    # 7: output paths are made absolute before the program starts
+    options = ["--kernel-trace"] + (["-d", directory] if directory else [])
+    r = trace(tmp_path, options, [LAUNCHER, "4", "chdir"])
+    assert r.returncode == 0, r.stderr
+    out = only_process(tmp_path / directory if directory else tmp_path)
+    assert kernel_count(out) == 4
+
+
+def test_absolute_output_name(tmp_path):
+    # 7: an absolute -o is written where it points, not under the current directory
+    target = tmp_path / "elsewhere" / "run"
+    work = tmp_path / "work"
+    work.mkdir()
+    r = trace(work, ["--kernel-trace", "-o", str(target)], [LAUNCHER, "3", "exit:0"])
+    assert r.returncode == 0, r.stderr
+    assert os.path.exists(str(target) + "_results.db"), r.stderr
+    assert os.listdir(work) == []
