@@ -506,6 +506,7 @@ struct pending {
 	_Atomic(cl_event) event; /* retained until the command completes; NULL when free */
 	int app_event;           /* the application's own event, retained by gpuprof too */
 	struct pending *next;    /* in the handoff stack, then in the writer's list */
+	uint32_t index;          /* this slot's index + 1 in the pool */
 	uint32_t next_free;      /* index + 1 of the next free slot */
 };
 
@@ -539,11 +540,11 @@ static void pending_push(uint32_t first, struct pending *last)
 static void chunk_free_all(uint32_t c, struct pending *chunk)
 {
 	uint32_t base = c * PENDING_CHUNK;
-	for (uint32_t i = 0; i + 1 < PENDING_CHUNK; i++) {
-		chunk[i].next_free = base + i + 2;
+	for (uint32_t i = 0; i < PENDING_CHUNK; i++) {
+		chunk[i].index = base + i + 1;
+		chunk[i].next_free = i + 1 < PENDING_CHUNK ? base + i + 2 : 0;
 		atomic_store_explicit(&chunk[i].event, NULL, memory_order_relaxed);
 	}
-	atomic_store_explicit(&chunk[PENDING_CHUNK - 1].event, NULL, memory_order_relaxed);
 	pending_push(base + 1, &chunk[PENDING_CHUNK - 1]);
 }
 
@@ -599,20 +600,10 @@ static struct pending *pending_get(void)
 	}
 }
 
-static uint32_t pending_index(const struct pending *p)
-{
-	for (uint32_t c = 0; c < PENDING_CHUNKS; c++) {
-		const struct pending *chunk = atomic_load(&pending_chunks[c]);
-		if (chunk && p >= chunk && p < chunk + PENDING_CHUNK)
-			return c * PENDING_CHUNK + (uint32_t)(p - chunk) + 1;
-	}
-	return 0;
-}
-
 static void pending_put(struct pending *p)
 {
 	atomic_store_explicit(&p->event, NULL, memory_order_relaxed);
-	pending_push(pending_index(p), p);
+	pending_push(p->index, p);
 }
 
 /* How many references gpuprof holds on an event of the application's (see
@@ -728,11 +719,9 @@ static int collect_completed(int final)
 	for (struct pending **link = &followed; *link;) {
 		struct pending *p = *link;
 		cl_int status = CL_QUEUED;
-		if (closing)
-			status = CL_QUEUED;
-		else if (REAL(clGetEventInfo)(atomic_load(&p->event),
-					      CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof(status),
-					      &status, NULL) != CL_SUCCESS)
+		if (!closing && REAL(clGetEventInfo)(atomic_load(&p->event),
+						     CL_EVENT_COMMAND_EXECUTION_STATUS,
+						     sizeof(status), &status, NULL) != CL_SUCCESS)
 			status = CL_INVALID_EVENT;
 		if (status == CL_COMPLETE || status < 0) {
 			struct pending *next = p->next;
@@ -1081,10 +1070,10 @@ EXPORT cl_kernel CL_API_CALL clCloneKernel(cl_kernel source, cl_int *errcode_ret
 		kernel_register(kernel);
 		struct kernel_info *from = handle_find(&kernel_map, source);
 		struct kernel_info *to = handle_find(&kernel_map, kernel);
-		if (from && to) /* a clone keeps its source's arguments */
+		if (from && to) { /* a clone keeps its source's arguments */
 			memcpy(to->local_args, from->local_args, sizeof(to->local_args));
-		if (from && to)
 			atomic_store(&to->dynamic_local_bytes, atomic_load(&from->dynamic_local_bytes));
+		}
 	}
 	api_end(&call, rc);
 	if (errcode_ret)
@@ -1169,7 +1158,8 @@ EXPORT cl_int CL_API_CALL clEnqueueNativeKernel(cl_command_queue queue,
 /* ---- wrappers: transfers and other commands --------------------------------------------- */
 
 /* Wraps an enqueue that moves `bytes` in `direction`; `args` are the real call's
- * arguments with the event pointer last. */
+ * arguments with the event pointer last. `bytes` is evaluated after api_begin(), so it
+ * may use `call`. */
 #define ENQUEUE_TRANSFER(fn, queue, operation, direction, bytes, event, call_args) \
 	struct api_call call; \
 	api_begin(&call, FN_##fn); \
@@ -1287,9 +1277,8 @@ EXPORT cl_int CL_API_CALL clEnqueueReadImage(cl_command_queue queue, cl_mem imag
 					     size_t slice_pitch, void *ptr, cl_uint wait_count,
 					     const cl_event *wait_list, cl_event *event)
 {
-	struct api_call peek = { .collected = recorder_collecting() };
 	ENQUEUE_TRANSFER(clEnqueueReadImage, queue, COPY_OPERATION_COPY, COPY_DEVICE_TO_HOST,
-			 image_bytes(&peek, image, region), event,
+			 image_bytes(&call, image, region), event,
 			 (queue, image, blocking, origin, region, row_pitch, slice_pitch, ptr,
 			  wait_count, wait_list, event_arg));
 	return rc;
@@ -1302,9 +1291,8 @@ EXPORT cl_int CL_API_CALL clEnqueueWriteImage(cl_command_queue queue, cl_mem ima
 					      cl_uint wait_count, const cl_event *wait_list,
 					      cl_event *event)
 {
-	struct api_call peek = { .collected = recorder_collecting() };
 	ENQUEUE_TRANSFER(clEnqueueWriteImage, queue, COPY_OPERATION_COPY, COPY_HOST_TO_DEVICE,
-			 image_bytes(&peek, image, region), event,
+			 image_bytes(&call, image, region), event,
 			 (queue, image, blocking, origin, region, row_pitch, slice_pitch, ptr,
 			  wait_count, wait_list, event_arg));
 	return rc;
@@ -1315,9 +1303,8 @@ EXPORT cl_int CL_API_CALL clEnqueueCopyImage(cl_command_queue queue, cl_mem src,
 					     const size_t *region, cl_uint wait_count,
 					     const cl_event *wait_list, cl_event *event)
 {
-	struct api_call peek = { .collected = recorder_collecting() };
 	ENQUEUE_TRANSFER(clEnqueueCopyImage, queue, COPY_OPERATION_COPY, COPY_DEVICE_TO_DEVICE,
-			 image_bytes(&peek, src, region), event,
+			 image_bytes(&call, src, region), event,
 			 (queue, src, dst, src_origin, dst_origin, region, wait_count, wait_list,
 			  event_arg));
 	return rc;
@@ -1329,9 +1316,8 @@ EXPORT cl_int CL_API_CALL clEnqueueCopyImageToBuffer(cl_command_queue queue, cl_
 						     cl_uint wait_count, const cl_event *wait_list,
 						     cl_event *event)
 {
-	struct api_call peek = { .collected = recorder_collecting() };
 	ENQUEUE_TRANSFER(clEnqueueCopyImageToBuffer, queue, COPY_OPERATION_COPY,
-			 COPY_DEVICE_TO_DEVICE, image_bytes(&peek, src, region), event,
+			 COPY_DEVICE_TO_DEVICE, image_bytes(&call, src, region), event,
 			 (queue, src, dst, src_origin, region, dst_offset, wait_count, wait_list,
 			  event_arg));
 	return rc;
@@ -1343,9 +1329,8 @@ EXPORT cl_int CL_API_CALL clEnqueueCopyBufferToImage(cl_command_queue queue, cl_
 						     cl_uint wait_count, const cl_event *wait_list,
 						     cl_event *event)
 {
-	struct api_call peek = { .collected = recorder_collecting() };
 	ENQUEUE_TRANSFER(clEnqueueCopyBufferToImage, queue, COPY_OPERATION_COPY,
-			 COPY_DEVICE_TO_DEVICE, image_bytes(&peek, dst, region), event,
+			 COPY_DEVICE_TO_DEVICE, image_bytes(&call, dst, region), event,
 			 (queue, src, dst, src_offset, dst_origin, region, wait_count, wait_list,
 			  event_arg));
 	return rc;
@@ -1356,9 +1341,8 @@ EXPORT cl_int CL_API_CALL clEnqueueFillImage(cl_command_queue queue, cl_mem imag
 					     const size_t *region, cl_uint wait_count,
 					     const cl_event *wait_list, cl_event *event)
 {
-	struct api_call peek = { .collected = recorder_collecting() };
 	ENQUEUE_TRANSFER(clEnqueueFillImage, queue, COPY_OPERATION_FILL, COPY_NONE,
-			 image_bytes(&peek, image, region), event,
+			 image_bytes(&call, image, region), event,
 			 (queue, image, fill_color, origin, region, wait_count, wait_list,
 			  event_arg));
 	return rc;
