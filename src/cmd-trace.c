@@ -573,9 +573,13 @@ static int job_run(struct job *j, const char *directory, char **command)
 	/* absolute: the program may change directory before it writes its spool */
 	struct strbuf absolute = STRBUF_INIT;
 	char cwd[PATH_MAX];
-	if (directory[0] != '/' && getcwd(cwd, sizeof(cwd)))
-		strbuf_addf(&absolute, "%s/", cwd);
-	strbuf_addstr(&absolute, directory);
+	const char *relative = directory;
+	while (relative[0] == '.' && relative[1] == '/')
+		relative += 2;
+	if (relative[0] != '/' && getcwd(cwd, sizeof(cwd)))
+		strbuf_addstr(&absolute, cwd);
+	if (strcmp(relative, ".") && *relative)
+		strbuf_addf(&absolute, "%s%s", absolute.len ? "/" : "", relative);
 	setenv("GPUPROF_OUTPUT_PATH", absolute.buf, 1);
 	strbuf_release(&absolute);
 	setenv("GPUPROF_OUTPUT_FILE", o->file, 1);

@@ -99,6 +99,34 @@ static int export_outputs(const char *db_path, const struct output_request *requ
 	return rc;
 }
 
+/* Why records of a drop reason were lost, and what helps, if anything does. */
+static const char *dropped_advice(uint32_t reason)
+{
+	switch (reason) {
+	case DROPPED_BUFFER_FULL:
+		return "a thread's buffer filled between two flushes; --buffer-size makes it larger";
+	case DROPPED_NO_BUFFER:
+		return "the memory cap was reached; --buffer-limit raises it";
+	case DROPPED_WRITE_FAILED:
+		return "the spool could not be written (a full disk?); free space or choose -d";
+	case DROPPED_NO_SLOT:
+		return "more device commands in flight than gpuprof follows (4,194,304), or no "
+		       "memory to follow more";
+	case DROPPED_NO_TIMESTAMPS:
+		return "the runtime gave no timestamps for these completed commands";
+	case DROPPED_UNTRACKED_QUEUE:
+		return "commands on queues created before gpuprof could see them";
+	case DROPPED_BY_TRACER:
+		return "lost inside the vendor's tracer (CUPTI)";
+	case DROPPED_MARKER_DEPTH:
+		return "marker ranges nested deeper than gpuprof follows";
+	case DROPPED_UNFINISHED:
+		return "device work not finished when the process ended (finish the queues "
+		       "before exit to keep it)";
+	}
+	return "unknown reason";
+}
+
 static void describe(const char *spool_path, const struct recording *rec)
 {
 	const struct recording_stats *s = &rec->stats;
@@ -128,10 +156,11 @@ static void describe(const char *spool_path, const struct recording *rec)
 	if (s->truncated_bytes)
 		fprintf(stderr, "gpuprof: %s: ignored an incomplete last chunk of %llu bytes\n",
 			spool_path, (unsigned long long)s->truncated_bytes);
-	if (s->dropped_records)
-		fprintf(stderr, "gpuprof: %s: %llu records were dropped while recording (see "
-				"gpuprof_dropped in the database; --buffer-size raises the limit)\n",
-			spool_path, (unsigned long long)s->dropped_records);
+	for (uint32_t reason = 1; reason < DROPPED_REASON_COUNT; reason++)
+		if (rec->dropped[reason][0])
+			fprintf(stderr, "gpuprof: %s: %llu records were dropped while recording: "
+					"%s (gpuprof_dropped in the database)\n", spool_path,
+				(unsigned long long)rec->dropped[reason][0], dropped_advice(reason));
 	if (s->unknown_records)
 		fprintf(stderr, "gpuprof: %s: skipped %llu records of kinds this version does "
 				"not know\n", spool_path, (unsigned long long)s->unknown_records);

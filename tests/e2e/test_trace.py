@@ -346,6 +346,9 @@ def test_memory_cap_drops_and_counts(tmp_path, launcher):
     dropped = {row["reason"]: row["records"] for row in out.query("SELECT * FROM gpuprof_dropped")}
     assert dropped["memory cap reached"] == 3000
     assert "dropped while recording" in r.stderr
+    # the advice that fits the reason (issue 13, item 16): the cap, not the buffer size
+    assert "3000 records were dropped while recording: the memory cap was reached; " \
+        "--buffer-limit raises it" in r.stderr
     assert out.query("SELECT value FROM gpuprof_metadata WHERE tag = 'dropped_records'")[0]["value"] == \
         str(sum(dropped.values()))
 
