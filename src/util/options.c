@@ -257,7 +257,8 @@ int options_parse(const struct option *table, int argc, char **argv, int *next,
 		}
 		const char *value = inline_value;
 		if (!value) {
-			if (i >= argc)
+			/* "--" ends the options: it is never a value (-d -- ./app) */
+			if (i >= argc || !strcmp(argv[i], "--"))
 				return error_set(err, "option %s needs a value (%s)", label,
 						 o->arg_name ? o->arg_name : "VALUE");
 			value = argv[i++];

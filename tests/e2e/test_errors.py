@@ -22,6 +22,15 @@ def test_unknown_option_suggests(tmp_path, vcopy):
     assert os.listdir(tmp_path) == []
 
 
+@pytest.mark.parametrize("option", ["-d", "--output-directory", "-o"])
+def test_option_missing_its_value_before_the_command(tmp_path, vcopy, option):
+    # "--" ends the options; it is never taken as a directory or a name (issue 13, item 20)
+    r = trace(tmp_path, [option], [vcopy])
+    assert r.returncode == 2, r.stderr
+    assert "needs a value" in one_line(r.stderr)
+    assert os.listdir(tmp_path) == []
+
+
 def test_misspelt_command_suggests(tmp_path):
     r = run([GPUPROF, "trcae"], cwd=tmp_path)
     assert r.returncode == 2
