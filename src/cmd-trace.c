@@ -200,14 +200,17 @@ static int prepare_manifest(struct strbuf *path, struct error *err)
 	return 0;
 }
 
-/* Fails before the target starts when the outputs could not be written. */
-static int check_output_directory(const char *directory, const char *file, struct error *err)
+/* Fails before the target starts when the outputs could not be written; *bad_name says
+ * the output name itself is wrong (a bad placeholder). */
+static int check_output_directory(const char *directory, const char *file, int *bad_name,
+				  struct error *err)
 {
 	struct path_context ctx;
 	path_context_current(&ctx);
 	struct strbuf template = STRBUF_INIT, path = STRBUF_INIT;
 	path_output_template(&template, directory, file);
 	int rc = path_expand(template.buf, &ctx, &path, err);
+	*bad_name = rc != 0;
 	if (rc == 0) {
 		char *slash = strrchr(path.buf, '/');
 		if (slash)
@@ -534,8 +537,9 @@ static int job_run(struct job *j, const char *directory, char **command)
 	const struct trace_options *o = &j->o;
 	struct strbuf manifest = STRBUF_INIT;
 	struct error err;
-	if (check_output_directory(directory, o->file, &err))
-		die("trace: %s", err.message);
+	int bad_name = 0;
+	if (check_output_directory(directory, o->file, &bad_name, &err))
+		die_with(bad_name ? EXIT_USAGE : EXIT_FAILURE, "trace: %s", err.message);
 	if (prepare_manifest(&manifest, &err))
 		die("trace: %s", err.message);
 	if (j->defaulted)

@@ -143,7 +143,8 @@ int path_expand(const char *template, const struct path_context *ctx, struct str
 		else
 			return error_set(err, "unknown placeholder '%%%.*s%%' in '%s' (known: %%pid%%, "
 					 "%%ppid%%, %%hostname%%, %%rank%%, %%size%%, %%nid%%, "
-					 "%%env{NAME}%%, %%q{NAME}, %%launch_date%%, %%launch_time%%)",
+					 "%%env{NAME}%%, %%q{NAME}, %%launch_date%%, %%launch_time%%; "
+					 "a literal '%%' is written '%%%%')",
 					 (int)len, key, template);
 #undef IS
 		p = end + 1;

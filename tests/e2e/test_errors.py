@@ -93,8 +93,10 @@ def test_unknown_and_future_formats(tmp_path, vcopy):
 
 def test_bad_placeholder(tmp_path, vcopy):
     r = trace(tmp_path, ["-o", "%bogus%"], [vcopy])
-    assert r.returncode == 1
+    # a usage error, as every bad command line is (issue 13, item 20: it exited 1)
+    assert r.returncode == 2
     assert "unknown placeholder '%bogus%'" in one_line(r.stderr)
+    assert "a literal '%' is written '%%'" in r.stderr
 
 
 def test_bad_values(tmp_path, vcopy):
