@@ -20,6 +20,7 @@
 #include "commands.h"
 #include "core/kernel-filter.h"
 #include "core/paths.h"
+#include "core/recorder.h"
 #include "input-file.h"
 #include "install.h"
 #include "output.h"
@@ -200,6 +201,22 @@ static int prepare_manifest(struct strbuf *path, struct error *err)
 	return 0;
 }
 
+/* Refuses, before the program starts, recording memory that cannot work: a thread's
+ * buffer beyond the cap of all buffers, or a cap beyond the machine's memory. */
+static void check_buffer_sizes(const struct trace_options *o)
+{
+	unsigned long long limit = o->buffer_limit ? o->buffer_limit : RECORDER_DEFAULT_BUFFER_LIMIT;
+	long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+	unsigned long long memory = pages > 0 && page > 0 ? (unsigned long long)pages * page : 0;
+	if (o->buffer_size > limit)
+		die_with(EXIT_USAGE, "trace: --buffer-size %llu MiB is more than --buffer-limit %llu "
+			 "MiB, the cap of every thread's buffers together: raise --buffer-limit "
+			 "too", o->buffer_size >> 20, limit >> 20);
+	if (memory && limit > memory)
+		die_with(EXIT_USAGE, "trace: --buffer-limit %llu MiB is more than this machine's "
+			 "memory (%llu MiB)", limit >> 20, memory >> 20);
+}
+
 /* Fails before the target starts when the outputs could not be written; *bad_name says
  * the output name itself is wrong (a bad placeholder). */
 static int check_output_directory(const char *directory, const char *file, int *bad_name,
@@ -216,6 +233,16 @@ static int check_output_directory(const char *directory, const char *file, int *
 		if (slash)
 			*slash = '\0';
 		rc = path_check_writable(path.buf, err);
+	}
+	/* The output directory is made now, so that one that cannot be made (access() may
+	 * say yes where mkdir() fails) stops gpuprof before the program runs unprofiled. A
+	 * directory named after the process is left to each process. */
+	if (rc == 0 && file[0] != '/' && !strstr(directory, "%p") && !strstr(directory, "%q{") &&
+	    !strstr(directory, "%env{")) {
+		strbuf_reset(&path);
+		rc = path_expand(directory, &ctx, &path, err);
+		if (rc == 0)
+			rc = path_make_parents(path.buf, 0, err);
 	}
 	strbuf_release(&template);
 	strbuf_release(&path);
@@ -537,6 +564,7 @@ static int job_run(struct job *j, const char *directory, char **command)
 	const struct trace_options *o = &j->o;
 	struct strbuf manifest = STRBUF_INIT;
 	struct error err;
+	check_buffer_sizes(o);
 	int bad_name = 0;
 	if (check_output_directory(directory, o->file, &bad_name, &err))
 		die_with(bad_name ? EXIT_USAGE : EXIT_FAILURE, "trace: %s", err.message);

@@ -46,8 +46,6 @@ static int open_private(const char *path, int flags, mode_t mode)
 	return fd_above_stdio(open(path, flags | O_CLOEXEC, mode));
 }
 
-#define DEFAULT_THREAD_BUFFER (2u << 20)   /* bytes per thread */
-#define DEFAULT_BUFFER_LIMIT (256u << 20)  /* bytes for all threads together */
 #define METADATA_BUFFER (1u << 20)         /* bytes for strings, agents, queues */
 #define DEFAULT_FLUSH_MS 100
 
@@ -90,8 +88,8 @@ struct intern_entry {
 static struct intern_entry *intern_table;
 static size_t intern_capacity, intern_count;
 
-static uint64_t thread_buffer_bytes = DEFAULT_THREAD_BUFFER;
-static uint64_t buffer_limit_bytes = DEFAULT_BUFFER_LIMIT;
+static uint64_t thread_buffer_bytes = RECORDER_DEFAULT_THREAD_BUFFER;
+static uint64_t buffer_limit_bytes = RECORDER_DEFAULT_BUFFER_LIMIT;
 static int flush_interval_ms = DEFAULT_FLUSH_MS;
 static int spool_fd = -1;
 static int wake_fd = -1;
@@ -881,8 +879,9 @@ static void emit_host_agent_locked(void)
 static int start(void)
 {
 	pthread_once(&once_control, ring_key_create);
-	thread_buffer_bytes = round_up_pow2(env_size("GPUPROF_BUFFER_SIZE", DEFAULT_THREAD_BUFFER));
-	buffer_limit_bytes = env_size("GPUPROF_BUFFER_LIMIT", DEFAULT_BUFFER_LIMIT);
+	thread_buffer_bytes = round_up_pow2(env_size("GPUPROF_BUFFER_SIZE",
+						     RECORDER_DEFAULT_THREAD_BUFFER));
+	buffer_limit_bytes = env_size("GPUPROF_BUFFER_LIMIT", RECORDER_DEFAULT_BUFFER_LIMIT);
 	if (buffer_limit_bytes < thread_buffer_bytes)
 		buffer_limit_bytes = thread_buffer_bytes;
 	flush_interval_ms = (int)env_size("GPUPROF_FLUSH_INTERVAL_MS", DEFAULT_FLUSH_MS);

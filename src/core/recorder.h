@@ -27,6 +27,10 @@
 /* The functions below are the interface of libgpuprof-recorder.so. */
 #define RECORDER_API __attribute__((visibility("default")))
 
+/* Recording memory when GPUPROF_BUFFER_SIZE and GPUPROF_BUFFER_LIMIT do not say. */
+#define RECORDER_DEFAULT_THREAD_BUFFER (2u << 20)  /* bytes per thread */
+#define RECORDER_DEFAULT_BUFFER_LIMIT (256u << 20) /* bytes for all threads together */
+
 /* Starts the recorder if it is not running (first use, or first use after fork()).
  * Returns 1 when records can be emitted, 0 when collection is disabled (the reason was
  * reported once on stderr). Thread-safe. */

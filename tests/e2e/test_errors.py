@@ -31,6 +31,33 @@ def test_option_missing_its_value_before_the_command(tmp_path, vcopy, option):
     assert os.listdir(tmp_path) == []
 
 
+def test_output_directory_that_cannot_be_made(tmp_path, vcopy):
+    # issue 13, item 12: access() may say yes (root under /proc) where mkdir() fails; the
+    # directory is made up front, so the program never runs unprofiled
+    r = trace(tmp_path, ["-d", "/proc/gpuprof-out"], [vcopy])
+    assert r.returncode == 1, r.stderr
+    line = one_line(r.stderr)
+    if os.geteuid() == 0:
+        assert line == ("gpuprof: trace: cannot create directory '/proc/gpuprof-out': "
+                        "No such file or directory")
+    else:  # access() already says no
+        assert line.startswith("gpuprof: trace: cannot write to '/proc/gpuprof-out")
+    assert r.stdout == ""
+
+
+@pytest.mark.parametrize("options,message", [
+    (["--buffer-size", "64G"], "--buffer-size 65536 MiB is more than --buffer-limit 256 MiB"),
+    (["--buffer-size", "1M", "--buffer-limit", "100000G"], "is more than this machine's memory"),
+])
+def test_recording_memory_that_cannot_work(tmp_path, vcopy, options, message):
+    # issue 13, item 12: refused up front, not a run that records nothing and exits 0
+    r = trace(tmp_path, options, [vcopy])
+    assert r.returncode == 2, r.stderr
+    assert message in one_line(r.stderr)
+    assert r.stdout == ""
+    assert os.listdir(tmp_path) == []
+
+
 def test_misspelt_command_suggests(tmp_path):
     r = run([GPUPROF, "trcae"], cwd=tmp_path)
     assert r.returncode == 2
