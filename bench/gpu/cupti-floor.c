@@ -2,11 +2,17 @@
  * do. Injected like gpuprof's CUDA backend (CUDA_INJECTION64_PATH), it enables
  * CONCURRENT_KERNEL only, hands CUPTI buffers from a preallocated pool and throws their
  * records away, and forces the last buffers out at exit. No subscriber, no clock
- * conversion, no translation, no recorder: what gpuprof adds over it is its overhead. */
+ * conversion, no translation, no recorder: what gpuprof adds over it is its overhead.
+ * To tell which of gpuprof's CUPTI requests costs what, two variants, by environment:
+ *   GPUPROF_FLOOR_FLUSH_MS=N   a thread asks for completed buffers every N ms, as
+ *                              gpuprof's writer does (cuptiActivityFlushAll(0))
+ *   GPUPROF_FLOOR_ALL_KINDS=1  also the kinds gpuprof's --kernel-trace enables beside
+ *                              kernels: DEVICE and OVERHEAD */
 #include <cupti.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <time.h>
 
 #define BUFFER_SIZE (4u << 20)
 #define BUFFERS 64
@@ -46,6 +52,17 @@ static void at_exit(void)
 		fprintf(stderr, "cupti-floor: %llu records\n", records);
 }
 
+static void *flusher(void *arg)
+{
+	long ms = (long)(intptr_t)arg;
+	struct timespec period = { ms / 1000, ms % 1000 * 1000000L };
+	for (;;) {
+		nanosleep(&period, NULL);
+		cuptiActivityFlushAll(0);
+	}
+	return NULL;
+}
+
 __attribute__((visibility("default"))) int InitializeInjection(void)
 {
 	for (pool_count = 0; pool_count < 4; pool_count++)
@@ -53,6 +70,16 @@ __attribute__((visibility("default"))) int InitializeInjection(void)
 	if (cuptiActivityRegisterCallbacks(request, completed) != CUPTI_SUCCESS ||
 	    cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL) != CUPTI_SUCCESS)
 		fprintf(stderr, "cupti-floor: cannot enable CUPTI kernel tracing\n");
+	const char *all = getenv("GPUPROF_FLOOR_ALL_KINDS");
+	if (all && *all == '1' &&
+	    (cuptiActivityEnableAndDump(CUPTI_ACTIVITY_KIND_DEVICE) != CUPTI_SUCCESS ||
+	     cuptiActivityEnable(CUPTI_ACTIVITY_KIND_OVERHEAD) != CUPTI_SUCCESS))
+		fprintf(stderr, "cupti-floor: cannot enable DEVICE and OVERHEAD records\n");
+	const char *flush = getenv("GPUPROF_FLOOR_FLUSH_MS");
+	long ms = flush ? strtol(flush, NULL, 10) : 0;
+	pthread_t thread;
+	if (ms > 0 && pthread_create(&thread, NULL, flusher, (void *)(intptr_t)ms) != 0)
+		fprintf(stderr, "cupti-floor: cannot start the flushing thread\n");
 	atexit(at_exit);
 	return 1;
 }

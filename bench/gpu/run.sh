@@ -11,11 +11,12 @@
 #   bench/gpu/run.sh [ROUNDS [LAUNCHES]]
 set -eu
 cd "$(dirname "$0")/../.."
-BUILD=${BUILD:-build}
+BUILD=$(cd "${BUILD:-build}" && pwd) || exit 1 # the programs run in a scratch directory
 ROUNDS=${1:-5}
 LAUNCHES=${2:-100000}
 GPUPROF="$BUILD/bin/gpuprof"
-FLOOR="$(pwd)/$BUILD/bench/gpu/libcupti-floor.so"
+FLOOR="$BUILD/bench/gpu/libcupti-floor.so"
+TRAIN="$(pwd)/samples/python/train.py"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
@@ -49,12 +50,12 @@ for round in $(seq 1 "$ROUNDS"); do
 		case $(( (round + i) % 3 )) in
 		0) measure launch untraced "$BUILD/bench/gpu/empty" -n "$LAUNCHES"
 		   measure gemm untraced "$BUILD/bench/gpu/matmul"
-		   [ $has_torch = no ] || measure pytorch untraced python3 samples/python/train.py --steps 50 ;;
+		   [ $has_torch = no ] || measure pytorch untraced python3 "$TRAIN" --steps 50 ;;
 		1) measure launch floor floor "$BUILD/bench/gpu/empty" -n "$LAUNCHES"
-		   [ $has_torch = no ] || measure pytorch torch.profiler python3 samples/python/train.py --steps 50 --torch-profiler ;;
+		   [ $has_torch = no ] || measure pytorch torch.profiler python3 "$TRAIN" --steps 50 --torch-profiler ;;
 		2) measure launch gpuprof traced "$BUILD/bench/gpu/empty" -n "$LAUNCHES"
 		   measure gemm gpuprof traced "$BUILD/bench/gpu/matmul"
-		   [ $has_torch = no ] || measure pytorch gpuprof traced python3 samples/python/train.py --steps 50 ;;
+		   [ $has_torch = no ] || measure pytorch gpuprof traced python3 "$TRAIN" --steps 50 ;;
 		esac
 	done
 done

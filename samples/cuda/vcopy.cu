@@ -1,12 +1,13 @@
 /* vcopy: copies one vector into another on a CUDA device, the CUDA twin of the ROCm
  * profiler samples' vcopy (and of samples/opencl/vcopy.c).
  *
- *   vcopy [-n ELEMENTS] [-b BLOCK] [-i ITERATIONS] [-d DEVICE]
+ *   vcopy [-n ELEMENTS] [-b BLOCK] [-i ITERATIONS] [-d DEVICE] [-r]
  *
  * Copies the input to the device once, runs the vecCopy kernel ITERATIONS times with
  * BLOCK threads per block and reads the output back: ITERATIONS kernels, one
  * host-to-device and one device-to-host copy of ELEMENTS floats each. Exits 1 when the
- * copy is wrong or CUDA fails. */
+ * copy is wrong or CUDA fails. With -r it ends with cudaDeviceReset(), destroying its
+ * context itself before it exits, while the last records are still in CUPTI's buffers. */
 #include <vector>
 
 #include "common.h"
@@ -25,7 +26,7 @@ int main(int argc, char **argv)
 	long iterations = option_value(argc, argv, "-i", 1);
 	int device = (int)option_value(argc, argv, "-d", 0);
 	if (!n || !block || iterations < 0) {
-		std::fprintf(stderr, "usage: vcopy [-n ELEMENTS] [-b BLOCK] [-i ITERATIONS] [-d DEVICE]\n");
+		std::fprintf(stderr, "usage: vcopy [-n ELEMENTS] [-b BLOCK] [-i ITERATIONS] [-d DEVICE] [-r]\n");
 		return 2;
 	}
 	CUDA_CHECK(cudaSetDevice(device));
@@ -54,5 +55,7 @@ int main(int argc, char **argv)
 		}
 	std::printf("vcopy: %ld kernels of %u blocks x %u threads, %u elements: ok\n",
 		    iterations, grid, block, n);
+	if (option_flag(argc, argv, "-r"))
+		CUDA_CHECK(cudaDeviceReset());
 	return 0;
 }

@@ -3,13 +3,15 @@ layers trained on synthetic images for a fixed number of steps, deterministic so
 two runs launch the same kernels.
 
     python3 train.py [--steps N] [--warmup W] [--batch B] [--torch-profiler]
-                     [--child-steps M]
+                     [--child-steps M] [--nvtx] [--loader-workers K]
 
 --warmup W steps run first, then N timed steps; the script prints the timed steps' wall
 time. --torch-profiler runs the N timed steps under torch.profiler with CUDA activities
 and prints how many GPU kernels it saw. --child-steps M then trains M more steps in a
 child process started with torch.multiprocessing (spawn), whose work a profiler records
-in files of its own.
+in files of its own. --loader-workers K takes each step's batch from a DataLoader with K
+worker processes (forked, as DataLoader does on Linux) and copies it to the GPU, instead of
+training on one batch kept there.
 """
 import argparse
 import sys
@@ -46,7 +48,7 @@ def setup(batch, device):
     return model, optimizer, images, labels
 
 
-def step(model, optimizer, images, labels):
+def train_step(model, optimizer, images, labels):
     optimizer.zero_grad(set_to_none=True)
     loss = nn.functional.cross_entropy(model(images), labels)
     loss.backward()
@@ -54,9 +56,29 @@ def step(model, optimizer, images, labels):
     return loss
 
 
-def train(steps, warmup, batch, use_profiler=False, nvtx=False):
+def loader_batches(batch, device, workers):
+    """Endless (images, labels) batches on the device, from a DataLoader over synthetic
+    images on the host with `workers` worker processes."""
+    generator = torch.Generator().manual_seed(1)
+    data = torch.utils.data.TensorDataset(torch.randn(batch * 4, 3, 32, 32, generator=generator),
+                                          torch.randint(0, 10, (batch * 4,), generator=generator))
+    loader = torch.utils.data.DataLoader(data, batch_size=batch, num_workers=workers,
+                                         persistent_workers=workers > 0)
+    while True:
+        for images, labels in loader:
+            yield images.to(device), labels.to(device)
+
+
+def train(steps, warmup, batch, use_profiler=False, nvtx=False, loader_workers=None):
     device = torch.device("cuda")
     model, optimizer, images, labels = setup(batch, device)
+    batches = None if loader_workers is None else loader_batches(batch, device, loader_workers)
+
+    def step(model, optimizer, images, labels):
+        if batches is not None:
+            images, labels = next(batches)
+        return train_step(model, optimizer, images, labels)
+
     for _ in range(warmup):
         step(model, optimizer, images, labels)
     torch.cuda.synchronize()
@@ -88,8 +110,8 @@ def train(steps, warmup, batch, use_profiler=False, nvtx=False):
 
 
 def count_kernels(profiler):
-    """The GPU kernels torch.profiler recorded: device events that are neither copies
-    nor memsets."""
+    """The GPU kernels torch.profiler recorded: device events that are neither copies,
+    memsets nor the GPU-side copies of annotation ranges (Optimizer.step#SGD.step)."""
     from torch.autograd import DeviceType
     count = 0
     for event in profiler.events():
@@ -97,6 +119,8 @@ def count_kernels(profiler):
             continue
         name = event.name
         if name.startswith("Memcpy") or name.startswith("Memset"):
+            continue
+        if getattr(event, "is_user_annotation", False):  # a range drawn on the GPU row
             continue
         count += 1
     return count
@@ -115,11 +139,14 @@ def main():
     parser.add_argument("--child-steps", type=int, default=0)
     parser.add_argument("--nvtx", action="store_true",
                         help="NVTX ranges around the timed steps and each step")
+    parser.add_argument("--loader-workers", type=int, default=None, metavar="K",
+                        help="batches from a DataLoader with K worker processes")
     args = parser.parse_args()
     if not torch.cuda.is_available():
         print("train: no CUDA device", file=sys.stderr)
         return 1
-    train(args.steps, args.warmup, args.batch, args.torch_profiler, args.nvtx)
+    train(args.steps, args.warmup, args.batch, args.torch_profiler, args.nvtx,
+          args.loader_workers)
     if args.child_steps:
         import torch.multiprocessing as mp
         mp.spawn(child, args=(args.child_steps, args.batch), nprocs=1, join=True)

@@ -401,9 +401,16 @@ static uint32_t intern_locked(const char *text)
 	return id;
 }
 
+/* Strings and metadata are taken while the recorder runs and while it stops: the final
+ * collection (CUPTI's last buffers, delivered at exit) names its kernels then. */
+static int taking_metadata(void)
+{
+	return recorder_ready() || atomic_load(&state) == STATE_STOPPING;
+}
+
 uint32_t recorder_intern(const char *text)
 {
-	if (!recorder_ready())
+	if (!taking_metadata())
 		return 0;
 	int saved = errno;
 	pthread_mutex_lock(&metadata_lock);
@@ -415,7 +422,7 @@ uint32_t recorder_intern(const char *text)
 
 void recorder_emit_metadata(const void *record)
 {
-	if (!recorder_ready())
+	if (!taking_metadata())
 		return;
 	int saved = errno;
 	pthread_mutex_lock(&metadata_lock);

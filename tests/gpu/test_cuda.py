@@ -1,10 +1,13 @@
 """gpuprof trace on real CUDA programs and PyTorch, with exact expectations. Run by
 tests/gpu/run.sh, which skips them (exit 77) on a machine without a usable GPU."""
 import os
+import signal
+import subprocess
 import sys
+import time
 
 import pytest
-from conftest import GPU_TESTS, TRAIN, only_process, outputs, run, trace
+from conftest import BUILD, GPUPROF, GPU_TESTS, TRAIN, only_process, outputs, run, trace
 
 N, BLOCK, ITERATIONS = 1048576, 256, 20
 
@@ -168,19 +171,149 @@ def test_pytorch_child_process_has_its_own_files(tmp_path, torch_available):
 
 
 def test_pytorch_nvtx_ranges_and_kernel_rename(tmp_path, torch_available):
-    """torch.cuda.nvtx ranges are recorded as markers, and --kernel-rename names every
-    kernel of the timed steps "step": exactly those a run without steps lacks."""
-    steps = 5
-    baseline = pytorch_kernels(tmp_path / "base", 0)
-    (tmp_path / "nvtx").mkdir()
-    r = trace(tmp_path / "nvtx", ["-r", "--kernel-rename"],
+    """torch.cuda.nvtx ranges are recorded as markers, and --kernel-rename names "step"
+    exactly the kernels launched on the thread that pushed a "step" range while it was
+    open. NVTX push/pop ranges belong to their thread: the backward pass's kernels,
+    launched by autograd's own thread, stay outside them. Every kernel has its launching
+    call, runtime or driver API."""
+    steps = 5  # --sys-trace: cuBLAS and cuDNN launch their kernels through the driver API
+    r = trace(tmp_path, ["--sys-trace", "--kernel-rename"],
               [sys.executable, TRAIN, "--steps", str(steps), "--warmup", "2", "--nvtx"])
     assert r.returncode == 0, r.stderr
-    out = only_process(tmp_path / "nvtx")
-    names = [m["Function"] for m in out.csv("marker_api_trace.csv")]
+    out = only_process(tmp_path)
+    markers = out.csv("marker_api_trace.csv")
+    names = [m["Function"] for m in markers]
     assert names.count("train") == 1 and names.count("step") == steps
-    kernels = out.csv("kernel_trace.csv")
-    renamed = [k for k in kernels if k["Kernel_Name"] == "step"]
-    assert len(renamed) == len(kernels) - baseline > 0
+    ranges = [(int(m["Thread_Id"]), int(m["Start_Timestamp"]), int(m["End_Timestamp"]))
+              for m in markers if m["Function"] == "step"]
+    calls = out.csv("cuda_api_trace.csv") + out.csv("cuda_driver_api_trace.csv")
+    launches = {int(c["Correlation_Id"]): c for c in calls
+                if c["Function"].startswith(("cudaLaunch", "cuLaunch"))}
+    expected, others_in_steps = set(), 0
+    for k in out.csv("kernel_trace.csv"):
+        call = launches[int(k["Correlation_Id"])]
+        thread, at = int(call["Thread_Id"]), int(call["Start_Timestamp"])
+        inside = [t for t, start, end in ranges if start <= at <= end]
+        if thread in inside:
+            expected.add(int(k["Dispatch_Id"]))
+        elif inside:
+            others_in_steps += 1
+    renamed = {int(k["Dispatch_Id"]) for k in out.csv("kernel_trace.csv")
+               if k["Kernel_Name"] == "step"}
+    assert renamed == expected and len(renamed) >= steps
+    assert others_in_steps > 0  # autograd's thread launched kernels during the steps
     assert out.query("SELECT COUNT(*) AS n FROM kernels WHERE range_name = 'step'") == [
         {"n": len(renamed)}]
+
+
+def test_pytorch_dataloader_workers(tmp_path, torch_available):
+    """DataLoader workers are forked children of a CUDA process that do no CUDA work:
+    the run succeeds, only the main process has kernels and copies, and as many kernels
+    and host-to-device copies as with no worker processes."""
+    steps, warmup, seen = 5, 2, {}
+    for workers in (0, 2):
+        directory = tmp_path / f"workers{workers}"
+        directory.mkdir()
+        r = trace(directory, ["--kernel-trace", "--memory-copy-trace"],
+                  [sys.executable, TRAIN, "--steps", str(steps), "--warmup", str(warmup),
+                   "--loader-workers", str(workers)])
+        assert r.returncode == 0, r.stderr
+        with_work = [o for o in outputs(directory)
+                     if o.exists("kernel_trace.csv") or o.exists("memory_copy_trace.csv")]
+        assert len(with_work) == 1, [o.prefix for o in with_work]
+        main = with_work[0]
+        copies = main.csv("memory_copy_trace.csv")
+        h2d = [c for c in copies if c["Direction"] == "MEMORY_COPY_HOST_TO_DEVICE"]
+        assert len(h2d) >= 2 * (steps + warmup)  # images and labels of every step, and more
+        seen[workers] = (len(main.csv("kernel_trace.csv")), len(h2d))
+    assert seen[0] == seen[2] and seen[0][0] > 0
+
+
+def test_agent_info_matches_nvidia_smi(tmp_path, cuda_sample):
+    smi = run(["nvidia-smi", "--query-gpu=name,uuid,pci.bus_id,memory.total",
+               "--format=csv,noheader,nounits", "-i", "0"], cwd=tmp_path)
+    assert smi.returncode == 0, smi.stderr
+    name, uuid, bus_id, memory_mib = [f.strip() for f in smi.stdout.splitlines()[0].split(",")]
+    r = trace(tmp_path, ["--kernel-trace"], [cuda_sample("vcopy"), "-d", "0"])
+    assert r.returncode == 0, r.stderr
+    out = only_process(tmp_path)
+    gpus = [a for a in out.csv("agent_info.csv") if a["Agent_Type"] == "GPU"]
+    device = next(a for a in gpus if f"Agent {a['Node_Id']}" == out.csv("kernel_trace.csv")[0]["Agent_Id"])
+    assert device["Name"] == name
+    assert device["Uuid"].lower() == uuid.lower().removeprefix("gpu-")
+    domain, bus, rest = bus_id.split(":")
+    slot, function = rest.split(".")
+    assert int(device["Domain"]) == int(domain, 16)
+    assert int(device["Location_Id"]) == int(bus, 16) << 8 | int(slot, 16) << 3 | int(function, 16)
+    # CUDA's total memory leaves out what the driver reserves: within 3% of nvidia-smi's
+    total = int(memory_mib) << 20
+    assert 0.97 * total <= int(device["Global_Memory_Size"]) <= total
+
+
+def test_agent_info_multiprocessors(tmp_path, cuda_sample, torch_available):
+    r = trace(tmp_path, ["--kernel-trace"], [cuda_sample("vcopy"), "-d", "0"])
+    assert r.returncode == 0, r.stderr
+    sms = run([sys.executable, "-c", "import torch; "
+               "print(torch.cuda.get_device_properties(0).multi_processor_count)"], cwd=tmp_path)
+    assert sms.returncode == 0, sms.stderr
+    gpus = [a for a in only_process(tmp_path).csv("agent_info.csv") if a["Agent_Type"] == "GPU"]
+    assert [int(a["Cu_Count"]) for a in gpus][:1] == [int(sms.stdout)]
+
+
+def test_records_kept_when_the_program_resets_its_device(tmp_path, cuda_sample):
+    """cudaDeviceReset() at the end destroys the context while its last records are still
+    in CUPTI's buffers: none is lost."""
+    r = trace(tmp_path, ["--kernel-trace", "--memory-copy-trace"],
+              [cuda_sample("vcopy"), "-i", str(ITERATIONS), "-r"])
+    assert r.returncode == 0, r.stderr
+    out = only_process(tmp_path)
+    assert len(out.csv("kernel_trace.csv")) == ITERATIONS
+    assert len(out.csv("memory_copy_trace.csv")) == 2
+
+
+FLUSH_PERIOD_NS = 100_000_000  # inject/cuda/cuda.c: CUPTI's buffers are asked for this often
+
+
+def test_sigkill_loses_at_most_the_last_flush_period(tmp_path):
+    """A program killed mid-run keeps every kernel that ended more than a flush period
+    (plus the writer's turn) before the kill."""
+    empty = os.path.join(BUILD, "bench", "gpu", "empty")
+    gpuprof = subprocess.Popen([GPUPROF, "trace", "--kernel-trace", "--", empty, "-n", "50000000"],
+                               cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                               text=True)
+    try:
+        child = None
+        for _ in range(100):
+            time.sleep(0.05)
+            with open(f"/proc/{gpuprof.pid}/task/{gpuprof.pid}/children") as f:
+                pids = f.read().split()
+            if pids:
+                child = int(pids[0])
+                break
+        assert child, "the program did not start"
+        time.sleep(3)
+        killed_at = time.monotonic_ns()  # the trace clock is CLOCK_MONOTONIC
+        os.kill(child, signal.SIGKILL)
+        _, stderr = gpuprof.communicate(timeout=60)
+    finally:
+        if gpuprof.poll() is None:
+            gpuprof.kill()
+    assert gpuprof.returncode == 128 + signal.SIGKILL, stderr
+    kernels = only_process(tmp_path).csv("kernel_trace.csv")
+    assert len(kernels) > 1000
+    last_end = max(int(k["End_Timestamp"]) for k in kernels)
+    assert killed_at - 2 * FLUSH_PERIOD_NS <= last_end <= killed_at
+
+
+def test_torch_profiler_inside_a_traced_program(tmp_path, torch_available):
+    """torch.profiler started inside a program that gpuprof traces cannot have CUPTI
+    (one subscriber per process): it says so itself and sees no kernels, while gpuprof
+    records every one, as many as in a run without torch.profiler."""
+    alone = pytorch_kernels(tmp_path / "alone", 10)
+    (tmp_path / "both").mkdir()
+    r = trace(tmp_path / "both", ["--kernel-trace"],
+              [sys.executable, TRAIN, "--steps", "10", "--warmup", "2", "--torch-profiler"])
+    assert r.returncode == 0, r.stderr
+    assert "torch.profiler kernels: 0" in r.stdout
+    assert "CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED" in r.stderr
+    assert len(only_process(tmp_path / "both").csv("kernel_trace.csv")) == alone > 0

@@ -251,6 +251,23 @@ static void *emit_kernels(void *arg)
 	return NULL;
 }
 
+/* A backend whose records arrive only in the final collection at exit (CUPTI's last
+ * buffers): the names it interns then must reach the spool like any other. */
+static int final_collect(int final)
+{
+	static int done;
+	if (!final || done++)
+		return 0;
+	struct record_kernel k = {
+		.header = { sizeof(k), RECORD_KERNEL, 0 },
+		.name_id = recorder_intern("final_kernel"),
+		.dispatch_id = THREADS * PER_THREAD + 1,
+	};
+	CHECK(k.name_id != 0);
+	CHECK(recorder_emit(&k) == 0);
+	return 0;
+}
+
 /* Points the recorder at workdir/<subdir>/<pid>.spool, as `gpuprof trace` would. */
 static void recorder_environment(const char *file, const char *manifest)
 {
@@ -272,6 +289,7 @@ static void test_recorder(void)
 		pthread_create(&t[i], NULL, emit_kernels, (void *)i);
 	for (int i = 0; i < THREADS; i++)
 		pthread_join(t[i], NULL);
+	recorder_add_collector(final_collect);
 	char spool[300];
 	snprintf(spool, sizeof(spool), "%s", recorder_spool_path());
 	recorder_stop();
@@ -293,8 +311,18 @@ static void test_recorder(void)
 	CHECK(spool_reader_open(&r, spool, &err) == 0);
 	static unsigned char seen[THREADS * PER_THREAD + 1];
 	int kernels = 0, duplicates = 0, processes = 0, ends = 0, strings = 0, hosts = 0;
+	uint32_t final_name = 0, final_kernel_name = UINT32_MAX;
 	const struct record_header *h;
 	while (spool_reader_next(&r, &h, &err) > 0) {
+		if (h->type == RECORD_STRING) {
+			const struct record_string *s = (const struct record_string *)h;
+			if (s->length == strlen("final_kernel") &&
+			    !memcmp(s->text, "final_kernel", s->length))
+				final_name = s->id;
+		}
+		if (h->type == RECORD_KERNEL &&
+		    ((const struct record_kernel *)h)->dispatch_id == THREADS * PER_THREAD + 1)
+			final_kernel_name = ((const struct record_kernel *)h)->name_id;
 		hosts += h->type == RECORD_AGENT && ((const struct record_agent *)h)->id == 0 &&
 			 ((const struct record_agent *)h)->type == AGENT_CPU;
 		if (h->type == RECORD_KERNEL) {
@@ -308,12 +336,13 @@ static void test_recorder(void)
 		strings += h->type == RECORD_STRING;
 	}
 	spool_reader_release(&r);
-	CHECK(kernels == THREADS * PER_THREAD);
+	CHECK(kernels == THREADS * PER_THREAD + 1);
 	CHECK(duplicates == 0);
+	CHECK(final_name != 0 && final_kernel_name == final_name);
 	CHECK(processes == 1);
 	CHECK(ends == 1);
 	CHECK(hosts == 1); /* the recorder describes the host CPU itself */
-	CHECK(strings == 5); /* hostname, command line, CPU model, "", unit_kernel */
+	CHECK(strings == 6); /* hostname, command line, CPU model, "", unit_kernel, final_kernel */
 }
 
 /* fork(): the child records into a spool of its own that starts with the inherited
