@@ -157,20 +157,22 @@ static int post_process(const char *manifest, const struct output_request *reque
 		warn("cannot read the list of recorded processes '%s': %s", manifest, strerror(errno));
 		return -1;
 	}
-	char line[PATH_MAX + 2];
+	/* One spool path per entry, each ended by a NUL: a path may hold any other byte,
+	 * a newline included. */
+	char *line = NULL;
+	size_t capacity = 0;
+	ssize_t length;
 	int failures = 0, processes = 0;
-	struct strbuf seen = STRBUF_INIT;
-	while (fgets(line, sizeof(line), f)) {
-		line[strcspn(line, "\n")] = '\0';
-		if (!line[0])
+	struct strbuf seen = STRBUF_INIT; /* the paths handled, each ended by a NUL */
+	while ((length = getdelim(&line, &capacity, '\0', f)) > 0) {
+		if (line[length - 1] != '\0' || !line[0]) /* a cut last entry, or an empty one */
 			continue;
-		struct strbuf key = STRBUF_INIT;
-		strbuf_addf(&key, "\n%s\n", line);
-		int duplicate = strstr(seen.buf, key.buf) != NULL;
-		strbuf_addf(&seen, "%s\n", line);
-		strbuf_release(&key);
+		int duplicate = 0;
+		for (size_t at = 0; at < seen.len && !duplicate; at += strlen(seen.buf + at) + 1)
+			duplicate = !strcmp(seen.buf + at, line);
 		if (duplicate)
 			continue;
+		strbuf_add(&seen, line, (size_t)length);
 		processes++;
 		struct strbuf prefix = STRBUF_INIT;
 		size_t len = strlen(line);
@@ -182,6 +184,7 @@ static int post_process(const char *manifest, const struct output_request *reque
 		}
 		strbuf_release(&prefix);
 	}
+	free(line);
 	fclose(f);
 	strbuf_release(&seen);
 	if (!processes)

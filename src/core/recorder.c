@@ -791,7 +791,8 @@ out:
 	return fd;
 }
 
-/* Tells `gpuprof trace` (through the manifest it created) where this spool is. */
+/* Tells `gpuprof trace` (through the manifest it created) where this spool is: the path
+ * and a NUL, since a path may hold a newline. */
 static void register_spool(void)
 {
 	const char *manifest = getenv("GPUPROF_MANIFEST");
@@ -800,12 +801,9 @@ static void register_spool(void)
 	int fd = open_private(manifest, O_WRONLY | O_APPEND, 0);
 	if (fd < 0)
 		return;
-	char line[PATH_MAX + 2];
-	int n = snprintf(line, sizeof(line), "%s\n", spool_path);
-	if (n > 0 && n < (int)sizeof(line)) {
-		ssize_t ignored = write(fd, line, (size_t)n);
-		(void)ignored;
-	}
+	/* one write of the path and its NUL: appends of processes never interleave */
+	ssize_t ignored = write(fd, spool_path, strlen(spool_path) + 1);
+	(void)ignored;
 	close(fd);
 }
 

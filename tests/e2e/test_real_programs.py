@@ -180,6 +180,16 @@ def test_program_that_changes_directory(tmp_path, directory):
     assert kernel_count(out) == 4
 
 
+def test_newline_in_the_output_path(tmp_path):
+    # 8: the list of recorded processes holds any path, a newline in it included
+    r = trace(tmp_path, ["--kernel-trace", "-d", "two\nlines", "-o", "run\n%pid%"],
+              [LAUNCHER, "5", "exit:0"])
+    assert r.returncode == 0, r.stderr
+    out = only_process(tmp_path / "two\nlines")
+    assert os.path.basename(out.prefix).startswith("run\n")
+    assert kernel_count(out) == 5
+
+
 def test_absolute_output_name(tmp_path):
     # 7: an absolute -o is written where it points, not under the current directory
     target = tmp_path / "elsewhere" / "run"

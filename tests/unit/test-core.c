@@ -300,10 +300,10 @@ static void test_recorder(void)
 	snprintf(expected, sizeof(expected), "%s/rec/%d.spool\n", workdir, (int)getpid());
 	CHECK_STR(spool, (expected[strlen(expected) - 1] = '\0', expected));
 	FILE *f = fopen(manifest, "r");
-	CHECK(f && fgets(line, sizeof(line), f));
+	size_t got = f ? fread(line, 1, sizeof(line) - 1, f) : 0;
 	if (f)
 		fclose(f);
-	line[strcspn(line, "\n")] = '\0';
+	CHECK(got == strlen(spool) + 1 && line[got - 1] == '\0'); /* the path and its NUL */
 	CHECK_STR(line, spool);
 
 	struct spool_reader r;
