@@ -48,6 +48,31 @@ static void forward_signal(int sig)
 
 static volatile sig_atomic_t stop_waiting;
 
+/* While the outputs are written (the program has ended): a first Ctrl-C or SIGTERM says
+ * what is happening and lets it finish; a second stops at once, keeping every spool not
+ * yet converted (and the .partial file being written). */
+static char manifest_path[PATH_MAX];
+static volatile sig_atomic_t interruptions;
+
+static void say(const char *text)
+{
+	ssize_t ignored = write(STDERR_FILENO, text, strlen(text));
+	(void)ignored;
+}
+
+static void interrupt_output(int sig)
+{
+	if (!interruptions++) {
+		say("gpuprof: the program has ended; writing its outputs (interrupt again to stop "
+		    "now and keep the spools for 'gpuprof convert')\n");
+		return;
+	}
+	say("gpuprof: stopped: the spools not yet converted are kept; 'gpuprof convert "
+	    "SPOOL' writes their outputs\n");
+	unlink(manifest_path);
+	_exit(128 + sig);
+}
+
 static void interrupt_wait(int sig)
 {
 	stop_waiting = 1;
@@ -94,11 +119,17 @@ static int run_target(char **argv, int *status, struct error *err)
 		return error_set(err, "cannot create a pipe: %s", strerror(errno));
 	prctl(PR_SET_CHILD_SUBREAPER, 1);
 	fflush(NULL);
+	pid_t parent = getpid();
 	child_pid = fork();
 	if (child_pid < 0)
 		return error_set(err, "cannot fork: %s", strerror(errno));
 	if (child_pid == 0) {
 		close(pipefd[0]);
+		/* gpuprof killed (SIGKILL from a scheduler's time limit) takes the program with
+		 * it, as its SIGTERM and SIGHUP would: SIGTERM, so that it ends its own way */
+		prctl(PR_SET_PDEATHSIG, SIGTERM);
+		if (getppid() != parent)
+			_exit(128 + SIGTERM);
 		execvp(argv[0], argv);
 		int e = errno;
 		ssize_t ignored = write(pipefd[1], &e, sizeof(e));
@@ -635,6 +666,11 @@ static int job_run(struct job *j, const char *directory, char **command)
 		unlink(manifest.buf);
 		die_with(rc < -1 ? -rc : EXIT_FAILED, "trace: %s", err.message);
 	}
+	snprintf(manifest_path, sizeof(manifest_path), "%s", manifest.buf);
+	struct sigaction interrupt = { .sa_handler = interrupt_output, .sa_flags = SA_RESTART };
+	sigaction(SIGINT, &interrupt, NULL);
+	sigaction(SIGTERM, &interrupt, NULL);
+	sigaction(SIGHUP, &interrupt, NULL);
 	int failed = post_process(manifest.buf, &j->request, o->keep_spool == 1);
 	unlink(manifest.buf);
 	strbuf_release(&manifest);

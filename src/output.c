@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "store/store.h"
+#include "writer/output-file.h"
 #include "util/strbuf.h"
 
 #define FORMATS_AVAILABLE "csv, sqlite, json, pftrace"
@@ -246,15 +247,21 @@ int output_from_spool(const char *spool_path, const char *prefix,
 	return rc;
 }
 
-static int copy_file(const char *from, const char *to, struct error *err)
+/* Copies from into to, written as to.partial until complete. */
+static int copy_file(const char *from, const char *target, struct error *err)
 {
+	struct strbuf partial = STRBUF_INIT;
+	output_partial_name(&partial, target);
+	const char *to = partial.buf;
 	int in = open(from, O_RDONLY | O_CLOEXEC);
-	if (in < 0)
-		return error_set(err, "cannot open '%s': %s", from, strerror(errno));
-	int out = open(to, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+	int out = in < 0 ? -1 : open(to, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
 	if (out < 0) {
-		close(in);
-		return error_set(err, "cannot create '%s': %s", to, strerror(errno));
+		int rc = in < 0 ? error_set(err, "cannot open '%s': %s", from, strerror(errno))
+				: error_set(err, "cannot create '%s': %s", to, strerror(errno));
+		if (in >= 0)
+			close(in);
+		strbuf_release(&partial);
+		return rc;
 	}
 	char buffer[1 << 16];
 	ssize_t n;
@@ -271,6 +278,9 @@ static int copy_file(const char *from, const char *to, struct error *err)
 	close(in);
 	if (rc)
 		unlink(to);
+	else
+		rc = output_publish(target, err);
+	strbuf_release(&partial);
 	return rc;
 }
 

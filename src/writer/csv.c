@@ -9,6 +9,7 @@
 
 #include "analysis/domain-stats.h"
 #include "writer/csv-format.h"
+#include "writer/output-file.h"
 #include "writer/writer.h"
 
 #define MAX_FILES 16
@@ -84,11 +85,14 @@ static FILE *file_for(struct csv_state *s, const char *key, const char *header,
 		error_set(err, "too many csv files");
 		return NULL;
 	}
-	struct strbuf path = STRBUF_INIT;
+	struct strbuf path = STRBUF_INIT, partial = STRBUF_INIT;
 	strbuf_addf(&path, "%s_%s.csv", s->options->prefix, key);
-	FILE *out = fopen(path.buf, "we");
+	output_partial_name(&partial, path.buf);
+	FILE *out = fopen(partial.buf, "we");
+	if (!out)
+		error_set(err, "cannot create '%s': %s", partial.buf, strerror(errno));
+	strbuf_release(&partial);
 	if (!out) {
-		error_set(err, "cannot create '%s': %s", path.buf, strerror(errno));
 		strbuf_release(&path);
 		return NULL;
 	}
@@ -364,9 +368,12 @@ static int csv_end(void *state, int failed, struct strbuf *written, struct error
 			failed = 1;
 		}
 	}
+	/* the files take their names together, once all are complete */
 	for (int i = 0; i < s->file_count; i++) {
 		if (failed)
-			unlink(s->files[i].path);
+			output_discard(s->files[i].path);
+		else if (output_publish(s->files[i].path, err))
+			rc = failed = -1; /* it removed its file; the rest go too */
 		else
 			strbuf_addf(written, "%s\n", s->files[i].path);
 		free(s->files[i].key);

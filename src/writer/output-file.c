@@ -6,16 +6,47 @@
 #include <string.h>
 #include <unistd.h>
 
+void output_partial_name(struct strbuf *out, const char *path)
+{
+	strbuf_reset(out);
+	strbuf_addf(out, "%s.partial", path);
+}
+
+int output_publish(const char *path, struct error *err)
+{
+	struct strbuf partial = STRBUF_INIT;
+	output_partial_name(&partial, path);
+	int rc = 0;
+	if (rename(partial.buf, path) < 0) {
+		rc = error_set(err, "cannot rename '%s' to '%s': %s", partial.buf, path,
+			       strerror(errno));
+		unlink(partial.buf);
+	}
+	strbuf_release(&partial);
+	return rc;
+}
+
+void output_discard(const char *path)
+{
+	struct strbuf partial = STRBUF_INIT;
+	output_partial_name(&partial, path);
+	unlink(partial.buf);
+	strbuf_release(&partial);
+}
+
 int output_file_open(struct output_file *f, const char *prefix, const char *suffix,
 		     struct error *err)
 {
-	struct strbuf path = STRBUF_INIT;
+	struct strbuf path = STRBUF_INIT, partial = STRBUF_INIT;
 	strbuf_addf(&path, "%s%s", prefix, suffix);
+	output_partial_name(&partial, path.buf);
 	f->path = strbuf_detach(&path);
-	f->out = fopen(f->path, "we");
+	f->out = fopen(partial.buf, "we");
+	int rc = 0;
 	if (!f->out)
-		return error_set(err, "cannot create '%s': %s", f->path, strerror(errno));
-	return 0;
+		rc = error_set(err, "cannot create '%s': %s", partial.buf, strerror(errno));
+	strbuf_release(&partial);
+	return rc;
 }
 
 int output_file_write(struct output_file *f, const void *data, size_t size, struct error *err)
@@ -34,10 +65,13 @@ int output_file_close(struct output_file *f, int failed, struct strbuf *written,
 			error_set(err, "cannot write '%s': %s", f->path, strerror(bad ? e : errno));
 			failed = 1;
 		}
-		if (failed)
-			unlink(f->path);
-		else
+		if (failed) {
+			output_discard(f->path);
+		} else if (output_publish(f->path, err)) {
+			failed = 1;
+		} else {
 			strbuf_addf(written, "%s\n", f->path);
+		}
 	}
 	free(f->path);
 	f->path = NULL;

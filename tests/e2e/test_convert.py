@@ -1,9 +1,13 @@
 """gpuprof convert: the same outputs from a kept spool or a database, and clear errors
 for spools and databases that are corrupt or truncated."""
+import filecmp
 import os
 import shutil
+import signal
+import subprocess
+import time
 
-from conftest import GPUPROF, HOST, outputs, run, trace
+from conftest import BUILD, GPUPROF, HOST, outputs, run, trace
 
 
 def traced_spool(tmp_path, vcopy, iterations=6):
@@ -107,3 +111,38 @@ def test_one_bad_input_does_not_stop_the_others(tmp_path, vcopy):
              out.prefix + ".spool"], cwd=tmp_path)
     assert r.returncode == 1
     assert os.path.exists(dest / (os.path.basename(out.prefix) + "_kernel_trace.csv"))
+
+
+MAKE_SPOOL = os.path.join(BUILD, "bench", "make-spool")
+
+
+def test_killed_midway_leaves_no_cut_file_under_a_final_name(tmp_path):
+    # 11: outputs are written as <name>.partial and renamed once complete
+    spool = tmp_path / "big.spool"
+    r = run([MAKE_SPOOL, str(spool), "300000"], cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    formats = ["-f", "csv", "sqlite", "json", "pftrace"]
+    (tmp_path / "whole").mkdir()
+    r = run([GPUPROF, "convert", *formats, "-d", "whole", str(spool)], cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    whole = sorted(os.listdir(tmp_path / "whole"))
+    assert not [n for n in whole if n.endswith(".partial")]
+    (tmp_path / "cut").mkdir()
+    convert = subprocess.Popen([GPUPROF, "convert", *formats, "-d", "cut", str(spool)],
+                               cwd=tmp_path, stderr=subprocess.DEVNULL)
+    try:
+        partial = []
+        for _ in range(2000):  # until an output is being written
+            partial = [n for n in os.listdir(tmp_path / "cut") if n.endswith(".partial")]
+            if partial or convert.poll() is not None:
+                break
+            time.sleep(0.001)
+        assert partial, "the conversion ended before any output was seen being written"
+        convert.send_signal(signal.SIGKILL)
+    finally:
+        convert.wait()
+    cut = sorted(os.listdir(tmp_path / "cut"))
+    finished = [n for n in cut if not n.endswith(".partial")]
+    assert len(finished) < len(whole)
+    for name in finished:  # whatever has its final name is complete
+        assert filecmp.cmp(tmp_path / "cut" / name, tmp_path / "whole" / name, shallow=False), name

@@ -1,8 +1,10 @@
 """gpuprof trace on real OpenCL programs: exact kernels, copies and API calls, the
 database and the CSV files in agreement, timestamps, children, exit statuses."""
+import glob
 import os
 import signal
 import sys
+import time
 
 import pytest
 
@@ -362,3 +364,75 @@ def test_small_buffer_loses_nothing(tmp_path, launcher):
     out = only_process(tmp_path)
     assert out.query("SELECT COUNT(*) AS n FROM kernels")[0]["n"] == 20000
     assert out.query("SELECT COUNT(*) AS n FROM gpuprof_dropped")[0]["n"] == 0
+
+
+def test_gpuprof_killed_takes_the_program_with_it(tmp_path, launcher):
+    """gpuprof killed by SIGKILL (a scheduler's time limit): the program gets SIGTERM, as
+    from a gpuprof that could forward it, and its spool stays for `gpuprof convert`."""
+    import subprocess
+    p = subprocess.Popen([GPUPROF, "trace", "--kernel-trace", "--", launcher, "5", "hold"],
+                         cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert p.stdout.readline() == "launcher: 5 kernels done\n"
+    with open(f"/proc/{p.pid}/task/{p.pid}/children") as f:
+        (program,) = [int(pid) for pid in f.read().split()]
+    time.sleep(0.3)  # past the flush of the 5 kernels
+    p.kill()
+    p.communicate(timeout=60)
+    for _ in range(500):
+        try:
+            with open(f"/proc/{program}/stat") as f:
+                if f.read().split(") ")[1].startswith("Z"):
+                    break
+        except FileNotFoundError:
+            break
+        time.sleep(0.01)
+    else:
+        os.kill(program, signal.SIGKILL)
+        raise AssertionError("the program outlived gpuprof")
+    spools = glob.glob(str(tmp_path / "**" / "*.spool"), recursive=True)
+    assert len(spools) == 1
+    r = run([GPUPROF, "convert", spools[0]], cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert len(only_process(tmp_path).csv("kernel_trace.csv")) == 5
+
+
+def interrupt_while_writing(tmp_path, launcher, signals):
+    """Runs a program of 100,000 kernels and sends gpuprof `signals` SIGINTs once it is
+    writing the outputs; returns (exit status, stderr)."""
+    import subprocess
+    p = subprocess.Popen([GPUPROF, "trace", "--kernel-trace", "--", launcher, "100000", "exit:0"],
+                         cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                         text=True)
+    err = []
+    for line in p.stderr:  # the recording's description: post-processing has begun
+        err.append(line)
+        if " 100000 kernels" in line:
+            break
+    p.send_signal(signal.SIGINT)
+    if signals == 2:
+        for line in p.stderr:
+            err.append(line)
+            if "interrupt again" in line:
+                break
+        p.send_signal(signal.SIGINT)
+    _, rest = p.communicate(timeout=120)
+    return p.returncode, "".join(err) + rest
+
+
+def test_one_interrupt_while_writing_outputs_lets_them_finish(tmp_path, launcher):
+    status, err = interrupt_while_writing(tmp_path, launcher, 1)
+    assert status == 0, err
+    assert "the program has ended; writing its outputs" in err
+    assert len(only_process(tmp_path).csv("kernel_trace.csv")) == 100000
+    assert not glob.glob(str(tmp_path / "**" / "*.partial"), recursive=True)
+
+
+def test_second_interrupt_stops_and_keeps_the_spool(tmp_path, launcher):
+    status, err = interrupt_while_writing(tmp_path, launcher, 2)
+    assert status == 128 + signal.SIGINT, err
+    assert "stopped: the spools not yet converted are kept" in err
+    spools = glob.glob(str(tmp_path / "**" / "*.spool"), recursive=True)
+    assert len(spools) == 1
+    r = run([GPUPROF, "convert", spools[0]], cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert len(only_process(tmp_path).csv("kernel_trace.csv")) == 100000
