@@ -1,6 +1,7 @@
 /* Post-processing shared by `trace` and `convert` (see output.h). */
 #include "output.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <pthread.h>
 #include <fcntl.h>
@@ -8,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "store/store.h"
@@ -66,6 +68,44 @@ static void print_written(const struct strbuf *written)
 		fprintf(stderr, "gpuprof:   %.*s\n", len, line);
 		line += len + (end ? 1 : 0);
 	}
+}
+
+/* Files named like this recording's outputs (<prefix>_*) that were not written since
+ * `since`: an earlier run's, beside the new ones. Says which, so that an old
+ * kernel_stats.csv is not read as this run's. */
+static void warn_earlier_files(const char *prefix, const struct timespec *since)
+{
+	const char *slash = strrchr(prefix, '/');
+	struct strbuf dir = STRBUF_INIT, start = STRBUF_INIT, names = STRBUF_INIT;
+	if (slash)
+		strbuf_add(&dir, prefix, (size_t)(slash - prefix) + (slash == prefix));
+	else
+		strbuf_addstr(&dir, ".");
+	strbuf_addf(&start, "%s_", slash ? slash + 1 : prefix);
+	DIR *d = opendir(dir.buf);
+	int count = 0;
+	struct dirent *e;
+	while (d && (e = readdir(d))) {
+		struct stat st;
+		if (strncmp(e->d_name, start.buf, start.len) ||
+		    fstatat(dirfd(d), e->d_name, &st, 0) < 0 || !S_ISREG(st.st_mode))
+			continue;
+		if (st.st_mtim.tv_sec > since->tv_sec ||
+		    (st.st_mtim.tv_sec == since->tv_sec && st.st_mtim.tv_nsec >= since->tv_nsec))
+			continue;
+		if (count++ < 5)
+			strbuf_addf(&names, "%s'%s'", count > 1 ? ", " : "", e->d_name);
+	}
+	if (d)
+		closedir(d);
+	if (count)
+		fprintf(stderr, "gpuprof: %d file%s in '%s' named like these outputs %s not written "
+				"by this run (an earlier run's): %s%s; remove %s or choose another -o or -d\n",
+			count, count > 1 ? "s" : "", dir.buf, count > 1 ? "were" : "was", names.buf,
+			count > 5 ? ", ..." : "", count > 1 ? "them" : "it");
+	strbuf_release(&dir);
+	strbuf_release(&start);
+	strbuf_release(&names);
 }
 
 /* Runs writers over the database at db_path, in one pass. */
@@ -196,6 +236,8 @@ static int export_recording_with(const struct recording *rec,
 int output_from_spool(const char *spool_path, const char *prefix,
 		      const struct output_request *request, int keep_spool, struct error *err)
 {
+	struct timespec began; /* the clock file times are taken from */
+	clock_gettime(CLOCK_REALTIME_COARSE, &began);
 	struct recording rec;
 	if (recording_read(&rec, spool_path, err))
 		return -1;
@@ -240,6 +282,8 @@ int output_from_spool(const char *spool_path, const char *prefix,
 	if (rc == 0 && request->summary)
 		rc = export_recording_with(&rec, &summary, 1, request, prefix, &written, err);
 	recording_release(&rec);
+	if (rc == 0)
+		warn_earlier_files(prefix, &began);
 	if (rc == 0 && !keep_spool && unlink(spool_path) < 0)
 		fprintf(stderr, "gpuprof: cannot remove '%s': %s\n", spool_path, strerror(errno));
 	strbuf_release(&db_path);
@@ -288,6 +332,8 @@ int output_from_database(const char *db_path, const char *prefix,
 			 const struct output_request *request, struct error *err)
 {
 	struct strbuf written = STRBUF_INIT, target = STRBUF_INIT;
+	struct timespec began;
+	clock_gettime(CLOCK_REALTIME_COARSE, &began);
 	sqlite3 *db;
 	if (store_open(db_path, &db, err))
 		return -1;
@@ -306,6 +352,8 @@ int output_from_database(const char *db_path, const char *prefix,
 	fprintf(stderr, "gpuprof: %s:\n", db_path);
 	if (rc == 0)
 		rc = export_outputs(db_path, request, prefix, &written, err);
+	if (rc == 0)
+		warn_earlier_files(prefix, &began);
 	strbuf_release(&written);
 	strbuf_release(&target);
 	return rc;

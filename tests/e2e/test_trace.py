@@ -436,3 +436,17 @@ def test_second_interrupt_stops_and_keeps_the_spool(tmp_path, launcher):
     r = run([GPUPROF, "convert", spools[0]], cwd=tmp_path)
     assert r.returncode == 0, r.stderr
     assert len(only_process(tmp_path).csv("kernel_trace.csv")) == 100000
+
+
+def test_files_of_an_earlier_run_are_named(tmp_path, vcopy):
+    # 17: an old kernel_stats.csv beside a new trace is pointed out, not taken for new
+    r = trace(tmp_path, ["--kernel-trace", "--stats", "-o", "run"], [vcopy])
+    assert r.returncode == 0, r.stderr
+    assert "not written by this run" not in r.stderr
+    r = trace(tmp_path, ["--kernel-trace", "-o", "run"], [vcopy])
+    assert r.returncode == 0, r.stderr
+    (line,) = [l for l in r.stderr.splitlines() if "not written by this run" in l]
+    assert line.startswith(f"gpuprof: 2 files in '{tmp_path}' named like these outputs")
+    assert "'run_kernel_stats.csv'" in line and "'run_domain_stats.csv'" in line
+    r = trace(tmp_path, ["--kernel-trace", "--stats", "-o", "run"], [vcopy])
+    assert r.returncode == 0 and "not written by this run" not in r.stderr, r.stderr
