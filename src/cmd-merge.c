@@ -1,11 +1,13 @@
 /* gpuprof merge: one database from the databases of many processes or ranks. */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "commands.h"
 #include "store/store.h"
 #include "util/error.h"
 #include "util/options.h"
+#include "util/strbuf.h"
 
 static const char usage[] = "gpuprof merge [options] DB... -o MERGED_DB";
 static const char description[] =
@@ -14,7 +16,10 @@ static const char description[] =
 	"timeline: processes of one host keep their shared clock; those of other hosts are\n"
 	"placed by the real time each recorded at its start, so their alignment is as good as\n"
 	"the hosts' clock synchronisation (NTP, PTP). The shift applied to each process is in\n"
-	"gpuprof_metadata (process.<id>.time_shift). The output is replaced if it exists.";
+	"gpuprof_metadata (process.<id>.time_shift). A recording (a process: host, pid and\n"
+	"start time) met again, in the same database given twice or in a merged database and\n"
+	"one of its sources, is merged once, with a warning. The output is replaced if it\n"
+	"exists.";
 
 int cmd_merge(int argc, char **argv)
 {
@@ -33,8 +38,12 @@ int cmd_merge(int argc, char **argv)
 		return 0;
 	if (!output)
 		die_with(EXIT_USAGE, "merge: -o is required (usage: %s)", usage);
-	int rc = store_merge(inputs, count, output, &err);
+	struct strbuf warnings = STRBUF_INIT;
+	int rc = store_merge(inputs, count, output, &warnings, &err);
 	free(inputs);
+	for (const char *line = warnings.buf; *line; line = strchr(line, '\n') + 1)
+		fprintf(stderr, "gpuprof: merge: %.*s\n", (int)(strchr(line, '\n') - line), line);
+	strbuf_release(&warnings);
 	if (rc)
 		die("merge: %s", err.message);
 	fprintf(stderr, "gpuprof: merged %d databases into %s\n", count, output);

@@ -25,7 +25,8 @@ static const char description[] =
 	"name, nested ranges included), device busy time and idle gaps per device, and one\n"
 	"row per process. A device is busy while a kernel or copy runs on it; its busy\n"
 	"percentage is of its process's recorded duration; its idle gaps lie between its\n"
-	"first and last activity.";
+	"first and last activity. Each recording (a process) counts once: an input holding\n"
+	"only recordings of an earlier one is left out, one sharing some is refused.";
 
 /* One device of one process: its activity merged into busy intervals. */
 struct device {
@@ -435,6 +436,34 @@ static int print_summary(const struct printer *pr, struct summary *s, struct err
 	return rc;
 }
 
+/* How many of the recordings in db (a process: host, pid, real start time) are already
+ * in seen, a list of such identities each ended by a NUL; the new ones are added. */
+static int repeated_recordings(sqlite3 *db, struct strbuf *seen, int *total, struct error *err)
+{
+	sqlite3_stmt *s;
+	if (store_prepare(db, "SELECT quote(hostname) || ' ' || quote(pid) || ' ' || "
+			      "quote(realtime_start) FROM gpuprof_process", &s, err))
+		return -1;
+	int repeated = 0;
+	size_t known = seen->len; /* a database's own processes are never repeats of each other */
+	*total = 0;
+	while (sqlite3_step(s) == SQLITE_ROW) {
+		const char *key = (const char *)sqlite3_column_text(s, 0);
+		if (!key)
+			continue;
+		++*total;
+		int found = 0;
+		for (size_t at = 0; at < known && !found; at += strlen(seen->buf + at) + 1)
+			found = !strcmp(seen->buf + at, key);
+		if (found)
+			repeated++;
+		else
+			strbuf_add(seen, key, strlen(key) + 1);
+	}
+	sqlite3_finalize(s);
+	return repeated;
+}
+
 int summary_print(char *const *inputs, int count, const char *format, const char *units,
 		  struct error *err)
 {
@@ -446,15 +475,29 @@ int summary_print(char *const *inputs, int count, const char *format, const char
 	const struct writer_ops *writer = &gather;
 	struct strbuf written = STRBUF_INIT;
 	int rc = 0;
+	struct strbuf seen = STRBUF_INIT;
 	for (int i = 0; rc == 0 && i < count; i++) {
 		sqlite3 *db;
 		s.input = i;
 		rc = store_open(inputs[i], &db, err);
-		if (rc == 0) {
+		if (rc)
+			break;
+		int total = 0, repeated = repeated_recordings(db, &seen, &total, err);
+		if (repeated < 0) {
+			rc = -1;
+		} else if (repeated && repeated == total) {
+			fprintf(stderr, "gpuprof: summary: '%s' holds only recordings of an earlier "
+					"input (the same run given twice?): left out\n", inputs[i]);
+		} else if (repeated) {
+			rc = error_set(err, "'%s' shares %d of its %d recordings with an earlier input, "
+					    "which would count them twice: merge them first ('gpuprof "
+					    "merge' keeps each recording once)", inputs[i], repeated, total);
+		} else {
 			rc = export_database(db, &writer, 1, &options, &written, err);
-			sqlite3_close(db);
 		}
+		sqlite3_close(db);
 	}
+	strbuf_release(&seen);
 	struct printer pr = { .format = (enum table_format)table_parse_format(format),
 			      .units = units, .divisor = 1, .decimals = 0 };
 	if (!strcmp(units, "usec"))

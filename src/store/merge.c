@@ -87,12 +87,17 @@ struct hosts {
  * processes of one host keep their shared clock exactly; another host's clock is
  * placed by the real-time reading taken with its first process's start. */
 static int fill_shifts(sqlite3 *db, struct hosts *hosts, struct strbuf *notes,
-		       int64_t process_offset, struct error *err)
+		       int64_t process_offset, int *repeated, struct error *err)
 {
 	sqlite3_stmt *s, *insert;
+	/* A recording is its process: host, pid and the real time it started. One already
+	 * merged (the same database twice, a merged database and one of its sources) is
+	 * left out, not counted twice. */
 	if (store_exec(db, "DELETE FROM temp.merge_shift", err) ||
-	    store_prepare(db, "SELECT id, hostname, start, realtime_start FROM src.gpuprof_process "
-			      "ORDER BY id", &s, err))
+	    store_prepare(db, "SELECT id, hostname, start, realtime_start, EXISTS (SELECT 1 FROM "
+			      "main.gpuprof_process m WHERE m.hostname IS t.hostname AND m.pid IS "
+			      "t.pid AND m.realtime_start IS t.realtime_start) "
+			      "FROM src.gpuprof_process t ORDER BY id", &s, err))
 		return -1;
 	if (store_prepare(db, "INSERT INTO temp.merge_shift VALUES (?, ?)", &insert, err)) {
 		sqlite3_finalize(s);
@@ -100,6 +105,10 @@ static int fill_shifts(sqlite3 *db, struct hosts *hosts, struct strbuf *notes,
 	}
 	int rc = 0;
 	while (rc == 0 && sqlite3_step(s) == SQLITE_ROW) {
+		if (sqlite3_column_int(s, 4)) {
+			++*repeated;
+			continue;
+		}
 		const char *host = (const char *)sqlite3_column_text(s, 1);
 		host = host ? host : "";
 		int64_t offset = sqlite3_column_int64(s, 3) - sqlite3_column_int64(s, 2);
@@ -130,12 +139,18 @@ static int fill_shifts(sqlite3 *db, struct hosts *hosts, struct strbuf *notes,
 
 /* Copies the attached input "src" into the staging and untimed tables. */
 static int merge_one(sqlite3 *db, int index, const char *path, struct hosts *hosts,
-		     struct error *err)
+		     struct strbuf *warnings, struct error *err)
 {
 	int64_t strings = max_of(db, "SELECT MAX(id) FROM main.gpuprof_string");
 	int64_t processes = max_of(db, "SELECT MAX(id) FROM main.gpuprof_process");
+	int64_t total = max_of(db, "SELECT COUNT(*) FROM src.gpuprof_process");
 	struct strbuf sql = STRBUF_INIT, notes = STRBUF_INIT;
-	int rc = fill_shifts(db, hosts, &notes, processes, err);
+	int repeated = 0;
+	int rc = fill_shifts(db, hosts, &notes, processes, &repeated, err);
+	if (rc == 0 && repeated)
+		strbuf_addf(warnings, "'%s': %d of its %lld recordings %s already merged from an "
+				      "earlier input, left out\n", path, repeated, (long long)total,
+			    repeated > 1 ? "were" : "was");
 	static const char *const untimed[] = {
 		"INSERT INTO main.gpuprof_string SELECT id + ?1, string FROM src.gpuprof_string",
 		"INSERT INTO main.gpuprof_process SELECT t.id + ?2, t.hostname, t.pid, t.ppid, "
@@ -146,13 +161,14 @@ static int merge_one(sqlite3 *db, int index, const char *path, struct hosts *hos
 		"compute_units, max_clock_mhz, global_memory_bytes, local_memory_bytes, "
 		"max_workgroup_size, max_workgroup_x, max_workgroup_y, max_workgroup_z, uuid, "
 		"pci_domain, pci_bus, pci_device, pci_function, compute_major, compute_minor, "
-		"warp_size, l2_cache_bytes, memory_bandwidth, device_index FROM src.gpuprof_agent",
+		"warp_size, l2_cache_bytes, memory_bandwidth, device_index FROM src.gpuprof_agent "
+		"WHERE process_id IN (SELECT id FROM temp.merge_shift)",
 		"INSERT INTO main.gpuprof_queue SELECT process_id + ?2, queue_index, agent_index, "
-		"properties FROM src.gpuprof_queue",
+		"properties FROM src.gpuprof_queue WHERE process_id IN (SELECT id FROM temp.merge_shift)",
 		"INSERT INTO main.gpuprof_dropped SELECT process_id + ?2, reason, records, bytes "
-		"FROM src.gpuprof_dropped",
+		"FROM src.gpuprof_dropped WHERE process_id IN (SELECT id FROM temp.merge_shift)",
 		"INSERT INTO main.gpuprof_thread SELECT process_id + ?2, tid, name_id + ?1 "
-		"FROM src.gpuprof_thread",
+		"FROM src.gpuprof_thread WHERE process_id IN (SELECT id FROM temp.merge_shift)",
 	};
 	for (size_t i = 0; rc == 0 && i < sizeof(untimed) / sizeof(untimed[0]); i++)
 		rc = copy_rows(db, untimed[i], strings, processes, err);
@@ -189,7 +205,8 @@ static int merge_one(sqlite3 *db, int index, const char *path, struct hosts *hos
 	return rc;
 }
 
-int store_merge(char *const *inputs, int count, const char *db_path, struct error *err)
+int store_merge(char *const *inputs, int count, const char *db_path, struct strbuf *warnings,
+		struct error *err)
 {
 	struct stat out_stat;
 	int out_exists = stat(db_path, &out_stat) == 0;
@@ -239,7 +256,7 @@ int store_merge(char *const *inputs, int count, const char *db_path, struct erro
 			error_set(err, "cannot read '%s': %s", inputs[i], sqlite3_errmsg(db));
 			goto out;
 		}
-		int failed = store_exec(db, "BEGIN", err) || merge_one(db, i, inputs[i], &hosts, err) ||
+		int failed = store_exec(db, "BEGIN", err) || merge_one(db, i, inputs[i], &hosts, warnings, err) ||
 			     store_exec(db, "COMMIT", err);
 		if (failed)
 			sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);

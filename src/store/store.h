@@ -9,6 +9,7 @@
 #include "core/record.h"
 #include "core/recording.h"
 #include "util/error.h"
+#include "util/strbuf.h"
 
 #define STORE_SCHEMA_VERSION "3.0.0"
 #define STORE_SCHEMA_MAJOR "3." /* readable: this major version, any minor */
@@ -26,8 +27,10 @@ int store_write(const struct recording *rec, const char *spool_path, const char 
  * pid, rank), times moved onto the timeline of the first input's host (processes of one
  * host share its clock; another host is placed by real time), tables in start order.
  * Each input's metadata is kept under "input.N.<tag>", each process's shift under
- * "process.<id>.time_shift". */
-int store_merge(char *const *inputs, int count, const char *db_path, struct error *err);
+ * "process.<id>.time_shift". A recording (a process: host, pid, real start time) already
+ * merged from an earlier input is left out, with a line in warnings. */
+int store_merge(char *const *inputs, int count, const char *db_path, struct strbuf *warnings,
+		struct error *err);
 
 /* Opens an existing gpuprof database read-only and checks its schema version. */
 int store_open(const char *db_path, sqlite3 **db, struct error *err);

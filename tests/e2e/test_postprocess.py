@@ -232,3 +232,40 @@ def test_merge_errors(runs, tmp_path):
     assert not os.path.exists(tmp_path / "m.db") and not os.path.exists(tmp_path / "m.db.partial")
     r = gpuprof(tmp, "merge", busy.path("results.db"))
     assert r.returncode == 2 and "-o is required" in r.stderr
+
+
+def test_a_recording_is_counted_once(runs, tmp_path):
+    # 13: the same database twice, or a merged one with one of its sources
+    tmp, busy, vcopy = runs
+    a, b = busy.path("results.db"), vcopy.path("results.db")
+    kernels = {db: sqlite3.connect(db).execute("SELECT COUNT(*) FROM kernels").fetchone()[0]
+               for db in (a, b)}
+    twice = str(tmp_path / "twice.db")
+    r = gpuprof(tmp, "merge", a, a, "-o", twice)
+    assert r.returncode == 0, r.stderr
+    assert f"gpuprof: merge: '{a}': 1 of its 1 recordings was already merged" in r.stderr
+    con = sqlite3.connect(twice)
+    assert con.execute("SELECT COUNT(*) FROM processes").fetchone()[0] == 1
+    assert con.execute("SELECT COUNT(*) FROM kernels").fetchone()[0] == kernels[a]
+    con.close()
+    both = str(tmp_path / "both.db")
+    assert gpuprof(tmp, "merge", a, b, "-o", both).returncode == 0
+    again = str(tmp_path / "again.db")
+    r = gpuprof(tmp, "merge", both, b, a, "-o", again)
+    assert r.returncode == 0, r.stderr
+    assert r.stderr.count("was already merged") == 2
+    con = sqlite3.connect(again)
+    assert con.execute("SELECT COUNT(*) FROM kernels").fetchone()[0] == kernels[a] + kernels[b]
+    con.close()
+
+    def summary_kernels(*dbs):
+        r = gpuprof(tmp, "summary", *dbs, "--format", "json")
+        return r, sum(row["Calls"] for row in tables(r.stdout)["kernels"]) if r.returncode == 0 else None
+    r, calls = summary_kernels(a, a)
+    assert calls == kernels[a]
+    assert f"gpuprof: summary: '{a}' holds only recordings of an earlier input" in r.stderr
+    r, calls = summary_kernels(both, b)
+    assert calls == kernels[a] + kernels[b] and "left out" in r.stderr
+    r, _ = summary_kernels(b, both)
+    assert r.returncode == 1
+    assert f"'{both}' shares 1 of its 2 recordings with an earlier input" in r.stderr
