@@ -15,12 +15,13 @@
 
 static const char usage[] = "gpuprof query [options] DB... --sql \"SELECT ...\"";
 static const char description[] =
-	"Runs SQL over gpuprof databases (read-only) and prints each statement's rows. The\n"
-	"views are documented in docs/SCHEMA.md: processes, threads, agents, kernels,\n"
-	"memory_copies, memory_allocations, synchronizations, overheads, regions. With several\n"
-	"databases each view is their union, with a leading column db (0 for the first input,\n"
-	"1 for the second...), and the tables of input N are reached as dbN.gpuprof_...\n"
-	"(input 0 as main.gpuprof_...).";
+	"Runs SQL over gpuprof databases and prints each statement's rows; a statement that\n"
+	"would write (VACUUM INTO, CREATE, DELETE...) is refused. The views are documented\n"
+	"in docs/SCHEMA.md: processes, threads, agents, kernels, memory_copies,\n"
+	"memory_allocations, synchronizations, overheads, regions. With several databases\n"
+	"each view is their union, with a leading column db (0 for the first input, 1 for\n"
+	"the second...), and the tables of input N are reached as dbN.gpuprof_... (input 0\n"
+	"as main.gpuprof_...).";
 
 static const char *const views[] = { "processes", "threads", "agents", "kernels",
 				      "memory_copies", "memory_allocations",
@@ -116,6 +117,13 @@ static int run_sql(sqlite3 *db, const char *sql, enum table_format format, struc
 		sql = tail;
 		if (!s)
 			continue; /* whitespace or a comment */
+		if (!sqlite3_stmt_readonly(s)) { /* VACUUM INTO writes a file even read-only */
+			error_set(err, "'%.*s' would write: query only reads (copy the database "
+				       "to change it)", (int)strcspn(sqlite3_sql(s), "\n"),
+				  sqlite3_sql(s));
+			sqlite3_finalize(s);
+			return -1;
+		}
 		int columns = sqlite3_column_count(s);
 		const char **names = xcalloc((size_t)columns + 1, sizeof(*names));
 		for (int c = 0; c < columns; c++)

@@ -4,26 +4,36 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 char strbuf_empty[1];
+
+/* Ends gpuprof with a message and exit status 1 (an error of its own), not with SIGABRT:
+ * a script sees a failure it can report, and no core dump. Only what can be formatted
+ * without memory is said. */
+static void out_of_memory(size_t size)
+{
+	char line[96];
+	int n = snprintf(line, sizeof(line), "gpuprof: out of memory (%zu bytes more could not "
+					     "be had)\n", size);
+	ssize_t ignored = write(STDERR_FILENO, line, n > 0 ? (size_t)n : 0);
+	(void)ignored;
+	_exit(1);
+}
 
 void *xrealloc(void *ptr, size_t size)
 {
 	void *p = realloc(ptr, size ? size : 1);
-	if (!p) {
-		fputs("gpuprof: out of memory\n", stderr);
-		abort();
-	}
+	if (!p)
+		out_of_memory(size);
 	return p;
 }
 
 void *xcalloc(size_t count, size_t size)
 {
 	void *p = calloc(count ? count : 1, size ? size : 1);
-	if (!p) {
-		fputs("gpuprof: out of memory\n", stderr);
-		abort();
-	}
+	if (!p)
+		out_of_memory(count * size);
 	return p;
 }
 

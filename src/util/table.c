@@ -14,15 +14,20 @@ struct table {
 	int columns, column;  /* cells per row; the next cell's column */
 	int64_t rows;
 	char **names;
-	/* text: every cell kept, and which are numbers (aligned right) */
+	/* text: the cells of the first TEXT_SAMPLE_ROWS rows kept, and which are numbers
+	 * (aligned right); the columns take their widths from them, and the rows after
+	 * are printed as they come, in those widths (wider values overflow) */
 	char **cells;
 	char *numeric;
 	size_t cell_count, cell_alloc;
+	size_t *width; /* set once the widths are fixed */
 	struct strbuf line;   /* the row being written (csv, md, json) */
 	int tables;           /* the position of this table in its output */
 };
 
 static int tables_in_output; /* json: a comma before every table but the first */
+
+#define TEXT_SAMPLE_ROWS 1000 /* rows held to size a text table's columns */
 
 int table_parse_format(const char *name)
 {
@@ -136,10 +141,49 @@ struct table *table_begin(FILE *out, enum table_format format, const char *key,
 	return t;
 }
 
+/* One line of the text format, without trailing blanks. */
+static void put_line(FILE *out, struct strbuf *line)
+{
+	while (line->len && line->buf[line->len - 1] == ' ')
+		line->buf[--line->len] = '\0';
+	fprintf(out, "%s\n", line->buf);
+	strbuf_reset(line);
+}
+
+/* A text cell in its column's width; the line is printed after the row's last cell. */
+static void text_cell(struct table *t, int c, const char *text, int numeric)
+{
+	strbuf_addf(&t->line, numeric ? "%s%*s" : "%s%-*s", c ? "  " : "", (int)t->width[c], text);
+	if (c + 1 == t->columns)
+		put_line(t->out, &t->line);
+}
+
+/* Fixes the text columns' widths from the header and the rows held, and prints them. */
+static void print_held_rows(struct table *t)
+{
+	t->width = xcalloc((size_t)t->columns, sizeof(*t->width));
+	for (int c = 0; c < t->columns; c++)
+		t->width[c] = strlen(t->names[c]);
+	for (size_t i = 0; i < t->cell_count; i++) {
+		size_t n = strlen(t->cells[i]);
+		if (n > t->width[i % (size_t)t->columns])
+			t->width[i % (size_t)t->columns] = n;
+	}
+	for (int c = 0; c < t->columns; c++)
+		text_cell(t, c, t->names[c], 0);
+	for (size_t i = 0; i < t->cell_count; i++) {
+		text_cell(t, (int)(i % (size_t)t->columns), t->cells[i], t->numeric[i]);
+		free(t->cells[i]);
+	}
+	t->cell_count = 0;
+}
+
 /* One cell: its text, whether it is a number, and its JSON form. */
 static void cell(struct table *t, const char *text, int numeric, const char *json)
 {
-	if (t->format == TABLE_TEXT) {
+	if (t->format == TABLE_TEXT && t->width) {
+		text_cell(t, t->column, text, numeric);
+	} else if (t->format == TABLE_TEXT) {
 		if (t->cell_count == t->cell_alloc) {
 			t->cell_alloc = t->cell_alloc ? 2 * t->cell_alloc : 64;
 			t->cells = xrealloc(t->cells, t->cell_alloc * sizeof(*t->cells));
@@ -166,6 +210,8 @@ static void cell(struct table *t, const char *text, int numeric, const char *jso
 	if (++t->column == t->columns) {
 		t->column = 0;
 		t->rows++;
+		if (t->format == TABLE_TEXT && !t->width && t->rows == TEXT_SAMPLE_ROWS)
+			print_held_rows(t);
 		if (t->format == TABLE_JSON)
 			strbuf_addch(&t->line, ']');
 		if (t->format != TABLE_TEXT) {
@@ -211,44 +257,10 @@ void table_null(struct table *t)
 	cell(t, "", 0, "null");
 }
 
-/* One line of the text format, without trailing blanks. */
-static void put_line(FILE *out, struct strbuf *line)
-{
-	while (line->len && line->buf[line->len - 1] == ' ')
-		line->buf[--line->len] = '\0';
-	fprintf(out, "%s\n", line->buf);
-	strbuf_reset(line);
-}
-
-static void print_text(struct table *t)
-{
-	size_t *width = xcalloc((size_t)t->columns, sizeof(*width));
-	struct strbuf line = STRBUF_INIT;
-	for (int c = 0; c < t->columns; c++)
-		width[c] = strlen(t->names[c]);
-	for (size_t i = 0; i < t->cell_count; i++) {
-		size_t n = strlen(t->cells[i]);
-		if (n > width[i % (size_t)t->columns])
-			width[i % (size_t)t->columns] = n;
-	}
-	for (int c = 0; c < t->columns; c++)
-		strbuf_addf(&line, "%s%-*s", c ? "  " : "", (int)width[c], t->names[c]);
-	put_line(t->out, &line);
-	for (size_t i = 0; i < t->cell_count; i++) {
-		int c = (int)(i % (size_t)t->columns);
-		strbuf_addf(&line, t->numeric[i] ? "%s%*s" : "%s%-*s", c ? "  " : "",
-			    (int)width[c], t->cells[i]);
-		if (c + 1 == t->columns)
-			put_line(t->out, &line);
-	}
-	strbuf_release(&line);
-	free(width);
-}
-
 int table_end(struct table *t, struct error *err)
 {
-	if (t->format == TABLE_TEXT)
-		print_text(t);
+	if (t->format == TABLE_TEXT && !t->width)
+		print_held_rows(t);
 	else if (t->format == TABLE_JSON)
 		fputs(t->rows ? "\n]}" : "]}", t->out);
 	int rc = 0;
@@ -261,6 +273,7 @@ int table_end(struct table *t, struct error *err)
 	free(t->names);
 	free(t->cells);
 	free(t->numeric);
+	free(t->width);
 	strbuf_release(&t->line);
 	free(t);
 	return rc;

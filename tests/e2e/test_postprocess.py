@@ -9,6 +9,7 @@ import math
 import os
 import shutil
 import sqlite3
+import subprocess
 
 import pytest
 
@@ -158,8 +159,12 @@ def test_query_is_read_only_and_reports_errors(runs):
         r = gpuprof(tmp, "query", *dbs, "--sql", "DELETE FROM gpuprof_kernel; "
                     "DELETE FROM db1.gpuprof_kernel" if len(dbs) > 1 else "DELETE FROM gpuprof_kernel")
         assert r.returncode == 1
-        assert "readonly database" in r.stderr
+        assert "would write: query only reads" in r.stderr
     assert busy.query("SELECT COUNT(*) AS n FROM gpuprof_kernel")[0]["n"] == before
+    # 14: VACUUM INTO would write a copy anywhere, read-only connection or not
+    r = gpuprof(tmp, "query", busy.path("results.db"), "--sql", "VACUUM INTO 'copy.db'")
+    assert r.returncode == 1 and "would write" in r.stderr
+    assert not os.path.exists(tmp / "copy.db")
     r = gpuprof(tmp, "query", busy.path("results.db"), "--sql", "SELECT * FROM nowhere")
     assert (r.returncode, r.stderr) == (1, "gpuprof: query: no such table: nowhere\n")
     r = gpuprof(tmp, "query", busy.path("results.db"))
@@ -269,3 +274,20 @@ def test_a_recording_is_counted_once(runs, tmp_path):
     r, _ = summary_kernels(b, both)
     assert r.returncode == 1
     assert f"'{both}' shares 1 of its 2 recordings with an earlier input" in r.stderr
+
+
+@pytest.mark.skipif(bool(os.environ.get("GPUPROF_SANITIZER")),
+                    reason="a sanitizer's runtime needs more address space than the cap")
+@pytest.mark.parametrize("blob", [200_000_000, 40_000_000])  # SQLite's memory; gpuprof's
+def test_out_of_memory_is_an_error_not_a_crash(runs, blob):
+    # 14: a result bigger than the memory gpuprof may use ends with a message, exit 1
+    import resource
+    tmp, busy, _ = runs
+
+    def capped():
+        resource.setrlimit(resource.RLIMIT_AS, (256 << 20, 256 << 20))
+    r = subprocess.run([GPUPROF, "query", busy.path("results.db"), "--sql",
+                        f"SELECT hex(zeroblob({blob})) AS big"],
+                       cwd=tmp, capture_output=True, text=True, preexec_fn=capped)
+    assert r.returncode == 1, r.stderr
+    assert "out of memory" in r.stderr
