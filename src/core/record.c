@@ -2,6 +2,7 @@
 #include "core/record.h"
 
 #include <stddef.h>
+#include <string.h>
 
 /* The layouts are the spool format (docs/FORMAT.md): no implicit padding anywhere. */
 _Static_assert(sizeof(struct record_agent) == 136, "record_agent layout");
@@ -12,6 +13,21 @@ _Static_assert(sizeof(struct record_memory_copy) == 88, "record_memory_copy layo
 _Static_assert(sizeof(struct record_memory_allocation) == 72, "allocation layout");
 _Static_assert(sizeof(struct record_synchronization) == 56, "synchronization layout");
 _Static_assert(sizeof(struct record_overhead) == 40, "record_overhead layout");
+
+size_t record_text_copy(char *dst, const char *text, size_t room)
+{
+	size_t length = strnlen(text, room + 1);
+	if (length <= room) {
+		memcpy(dst, text, length);
+		return length;
+	}
+	length = room - 3;
+	while (length && ((unsigned char)text[length] & 0xc0) == 0x80)
+		length--; /* not inside a UTF-8 sequence */
+	memcpy(dst, text, length);
+	memcpy(dst + length, "...", 3);
+	return length + 3;
+}
 
 const char *record_domain_name(uint32_t domain)
 {

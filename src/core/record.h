@@ -5,6 +5,7 @@
 #ifndef GPUPROF_CORE_RECORD_H
 #define GPUPROF_CORE_RECORD_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #define RECORD_ALIGN 8u
@@ -323,6 +324,11 @@ struct record_process_end {
 };
 
 /* Names used in outputs. */
+/* Copies text into dst, which has room for `room` bytes (no NUL written), and returns the
+ * bytes copied. A text longer than room is cut at a character boundary and ends with
+ * "...", so that a cut name is never taken for the whole one. */
+size_t record_text_copy(char *dst, const char *text, size_t room);
+
 const char *record_domain_name(uint32_t domain);       /* "OPENCL_API" */
 const char *record_agent_type_name(uint32_t type);     /* "CPU", "GPU" */
 const char *record_direction_name(uint32_t direction); /* "MEMORY_COPY_HOST_TO_DEVICE" */

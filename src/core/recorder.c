@@ -388,15 +388,12 @@ static uint32_t intern_locked(const char *text)
 
 	unsigned char buffer[RECORD_MAX_SIZE];
 	struct record_string *s = (void *)buffer;
-	size_t len = strlen(text);
-	if (len > RECORD_MAX_SIZE - sizeof(*s))
-		len = RECORD_MAX_SIZE - sizeof(*s);
-	uint32_t size = RECORD_PADDED((uint32_t)(sizeof(*s) + len));
-	memset(buffer, 0, size);
-	s->header = (struct record_header){ size, RECORD_STRING, 0 };
+	memset(buffer, 0, sizeof(buffer));
+	size_t len = record_text_copy(s->text, text, RECORD_MAX_SIZE - sizeof(*s));
+	s->header = (struct record_header){ RECORD_PADDED((uint32_t)(sizeof(*s) + len)),
+					    RECORD_STRING, 0 };
 	s->id = id;
 	s->length = (uint32_t)len;
-	memcpy(s->text, text, len);
 	metadata_put(s, 1);
 	return id;
 }
@@ -458,7 +455,7 @@ static uint64_t marker_begin(uint32_t kind, const char *text, uint32_t domain_id
 		struct record_marker m;
 		unsigned char bytes[RECORD_MAX_SIZE];
 	} u;
-	size_t room = RECORD_MAX_SIZE - sizeof(u.m), length = text ? strnlen(text, room) : 0;
+	size_t length = text ? record_text_copy(u.m.text, text, RECORD_MAX_SIZE - sizeof(u.m)) : 0;
 	uint64_t now = clock_now_ns();
 	u.m = (struct record_marker){
 		.header = { RECORD_PADDED((uint32_t)(sizeof(u.m) + length)), RECORD_MARKER, 0 },
@@ -470,7 +467,6 @@ static uint64_t marker_begin(uint32_t kind, const char *text, uint32_t domain_id
 		.domain_id = domain_id,
 		.length = (uint32_t)length,
 	};
-	memcpy(u.m.text, text, length);
 	memset(u.m.text + length, 0, u.m.header.size - sizeof(u.m) - length);
 	recorder_emit(&u);
 	return u.m.id;
@@ -488,15 +484,18 @@ static void marker_end(uint64_t id)
 		recorder_emit(&e);
 }
 
+/* Ranges nested deeper than the stack are not recorded, only counted; the depth is
+ * still followed, so that every push keeps its pop and no recorded range loses its end. */
 int recorder_range_push(const char *text, uint32_t domain_id)
 {
 	int depth = range_depth++;
-	uint64_t parent = depth > 0 && depth <= MARKER_STACK ? range_stack[depth - 1] : 0;
-	uint64_t id = marker_begin(MARKER_PUSH_POP, text, domain_id, parent);
-	if (depth < MARKER_STACK)
-		range_stack[depth] = id;
-	else if (id)
-		recorder_count_dropped(DROPPED_MARKER_DEPTH, 1);
+	if (depth >= MARKER_STACK) {
+		if (recorder_ready() && markers_traced)
+			recorder_count_dropped(DROPPED_MARKER_DEPTH, 1);
+		return depth;
+	}
+	range_stack[depth] = marker_begin(MARKER_PUSH_POP, text, domain_id,
+					  depth > 0 ? range_stack[depth - 1] : 0);
 	return depth;
 }
 

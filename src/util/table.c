@@ -178,9 +178,31 @@ static void print_held_rows(struct table *t)
 	t->cell_count = 0;
 }
 
+/* Text for a terminal: control characters (an escape sequence in a kernel or marker
+ * name, a line break) shown as \xNN, never sent to the terminal raw. */
+static const char *printable(const char *text, struct strbuf *escaped)
+{
+	const char *p = text;
+	while (*p && (unsigned char)*p >= 0x20 && *p != 0x7f)
+		p++;
+	if (!*p)
+		return text;
+	strbuf_reset(escaped);
+	for (p = text; *p; p++) {
+		if ((unsigned char)*p < 0x20 || *p == 0x7f)
+			strbuf_addf(escaped, "\\x%02x", (unsigned char)*p);
+		else
+			strbuf_addch(escaped, *p);
+	}
+	return escaped->buf;
+}
+
 /* One cell: its text, whether it is a number, and its JSON form. */
 static void cell(struct table *t, const char *text, int numeric, const char *json)
 {
+	struct strbuf escaped = STRBUF_INIT;
+	if (t->format == TABLE_TEXT)
+		text = printable(text, &escaped);
 	if (t->format == TABLE_TEXT && t->width) {
 		text_cell(t, t->column, text, numeric);
 	} else if (t->format == TABLE_TEXT) {
@@ -221,6 +243,7 @@ static void cell(struct table *t, const char *text, int numeric, const char *jso
 			strbuf_reset(&t->line);
 		}
 	}
+	strbuf_release(&escaped);
 }
 
 void table_int(struct table *t, int64_t v)

@@ -127,6 +127,15 @@ int main(int argc, char **argv)
 		pthread_join(t, NULL);
 		return 0;
 	}
+	if (!strcmp(mode, "deep")) { /* deep N: N nested ranges, then N pops */
+		int n = argc > 2 ? atoi(argv[2]) : 300, last = 0;
+		for (int i = 0; i < n; i++)
+			gpuprof_range_push(i % 2 ? "odd" : "even");
+		for (int i = 0; i < n; i++)
+			last = gpuprof_range_pop();
+		printf("last pop: %d, one more: %d\n", last, gpuprof_range_pop());
+		return 0;
+	}
 	if (!strcmp(mode, "names")) {
 		if (argc > 2)
 			gpuprof_name_thread(argv[2]);

@@ -233,3 +233,16 @@ def test_nvtx_ranges_marks_and_domains(tmp_path):
     # without a profiler NVTX calls do nothing (NVTX_NO_PUSH_POP_TRACKING, -2)
     r = run([NVTX_APP], cwd=tmp_path)
     assert r.returncode == 0 and r.stdout.count(": -2\n") == 8
+
+
+def test_ranges_deeper_than_followed_keep_their_pairs(tmp_path):
+    # 15: 300 nested ranges: the 256 followed are recorded and all ended, the 44 deeper
+    # counted; every pop still pairs with its push
+    r = trace(tmp_path, ["--marker-trace"], [MARKERS, "deep", "300"])
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == "last pop: 0, one more: -1\n"
+    out = one_output(tmp_path)
+    rows = out.query("SELECT kind, ended FROM markers")
+    assert len(rows) == 256 and all(row == {"kind": "PUSH_POP", "ended": 1} for row in rows)
+    (line,) = [l for l in r.stderr.splitlines() if "nested" in l]
+    assert "44 " in line, line

@@ -68,3 +68,30 @@ def test_json_and_pftrace_are_valid_and_inert(tmp_path):
     assert r.returncode == 0, r.stderr
     tables = {t["name"]: t for t in json.loads(r.stdout)}
     assert sorted(row[0] for row in tables["markers"]["rows"]) == sorted(expected)
+
+
+def test_terminal_output_escapes_control_characters(tmp_path):
+    # 15: an escape sequence or a line break in a name never reaches the terminal raw
+    names = [b"red \x1b[31m alert", b"two\nlines", b"bell\x07 and del\x7f"]
+    r = trace(tmp_path, ["--marker-trace"], [os.path.join(TESTS, "markers").encode(), b"names", *names])
+    assert r.returncode == 0, r.stderr
+    (out,) = outputs(str(tmp_path))
+    for command in (["summary"], ["query", "--sql", "SELECT name FROM markers ORDER BY start"]):
+        r = subprocess.run([GPUPROF, *command, out.path("results.db")], cwd=tmp_path,
+                           capture_output=True)
+        assert r.returncode == 0, r.stderr
+        assert not any(c < 0x20 and c != 0x0a or c == 0x7f for c in r.stdout), r.stdout
+        for shown in (b"red \\x1b[31m alert", b"two\\x0alines", b"bell\\x07 and del\\x7f"):
+            assert shown in r.stdout, r.stdout
+
+
+def test_long_names_are_cut_visibly(tmp_path):
+    # 15: a name beyond the record's room is cut at a character boundary and marked
+    long = "\u00e9" * 5000  # 10,000 bytes of two-byte characters
+    r = trace(tmp_path, ["--marker-trace"], [os.path.join(TESTS, "markers"), "names", long, "short"])
+    assert r.returncode == 0, r.stderr
+    (out,) = outputs(str(tmp_path))
+    names = [m["name"] for m in out.query("SELECT name FROM markers ORDER BY start")]
+    assert names[1] == "short"
+    assert names[0].endswith("...") and long.startswith(names[0][:-3])
+    assert 8000 < len(names[0].encode()) < 8192
