@@ -14,6 +14,9 @@
 
 #define FLUSH_BYTES (1 << 20)
 
+/* Beyond this, a browser cannot parse the file (its string length limit). */
+#define JSON_BROWSER_LIMIT 1500000000L
+
 struct json_state {
 	struct output_file file;
 	struct strbuf buf;
@@ -185,6 +188,11 @@ static int json_end(void *state, int failed, struct strbuf *written, struct erro
 		strbuf_addstr(&s->buf, "\n]}\n");
 		failed = failed || flush_buffer(s, err);
 	}
+	long bytes = !failed && s->file.out ? ftell(s->file.out) : -1;
+	if (bytes > JSON_BROWSER_LIMIT)
+		fprintf(stderr, "gpuprof: %s is %.1f GB: browsers (chrome://tracing, the Perfetto "
+				"UI) cannot load JSON beyond about 1.5 GB; write pftrace (-f pftrace), "
+				"which they read at any size\n", s->file.path, bytes / 1e9);
 	int rc = output_file_close(&s->file, failed, written, err);
 	timeline_free(s->timeline);
 	strbuf_release(&s->buf);

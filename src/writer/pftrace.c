@@ -25,7 +25,7 @@ enum {
 	DESCRIPTOR_UUID = 1, DESCRIPTOR_NAME = 2, DESCRIPTOR_PROCESS = 3, DESCRIPTOR_THREAD = 4,
 	DESCRIPTOR_PARENT_UUID = 5, DESCRIPTOR_COUNTER = 8,
 	PROCESS_PID = 1, PROCESS_NAME = 6,
-	THREAD_PID = 1, THREAD_TID = 2,
+	THREAD_PID = 1, THREAD_TID = 2, THREAD_NAME = 5,
 	COUNTER_UNIT = 3, UNIT_SIZE_BYTES = 3,
 	EVENT_CATEGORY_IIDS = 3, EVENT_DEBUG_ANNOTATIONS = 4, EVENT_TYPE = 9,
 	EVENT_NAME_IID = 10, EVENT_TRACK_UUID = 11, EVENT_COUNTER_VALUE = 30,
@@ -193,6 +193,7 @@ static int on_track(void *ctx, const struct track *t, struct error *err)
 		size_t th = pb_open(&s->buf, DESCRIPTOR_THREAD);
 		pb_varint(&s->buf, THREAD_PID, (uint64_t)t->pid);
 		pb_varint(&s->buf, THREAD_TID, (uint64_t)t->tid);
+		pb_text(&s->buf, THREAD_NAME, t->name); /* "name (thread N)" when it was named */
 		pb_close(&s->buf, th);
 	} else {
 		pb_varint(&s->buf, DESCRIPTOR_PARENT_UUID, t->parent_uuid);

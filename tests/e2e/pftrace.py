@@ -156,7 +156,9 @@ class Trace:
             track.update(kind="process", pid=one(pr, 1), name=one(pr, 6).decode())
         elif thread is not None:
             th = fields(thread)
-            track.update(kind="thread", pid=one(th, 1), tid=one(th, 2))
+            name = one(th, 5)
+            track.update(kind="thread", pid=one(th, 1), tid=one(th, 2),
+                         name=name.decode() if name is not None else None)
         else:
             track.update(kind="counter" if counter is not None else "track",
                          name=one(d, 2).decode())

@@ -57,6 +57,10 @@ def test_ranges_nest_marks_are_instants_and_start_stop_crosses_threads(tmp_path)
     assert all(m["ended"] == 1 for m in db.values())
     assert out.query("SELECT tid, name FROM threads WHERE name IS NOT NULL") == [
         {"tid": by["work"]["Thread_Id"], "name": "worker"}]
+    # 19: the name reaches the Perfetto thread track, as it reaches JSON's
+    worker = by["work"]["Thread_Id"]
+    threads = {t["tid"]: t["name"] for t in Trace(out.path("results.pftrace")).tracks_of("thread").values()}
+    assert threads == {main_tid: f"thread {main_tid}", worker: f"worker (thread {worker})"}
 
     stats = out.csv("marker_api_stats.csv")  # ranges only: the mark is an instant
     assert sorted((x["Name"], x["Calls"]) for x in stats) == [
