@@ -441,8 +441,8 @@ static int print_summary(const struct printer *pr, struct summary *s, struct err
 static int repeated_recordings(sqlite3 *db, struct strbuf *seen, int *total, struct error *err)
 {
 	sqlite3_stmt *s;
-	if (store_prepare(db, "SELECT quote(hostname) || ' ' || quote(pid) || ' ' || "
-			      "quote(realtime_start) FROM gpuprof_process", &s, err))
+	if (store_prepare(db, "SELECT " STORE_RECORDING_KEY("p") " FROM gpuprof_process p", &s,
+			  err))
 		return -1;
 	int repeated = 0;
 	size_t known = seen->len; /* a database's own processes are never repeats of each other */

@@ -1148,14 +1148,22 @@ RECORDER_API void _Exit(int status)
 	_exit(status);
 }
 
-RECORDER_API int execve(const char *path, char *const argv[], char *const envp[])
+/* The exec function named `symbol` (execve or execvpe), the spool flushed and closed
+ * first and reopened if the exec fails. */
+static int exec_next(const char *symbol, const char *file, char *const argv[],
+		     char *const envp[])
 {
 	int stopped = stop_before_leaving();
 	int (*next)(const char *, char *const[], char *const[]) =
-		NEXT(int (*)(const char *, char *const[], char *const[]), "execve");
-	int rc = next ? next(path, argv, envp) : (errno = ENOSYS, -1);
+		NEXT(int (*)(const char *, char *const[], char *const[]), symbol);
+	int rc = next ? next(file, argv, envp) : (errno = ENOSYS, -1);
 	resume_after_failed_exec(stopped);
 	return rc;
+}
+
+RECORDER_API int execve(const char *path, char *const argv[], char *const envp[])
+{
+	return exec_next("execve", path, argv, envp);
 }
 
 RECORDER_API int execv(const char *path, char *const argv[])
@@ -1165,12 +1173,7 @@ RECORDER_API int execv(const char *path, char *const argv[])
 
 RECORDER_API int execvpe(const char *file, char *const argv[], char *const envp[])
 {
-	int stopped = stop_before_leaving();
-	int (*next)(const char *, char *const[], char *const[]) =
-		NEXT(int (*)(const char *, char *const[], char *const[]), "execvpe");
-	int rc = next ? next(file, argv, envp) : (errno = ENOSYS, -1);
-	resume_after_failed_exec(stopped);
-	return rc;
+	return exec_next("execvpe", file, argv, envp);
 }
 
 RECORDER_API int execvp(const char *file, char *const argv[])

@@ -95,9 +95,9 @@ static int fill_shifts(sqlite3 *db, struct hosts *hosts, struct strbuf *notes,
 	 * left out, not counted twice. */
 	if (store_exec(db, "DELETE FROM temp.merge_shift", err) ||
 	    store_prepare(db, "SELECT id, hostname, start, realtime_start, EXISTS (SELECT 1 FROM "
-			      "main.gpuprof_process m WHERE m.hostname IS t.hostname AND m.pid IS "
-			      "t.pid AND m.realtime_start IS t.realtime_start) "
-			      "FROM src.gpuprof_process t ORDER BY id", &s, err))
+			      "main.gpuprof_process m WHERE " STORE_RECORDING_KEY("m") " = "
+			      STORE_RECORDING_KEY("t") ") FROM src.gpuprof_process t ORDER BY id",
+			  &s, err))
 		return -1;
 	if (store_prepare(db, "INSERT INTO temp.merge_shift VALUES (?, ?)", &insert, err)) {
 		sqlite3_finalize(s);
@@ -256,7 +256,8 @@ int store_merge(char *const *inputs, int count, const char *db_path, struct strb
 			error_set(err, "cannot read '%s': %s", inputs[i], sqlite3_errmsg(db));
 			goto out;
 		}
-		int failed = store_exec(db, "BEGIN", err) || merge_one(db, i, inputs[i], &hosts, warnings, err) ||
+		int failed = store_exec(db, "BEGIN", err) ||
+			     merge_one(db, i, inputs[i], &hosts, warnings, err) ||
 			     store_exec(db, "COMMIT", err);
 		if (failed)
 			sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);

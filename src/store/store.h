@@ -22,6 +22,12 @@
 int store_write(const struct recording *rec, const char *spool_path, const char *db_path,
 		struct error *err);
 
+/* The identity of a recording (one process) as an SQL expression over the gpuprof_process
+ * row `t`: its host, pid and the real time it started. The same recording met twice
+ * (a database given twice, a merged one and one of its sources) has the same key. */
+#define STORE_RECORDING_KEY(t) \
+	"quote(" t ".hostname) || ' ' || quote(" t ".pid) || ' ' || quote(" t ".realtime_start)"
+
 /* Joins databases into one at db_path (written beside it, renamed into place when
  * complete): process and string ids renumbered, every row kept with its process (host,
  * pid, rank), times moved onto the timeline of the first input's host (processes of one

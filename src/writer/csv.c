@@ -85,13 +85,9 @@ static FILE *file_for(struct csv_state *s, const char *key, const char *header,
 		error_set(err, "too many csv files");
 		return NULL;
 	}
-	struct strbuf path = STRBUF_INIT, partial = STRBUF_INIT;
+	struct strbuf path = STRBUF_INIT;
 	strbuf_addf(&path, "%s_%s.csv", s->options->prefix, key);
-	output_partial_name(&partial, path.buf);
-	FILE *out = fopen(partial.buf, "we");
-	if (!out)
-		error_set(err, "cannot create '%s': %s", partial.buf, strerror(errno));
-	strbuf_release(&partial);
+	FILE *out = output_partial_open(path.buf, err);
 	if (!out) {
 		strbuf_release(&path);
 		return NULL;

@@ -34,19 +34,25 @@ void output_discard(const char *path)
 	strbuf_release(&partial);
 }
 
+FILE *output_partial_open(const char *path, struct error *err)
+{
+	struct strbuf partial = STRBUF_INIT;
+	output_partial_name(&partial, path);
+	FILE *out = fopen(partial.buf, "we");
+	if (!out)
+		error_set(err, "cannot create '%s': %s", partial.buf, strerror(errno));
+	strbuf_release(&partial);
+	return out;
+}
+
 int output_file_open(struct output_file *f, const char *prefix, const char *suffix,
 		     struct error *err)
 {
-	struct strbuf path = STRBUF_INIT, partial = STRBUF_INIT;
+	struct strbuf path = STRBUF_INIT;
 	strbuf_addf(&path, "%s%s", prefix, suffix);
-	output_partial_name(&partial, path.buf);
 	f->path = strbuf_detach(&path);
-	f->out = fopen(partial.buf, "we");
-	int rc = 0;
-	if (!f->out)
-		rc = error_set(err, "cannot create '%s': %s", partial.buf, strerror(errno));
-	strbuf_release(&partial);
-	return rc;
+	f->out = output_partial_open(f->path, err);
+	return f->out ? 0 : -1;
 }
 
 int output_file_write(struct output_file *f, const void *data, size_t size, struct error *err)

@@ -20,6 +20,8 @@ struct output_file {
 void output_partial_name(struct strbuf *out, const char *path);
 /* Renames the complete <path>.partial to path; removes it and sets err on failure. */
 int output_publish(const char *path, struct error *err);
+/* Creates <path>.partial for writing; NULL with err set when it cannot. */
+FILE *output_partial_open(const char *path, struct error *err);
 /* Removes an incomplete <path>.partial. */
 void output_discard(const char *path);
 
