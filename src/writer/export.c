@@ -7,6 +7,7 @@
 #include "core/record.h"
 #include "store/store.h"
 #include "util/hash.h"
+#include "util/sort.h"
 #include "writer/writer.h"
 
 void writer_truncate_name(const char *name, struct strbuf *out)
@@ -379,6 +380,82 @@ static void truncated_release(struct truncated *t)
 	free(t->names);
 }
 
+/* The ends of the flows that join an API call to the device work it enqueued (see
+ * timeline_flow_id()), so that each flow is written with both its ends or none. The
+ * device work in the output is known before the export begins; the calls are met as
+ * they go by. Events come in start order, a call before its work: a call starts a flow
+ * when its work is in the output and has not gone by, and the work ends the flow when
+ * its call went by first. */
+struct flow_end {
+	int64_t process_id, correlation_id;
+};
+
+enum { FLOW_STARTED = 1, FLOW_WORK_PASSED = 2 };
+
+struct flows {
+	struct flow_end *work; /* sorted, without repeats */
+	uint8_t *state;
+	size_t count, alloc;
+};
+
+static void flows_add(struct flows *f, int64_t process_id, int64_t correlation_id)
+{
+	if (!correlation_id)
+		return;
+	if (f->count == f->alloc) {
+		f->alloc = f->alloc ? 2 * f->alloc : 1024;
+		f->work = xrealloc(f->work, f->alloc * sizeof(*f->work));
+	}
+	f->work[f->count++] = (struct flow_end){ process_id, correlation_id };
+}
+
+static int flow_end_compare(const void *a, const void *b)
+{
+	const struct flow_end *x = a, *y = b;
+	if (x->process_id != y->process_id)
+		return x->process_id < y->process_id ? -1 : 1;
+	return (x->correlation_id > y->correlation_id) - (x->correlation_id < y->correlation_id);
+}
+
+/* Called once every piece of device work was added. */
+static void flows_ready(struct flows *f)
+{
+	sort_array(f->work, f->count, sizeof(*f->work), flow_end_compare);
+	size_t kept = 0;
+	for (size_t i = 0; i < f->count; i++)
+		if (!kept || flow_end_compare(&f->work[kept - 1], &f->work[i]))
+			f->work[kept++] = f->work[i];
+	f->count = kept;
+	f->state = xcalloc(kept ? kept : 1, 1);
+}
+
+/* Whether e, an API call or device work, carries its flow. */
+static int flows_link(struct flows *f, const struct event *e)
+{
+	struct flow_end key = { e->process_id, e->correlation_id };
+	size_t lo = 0, hi = f->count;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (flow_end_compare(&f->work[mid], &key) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == f->count || flow_end_compare(&f->work[lo], &key))
+		return 0; /* a call that enqueued nothing recorded */
+	uint8_t *state = &f->state[lo];
+	if (e->kind == EVENT_API_CALL) {
+		if (*state & FLOW_WORK_PASSED)
+			return 0; /* its work went by first: too late to start a flow */
+		*state |= FLOW_STARTED;
+		return 1;
+	}
+	if (*state & FLOW_STARTED)
+		return 1;
+	*state |= FLOW_WORK_PASSED;
+	return 0;
+}
+
 /* One pass of events through a set of writers. */
 struct export_run {
 	const struct writer_ops *const *writers;
@@ -386,6 +463,8 @@ struct export_run {
 	int count, begun;
 	const struct output_options *options;
 	struct truncated truncated;
+	int flows_wanted; /* by one of the writers */
+	struct flows flows;
 };
 
 static int run_begin(struct export_run *run, const struct writer_ops *const *writers,
@@ -397,9 +476,11 @@ static int run_begin(struct export_run *run, const struct writer_ops *const *wri
 	run->options = options;
 	if (count > 8)
 		return error_set(err, "too many output formats");
-	for (; run->begun < count; run->begun++)
+	for (; run->begun < count; run->begun++) {
+		run->flows_wanted |= writers[run->begun]->flows;
 		if (writers[run->begun]->begin(&run->states[run->begun], options, err))
 			return -1;
+	}
 	return 0;
 }
 
@@ -407,6 +488,9 @@ static int run_event(struct export_run *run, struct event *e, struct error *err)
 {
 	if (e->kind == EVENT_KERNEL && run->options->truncate_kernels)
 		e->name = truncated_name(&run->truncated, e->name);
+	if (run->flows_wanted && e->correlation_id && (e->kind == EVENT_API_CALL || e->kind == EVENT_KERNEL ||
+				  e->kind == EVENT_MEMORY_COPY))
+		e->linked = flows_link(&run->flows, e);
 	for (int w = 0; w < run->count; w++)
 		if (run->writers[w]->event(run->states[w], e, err))
 			return -1;
@@ -426,6 +510,8 @@ static int run_end(struct export_run *run, int failed, struct strbuf *written,
 		}
 	}
 	truncated_release(&run->truncated);
+	free(run->flows.work);
+	free(run->flows.state);
 	return rc;
 }
 
@@ -503,6 +589,28 @@ static int pipeline_publish(struct pipeline *p)
 	return failed ? -1 : 0;
 }
 
+/* The device work in the database, for the flows. */
+static int load_flows(sqlite3 *db, struct flows *flows, struct error *err)
+{
+	static const char *const sql[] = {
+		"SELECT process_id, correlation_id FROM gpuprof_kernel",
+		"SELECT process_id, correlation_id FROM gpuprof_memory_copy",
+	};
+	for (size_t q = 0; q < sizeof(sql) / sizeof(sql[0]); q++) {
+		sqlite3_stmt *s;
+		if (store_prepare(db, sql[q], &s, err))
+			return -1;
+		int row;
+		while ((row = step_row(db, s, err)) > 0)
+			flows_add(flows, sqlite3_column_int64(s, 0), sqlite3_column_int64(s, 1));
+		sqlite3_finalize(s);
+		if (row < 0)
+			return -1;
+	}
+	flows_ready(flows);
+	return 0;
+}
+
 int export_database(sqlite3 *db, const struct writer_ops *const *writers, int count,
 		    const struct output_options *options, struct strbuf *written,
 		    struct error *err)
@@ -513,7 +621,8 @@ int export_database(sqlite3 *db, const struct writer_ops *const *writers, int co
 	int has_row[QUERY_COUNT] = { 0 };
 	struct pipeline *pipe = NULL;
 	pthread_t writer;
-	int failed = names_load(db, &names, err) || run_begin(&run, writers, count, options, err);
+	int failed = names_load(db, &names, err) || run_begin(&run, writers, count, options, err) ||
+		     (run.flows_wanted && load_flows(db, &run.flows, err));
 	for (size_t q = 0; !failed && q < QUERY_COUNT; q++)
 		failed = store_prepare(db, queries[q].sql, &stmts[q], err) ||
 			 (has_row[q] = step_row(db, stmts[q], err)) < 0;
@@ -768,6 +877,13 @@ int export_recording(const struct recording *rec, const struct writer_ops *const
 	struct event e;
 	char uuid[RECORD_UUID_TEXT];
 	int failed = run_begin(&run, writers, count, options, err);
+	for (size_t i = 0; run.flows_wanted && i < rec->kernels.count; i++)
+		flows_add(&run.flows, 1, (int64_t)((const struct record_kernel *)
+						   rec->kernels.items[i])->correlation_id);
+	for (size_t i = 0; run.flows_wanted && i < rec->copies.count; i++)
+		flows_add(&run.flows, 1, (int64_t)((const struct record_memory_copy *)
+						   rec->copies.items[i])->correlation_id);
+	flows_ready(&run.flows);
 	/* the order of export_database(): the process, agents, threads, then the timed lists
 	 * (each sorted by start) merged by start */
 	if (!failed) {

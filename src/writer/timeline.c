@@ -176,14 +176,16 @@ static int process_track(struct timeline *tl, const struct event *ev, struct ent
 	return 0;
 }
 
-/* A track beneath a process: a thread, a queue, a counter or an overlap lane. */
-static int child_track(struct timeline *tl, struct entry *process, struct lane *lane,
-		       enum track_kind kind, int64_t tid, const char *name, struct error *err)
+/* A track of a process: a thread, a queue or a counter beneath the process, or an
+ * overlap lane beneath the track it relieves (under). */
+static int child_track(struct timeline *tl, struct entry *process, const struct track *under,
+		       struct lane *lane, enum track_kind kind, int64_t tid, const char *name,
+		       struct error *err)
 {
 	struct track *t = &lane->track;
 	lane->name = xstrdup(name);
 	t->uuid = tl->next_uuid++;
-	t->parent_uuid = process->lane.track.uuid;
+	t->parent_uuid = under ? under->uuid : process->lane.track.uuid;
 	t->kind = kind;
 	t->process_id = process->process_id;
 	t->pid = process->lane.track.pid;
@@ -240,7 +242,7 @@ static int slice_track(struct timeline *tl, const struct event *ev, struct entry
 		else
 			strbuf_addf(&name, ", queue %lld", (long long)key);
 	}
-	int rc = child_track(tl, process, &e->lane, thread ? TRACK_THREAD : TRACK_QUEUE,
+	int rc = child_track(tl, process, NULL, &e->lane, thread ? TRACK_THREAD : TRACK_QUEUE,
 			     ev->tid, name.buf, err);
 	strbuf_release(&name);
 	strbuf_release(&fallback);
@@ -261,7 +263,7 @@ static int counter_track(struct timeline *tl, const struct event *ev, enum entry
 	struct strbuf name = STRBUF_INIT, fallback = STRBUF_INIT;
 	strbuf_addf(&name, "%s %s", agent_label(tl, ev->process_id, agent, &fallback),
 		    kind == ENTRY_COPY_COUNTER ? "bytes being copied" : "memory allocated");
-	int rc = child_track(tl, process, &e->lane, TRACK_COUNTER, 0, name.buf, err);
+	int rc = child_track(tl, process, NULL, &e->lane, TRACK_COUNTER, 0, name.buf, err);
 	strbuf_release(&name);
 	strbuf_release(&fallback);
 	*out = e;
@@ -350,7 +352,8 @@ static int place(struct timeline *tl, struct entry *base, const struct event *ev
 			struct strbuf name = STRBUF_INIT;
 			strbuf_addf(&name, "%s (overlap %d)", base->lane.name, n);
 			lane->next = xcalloc(1, sizeof(*lane->next));
-			int rc = child_track(tl, process, lane->next, TRACK_QUEUE, 0, name.buf, err);
+			int rc = child_track(tl, process, &base->lane.track, lane->next,
+					     TRACK_QUEUE, 0, name.buf, err);
 			strbuf_release(&name);
 			if (rc)
 				return -1;
@@ -455,7 +458,7 @@ int timeline_finish(struct timeline *tl, struct error *err)
 
 uint64_t timeline_flow_id(const struct event *e)
 {
-	if (!e->correlation_id)
+	if (!e->linked)
 		return 0;
 	/* below 2^52, so that JSON readers keep it exact */
 	return ((uint64_t)e->process_id & 0xfffff) << 32 | ((uint64_t)e->correlation_id & 0xffffffff);

@@ -23,7 +23,8 @@ enum track_kind { TRACK_PROCESS, TRACK_THREAD, TRACK_QUEUE, TRACK_COUNTER };
 
 struct track {
 	uint64_t uuid;        /* unique within the output, never 0 */
-	uint64_t parent_uuid; /* the process track; 0 for process tracks */
+	uint64_t parent_uuid; /* the process track, or the track an overlap lane relieves;
+			       * 0 for process tracks */
 	enum track_kind kind;
 	int64_t process_id, pid;
 	int64_t tid;          /* thread tracks: the thread; others: a number unique within
@@ -77,7 +78,7 @@ int timeline_args(const struct event *e, struct slice_arg args[TIMELINE_MAX_ARGS
 
 /* The flow that links an API call to the device work it enqueued: the same number for
  * both within one output (the process id and the low 32 bits of the correlation id), 0
- * when the event has no correlation id. */
+ * unless both are in the output (event.linked): a flow never has only one end. */
 uint64_t timeline_flow_id(const struct event *e);
 
 /* Whether the event is device work that an API call enqueued (a flow ends on it). */

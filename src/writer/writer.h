@@ -42,6 +42,9 @@ struct event {
 	int64_t tid;
 	int64_t start_ns, end_ns; /* trace clock */
 	int64_t correlation_id;
+	int linked;               /* API calls, kernels and copies: the call and the device
+				   * work it enqueued are both in the output (a flow joins
+				   * them); set by the export for writers with flows set */
 	const char *name;         /* kernel name, API function, agent name */
 	union {
 		struct {
@@ -97,6 +100,7 @@ struct writer_ops {
 	 * `written`) and frees the state. With `failed` set it only removes what it began
 	 * to write and frees the state. */
 	int (*end)(void *state, int failed, struct strbuf *written, struct error *err);
+	int flows; /* reads event.linked: the export works it out only for such writers */
 };
 
 extern const struct writer_ops csv_writer;

@@ -69,8 +69,11 @@ def test_pftrace_tracks_slices_and_flows(busy_run):
     assert sorted(t["tid"] for t in threads.values()) == sorted({int(r["Thread_Id"]) for r in api})
     assert all(t["pid"] == out.pid for t in threads.values())
 
-    # API calls: on their thread's track, at their exact times, each the source of its flow
+    # API calls: on their thread's track, at their exact times; those that enqueued device
+    # work are the source of its flow, the others start none (a flow never has one end)
     by_corr = {int(r["Correlation_Id"]): r for r in api}
+    enqueued = {int(r["Correlation_Id"]) for r in kernels + copies}
+    assert len(enqueued) == KERNELS + COPIES and 0 not in enqueued
     api_slices = [s for s in pf.slices if s["category"] == "OPENCL_API"]
     flow_sources = {}
     for s in api_slices:
@@ -78,9 +81,13 @@ def test_pftrace_tracks_slices_and_flows(busy_run):
         assert s["name"] == row["Function"]
         assert threads[s["track"]]["tid"] == int(row["Thread_Id"])
         assert (s["start"], s["end"]) == (int(row["Start_Timestamp"]), int(row["End_Timestamp"]))
-        assert len(s["flows"]) == 1 and not s["terminating"]
-        flow_sources[s["flows"][0]] = s
-    assert len(flow_sources) == len(api)
+        assert not s["terminating"]
+        if s["args"]["correlation_id"] in enqueued:
+            assert len(s["flows"]) == 1
+            flow_sources[s["flows"][0]] = s
+        else:
+            assert s["flows"] == [], s["name"]
+    assert len(flow_sources) == KERNELS + COPIES < len(api)
 
     # device work: on a queue track beneath the process, ending the flow of its API call
     queues = {}
@@ -140,10 +147,9 @@ def test_json_tracks_and_flows(busy_run):
     device = [e for e in events if e["ph"] == "X" and e["cat"] != "OPENCL_API"]
     starts = [e for e in events if e["ph"] == "s"]
     finishes = [e for e in events if e["ph"] == "f"]
-    assert len(starts) == len(api)
-    assert len(finishes) == len(device) == KERNELS + COPIES
+    assert len(starts) == len(finishes) == len(device) == KERNELS + COPIES < len(api)
     assert all(f["bp"] == "e" for f in finishes)
-    assert {f["id"] for f in finishes} <= {s["id"] for s in starts}
+    assert {f["id"] for f in finishes} == {s["id"] for s in starts}
     names = {(e["pid"], e["tid"]): e["args"]["name"] for e in events
              if e["ph"] == "M" and e["name"] == "thread_name"}
     for e in device:  # every device track is named
@@ -213,3 +219,44 @@ def test_rows_out_of_time_order_are_refused(busy_run, tmp_path):
     assert r.returncode == 1
     assert "events out of time order (one starting at 1 after one starting at" in r.stderr
     assert not os.path.exists(tmp_path / "unordered_results.pftrace")
+
+
+def test_a_flow_never_has_one_end(tmp_path):
+    """Kernels and copies traced without their API calls carry no flow: the call that
+    would start it is not in the output (item 19 of issue 13)."""
+    r = trace(tmp_path, ["--kernel-trace", "--memory-copy-trace", "-f", "csv", "json", "pftrace"],
+              [os.path.join(SAMPLES, "busy"), "-n", "4096", "-i", str(ITERATIONS)])
+    assert r.returncode == 0, r.stderr
+    out = outputs(tmp_path)[0]
+    events = json_events(out)["traceEvents"]
+    assert sum(1 for e in events if e["ph"] == "X") == KERNELS + COPIES
+    assert [e for e in events if e["ph"] in ("s", "f")] == []
+    pf = Trace(out.path("results.pftrace"))
+    assert len(pf.slices) == KERNELS + COPIES
+    assert [s for s in pf.slices if s["flows"] or s["terminating"]] == []
+
+
+def test_an_overlap_lane_of_a_thread_sits_under_the_thread(busy_run, tmp_path):
+    _, out = busy_run
+    db = str(tmp_path / "calls.db")
+    shutil.copy(out.path("results.db"), db)
+    con = sqlite3.connect(db)
+    last = con.execute("SELECT id, tid, start, end FROM gpuprof_api_call "
+                       "ORDER BY start DESC LIMIT 1").fetchone()
+    _, tid, start, end = last
+    # a call on the same thread that begins inside the last one and ends after it
+    con.execute("INSERT INTO gpuprof_api_call (process_id, domain, function_id, tid, start, "
+                "end, correlation_id, result) SELECT process_id, domain, function_id, tid, "
+                "?, ?, 0, 0 FROM gpuprof_api_call WHERE id = ?",
+                ((start + end) // 2, end + 10, last[0]))
+    con.commit()
+    con.close()
+    r = run([GPUPROF, "convert", "-f", "pftrace", "-d", str(tmp_path), db], cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    pf = Trace(str(tmp_path / "calls_results.pftrace"))
+    thread = [u for u, t in pf.tracks_of("thread").items() if t["tid"] == tid]
+    assert len(thread) == 1
+    overlap = [(u, t) for u, t in pf.tracks.items() if t["name"] and "(overlap" in t["name"]]
+    assert [(t["name"], t["parent"]) for _, t in overlap] == [(f"thread {tid} (overlap 1)", thread[0])]
+    assert [(s["start"], s["end"]) for s in pf.slices if s["track"] == overlap[0][0]] == \
+        [((start + end) // 2, end + 10)]
