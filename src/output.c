@@ -14,6 +14,7 @@
 
 #include "store/store.h"
 #include "writer/output-file.h"
+#include "util/progress.h"
 #include "util/strbuf.h"
 
 #define FORMATS_AVAILABLE "csv, sqlite, json, pftrace"
@@ -130,8 +131,11 @@ static int export_outputs(const char *db_path, const struct output_request *requ
 	int rc = 0;
 	const struct writer_ops *writers[3];
 	int count = file_writers(request->formats, writers);
-	if (count)
+	if (count) {
+		progress_begin();
 		rc = export_with(db_path, writers, count, request, prefix, written, err);
+		progress_end();
+	}
 	print_written(written);
 	strbuf_reset(written);
 	const struct writer_ops *summary = &summary_writer;
@@ -239,7 +243,10 @@ int output_from_spool(const char *spool_path, const char *prefix,
 	struct timespec began; /* the clock file times are taken from */
 	clock_gettime(CLOCK_REALTIME_COARSE, &began);
 	struct recording rec;
-	if (recording_read(&rec, spool_path, err))
+	progress_begin();
+	int read = recording_read(&rec, spool_path, err);
+	progress_end();
+	if (read)
 		return -1;
 	rec.rename_kernels = request->options.rename_kernels;
 	size_t filtered = recording_filter_kernels(&rec, request->kernel_filter);
@@ -254,6 +261,7 @@ int output_from_spool(const char *spool_path, const char *prefix,
 	struct database_job job = { .rec = &rec, .spool_path = spool_path };
 	pthread_t thread;
 	int threaded = 0, rc = 0;
+	progress_begin();
 	if (request->formats & FORMAT_SQLITE) {
 		strbuf_addf(&db_path, "%s_results.db", prefix);
 		job.db_path = db_path.buf;
@@ -267,6 +275,7 @@ int output_from_spool(const char *spool_path, const char *prefix,
 		rc = export_recording_with(&rec, writers, count, request, prefix, &written, err);
 	if (threaded)
 		pthread_join(thread, NULL);
+	progress_end();
 	struct strbuf listing = STRBUF_INIT; /* the database first, then the files */
 	if (job.db_path && job.rc == 0)
 		strbuf_addf(&listing, "%s\n", db_path.buf);

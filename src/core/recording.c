@@ -6,6 +6,7 @@
 
 #include "core/kernel-filter.h"
 #include "util/hash.h"
+#include "util/progress.h"
 #include "util/sort.h"
 #include "util/strbuf.h"
 
@@ -123,8 +124,12 @@ int recording_read(struct recording *rec, const char *spool_path, struct error *
 	uint64_t last_ns = 0;
 	const struct record_header *h;
 	struct record_list marker_begins = { 0 }, marker_ends = { 0 };
+	struct progress_task *progress = progress_task_begin("reading", rec->reader.size);
+	uint64_t records = 0;
 	int more;
 	while ((more = spool_reader_next(&rec->reader, &h, err)) > 0) {
+		if (++records % 8192 == 0)
+			progress_set(progress, rec->reader.offset);
 		if (h->type < RECORD_TYPE_COUNT)
 			stats->records[h->type]++;
 		switch (h->type) {
@@ -165,6 +170,7 @@ int recording_read(struct recording *rec, const char *spool_path, struct error *
 		if (end > last_ns)
 			last_ns = end;
 	}
+	progress_task_end(progress);
 	if (more < 0) {
 		free(marker_begins.items);
 		free(marker_ends.items);

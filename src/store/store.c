@@ -10,6 +10,7 @@
 #include "core/recording.h"
 #include "core/spool.h"
 #include "store/schema.h"
+#include "util/progress.h"
 #include "util/strbuf.h"
 
 int store_prepare(sqlite3 *db, const char *sql, sqlite3_stmt **stmt, struct error *err)
@@ -86,6 +87,8 @@ struct loader {
 	sqlite3_stmt *stmt[STATEMENT_COUNT];
 	sqlite3_stmt *batch[STATEMENT_COUNT]; /* BATCH_ROWS rows; for the large tables only */
 	const struct recording *rec;
+	struct progress_task *progress;
+	uint64_t rows; /* inserted so far */
 };
 
 /* The bound values in one row of a statement. */
@@ -363,6 +366,8 @@ static int load_markers(struct loader *l, struct error *err)
 		bind_i64(s, &c, m->ended);
 		if (step(l, INSERT_MARKER, err))
 			return -1;
+		if (++l->rows % 8192 == 0)
+			progress_set(l->progress, l->rows);
 	}
 	return 0;
 }
@@ -379,11 +384,16 @@ static int load_list(struct loader *l, const struct record_list *list, enum stat
 				bind_record(l->batch[which], r * columns, list->items[i + r], l->rec);
 			if (step_statement(l, l->batch[which], err))
 				return -1;
+			l->rows += BATCH_ROWS;
+			if (i % 8192 < BATCH_ROWS)
+				progress_set(l->progress, l->rows);
 		}
 	for (; i < list->count; i++) {
 		bind_record(l->stmt[which], 0, list->items[i], l->rec);
 		if (step(l, which, err))
 			return -1;
+		if (++l->rows % 8192 == 0)
+			progress_set(l->progress, l->rows);
 	}
 	return 0;
 }
@@ -414,20 +424,27 @@ int store_write(const struct recording *rec, const char *spool_path, const char 
 	    prepare_batch(&l, INSERT_COPY, err))
 		goto out;
 	/* tables in start-time order: rowid order is time order for readers */
-	if (load_list(&l, &rec->strings, INSERT_STRING, err) ||
-	    load_list(&l, &rec->agents, INSERT_AGENT, err) ||
-	    load_list(&l, &rec->queues, INSERT_QUEUE, err) ||
-	    load_list(&l, &rec->api_calls, INSERT_API, err) ||
-	    load_list(&l, &rec->kernels, INSERT_KERNEL, err) ||
-	    load_list(&l, &rec->copies, INSERT_COPY, err) ||
-	    load_list(&l, &rec->allocations, INSERT_ALLOCATION, err) ||
-	    load_list(&l, &rec->synchronizations, INSERT_SYNCHRONIZATION, err) ||
-	    load_list(&l, &rec->overheads, INSERT_OVERHEAD, err) ||
-	    load_list(&l, &rec->thread_names, INSERT_THREAD, err) || load_markers(&l, err) ||
-	    finish(&l, spool_path, err) || store_exec(l.db, "COMMIT", err))
+	const struct { const struct record_list *list; enum statement insert; } tables[] = {
+		{ &rec->strings, INSERT_STRING }, { &rec->agents, INSERT_AGENT },
+		{ &rec->queues, INSERT_QUEUE }, { &rec->api_calls, INSERT_API },
+		{ &rec->kernels, INSERT_KERNEL }, { &rec->copies, INSERT_COPY },
+		{ &rec->allocations, INSERT_ALLOCATION },
+		{ &rec->synchronizations, INSERT_SYNCHRONIZATION },
+		{ &rec->overheads, INSERT_OVERHEAD }, { &rec->thread_names, INSERT_THREAD },
+	};
+	uint64_t rows = rec->marker_count;
+	for (size_t t = 0; t < sizeof(tables) / sizeof(tables[0]); t++)
+		rows += tables[t].list->count;
+	l.progress = progress_task_begin("database", rows);
+	for (size_t t = 0; t < sizeof(tables) / sizeof(tables[0]); t++)
+		if (load_list(&l, tables[t].list, tables[t].insert, err))
+			goto out;
+	if (load_markers(&l, err) || finish(&l, spool_path, err) ||
+	    store_exec(l.db, "COMMIT", err))
 		goto out;
 	rc = 0;
 out:
+	progress_task_end(l.progress);
 	for (int i = 0; i < STATEMENT_COUNT; i++) {
 		sqlite3_finalize(l.stmt[i]);
 		sqlite3_finalize(l.batch[i]);

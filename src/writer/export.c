@@ -7,6 +7,7 @@
 #include "core/record.h"
 #include "store/store.h"
 #include "util/hash.h"
+#include "util/progress.h"
 #include "util/sort.h"
 #include "writer/writer.h"
 
@@ -465,6 +466,8 @@ struct export_run {
 	struct truncated truncated;
 	int flows_wanted; /* by one of the writers */
 	struct flows flows;
+	struct progress_task *progress;
+	uint64_t events;
 };
 
 static int run_begin(struct export_run *run, const struct writer_ops *const *writers,
@@ -486,6 +489,8 @@ static int run_begin(struct export_run *run, const struct writer_ops *const *wri
 
 static int run_event(struct export_run *run, struct event *e, struct error *err)
 {
+	if (++run->events % 8192 == 0)
+		progress_set(run->progress, run->events);
 	if (e->kind == EVENT_KERNEL && run->options->truncate_kernels)
 		e->name = truncated_name(&run->truncated, e->name);
 	if (run->flows_wanted && e->correlation_id && (e->kind == EVENT_API_CALL || e->kind == EVENT_KERNEL ||
@@ -512,6 +517,7 @@ static int run_end(struct export_run *run, int failed, struct strbuf *written,
 	truncated_release(&run->truncated);
 	free(run->flows.work);
 	free(run->flows.state);
+	progress_task_end(run->progress);
 	return rc;
 }
 
@@ -589,6 +595,25 @@ static int pipeline_publish(struct pipeline *p)
 	return failed ? -1 : 0;
 }
 
+/* About how many events the database holds, for the progress: rows are numbered from 1
+ * in each table. */
+static uint64_t approximate_events(sqlite3 *db)
+{
+	sqlite3_stmt *s;
+	uint64_t total = 0;
+	if (sqlite3_prepare_v2(db, "SELECT (SELECT IFNULL(MAX(id), 0) FROM gpuprof_kernel) + "
+			       "(SELECT IFNULL(MAX(id), 0) FROM gpuprof_memory_copy) + "
+			       "(SELECT IFNULL(MAX(id), 0) FROM gpuprof_memory_allocation) + "
+			       "(SELECT IFNULL(MAX(id), 0) FROM gpuprof_api_call) + "
+			       "(SELECT IFNULL(MAX(id), 0) FROM gpuprof_marker)", -1, &s,
+			       NULL) != SQLITE_OK)
+		return 0;
+	if (sqlite3_step(s) == SQLITE_ROW && sqlite3_column_int64(s, 0) > 0)
+		total = (uint64_t)sqlite3_column_int64(s, 0);
+	sqlite3_finalize(s);
+	return total;
+}
+
 /* The device work in the database, for the flows. */
 static int load_flows(sqlite3 *db, struct flows *flows, struct error *err)
 {
@@ -623,6 +648,8 @@ int export_database(sqlite3 *db, const struct writer_ops *const *writers, int co
 	pthread_t writer;
 	int failed = names_load(db, &names, err) || run_begin(&run, writers, count, options, err) ||
 		     (run.flows_wanted && load_flows(db, &run.flows, err));
+	if (!failed)
+		run.progress = progress_task_begin("files", approximate_events(db));
 	for (size_t q = 0; !failed && q < QUERY_COUNT; q++)
 		failed = store_prepare(db, queries[q].sql, &stmts[q], err) ||
 			 (has_row[q] = step_row(db, stmts[q], err)) < 0;
@@ -884,6 +911,9 @@ int export_recording(const struct recording *rec, const struct writer_ops *const
 		flows_add(&run.flows, 1, (int64_t)((const struct record_memory_copy *)
 						   rec->copies.items[i])->correlation_id);
 	flows_ready(&run.flows);
+	run.progress = progress_task_begin("files", rec->kernels.count + rec->copies.count +
+					   rec->allocations.count + rec->api_calls.count +
+					   rec->marker_count);
 	/* the order of export_database(): the process, agents, threads, then the timed lists
 	 * (each sorted by start) merged by start */
 	if (!failed) {

@@ -8,6 +8,7 @@
 
 #include "store/store.h"
 #include "util/json.h"
+#include "util/progress.h"
 #include "writer/output-file.h"
 #include "writer/timeline.h"
 #include "writer/writer.h"
@@ -190,9 +191,9 @@ static int json_end(void *state, int failed, struct strbuf *written, struct erro
 	}
 	long bytes = !failed && s->file.out ? ftell(s->file.out) : -1;
 	if (bytes > JSON_BROWSER_LIMIT)
-		fprintf(stderr, "gpuprof: %s is %.1f GB: browsers (chrome://tracing, the Perfetto "
-				"UI) cannot load JSON beyond about 1.5 GB; write pftrace (-f pftrace), "
-				"which they read at any size\n", s->file.path, bytes / 1e9);
+		progress_message("gpuprof: %s is %.1f GB: browsers (chrome://tracing, the Perfetto "
+				 "UI) cannot load JSON beyond about 1.5 GB; write pftrace (-f "
+				 "pftrace), which they read at any size\n", s->file.path, bytes / 1e9);
 	int rc = output_file_close(&s->file, failed, written, err);
 	timeline_free(s->timeline);
 	strbuf_release(&s->buf);

@@ -2,6 +2,8 @@
 for spools and databases that are corrupt or truncated."""
 import filecmp
 import os
+import pty
+import re
 import shutil
 import signal
 import subprocess
@@ -146,3 +148,59 @@ def test_killed_midway_leaves_no_cut_file_under_a_final_name(tmp_path):
     assert len(finished) < len(whole)
     for name in finished:  # whatever has its final name is complete
         assert filecmp.cmp(tmp_path / "cut" / name, tmp_path / "whole" / name, shallow=False), name
+
+
+def on_a_terminal(command, cwd):
+    """Runs command with its stderr on a pseudo-terminal; returns (exit status, what the
+    terminal received)."""
+    controller, terminal = pty.openpty()
+    p = subprocess.Popen(command, cwd=cwd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                         stderr=terminal)
+    os.close(terminal)
+    received = b""
+    while True:
+        try:
+            data = os.read(controller, 65536)
+        except OSError:  # EIO: the terminal closed
+            break
+        if not data:
+            break
+        received += data
+    os.close(controller)
+    return p.wait(), received.decode()
+
+
+PROGRESS = re.compile(r"\rgpuprof: ((?:(?:reading|database|files) \d+%(?:, )?)+) *")
+
+
+def test_progress_is_shown_on_a_terminal_only(tmp_path):
+    # 21: post-processing millions of records says how far it is, on a terminal only.
+    # Work that lasts well over the half second before the line appears: a million
+    # records, a tenth of that in a sanitized build (over ten times slower).
+    records = 100000 if os.environ.get("GPUPROF_SANITIZER") else 1000000
+    spool = tmp_path / "big.spool"
+    r = run([MAKE_SPOOL, str(spool), str(records)], cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    formats = ["-f", "csv", "sqlite", "pftrace"]
+    rc, shown = on_a_terminal([GPUPROF, "convert", *formats, "-d", "out", str(spool)], tmp_path)
+    assert rc == 0, shown
+    lines = PROGRESS.findall(shown)
+    assert lines, shown
+    files = [int(m) for line in lines for m in re.findall(r"files (\d+)%", line)]
+    assert files and files == sorted(files) and files[-1] <= 100
+    # the line is blanked before the next message: with the progress taken out, every
+    # message is on a line of its own, as a pipe would get them
+    messages = re.sub(r"\r *\r", "", PROGRESS.sub("", shown)).split("\r\n")
+    assert messages[0].startswith(f"gpuprof: {spool}: ") and messages[0].endswith(" API calls")
+    assert messages[1:] == [f"gpuprof:   out/{name}" for name in
+                            ["big_results.db", "big_agent_info.csv", "big_opencl_api_trace.csv",
+                             "big_kernel_trace.csv", "big_memory_copy_trace.csv",
+                             "big_results.pftrace"]] + [""]
+    # in a pipe, or when the work is quick, nothing is shown
+    piped = run([GPUPROF, "convert", *formats, "-d", "piped", str(spool)], cwd=tmp_path)
+    assert piped.returncode == 0, piped.stderr
+    assert "\r" not in piped.stderr and "%" not in piped.stderr
+    small = tmp_path / "small.spool"
+    assert run([MAKE_SPOOL, str(small), "1000"], cwd=tmp_path).returncode == 0
+    rc, shown = on_a_terminal([GPUPROF, "convert", *formats, "-d", "small", str(small)], tmp_path)
+    assert rc == 0 and "%" not in shown and "\r\n" in shown, shown
