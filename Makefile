@@ -51,7 +51,7 @@ UTIL_SRC := $(wildcard src/util/*.c)
 CORE_SRC := src/core/record.c src/core/spool.c src/core/paths.c
 RECORDER_SRC := src/core/recorder.c
 STORE_SRC := src/core/recording.c src/core/kernel-filter.c $(wildcard src/store/*.c) $(wildcard src/writer/*.c) $(wildcard src/analysis/*.c)
-CLI_SRC := $(wildcard src/*.c)
+CLI_SRC := $(wildcard src/*.c src/metrics/*.c)
 
 obj = $(patsubst %.c,$(BUILD)/obj/%.o,$(1))
 

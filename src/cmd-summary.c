@@ -247,6 +247,7 @@ static int summary_event(void *state, const struct event *e, struct error *err)
 		break;
 	case EVENT_MEMORY_ALLOCATION:
 	case EVENT_THREAD:
+	case EVENT_METRIC:
 		break;
 	}
 	domain_stats_add(&s->stats, e);

@@ -87,6 +87,7 @@ void domain_stats_add(struct domain_stats *ds, const struct event *e)
 	case EVENT_PROCESS:
 	case EVENT_AGENT:
 	case EVENT_THREAD:
+	case EVENT_METRIC:
 		break;
 	}
 }

@@ -182,6 +182,8 @@ uint32_t record_min_size(uint32_t type)
 	case RECORD_MARKER: return sizeof(struct record_marker);
 	case RECORD_MARKER_END: return sizeof(struct record_marker_end);
 	case RECORD_THREAD_NAME: return sizeof(struct record_thread_name);
+	case RECORD_METRIC_SERIES: return sizeof(struct record_metric_series);
+	case RECORD_METRIC: return sizeof(struct record_metric);
 	}
 	return 0;
 }

@@ -29,6 +29,8 @@ enum record_type {
 	RECORD_MARKER = 13,      /* a marker range began, or an instant mark */
 	RECORD_MARKER_END = 14,  /* a marker range ended */
 	RECORD_THREAD_NAME = 15, /* the application named a thread */
+	RECORD_METRIC_SERIES = 16, /* a metric sampled over time: what it measures */
+	RECORD_METRIC = 17,      /* one value of a metric series */
 	RECORD_TYPE_COUNT
 };
 
@@ -308,6 +310,36 @@ struct record_thread_name {
 	struct record_header header;
 	uint32_t tid;
 	uint32_t name_id;      /* string id */
+};
+
+/* Metrics over time (gpuprof sys) are sampled by gpuprof itself, outside the program,
+ * and appended to each process's spool once the program has ended: the machine's
+ * series (pid 0) and the process's own. */
+enum metric_source {
+	METRIC_HOST = 1,    /* the whole machine: device is the CPU number, or -1 */
+	METRIC_PROCESS = 2, /* one process (pid): device is -1 */
+	METRIC_GPU = 3,     /* one GPU through NVML: device is its NVML index */
+};
+
+#define METRIC_NAME_SIZE 40
+#define METRIC_UNIT_SIZE 16
+
+struct record_metric_series {
+	struct record_header header;
+	uint32_t id;                    /* unique within the spool */
+	uint32_t source;                /* enum metric_source */
+	int32_t device;
+	uint32_t pid;                   /* METRIC_PROCESS: the process; else 0 */
+	char name[METRIC_NAME_SIZE];    /* "utilization", "power": NUL-terminated */
+	char unit[METRIC_UNIT_SIZE];    /* "%", "W", "bytes", "1/s" */
+};
+
+struct record_metric {
+	struct record_header header;
+	uint32_t series_id;
+	uint32_t reserved;
+	uint64_t time_ns;               /* trace clock */
+	double value;
 };
 
 struct record_dropped {

@@ -76,6 +76,15 @@ static int by_start(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+static int metric_by_time(const void *a, const void *b)
+{
+	const struct record_metric *x = *(const struct record_metric *const *)a;
+	const struct record_metric *y = *(const struct record_metric *const *)b;
+	if (x->time_ns != y->time_ns)
+		return x->time_ns < y->time_ns ? -1 : 1;
+	return x < y ? -1 : x > y;
+}
+
 static int is_sorted(const struct record_list *list)
 {
 	for (size_t i = 1; i < list->count; i++)
@@ -145,6 +154,8 @@ int recording_read(struct recording *rec, const char *spool_path, struct error *
 		case RECORD_MARKER: list_add(&marker_begins, h); break;
 		case RECORD_MARKER_END: list_add(&marker_ends, h); break;
 		case RECORD_THREAD_NAME: list_add(&rec->thread_names, h); break;
+		case RECORD_METRIC_SERIES: list_add(&rec->metric_series, h); break;
+		case RECORD_METRIC: list_add(&rec->metrics, h); break;
 		case RECORD_PROCESS:
 			if (!rec->process)
 				rec->process = (const void *)h;
@@ -198,6 +209,7 @@ int recording_read(struct recording *rec, const char *spool_path, struct error *
 	index_by_id(&rec->agents);
 	index_by_id(&rec->queues);
 	index_by_id(&rec->thread_names);
+	index_by_id(&rec->metric_series);
 	int joined = join_markers(rec, &marker_begins, &marker_ends, err);
 	free(marker_begins.items);
 	free(marker_ends.items);
@@ -210,6 +222,8 @@ int recording_read(struct recording *rec, const char *spool_path, struct error *
 	for (size_t i = 0; i < sizeof(timed) / sizeof(timed[0]); i++)
 		if (!is_sorted(timed[i])) /* one recording thread gives sorted lists */
 			sort_array(timed[i]->items, timed[i]->count, sizeof(*timed[i]->items), by_start);
+	sort_array(rec->metrics.items, rec->metrics.count, sizeof(*rec->metrics.items),
+		   metric_by_time);
 	if (needs_enqueuers(rec)) {
 		for (size_t i = 0; i < rec->api_calls.count; i++)
 			list_add(&rec->calls_by_correlation, rec->api_calls.items[i]);
@@ -561,6 +575,23 @@ void recording_enqueuer(const struct recording *rec, uint64_t correlation_id, ui
 		*function_id = call->function_id;
 }
 
+const struct record_metric_series *recording_metric_series(const struct recording *rec,
+							   uint32_t id)
+{
+	size_t lo = 0, hi = rec->metric_series.count;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		uint32_t at = id_of(rec->metric_series.items[mid]);
+		if (at == id)
+			return (const void *)rec->metric_series.items[mid];
+		if (at < id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return NULL;
+}
+
 const char *recording_string(const struct recording *rec, uint32_t id)
 {
 	size_t lo = 0, hi = rec->strings.count;
@@ -582,7 +613,8 @@ void recording_release(struct recording *rec)
 	struct record_list *lists[] = { &rec->strings, &rec->agents, &rec->queues,
 					&rec->api_calls, &rec->kernels, &rec->copies,
 					&rec->allocations, &rec->synchronizations, &rec->overheads,
-					&rec->calls_by_correlation, &rec->thread_names, &rec->owned };
+					&rec->calls_by_correlation, &rec->thread_names,
+					&rec->metric_series, &rec->metrics, &rec->owned };
 	for (size_t i = 0; i < rec->owned.count; i++)
 		free((void *)rec->owned.items[i]);
 	free(rec->markers);

@@ -62,6 +62,8 @@ struct recording {
 	} attributed;
 	struct record_list owned;              /* records made while reading (marker texts) */
 	struct record_list thread_names;       /* by tid; of equal tids the last written wins */
+	struct record_list metric_series;      /* by id (gpuprof sys) */
+	struct record_list metrics;            /* by time, then file order */
 	struct record_list calls_by_correlation; /* API calls by correlation id, then domain;
 						    built when device records need them */
 	int rename_kernels;                    /* kernels take the name of their range (set by
@@ -73,6 +75,10 @@ struct recording {
 /* Reads and checks a whole spool. A spool without a process record is refused. */
 int recording_read(struct recording *rec, const char *spool_path, struct error *err);
 void recording_release(struct recording *rec);
+
+/* The metric series of that id, NULL when there is none. */
+const struct record_metric_series *recording_metric_series(const struct recording *rec,
+							   uint32_t id);
 
 /* The thread and function of the API call that enqueued device work (kernel, copy,
  * allocation, synchronization), for backends whose device records leave them out (tid

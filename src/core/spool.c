@@ -216,6 +216,29 @@ int spool_reader_next(struct spool_reader *r, const struct record_header **recor
 	return 1;
 }
 
+size_t spool_reader_whole_length(const struct spool_reader *r)
+{
+	const struct spool_file_header *header = (const void *)r->data;
+	size_t at = header->header_size;
+	while (at < r->size) {
+		size_t left = r->size - at;
+		struct spool_chunk_header chunk;
+		if (left < sizeof(chunk))
+			return at;
+		memcpy(&chunk, r->data + at, sizeof(chunk));
+		if (chunk.magic != SPOOL_CHUNK_MAGIC) {
+			size_t i = at; /* the rules of next_chunk(): zeros are a cut, else corruption */
+			while (i < r->size && r->data[i] == 0)
+				i++;
+			return i == r->size ? at : r->size;
+		}
+		if (chunk.payload_size > left - sizeof(chunk))
+			return at;
+		at += sizeof(chunk) + chunk.payload_size;
+	}
+	return r->size;
+}
+
 void spool_reader_release(struct spool_reader *reader)
 {
 	if (reader->data)

@@ -57,6 +57,11 @@ int spool_reader_open(struct spool_reader *reader, const char *path, struct erro
 /* Returns 1 and sets *record, 0 at the end, -1 on corruption (err says where). */
 int spool_reader_next(struct spool_reader *reader, const struct record_header **record,
 		      struct error *err);
+/* The length of the file up to the end of its last whole chunk, found from the chunk
+ * headers alone: a writer appending later chunks cuts the file there first. An
+ * incomplete last chunk (or a tail of zeros) is left out; a corrupt one is not, so that
+ * nothing after it is lost. */
+size_t spool_reader_whole_length(const struct spool_reader *reader);
 void spool_reader_release(struct spool_reader *reader);
 
 /* 1 when the first bytes at path are a spool's magic, 0 otherwise. */

@@ -19,6 +19,7 @@
 static const struct {
 	const char *table;
 	const char *columns; /* after id and process_id */
+	const char *order;   /* NULL: start, then the longer first */
 } timed[] = {
 	{ "gpuprof_api_call", "t.tid, t.domain, t.function_id + ?1, t.correlation_id, "
 			      "t.start + s.shift, t.end + s.shift, t.result" },
@@ -44,6 +45,7 @@ static const struct {
 			    "CASE t.domain_id WHEN 0 THEN 0 ELSE t.domain_id + ?1 END, "
 			    "t.name_id + ?1, t.range_id, t.parent_id, t.start + s.shift, "
 			    "t.end + s.shift, t.ended" },
+	{ "gpuprof_metric", "t.series_id, t.time + s.shift, t.value", "time, process_id" },
 };
 
 #define TIMED_COUNT (sizeof(timed) / sizeof(timed[0]))
@@ -64,6 +66,18 @@ static int copy_rows(sqlite3 *db, const char *sql, int64_t strings, int64_t proc
 	if (rc != SQLITE_DONE)
 		return error_set(err, "cannot merge: %s", sqlite3_errmsg(db));
 	return 0;
+}
+
+/* Whether the input attached as src has the metric tables (schema 3.1 added them). */
+static int has_metrics(sqlite3 *db)
+{
+	sqlite3_stmt *s;
+	int found = 0;
+	if (sqlite3_prepare_v2(db, "SELECT 1 FROM src.sqlite_master WHERE name = "
+			       "'gpuprof_metric'", -1, &s, NULL) == SQLITE_OK)
+		found = sqlite3_step(s) == SQLITE_ROW;
+	sqlite3_finalize(s);
+	return found;
 }
 
 static int64_t max_of(sqlite3 *db, const char *sql)
@@ -169,10 +183,16 @@ static int merge_one(sqlite3 *db, int index, const char *path, struct hosts *hos
 		"FROM src.gpuprof_dropped WHERE process_id IN (SELECT id FROM temp.merge_shift)",
 		"INSERT INTO main.gpuprof_thread SELECT process_id + ?2, tid, name_id + ?1 "
 		"FROM src.gpuprof_thread WHERE process_id IN (SELECT id FROM temp.merge_shift)",
+		"INSERT INTO main.gpuprof_metric_series SELECT process_id + ?2, series_id, source, "
+		"device, pid, name, unit FROM src.gpuprof_metric_series "
+		"WHERE process_id IN (SELECT id FROM temp.merge_shift)",
 	};
 	for (size_t i = 0; rc == 0 && i < sizeof(untimed) / sizeof(untimed[0]); i++)
-		rc = copy_rows(db, untimed[i], strings, processes, err);
+		if (!strstr(untimed[i], "src.gpuprof_metric") || has_metrics(db))
+			rc = copy_rows(db, untimed[i], strings, processes, err);
 	for (size_t i = 0; rc == 0 && i < TIMED_COUNT; i++) {
+		if (!strcmp(timed[i].table, "gpuprof_metric") && !has_metrics(db))
+			continue;
 		strbuf_reset(&sql);
 		strbuf_addf(&sql, "INSERT INTO temp.merge_%s SELECT NULL, t.process_id + ?2, %s "
 				  "FROM src.%s t JOIN temp.merge_shift s ON s.id = t.process_id",
@@ -270,8 +290,9 @@ int store_merge(char *const *inputs, int count, const char *db_path, struct strb
 	for (size_t i = 0; i < TIMED_COUNT; i++) {
 		strbuf_reset(&sql);
 		strbuf_addf(&sql, "INSERT INTO main.%s SELECT * FROM temp.merge_%s "
-				  "ORDER BY start, end DESC, process_id; DROP TABLE temp.merge_%s",
-			    timed[i].table, timed[i].table, timed[i].table);
+				  "ORDER BY %s; DROP TABLE temp.merge_%s", timed[i].table,
+			    timed[i].table, timed[i].order ? timed[i].order
+			    : "start, end DESC, process_id", timed[i].table);
 		if (store_exec(db, sql.buf, err))
 			goto out;
 	}

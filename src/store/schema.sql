@@ -57,6 +57,11 @@ CREATE INDEX gpuprof_marker_range ON gpuprof_marker (process_id, range_id);
 CREATE TABLE gpuprof_thread (
   process_id INTEGER, tid INTEGER, name_id INTEGER, PRIMARY KEY (process_id, tid));
 CREATE TABLE gpuprof_dropped (process_id INTEGER, reason TEXT, records INTEGER, bytes INTEGER);
+CREATE TABLE gpuprof_metric_series (
+  process_id INTEGER, series_id INTEGER, source INTEGER, device INTEGER, pid INTEGER,
+  name TEXT, unit TEXT, PRIMARY KEY (process_id, series_id));
+CREATE TABLE gpuprof_metric (
+  id INTEGER PRIMARY KEY, process_id INTEGER, series_id INTEGER, time INTEGER, value REAL);
 
 CREATE VIEW processes AS
   SELECT id, hostname, pid, ppid, rank, size, command, start, end, end - start AS duration,
@@ -173,3 +178,11 @@ CREATE VIEW threads AS
   JOIN gpuprof_process p ON p.id = t.process_id
   LEFT JOIN gpuprof_thread h ON h.process_id = t.process_id AND h.tid = t.tid
   LEFT JOIN gpuprof_string n ON n.id = h.name_id WHERE t.tid != 0;
+CREATE VIEW metrics AS
+  SELECT m.id, p.pid AS recorded_pid,
+         CASE s.source WHEN 1 THEN 'HOST' WHEN 2 THEN 'PROCESS' WHEN 3 THEN 'GPU'
+                       ELSE 'UNKNOWN' END AS source,
+         s.device, CASE s.source WHEN 2 THEN s.pid END AS pid, s.name, s.unit,
+         m.series_id AS series, m.time, m.value
+  FROM gpuprof_metric m JOIN gpuprof_process p ON p.id = m.process_id
+  JOIN gpuprof_metric_series s ON s.process_id = m.process_id AND s.series_id = m.series_id;

@@ -36,7 +36,8 @@ int store_exec(sqlite3 *db, const char *sql, struct error *err)
 enum statement {
 	INSERT_STRING, INSERT_PROCESS, INSERT_AGENT, INSERT_QUEUE, INSERT_API, INSERT_KERNEL,
 	INSERT_COPY, INSERT_ALLOCATION, INSERT_SYNCHRONIZATION, INSERT_OVERHEAD, INSERT_DROPPED,
-	INSERT_METADATA, INSERT_MARKER, INSERT_THREAD, STATEMENT_COUNT
+	INSERT_METADATA, INSERT_MARKER, INSERT_THREAD, INSERT_METRIC_SERIES, INSERT_METRIC,
+	STATEMENT_COUNT
 };
 
 static const char *const statement_sql[STATEMENT_COUNT] = {
@@ -76,6 +77,10 @@ static const char *const statement_sql[STATEMENT_COUNT] = {
 			  "name_id, range_id, parent_id, start, end, ended) VALUES "
 			  "(1,?,?,?,?,?,?,?,?,?,?)",
 	[INSERT_THREAD] = "INSERT OR REPLACE INTO gpuprof_thread VALUES (1,?,?)",
+	[INSERT_METRIC_SERIES] = "INSERT OR REPLACE INTO gpuprof_metric_series VALUES "
+				 "(1,?,?,?,?,?,?)",
+	[INSERT_METRIC] = "INSERT INTO gpuprof_metric (process_id, series_id, time, value) "
+			  "VALUES (1,?,?,?)",
 };
 
 /* Rows per multi-row INSERT for the large tables: one statement step per batch
@@ -229,6 +234,25 @@ static void bind_record(sqlite3_stmt *s, int c, const struct record_header *h,
 		const struct record_thread_name *r = (const void *)h;
 		bind_i64(s, &c, r->tid);
 		bind_i64(s, &c, r->name_id);
+		return;
+	}
+	case RECORD_METRIC_SERIES: {
+		const struct record_metric_series *r = (const void *)h;
+		bind_i64(s, &c, r->id);
+		bind_i64(s, &c, r->source);
+		bind_i64(s, &c, r->device);
+		bind_i64(s, &c, r->pid);
+		sqlite3_bind_text(s, ++c, r->name, (int)strnlen(r->name, sizeof(r->name)),
+				  SQLITE_STATIC);
+		sqlite3_bind_text(s, ++c, r->unit, (int)strnlen(r->unit, sizeof(r->unit)),
+				  SQLITE_STATIC);
+		return;
+	}
+	case RECORD_METRIC: {
+		const struct record_metric *r = (const void *)h;
+		bind_i64(s, &c, r->series_id);
+		bind_i64(s, &c, (int64_t)r->time_ns);
+		sqlite3_bind_double(s, ++c, r->value);
 		return;
 	}
 	case RECORD_MEMORY_COPY: {
@@ -431,6 +455,7 @@ int store_write(const struct recording *rec, const char *spool_path, const char 
 		{ &rec->allocations, INSERT_ALLOCATION },
 		{ &rec->synchronizations, INSERT_SYNCHRONIZATION },
 		{ &rec->overheads, INSERT_OVERHEAD }, { &rec->thread_names, INSERT_THREAD },
+		{ &rec->metric_series, INSERT_METRIC_SERIES }, { &rec->metrics, INSERT_METRIC },
 	};
 	uint64_t rows = rec->marker_count;
 	for (size_t t = 0; t < sizeof(tables) / sizeof(tables[0]); t++)
@@ -471,6 +496,19 @@ char *store_metadata(sqlite3 *db, const char *tag)
 		value = strdup((const char *)sqlite3_column_text(s, 0));
 	sqlite3_finalize(s);
 	return value;
+}
+
+int store_has_table(sqlite3 *db, const char *table)
+{
+	sqlite3_stmt *s;
+	int found = 0;
+	if (sqlite3_prepare_v2(db, "SELECT 1 FROM sqlite_master WHERE name = ?", -1, &s, NULL) ==
+	    SQLITE_OK) {
+		sqlite3_bind_text(s, 1, table, -1, SQLITE_STATIC);
+		found = sqlite3_step(s) == SQLITE_ROW;
+	}
+	sqlite3_finalize(s);
+	return found;
 }
 
 int store_open(const char *db_path, sqlite3 **db, struct error *err)

@@ -11,7 +11,7 @@
 #include "util/error.h"
 #include "util/strbuf.h"
 
-#define STORE_SCHEMA_VERSION "3.0.0"
+#define STORE_SCHEMA_VERSION "3.1.0"
 #define STORE_SCHEMA_MAJOR "3." /* readable: this major version, any minor */
 
 /* Builds a database at db_path from a spool read into memory (spool_path is recorded
@@ -39,6 +39,8 @@ int store_merge(char *const *inputs, int count, const char *db_path, struct strb
 		struct error *err);
 
 /* Opens an existing gpuprof database read-only and checks its schema version. */
+/* Whether db has a table of that name (tables added in minor versions of the schema). */
+int store_has_table(sqlite3 *db, const char *table);
 int store_open(const char *db_path, sqlite3 **db, struct error *err);
 
 /* Runs SQL that returns no rows; on failure err names the database and the message. */

@@ -58,7 +58,34 @@ struct names {
 	size_t count;
 	int64_t *process_ids, *pids;
 	size_t process_count;
+	struct series {              /* metric series, by process and series id */
+		int64_t process_id, id, device, pid;
+		const char *source;
+		char *name, *unit;
+	} *series;
+	size_t series_count;
 };
+
+static const char *metric_source_name(int64_t source)
+{
+	return source == METRIC_HOST ? "HOST" : source == METRIC_PROCESS ? "PROCESS"
+	       : source == METRIC_GPU ? "GPU" : "UNKNOWN";
+}
+
+static const struct series *series_of(const struct names *n, int64_t process_id, int64_t id)
+{
+	size_t lo = 0, hi = n->series_count;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		const struct series *x = &n->series[mid];
+		if (x->process_id < process_id || (x->process_id == process_id && x->id < id))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < n->series_count && n->series[lo].process_id == process_id &&
+	       n->series[lo].id == id ? &n->series[lo] : NULL;
+}
 
 static const char *name_of(const struct names *n, int64_t id)
 {
@@ -89,6 +116,11 @@ static void names_release(struct names *n)
 	free(n->texts);
 	free(n->process_ids);
 	free(n->pids);
+	for (size_t i = 0; i < n->series_count; i++) {
+		free(n->series[i].name);
+		free(n->series[i].unit);
+	}
+	free(n->series);
 	memset(n, 0, sizeof(*n));
 }
 
@@ -121,6 +153,28 @@ static int names_load(sqlite3 *db, struct names *n, struct error *err)
 		}
 		n->process_ids[n->process_count] = sqlite3_column_int64(s, 0);
 		n->pids[n->process_count++] = sqlite3_column_int64(s, 1);
+	}
+	sqlite3_finalize(s);
+	if (!store_has_table(db, "gpuprof_metric_series")) /* schema 3.0 */
+		return 0;
+	if (store_prepare(db, "SELECT process_id, series_id, source, device, pid, name, unit "
+			  "FROM gpuprof_metric_series ORDER BY process_id, series_id", &s, err))
+		return -1;
+	alloc = 0;
+	while (sqlite3_step(s) == SQLITE_ROW) {
+		if (n->series_count == alloc) {
+			alloc = alloc ? alloc * 2 : 64;
+			n->series = xrealloc(n->series, alloc * sizeof(*n->series));
+		}
+		struct series *x = &n->series[n->series_count++];
+		x->process_id = sqlite3_column_int64(s, 0);
+		x->id = sqlite3_column_int64(s, 1);
+		x->source = metric_source_name(sqlite3_column_int64(s, 2));
+		x->device = sqlite3_column_int64(s, 3);
+		x->pid = sqlite3_column_int64(s, 4);
+		const unsigned char *name = sqlite3_column_text(s, 5), *unit = sqlite3_column_text(s, 6);
+		x->name = xstrdup(name ? (const char *)name : "");
+		x->unit = xstrdup(unit ? (const char *)unit : "");
 	}
 	sqlite3_finalize(s);
 	return 0;
@@ -291,6 +345,22 @@ static void fill_marker(sqlite3_stmt *s, const struct names *n, struct event *e)
 	e->marker.ended = (int)I64(10);
 }
 
+static void fill_metric(sqlite3_stmt *s, const struct names *n, struct event *e)
+{
+	e->kind = EVENT_METRIC;
+	e->process_id = I64(0);
+	e->pid = pid_of(n, e->process_id);
+	e->metric.series = I64(1);
+	e->start_ns = e->end_ns = I64(2);
+	e->metric.value = sqlite3_column_double(s, 3);
+	const struct series *x = series_of(n, e->process_id, e->metric.series);
+	e->name = x ? x->name : "";
+	e->metric.unit = x ? x->unit : "";
+	e->metric.source = x ? x->source : "UNKNOWN";
+	e->metric.device = x ? x->device : -1;
+	e->metric.pid = x ? x->pid : 0;
+}
+
 #undef I64
 
 /* The processes, agents and threads, then the timed rows: each table is read in rowid order,
@@ -299,6 +369,7 @@ struct query {
 	const char *sql;
 	void (*fill)(sqlite3_stmt *, const struct names *, struct event *);
 	int start_column; /* -1: read whole before the timed tables */
+	const char *since_3_1; /* a table databases of schema 3.0 lack: read when present */
 };
 
 static const struct query queries[] = {
@@ -328,6 +399,8 @@ static const struct query queries[] = {
 	  "FROM gpuprof_api_call ORDER BY id", fill_api, 4 },
 	{ "SELECT process_id, tid, end_tid, kind, domain_id, name_id, range_id, parent_id, "
 	  "start, end, ended FROM gpuprof_marker ORDER BY id", fill_marker, 8 },
+	{ "SELECT process_id, series_id, time, value FROM gpuprof_metric ORDER BY id",
+	  fill_metric, 2, "gpuprof_metric" },
 };
 
 #define QUERY_COUNT (sizeof(queries) / sizeof(queries[0]))
@@ -651,8 +724,9 @@ int export_database(sqlite3 *db, const struct writer_ops *const *writers, int co
 	if (!failed)
 		run.progress = progress_task_begin("files", approximate_events(db));
 	for (size_t q = 0; !failed && q < QUERY_COUNT; q++)
-		failed = store_prepare(db, queries[q].sql, &stmts[q], err) ||
-			 (has_row[q] = step_row(db, stmts[q], err)) < 0;
+		if (!queries[q].since_3_1 || store_has_table(db, queries[q].since_3_1))
+			failed = store_prepare(db, queries[q].sql, &stmts[q], err) ||
+				 (has_row[q] = step_row(db, stmts[q], err)) < 0;
 	while (!failed) {
 		/* the untimed queries first, then the timed row that starts first */
 		int next = -1;
@@ -869,6 +943,23 @@ static void event_from_marker(const struct recording *rec, const struct recordin
 	e->marker.ended = m->ended;
 }
 
+static void event_from_metric(const struct recording *rec, const struct record_metric *m,
+			      struct event *e)
+{
+	const struct record_metric_series *r = recording_metric_series(rec, m->series_id);
+	e->kind = EVENT_METRIC;
+	e->pid = rec->process->pid;
+	e->start_ns = e->end_ns = (int64_t)m->time_ns;
+	e->metric.series = m->series_id;
+	e->metric.value = m->value;
+	/* the names are NUL-terminated by the writer; a corrupt spool's are cut at the field */
+	e->name = r && memchr(r->name, 0, sizeof(r->name)) ? r->name : "";
+	e->metric.unit = r && memchr(r->unit, 0, sizeof(r->unit)) ? r->unit : "";
+	e->metric.source = metric_source_name(r ? r->source : 0);
+	e->metric.device = r ? r->device : -1;
+	e->metric.pid = r ? r->pid : 0;
+}
+
 static void event_from_process(const struct recording *rec, struct event *e)
 {
 	const struct record_process *p = rec->process;
@@ -940,16 +1031,18 @@ int export_recording(const struct recording *rec, const struct writer_ops *const
 	}
 	const struct record_list *lists[] = { &rec->kernels, &rec->copies, &rec->allocations,
 					      &rec->api_calls };
-	size_t at[5] = { 0 }; /* the four lists, then the markers */
+	size_t at[6] = { 0 }; /* the four lists, the markers, then the metrics */
 	while (!failed) {
 		int next = -1;
 		uint64_t next_start = 0;
-		for (int l = 0; l < 5; l++) {
-			size_t n = l < 4 ? lists[l]->count : rec->marker_count;
+		for (int l = 0; l < 6; l++) {
+			size_t n = l < 4 ? lists[l]->count : l == 4 ? rec->marker_count
+			 : rec->metrics.count;
 			if (at[l] == n)
 				continue;
 			uint64_t start = l < 4 ? record_start(lists[l]->items[at[l]])
-					       : rec->markers[at[l]].start_ns;
+				       : l == 4 ? rec->markers[at[l]].start_ns
+				       : ((const struct record_metric *)rec->metrics.items[at[l]])->time_ns;
 			if (next < 0 || start < next_start) {
 				next = l;
 				next_start = start;
@@ -960,19 +1053,19 @@ int export_recording(const struct recording *rec, const struct writer_ops *const
 		memset(&e, 0, sizeof(e));
 		if (next == 4) {
 			event_from_marker(rec, &rec->markers[at[4]++], &e);
-			e.process_id = 1;
-			failed = run_event(&run, &e, err);
-			continue;
+		} else if (next == 5) {
+			event_from_metric(rec, (const void *)rec->metrics.items[at[5]++], &e);
+		} else {
+			const struct record_header *h = lists[next]->items[at[next]++];
+			if (h->type == RECORD_KERNEL)
+				event_from_kernel(rec, (const void *)h, &e);
+			else if (h->type == RECORD_MEMORY_COPY)
+				event_from_copy(rec, (const void *)h, &e);
+			else if (h->type == RECORD_MEMORY_ALLOCATION)
+				event_from_allocation(rec, (const void *)h, &e);
+			else
+				event_from_api(rec, (const void *)h, &e);
 		}
-		const struct record_header *h = lists[next]->items[at[next]++];
-		if (h->type == RECORD_KERNEL)
-			event_from_kernel(rec, (const void *)h, &e);
-		else if (h->type == RECORD_MEMORY_COPY)
-			event_from_copy(rec, (const void *)h, &e);
-		else if (h->type == RECORD_MEMORY_ALLOCATION)
-			event_from_allocation(rec, (const void *)h, &e);
-		else
-			event_from_api(rec, (const void *)h, &e);
 		e.process_id = 1;
 		failed = run_event(&run, &e, err);
 	}

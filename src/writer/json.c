@@ -135,7 +135,7 @@ static int on_slice_end(void *ctx, const struct track *t, int64_t ts, struct err
 	return 0; /* complete events carry their duration */
 }
 
-static int on_counter(void *ctx, const struct track *t, int64_t ts, int64_t value,
+static int on_counter(void *ctx, const struct track *t, int64_t ts, double value,
 		      struct error *err)
 {
 	struct json_state *s = ctx;
@@ -144,8 +144,13 @@ static int on_counter(void *ctx, const struct track *t, int64_t ts, int64_t valu
 	json_microseconds(&s->buf, ts);
 	strbuf_addstr(&s->buf, ",\"name\":");
 	json_string(&s->buf, t->name);
-	strbuf_addstr(&s->buf, ",\"args\":{\"bytes\":");
-	json_int(&s->buf, value);
+	strbuf_addstr(&s->buf, ",\"args\":{");
+	json_string(&s->buf, t->unit);
+	strbuf_addch(&s->buf, ':');
+	if (timeline_whole(value))
+		json_int(&s->buf, (int64_t)value);
+	else
+		json_double(&s->buf, value);
 	strbuf_addch(&s->buf, '}');
 	return event_end(s, err);
 }

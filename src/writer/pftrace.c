@@ -26,9 +26,10 @@ enum {
 	DESCRIPTOR_PARENT_UUID = 5, DESCRIPTOR_COUNTER = 8,
 	PROCESS_PID = 1, PROCESS_NAME = 6,
 	THREAD_PID = 1, THREAD_TID = 2, THREAD_NAME = 5,
-	COUNTER_UNIT = 3, UNIT_SIZE_BYTES = 3,
+	COUNTER_UNIT = 3, COUNTER_UNIT_NAME = 6, UNIT_SIZE_BYTES = 3,
 	EVENT_CATEGORY_IIDS = 3, EVENT_DEBUG_ANNOTATIONS = 4, EVENT_TYPE = 9,
 	EVENT_NAME_IID = 10, EVENT_TRACK_UUID = 11, EVENT_COUNTER_VALUE = 30,
+	EVENT_DOUBLE_COUNTER_VALUE = 44,
 	EVENT_FLOW_IDS = 47, EVENT_TERMINATING_FLOW_IDS = 48,
 	TYPE_SLICE_BEGIN = 1, TYPE_SLICE_END = 2, TYPE_INSTANT = 3, TYPE_COUNTER = 4,
 	ANNOTATION_NAME_IID = 1, ANNOTATION_INT = 4, ANNOTATION_STRING_IID = 17,
@@ -200,7 +201,10 @@ static int on_track(void *ctx, const struct track *t, struct error *err)
 		pb_text(&s->buf, DESCRIPTOR_NAME, t->name);
 		if (t->kind == TRACK_COUNTER) {
 			size_t c = pb_open(&s->buf, DESCRIPTOR_COUNTER);
-			pb_varint(&s->buf, COUNTER_UNIT, UNIT_SIZE_BYTES);
+			if (!strcmp(t->unit, "bytes"))
+				pb_varint(&s->buf, COUNTER_UNIT, UNIT_SIZE_BYTES);
+			else
+				pb_text(&s->buf, COUNTER_UNIT_NAME, t->unit);
 			pb_close(&s->buf, c);
 		}
 	}
@@ -249,7 +253,7 @@ static int on_slice_end(void *ctx, const struct track *t, int64_t ts, struct err
 	return packet_end(s, packet, err);
 }
 
-static int on_counter(void *ctx, const struct track *t, int64_t ts, int64_t value,
+static int on_counter(void *ctx, const struct track *t, int64_t ts, double value,
 		      struct error *err)
 {
 	struct pftrace_state *s = ctx;
@@ -257,7 +261,13 @@ static int on_counter(void *ctx, const struct track *t, int64_t ts, int64_t valu
 	size_t ev = pb_open(&s->buf, PACKET_TRACK_EVENT);
 	pb_varint(&s->buf, EVENT_TYPE, TYPE_COUNTER);
 	pb_varint(&s->buf, EVENT_TRACK_UUID, t->uuid);
-	pb_int64(&s->buf, EVENT_COUNTER_VALUE, value);
+	if (timeline_whole(value)) { /* whole numbers (bytes) stay integers */
+		pb_int64(&s->buf, EVENT_COUNTER_VALUE, (int64_t)value);
+	} else {
+		uint64_t bits;
+		memcpy(&bits, &value, sizeof(bits));
+		pb_fixed64(&s->buf, EVENT_DOUBLE_COUNTER_VALUE, bits);
+	}
 	pb_close(&s->buf, ev);
 	return packet_end(s, packet, err);
 }

@@ -11,7 +11,7 @@
 
 /* What a table entry is: a track, or an agent's name for naming tracks. */
 enum entry_kind { ENTRY_PROCESS, ENTRY_THREAD, ENTRY_QUEUE, ENTRY_COPY_COUNTER,
-		  ENTRY_MEMORY_COUNTER, ENTRY_AGENT, ENTRY_THREAD_NAME };
+		  ENTRY_MEMORY_COUNTER, ENTRY_AGENT, ENTRY_THREAD_NAME, ENTRY_METRIC };
 
 /* A track on which slices nest: the ends of the slices open on it, innermost last, and
  * the overlap track beneath it, if any. */
@@ -27,7 +27,7 @@ struct entry {
 	enum entry_kind kind;
 	int64_t process_id, key;
 	struct lane lane;   /* the track (lanes of tracks without slices stay empty) */
-	int64_t value;      /* counters: the current value */
+	int64_t value;      /* counters of bytes: the current value */
 	char *label;        /* processes: "command (host, rank N)"; agents: "GPU 1 name";
 			       thread names */
 	int64_t tracks;     /* processes: tracks made for it so far */
@@ -263,11 +263,39 @@ static int counter_track(struct timeline *tl, const struct event *ev, enum entry
 	struct strbuf name = STRBUF_INIT, fallback = STRBUF_INIT;
 	strbuf_addf(&name, "%s %s", agent_label(tl, ev->process_id, agent, &fallback),
 		    kind == ENTRY_COPY_COUNTER ? "bytes being copied" : "memory allocated");
+	e->lane.track.unit = "bytes";
 	int rc = child_track(tl, process, NULL, &e->lane, TRACK_COUNTER, 0, name.buf, err);
 	strbuf_release(&name);
 	strbuf_release(&fallback);
 	*out = e;
 	return rc;
+}
+
+/* A metric series' value: on a counter track of its own, named after what it measures. */
+static int metric(struct timeline *tl, const struct event *ev, struct error *err)
+{
+	struct entry *e = find(tl, ENTRY_METRIC, ev->process_id, ev->metric.series);
+	if (!e) {
+		struct entry *process;
+		if (process_track(tl, ev, &process, err))
+			return -1;
+		e = add(tl, ENTRY_METRIC, ev->process_id, ev->metric.series);
+		struct strbuf name = STRBUF_INIT;
+		if (!strcmp(ev->metric.source, "GPU"))
+			strbuf_addf(&name, "GPU %lld ", (long long)ev->metric.device);
+		else if (!strcmp(ev->metric.source, "PROCESS"))
+			strbuf_addf(&name, "process %lld ", (long long)ev->metric.pid);
+		else if (ev->metric.device >= 0)
+			strbuf_addf(&name, "CPU %lld ", (long long)ev->metric.device);
+		strbuf_addf(&name, "%s (%s)", ev->name, ev->metric.unit);
+		e->label = xstrdup(ev->metric.unit);
+		e->lane.track.unit = e->label;
+		int rc = child_track(tl, process, NULL, &e->lane, TRACK_COUNTER, 0, name.buf, err);
+		strbuf_release(&name);
+		if (rc)
+			return -1;
+	}
+	return tl->ops->counter(tl->ctx, &e->lane.track, ev->start_ns, ev->metric.value, err);
 }
 
 /* ---- held ends and counter changes (a binary heap by time) ---------------------------- */
@@ -318,7 +346,7 @@ static int change_counter(struct timeline *tl, struct entry *c, int64_t ts, int6
 	c->value += delta;
 	if (c->value < 0) /* a free of memory allocated before recording began */
 		c->value = 0;
-	return tl->ops->counter(tl->ctx, &c->lane.track, ts, c->value, err);
+	return tl->ops->counter(tl->ctx, &c->lane.track, ts, (double)c->value, err);
 }
 
 /* Everything held up to ts (inclusive: an end at ts comes before a begin at ts). */
@@ -446,6 +474,8 @@ int timeline_event(struct timeline *tl, const struct event *event, struct error 
 		return slice(tl, &ev, err);
 	case EVENT_MEMORY_ALLOCATION:
 		return allocation_counter(tl, &ev, err);
+	case EVENT_METRIC:
+		return metric(tl, &ev, err);
 	default:
 		return slice(tl, &ev, err);
 	}

@@ -7,7 +7,8 @@
  *  - a queue track per device queue or stream, for kernels and copies; a slice that
  *    overlaps another without nesting in it goes on an overlap track beneath (so that
  *    every track nests properly, as both viewers require);
- *  - counter tracks per device: bytes being copied, and device memory allocated;
+ *  - counter tracks per device: bytes being copied, and device memory allocated; and one
+ *    per metric series (gpuprof sys): the machine's, the process's and each GPU's;
  *  - slice ends and counter changes are held until no earlier event can follow, so the
  *    ops see one stream ordered by time (an end before a begin at the same time).
  * Memory is bounded by the number of tracks and of slices open at once, not by the
@@ -33,6 +34,7 @@ struct track {
 	int64_t start_ns;     /* process tracks: when the process began */
 	const char *name;
 	const char *process_label; /* process tracks: "command (host, rank N)" */
+	const char *unit;     /* counter tracks: "bytes", or a metric's unit ("W", "%") */
 };
 
 struct timeline_ops {
@@ -44,7 +46,7 @@ struct timeline_ops {
 	/* The last slice begun on t and not yet ended ends at ts. */
 	int (*slice_end)(void *ctx, const struct track *t, int64_t ts, struct error *err);
 	/* A counter takes a new value at ts. */
-	int (*counter)(void *ctx, const struct track *t, int64_t ts, int64_t value,
+	int (*counter)(void *ctx, const struct track *t, int64_t ts, double value,
 		       struct error *err);
 };
 
@@ -55,6 +57,12 @@ int timeline_event(struct timeline *tl, const struct event *e, struct error *err
 /* Ends everything still open. */
 int timeline_finish(struct timeline *tl, struct error *err);
 void timeline_free(struct timeline *tl);
+
+/* Whether a counter value is a whole number the formats write as an integer (bytes). */
+static inline int timeline_whole(double v)
+{
+	return v > -9e18 && v < 9e18 && v == (double)(int64_t)v;
+}
 
 /* The version of the layout the timeline formats write, stamped in each output. */
 #define TIMELINE_FORMAT_VERSION "1.0"

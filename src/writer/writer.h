@@ -28,7 +28,7 @@ static inline uint64_t duration_ns(int64_t start, int64_t end)
 }
 
 enum event_kind { EVENT_PROCESS, EVENT_AGENT, EVENT_THREAD, EVENT_KERNEL, EVENT_MEMORY_COPY,
-		  EVENT_MEMORY_ALLOCATION, EVENT_API_CALL, EVENT_MARKER };
+		  EVENT_MEMORY_ALLOCATION, EVENT_API_CALL, EVENT_MARKER, EVENT_METRIC };
 
 /* One row of the store. The strings of timed events (kernels, copies, allocations, API
  * calls, markers) stay valid and unchanged until the export ends, so writers may key
@@ -89,6 +89,13 @@ struct event {
 			int64_t range_id, parent_id, end_tid;
 			int ended;            /* 0: still open when recording ended */
 		} marker;
+		struct {                      /* one value of a series (gpuprof sys); name is the
+					       * series' name, start_ns = end_ns its time */
+			const char *source;   /* HOST, PROCESS, GPU */
+			const char *unit;
+			int64_t series, device, pid; /* device: CPU number, GPU index or -1 */
+			double value;
+		} metric;
 	};
 };
 

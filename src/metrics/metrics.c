@@ -1,0 +1,782 @@
+/* The metrics sampler (see metrics.h): one thread in gpuprof that reads /proc, /sys and
+ * NVML every interval and writes one spool chunk per round. */
+#include "metrics/metrics.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "core/clock.h"
+#include "core/record.h"
+#include "core/spool.h"
+#include "metrics/nvml.h"
+
+#define MAX_GPUS 64
+#define NO_SERIES UINT32_MAX /* a GPU metric the GPU does not support */
+
+/* The series of each traced process, in this order. */
+enum process_metric {
+	PROCESS_CPU, PROCESS_RSS, PROCESS_VIRTUAL, PROCESS_THREADS, PROCESS_MINOR_FAULTS,
+	PROCESS_MAJOR_FAULTS, PROCESS_VOLUNTARY_SWITCHES, PROCESS_INVOLUNTARY_SWITCHES,
+	PROCESS_READ, PROCESS_WRITTEN, PROCESS_METRIC_COUNT
+};
+
+static const struct {
+	const char *name, *unit;
+} process_metrics[PROCESS_METRIC_COUNT] = {
+	[PROCESS_CPU] = { "CPU", "%" },
+	[PROCESS_RSS] = { "RSS", "bytes" },
+	[PROCESS_VIRTUAL] = { "virtual memory", "bytes" },
+	[PROCESS_THREADS] = { "threads", "count" },
+	[PROCESS_MINOR_FAULTS] = { "minor page faults", "1/s" },
+	[PROCESS_MAJOR_FAULTS] = { "major page faults", "1/s" },
+	[PROCESS_VOLUNTARY_SWITCHES] = { "voluntary context switches", "1/s" },
+	[PROCESS_INVOLUNTARY_SWITCHES] = { "involuntary context switches", "1/s" },
+	[PROCESS_READ] = { "bytes read", "bytes/s" },
+	[PROCESS_WRITTEN] = { "bytes written", "bytes/s" },
+};
+
+/* What /proc says of one process; the counters only grow. */
+struct process_reading {
+	uint64_t cpu_ticks, minor_faults, major_faults, voluntary, involuntary, read, written;
+	uint64_t rss, virtual_bytes, threads;
+	int have_io;
+};
+
+struct process {
+	pid_t pid;
+	uint32_t first_series; /* PROCESS_METRIC_COUNT ids from here */
+	uint64_t time_ns;      /* of the last reading */
+	struct process_reading last;
+	int seen;              /* in this round */
+};
+
+struct cpu_times {
+	uint64_t busy, total;
+};
+
+struct metrics {
+	struct metrics_options o;
+	int fd;
+	char *path;
+	pthread_t thread;
+	pthread_mutex_t lock;
+	pthread_cond_t wake;
+	int stop, failed;
+	struct error err;
+	struct strbuf chunk; /* records of this round */
+	uint32_t chunk_records, next_series;
+	long ticks_per_second, page_size;
+	/* the machine: index 0 is all CPUs, i + 1 is CPU i */
+	int cpus;
+	struct cpu_times *cpu_last;
+	uint32_t utilization_series, frequency_series, memory_series;
+	int have_frequency;
+	/* the traced processes */
+	struct process *processes;
+	size_t process_count, process_alloc;
+	/* the GPUs */
+	struct nvml *nvml;
+	uint32_t gpu_series[MAX_GPUS][GPU_METRIC_COUNT]; /* 0: not yet made */
+	double energy_start[MAX_GPUS];
+};
+
+/* ---- records ---------------------------------------------------------------------------- */
+
+static void add_record(struct metrics *m, const void *record, uint32_t size)
+{
+	strbuf_add(&m->chunk, record, size);
+	m->chunk_records++;
+}
+
+static uint32_t new_series(struct metrics *m, enum metric_source source, int device,
+			   pid_t pid, const char *name, const char *unit)
+{
+	struct record_metric_series r;
+	memset(&r, 0, sizeof(r));
+	r.header.size = sizeof(r);
+	r.header.type = RECORD_METRIC_SERIES;
+	r.id = ++m->next_series;
+	r.source = source;
+	r.device = device;
+	r.pid = (uint32_t)pid;
+	snprintf(r.name, sizeof(r.name), "%s", name);
+	snprintf(r.unit, sizeof(r.unit), "%s", unit);
+	add_record(m, &r, sizeof(r));
+	return r.id;
+}
+
+static void value(struct metrics *m, uint32_t series, uint64_t time_ns, double v)
+{
+	struct record_metric r = {
+		.header = { .size = sizeof(r), .type = RECORD_METRIC },
+		.series_id = series, .time_ns = time_ns, .value = v,
+	};
+	add_record(m, &r, sizeof(r));
+}
+
+static void flush(struct metrics *m)
+{
+	if (!m->chunk_records)
+		return;
+	if (!m->failed && spool_write_chunk(m->fd, m->chunk.buf, (uint32_t)m->chunk.len,
+					    m->chunk_records, &m->err))
+		m->failed = 1;
+	strbuf_reset(&m->chunk);
+	m->chunk_records = 0;
+}
+
+/* ---- the machine -------------------------------------------------------------------------- */
+
+/* Reads a small file whole into buf; its length, or -1. */
+static ssize_t read_file(const char *path, char *buf, size_t size)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	size_t used = 0;
+	ssize_t n;
+	while (used + 1 < size && (n = read(fd, buf + used, size - 1 - used)) > 0)
+		used += (size_t)n;
+	close(fd);
+	buf[used] = '\0';
+	return (ssize_t)used;
+}
+
+/* Fills times[0] (all CPUs) and times[i + 1] from /proc/stat; returns the number of CPUs
+ * seen, at most max. A CPU that is offline keeps total 0. */
+static int read_cpu_times(struct cpu_times *times, int max)
+{
+	FILE *f = fopen("/proc/stat", "re");
+	if (!f)
+		return 0;
+	char line[512];
+	int cpus = 0;
+	memset(times, 0, (size_t)(max + 1) * sizeof(*times));
+	while (fgets(line, sizeof(line), f) && !strncmp(line, "cpu", 3)) {
+		unsigned long long v[8] = { 0 };
+		char *p = line + 3;
+		int index = -1;
+		if (*p != ' ')
+			index = (int)strtol(p, &p, 10);
+		if (index >= max)
+			continue;
+		if (sscanf(p, "%llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2],
+			   &v[3], &v[4], &v[5], &v[6], &v[7]) < 4)
+			continue;
+		/* user nice system idle iowait irq softirq steal */
+		uint64_t total = 0;
+		for (int i = 0; i < 8; i++)
+			total += v[i];
+		struct cpu_times *t = &times[index + 1];
+		t->total = total;
+		t->busy = total - v[3] - v[4];
+		if (index + 1 > cpus)
+			cpus = index + 1;
+	}
+	fclose(f);
+	return cpus;
+}
+
+static void sample_cpus(struct metrics *m, uint64_t now)
+{
+	struct cpu_times *times = xcalloc((size_t)m->cpus + 1, sizeof(*times));
+	read_cpu_times(times, m->cpus);
+	for (int i = 0; i <= m->cpus; i++) {
+		uint64_t total = times[i].total - m->cpu_last[i].total;
+		if (m->cpu_last[i].total && times[i].total > m->cpu_last[i].total &&
+		    times[i].busy >= m->cpu_last[i].busy)
+			value(m, m->utilization_series + (uint32_t)i, now,
+			      100.0 * (double)(times[i].busy - m->cpu_last[i].busy) / (double)total);
+		if (times[i].total)
+			m->cpu_last[i] = times[i];
+	}
+	free(times);
+	for (int i = 0; m->have_frequency && i < m->cpus; i++) {
+		char path[96], text[64];
+		snprintf(path, sizeof(path), "/sys/devices/system/cpu/cpu%d/cpufreq/scaling_cur_freq", i);
+		if (read_file(path, text, sizeof(text)) > 0)
+			value(m, m->frequency_series + (uint32_t)i, now, strtod(text, NULL) / 1000.0);
+	}
+	char meminfo[4096];
+	if (read_file("/proc/meminfo", meminfo, sizeof(meminfo)) > 0) {
+		const char *total = strstr(meminfo, "MemTotal:");
+		const char *available = strstr(meminfo, "MemAvailable:");
+		if (total && available) {
+			double t = strtod(total + 9, NULL), a = strtod(available + 13, NULL);
+			value(m, m->memory_series, now, (t - a) * 1024.0); /* kB */
+		}
+	}
+}
+
+/* ---- the traced processes ----------------------------------------------------------------- */
+
+static int read_process(pid_t pid, long page_size, struct process_reading *r)
+{
+	char path[64], text[4096];
+	memset(r, 0, sizeof(*r));
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	if (read_file(path, text, sizeof(text)) <= 0)
+		return -1;
+	const char *p = strrchr(text, ')'); /* the command may hold spaces and parentheses */
+	unsigned long long minflt, majflt, utime, stime, threads, vsize;
+	long long rss;
+	if (!p || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %llu %*u %llu %*u %llu %llu "
+			 "%*d %*d %*d %*d %llu %*d %*s %llu %lld", &minflt, &majflt, &utime,
+			 &stime, &threads, &vsize, &rss) != 7)
+		return -1;
+	r->minor_faults = minflt;
+	r->major_faults = majflt;
+	r->cpu_ticks = utime + stime;
+	r->threads = threads;
+	r->virtual_bytes = vsize;
+	r->rss = rss > 0 ? (uint64_t)rss * (uint64_t)page_size : 0;
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	if (read_file(path, text, sizeof(text)) > 0) {
+		const char *v = strstr(text, "\nvoluntary_ctxt_switches:");
+		const char *i = strstr(text, "\nnonvoluntary_ctxt_switches:");
+		if (v)
+			r->voluntary = strtoull(v + 25, NULL, 10);
+		if (i)
+			r->involuntary = strtoull(i + 28, NULL, 10);
+	}
+	snprintf(path, sizeof(path), "/proc/%d/io", (int)pid);
+	if (read_file(path, text, sizeof(text)) > 0) {
+		const char *rchar = strstr(text, "rchar:");
+		const char *wchar = strstr(text, "wchar:");
+		if (rchar && wchar) {
+			r->read = strtoull(rchar + 6, NULL, 10);
+			r->written = strtoull(wchar + 6, NULL, 10);
+			r->have_io = 1;
+		}
+	}
+	return 0;
+}
+
+static struct process *find_process(struct metrics *m, pid_t pid)
+{
+	for (size_t i = 0; i < m->process_count; i++)
+		if (m->processes[i].pid == pid)
+			return &m->processes[i];
+	return NULL;
+}
+
+/* Every descendant of gpuprof: the children of each of its threads, then theirs. */
+static void find_descendants(pid_t root, pid_t **pids, size_t *count, size_t *alloc)
+{
+	size_t from = *count;
+	char path[64];
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)root);
+	DIR *d = opendir(path);
+	if (!d)
+		return;
+	struct dirent *e;
+	while ((e = readdir(d))) {
+		if (e->d_name[0] < '0' || e->d_name[0] > '9')
+			continue;
+		char file[320], text[4096];
+		snprintf(file, sizeof(file), "/proc/%d/task/%s/children", (int)root, e->d_name);
+		if (read_file(file, text, sizeof(text)) <= 0)
+			continue;
+		for (char *p = text, *end; *p; p = end) {
+			long pid = strtol(p, &end, 10);
+			if (end == p)
+				break;
+			if (*count == *alloc) {
+				*alloc = *alloc ? 2 * *alloc : 16;
+				*pids = xrealloc(*pids, *alloc * sizeof(**pids));
+			}
+			(*pids)[(*count)++] = (pid_t)pid;
+		}
+	}
+	closedir(d);
+	for (size_t i = from, n = *count; i < n; i++)
+		find_descendants((*pids)[i], pids, count, alloc);
+}
+
+static double per_second(uint64_t now, uint64_t then, uint64_t before, uint64_t after)
+{
+	return after >= before && now > then ? (double)(after - before) * 1e9 / (double)(now - then)
+					      : 0;
+}
+
+static void sample_process(struct metrics *m, struct process *p, uint64_t now)
+{
+	struct process_reading r;
+	if (read_process(p->pid, m->page_size, &r))
+		return;
+	if (!p->first_series) {
+		for (int k = 0; k < PROCESS_METRIC_COUNT; k++) {
+			uint32_t id = new_series(m, METRIC_PROCESS, -1, p->pid, process_metrics[k].name,
+						 process_metrics[k].unit);
+			if (k == 0)
+				p->first_series = id;
+		}
+	}
+	uint32_t s = p->first_series;
+	value(m, s + PROCESS_RSS, now, (double)r.rss);
+	value(m, s + PROCESS_VIRTUAL, now, (double)r.virtual_bytes);
+	value(m, s + PROCESS_THREADS, now, (double)r.threads);
+	if (p->time_ns) { /* rates need a reading before */
+		const struct process_reading *b = &p->last;
+		double seconds = (double)(now - p->time_ns) / 1e9;
+		if (seconds > 0 && r.cpu_ticks >= b->cpu_ticks)
+			value(m, s + PROCESS_CPU, now, 100.0 * (double)(r.cpu_ticks - b->cpu_ticks) /
+				      (double)m->ticks_per_second / seconds);
+		value(m, s + PROCESS_MINOR_FAULTS, now,
+		      per_second(now, p->time_ns, b->minor_faults, r.minor_faults));
+		value(m, s + PROCESS_MAJOR_FAULTS, now,
+		      per_second(now, p->time_ns, b->major_faults, r.major_faults));
+		value(m, s + PROCESS_VOLUNTARY_SWITCHES, now,
+		      per_second(now, p->time_ns, b->voluntary, r.voluntary));
+		value(m, s + PROCESS_INVOLUNTARY_SWITCHES, now,
+		      per_second(now, p->time_ns, b->involuntary, r.involuntary));
+		if (r.have_io && b->have_io) {
+			value(m, s + PROCESS_READ, now, per_second(now, p->time_ns, b->read, r.read));
+			value(m, s + PROCESS_WRITTEN, now,
+			      per_second(now, p->time_ns, b->written, r.written));
+		}
+	}
+	p->last = r;
+	p->time_ns = now;
+}
+
+static void sample_processes(struct metrics *m, uint64_t now)
+{
+	pid_t *pids = NULL;
+	size_t count = 0, alloc = 0;
+	find_descendants(getpid(), &pids, &count, &alloc);
+	for (size_t i = 0; i < m->process_count; i++)
+		m->processes[i].seen = 0;
+	for (size_t i = 0; i < count; i++) {
+		struct process *p = find_process(m, pids[i]);
+		if (!p) {
+			if (m->process_count == m->process_alloc) {
+				m->process_alloc = m->process_alloc ? 2 * m->process_alloc : 16;
+				m->processes = xrealloc(m->processes,
+							m->process_alloc * sizeof(*m->processes));
+			}
+			p = &m->processes[m->process_count++];
+			memset(p, 0, sizeof(*p));
+			p->pid = pids[i];
+		}
+		p->seen = 1;
+		sample_process(m, p, now);
+	}
+	/* processes that ended are forgotten: a later one with the same pid is new */
+	size_t kept = 0;
+	for (size_t i = 0; i < m->process_count; i++)
+		if (m->processes[i].seen)
+			m->processes[kept++] = m->processes[i];
+	m->process_count = kept;
+	free(pids);
+}
+
+/* ---- the GPUs ------------------------------------------------------------------------------ */
+
+static void sample_gpus(struct metrics *m, uint64_t now)
+{
+	unsigned count = nvml_device_count(m->nvml);
+	for (unsigned d = 0; d < count && d < MAX_GPUS; d++)
+		for (int k = 0; k < GPU_METRIC_COUNT; k++) {
+			uint32_t *series = &m->gpu_series[d][k];
+			double v;
+			if (*series == NO_SERIES)
+				continue;
+			int rc = nvml_read(m->nvml, d, (enum gpu_metric)k, &v);
+			if (rc > 0)
+				*series = NO_SERIES;
+			if (rc)
+				continue;
+			if (!*series) {
+				*series = new_series(m, METRIC_GPU, (int)d, 0, nvml_metric_name(k),
+						     nvml_metric_unit(k));
+				if (k == GPU_ENERGY)
+					m->energy_start[d] = v;
+			}
+			/* energy since sampling began: NVML counts from the driver's start */
+			value(m, *series, now, k == GPU_ENERGY ? v - m->energy_start[d] : v);
+		}
+}
+
+/* ---- the thread ---------------------------------------------------------------------------- */
+
+static void sample(struct metrics *m)
+{
+	uint64_t now = clock_now_ns();
+	if (m->o.host) {
+		sample_cpus(m, now);
+		sample_processes(m, now);
+	}
+	if (m->nvml)
+		sample_gpus(m, now);
+	flush(m);
+}
+
+static void *run(void *arg)
+{
+	struct metrics *m = arg;
+	struct timespec next;
+	clock_gettime(CLOCK_MONOTONIC, &next);
+	pthread_mutex_lock(&m->lock);
+	while (!m->stop) {
+		pthread_mutex_unlock(&m->lock);
+		sample(m);
+		pthread_mutex_lock(&m->lock);
+		/* rounds on a fixed grid: a slow round does not shift the ones after it */
+		next.tv_nsec += (long)(m->o.interval_ms % 1000) * 1000000;
+		next.tv_sec += m->o.interval_ms / 1000 + next.tv_nsec / 1000000000;
+		next.tv_nsec %= 1000000000;
+		struct timespec now;
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		if (now.tv_sec > next.tv_sec || (now.tv_sec == next.tv_sec && now.tv_nsec > next.tv_nsec))
+			next = now; /* too slow for the interval: the next round starts at once */
+		while (!m->stop && pthread_cond_timedwait(&m->wake, &m->lock, &next) != ETIMEDOUT)
+			;
+	}
+	pthread_mutex_unlock(&m->lock);
+	sample(m); /* the last state, once the program has ended */
+	return NULL;
+}
+
+struct metrics *metrics_start(const struct metrics_options *o, const char *spool_path,
+			      struct error *err)
+{
+	struct metrics *m = xcalloc(1, sizeof(*m));
+	m->o = *o;
+	m->path = xstrdup(spool_path);
+	strbuf_init(&m->chunk);
+	m->fd = open(spool_path, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0600);
+	if (m->fd < 0 || spool_write_header(m->fd, err)) {
+		if (m->fd < 0)
+			error_set(err, "cannot create '%s': %s", spool_path, strerror(errno));
+		else
+			close(m->fd);
+		free(m->path);
+		free(m);
+		return NULL;
+	}
+	m->ticks_per_second = sysconf(_SC_CLK_TCK);
+	m->page_size = sysconf(_SC_PAGESIZE);
+	if (o->host) {
+		long configured = sysconf(_SC_NPROCESSORS_CONF);
+		m->cpus = configured > 0 ? (int)configured : 1;
+		m->cpu_last = xcalloc((size_t)m->cpus + 1, sizeof(*m->cpu_last));
+		m->utilization_series = new_series(m, METRIC_HOST, -1, 0, "CPU utilization", "%");
+		for (int i = 0; i < m->cpus; i++)
+			new_series(m, METRIC_HOST, i, 0, "CPU utilization", "%");
+		m->have_frequency = access("/sys/devices/system/cpu/cpu0/cpufreq/scaling_cur_freq",
+					   R_OK) == 0;
+		if (m->have_frequency) {
+			m->frequency_series = m->next_series + 1;
+			for (int i = 0; i < m->cpus; i++)
+				new_series(m, METRIC_HOST, i, 0, "CPU frequency", "MHz");
+		} else {
+			fprintf(stderr, "gpuprof: CPU frequency is not sampled: this system does not "
+					"expose it (no /sys/devices/system/cpu/cpu0/cpufreq)\n");
+		}
+		m->memory_series = new_series(m, METRIC_HOST, -1, 0, "memory used", "bytes");
+	}
+	if (o->device) {
+		struct strbuf why = STRBUF_INIT;
+		m->nvml = nvml_open(&why);
+		if (!m->nvml)
+			fprintf(stderr, "gpuprof: GPU metrics are not sampled: %s\n", why.buf);
+		strbuf_release(&why);
+	}
+	pthread_mutex_init(&m->lock, NULL);
+	pthread_condattr_t attr;
+	pthread_condattr_init(&attr);
+	pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+	pthread_cond_init(&m->wake, &attr);
+	pthread_condattr_destroy(&attr);
+	/* the program's signals are for gpuprof's main thread, which forwards them */
+	sigset_t all, old;
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	int rc = pthread_create(&m->thread, NULL, run, m);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (rc) {
+		error_set(err, "cannot start a thread: %s", strerror(rc));
+		nvml_close(m->nvml);
+		close(m->fd);
+		unlink(m->path);
+		free(m->cpu_last);
+		strbuf_release(&m->chunk);
+		free(m->path);
+		free(m);
+		return NULL;
+	}
+	return m;
+}
+
+int metrics_stop(struct metrics *m, struct error *err)
+{
+	pthread_mutex_lock(&m->lock);
+	m->stop = 1;
+	pthread_cond_signal(&m->wake);
+	pthread_mutex_unlock(&m->lock);
+	pthread_join(m->thread, NULL);
+	int rc = 0;
+	if (m->failed) {
+		*err = m->err;
+		rc = -1;
+	}
+	if (close(m->fd) < 0 && rc == 0)
+		rc = error_set(err, "cannot write '%s': %s", m->path, strerror(errno));
+	nvml_close(m->nvml);
+	pthread_mutex_destroy(&m->lock);
+	pthread_cond_destroy(&m->wake);
+	free(m->cpu_last);
+	free(m->processes);
+	strbuf_release(&m->chunk);
+	free(m->path);
+	free(m);
+	return rc;
+}
+
+/* ---- after the run ------------------------------------------------------------------------- */
+
+/* Calls each(record) for every record of the metrics spool. */
+static int each_record(const char *path, int (*each)(void *ctx, const struct record_header *h),
+		       void *ctx, struct error *err)
+{
+	struct spool_reader reader;
+	if (spool_reader_open(&reader, path, err))
+		return -1;
+	const struct record_header *h;
+	int more;
+	while ((more = spool_reader_next(&reader, &h, err)) > 0)
+		if (each(ctx, h))
+			break;
+	spool_reader_release(&reader);
+	return more < 0 ? -1 : 0;
+}
+
+/* Series ids kept: a bitmap, ids being small and dense. */
+struct selection {
+	pid_t pid;
+	unsigned char *kept;
+	size_t size;
+	struct strbuf chunk;
+	uint32_t records;
+	int fd;
+	int failed;
+	struct error *err;
+};
+
+static int kept(const struct selection *s, uint32_t id)
+{
+	return id < s->size && s->kept[id];
+}
+
+static void select_add(struct selection *s, const struct record_header *h)
+{
+	strbuf_add(&s->chunk, h, h->size);
+	s->records++;
+	if (s->chunk.len >= (1u << 20) && !s->failed) {
+		s->failed = spool_write_chunk(s->fd, s->chunk.buf, (uint32_t)s->chunk.len,
+					      s->records, s->err) != 0;
+		strbuf_reset(&s->chunk);
+		s->records = 0;
+	}
+}
+
+static int select_record(void *ctx, const struct record_header *h)
+{
+	struct selection *s = ctx;
+	if (h->type == RECORD_METRIC_SERIES) {
+		const struct record_metric_series *r = (const void *)h;
+		if (r->source == METRIC_PROCESS && r->pid != (uint32_t)s->pid)
+			return 0;
+		if (r->id >= s->size) {
+			size_t size = 2 * (size_t)r->id + 64;
+			s->kept = xrealloc(s->kept, size);
+			memset(s->kept + s->size, 0, size - s->size);
+			s->size = size;
+		}
+		s->kept[r->id] = 1;
+		select_add(s, h);
+	} else if (h->type == RECORD_METRIC &&
+		   kept(s, ((const struct record_metric *)h)->series_id)) {
+		select_add(s, h);
+	}
+	return s->failed;
+}
+
+int metrics_append(const char *metrics_spool, const char *process_spool, struct error *err)
+{
+	struct spool_reader reader;
+	if (spool_reader_open(&reader, process_spool, err))
+		return -1;
+	const struct record_header *h;
+	pid_t pid = 0;
+	if (spool_reader_next(&reader, &h, err) > 0 && h->type == RECORD_PROCESS)
+		pid = (pid_t)((const struct record_process *)h)->pid;
+	size_t whole = spool_reader_whole_length(&reader), size = reader.size;
+	spool_reader_release(&reader);
+	if (!pid) /* not our kind of spool: convert says why */
+		return 0;
+	int fd = open(process_spool, O_WRONLY | O_APPEND | O_CLOEXEC);
+	if (fd < 0)
+		return error_set(err, "cannot write '%s': %s", process_spool, strerror(errno));
+	if (whole < size) {
+		if (ftruncate(fd, (off_t)whole) < 0) {
+			int e = errno;
+			close(fd);
+			return error_set(err, "cannot write '%s': %s", process_spool, strerror(e));
+		}
+		fprintf(stderr, "gpuprof: %s: ignored an incomplete last chunk of %zu bytes\n",
+			process_spool, size - whole);
+	}
+	struct selection s = { .pid = pid, .fd = fd, .err = err };
+	strbuf_init(&s.chunk);
+	int rc = each_record(metrics_spool, select_record, &s, err);
+	if (rc == 0 && !s.failed && s.records)
+		s.failed = spool_write_chunk(fd, s.chunk.buf, (uint32_t)s.chunk.len, s.records,
+					     err) != 0;
+	if (close(fd) < 0 && rc == 0 && !s.failed)
+		rc = error_set(err, "cannot write '%s': %s", process_spool, strerror(errno));
+	strbuf_release(&s.chunk);
+	free(s.kept);
+	return rc || s.failed ? -1 : 0;
+}
+
+/* madengine's files: one row per round, one column per GPU. */
+enum { MADENGINE_POWER, MADENGINE_VRAM, MADENGINE_FILES };
+
+struct madengine {
+	uint32_t series[MADENGINE_FILES][MAX_GPUS]; /* id per GPU, 0 for none */
+	int gpus;
+	struct strbuf rows[MADENGINE_FILES];
+	uint64_t row_time[MADENGINE_FILES];
+	double values[MADENGINE_FILES][MAX_GPUS];
+	int64_t realtime_offset; /* CLOCK_REALTIME - trace clock, now */
+};
+
+static void madengine_row(struct madengine *m, int file)
+{
+	if (!m->row_time[file])
+		return;
+	time_t seconds = (time_t)(((int64_t)m->row_time[file] + m->realtime_offset) / 1000000000);
+	long micros = (long)((((int64_t)m->row_time[file] + m->realtime_offset) % 1000000000) / 1000);
+	struct tm local;
+	char text[64];
+	localtime_r(&seconds, &local);
+	strftime(text, sizeof(text), "%Y-%m-%d %H:%M:%S", &local);
+	strbuf_addf(&m->rows[file], "%s.%06ld", text, micros);
+	for (int g = 0; g < m->gpus; g++)
+		strbuf_addf(&m->rows[file], ",%.2f", m->values[file][g]);
+	strbuf_addch(&m->rows[file], '\n');
+	m->row_time[file] = 0;
+}
+
+static int madengine_record(void *ctx, const struct record_header *h)
+{
+	struct madengine *m = ctx;
+	if (h->type == RECORD_METRIC_SERIES) {
+		const struct record_metric_series *r = (const void *)h;
+		if (r->source != METRIC_GPU || r->device < 0 || r->device >= MAX_GPUS)
+			return 0;
+		int file = !strcmp(r->name, nvml_metric_name(GPU_POWER)) ? MADENGINE_POWER
+			   : !strcmp(r->name, nvml_metric_name(GPU_MEMORY_USED_PERCENT))
+				   ? MADENGINE_VRAM : -1;
+		if (file < 0)
+			return 0;
+		m->series[file][r->device] = r->id;
+		if (r->device + 1 > m->gpus)
+			m->gpus = r->device + 1;
+		return 0;
+	}
+	if (h->type != RECORD_METRIC)
+		return 0;
+	const struct record_metric *r = (const void *)h;
+	for (int file = 0; file < MADENGINE_FILES; file++)
+		for (int g = 0; g < m->gpus; g++)
+			if (m->series[file][g] == r->series_id) {
+				if (m->row_time[file] != r->time_ns) /* a new round */
+					madengine_row(m, file);
+				m->row_time[file] = r->time_ns;
+				m->values[file][g] = r->value;
+			}
+	return 0;
+}
+
+int metrics_write_madengine(const char *metrics_spool, const char *directory,
+			    struct strbuf *written, struct error *err)
+{
+	static const char *const names[MADENGINE_FILES] = {
+		"gpu_info_power_profiler_output.csv", "gpu_info_vram_profiler_output.csv" };
+	static const char *const columns[MADENGINE_FILES] = { "Power(Watt) GPU", "vram(%) GPU" };
+	struct madengine *m = xcalloc(1, sizeof(*m));
+	m->realtime_offset = (int64_t)clock_realtime_ns() - (int64_t)clock_now_ns();
+	for (int f = 0; f < MADENGINE_FILES; f++)
+		strbuf_init(&m->rows[f]);
+	int rc = each_record(metrics_spool, madengine_record, m, err);
+	for (int f = 0; rc == 0 && f < MADENGINE_FILES; f++) {
+		madengine_row(m, f);
+		if (!m->gpus)
+			continue;
+		struct strbuf path = STRBUF_INIT, text = STRBUF_INIT;
+		strbuf_addf(&path, "%s/%s", directory, names[f]);
+		strbuf_addstr(&text, "time");
+		for (int g = 0; g < m->gpus; g++)
+			strbuf_addf(&text, ",%s%d", columns[f], g);
+		strbuf_addch(&text, '\n');
+		strbuf_add(&text, m->rows[f].buf, m->rows[f].len);
+		FILE *out = fopen(path.buf, "we");
+		if (!out || fwrite(text.buf, 1, text.len, out) != text.len || fclose(out)) {
+			rc = error_set(err, "cannot write '%s': %s", path.buf, strerror(errno));
+			if (out)
+				unlink(path.buf);
+		} else {
+			strbuf_addf(written, "%s\n", path.buf);
+		}
+		strbuf_release(&path);
+		strbuf_release(&text);
+	}
+	for (int f = 0; f < MADENGINE_FILES; f++)
+		strbuf_release(&m->rows[f]);
+	free(m);
+	return rc;
+}
+
+void metrics_describe(struct strbuf *out)
+{
+	long cpus = sysconf(_SC_NPROCESSORS_CONF);
+	strbuf_addf(out, "host metrics: per-CPU utilization (%ld CPUs, /proc/stat), memory used "
+			 "(/proc/meminfo), per process CPU, RSS, virtual memory, threads, page "
+			 "faults, context switches, bytes read and written (/proc/PID)\n", cpus);
+	if (access("/sys/devices/system/cpu/cpu0/cpufreq/scaling_cur_freq", R_OK) == 0)
+		strbuf_addstr(out, "host metrics: CPU frequency (/sys/devices/system/cpu/*/cpufreq)\n");
+	else
+		strbuf_addstr(out, "host metrics: no CPU frequency: this system does not expose it "
+				   "(no /sys/devices/system/cpu/cpu0/cpufreq)\n");
+	struct strbuf why = STRBUF_INIT;
+	struct nvml *n = nvml_open(&why);
+	if (!n) {
+		strbuf_addf(out, "device metrics: none: %s\n", why.buf);
+	} else {
+		for (unsigned d = 0; d < nvml_device_count(n); d++) {
+			strbuf_addf(out, "device metrics: GPU %u %s:", d, nvml_device_name(n, d));
+			for (int k = 0; k < GPU_METRIC_COUNT; k++) {
+				double v;
+				int rc = nvml_read(n, d, (enum gpu_metric)k, &v);
+				strbuf_addf(out, "%s %s%s", k ? "," : "", nvml_metric_name(k),
+					    rc > 0 ? " (not supported)" : "");
+			}
+			strbuf_addch(out, '\n');
+		}
+		nvml_close(n);
+	}
+	strbuf_release(&why);
+}
