@@ -91,8 +91,8 @@ TARGETS += $(patsubst %,$(BUILD)/tests/test-fuzz-%,$(FUZZ_NAMES))
 ifeq ($(HAVE_OPENCL),yes)
 TARGETS += $(OPENCL_LIB)
 SAMPLES := $(patsubst samples/opencl/%.c,$(BUILD)/samples/%,$(wildcard samples/opencl/*.c))
-TEST_PROGRAMS := $(patsubst tests/e2e/%.c,$(BUILD)/tests/%,$(filter-out tests/e2e/cuda-spool.c tests/e2e/nvtx-app.c tests/e2e/enospc.c tests/e2e/clwork-lib.c,\
-	$(wildcard tests/e2e/*.c))) $(BUILD)/tests/libclwork.so
+TEST_PROGRAMS := $(patsubst tests/e2e/%.c,$(BUILD)/tests/%,$(filter-out tests/e2e/cuda-spool.c tests/e2e/nvtx-app.c tests/e2e/enospc.c tests/e2e/clwork-lib.c tests/e2e/nvml-double.c,\
+	$(wildcard tests/e2e/*.c))) $(BUILD)/tests/libclwork.so $(BUILD)/tests/libnvml-double.so
 TEST_PROGRAMS += $(patsubst tests/e2e/%.cpp,$(BUILD)/tests/%,$(wildcard tests/e2e/*.cpp)) \
 	$(BUILD)/tests/libenospc.so
 TARGETS += $(SAMPLES) $(TEST_PROGRAMS) $(BUILD)/bench/launches
@@ -206,6 +206,11 @@ $(BUILD)/tests/private-opencl $(BUILD)/tests/own-handle: $(BUILD)/tests/%: tests
 $(BUILD)/tests/libclwork.so: tests/e2e/clwork-lib.c tests/e2e/clwork.h
 	@mkdir -p $(dir $@)
 	$(CC) -std=gnu11 $(CFLAGS) -Wall -Wextra -fPIC -shared -fvisibility=hidden $< -o $@ -lOpenCL
+
+# a stand-in for libnvidia-ml.so.1 (GPUPROF_NVML_LIBRARY), for the device metrics tests
+$(BUILD)/tests/libnvml-double.so: tests/e2e/nvml-double.c
+	@mkdir -p $(dir $@)
+	$(CC) -std=gnu11 $(CFLAGS) -Wall -Wextra -fPIC -shared $< -o $@
 
 $(BUILD)/tests/libenospc.so: tests/e2e/enospc.c
 	@mkdir -p $(dir $@)

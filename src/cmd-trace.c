@@ -23,12 +23,24 @@
 #include "core/recorder.h"
 #include "input-file.h"
 #include "install.h"
+#include "metrics/metrics.h"
 #include "output.h"
 #include "util/error.h"
 #include "util/options.h"
 #include "util/strbuf.h"
 
 static const char usage[] = "gpuprof trace [options] -- COMMAND [ARGS...]";
+static const char sys_usage[] = "gpuprof sys [options] -- COMMAND [ARGS...]";
+static const char sys_description[] =
+	"Runs COMMAND as 'gpuprof trace --sys-trace' does (every API call, kernel, copy,\n"
+	"allocation and marker) and samples, on the same timeline, metrics over time: the\n"
+	"machine (per-CPU utilization and frequency, memory), every process of COMMAND (CPU,\n"
+	"memory, page faults, context switches, threads, I/O) and every NVIDIA GPU through\n"
+	"NVML (power, energy, temperature, clocks, utilization, memory, PCIe). The options\n"
+	"are gpuprof trace's; --no-host-metrics and --no-device-metrics turn a source off.";
+
+/* The command being run: "trace" or "sys", for messages. */
+static const char *command_name = "trace";
 static const char description[] =
 	"Runs COMMAND and records the GPU work it does: kernels, memory copies, allocations\n"
 	"and API calls, on NVIDIA GPUs through CUPTI (any CUDA program, PyTorch included,\n"
@@ -107,12 +119,22 @@ struct trace_options {
 	const char *directory, *file, *units;
 	struct option_list formats;
 	unsigned long long buffer_size, buffer_limit;
+	int host_metrics, device_metrics;
+	const char *sampling_interval;
 };
+
+static void stop_metrics(struct metrics *sampler)
+{
+	struct error err;
+	if (sampler && metrics_stop(sampler, &err))
+		warn("metrics: %s (those sampled before are kept)", err.message);
+}
 
 /* Starts the target and waits for it and for every process it left behind. A failed
  * exec is reported through a close-on-exec pipe; its return is then -EXIT_NOT_FOUND
  * or -EXIT_CANNOT_RUN. */
-static int run_target(char **argv, int *status, struct error *err)
+static int run_target(char **argv, int *status, const struct metrics_options *metrics,
+		      const char *metrics_spool, struct error *err)
 {
 	int pipefd[2];
 	if (pipe2(pipefd, O_CLOEXEC) < 0)
@@ -137,6 +159,14 @@ static int run_target(char **argv, int *status, struct error *err)
 		_exit(EXIT_NOT_FOUND);
 	}
 	close(pipefd[1]);
+	/* metrics from the moment the program exists to the moment the last process ends */
+	struct metrics *sampler = NULL;
+	if (metrics->host || metrics->device) {
+		struct error metrics_err;
+		sampler = metrics_start(metrics, metrics_spool, &metrics_err);
+		if (!sampler)
+			warn("metrics are not sampled: %s", metrics_err.message);
+	}
 	struct sigaction ignore = { .sa_handler = SIG_IGN }, forward = { .sa_handler = forward_signal };
 	sigaction(SIGINT, &ignore, NULL);
 	sigaction(SIGQUIT, &ignore, NULL);
@@ -153,6 +183,8 @@ static int run_target(char **argv, int *status, struct error *err)
 	while (waitpid(child_pid, status, 0) < 0 && errno == EINTR)
 		;
 	if (n == (ssize_t)sizeof(exec_errno)) {
+		stop_metrics(sampler);
+		unlink(metrics_spool);
 		error_set(err, "cannot run '%s': %s", argv[0], strerror(exec_errno));
 		return exec_errno == ENOENT ? -EXIT_NOT_FOUND : -EXIT_CANNOT_RUN;
 	}
@@ -177,12 +209,15 @@ static int run_target(char **argv, int *status, struct error *err)
 			break;
 	}
 	sigaction(SIGINT, &ignore, NULL);
+	stop_metrics(sampler);
 	return 0;
 }
 
-static int post_process(const char *manifest, const struct output_request *request,
+static int post_process(const char *manifest, const char *metrics_spool,
+			const char *directory, const struct output_request *request,
 			int keep_spool)
 {
+	int metrics = access(metrics_spool, F_OK) == 0;
 	FILE *f = fopen(manifest, "re");
 	if (!f) {
 		warn("cannot read the list of recorded processes '%s': %s", manifest, strerror(errno));
@@ -209,6 +244,8 @@ static int post_process(const char *manifest, const struct output_request *reque
 		size_t len = strlen(line);
 		strbuf_add(&prefix, line, len > 6 && !strcmp(line + len - 6, ".spool") ? len - 6 : len);
 		struct error err;
+		if (metrics && metrics_append(metrics_spool, line, &err))
+			warn("metrics are left out of '%s': %s", line, err.message);
 		if (output_from_spool(line, prefix.buf, request, keep_spool, &err)) {
 			warn("%s (the spool '%s' is kept; 'gpuprof convert' retries)", err.message, line);
 			failures++;
@@ -220,6 +257,15 @@ static int post_process(const char *manifest, const struct output_request *reque
 	strbuf_release(&seen);
 	if (!processes)
 		warn("no process used OpenCL or CUDA: nothing was recorded");
+	struct strbuf written = STRBUF_INIT;
+	struct error err;
+	if (metrics && metrics_write_madengine(metrics_spool, directory, &written, &err)) {
+		warn("%s", err.message);
+		failures++;
+	}
+	for (const char *at = written.buf; *at; at = strchr(at, '\n') + 1)
+		fprintf(stderr, "gpuprof:   %.*s\n", (int)(strchr(at, '\n') - at), at);
+	strbuf_release(&written);
 	return failures ? -1 : 0;
 }
 
@@ -243,12 +289,12 @@ static void check_buffer_sizes(const struct trace_options *o)
 	long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
 	unsigned long long memory = pages > 0 && page > 0 ? (unsigned long long)pages * page : 0;
 	if (o->buffer_size > limit)
-		die_with(EXIT_USAGE, "trace: --buffer-size %llu MiB is more than --buffer-limit %llu "
+		die_with(EXIT_USAGE, "%s: --buffer-size %llu MiB is more than --buffer-limit %llu "
 			 "MiB, the cap of every thread's buffers together: raise --buffer-limit "
-			 "too", o->buffer_size >> 20, limit >> 20);
+			 "too", command_name, o->buffer_size >> 20, limit >> 20);
 	if (memory && limit > memory)
-		die_with(EXIT_USAGE, "trace: --buffer-limit %llu MiB is more than this machine's "
-			 "memory (%llu MiB)", limit >> 20, memory >> 20);
+		die_with(EXIT_USAGE, "%s: --buffer-limit %llu MiB is more than this machine's "
+			 "memory (%llu MiB)", command_name, limit >> 20, memory >> 20);
 }
 
 /* Fails before the target starts when the outputs could not be written; *bad_name says
@@ -352,7 +398,18 @@ static const struct trace_options defaults = {
 	.kernel_rename = -1, .selected_regions = -1, .stats = -1, .summary = -1,
 	.truncate = -1, .mangled = -1, .keep_spool = -1, .help = -1,
 	.period_unit = "sec", .directory = ".", .file = "%hostname%/%pid%", .units = "nsec",
+	.host_metrics = -1, .device_metrics = -1, .sampling_interval = "50",
 };
+
+/* gpuprof sys: the same options, with everything --sys-trace records and the metrics on */
+static struct trace_options sys_defaults(void)
+{
+	struct trace_options o = defaults;
+	o.sys = 1;
+	o.host_metrics = 1;
+	o.device_metrics = 1;
+	return o;
+}
 
 #define TABLE_SIZE 64
 
@@ -378,6 +435,16 @@ static void trace_table(struct trace_options *o, struct option table[TABLE_SIZE]
 		  "kernels, copies, allocations, markers, OpenCL and CUDA runtime API calls" },
 		{ OPTION_BOOL, 's', "sys-trace", &o->sys, NULL,
 		  "everything --runtime-trace does, and CUDA driver API calls" },
+		{ OPTION_SECTION, .help = "metrics over time, sampled by gpuprof outside the program "
+					  "(on by default in gpuprof sys; --no-NAME turns one off)" },
+		{ OPTION_BOOL, 0, "host-metrics", &o->host_metrics, NULL,
+		  "per-CPU utilization and frequency, memory used; CPU, memory, page faults, "
+		  "context switches, threads and I/O of every traced process" },
+		{ OPTION_BOOL, 0, "device-metrics", &o->device_metrics, NULL,
+		  "per GPU through NVML: power, energy, temperature, clocks, utilization, memory, "
+		  "PCIe, clock event reasons" },
+		{ OPTION_STRING, 0, "sampling-interval", &o->sampling_interval, "MS",
+		  "milliseconds between two samples of the metrics (default: 50)" },
 		{ OPTION_SECTION, .help = "what to keep (periods and regions: kernels, copies, "
 					  "allocations and API calls, markers are always kept; kernel "
 					  "filters: kernels only)" },
@@ -447,6 +514,7 @@ struct job {
 	int defaulted;
 	struct output_request request;
 	struct kernel_filter filter;
+	struct metrics_options metrics;
 };
 
 static int job_prepare(struct job *j, struct error *err)
@@ -502,6 +570,16 @@ static int job_prepare(struct job *j, struct error *err)
 			       o->kernel_iterations, err))
 		return -1;
 	j->request.kernel_filter = &j->filter;
+	j->metrics.host = o->host_metrics == 1;
+	j->metrics.device = o->device_metrics == 1;
+	char *end;
+	errno = 0;
+	unsigned long interval = strtoul(o->sampling_interval, &end, 10);
+	if (!*o->sampling_interval || *end || errno || o->sampling_interval[0] == '-' ||
+	    interval < 1 || interval > 3600000)
+		return error_set(err, "--sampling-interval: '%s' is not a whole number of "
+				 "milliseconds from 1 to 3600000", o->sampling_interval);
+	j->metrics.interval_ms = (unsigned)interval;
 	return 0;
 }
 
@@ -558,8 +636,9 @@ static void place_libraries(void)
 	int have_opencl = find_library("libgpuprof-opencl.so", &opencl_library, &err) == 0;
 	int have_cuda = find_library("libgpuprof-cuda.so", &cuda_library, &err) == 0;
 	if (!have_opencl && !have_cuda)
-		die("trace: no recording library found beside gpuprof (in '%s'): it was built "
-		    "without the OpenCL headers and without the CUDA toolkit", opencl_library.buf);
+		die("%s: no recording library found beside gpuprof (in '%s'): it was built "
+		    "without the OpenCL headers and without the CUDA toolkit", command_name,
+		    opencl_library.buf);
 	const char *old_preload = getenv("LD_PRELOAD");
 	dl_iterate_phdr(find_sanitizer_runtime, &preload);
 	if (find_library("libgpuprof-recorder.so", &recorder_library, &err) == 0)
@@ -601,9 +680,9 @@ static int job_run(struct job *j, const char *directory, char **command)
 	check_buffer_sizes(o);
 	int bad_name = 0;
 	if (check_output_directory(directory, o->file, &bad_name, &err))
-		die_with(bad_name ? EXIT_USAGE : EXIT_FAILURE, "trace: %s", err.message);
+		die_with(bad_name ? EXIT_USAGE : EXIT_FAILURE, "%s: %s", command_name, err.message);
 	if (prepare_manifest(&manifest, &err))
-		die("trace: %s", err.message);
+		die("%s: %s", command_name, err.message);
 	if (j->defaulted)
 		warn("no tracing option given: tracing kernels (see --runtime-trace, --sys-trace)");
 	if (o->mangled == 1)
@@ -661,19 +740,24 @@ static int job_run(struct job *j, const char *directory, char **command)
 		unsetenv("GPUPROF_BUFFER_LIMIT");
 
 	int status = 0;
-	int rc = run_target(command, &status, &err);
+	struct strbuf metrics = STRBUF_INIT;
+	strbuf_addf(&metrics, "%s.metrics", manifest.buf);
+	int rc = run_target(command, &status, &j->metrics, metrics.buf, &err);
 	if (rc < 0) {
 		unlink(manifest.buf);
-		die_with(rc < -1 ? -rc : EXIT_FAILED, "trace: %s", err.message);
+		die_with(rc < -1 ? -rc : EXIT_FAILED, "%s: %s", command_name, err.message);
 	}
 	snprintf(manifest_path, sizeof(manifest_path), "%s", manifest.buf);
 	struct sigaction interrupt = { .sa_handler = interrupt_output, .sa_flags = SA_RESTART };
 	sigaction(SIGINT, &interrupt, NULL);
 	sigaction(SIGTERM, &interrupt, NULL);
 	sigaction(SIGHUP, &interrupt, NULL);
-	int failed = post_process(manifest.buf, &j->request, o->keep_spool == 1);
+	int failed = post_process(manifest.buf, metrics.buf, directory, &j->request,
+				  o->keep_spool == 1);
 	unlink(manifest.buf);
+	unlink(metrics.buf);
 	strbuf_release(&manifest);
+	strbuf_release(&metrics);
 	if (WIFSIGNALED(status))
 		return 128 + WTERMSIG(status);
 	int code = WIFEXITED(status) ? WEXITSTATUS(status) : EXIT_FAILED;
@@ -708,17 +792,19 @@ static int read_preset(const char *name, struct input_file *in, struct error *er
 	return rc;
 }
 
-int cmd_trace(int argc, char **argv)
+/* gpuprof trace and gpuprof sys: the same options from different defaults. */
+static int trace_main(int argc, char **argv, const struct trace_options *base,
+		      const char *usage_text, const char *description_text)
 {
-	struct trace_options o = defaults;
+	struct trace_options o = *base;
 	struct option table[TABLE_SIZE];
 	trace_table(&o, table);
 	struct error err;
 	int next;
 	if (options_parse(table, argc, argv, &next, &err))
-		die_with(EXIT_USAGE, "trace: %s", err.message);
+		die_with(EXIT_USAGE, "%s: %s", command_name, err.message);
 	if (o.help == 1) {
-		options_print_help(stdout, usage, description, table);
+		options_print_help(stdout, usage_text, description_text, table);
 		printf("\nPlaceholders in -d and -o: %%pid%% %%ppid%% %%hostname%% %%rank%% %%size%% "
 		       "%%nid%% %%env{NAME}%% %%q{NAME}\n%%launch_date%% %%launch_time%%. Boolean "
 		       "options take =false to turn off a part of an\naggregate: --sys-trace "
@@ -726,24 +812,24 @@ int cmd_trace(int argc, char **argv)
 		return 0;
 	}
 	if (next >= argc)
-		die_with(EXIT_USAGE, "trace: no command given (usage: %s)", usage);
+		die_with(EXIT_USAGE, "%s: no command given (usage: %s)", command_name, usage_text);
 
 	/* the preset first, then the command line over it */
 	struct input_file preset = { 0 }, input = { 0 };
 	if (o.preset) {
 		const char *name = o.preset;
 		if (read_preset(name, &preset, &err))
-			die_with(EXIT_USAGE, "trace: --preset: %s", err.message);
-		o = defaults;
+			die_with(EXIT_USAGE, "%s: --preset: %s", command_name, err.message);
+		o = *base;
 		if (input_apply(&preset, &preset.jobs[0], table, command_line_only, &err) ||
 		    options_parse(table, argc, argv, &next, &err))
-			die_with(EXIT_USAGE, "trace: --preset %s: %s", name, err.message);
+			die_with(EXIT_USAGE, "%s: --preset %s: %s", command_name, name, err.message);
 	}
 	/* then each job of the input file over both; every job is checked before any runs */
 	size_t job_count = 1;
 	if (o.input) {
 		if (input_read(o.input, &input, &err))
-			die_with(EXIT_USAGE, "trace: %s", err.message);
+			die_with(EXIT_USAGE, "%s: %s", command_name, err.message);
 		job_count = input.count;
 	}
 	struct job *jobs = xcalloc(job_count, sizeof(*jobs));
@@ -753,13 +839,13 @@ int cmd_trace(int argc, char **argv)
 			struct option job_table[TABLE_SIZE];
 			trace_table(&jobs[i].o, job_table);
 			if (input_apply(&input, &input.jobs[i], job_table, command_line_only, &err))
-				die_with(EXIT_USAGE, "trace: %s", err.message);
+				die_with(EXIT_USAGE, "%s: %s", command_name, err.message);
 		}
 		if (job_prepare(&jobs[i], &err)) {
 			if (o.input)
-				die_with(EXIT_USAGE, "trace: %s, job %zu: %s", o.input, i + 1,
+				die_with(EXIT_USAGE, "%s: %s, job %zu: %s", command_name, o.input, i + 1,
 					 err.message);
-			die_with(EXIT_USAGE, "trace: %s", err.message);
+			die_with(EXIT_USAGE, "%s: %s", command_name, err.message);
 		}
 	}
 
@@ -783,4 +869,16 @@ int cmd_trace(int argc, char **argv)
 	input_release(&input);
 	input_release(&preset);
 	return code;
+}
+
+int cmd_trace(int argc, char **argv)
+{
+	return trace_main(argc, argv, &defaults, usage, description);
+}
+
+int cmd_sys(int argc, char **argv)
+{
+	struct trace_options base = sys_defaults();
+	command_name = "sys";
+	return trace_main(argc, argv, &base, sys_usage, sys_description);
 }

@@ -24,6 +24,7 @@ int summary_print(char *const *inputs, int count, const char *format, const char
 		  struct error *err);
 
 int cmd_trace(int argc, char **argv);
+int cmd_sys(int argc, char **argv);
 int cmd_convert(int argc, char **argv);
 int cmd_summary(int argc, char **argv);
 int cmd_query(int argc, char **argv);

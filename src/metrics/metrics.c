@@ -620,8 +620,9 @@ int metrics_append(const char *metrics_spool, const char *process_spool, struct 
 		return -1;
 	const struct record_header *h;
 	pid_t pid = 0;
-	if (spool_reader_next(&reader, &h, err) > 0 && h->type == RECORD_PROCESS)
-		pid = (pid_t)((const struct record_process *)h)->pid;
+	while (!pid && spool_reader_next(&reader, &h, err) > 0) /* in the first chunk */
+		if (h->type == RECORD_PROCESS)
+			pid = (pid_t)((const struct record_process *)h)->pid;
 	size_t whole = spool_reader_whole_length(&reader), size = reader.size;
 	spool_reader_release(&reader);
 	if (!pid) /* not our kind of spool: convert says why */

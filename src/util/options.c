@@ -237,6 +237,16 @@ int options_parse(const struct option *table, int argc, char **argv, int *next,
 			const char *eq = strchr(name, '=');
 			size_t len = eq ? (size_t)(eq - name) : strlen(name);
 			o = find_long(table, name, len);
+			/* --no-NAME turns a boolean off, as --NAME=false does */
+			const struct option *negated = !o && !eq && len > 3 && !strncmp(name, "no-", 3)
+						       ? find_long(table, name + 3, len - 3) : NULL;
+			if (negated && negated->type == OPTION_BOOL) {
+				snprintf(label, sizeof(label), "--%s", name);
+				if (store(negated, "false", label, err))
+					return -1;
+				i++;
+				continue;
+			}
 			if (!o)
 				return unknown_option(table, name, len, err);
 			inline_value = eq ? eq + 1 : NULL;

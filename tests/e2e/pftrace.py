@@ -7,6 +7,7 @@ TracePacket, TrackDescriptor, TrackEvent, DebugAnnotation, InternedData. The rea
 checks what a trace processor relies on: interned ids defined before use on a sequence
 whose incremental state was cleared, tracks described before use, and every slice end
 closing an open slice of its track."""
+import struct
 
 
 def fields(data):
@@ -122,7 +123,11 @@ class Trace:
         if kind == 2:
             return ("end", {"track": track, "ts": ts})
         if kind == 4:
-            self.counters.append((track, ts, signed(one(e, 30))))
+            whole, real = one(e, 30), one(e, 44)  # counter_value, double_counter_value
+            assert (whole is None) != (real is None), "a counter needs exactly one value"
+            value = signed(whole) if whole is not None else \
+                struct.unpack("<d", real.to_bytes(8, "little"))[0]
+            self.counters.append((track, ts, value))
             return ("counter", None)
         if kind in (1, 3):
             assert flags & 2, "event with interned names lacks SEQ_NEEDS_INCREMENTAL_STATE"
@@ -162,8 +167,10 @@ class Trace:
         else:
             track.update(kind="counter" if counter is not None else "track",
                          name=one(d, 2).decode())
-            if counter is not None:
-                track["unit"] = one(fields(counter), 3)
+            if counter is not None:  # unit (a CounterDescriptor.Unit) or unit_name
+                c = fields(counter)
+                name = one(c, 6)
+                track["unit"] = name.decode() if name is not None else one(c, 3)
         self.tracks[uuid] = track
 
     def tracks_of(self, kind):
