@@ -317,3 +317,32 @@ def test_torch_profiler_inside_a_traced_program(tmp_path, torch_available):
     assert "torch.profiler kernels: 0" in r.stdout
     assert "CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED" in r.stderr
     assert len(only_process(tmp_path / "both").csv("kernel_trace.csv")) == alone > 0
+
+
+def test_sys_device_metrics_match_nvidia_smi(tmp_path):
+    """gpuprof sys reads the real NVML while 50 large SGEMMs run: every GPU nvidia-smi
+    lists has its series, the readings lie within what nvidia-smi says of the GPU, and
+    the GPU is seen busy."""
+    smi = run(["nvidia-smi", "--query-gpu=index,memory.total,clocks.max.sm,power.limit",
+               "--format=csv,noheader,nounits"], cwd=tmp_path)
+    assert smi.returncode == 0, smi.stderr
+    gpus = [[f.strip() for f in line.split(",")] for line in smi.stdout.splitlines()]
+    matmul = os.path.join(BUILD, "bench", "gpu", "matmul")
+    r = run([GPUPROF, "sys", "--sampling-interval", "20", "--", matmul, "-i", "50"], cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert "GPU metrics are not sampled" not in r.stderr
+    out = only_process(tmp_path)
+    rows = out.query("SELECT device, name, unit, MIN(value) AS low, MAX(value) AS high, "
+                     "COUNT(*) AS n FROM metrics WHERE source = 'GPU' GROUP BY device, name")
+    got = {(x["device"], x["name"]): x for x in rows}
+    assert sorted({x["device"] for x in rows}) == [int(g[0]) for g in gpus]
+    index, memory_mib, max_sm, power_limit = gpus[0]
+    assert 10 < got[(0, "power")]["high"] <= 1.1 * float(power_limit)
+    assert 0 < got[(0, "SM clock")]["high"] <= int(max_sm)
+    assert 0 < got[(0, "memory used")]["high"] <= int(memory_mib) << 20
+    assert 0 < got[(0, "memory used %")]["high"] <= 100
+    assert 10 < got[(0, "temperature")]["high"] < 100
+    assert got[(0, "utilization")]["high"] >= 90  # the SGEMMs keep it busy
+    assert got[(0, "energy")]["low"] == 0 and got[(0, "energy")]["high"] > 0
+    assert got[(0, "power")]["n"] >= 20
+    assert os.path.exists(tmp_path / "gpu_info_power_profiler_output.csv")
