@@ -184,7 +184,7 @@ static int run_target(char **argv, int *status, const struct metrics_options *me
 		;
 	if (n == (ssize_t)sizeof(exec_errno)) {
 		stop_metrics(sampler);
-		unlink(metrics_spool);
+		metrics_remove(metrics_spool);
 		error_set(err, "cannot run '%s': %s", argv[0], strerror(exec_errno));
 		return exec_errno == ENOENT ? -EXIT_NOT_FOUND : -EXIT_CANNOT_RUN;
 	}
@@ -217,7 +217,7 @@ static int post_process(const char *manifest, const char *metrics_spool,
 			const char *directory, const struct output_request *request,
 			int keep_spool)
 {
-	int metrics = access(metrics_spool, F_OK) == 0;
+	int metrics = metrics_recorded(metrics_spool);
 	FILE *f = fopen(manifest, "re");
 	if (!f) {
 		warn("cannot read the list of recorded processes '%s': %s", manifest, strerror(errno));
@@ -755,7 +755,7 @@ static int job_run(struct job *j, const char *directory, char **command)
 	int failed = post_process(manifest.buf, metrics.buf, directory, &j->request,
 				  o->keep_spool == 1);
 	unlink(manifest.buf);
-	unlink(metrics.buf);
+	metrics_remove(metrics.buf);
 	strbuf_release(&manifest);
 	strbuf_release(&metrics);
 	if (WIFSIGNALED(status))

@@ -64,8 +64,9 @@ struct cpu_times {
 	uint64_t busy, total;
 };
 
-struct metrics {
+struct sampler {
 	struct metrics_options o;
+	uint32_t first_series; /* ids from here: the two samplers' never meet */
 	int fd;
 	char *path;
 	pthread_t thread;
@@ -92,13 +93,13 @@ struct metrics {
 
 /* ---- records ---------------------------------------------------------------------------- */
 
-static void add_record(struct metrics *m, const void *record, uint32_t size)
+static void add_record(struct sampler *m, const void *record, uint32_t size)
 {
 	strbuf_add(&m->chunk, record, size);
 	m->chunk_records++;
 }
 
-static uint32_t new_series(struct metrics *m, enum metric_source source, int device,
+static uint32_t new_series(struct sampler *m, enum metric_source source, int device,
 			   pid_t pid, const char *name, const char *unit)
 {
 	struct record_metric_series r;
@@ -115,7 +116,7 @@ static uint32_t new_series(struct metrics *m, enum metric_source source, int dev
 	return r.id;
 }
 
-static void value(struct metrics *m, uint32_t series, uint64_t time_ns, double v)
+static void value(struct sampler *m, uint32_t series, uint64_t time_ns, double v)
 {
 	struct record_metric r = {
 		.header = { .size = sizeof(r), .type = RECORD_METRIC },
@@ -124,7 +125,7 @@ static void value(struct metrics *m, uint32_t series, uint64_t time_ns, double v
 	add_record(m, &r, sizeof(r));
 }
 
-static void flush(struct metrics *m)
+static void flush(struct sampler *m)
 {
 	if (!m->chunk_records)
 		return;
@@ -187,7 +188,7 @@ static int read_cpu_times(struct cpu_times *times, int max)
 	return cpus;
 }
 
-static void sample_cpus(struct metrics *m, uint64_t now)
+static void sample_cpus(struct sampler *m, uint64_t now)
 {
 	struct cpu_times *times = xcalloc((size_t)m->cpus + 1, sizeof(*times));
 	read_cpu_times(times, m->cpus);
@@ -228,6 +229,8 @@ static int read_process(pid_t pid, long page_size, struct process_reading *r)
 	if (read_file(path, text, sizeof(text)) <= 0)
 		return -1;
 	const char *p = strrchr(text, ')'); /* the command may hold spaces and parentheses */
+	if (p && (p[2] == 'Z' || p[2] == 'X')) /* ended, not yet reaped: nothing to measure */
+		return -1;
 	unsigned long long minflt, majflt, utime, stime, threads, vsize;
 	long long rss;
 	if (!p || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %llu %*u %llu %*u %llu %llu "
@@ -262,7 +265,7 @@ static int read_process(pid_t pid, long page_size, struct process_reading *r)
 	return 0;
 }
 
-static struct process *find_process(struct metrics *m, pid_t pid)
+static struct process *find_process(struct sampler *m, pid_t pid)
 {
 	for (size_t i = 0; i < m->process_count; i++)
 		if (m->processes[i].pid == pid)
@@ -309,7 +312,7 @@ static double per_second(uint64_t now, uint64_t then, uint64_t before, uint64_t 
 					      : 0;
 }
 
-static void sample_process(struct metrics *m, struct process *p, uint64_t now)
+static void sample_process(struct sampler *m, struct process *p, uint64_t now)
 {
 	struct process_reading r;
 	if (read_process(p->pid, m->page_size, &r))
@@ -350,7 +353,7 @@ static void sample_process(struct metrics *m, struct process *p, uint64_t now)
 	p->time_ns = now;
 }
 
-static void sample_processes(struct metrics *m, uint64_t now)
+static void sample_processes(struct sampler *m, uint64_t now)
 {
 	pid_t *pids = NULL;
 	size_t count = 0, alloc = 0;
@@ -383,7 +386,7 @@ static void sample_processes(struct metrics *m, uint64_t now)
 
 /* ---- the GPUs ------------------------------------------------------------------------------ */
 
-static void sample_gpus(struct metrics *m, uint64_t now)
+static void sample_gpus(struct sampler *m, uint64_t now)
 {
 	unsigned count = nvml_device_count(m->nvml);
 	for (unsigned d = 0; d < count && d < MAX_GPUS; d++)
@@ -410,7 +413,7 @@ static void sample_gpus(struct metrics *m, uint64_t now)
 
 /* ---- the thread ---------------------------------------------------------------------------- */
 
-static void sample(struct metrics *m)
+static void sample(struct sampler *m)
 {
 	uint64_t now = clock_now_ns();
 	if (m->o.host) {
@@ -424,7 +427,7 @@ static void sample(struct metrics *m)
 
 static void *run(void *arg)
 {
-	struct metrics *m = arg;
+	struct sampler *m = arg;
 	struct timespec next;
 	clock_gettime(CLOCK_MONOTONIC, &next);
 	pthread_mutex_lock(&m->lock);
@@ -448,11 +451,12 @@ static void *run(void *arg)
 	return NULL;
 }
 
-struct metrics *metrics_start(const struct metrics_options *o, const char *spool_path,
-			      struct error *err)
+static struct sampler *sampler_start(const struct metrics_options *o, uint32_t first_series,
+				     const char *spool_path, struct error *err)
 {
-	struct metrics *m = xcalloc(1, sizeof(*m));
+	struct sampler *m = xcalloc(1, sizeof(*m));
 	m->o = *o;
+	m->next_series = first_series;
 	m->path = xstrdup(spool_path);
 	strbuf_init(&m->chunk);
 	m->fd = open(spool_path, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0600);
@@ -519,7 +523,7 @@ struct metrics *metrics_start(const struct metrics_options *o, const char *spool
 	return m;
 }
 
-int metrics_stop(struct metrics *m, struct error *err)
+static int sampler_stop(struct sampler *m, struct error *err)
 {
 	pthread_mutex_lock(&m->lock);
 	m->stop = 1;
@@ -544,29 +548,120 @@ int metrics_stop(struct metrics *m, struct error *err)
 	return rc;
 }
 
-/* ---- after the run ------------------------------------------------------------------------- */
+/* Two samplers, each on a thread and into a file of its own: NVML can be slow (its PCIe
+ * throughput waits 21 ms per direction and GPU on an H100), and the machine's series keep
+ * their interval whatever the GPUs take. */
+struct metrics {
+	struct sampler *host, *gpu;
+};
 
-/* Calls each(record) for every record of the metrics spool. */
-static int each_record(const char *path, int (*each)(void *ctx, const struct record_header *h),
-		       void *ctx, struct error *err)
+#define GPU_SERIES_FROM (1u << 24)
+
+static void file_of(struct strbuf *out, const char *base, int gpu)
 {
-	struct spool_reader reader;
-	if (spool_reader_open(&reader, path, err))
-		return -1;
-	const struct record_header *h;
-	int more;
-	while ((more = spool_reader_next(&reader, &h, err)) > 0)
-		if (each(ctx, h))
-			break;
-	spool_reader_release(&reader);
-	return more < 0 ? -1 : 0;
+	strbuf_reset(out);
+	strbuf_addf(out, "%s.%s", base, gpu ? "gpu" : "host");
 }
 
-/* Series ids kept: a bitmap, ids being small and dense. */
+struct metrics *metrics_start(const struct metrics_options *o, const char *base,
+			      struct error *err)
+{
+	struct metrics *m = xcalloc(1, sizeof(*m));
+	struct strbuf path = STRBUF_INIT;
+	if (o->host) {
+		struct metrics_options host = *o;
+		host.device = 0;
+		file_of(&path, base, 0);
+		m->host = sampler_start(&host, 0, path.buf, err);
+	}
+	if (o->device && (m->host || !o->host)) {
+		struct metrics_options device = *o;
+		device.host = 0;
+		file_of(&path, base, 1);
+		m->gpu = sampler_start(&device, GPU_SERIES_FROM, path.buf, err);
+	}
+	strbuf_release(&path);
+	if ((o->host && !m->host) || (o->device && !m->gpu)) {
+		struct error ignored;
+		if (m->host)
+			sampler_stop(m->host, &ignored);
+		metrics_remove(base);
+		free(m);
+		return NULL;
+	}
+	return m;
+}
+
+int metrics_stop(struct metrics *m, struct error *err)
+{
+	int rc = 0;
+	struct error gpu_err;
+	if (m->host)
+		rc = sampler_stop(m->host, err);
+	if (m->gpu && sampler_stop(m->gpu, &gpu_err) && rc == 0) {
+		*err = gpu_err;
+		rc = -1;
+	}
+	free(m);
+	return rc;
+}
+
+void metrics_remove(const char *base)
+{
+	struct strbuf path = STRBUF_INIT;
+	for (int gpu = 0; gpu < 2; gpu++) {
+		file_of(&path, base, gpu);
+		unlink(path.buf);
+	}
+	strbuf_release(&path);
+}
+
+/* ---- after the run ------------------------------------------------------------------------- */
+
+/* Calls each(record) for every record of the samplers' files that exist. */
+static int each_record(const char *base, int (*each)(void *ctx, const struct record_header *h),
+		       void *ctx, struct error *err)
+{
+	struct strbuf path = STRBUF_INIT;
+	int rc = 0;
+	for (int gpu = 0; rc == 0 && gpu < 2; gpu++) {
+		file_of(&path, base, gpu);
+		struct spool_reader reader;
+		if (access(path.buf, F_OK) < 0)
+			continue;
+		if (spool_reader_open(&reader, path.buf, err)) {
+			rc = -1;
+			break;
+		}
+		const struct record_header *h;
+		int more;
+		while ((more = spool_reader_next(&reader, &h, err)) > 0)
+			if (each(ctx, h))
+				break;
+		spool_reader_release(&reader);
+		rc = more < 0 ? -1 : 0;
+	}
+	strbuf_release(&path);
+	return rc;
+}
+
+int metrics_recorded(const char *base)
+{
+	struct strbuf path = STRBUF_INIT;
+	int found = 0;
+	for (int gpu = 0; gpu < 2 && !found; gpu++) {
+		file_of(&path, base, gpu);
+		found = access(path.buf, F_OK) == 0;
+	}
+	strbuf_release(&path);
+	return found;
+}
+
+/* Series ids kept: a bitmap per sampler, each numbering its series from its own start. */
 struct selection {
 	pid_t pid;
-	unsigned char *kept;
-	size_t size;
+	unsigned char *kept[2];
+	size_t size[2];
 	struct strbuf chunk;
 	uint32_t records;
 	int fd;
@@ -574,9 +669,25 @@ struct selection {
 	struct error *err;
 };
 
-static int kept(const struct selection *s, uint32_t id)
+static unsigned char *kept_slot(struct selection *s, uint32_t id, int grow)
 {
-	return id < s->size && s->kept[id];
+	int gpu = id >= GPU_SERIES_FROM;
+	size_t at = gpu ? id - GPU_SERIES_FROM : id;
+	if (at >= s->size[gpu]) {
+		if (!grow)
+			return NULL;
+		size_t size = 2 * at + 64;
+		s->kept[gpu] = xrealloc(s->kept[gpu], size);
+		memset(s->kept[gpu] + s->size[gpu], 0, size - s->size[gpu]);
+		s->size[gpu] = size;
+	}
+	return &s->kept[gpu][at];
+}
+
+static int kept(struct selection *s, uint32_t id)
+{
+	unsigned char *slot = kept_slot(s, id, 0);
+	return slot && *slot;
 }
 
 static void select_add(struct selection *s, const struct record_header *h)
@@ -598,13 +709,7 @@ static int select_record(void *ctx, const struct record_header *h)
 		const struct record_metric_series *r = (const void *)h;
 		if (r->source == METRIC_PROCESS && r->pid != (uint32_t)s->pid)
 			return 0;
-		if (r->id >= s->size) {
-			size_t size = 2 * (size_t)r->id + 64;
-			s->kept = xrealloc(s->kept, size);
-			memset(s->kept + s->size, 0, size - s->size);
-			s->size = size;
-		}
-		s->kept[r->id] = 1;
+		*kept_slot(s, r->id, 1) = 1;
 		select_add(s, h);
 	} else if (h->type == RECORD_METRIC &&
 		   kept(s, ((const struct record_metric *)h)->series_id)) {
@@ -613,7 +718,7 @@ static int select_record(void *ctx, const struct record_header *h)
 	return s->failed;
 }
 
-int metrics_append(const char *metrics_spool, const char *process_spool, struct error *err)
+int metrics_append(const char *metrics_base, const char *process_spool, struct error *err)
 {
 	struct spool_reader reader;
 	if (spool_reader_open(&reader, process_spool, err))
@@ -641,14 +746,15 @@ int metrics_append(const char *metrics_spool, const char *process_spool, struct 
 	}
 	struct selection s = { .pid = pid, .fd = fd, .err = err };
 	strbuf_init(&s.chunk);
-	int rc = each_record(metrics_spool, select_record, &s, err);
+	int rc = each_record(metrics_base, select_record, &s, err);
 	if (rc == 0 && !s.failed && s.records)
 		s.failed = spool_write_chunk(fd, s.chunk.buf, (uint32_t)s.chunk.len, s.records,
 					     err) != 0;
 	if (close(fd) < 0 && rc == 0 && !s.failed)
 		rc = error_set(err, "cannot write '%s': %s", process_spool, strerror(errno));
 	strbuf_release(&s.chunk);
-	free(s.kept);
+	free(s.kept[0]);
+	free(s.kept[1]);
 	return rc || s.failed ? -1 : 0;
 }
 
@@ -712,7 +818,7 @@ static int madengine_record(void *ctx, const struct record_header *h)
 	return 0;
 }
 
-int metrics_write_madengine(const char *metrics_spool, const char *directory,
+int metrics_write_madengine(const char *metrics_base, const char *directory,
 			    struct strbuf *written, struct error *err)
 {
 	static const char *const names[MADENGINE_FILES] = {
@@ -722,7 +828,7 @@ int metrics_write_madengine(const char *metrics_spool, const char *directory,
 	m->realtime_offset = (int64_t)clock_realtime_ns() - (int64_t)clock_now_ns();
 	for (int f = 0; f < MADENGINE_FILES; f++)
 		strbuf_init(&m->rows[f]);
-	int rc = each_record(metrics_spool, madengine_record, m, err);
+	int rc = each_record(metrics_base, madengine_record, m, err);
 	for (int f = 0; rc == 0 && f < MADENGINE_FILES; f++) {
 		madengine_row(m, f);
 		if (!m->gpus)

@@ -21,25 +21,29 @@ struct metrics_options {
 
 struct metrics;
 
-/* Starts sampling into spool_path on a thread of its own (every signal blocked on it, so
- * the program's signals reach gpuprof's main thread). The processes sampled are
+/* Starts sampling into spools named after base (base.host for the machine and the
+ * processes, base.gpu for the GPUs), each on a thread of its own (every signal blocked on
+ * it, so the program's signals reach gpuprof's main thread). The processes sampled are
  * gpuprof's descendants. What cannot be sampled here is said once on stderr. Returns
- * NULL with err set when the spool cannot be created. */
-struct metrics *metrics_start(const struct metrics_options *o, const char *spool_path,
+ * NULL with err set when a spool cannot be created. */
+struct metrics *metrics_start(const struct metrics_options *o, const char *base,
 			      struct error *err);
 /* Takes a last sample, writes what remains and ends the thread. Returns -1 with err set
  * when the spool could not be written (what was written stays). */
 int metrics_stop(struct metrics *m, struct error *err);
+/* Whether metrics were sampled into spools named after base; removes them. */
+int metrics_recorded(const char *base);
+void metrics_remove(const char *base);
 
 /* Appends to the spool of one process the machine's and the GPUs' series and the
  * process's own, from the metrics spool. An incomplete last chunk of the process's
  * spool (a process killed mid-write) is cut off first, and said. */
-int metrics_append(const char *metrics_spool, const char *process_spool, struct error *err);
+int metrics_append(const char *metrics_base, const char *process_spool, struct error *err);
 
 /* Writes, into directory, the files of madengine's power and VRAM profilers
  * (gpu_info_power_profiler_output.csv, gpu_info_vram_profiler_output.csv) when GPUs
  * were sampled; their names are appended to written, one per line. */
-int metrics_write_madengine(const char *metrics_spool, const char *directory,
+int metrics_write_madengine(const char *metrics_base, const char *directory,
 			    struct strbuf *written, struct error *err);
 
 /* One line per metric source available on this machine, or why it is not (for gpuprof
