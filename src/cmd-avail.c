@@ -7,15 +7,17 @@
 #include "commands.h"
 #include "input-file.h"
 #include "install.h"
+#include "metrics/metrics.h"
 #include "util/error.h"
 #include "util/options.h"
 #include "util/strbuf.h"
 
 static const char usage[] = "gpuprof avail [--presets]";
 static const char description[] =
-	"Lists what this gpuprof can collect: the recording libraries it was built with and\n"
-	"the presets of `gpuprof trace --preset NAME`, each with its description and the\n"
-	"options it sets.";
+	"Lists what this gpuprof can collect: the recording libraries it was built with, the\n"
+	"metrics gpuprof sys can sample on this machine (and why one cannot be), and the\n"
+	"presets of `gpuprof trace --preset NAME`, each with its description and the options\n"
+	"it sets.";
 
 /* One preset: its name, description and options as a command line. */
 static int print_preset(const char *dir, const char *name, struct error *err)
@@ -91,8 +93,17 @@ int cmd_avail(int argc, char **argv)
 	}
 	if (next < argc)
 		die_with(EXIT_USAGE, "avail: unexpected argument '%s' (usage: %s)", argv[next], usage);
-	if (presets_only != 1)
+	if (presets_only != 1) {
 		print_libraries();
+		struct strbuf metrics = STRBUF_INIT;
+		metrics_describe(&metrics);
+		printf("metrics (gpuprof sys, --host-metrics, --device-metrics):\n");
+		for (char *save = NULL, *line = strtok_r(metrics.buf, "\n", &save); line;
+		     line = strtok_r(NULL, "\n", &save))
+			printf("  %s\n", line);
+		printf("\n");
+		strbuf_release(&metrics);
+	}
 	struct strbuf dir = STRBUF_INIT, names = STRBUF_INIT;
 	if (presets_directory(&dir, &err))
 		die("avail: %s", err.message);

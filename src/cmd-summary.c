@@ -66,7 +66,38 @@ struct summary {
 		char *label;
 	} *agents;
 	size_t agent_count;
+	struct metric_range {         /* each metric series: its range of values */
+		int64_t input, process_id, series, device, pid;
+		char *source, *name, *unit;
+		double low, high, sum;
+		int64_t count;
+	} *metrics;
+	size_t metric_count;
 };
+
+static void metric_range(struct summary *s, const struct event *e)
+{
+	struct metric_range *m = NULL;
+	for (size_t i = s->metric_count; i-- > 0 && !m;) /* series are few */
+		if (s->metrics[i].input == s->input && s->metrics[i].process_id == e->process_id &&
+		    s->metrics[i].series == e->metric.series)
+			m = &s->metrics[i];
+	if (!m) {
+		s->metrics = xrealloc(s->metrics, (s->metric_count + 1) * sizeof(*s->metrics));
+		m = &s->metrics[s->metric_count++];
+		*m = (struct metric_range){ .input = s->input, .process_id = e->process_id,
+					    .series = e->metric.series, .device = e->metric.device,
+					    .pid = e->metric.pid, .source = xstrdup(e->metric.source),
+					    .name = xstrdup(e->name), .unit = xstrdup(e->metric.unit),
+					    .low = e->metric.value, .high = e->metric.value };
+	}
+	if (e->metric.value < m->low)
+		m->low = e->metric.value;
+	if (e->metric.value > m->high)
+		m->high = e->metric.value;
+	m->sum += e->metric.value;
+	m->count++;
+}
 
 static struct process *process_of(struct summary *s, int64_t process_id)
 {
@@ -245,9 +276,11 @@ static int summary_event(void *state, const struct event *e, struct error *err)
 		if (e->marker.kind != MARKER_MARK)
 			remember_range(s, e);
 		break;
+	case EVENT_METRIC:
+		metric_range(s, e);
+		break;
 	case EVENT_MEMORY_ALLOCATION:
 	case EVENT_THREAD:
-	case EVENT_METRIC:
 		break;
 	}
 	domain_stats_add(&s->stats, e);
@@ -416,6 +449,36 @@ static int processes_table(const struct printer *pr, const struct summary *s,
 	return table_end(t, err);
 }
 
+static int metrics_table(const struct printer *pr, const struct summary *s, struct error *err)
+{
+	if (!s->metric_count)
+		return 0;
+	const char *names[] = { "Input", "Source", "Device", "Pid", "Name", "Unit", "Samples",
+				"Min", "Avg", "Max" };
+	struct table *t = table_begin(stdout, pr->format, "metrics",
+				      "METRICS (gpuprof sys: range of each series)", 10, names);
+	for (size_t i = 0; i < s->metric_count; i++) {
+		const struct metric_range *m = &s->metrics[i];
+		table_int(t, m->input);
+		table_text(t, m->source);
+		if (m->device >= 0)
+			table_int(t, m->device);
+		else
+			table_null(t);
+		if (!strcmp(m->source, "PROCESS"))
+			table_int(t, m->pid);
+		else
+			table_null(t);
+		table_text(t, m->name);
+		table_text(t, m->unit);
+		table_int(t, m->count);
+		table_double(t, m->low, 2);
+		table_double(t, m->sum / (double)m->count, 2);
+		table_double(t, m->high, 2);
+	}
+	return table_end(t, err);
+}
+
 static int print_summary(const struct printer *pr, struct summary *s, struct error *err)
 {
 	struct domain_stats *ds = &s->stats;
@@ -432,7 +495,7 @@ static int print_summary(const struct printer *pr, struct summary *s, struct err
 				 err);
 	rc = rc || stats_table(pr, "domains", "DOMAINS", &ds->domains, err) ||
 	     ranges_table(pr, s, err) || devices_table(pr, s, err) ||
-	     processes_table(pr, s, err);
+	     processes_table(pr, s, err) || metrics_table(pr, s, err);
 	table_output_end(stdout, pr->format);
 	return rc;
 }
@@ -520,6 +583,12 @@ int summary_print(char *const *inputs, int count, const char *format, const char
 		free(s.processes[i].host);
 		free(s.processes[i].command);
 	}
+	for (size_t i = 0; i < s.metric_count; i++) {
+		free(s.metrics[i].source);
+		free(s.metrics[i].name);
+		free(s.metrics[i].unit);
+	}
+	free(s.metrics);
 	free(s.devices);
 	free(s.processes);
 	free(s.agents);

@@ -199,3 +199,35 @@ def test_merge_keeps_the_metrics(grown, tmp_path):
     con = sqlite3.connect(tmp_path / "all.db")
     assert con.execute("SELECT COUNT(*) FROM metrics").fetchone()[0] == \
         out.query("SELECT COUNT(*) AS n FROM metrics")[0]["n"]
+
+
+def test_summary_gives_the_range_of_every_series(grown):
+    _, _, out = grown
+    r = run([GPUPROF, "summary", "--format", "json", out.path("results.db")], cwd=os.path.dirname(out.prefix))
+    assert r.returncode == 0, r.stderr
+    (table,) = [t for t in json.loads(r.stdout) if t["name"] == "metrics"]
+    assert table["columns"] == ["Input", "Source", "Device", "Pid", "Name", "Unit", "Samples",
+                                "Min", "Avg", "Max"]
+    # the device column is empty where the series has none (the machine as a whole)
+    rows = {(x[1], -1 if x[2] is None else x[2], x[3], x[4]): x for x in table["rows"]}
+    assert len(rows) == len(series(out))
+    for key, values in series(out).items():
+        row = rows[key]
+        numbers = [v for _, v in values]
+        assert row[6] == len(numbers)
+        assert row[7] == pytest.approx(min(numbers), abs=0.01)
+        assert row[8] == pytest.approx(sum(numbers) / len(numbers), abs=0.01)
+        assert row[9] == pytest.approx(max(numbers), abs=0.01)
+    assert rows[("GPU", 1, None, "power")][7:] == [101, 101, 101]
+
+
+def test_avail_lists_the_metrics_of_this_machine(tmp_path):
+    r = run([GPUPROF, "avail"], cwd=tmp_path, env={"GPUPROF_NVML_LIBRARY": DOUBLE})
+    assert r.returncode == 0, r.stderr
+    lines = [x.strip() for x in r.stdout.splitlines() if x.strip().startswith(("host metrics", "device metrics"))]
+    assert lines[0].startswith(f"host metrics: per-CPU utilization ({os.cpu_count()} CPUs")
+    gpus = [x for x in lines if x.startswith("device metrics: GPU")]
+    assert [x.split(":")[1].strip() for x in gpus] == ["GPU 0 Test GPU 0", "GPU 1 Test GPU 1"]
+    assert "PCIe sent (not supported)" in gpus[1] and "(not supported)" not in gpus[0]
+    r = run([GPUPROF, "avail"], cwd=tmp_path, env={"GPUPROF_NVML_LIBRARY": "/nonexistent.so"})
+    assert "device metrics: none: NVML cannot be loaded" in r.stdout
