@@ -18,14 +18,33 @@ static const char description[] =
 	"Runs SQL over gpuprof databases and prints each statement's rows; a statement that\n"
 	"would write (VACUUM INTO, CREATE, DELETE...) is refused. The views are documented\n"
 	"in docs/SCHEMA.md: processes, threads, agents, kernels, memory_copies,\n"
-	"memory_allocations, synchronizations, overheads, regions. With several databases\n"
-	"each view is their union, with a leading column db (0 for the first input, 1 for\n"
-	"the second...), and the tables of input N are reached as dbN.gpuprof_... (input 0\n"
-	"as main.gpuprof_...).";
+	"memory_allocations, synchronizations, overheads, regions, markers, metrics. With\n"
+	"several databases each view is their union, with a leading column db (0 for the\n"
+	"first input, 1 for the second...), and the tables of input N are reached as\n"
+	"dbN.gpuprof_... (input 0 as main.gpuprof_...). A view that an input of an older\n"
+	"schema lacks (metrics, before 3.1) is the union of the inputs that have it.";
 
 static const char *const views[] = { "processes", "threads", "agents", "kernels",
 				      "memory_copies", "memory_allocations",
-				      "synchronizations", "overheads", "regions" };
+				      "synchronizations", "overheads", "regions", "markers",
+				      "metrics" };
+
+/* Whether input i (attached as db<i>, or main) has the view: a database of an older
+ * minor version of the schema may lack the newer ones (metrics). */
+static int has_view(sqlite3 *db, int i, const char *view)
+{
+	char schema[32], sql[96];
+	snprintf(schema, sizeof(schema), i ? "db%d" : "main", i);
+	snprintf(sql, sizeof(sql), "SELECT 1 FROM %s.sqlite_master WHERE name = ?", schema);
+	sqlite3_stmt *s;
+	int found = 0;
+	if (sqlite3_prepare_v2(db, sql, -1, &s, NULL) == SQLITE_OK) {
+		sqlite3_bind_text(s, 1, view, -1, SQLITE_STATIC);
+		found = sqlite3_step(s) == SQLITE_ROW;
+	}
+	sqlite3_finalize(s);
+	return found;
+}
 
 /* Attaches inputs 1.. to db and makes the union views. */
 static int attach_all(sqlite3 *db, char **inputs, int count, struct error *err)
@@ -55,10 +74,20 @@ static int attach_all(sqlite3 *db, char **inputs, int count, struct error *err)
 	}
 	for (size_t v = 0; v < sizeof(views) / sizeof(views[0]); v++) {
 		strbuf_reset(&sql);
-		strbuf_addf(&sql, "CREATE TEMP VIEW %s AS SELECT 0 AS db, * FROM main.%s", views[v],
-			    views[v]);
-		for (int i = 1; i < count; i++)
-			strbuf_addf(&sql, " UNION ALL SELECT %d, * FROM db%d.%s", i, i, views[v]);
+		for (int i = 0; i < count; i++) { /* the inputs that have the view */
+			if (!has_view(db, i, views[v]))
+				continue;
+			if (sql.len)
+				strbuf_addstr(&sql, " UNION ALL ");
+			else
+				strbuf_addf(&sql, "CREATE TEMP VIEW %s AS ", views[v]);
+			if (i)
+				strbuf_addf(&sql, "SELECT %d AS db, * FROM db%d.%s", i, i, views[v]);
+			else
+				strbuf_addf(&sql, "SELECT 0 AS db, * FROM main.%s", views[v]);
+		}
+		if (!sql.len)
+			continue;
 		char *message = NULL;
 		if (sqlite3_exec(db, sql.buf, NULL, NULL, &message) != SQLITE_OK) {
 			error_set(err, "cannot join the view %s of the inputs: %s", views[v],

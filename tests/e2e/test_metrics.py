@@ -231,3 +231,27 @@ def test_avail_lists_the_metrics_of_this_machine(tmp_path):
     assert "PCIe sent (not supported)" in gpus[1] and "(not supported)" not in gpus[0]
     r = run([GPUPROF, "avail"], cwd=tmp_path, env={"GPUPROF_NVML_LIBRARY": "/nonexistent.so"})
     assert "device metrics: none: NVML cannot be loaded" in r.stdout
+
+
+def test_query_joins_metrics_and_reads_a_database_older_than_them(grown, tmp_path):
+    _, _, out = grown
+    old = tmp_path / "old.db"
+    con = sqlite3.connect(out.path("results.db"))
+    con.execute("VACUUM INTO ?", (str(old),))
+    con.close()
+    con = sqlite3.connect(old)  # as schema 3.0 wrote it: no metric tables
+    con.executescript("DROP VIEW metrics; DROP TABLE gpuprof_metric; DROP TABLE gpuprof_metric_series; "
+                      "UPDATE gpuprof_metadata SET value = '3.0.0' WHERE tag = 'schema_version';")
+    con.commit()
+    con.close()
+    total = out.query("SELECT COUNT(*) AS n FROM metrics")[0]["n"]
+    r = run([GPUPROF, "query", out.path("results.db"), str(old), "--format", "csv", "--sql",
+             "SELECT db, COUNT(*) FROM metrics GROUP BY db; SELECT db, COUNT(*) FROM kernels GROUP BY db"],
+            cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.split()
+    assert f"0,{total}" in lines and not any(x.startswith("1,") and x != "1,0" for x in lines[:3])
+    r = run([GPUPROF, "convert", "-f", "pftrace", "-d", str(tmp_path), str(old)], cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    pf = Trace(str(tmp_path / "old_results.pftrace"))
+    assert not [t for t in pf.tracks_of("counter").values() if t["unit"] != 3]
