@@ -1,5 +1,6 @@
 /* gpuprof avail: what this installation can collect: its recording libraries and the
  * presets of `gpuprof trace --preset`. */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,7 +13,7 @@
 #include "util/options.h"
 #include "util/strbuf.h"
 
-static const char usage[] = "gpuprof avail [--presets]";
+static const char usage[] = "gpuprof avail [--presets] [-G FILE]";
 static const char description[] =
 	"Lists what this gpuprof can collect: the recording libraries it was built with, the\n"
 	"metrics gpuprof sys can sample on this machine (and why one cannot be), and the\n"
@@ -77,9 +78,13 @@ static void print_libraries(void)
 int cmd_avail(int argc, char **argv)
 {
 	int presets_only = -1, help = -1;
+	const char *generate = NULL;
 	const struct option table[] = {
 		{ OPTION_BOOL, 0, "presets", &presets_only, NULL,
 		  "only the presets of gpuprof trace --preset" },
+		{ OPTION_STRING, 'G', "generate-config", &generate, "FILE",
+		  "write a commented configuration of gpuprof sys's defaults to FILE (- for "
+		  "stdout), to edit and pass back with -c FILE" },
 		{ OPTION_BOOL, 'h', "help", &help, NULL, "show this help" },
 		OPTION_END,
 	};
@@ -93,6 +98,22 @@ int cmd_avail(int argc, char **argv)
 	}
 	if (next < argc)
 		die_with(EXIT_USAGE, "avail: unexpected argument '%s' (usage: %s)", argv[next], usage);
+	if (generate) {
+		struct strbuf text = STRBUF_INIT;
+		trace_config_template(&text);
+		int to_stdout = !strcmp(generate, "-");
+		FILE *f = to_stdout ? stdout : fopen(generate, "we");
+		int failed = !f || fwrite(text.buf, 1, text.len, f) != text.len;
+		if (f && !to_stdout && fclose(f))
+			failed = 1;
+		strbuf_release(&text);
+		if (failed)
+			die("avail: cannot write '%s': %s", generate, strerror(errno));
+		if (!to_stdout)
+			fprintf(stderr, "gpuprof: wrote %s (gpuprof sys -c %s -- COMMAND)\n", generate,
+				generate);
+		return 0;
+	}
 	if (presets_only != 1) {
 		print_libraries();
 		struct strbuf metrics = STRBUF_INIT;

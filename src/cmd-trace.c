@@ -111,7 +111,7 @@ static int find_library(const char *name, struct strbuf *out, struct error *err)
 struct trace_options {
 	int kernel, memory_copy, memory_allocation, opencl, cuda_runtime, cuda_driver, marker;
 	int runtime, sys, kernel_rename, selected_regions;
-	const char *input, *preset;
+	const char *input, *preset, *config;
 	const char *period_unit;
 	struct option_list periods;
 	const char *kernel_include, *kernel_exclude, *kernel_iterations;
@@ -468,6 +468,10 @@ static void trace_table(struct trace_options *o, struct option table[TABLE_SIZE]
 		{ OPTION_STRING, 'i', "input", &o->input, "FILE",
 		  "run the program once per job of a JSON or YAML file, into DIR/pass_N "
 		  "(keys: the long options, with _ or -)" },
+		{ OPTION_STRING, 'c', "config", &o->config, "FILE",
+		  "options from a YAML or JSON file (keys: the long options; gpuprof avail -G "
+		  "FILE writes one to edit); the command line overrides it, it overrides the "
+		  "preset" },
 		{ OPTION_STRING, 0, "preset", &o->preset, "NAME",
 		  "start from a preset's options; those given here add to or override them "
 		  "(gpuprof avail --presets lists them)" },
@@ -505,7 +509,7 @@ static void trace_table(struct trace_options *o, struct option table[TABLE_SIZE]
 }
 
 /* Options that only the command line sets. */
-static const char *const command_line_only[] = { "input", "preset", "help", NULL };
+static const char *const command_line_only[] = { "input", "preset", "config", "help", NULL };
 
 /* One run of the program as the options describe it, checked before any run begins. */
 struct job {
@@ -814,16 +818,24 @@ static int trace_main(int argc, char **argv, const struct trace_options *base,
 	if (next >= argc)
 		die_with(EXIT_USAGE, "%s: no command given (usage: %s)", command_name, usage_text);
 
-	/* the preset first, then the command line over it */
-	struct input_file preset = { 0 }, input = { 0 };
-	if (o.preset) {
-		const char *name = o.preset;
-		if (read_preset(name, &preset, &err))
+	/* the preset first, then the configuration file, then the command line over both */
+	struct input_file preset = { 0 }, config = { 0 }, input = { 0 };
+	if (o.preset || o.config) {
+		const char *name = o.preset, *path = o.config;
+		if (name && read_preset(name, &preset, &err))
 			die_with(EXIT_USAGE, "%s: --preset: %s", command_name, err.message);
+		if (path && input_read(path, &config, &err))
+			die_with(EXIT_USAGE, "%s: --config: %s", command_name, err.message);
+		if (path && config.count != 1)
+			die_with(EXIT_USAGE, "%s: --config: '%s' holds %zu jobs: a configuration file "
+				 "is one (-i runs a list of jobs)", command_name, path, config.count);
 		o = *base;
-		if (input_apply(&preset, &preset.jobs[0], table, command_line_only, &err) ||
-		    options_parse(table, argc, argv, &next, &err))
+		if (name && input_apply(&preset, &preset.jobs[0], table, command_line_only, &err))
 			die_with(EXIT_USAGE, "%s: --preset %s: %s", command_name, name, err.message);
+		if (path && input_apply(&config, &config.jobs[0], table, command_line_only, &err))
+			die_with(EXIT_USAGE, "%s: --config: %s", command_name, err.message);
+		if (options_parse(table, argc, argv, &next, &err))
+			die_with(EXIT_USAGE, "%s: %s", command_name, err.message);
 	}
 	/* then each job of the input file over both; every job is checked before any runs */
 	size_t job_count = 1;
@@ -868,6 +880,7 @@ static int trace_main(int argc, char **argv, const struct trace_options *base,
 	free(jobs);
 	input_release(&input);
 	input_release(&preset);
+	input_release(&config);
 	return code;
 }
 
@@ -882,3 +895,53 @@ int cmd_sys(int argc, char **argv)
 	command_name = "sys";
 	return trace_main(argc, argv, &base, sys_usage, sys_description);
 }
+
+void trace_config_template(struct strbuf *out)
+{
+	struct trace_options o = sys_defaults();
+	struct option table[TABLE_SIZE];
+	trace_table(&o, table);
+	strbuf_addstr(out,
+		"# gpuprof configuration: pass it back with `gpuprof sys -c FILE -- COMMAND` (or\n"
+		"# gpuprof trace -c FILE). Keys are the long options of gpuprof trace and gpuprof\n"
+		"# sys, with - or _. What is set here overrides a --preset; the command line\n"
+		"# overrides both. The keys set are gpuprof sys's defaults; uncomment the others\n"
+		"# to use them.\n");
+	for (const struct option *t = table; t->long_name || t->help; t++) {
+		if (t->type == OPTION_SECTION) {
+			strbuf_addf(out, "\n# ---- %s\n", t->help);
+			continue;
+		}
+		int refused = 0;
+		for (const char *const *r = command_line_only; *r; r++)
+			refused |= !strcmp(*r, t->long_name);
+		if (refused)
+			continue;
+		strbuf_addf(out, "# %s\n", t->help);
+		switch (t->type) {
+		case OPTION_BOOL: {
+			int on = *(int *)t->value == 1;
+			strbuf_addf(out, "%s%s: %s\n", on ? "" : "# ", t->long_name,
+				    on ? "true" : "false");
+			break;
+		}
+		case OPTION_STRING:
+		case OPTION_ENUM: {
+			const char *v = *(const char **)t->value;
+			int set = v && (!strcmp(t->long_name, "sampling-interval"));
+			strbuf_addf(out, "%s%s: %s\n", set ? "" : "# ", t->long_name,
+				    v ? v : t->arg_name);
+			break;
+		}
+		case OPTION_LIST:
+			strbuf_addf(out, "# %s: [%s]\n", t->long_name, t->arg_name);
+			break;
+		case OPTION_SIZE:
+			strbuf_addf(out, "# %s: %s\n", t->long_name, t->arg_name);
+			break;
+		case OPTION_SECTION:
+			break;
+		}
+	}
+}
+

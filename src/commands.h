@@ -3,6 +3,8 @@
 #ifndef GPUPROF_COMMANDS_H
 #define GPUPROF_COMMANDS_H
 
+#include "util/strbuf.h"
+
 struct command {
 	const char *name;
 	int (*run)(int argc, char **argv); /* argv[0] is the command name */
@@ -25,6 +27,8 @@ int summary_print(char *const *inputs, int count, const char *format, const char
 
 int cmd_trace(int argc, char **argv);
 int cmd_sys(int argc, char **argv);
+/* A commented configuration file of gpuprof sys's defaults (gpuprof avail -G). */
+void trace_config_template(struct strbuf *out);
 int cmd_convert(int argc, char **argv);
 int cmd_summary(int argc, char **argv);
 int cmd_query(int argc, char **argv);

@@ -255,3 +255,30 @@ def test_query_joins_metrics_and_reads_a_database_older_than_them(grown, tmp_pat
     assert r.returncode == 0, r.stderr
     pf = Trace(str(tmp_path / "old_results.pftrace"))
     assert not [t for t in pf.tracks_of("counter").values() if t["unit"] != 3]
+
+
+def test_a_generated_configuration_runs_and_the_command_line_overrides_it(tmp_path):
+    r = run([GPUPROF, "avail", "-G", str(tmp_path / "sys.yaml")], cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    text = (tmp_path / "sys.yaml").read_text()
+    live = [x for x in text.splitlines() if x and not x.startswith("#")]
+    assert live == ["sys-trace: true", "host-metrics: true", "device-metrics: true",
+                    "sampling-interval: 50"]
+    assert "# kernel-include-regex: REGEX" in text
+    edited = text.replace("device-metrics: true", "device-metrics: false").replace(
+        "sampling-interval: 50", "sampling-interval: 20")
+    (tmp_path / "edited.yaml").write_text(edited)
+    env = {"GPUPROF_NVML_LIBRARY": DOUBLE}
+    (tmp_path / "a").mkdir()
+    r, out = sys_run(tmp_path / "a", ["-c", str(tmp_path / "edited.yaml")], [GROW, "16", "2", "200"], env)
+    assert {x["source"] for x in out.query("SELECT DISTINCT source FROM metrics")} == {"HOST", "PROCESS"}
+    memory = out.query("SELECT time FROM metrics WHERE name = 'memory used' ORDER BY time")
+    gaps = sorted(b["time"] - a["time"] for a, b in zip(memory, memory[1:]))
+    assert gaps[len(gaps) // 2] == pytest.approx(20e6, rel=0.25)
+    (tmp_path / "b").mkdir()  # the command line over the file
+    r, out = sys_run(tmp_path / "b", ["-c", str(tmp_path / "edited.yaml"), "--device-metrics"],
+                     [GROW, "16", "2", "100"], env)
+    assert "GPU" in {x["source"] for x in out.query("SELECT DISTINCT source FROM metrics")}
+    (tmp_path / "jobs.yaml").write_text("jobs:\n  - kernel-trace: true\n  - sys-trace: true\n")
+    r = run([GPUPROF, "sys", "-c", str(tmp_path / "jobs.yaml"), "--", GROW, "1", "1", "1"], cwd=tmp_path / "b")
+    assert r.returncode == 2 and "holds 2 jobs: a configuration file is one" in r.stderr
