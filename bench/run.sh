@@ -9,6 +9,9 @@
 #      takes in each format
 #   4. markers: the cost of a push/pop pair without a profiler and under
 #      gpuprof trace --marker-trace
+#   5. metrics: a ten times longer launch loop under gpuprof trace --kernel-trace with and without
+#      --host-metrics (every 50 ms, and every 10 ms): the loop's time and the CPU time
+#      of the whole run, whose difference is what the sampler costs
 # Usage: bench/run.sh [LAUNCHES [RECORDS [ROUNDS]]]   (defaults 20000 5000000 9)
 set -eu
 cd "$(dirname "$0")/.."
@@ -137,3 +140,45 @@ done
 ranges=$(find "$work/markers1" -name '*_results.db' -exec sqlite3 {} 'SELECT COUNT(*) FROM markers' \;)
 awk -v p="$(median <"$work/plain-markers")" -v t="$(median <"$work/traced-markers")" -v r="$ranges" 'BEGIN {
 	printf "no profiler %.1f ns, under --marker-trace %.1f ns (ranges recorded in run 1: %d)\n", p, t, r }'
+
+if [ -x "$BUILD/bench/launches" ]; then
+	echo
+	long=$((launches * 10)) # a loop long enough for the sampler to run many rounds
+	echo "== metrics: $long launches under --kernel-trace, with --host-metrics, median of $rounds rounds"
+	cpu_run() { # cpu_run OUT OPTIONS...: the loop's ms, then the run's CPU seconds
+		out=$1
+		shift
+		"$python" - "$@" <<'PY' >>"$out"
+import resource, subprocess, sys
+r = subprocess.run(sys.argv[1:], capture_output=True, text=True)
+if r.returncode:
+    sys.exit(f"metrics run failed ({r.returncode}): {r.stderr.strip()}")
+u = resource.getrusage(resource.RUSAGE_CHILDREN)
+print(r.stdout.split()[0], f"{u.ru_utime + u.ru_stime:.3f}")
+PY
+	}
+	: >"$work/m0"
+	: >"$work/m50"
+	: >"$work/m10"
+	for i in $(seq "$rounds"); do
+		for interval in 0 50 10; do
+			case $interval in
+			0) set -- ;;
+			*) set -- --host-metrics --sampling-interval "$interval" ;;
+			esac
+			cpu_run "$work/m$interval" "$gpuprof" trace --kernel-trace -f sqlite "$@" \
+				-d "$work/metrics$interval-$i" -- "$BUILD/bench/launches" "$long" plain
+		done
+	done
+	samples=$(find "$work"/metrics50-1 -name '*_results.db' -exec sqlite3 {} \
+		"SELECT COUNT(*) FROM metrics WHERE name = 'memory used'" \;)
+	awk -v a="$(cut -d' ' -f1 "$work/m0" | median)" -v b="$(cut -d' ' -f1 "$work/m50" | median)" \
+	    -v c="$(cut -d' ' -f1 "$work/m10" | median)" -v ca="$(cut -d' ' -f2 "$work/m0" | median)" \
+	    -v cb="$(cut -d' ' -f2 "$work/m50" | median)" -v cc="$(cut -d' ' -f2 "$work/m10" | median)" \
+	    -v n="$samples" 'BEGIN {
+		printf "%-34s %10s %10s %14s\n", "run", "loop ms", "vs none", "CPU s (run)"
+		printf "%-34s %10.1f %10.3f %14.3f\n", "--kernel-trace", a / 1e6, 1, ca
+		printf "%-34s %10.1f %10.3f %14.3f\n", "  + --host-metrics, every 50 ms", b / 1e6, b / a, cb
+		printf "%-34s %10.1f %10.3f %14.3f\n", "  + --host-metrics, every 10 ms", c / 1e6, c / a, cc
+		printf "rounds of the machine series in round 1 at 50 ms: %d\n", n }'
+fi
