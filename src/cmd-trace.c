@@ -64,6 +64,7 @@ static volatile sig_atomic_t stop_waiting;
  * what is happening and lets it finish; a second stops at once, keeping every spool not
  * yet converted (and the .partial file being written). */
 static char manifest_path[PATH_MAX];
+static char metrics_paths[2][PATH_MAX + 8]; /* the metrics spools (metrics_start()) */
 static volatile sig_atomic_t interruptions;
 
 static void say(const char *text)
@@ -82,6 +83,8 @@ static void interrupt_output(int sig)
 	say("gpuprof: stopped: the spools not yet converted are kept; 'gpuprof convert "
 	    "SPOOL' writes their outputs\n");
 	unlink(manifest_path);
+	unlink(metrics_paths[0]);
+	unlink(metrics_paths[1]);
 	_exit(128 + sig);
 }
 
@@ -752,6 +755,12 @@ static int job_run(struct job *j, const char *directory, char **command)
 		die_with(rc < -1 ? -rc : EXIT_FAILED, "%s: %s", command_name, err.message);
 	}
 	snprintf(manifest_path, sizeof(manifest_path), "%s", manifest.buf);
+	for (int gpu = 0; gpu < 2; gpu++) { /* for the interrupt handler, which cannot allocate */
+		struct strbuf path = STRBUF_INIT;
+		metrics_file(&path, metrics.buf, gpu);
+		snprintf(metrics_paths[gpu], sizeof(metrics_paths[gpu]), "%s", path.buf);
+		strbuf_release(&path);
+	}
 	struct sigaction interrupt = { .sa_handler = interrupt_output, .sa_flags = SA_RESTART };
 	sigaction(SIGINT, &interrupt, NULL);
 	sigaction(SIGTERM, &interrupt, NULL);

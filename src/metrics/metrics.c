@@ -557,7 +557,7 @@ struct metrics {
 
 #define GPU_SERIES_FROM (1u << 24)
 
-static void file_of(struct strbuf *out, const char *base, int gpu)
+void metrics_file(struct strbuf *out, const char *base, int gpu)
 {
 	strbuf_reset(out);
 	strbuf_addf(out, "%s.%s", base, gpu ? "gpu" : "host");
@@ -571,13 +571,13 @@ struct metrics *metrics_start(const struct metrics_options *o, const char *base,
 	if (o->host) {
 		struct metrics_options host = *o;
 		host.device = 0;
-		file_of(&path, base, 0);
+		metrics_file(&path, base, 0);
 		m->host = sampler_start(&host, 0, path.buf, err);
 	}
 	if (o->device && (m->host || !o->host)) {
 		struct metrics_options device = *o;
 		device.host = 0;
-		file_of(&path, base, 1);
+		metrics_file(&path, base, 1);
 		m->gpu = sampler_start(&device, GPU_SERIES_FROM, path.buf, err);
 	}
 	strbuf_release(&path);
@@ -610,7 +610,7 @@ void metrics_remove(const char *base)
 {
 	struct strbuf path = STRBUF_INIT;
 	for (int gpu = 0; gpu < 2; gpu++) {
-		file_of(&path, base, gpu);
+		metrics_file(&path, base, gpu);
 		unlink(path.buf);
 	}
 	strbuf_release(&path);
@@ -625,7 +625,7 @@ static int each_record(const char *base, int (*each)(void *ctx, const struct rec
 	struct strbuf path = STRBUF_INIT;
 	int rc = 0;
 	for (int gpu = 0; rc == 0 && gpu < 2; gpu++) {
-		file_of(&path, base, gpu);
+		metrics_file(&path, base, gpu);
 		struct spool_reader reader;
 		if (access(path.buf, F_OK) < 0)
 			continue;
@@ -650,7 +650,7 @@ int metrics_recorded(const char *base)
 	struct strbuf path = STRBUF_INIT;
 	int found = 0;
 	for (int gpu = 0; gpu < 2 && !found; gpu++) {
-		file_of(&path, base, gpu);
+		metrics_file(&path, base, gpu);
 		found = access(path.buf, F_OK) == 0;
 	}
 	strbuf_release(&path);

@@ -31,6 +31,8 @@ struct metrics *metrics_start(const struct metrics_options *o, const char *base,
 /* Takes a last sample, writes what remains and ends the thread. Returns -1 with err set
  * when the spool could not be written (what was written stays). */
 int metrics_stop(struct metrics *m, struct error *err);
+/* The name of a spool of metrics_start(): the machine's (gpu 0) or the GPUs'. */
+void metrics_file(struct strbuf *out, const char *base, int gpu);
 /* Whether metrics were sampled into spools named after base; removes them. */
 int metrics_recorded(const char *base);
 void metrics_remove(const char *base);
