@@ -137,7 +137,7 @@ static void stop_metrics(struct metrics *sampler)
  * exec is reported through a close-on-exec pipe; its return is then -EXIT_NOT_FOUND
  * or -EXIT_CANNOT_RUN. */
 static int run_target(char **argv, int *status, const struct metrics_options *metrics,
-		      const char *metrics_spool, struct error *err)
+		      const char *metrics_base, struct error *err)
 {
 	int pipefd[2];
 	if (pipe2(pipefd, O_CLOEXEC) < 0)
@@ -166,7 +166,7 @@ static int run_target(char **argv, int *status, const struct metrics_options *me
 	struct metrics *sampler = NULL;
 	if (metrics->host || metrics->device) {
 		struct error metrics_err;
-		sampler = metrics_start(metrics, metrics_spool, &metrics_err);
+		sampler = metrics_start(metrics, metrics_base, &metrics_err);
 		if (!sampler)
 			warn("metrics are not sampled: %s", metrics_err.message);
 	}
@@ -187,7 +187,7 @@ static int run_target(char **argv, int *status, const struct metrics_options *me
 		;
 	if (n == (ssize_t)sizeof(exec_errno)) {
 		stop_metrics(sampler);
-		metrics_remove(metrics_spool);
+		metrics_remove(metrics_base);
 		error_set(err, "cannot run '%s': %s", argv[0], strerror(exec_errno));
 		return exec_errno == ENOENT ? -EXIT_NOT_FOUND : -EXIT_CANNOT_RUN;
 	}
@@ -216,11 +216,11 @@ static int run_target(char **argv, int *status, const struct metrics_options *me
 	return 0;
 }
 
-static int post_process(const char *manifest, const char *metrics_spool,
+static int post_process(const char *manifest, const char *metrics_base,
 			const char *directory, const struct output_request *request,
 			int keep_spool)
 {
-	int metrics = metrics_recorded(metrics_spool);
+	int metrics = metrics_recorded(metrics_base);
 	FILE *f = fopen(manifest, "re");
 	if (!f) {
 		warn("cannot read the list of recorded processes '%s': %s", manifest, strerror(errno));
@@ -247,7 +247,7 @@ static int post_process(const char *manifest, const char *metrics_spool,
 		size_t len = strlen(line);
 		strbuf_add(&prefix, line, len > 6 && !strcmp(line + len - 6, ".spool") ? len - 6 : len);
 		struct error err;
-		if (metrics && metrics_append(metrics_spool, line, &err))
+		if (metrics && metrics_append(metrics_base, line, &err))
 			warn("metrics are left out of '%s': %s", line, err.message);
 		if (output_from_spool(line, prefix.buf, request, keep_spool, &err)) {
 			warn("%s (the spool '%s' is kept; 'gpuprof convert' retries)", err.message, line);
@@ -262,7 +262,7 @@ static int post_process(const char *manifest, const char *metrics_spool,
 		warn("no process used OpenCL or CUDA: nothing was recorded");
 	struct strbuf written = STRBUF_INIT;
 	struct error err;
-	if (metrics && metrics_write_madengine(metrics_spool, directory, &written, &err)) {
+	if (metrics && metrics_write_madengine(metrics_base, directory, &written, &err)) {
 		warn("%s", err.message);
 		failures++;
 	}

@@ -173,11 +173,16 @@ def test_database_gives_identical_timelines(busy_run, tmp_path):
             assert a.read() == b.read(), name
 
 
+def database_copy(out, tmp_path, name):
+    """A copy of the run's database to edit: its path and a connection to it."""
+    db = str(tmp_path / f"{name}.db")
+    shutil.copy(out.path("results.db"), db)
+    return db, sqlite3.connect(db)
+
+
 def test_overlapping_kernels_get_an_overlap_track(busy_run, tmp_path):
     _, out = busy_run
-    db = str(tmp_path / "overlap.db")
-    shutil.copy(out.path("results.db"), db)
-    con = sqlite3.connect(db)
+    db, con = database_copy(out, tmp_path, "overlap")
     last = con.execute("SELECT id, start, end FROM gpuprof_kernel "
                        "ORDER BY start DESC LIMIT 1").fetchone()
     _, start, end = last
@@ -208,9 +213,7 @@ def test_overlapping_kernels_get_an_overlap_track(busy_run, tmp_path):
 
 def test_rows_out_of_time_order_are_refused(busy_run, tmp_path):
     _, out = busy_run
-    db = str(tmp_path / "unordered.db")
-    shutil.copy(out.path("results.db"), db)
-    con = sqlite3.connect(db)
+    db, con = database_copy(out, tmp_path, "unordered")
     con.execute("UPDATE gpuprof_kernel SET start = 1, end = 2 WHERE id = "
                 "(SELECT MAX(id) FROM gpuprof_kernel)")
     con.commit()
@@ -238,9 +241,7 @@ def test_a_flow_never_has_one_end(tmp_path):
 
 def test_an_overlap_lane_of_a_thread_sits_under_the_thread(busy_run, tmp_path):
     _, out = busy_run
-    db = str(tmp_path / "calls.db")
-    shutil.copy(out.path("results.db"), db)
-    con = sqlite3.connect(db)
+    db, con = database_copy(out, tmp_path, "calls")
     last = con.execute("SELECT id, tid, start, end FROM gpuprof_api_call "
                        "ORDER BY start DESC LIMIT 1").fetchone()
     _, tid, start, end = last
