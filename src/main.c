@@ -16,7 +16,7 @@ const struct command commands[] = {
 	{ "summary", cmd_summary, "statistics of databases: domains, devices busy and idle, ranks" },
 	{ "query", cmd_query, "run SQL over the views of one or more databases" },
 	{ "merge", cmd_merge, "join the databases of many processes or ranks into one" },
-	{ "avail", cmd_avail, "what this gpuprof can collect: recording libraries and presets" },
+	{ "avail", cmd_avail, "what this gpuprof can collect: recording libraries, metrics, presets" },
 	{ "help", cmd_help, "show help for gpuprof or one of its commands" },
 	{ "version", cmd_version, "print the version of gpuprof" },
 	{ NULL, NULL, NULL },
