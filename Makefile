@@ -18,7 +18,9 @@ WARNINGS := -Wall -Wextra -Wshadow -Wformat=2 -Wno-unused-parameter -Wno-missing
 CFLAGS ?= -O2 -g
 ALL_CFLAGS := -std=gnu11 -D_GNU_SOURCE $(CFLAGS) $(WARNINGS) -fPIC -fvisibility=hidden -pthread \
 	-Isrc -I$(BUILD)/gen -Iinclude -DGPUPROF_VERSION='"$(VERSION)"' -MMD -MP
-LDLIBS_SQLITE := -lsqlite3 -lz -lm
+# the store and the analyses: SQLite, zlib, elfutils' libdw (sample stacks) and the C++
+# runtime's demangler
+LDLIBS_SQLITE := -lsqlite3 -lz -lm -ldw -lelf -lstdc++
 
 # ---- detection ------------------------------------------------------------------
 HASH := \#
@@ -27,6 +29,7 @@ have = $(shell printf '$(1)\nint main(void){return 0;}\n' | \
 HAVE_SQLITE := $(call have,$(HASH)include <sqlite3.h>,-lsqlite3)
 HAVE_ZLIB := $(call have,$(HASH)include <zlib.h>,-lz)
 HAVE_YAML := $(call have,$(HASH)include <yaml.h>,-lyaml)
+HAVE_DW := $(call have,$(HASH)include <elfutils/libdwfl.h>,-ldw -lelf)
 HAVE_OPENCL := $(call have,$(HASH)define CL_TARGET_OPENCL_VERSION 300\n$(HASH)include <CL/cl.h>,-lOpenCL)
 HAVE_CUDA := $(shell test -x $(CUDA_HOME)/bin/nvcc && test -f $(CUDA_HOME)/include/cupti.h && echo yes || echo no)
 
@@ -37,6 +40,9 @@ $(info   OpenCL backend ...... $(HAVE_OPENCL))
 $(info   CUDA backend ........ $(HAVE_CUDA) ($(CUDA_HOME): CUPTI, nvcc for the CUDA samples))
 ifneq ($(HAVE_ZLIB),yes)
 $(error zlib development files not found: run scripts/install-deps.sh (Debian package zlib1g-dev))
+endif
+ifneq ($(HAVE_DW),yes)
+$(error elfutils development files not found: run scripts/install-deps.sh (Debian package libdw-dev))
 endif
 ifneq ($(HAVE_YAML),yes)
 $(error libyaml development files not found: run scripts/install-deps.sh (Debian package libyaml-dev))
@@ -49,7 +55,7 @@ endif
 # ---- sources ----------------------------------------------------------------------
 UTIL_SRC := $(wildcard src/util/*.c)
 CORE_SRC := src/core/record.c src/core/spool.c src/core/paths.c
-RECORDER_SRC := src/core/recorder.c
+RECORDER_SRC := src/core/recorder.c src/core/sampler.c
 STORE_SRC := src/core/recording.c src/core/kernel-filter.c $(wildcard src/store/*.c) $(wildcard src/writer/*.c) $(wildcard src/analysis/*.c)
 CLI_SRC := $(wildcard src/*.c src/metrics/*.c)
 
@@ -206,6 +212,12 @@ $(BUILD)/tests/private-opencl $(BUILD)/tests/own-handle: $(BUILD)/tests/%: tests
 $(BUILD)/tests/libclwork.so: tests/e2e/clwork-lib.c tests/e2e/clwork.h
 	@mkdir -p $(dir $@)
 	$(CC) -std=gnu11 $(CFLAGS) -Wall -Wextra -fPIC -shared -fvisibility=hidden $< -o $@ -lOpenCL
+
+# the sampling tests' program: the same code in every build (no sanitizer, no tail calls,
+# symbols), so that its call stacks are what the tests expect
+$(BUILD)/tests/split: tests/e2e/split.c
+	@mkdir -p $(dir $@)
+	$(CC) -std=gnu11 -O2 -g -fno-optimize-sibling-calls -Wall -Wextra -pthread $< -o $@
 
 # a stand-in for libnvidia-ml.so.1 (GPUPROF_NVML_LIBRARY), for the device metrics tests
 $(BUILD)/tests/libnvml-double.so: tests/e2e/nvml-double.c

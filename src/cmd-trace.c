@@ -122,8 +122,8 @@ struct trace_options {
 	const char *directory, *file, *units;
 	struct option_list formats;
 	unsigned long long buffer_size, buffer_limit;
-	int host_metrics, device_metrics;
-	const char *sampling_interval;
+	int host_metrics, device_metrics, sample;
+	const char *sampling_interval, *sampling_freq;
 };
 
 static void stop_metrics(struct metrics *sampler)
@@ -401,7 +401,8 @@ static const struct trace_options defaults = {
 	.kernel_rename = -1, .selected_regions = -1, .stats = -1, .summary = -1,
 	.truncate = -1, .mangled = -1, .keep_spool = -1, .help = -1,
 	.period_unit = "sec", .directory = ".", .file = "%hostname%/%pid%", .units = "nsec",
-	.host_metrics = -1, .device_metrics = -1, .sampling_interval = "50",
+	.host_metrics = -1, .device_metrics = -1, .sampling_interval = "50", .sample = -1,
+	.sampling_freq = "300",
 };
 
 /* gpuprof sys: the same options, with everything --sys-trace records and the metrics on */
@@ -411,6 +412,7 @@ static struct trace_options sys_defaults(void)
 	o.sys = 1;
 	o.host_metrics = 1;
 	o.device_metrics = 1;
+	o.sample = 1;
 	return o;
 }
 
@@ -438,8 +440,14 @@ static void trace_table(struct trace_options *o, struct option table[TABLE_SIZE]
 		  "kernels, copies, allocations, markers, OpenCL and CUDA runtime API calls" },
 		{ OPTION_BOOL, 's', "sys-trace", &o->sys, NULL,
 		  "everything --runtime-trace does, and CUDA driver API calls" },
-		{ OPTION_SECTION, .help = "metrics over time, sampled by gpuprof outside the program "
-					  "(on by default in gpuprof sys; --no-NAME turns one off)" },
+		{ OPTION_SECTION, .help = "sampling (on by default in gpuprof sys; --no-NAME turns "
+					  "one off)" },
+		{ OPTION_BOOL, 0, "sample", &o->sample, NULL,
+		  "call stacks of every thread, sampled on their CPU time (software perf events, "
+		  "unwound after the run from the unwind tables): <prefix>_stacks.folded, the "
+		  "samples and stacks views" },
+		{ OPTION_STRING, 0, "sampling-freq", &o->sampling_freq, "HZ",
+		  "call-stack samples per second of a thread's CPU time (default: 300)" },
 		{ OPTION_BOOL, 0, "host-metrics", &o->host_metrics, NULL,
 		  "per-CPU utilization and frequency, memory used; CPU, memory, page faults, "
 		  "context switches, threads and I/O of every traced process" },
@@ -522,6 +530,7 @@ struct job {
 	struct output_request request;
 	struct kernel_filter filter;
 	struct metrics_options metrics;
+	unsigned sample_freq; /* 0: no call-stack sampling */
 };
 
 static int job_prepare(struct job *j, struct error *err)
@@ -587,6 +596,12 @@ static int job_prepare(struct job *j, struct error *err)
 		return error_set(err, "--sampling-interval: '%s' is not a whole number of "
 				 "milliseconds from 1 to 3600000", o->sampling_interval);
 	j->metrics.interval_ms = (unsigned)interval;
+	unsigned long frequency = strtoul(o->sampling_freq, &end, 10);
+	if (!*o->sampling_freq || *end || o->sampling_freq[0] == '-' || frequency < 1 ||
+	    frequency > 10000)
+		return error_set(err, "--sampling-freq: '%s' is not a whole number of samples per "
+				 "second from 1 to 10000", o->sampling_freq);
+	j->sample_freq = o->sample == 1 ? (unsigned)frequency : 0;
 	return 0;
 }
 
@@ -722,6 +737,15 @@ static int job_run(struct job *j, const char *directory, char **command)
 	else
 		unsetenv("GPUPROF_COLLECTION_PERIOD");
 	setenv("GPUPROF_TRACE", j->trace.buf, 1);
+	if (j->sample_freq)
+		set_env_number("GPUPROF_SAMPLE_FREQ", j->sample_freq);
+	else
+		unsetenv("GPUPROF_SAMPLE_FREQ");
+	/* metrics join the spools: every process has one, whatever it uses */
+	if (j->metrics.host || j->metrics.device)
+		setenv("GPUPROF_RECORD_AT_START", "1", 1);
+	else
+		unsetenv("GPUPROF_RECORD_AT_START");
 	/* absolute: the program may change directory before it writes its spool */
 	struct strbuf absolute = STRBUF_INIT;
 	char cwd[PATH_MAX];
@@ -937,7 +961,8 @@ void trace_config_template(struct strbuf *out)
 		case OPTION_STRING:
 		case OPTION_ENUM: {
 			const char *v = *(const char **)t->value;
-			int set = v && (!strcmp(t->long_name, "sampling-interval"));
+			int set = v && (!strcmp(t->long_name, "sampling-interval") ||
+					!strcmp(t->long_name, "sampling-freq"));
 			strbuf_addf(out, "%s%s: %s\n", set ? "" : "# ", t->long_name,
 				    v ? v : t->arg_name);
 			break;

@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "analysis/unwind.h"
 #include "store/store.h"
 #include "writer/output-file.h"
 #include "util/progress.h"
@@ -165,6 +166,9 @@ static const char *dropped_advice(uint32_t reason)
 		return "lost inside the vendor's tracer (CUPTI)";
 	case DROPPED_MARKER_DEPTH:
 		return "marker ranges nested deeper than gpuprof follows";
+	case DROPPED_SAMPLES:
+		return "the kernel's sample buffer filled between two flushes (a lower "
+		       "--sampling-freq helps)";
 	case DROPPED_UNFINISHED:
 		return "device work not finished when the process ended (finish the queues "
 		       "before exit to keep it)";
@@ -184,6 +188,8 @@ static void describe(const char *spool_path, const struct recording *rec)
 			(unsigned long long)s->records[RECORD_MEMORY_ALLOCATION]);
 	if (rec->marker_count)
 		fprintf(stderr, ", %zu markers", rec->marker_count);
+	if (rec->samples.count)
+		fprintf(stderr, ", %zu call-stack samples", rec->samples.count);
 	fputc('\n', stderr);
 	if (rec->overheads.count) {
 		uint64_t total = 0;
@@ -226,6 +232,40 @@ static void *build_database(void *arg)
 	return NULL;
 }
 
+/* The samples' stacks as folded stacks (<prefix>_stacks.folded): one line per stack,
+ * its frames from the root down separated by ';', then a space and its count of
+ * samples; what flamegraph.pl, inferno and speedscope read. */
+static int write_folded(const struct recording *rec, const char *prefix, struct strbuf *written,
+			struct error *err)
+{
+	const struct sample_stacks *st = rec->stacks;
+	uint64_t *count = xcalloc(st->node_count, sizeof(*count));
+	for (size_t i = 0; i < st->sample_count; i++)
+		count[st->leaf[i]]++;
+	struct output_file file;
+	int rc = output_file_open(&file, prefix, "_stacks.folded", err);
+	struct strbuf line = STRBUF_INIT;
+	uint32_t frames[UNWIND_MAX_FRAMES];
+	for (size_t node = 1; rc == 0 && node < st->node_count; node++) {
+		if (!count[node])
+			continue;
+		size_t n = sample_stack_frames(st, (uint32_t)node, frames, UNWIND_MAX_FRAMES);
+		strbuf_reset(&line);
+		while (n-- > 0) {
+			for (const char *c = st->frames[frames[n]].function; *c; c++)
+				strbuf_addch(&line, *c == ';' ? ':' : *c == '\n' ? ' ' : *c);
+			strbuf_addch(&line, n ? ';' : ' ');
+		}
+		strbuf_addf(&line, "%llu\n", (unsigned long long)count[node]);
+		rc = output_file_write(&file, line.buf, line.len, err);
+	}
+	if (file.out || rc == 0)
+		rc = output_file_close(&file, rc != 0, written, err) || rc;
+	strbuf_release(&line);
+	free(count);
+	return rc ? -1 : 0;
+}
+
 /* Writes the files of writers from a recording, in one pass. */
 static int export_recording_with(const struct recording *rec,
 				 const struct writer_ops **writers, int count,
@@ -249,6 +289,10 @@ int output_from_spool(const char *spool_path, const char *prefix,
 	if (read)
 		return -1;
 	rec.rename_kernels = request->options.rename_kernels;
+	struct sample_stacks stacks;
+	sample_stacks_build(&rec, &stacks);
+	if (rec.samples.count)
+		rec.stacks = &stacks;
 	size_t filtered = recording_filter_kernels(&rec, request->kernel_filter);
 	describe(spool_path, &rec);
 	if (filtered)
@@ -273,6 +317,8 @@ int output_from_spool(const char *spool_path, const char *prefix,
 	int count = file_writers(request->formats, writers);
 	if (count)
 		rc = export_recording_with(&rec, writers, count, request, prefix, &written, err);
+	if (rc == 0 && rec.stacks && (request->formats & FORMAT_CSV))
+		rc = write_folded(&rec, prefix, &written, err);
 	if (threaded)
 		pthread_join(thread, NULL);
 	progress_end();
@@ -290,6 +336,7 @@ int output_from_spool(const char *spool_path, const char *prefix,
 	const struct writer_ops *summary = &summary_writer;
 	if (rc == 0 && request->summary)
 		rc = export_recording_with(&rec, &summary, 1, request, prefix, &written, err);
+	sample_stacks_release(&stacks);
 	recording_release(&rec);
 	if (rc == 0)
 		warn_earlier_files(prefix, &began);

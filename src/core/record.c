@@ -88,6 +88,7 @@ const char *record_dropped_reason_name(uint32_t reason)
 	case DROPPED_BY_TRACER: return "lost by the vendor tracer";
 	case DROPPED_MARKER_DEPTH: return "marker ranges nested too deep";
 	case DROPPED_UNFINISHED: return "device work unfinished at exit";
+	case DROPPED_SAMPLES: return "call-stack samples lost by the kernel";
 	}
 	return "unknown";
 }
@@ -184,6 +185,8 @@ uint32_t record_min_size(uint32_t type)
 	case RECORD_THREAD_NAME: return sizeof(struct record_thread_name);
 	case RECORD_METRIC_SERIES: return sizeof(struct record_metric_series);
 	case RECORD_METRIC: return sizeof(struct record_metric);
+	case RECORD_SAMPLE: return sizeof(struct record_sample);
+	case RECORD_MODULE: return sizeof(struct record_module);
 	}
 	return 0;
 }

@@ -31,6 +31,8 @@ enum record_type {
 	RECORD_THREAD_NAME = 15, /* the application named a thread */
 	RECORD_METRIC_SERIES = 16, /* a metric sampled over time: what it measures */
 	RECORD_METRIC = 17,      /* one value of a metric series */
+	RECORD_SAMPLE = 18,      /* a thread's registers and top of stack, sampled */
+	RECORD_MODULE = 19,      /* an ELF file mapped into the process */
 	RECORD_TYPE_COUNT
 };
 
@@ -92,6 +94,7 @@ enum dropped_reason {
 	DROPPED_BY_TRACER = 7,     /* lost inside the vendor's tracer (CUPTI) */
 	DROPPED_MARKER_DEPTH = 8,  /* a range pushed deeper than the recorder follows */
 	DROPPED_UNFINISHED = 9,    /* device work not finished when the process ended */
+	DROPPED_SAMPLES = 10,      /* call-stack samples the kernel could not hand over */
 	DROPPED_REASON_COUNT
 };
 
@@ -340,6 +343,31 @@ struct record_metric {
 	uint32_t reserved;
 	uint64_t time_ns;               /* trace clock */
 	double value;
+};
+
+/* Call-stack sampling (gpuprof sys): the kernel copies each sampled thread's user
+ * registers and the top of its stack; they are unwound after the run, with the unwind
+ * tables of the modules mapped then. */
+#define SAMPLE_REGISTERS 17   /* DWARF's x86-64 order: rax rdx rcx rbx rsi rdi rbp rsp
+			       * r8-r15 rip */
+#define SAMPLE_STACK_BYTES 7936
+
+struct record_sample {
+	struct record_header header;
+	uint32_t tid;
+	uint32_t stack_size;    /* bytes of stack that follow, from the stack pointer up */
+	uint64_t time_ns;       /* trace clock */
+	uint64_t registers[SAMPLE_REGISTERS];
+	uint64_t reserved;
+	/* followed by stack_size bytes, padded to 8 */
+};
+
+struct record_module {
+	struct record_header header;
+	uint64_t start, end;    /* the lowest and highest address of the file's mappings */
+	uint64_t offset;        /* the file offset mapped at start */
+	uint32_t path_id;       /* string id */
+	uint32_t reserved;
 };
 
 struct record_dropped {

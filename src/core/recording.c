@@ -85,6 +85,15 @@ static int metric_by_time(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+static int sample_by_time(const void *a, const void *b)
+{
+	const struct record_sample *x = *(const struct record_sample *const *)a;
+	const struct record_sample *y = *(const struct record_sample *const *)b;
+	if (x->time_ns != y->time_ns)
+		return x->time_ns < y->time_ns ? -1 : 1;
+	return x < y ? -1 : x > y;
+}
+
 static int is_sorted(const struct record_list *list)
 {
 	for (size_t i = 1; i < list->count; i++)
@@ -156,6 +165,8 @@ int recording_read(struct recording *rec, const char *spool_path, struct error *
 		case RECORD_THREAD_NAME: list_add(&rec->thread_names, h); break;
 		case RECORD_METRIC_SERIES: list_add(&rec->metric_series, h); break;
 		case RECORD_METRIC: list_add(&rec->metrics, h); break;
+		case RECORD_SAMPLE: list_add(&rec->samples, h); break;
+		case RECORD_MODULE: list_add(&rec->modules, h); break;
 		case RECORD_PROCESS:
 			if (!rec->process)
 				rec->process = (const void *)h;
@@ -224,6 +235,8 @@ int recording_read(struct recording *rec, const char *spool_path, struct error *
 			sort_array(timed[i]->items, timed[i]->count, sizeof(*timed[i]->items), by_start);
 	sort_array(rec->metrics.items, rec->metrics.count, sizeof(*rec->metrics.items),
 		   metric_by_time);
+	sort_array(rec->samples.items, rec->samples.count, sizeof(*rec->samples.items),
+		   sample_by_time);
 	if (needs_enqueuers(rec)) {
 		for (size_t i = 0; i < rec->api_calls.count; i++)
 			list_add(&rec->calls_by_correlation, rec->api_calls.items[i]);
@@ -614,7 +627,8 @@ void recording_release(struct recording *rec)
 					&rec->api_calls, &rec->kernels, &rec->copies,
 					&rec->allocations, &rec->synchronizations, &rec->overheads,
 					&rec->calls_by_correlation, &rec->thread_names,
-					&rec->metric_series, &rec->metrics, &rec->owned };
+					&rec->metric_series, &rec->metrics, &rec->samples,
+					&rec->modules, &rec->owned };
 	for (size_t i = 0; i < rec->owned.count; i++)
 		free((void *)rec->owned.items[i]);
 	free(rec->markers);

@@ -38,6 +38,8 @@ struct record_list {
 	size_t count, alloc;
 };
 
+struct sample_stacks;
+
 struct recording {
 	struct spool_reader reader;            /* keeps the records mapped */
 	const struct record_process *process;  /* the first RECORD_PROCESS */
@@ -64,6 +66,10 @@ struct recording {
 	struct record_list thread_names;       /* by tid; of equal tids the last written wins */
 	struct record_list metric_series;      /* by id (gpuprof sys) */
 	struct record_list metrics;            /* by time, then file order */
+	struct record_list samples;            /* call-stack samples, by time */
+	struct record_list modules;            /* ELF files mapped, as written */
+	const struct sample_stacks *stacks;    /* the samples unwound (analysis/unwind.h), set
+						  by the caller; NULL when not */
 	struct record_list calls_by_correlation; /* API calls by correlation id, then domain;
 						    built when device records need them */
 	int rename_kernels;                    /* kernels take the name of their range (set by

@@ -46,6 +46,7 @@ static const struct {
 			    "t.name_id + ?1, t.range_id, t.parent_id, t.start + s.shift, "
 			    "t.end + s.shift, t.ended" },
 	{ "gpuprof_metric", "t.series_id, t.time + s.shift, t.value", "time, process_id" },
+	{ "gpuprof_sample", "t.tid, t.time + s.shift, t.stack_id", "time, process_id" },
 };
 
 #define TIMED_COUNT (sizeof(timed) / sizeof(timed[0]))
@@ -68,8 +69,8 @@ static int copy_rows(sqlite3 *db, const char *sql, int64_t strings, int64_t proc
 	return 0;
 }
 
-/* Whether the input attached as src has the metric tables (schema 3.1 added them). */
-static int has_metrics(sqlite3 *db)
+/* Whether the input attached as src has the tables schema 3.1 added (metrics, samples). */
+static int has_3_1_tables(sqlite3 *db)
 {
 	sqlite3_stmt *s;
 	int found = 0;
@@ -78,6 +79,17 @@ static int has_metrics(sqlite3 *db)
 		found = sqlite3_step(s) == SQLITE_ROW;
 	sqlite3_finalize(s);
 	return found;
+}
+
+/* Whether a table, or a statement, names one of the tables schema 3.1 added. */
+static int added_in_3_1(const char *text)
+{
+	static const char *const added[] = { "gpuprof_metric", "gpuprof_frame", "gpuprof_stack",
+					     "gpuprof_sample" };
+	for (size_t i = 0; i < sizeof(added) / sizeof(added[0]); i++)
+		if (strstr(text, added[i]))
+			return 1;
+	return 0;
 }
 
 static int64_t max_of(sqlite3 *db, const char *sql)
@@ -186,12 +198,17 @@ static int merge_one(sqlite3 *db, int index, const char *path, struct hosts *hos
 		"INSERT INTO main.gpuprof_metric_series SELECT process_id + ?2, series_id, source, "
 		"device, pid, name, unit FROM src.gpuprof_metric_series "
 		"WHERE process_id IN (SELECT id FROM temp.merge_shift)",
+		"INSERT INTO main.gpuprof_frame SELECT process_id + ?2, frame_id, function, module, "
+		"offset FROM src.gpuprof_frame WHERE process_id IN (SELECT id FROM temp.merge_shift)",
+		"INSERT INTO main.gpuprof_stack SELECT process_id + ?2, stack_id, parent_id, "
+		"frame_id FROM src.gpuprof_stack "
+		"WHERE process_id IN (SELECT id FROM temp.merge_shift)",
 	};
 	for (size_t i = 0; rc == 0 && i < sizeof(untimed) / sizeof(untimed[0]); i++)
-		if (!strstr(untimed[i], "src.gpuprof_metric") || has_metrics(db))
+		if (!added_in_3_1(untimed[i]) || has_3_1_tables(db))
 			rc = copy_rows(db, untimed[i], strings, processes, err);
 	for (size_t i = 0; rc == 0 && i < TIMED_COUNT; i++) {
-		if (!strcmp(timed[i].table, "gpuprof_metric") && !has_metrics(db))
+		if (added_in_3_1(timed[i].table) && !has_3_1_tables(db))
 			continue;
 		strbuf_reset(&sql);
 		strbuf_addf(&sql, "INSERT INTO temp.merge_%s SELECT NULL, t.process_id + ?2, %s "

@@ -62,6 +62,14 @@ CREATE TABLE gpuprof_metric_series (
   name TEXT, unit TEXT, PRIMARY KEY (process_id, series_id));
 CREATE TABLE gpuprof_metric (
   id INTEGER PRIMARY KEY, process_id INTEGER, series_id INTEGER, time INTEGER, value REAL);
+CREATE TABLE gpuprof_frame (
+  process_id INTEGER, frame_id INTEGER, function TEXT, module TEXT, offset INTEGER,
+  PRIMARY KEY (process_id, frame_id));
+CREATE TABLE gpuprof_stack (
+  process_id INTEGER, stack_id INTEGER, parent_id INTEGER, frame_id INTEGER,
+  PRIMARY KEY (process_id, stack_id));
+CREATE TABLE gpuprof_sample (
+  id INTEGER PRIMARY KEY, process_id INTEGER, tid INTEGER, time INTEGER, stack_id INTEGER);
 
 CREATE VIEW processes AS
   SELECT id, hostname, pid, ppid, rank, size, command, start, end, end - start AS duration,
@@ -186,3 +194,12 @@ CREATE VIEW metrics AS
          m.series_id AS series, m.time, m.value
   FROM gpuprof_metric m JOIN gpuprof_process p ON p.id = m.process_id
   JOIN gpuprof_metric_series s ON s.process_id = m.process_id AND s.series_id = m.series_id;
+CREATE VIEW stacks AS
+  SELECT p.pid, k.stack_id, k.parent_id, f.function, f.module, f.offset
+  FROM gpuprof_stack k JOIN gpuprof_process p ON p.id = k.process_id
+  JOIN gpuprof_frame f ON f.process_id = k.process_id AND f.frame_id = k.frame_id;
+CREATE VIEW samples AS
+  SELECT s.id, p.pid, s.tid, s.time, s.stack_id, f.function, f.module
+  FROM gpuprof_sample s JOIN gpuprof_process p ON p.id = s.process_id
+  LEFT JOIN gpuprof_stack k ON k.process_id = s.process_id AND k.stack_id = s.stack_id
+  LEFT JOIN gpuprof_frame f ON f.process_id = k.process_id AND f.frame_id = k.frame_id;

@@ -9,6 +9,7 @@
 
 #include "core/recording.h"
 #include "core/spool.h"
+#include "analysis/unwind.h"
 #include "store/schema.h"
 #include "util/progress.h"
 #include "util/strbuf.h"
@@ -37,7 +38,7 @@ enum statement {
 	INSERT_STRING, INSERT_PROCESS, INSERT_AGENT, INSERT_QUEUE, INSERT_API, INSERT_KERNEL,
 	INSERT_COPY, INSERT_ALLOCATION, INSERT_SYNCHRONIZATION, INSERT_OVERHEAD, INSERT_DROPPED,
 	INSERT_METADATA, INSERT_MARKER, INSERT_THREAD, INSERT_METRIC_SERIES, INSERT_METRIC,
-	STATEMENT_COUNT
+	INSERT_FRAME, INSERT_STACK, INSERT_SAMPLE, STATEMENT_COUNT
 };
 
 static const char *const statement_sql[STATEMENT_COUNT] = {
@@ -80,6 +81,10 @@ static const char *const statement_sql[STATEMENT_COUNT] = {
 	[INSERT_METRIC_SERIES] = "INSERT OR REPLACE INTO gpuprof_metric_series VALUES "
 				 "(1,?,?,?,?,?,?)",
 	[INSERT_METRIC] = "INSERT INTO gpuprof_metric (process_id, series_id, time, value) "
+			  "VALUES (1,?,?,?)",
+	[INSERT_FRAME] = "INSERT INTO gpuprof_frame VALUES (1,?,?,?,?)",
+	[INSERT_STACK] = "INSERT INTO gpuprof_stack VALUES (1,?,?,?)",
+	[INSERT_SAMPLE] = "INSERT INTO gpuprof_sample (process_id, tid, time, stack_id) "
 			  "VALUES (1,?,?,?)",
 };
 
@@ -396,6 +401,46 @@ static int load_markers(struct loader *l, struct error *err)
 	return 0;
 }
 
+/* The samples' frames, stacks and samples (analysis/unwind.h), ids from 1 (0: none). */
+static int load_samples(struct loader *l, struct error *err)
+{
+	const struct sample_stacks *st = l->rec->stacks;
+	if (!st)
+		return 0;
+	for (size_t i = 0; i < st->frame_count; i++) {
+		sqlite3_stmt *s = l->stmt[INSERT_FRAME];
+		int c = 0;
+		bind_i64(s, &c, (int64_t)i + 1);
+		sqlite3_bind_text(s, ++c, st->frames[i].function, -1, SQLITE_STATIC);
+		sqlite3_bind_text(s, ++c, st->frames[i].module, -1, SQLITE_STATIC);
+		bind_i64(s, &c, (int64_t)st->frames[i].offset);
+		if (step(l, INSERT_FRAME, err))
+			return -1;
+	}
+	for (size_t i = 1; i < st->node_count; i++) {
+		sqlite3_stmt *s = l->stmt[INSERT_STACK];
+		int c = 0;
+		bind_i64(s, &c, (int64_t)i);
+		bind_i64(s, &c, st->nodes[i].parent);
+		bind_i64(s, &c, (int64_t)st->nodes[i].frame + 1);
+		if (step(l, INSERT_STACK, err))
+			return -1;
+	}
+	for (size_t i = 0; i < l->rec->samples.count && i < st->sample_count; i++) {
+		const struct record_sample *r = (const void *)l->rec->samples.items[i];
+		sqlite3_stmt *s = l->stmt[INSERT_SAMPLE];
+		int c = 0;
+		bind_i64(s, &c, r->tid);
+		bind_i64(s, &c, (int64_t)r->time_ns);
+		bind_i64(s, &c, st->leaf[i]);
+		if (step(l, INSERT_SAMPLE, err))
+			return -1;
+		if (++l->rows % 8192 == 0)
+			progress_set(l->progress, l->rows);
+	}
+	return 0;
+}
+
 /* Inserts every record of a list into the table of `which`, in batches where it can. */
 static int load_list(struct loader *l, const struct record_list *list, enum statement which,
 		     struct error *err)
@@ -457,14 +502,14 @@ int store_write(const struct recording *rec, const char *spool_path, const char 
 		{ &rec->overheads, INSERT_OVERHEAD }, { &rec->thread_names, INSERT_THREAD },
 		{ &rec->metric_series, INSERT_METRIC_SERIES }, { &rec->metrics, INSERT_METRIC },
 	};
-	uint64_t rows = rec->marker_count;
+	uint64_t rows = rec->marker_count + rec->samples.count;
 	for (size_t t = 0; t < sizeof(tables) / sizeof(tables[0]); t++)
 		rows += tables[t].list->count;
 	l.progress = progress_task_begin("database", rows);
 	for (size_t t = 0; t < sizeof(tables) / sizeof(tables[0]); t++)
 		if (load_list(&l, tables[t].list, tables[t].insert, err))
 			goto out;
-	if (load_markers(&l, err) || finish(&l, spool_path, err) ||
+	if (load_markers(&l, err) || load_samples(&l, err) || finish(&l, spool_path, err) ||
 	    store_exec(l.db, "COMMIT", err))
 		goto out;
 	rc = 0;

@@ -263,8 +263,8 @@ def test_a_generated_configuration_runs_and_the_command_line_overrides_it(tmp_pa
     assert r.returncode == 0, r.stderr
     text = (tmp_path / "sys.yaml").read_text()
     live = [x for x in text.splitlines() if x and not x.startswith("#")]
-    assert live == ["sys-trace: true", "host-metrics: true", "device-metrics: true",
-                    "sampling-interval: 50"]
+    assert live == ["sys-trace: true", "sample: true", "sampling-freq: 300", "host-metrics: true",
+                    "device-metrics: true", "sampling-interval: 50"]
     assert "# kernel-include-regex: REGEX" in text
     edited = text.replace("device-metrics: true", "device-metrics: false").replace(
         "sampling-interval: 50", "sampling-interval: 20")

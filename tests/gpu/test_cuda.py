@@ -346,3 +346,19 @@ def test_sys_device_metrics_match_nvidia_smi(tmp_path):
     assert got[(0, "energy")]["low"] == 0 and got[(0, "energy")]["high"] > 0
     assert got[(0, "power")]["n"] >= 20
     assert os.path.exists(tmp_path / "gpu_info_power_profiler_output.csv")
+
+
+def test_sys_samples_a_cuda_program(tmp_path):
+    """Call-stack sampling of a CUDA program: its host threads' stacks, unwound after the
+    run, reach main; the CUDA driver's frames are named from its symbols or by offset."""
+    matmul = os.path.join(BUILD, "bench", "gpu", "matmul")
+    r = run([GPUPROF, "sys", "--no-device-metrics", "--", matmul, "-i", "20"], cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert "call stacks are not sampled" not in r.stderr
+    out = only_process(tmp_path)
+    total = out.query("SELECT COUNT(*) AS n FROM samples")[0]["n"]
+    assert total > 50
+    with open(out.path("stacks.folded")) as f:
+        counts = [(line.rpartition(" ")[0], int(line.rpartition(" ")[2])) for line in f]
+    assert sum(c for _, c in counts) == total
+    assert sum(c for frames, c in counts if ";main;" in frames) >= 0.5 * total

@@ -1,0 +1,301 @@
+/* Unwinding and naming the samples' stacks with libdw (see unwind.h). */
+#include "analysis/unwind.h"
+
+#include <elfutils/libdwfl.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "util/hash.h"
+#include "util/strbuf.h"
+
+/* __cxa_demangle of the C++ runtime: the one demangler on every system with a C++
+ * compiler's runtime; declared here to keep this file C. */
+extern char *__cxa_demangle(const char *mangled, char *out, size_t *length, int *status);
+
+/* The sample being unwound, for libdw's callbacks. */
+struct unwinding {
+	const struct record_sample *sample;
+	const unsigned char *stack;
+	uint64_t pcs[UNWIND_MAX_FRAMES];
+	int activation[UNWIND_MAX_FRAMES];
+	int count;
+	int cut;
+};
+
+static pid_t next_thread(Dwfl *dwfl, void *arg, void **thread_arg)
+{
+	(void)dwfl;
+	struct unwinding *u = arg;
+	if (*thread_arg)
+		return 0;
+	*thread_arg = u;
+	return (pid_t)u->sample->tid;
+}
+
+/* Words on the copied stack; nothing else of the process is known after the run. */
+static bool memory_read(Dwfl *dwfl, Dwarf_Addr address, Dwarf_Word *result, void *arg)
+{
+	(void)dwfl;
+	struct unwinding *u = arg;
+	uint64_t sp = u->sample->registers[7];
+	if (address < sp || address - sp + sizeof(*result) > u->sample->stack_size)
+		return false;
+	memcpy(result, u->stack + (address - sp), sizeof(*result));
+	return true;
+}
+
+static bool set_initial_registers(Dwfl_Thread *thread, void *arg)
+{
+	struct unwinding *u = arg;
+	Dwarf_Word registers[SAMPLE_REGISTERS];
+	for (int i = 0; i < SAMPLE_REGISTERS; i++)
+		registers[i] = u->sample->registers[i];
+	/* rax..r15 are DWARF registers 0-15; the return address column (16) is rip */
+	return dwfl_thread_state_registers(thread, 0, SAMPLE_REGISTERS, registers);
+}
+
+static const Dwfl_Thread_Callbacks thread_callbacks = {
+	.next_thread = next_thread,
+	.memory_read = memory_read,
+	.set_initial_registers = set_initial_registers,
+};
+
+static char *debuginfo_path;
+static const Dwfl_Callbacks callbacks = {
+	.find_elf = dwfl_build_id_find_elf,
+	.find_debuginfo = dwfl_standard_find_debuginfo,
+	.section_address = dwfl_offline_section_address,
+	.debuginfo_path = &debuginfo_path,
+};
+
+static int on_frame(Dwfl_Frame *frame, void *arg)
+{
+	struct unwinding *u = arg;
+	Dwarf_Addr pc;
+	bool activation;
+	if (!dwfl_frame_pc(frame, &pc, &activation))
+		return DWARF_CB_ABORT;
+	if (u->count == UNWIND_MAX_FRAMES) {
+		u->cut = 1;
+		return DWARF_CB_ABORT;
+	}
+	u->pcs[u->count] = pc;
+	u->activation[u->count++] = activation;
+	return DWARF_CB_OK;
+}
+
+/* ---- interning ----------------------------------------------------------------------- */
+
+static uint64_t frame_hash(const char *function, const char *module)
+{
+	return hash_string(function) ^ (hash_string(module) * 31);
+}
+
+static uint32_t intern_frame(struct sample_stacks *s, const char *function, const char *module,
+			     uint64_t offset)
+{
+	if (2 * (s->frame_count + 1) > s->frame_slot_count) {
+		free(s->frame_slots);
+		s->frame_slot_count = s->frame_slot_count ? 2 * s->frame_slot_count : 256;
+		s->frame_slots = xcalloc(s->frame_slot_count, sizeof(*s->frame_slots));
+		for (size_t i = 0; i < s->frame_count; i++) {
+			size_t j = frame_hash(s->frames[i].function, s->frames[i].module) &
+				   (s->frame_slot_count - 1);
+			while (s->frame_slots[j])
+				j = (j + 1) & (s->frame_slot_count - 1);
+			s->frame_slots[j] = (uint32_t)i + 1;
+		}
+	}
+	size_t j = frame_hash(function, module) & (s->frame_slot_count - 1);
+	for (; s->frame_slots[j]; j = (j + 1) & (s->frame_slot_count - 1)) {
+		const struct stack_frame *f = &s->frames[s->frame_slots[j] - 1];
+		if (!strcmp(f->function, function) && !strcmp(f->module, module))
+			return s->frame_slots[j] - 1;
+	}
+	s->frames = xrealloc(s->frames, (s->frame_count + 1) * sizeof(*s->frames));
+	s->frames[s->frame_count] = (struct stack_frame){ xstrdup(function), xstrdup(module), offset };
+	s->frame_slots[j] = (uint32_t)++s->frame_count;
+	return (uint32_t)s->frame_count - 1;
+}
+
+static uint32_t intern_node(struct sample_stacks *s, uint32_t parent, uint32_t frame)
+{
+	if (2 * (s->node_count + 1) > s->node_slot_count) {
+		free(s->node_slots);
+		s->node_slot_count = s->node_slot_count ? 2 * s->node_slot_count : 1024;
+		s->node_slots = xcalloc(s->node_slot_count, sizeof(*s->node_slots));
+		for (size_t i = 1; i < s->node_count; i++) {
+			size_t j = hash_int((uint64_t)s->nodes[i].parent << 32 | s->nodes[i].frame) &
+				   (s->node_slot_count - 1);
+			while (s->node_slots[j])
+				j = (j + 1) & (s->node_slot_count - 1);
+			s->node_slots[j] = (uint32_t)i;
+		}
+	}
+	size_t j = hash_int((uint64_t)parent << 32 | frame) & (s->node_slot_count - 1);
+	for (; s->node_slots[j]; j = (j + 1) & (s->node_slot_count - 1)) {
+		const struct stack_node *n = &s->nodes[s->node_slots[j]];
+		if (n->parent == parent && n->frame == frame)
+			return s->node_slots[j];
+	}
+	s->nodes = xrealloc(s->nodes, (s->node_count + 1) * sizeof(*s->nodes));
+	s->nodes[s->node_count] = (struct stack_node){ parent, frame };
+	s->node_slots[j] = (uint32_t)s->node_count;
+	return (uint32_t)s->node_count++;
+}
+
+/* ---- naming ----------------------------------------------------------------------------- */
+
+/* Names pc (an address inside the call or instruction): the symbol containing it,
+ * demangled, or module+offset. */
+static uint32_t name_frame(struct sample_stacks *s, Dwfl *dwfl, uint64_t pc)
+{
+	Dwfl_Module *module = dwfl_addrmodule(dwfl, pc);
+	if (!module) {
+		char text[32];
+		snprintf(text, sizeof(text), "[unknown]+0x%llx", (unsigned long long)pc);
+		return intern_frame(s, text, "", pc);
+	}
+	Dwarf_Addr low = 0, bias = 0;
+	const char *path = NULL;
+	dwfl_module_info(module, NULL, &low, NULL, NULL, NULL, &path, NULL);
+	const char *file = path ? path : dwfl_module_info(module, NULL, NULL, NULL, NULL, NULL,
+							 NULL, NULL);
+	if (!file)
+		file = "";
+	dwfl_module_getelf(module, &bias);
+	GElf_Off offset;
+	GElf_Sym symbol;
+	const char *name = dwfl_module_addrinfo(module, pc, &offset, &symbol, NULL, NULL, NULL);
+	if (!name || !*name) {
+		const char *base = strrchr(file, '/');
+		char text[4200];
+		snprintf(text, sizeof(text), "%s+0x%llx", base ? base + 1 : file,
+			 (unsigned long long)(pc - bias));
+		return intern_frame(s, text, file, pc - bias);
+	}
+	char unversioned[1024]; /* "memcpy@@GLIBC_2.14": the symbol version is not its name */
+	const char *at = strchr(name, '@');
+	if (at && (size_t)(at - name) < sizeof(unversioned)) {
+		memcpy(unversioned, name, (size_t)(at - name));
+		unversioned[at - name] = '\0';
+		name = unversioned;
+	}
+	char *demangled = NULL;
+	if (name[0] == '_' && name[1] == 'Z') {
+		int status = -1;
+		demangled = __cxa_demangle(name, NULL, NULL, &status);
+		if (status)
+			demangled = NULL;
+	}
+	uint32_t id = intern_frame(s, demangled ? demangled : name, file, pc - bias);
+	free(demangled);
+	return id;
+}
+
+/* ---- the modules of the process ------------------------------------------------------- */
+
+/* Whether the ELF file at path is ET_EXEC (not relocated): its addresses are absolute. */
+static int fixed_address(const char *path)
+{
+	unsigned char header[18];
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	ssize_t n = read(fd, header, sizeof(header));
+	close(fd);
+	return n == (ssize_t)sizeof(header) && header[16] == 2 /* ET_EXEC */;
+}
+
+static Dwfl *report_modules(const struct recording *rec)
+{
+	Dwfl *dwfl = dwfl_begin(&callbacks);
+	if (!dwfl)
+		return NULL;
+	dwfl_report_begin(dwfl);
+	for (size_t i = 0; i < rec->modules.count; i++) {
+		const struct record_module *m = (const void *)rec->modules.items[i];
+		const char *path = recording_string(rec, m->path_id);
+		if (!*path || m->offset > m->start)
+			continue;
+		/* the same file mapped again later (a module recorded at each change) is
+		 * reported once: libdw refuses overlapping modules */
+		if (dwfl_addrmodule(dwfl, m->start))
+			continue;
+		GElf_Addr base = fixed_address(path) ? 0 : m->start - m->offset;
+		dwfl_report_elf(dwfl, path, path, -1, base, false);
+	}
+	dwfl_report_end(dwfl, NULL, NULL);
+	return dwfl;
+}
+
+int sample_stacks_build(const struct recording *rec, struct sample_stacks *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->nodes = xcalloc(1, sizeof(*out->nodes)); /* the root */
+	out->node_count = 1;
+	out->sample_count = rec->samples.count;
+	out->leaf = xcalloc(out->sample_count ? out->sample_count : 1, sizeof(*out->leaf));
+	if (!rec->samples.count)
+		return 0;
+	Dwfl *dwfl = report_modules(rec);
+	struct unwinding *u = xcalloc(1, sizeof(*u));
+	int attached = dwfl && dwfl_attach_state(dwfl, NULL, (pid_t)rec->process->pid,
+						 &thread_callbacks, u);
+	for (size_t i = 0; i < rec->samples.count; i++) {
+		const struct record_sample *sample = (const void *)rec->samples.items[i];
+		u->sample = sample;
+		u->stack = (const unsigned char *)(sample + 1);
+		u->count = 0;
+		u->cut = 0;
+		if (sample->stack_size > sample->header.size - sizeof(*sample)) /* corrupt */
+			continue;
+		if (attached)
+			dwfl_getthread_frames(dwfl, (pid_t)sample->tid, on_frame, u);
+		if (!u->count) { /* no unwinding: the sampled address alone */
+			u->pcs[0] = sample->registers[16];
+			u->activation[0] = 1;
+			u->count = 1;
+		}
+		out->cut += (size_t)u->cut;
+		out->unwound_to_one += u->count == 1;
+		uint32_t node = 0;
+		for (int f = u->count - 1; f >= 0; f--) { /* from the root down */
+			/* a return address points after its call: name the call */
+			uint64_t pc = u->activation[f] ? u->pcs[f] : u->pcs[f] - 1;
+			node = intern_node(out, node, dwfl ? name_frame(out, dwfl, pc)
+							   : intern_frame(out, "[unknown]", "", pc));
+		}
+		out->leaf[i] = node;
+	}
+	free(u);
+	if (dwfl)
+		dwfl_end(dwfl);
+	return 0;
+}
+
+size_t sample_stack_frames(const struct sample_stacks *s, uint32_t node, uint32_t *frames,
+			   size_t max)
+{
+	size_t n = 0;
+	for (; node && n < max; node = s->nodes[node].parent)
+		frames[n++] = s->nodes[node].frame;
+	return n;
+}
+
+void sample_stacks_release(struct sample_stacks *s)
+{
+	for (size_t i = 0; i < s->frame_count; i++) {
+		free(s->frames[i].function);
+		free(s->frames[i].module);
+	}
+	free(s->frames);
+	free(s->nodes);
+	free(s->leaf);
+	free(s->frame_slots);
+	free(s->node_slots);
+	memset(s, 0, sizeof(*s));
+}

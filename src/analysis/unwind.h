@@ -1,0 +1,55 @@
+/* Call stacks of a recording's samples (gpuprof sys): each sample's registers and stack
+ * copy unwound with elfutils' libdw over the ELF files mapped in the process (their
+ * .eh_frame and .debug_frame: no frame pointers needed), and each frame named from the
+ * file's symbol table (C++ names demangled). A frame of a file without symbols (stripped)
+ * is named module+offset, never after a neighbouring symbol.
+ *
+ * Frames and stacks are interned: a stack is a node of a prefix tree (its caller's node
+ * and its own frame), so a sample is one node, its leaf. */
+#ifndef GPUPROF_ANALYSIS_UNWIND_H
+#define GPUPROF_ANALYSIS_UNWIND_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/recording.h"
+
+#define UNWIND_MAX_FRAMES 256 /* deeper stacks are cut there (their root frames dropped) */
+
+struct stack_frame {
+	char *function; /* "seventy", "std::vector<int>::push_back(int const&)", or
+			 * "libfoo.so+0x1f30" when the file has no symbol there */
+	char *module;   /* the file's path, "" when the address is in no known file */
+	uint64_t offset; /* of the address in the file (its load bias taken off) */
+};
+
+struct stack_node {
+	uint32_t parent; /* 0: the root (no caller) */
+	uint32_t frame;  /* index into frames */
+};
+
+struct sample_stacks {
+	struct stack_frame *frames;
+	size_t frame_count;
+	struct stack_node *nodes; /* nodes[0] is the root, nodes[i] for i >= 1 a stack */
+	size_t node_count;
+	uint32_t *leaf;           /* per sample of the recording (in its order): its node */
+	size_t sample_count;
+	size_t cut;               /* samples whose stack was deeper than UNWIND_MAX_FRAMES */
+	size_t unwound_to_one;    /* samples that gave a single frame (no unwind info there) */
+	/* internal: the open-addressing indexes of frames and nodes */
+	uint32_t *frame_slots, *node_slots;
+	size_t frame_slot_count, node_slot_count;
+};
+
+/* Unwinds every sample of rec. Returns 0 (a sample that cannot be unwound keeps the
+ * frames found, at least its own address). */
+int sample_stacks_build(const struct recording *rec, struct sample_stacks *out);
+void sample_stacks_release(struct sample_stacks *s);
+
+/* The frames of a stack from its leaf up to the root: fills up to max frame indexes,
+ * returns how many. */
+size_t sample_stack_frames(const struct sample_stacks *s, uint32_t node, uint32_t *frames,
+			   size_t max);
+
+#endif

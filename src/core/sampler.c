@@ -1,0 +1,257 @@
+/* Call-stack sampling in the recorded process (gpuprof sys, --sample): the kernel samples
+ * every thread of the process through software perf events on its CPU time
+ * (PERF_COUNT_SW_TASK_CLOCK), copying each sampled thread's user registers and the top of
+ * its stack into a ring per CPU; the recorder's writer thread turns what the rings hold
+ * into RECORD_SAMPLE records at every flush, and records the ELF files mapped into the
+ * process (RECORD_MODULE) whenever that set changed. Nothing runs on the application's
+ * threads: no signal, no handler, no copy. Unwinding and symbols come after the run.
+ *
+ * Why perf events: they need no hardware PMU (task-clock is a software event), they work
+ * for an unprivileged user at perf_event_paranoid 2 (user space only), and the kernel
+ * copies the stack, so the program runs none of our code when it is sampled. One event
+ * per CPU, inherited by the threads the process starts later (inherit_thread: not by the
+ * processes it forks, which start their own recorder; remove_on_exec: an exec()ed image
+ * starts its own); the kernel refuses to map the ring of an inherited event that is not
+ * bound to a CPU. */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <link.h>
+#include <linux/perf_event.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "core/clock.h"
+#include "core/recorder.h"
+
+#define MAX_CPUS 1024
+#define RING_PAGES 128 /* 512 KiB of data per CPU: what perf_event_mlock_kb allows a user */
+
+/* perf's x86-64 register numbers (asm/perf_regs.h) of the DWARF order of record.h */
+static const int perf_register[SAMPLE_REGISTERS] = {
+	0 /* ax */, 3 /* dx */, 2 /* cx */, 1 /* bx */, 4 /* si */, 5 /* di */, 6 /* bp */,
+	7 /* sp */, 16, 17, 18, 19, 20, 21, 22, 23 /* r8-r15 */, 8 /* ip */,
+};
+
+struct cpu_ring {
+	int fd;
+	unsigned char *map; /* the control page, then the data */
+	size_t data_size;
+};
+
+static struct cpu_ring *rings;
+static int ring_count;
+static uint64_t register_mask;
+static unsigned long long loaded_objects = ~0ull; /* dl_iterate_phdr's adds + subs */
+static union {                                   /* the record being assembled */
+	struct record_sample sample;
+	unsigned char bytes[sizeof(struct record_sample) + SAMPLE_STACK_BYTES];
+} pending;
+
+static int open_rings(unsigned frequency)
+{
+	long cpus = sysconf(_SC_NPROCESSORS_CONF);
+	if (cpus < 1)
+		cpus = 1;
+	if (cpus > MAX_CPUS)
+		cpus = MAX_CPUS;
+	rings = calloc((size_t)cpus, sizeof(*rings));
+	if (!rings)
+		return -1;
+	for (int i = 0; i < SAMPLE_REGISTERS; i++)
+		register_mask |= 1ull << perf_register[i];
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	for (long cpu = 0; cpu < cpus; cpu++) {
+		struct perf_event_attr a;
+		memset(&a, 0, sizeof(a));
+		a.size = sizeof(a);
+		a.type = PERF_TYPE_SOFTWARE;
+		a.config = PERF_COUNT_SW_TASK_CLOCK;
+		a.freq = 1;
+		a.sample_freq = frequency;
+		a.sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_REGS_USER |
+				PERF_SAMPLE_STACK_USER;
+		a.sample_regs_user = register_mask;
+		a.sample_stack_user = SAMPLE_STACK_BYTES;
+		a.exclude_kernel = 1;
+		a.exclude_hv = 1;
+		a.inherit = 1;
+		a.inherit_thread = 1;
+		a.remove_on_exec = 1;
+		a.use_clockid = 1;
+		a.clockid = CLOCK_MONOTONIC; /* the trace clock */
+		int fd = (int)syscall(SYS_perf_event_open, &a, 0, (int)cpu, -1, PERF_FLAG_FD_CLOEXEC);
+		if (fd < 0) {
+			if (errno == ENODEV || errno == EINVAL) /* a CPU that is offline */
+				continue;
+			recorder_report("call stacks are not sampled: perf_event_open: %s "
+					"(see /proc/sys/kernel/perf_event_paranoid)", strerror(errno));
+			return -1;
+		}
+		size_t data = RING_PAGES * page;
+		void *map = mmap(NULL, page + data, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+		if (map == MAP_FAILED) {
+			recorder_report("call stacks are not sampled: cannot map the sample buffer: %s",
+					strerror(errno));
+			close(fd);
+			return -1;
+		}
+		rings[ring_count++] = (struct cpu_ring){ fd, map, data };
+	}
+	return ring_count ? 0 : -1;
+}
+
+/* Copies n bytes at offset `at` of the ring's data, which wraps. */
+static void ring_copy(const struct cpu_ring *r, uint64_t at, void *out, size_t n)
+{
+	const unsigned char *data = r->map + (size_t)sysconf(_SC_PAGESIZE);
+	size_t from = (size_t)(at % r->data_size), first = r->data_size - from;
+	if (first >= n) {
+		memcpy(out, data + from, n);
+	} else {
+		memcpy(out, data + from, first);
+		memcpy((unsigned char *)out + first, data, n - first);
+	}
+}
+
+/* Builds the record of a PERF_RECORD_SAMPLE at `at`: tid, time, registers, stack. */
+static int build_sample(const struct cpu_ring *r, uint64_t at, size_t size)
+{
+	uint64_t offset = at + sizeof(struct perf_event_header);
+	uint32_t pid_tid[2];
+	uint64_t time, abi, stack_size, registers[64];
+	int count = __builtin_popcountll(register_mask);
+	if (size < sizeof(struct perf_event_header) + 8 + 8 + 8)
+		return -1;
+	ring_copy(r, offset, pid_tid, sizeof(pid_tid));
+	ring_copy(r, offset + 8, &time, 8);
+	ring_copy(r, offset + 16, &abi, 8);
+	offset += 24;
+	if (abi == PERF_SAMPLE_REGS_ABI_NONE) /* the thread was in the kernel only */
+		return -1;
+	ring_copy(r, offset, registers, (size_t)count * 8);
+	offset += (uint64_t)count * 8;
+	ring_copy(r, offset, &stack_size, 8);
+	offset += 8;
+	if (stack_size > SAMPLE_STACK_BYTES)
+		return -1;
+	uint64_t dynamic = 0;
+	if (stack_size)
+		ring_copy(r, offset + stack_size, &dynamic, 8);
+	if (dynamic > stack_size)
+		dynamic = stack_size;
+	struct record_sample *s = &pending.sample;
+	memset(s, 0, sizeof(*s));
+	s->tid = pid_tid[1];
+	s->time_ns = time;
+	for (int i = 0; i < SAMPLE_REGISTERS; i++) { /* the mask's bits, in order */
+		int bit = perf_register[i], at_index = 0;
+		for (int b = 0; b < bit; b++)
+			at_index += (int)(register_mask >> b & 1);
+		s->registers[i] = registers[at_index];
+	}
+	s->stack_size = (uint32_t)dynamic;
+	ring_copy(r, offset, pending.bytes + sizeof(*s), (size_t)dynamic);
+	s->header.type = RECORD_SAMPLE;
+	s->header.size = (uint32_t)RECORD_PADDED(sizeof(*s) + dynamic);
+	return 0;
+}
+
+static int count_objects(struct dl_phdr_info *info, size_t size, void *data)
+{
+	*(unsigned long long *)data = info->dlpi_adds + info->dlpi_subs;
+	return 1;
+}
+
+/* The ELF files mapped now, from /proc/self/maps: one record per file. */
+static void record_modules(void)
+{
+	FILE *f = fopen("/proc/self/maps", "re");
+	if (!f)
+		return;
+	char line[4352], path[4096], last[4096] = "";
+	struct record_module m = { .header = { sizeof(m), RECORD_MODULE, 0 } };
+	int open_module = 0;
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long long start, end, offset;
+		char perms[8];
+		path[0] = '\0';
+		if (sscanf(line, "%llx-%llx %7s %llx %*s %*s %4095[^\n]", &start, &end, perms,
+			   &offset, path) < 4 || path[0] != '/')
+			continue;
+		if (open_module && !strcmp(path, last)) {
+			m.end = end; /* the same file's next mapping */
+			continue;
+		}
+		if (open_module)
+			recorder_try_emit(&m);
+		snprintf(last, sizeof(last), "%s", path);
+		m.start = start;
+		m.end = end;
+		m.offset = offset;
+		m.path_id = recorder_intern(path);
+		open_module = 1;
+	}
+	if (open_module)
+		recorder_try_emit(&m);
+	fclose(f);
+}
+
+/* The recorder's collector: the rings into records. Returns 1 when the writer's buffer
+ * filled (it drains and calls again). */
+static int collect(int final)
+{
+	unsigned long long objects = 0;
+	dl_iterate_phdr(count_objects, &objects);
+	if (objects != loaded_objects) {
+		loaded_objects = objects;
+		record_modules();
+	}
+	for (int i = 0; i < ring_count; i++) {
+		struct cpu_ring *r = &rings[i];
+		struct perf_event_mmap_page *control = (void *)r->map;
+		uint64_t head = __atomic_load_n(&control->data_head, __ATOMIC_ACQUIRE);
+		uint64_t tail = control->data_tail;
+		while (tail < head) {
+			struct perf_event_header h;
+			ring_copy(r, tail, &h, sizeof(h));
+			if (h.size < sizeof(h))
+				break;
+			if (h.type == PERF_RECORD_SAMPLE && build_sample(r, tail, h.size) == 0 &&
+			    recorder_try_emit(&pending) == -1) {
+				__atomic_store_n(&control->data_tail, tail, __ATOMIC_RELEASE);
+				return 1; /* this one again once the buffer is drained */
+			}
+			if (h.type == PERF_RECORD_LOST) {
+				uint64_t lost[2];
+				ring_copy(r, tail + sizeof(h), lost, sizeof(lost));
+				recorder_count_dropped(DROPPED_SAMPLES, lost[1]);
+			}
+			tail += h.size;
+		}
+		__atomic_store_n(&control->data_tail, tail, __ATOMIC_RELEASE);
+	}
+	(void)final;
+	return 0;
+}
+
+/* A process that gpuprof samples (GPUPROF_SAMPLE_FREQ) or measures (GPUPROF_RECORD_AT_START:
+ * its metrics need a spool to join) starts its recorder before main(), so that a
+ * program that never touches a GPU API is recorded too; sampling starts with it. */
+__attribute__((constructor)) static void sampler_start(void)
+{
+	const char *text = getenv("GPUPROF_SAMPLE_FREQ"), *at_start = getenv("GPUPROF_RECORD_AT_START");
+	char *end = NULL;
+	unsigned long frequency = text ? strtoul(text, &end, 10) : 0;
+	if (end && *end)
+		frequency = 0;
+	if ((!frequency && !(at_start && !strcmp(at_start, "1"))) || rings || !recorder_ready())
+		return;
+	if (frequency && open_rings((unsigned)frequency) == 0)
+		recorder_add_collector(collect);
+}

@@ -1,0 +1,106 @@
+"""gpuprof sys: call-stack sampling of every thread on its CPU time (software perf
+events), unwound after the run from the unwind tables and named from the symbol
+tables: the split of a program's time, the count of samples, a thread started late, a
+stripped binary, and the outputs that agree (database, folded stacks)."""
+import collections
+import os
+import re
+import shutil
+import subprocess
+
+import pytest
+
+from conftest import GPUPROF, TESTS, outputs, run
+
+SPLIT = os.path.join(TESTS, "split")
+
+
+def sampled(tmp_path, command, options=()):
+    r = run([GPUPROF, "sys", "--no-device-metrics", "--no-host-metrics", *options, "--",
+             *command], cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    if "call stacks are not sampled" in r.stderr:
+        pytest.skip("perf events are not allowed here: " + r.stderr.strip())
+    (out,) = outputs(str(tmp_path))
+    return r, out
+
+
+def folded(out):
+    stacks = {}
+    with open(out.path("stacks.folded")) as f:
+        for line in f:
+            frames, _, count = line.rstrip("\n").rpartition(" ")
+            assert frames not in stacks
+            stacks[frames] = int(count)
+    return stacks
+
+
+def test_the_split_of_the_time_and_the_count_of_samples(tmp_path):
+    r, out = sampled(tmp_path, [SPLIT, "150"])
+    cpu = float(re.search(r"split: ([0-9.]+) CPU seconds", r.stdout).group(1))
+    stacks = folded(out)
+    total = sum(stacks.values())
+    # 300 samples a second of CPU time: within 10 %
+    assert abs(total - 300 * cpu) <= 0.1 * 300 * cpu, (total, cpu)
+    by_caller = collections.Counter()
+    for frames, count in stacks.items():
+        names = frames.split(";")
+        for caller in ("seventy", "thirty"):
+            if caller in names:
+                assert names[names.index(caller) - 1] == "main"
+                by_caller[caller] += count
+    share = by_caller["seventy"] / (by_caller["seventy"] + by_caller["thirty"])
+    assert 0.65 <= share <= 0.75, by_caller
+    assert by_caller["seventy"] + by_caller["thirty"] >= 0.95 * total
+    # every stack reaches main through the C library's start: unwound, not guessed
+    assert sum(c for f, c in stacks.items() if ";main;" in f) >= 0.95 * total
+    # the database holds the same samples and stacks
+    assert out.query("SELECT COUNT(*) AS n FROM samples")[0]["n"] == total
+    rows = out.query("SELECT function, COUNT(*) AS n FROM samples GROUP BY function")
+    leaves = collections.Counter()
+    for frames, count in stacks.items():
+        leaves[frames.split(";")[-1]] += count
+    assert {x["function"]: x["n"] for x in rows} == dict(leaves)
+    assert ", %d call-stack samples" % total in r.stderr
+
+
+def test_a_thread_started_late_is_sampled(tmp_path):
+    r, out = sampled(tmp_path, [SPLIT, "late"])
+    pid = out.pid
+    rows = out.query("SELECT tid, COUNT(*) AS n FROM samples GROUP BY tid ORDER BY tid != ?", pid)
+    assert [x["tid"] == pid for x in rows] == [True, False]
+    main, late = rows[0]["n"], rows[1]["n"]
+    # 1.2 s and 0.4 s of CPU time at 300 Hz
+    assert abs(main - 360) <= 36 and abs(late - 120) <= 12, (main, late)
+    stacks = folded(out)
+    late_stacks = [f for f in stacks if "late_worker" in f]
+    assert late_stacks and all(f.split(";")[-2:] == ["spin_for", "work"] for f in late_stacks)
+    assert sum(stacks[f] for f in late_stacks) == late
+
+
+def test_a_stripped_binary_shows_module_and_offset(tmp_path):
+    stripped = tmp_path / "split-stripped"
+    subprocess.run(["strip", "-o", str(stripped), SPLIT], check=True)
+    (tmp_path / "out").mkdir()
+    r, out = sampled(tmp_path / "out", [str(stripped), "60"])
+    rows = out.query("SELECT function, module, COUNT(*) AS n FROM samples GROUP BY 1, 2")
+    total = sum(x["n"] for x in rows)
+    ours = [x for x in rows if x["module"] == str(stripped)]
+    assert sum(x["n"] for x in ours) >= 0.9 * total
+    for x in ours:  # never a wrong name: the file's name and the offset in it
+        assert re.fullmatch(r"split-stripped\+0x[0-9a-f]+", x["function"]), x
+    # the unwind tables survive stripping: the stacks still reach the C library's start
+    assert all("__libc_start_call_main" in f for f in folded(out))
+
+
+def test_sampling_can_be_turned_off_and_bad_frequencies_are_refused(tmp_path):
+    r = run([GPUPROF, "sys", "--no-sample", "--no-device-metrics", "--", SPLIT, "5"], cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    (out,) = outputs(str(tmp_path))  # recorded for its metrics, though it uses no GPU
+    assert out.query("SELECT COUNT(*) AS n FROM samples") == [{"n": 0}]
+    assert out.query("SELECT COUNT(*) AS n FROM metrics WHERE source = 'PROCESS'")[0]["n"] > 0
+    assert not out.exists("stacks.folded")
+    for value in ("0", "100000", "fast", ""):
+        r = run([GPUPROF, "sys", "--sampling-freq", value, "--", SPLIT, "1"], cwd=tmp_path)
+        assert r.returncode == 2, value
+        assert f"--sampling-freq: '{value}' is not a whole number" in r.stderr
