@@ -33,11 +33,12 @@ static const char usage[] = "gpuprof trace [options] -- COMMAND [ARGS...]";
 static const char sys_usage[] = "gpuprof sys [options] -- COMMAND [ARGS...]";
 static const char sys_description[] =
 	"Runs COMMAND as 'gpuprof trace --sys-trace' does (every API call, kernel, copy,\n"
-	"allocation and marker) and samples, on the same timeline, metrics over time: the\n"
-	"machine (per-CPU utilization and frequency, memory), every process of COMMAND (CPU,\n"
-	"memory, page faults, context switches, threads, I/O) and every NVIDIA GPU through\n"
-	"NVML (power, energy, temperature, clocks, utilization, memory, PCIe). The options\n"
-	"are gpuprof trace's; --no-host-metrics and --no-device-metrics turn a source off.";
+	"allocation and marker), samples the call stacks of every thread on its CPU time\n"
+	"(<prefix>_stacks.folded), and samples metrics over time: the machine (per-CPU\n"
+	"utilization and frequency, memory), every process of COMMAND (CPU, memory, page\n"
+	"faults, context switches, threads, I/O) and every NVIDIA GPU through NVML (power,\n"
+	"energy, temperature, clocks, utilization, memory, PCIe). The options are gpuprof\n"
+	"trace's; --no-sample, --no-host-metrics and --no-device-metrics turn a source off.";
 
 /* The command being run: "trace" or "sys", for messages. */
 static const char *command_name = "trace";
