@@ -104,3 +104,29 @@ def test_sampling_can_be_turned_off_and_bad_frequencies_are_refused(tmp_path):
         r = run([GPUPROF, "sys", "--sampling-freq", value, "--", SPLIT, "1"], cwd=tmp_path)
         assert r.returncode == 2, value
         assert f"--sampling-freq: '{value}' is not a whole number" in r.stderr
+
+
+def test_summary_hot_functions_agree_with_the_database(tmp_path):
+    r, out = sampled(tmp_path, [SPLIT, "80"])
+    s = run([GPUPROF, "summary", "--format", "json", out.path("results.db")], cwd=tmp_path)
+    assert s.returncode == 0, s.stderr
+    import json
+    (table,) = [t for t in json.loads(s.stdout) if t["name"] == "hot_functions"]
+    assert table["columns"] == ["Function", "Module", "Self", "Self %", "Total", "Total %"]
+    rows = {x[0]: x for x in table["rows"]}
+    total = out.query("SELECT COUNT(*) AS n FROM samples")[0]["n"]
+    # self: the leaf of each sample; total: on the stack (docs/SCHEMA.md's query)
+    self_counts = {x["function"]: x["n"] for x in
+                   out.query("SELECT function, COUNT(*) AS n FROM samples GROUP BY 1")}
+    inclusive = {x["function"]: x["samples"] for x in out.query(
+        "WITH RECURSIVE up(sample, stack_id) AS (SELECT id, stack_id FROM samples "
+        "UNION ALL SELECT u.sample, k.parent_id FROM up u JOIN stacks k "
+        "ON k.stack_id = u.stack_id WHERE k.parent_id != 0) "
+        "SELECT k.function, COUNT(DISTINCT u.sample) AS samples FROM up u "
+        "JOIN stacks k USING (stack_id) GROUP BY k.function")}
+    for name, row in rows.items():
+        assert row[2] == self_counts.get(name, 0), name
+        assert row[4] == inclusive[name], name
+        assert row[5] == pytest.approx(100 * row[4] / total, abs=0.01)
+    assert rows["main"][4] >= 0.95 * total and rows["work"][2] >= 0.95 * total
+    assert 0.65 <= rows["seventy"][4] / (rows["seventy"][4] + rows["thirty"][4]) <= 0.75
