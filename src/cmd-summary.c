@@ -314,6 +314,7 @@ static int summary_event(void *state, const struct event *e, struct error *err)
 	case EVENT_METRIC:
 		metric_range(s, e);
 		break;
+	case EVENT_SAMPLE: /* the hot functions come from the database's tables */
 	case EVENT_MEMORY_ALLOCATION:
 	case EVENT_THREAD:
 		break;

@@ -88,6 +88,7 @@ void domain_stats_add(struct domain_stats *ds, const struct event *e)
 	case EVENT_AGENT:
 	case EVENT_THREAD:
 	case EVENT_METRIC:
+	case EVENT_SAMPLE:
 		break;
 	}
 }

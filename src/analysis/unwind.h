@@ -52,4 +52,23 @@ void sample_stacks_release(struct sample_stacks *s);
 size_t sample_stack_frames(const struct sample_stacks *s, uint32_t node, uint32_t *frames,
 			   size_t max);
 
+/* The samples of each thread as nested slices, the way a flame chart shows them over
+ * time: a frame is a slice from the first sample that has it on the stack (below the
+ * same callers) to the first that does not; the last sample of a thread lasts until
+ * the next would have come (its gap to the one before). */
+struct sample_slice {
+	int64_t tid, start, end;
+	uint32_t depth;        /* 0: the outermost frame */
+	uint32_t frame;        /* index into the stacks' frames */
+};
+
+struct sample_input {      /* a sample: its thread, time and leaf node */
+	int64_t tid, time;
+	uint32_t leaf;
+};
+
+/* Fills *out (allocated, in start order, outer frames first) from n samples. */
+size_t sample_slices_build(const struct sample_stacks *s, struct sample_input *samples,
+			   size_t n, struct sample_slice **out);
+
 #endif

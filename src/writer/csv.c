@@ -302,7 +302,8 @@ static int csv_event(void *state, const struct event *e, struct error *err)
 	switch (e->kind) {
 	case EVENT_PROCESS:
 	case EVENT_THREAD:
-	case EVENT_METRIC: return 0;
+	case EVENT_METRIC:
+	case EVENT_SAMPLE: return 0;
 	case EVENT_MARKER: return csv_marker(s, e, err);
 	case EVENT_AGENT: return csv_agent(s, e, err);
 	case EVENT_KERNEL: return csv_kernel(s, e, err);

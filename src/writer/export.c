@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis/unwind.h"
 #include "core/record.h"
 #include "store/store.h"
 #include "util/hash.h"
@@ -537,7 +538,7 @@ struct export_run {
 	int count, begun;
 	const struct output_options *options;
 	struct truncated truncated;
-	int flows_wanted; /* by one of the writers */
+	int timeline; /* one of the writers is a timeline */
 	struct flows flows;
 	struct progress_task *progress;
 	uint64_t events;
@@ -553,7 +554,7 @@ static int run_begin(struct export_run *run, const struct writer_ops *const *wri
 	if (count > 8)
 		return error_set(err, "too many output formats");
 	for (; run->begun < count; run->begun++) {
-		run->flows_wanted |= writers[run->begun]->flows;
+		run->timeline |= writers[run->begun]->timeline;
 		if (writers[run->begun]->begin(&run->states[run->begun], options, err))
 			return -1;
 	}
@@ -566,7 +567,7 @@ static int run_event(struct export_run *run, struct event *e, struct error *err)
 		progress_set(run->progress, run->events);
 	if (e->kind == EVENT_KERNEL && run->options->truncate_kernels)
 		e->name = truncated_name(&run->truncated, e->name);
-	if (run->flows_wanted && e->correlation_id && (e->kind == EVENT_API_CALL || e->kind == EVENT_KERNEL ||
+	if (run->timeline && e->correlation_id && (e->kind == EVENT_API_CALL || e->kind == EVENT_KERNEL ||
 				  e->kind == EVENT_MEMORY_COPY))
 		e->linked = flows_link(&run->flows, e);
 	for (int w = 0; w < run->count; w++)
@@ -709,6 +710,167 @@ static int load_flows(sqlite3 *db, struct flows *flows, struct error *err)
 	return 0;
 }
 
+/* Hands a timed event to the writers' thread (started on first use), in batches.
+ * Returns -1 when the thread cannot start (*pipe stays NULL) or the writers failed. */
+static int queue_event(struct export_run *run, struct pipeline **pipe, pthread_t *writer,
+		       const struct event *e, struct error *err)
+{
+	if (!*pipe) {
+		struct pipeline *p = xcalloc(1, sizeof(*p));
+		pthread_mutex_init(&p->lock, NULL);
+		pthread_cond_init(&p->changed, NULL);
+		p->run = run;
+		if (pthread_create(writer, NULL, pipeline_writer, p)) {
+			pthread_mutex_destroy(&p->lock);
+			pthread_cond_destroy(&p->changed);
+			free(p);
+			return error_set(err, "cannot start a thread: %s", strerror(errno));
+		}
+		*pipe = p;
+	}
+	struct pipeline *p = *pipe;
+	p->batches[p->tail].events[p->batches[p->tail].count++] = *e;
+	if (p->batches[p->tail].count == BATCH_EVENTS && pipeline_publish(p)) {
+		*err = p->err;
+		return -1;
+	}
+	return 0;
+}
+
+static void event_from_slice(const struct sample_stacks *stacks, const struct sample_slice *s,
+			     struct event *e);
+
+/* The sampled stacks of a database as slices for the timelines: each process's frames,
+ * stack tree and samples loaded, then its slices built (analysis/unwind.h). */
+struct database_slices {
+	struct sample_stacks *stacks; /* one per process with samples */
+	int64_t *process_ids;
+	size_t process_count;
+	struct {
+		struct sample_slice slice;
+		size_t process; /* index into stacks */
+	} *items;
+	size_t count;
+};
+
+static int by_slice_start(const void *a, const void *b)
+{
+	const struct sample_slice *x = a, *y = b; /* the first member of each item */
+	if (x->start != y->start)
+		return x->start < y->start ? -1 : 1;
+	return (x->depth > y->depth) - (x->depth < y->depth);
+}
+
+static int load_process_slices(sqlite3 *db, int64_t process_id, struct sample_stacks *st,
+			       struct database_slices *out, size_t index, struct error *err)
+{
+	sqlite3_stmt *q;
+	memset(st, 0, sizeof(*st));
+	int rc = store_prepare(db, "SELECT frame_id, function, module, offset FROM gpuprof_frame "
+			       "WHERE process_id = ? ORDER BY frame_id", &q, err);
+	if (rc)
+		return -1;
+	sqlite3_bind_int64(q, 1, process_id);
+	while (sqlite3_step(q) == SQLITE_ROW) { /* ids from 1: index id - 1, gaps kept empty */
+		int64_t id = sqlite3_column_int64(q, 0);
+		if (id < 1 || id > (int64_t)st->frame_count + 1000000)
+			continue;
+		while (st->frame_count < (size_t)id) {
+			st->frames = xrealloc(st->frames, (st->frame_count + 1) * sizeof(*st->frames));
+			st->frames[st->frame_count++] = (struct stack_frame){ xstrdup(""), xstrdup(""), 0 };
+		}
+		struct stack_frame *f = &st->frames[id - 1];
+		free(f->function);
+		free(f->module);
+		f->function = xstrdup(text(q, 1));
+		f->module = xstrdup(text(q, 2));
+		f->offset = (uint64_t)sqlite3_column_int64(q, 3);
+	}
+	sqlite3_finalize(q);
+	st->nodes = xcalloc(1, sizeof(*st->nodes));
+	st->node_count = 1;
+	if (store_prepare(db, "SELECT stack_id, parent_id, frame_id FROM gpuprof_stack "
+			  "WHERE process_id = ? ORDER BY stack_id", &q, err))
+		return -1;
+	sqlite3_bind_int64(q, 1, process_id);
+	while (sqlite3_step(q) == SQLITE_ROW) {
+		int64_t id = sqlite3_column_int64(q, 0), parent = sqlite3_column_int64(q, 1);
+		int64_t frame = sqlite3_column_int64(q, 2);
+		/* a tree in id order (a caller before its callees); anything else is cut at
+		 * the root, as is a frame that does not exist */
+		if (id != (int64_t)st->node_count)
+			continue;
+		st->nodes = xrealloc(st->nodes, (st->node_count + 1) * sizeof(*st->nodes));
+		st->nodes[st->node_count++] = (struct stack_node){
+			parent >= 0 && parent < id ? (uint32_t)parent : 0,
+			frame >= 1 && frame <= (int64_t)st->frame_count ? (uint32_t)(frame - 1) : 0 };
+	}
+	sqlite3_finalize(q);
+	if (!st->frame_count) { /* a frame for the nodes to name, even in a corrupt database */
+		st->frames = xcalloc(1, sizeof(*st->frames));
+		st->frames[0] = (struct stack_frame){ xstrdup("[unknown]"), xstrdup(""), 0 };
+		st->frame_count = 1;
+	}
+	struct sample_input *in = NULL;
+	size_t n = 0, alloc = 0;
+	if (store_prepare(db, "SELECT tid, time, stack_id FROM gpuprof_sample "
+			  "WHERE process_id = ?", &q, err))
+		return -1;
+	sqlite3_bind_int64(q, 1, process_id);
+	while (sqlite3_step(q) == SQLITE_ROW) {
+		int64_t leaf = sqlite3_column_int64(q, 2);
+		if (n == alloc) {
+			alloc = alloc ? 2 * alloc : 1024;
+			in = xrealloc(in, alloc * sizeof(*in));
+		}
+		in[n++] = (struct sample_input){ sqlite3_column_int64(q, 0), sqlite3_column_int64(q, 1),
+						 leaf > 0 && leaf < (int64_t)st->node_count
+						 ? (uint32_t)leaf : 0 };
+	}
+	sqlite3_finalize(q);
+	struct sample_slice *slices = NULL;
+	size_t count = sample_slices_build(st, in, n, &slices);
+	free(in);
+	out->items = xrealloc(out->items, (out->count + count + 1) * sizeof(*out->items));
+	for (size_t i = 0; i < count; i++) {
+		out->items[out->count].slice = slices[i];
+		out->items[out->count++].process = index;
+	}
+	free(slices);
+	return 0;
+}
+
+static int load_slices(sqlite3 *db, struct database_slices *out, struct error *err)
+{
+	memset(out, 0, sizeof(*out));
+	if (!store_has_table(db, "gpuprof_sample")) /* schema 3.0 */
+		return 0;
+	sqlite3_stmt *q;
+	if (store_prepare(db, "SELECT DISTINCT process_id FROM gpuprof_sample ORDER BY 1", &q, err))
+		return -1;
+	while (sqlite3_step(q) == SQLITE_ROW) {
+		out->process_ids = xrealloc(out->process_ids,
+					    (out->process_count + 1) * sizeof(*out->process_ids));
+		out->process_ids[out->process_count++] = sqlite3_column_int64(q, 0);
+	}
+	sqlite3_finalize(q);
+	out->stacks = xcalloc(out->process_count ? out->process_count : 1, sizeof(*out->stacks));
+	for (size_t i = 0; i < out->process_count; i++)
+		if (load_process_slices(db, out->process_ids[i], &out->stacks[i], out, i, err))
+			return -1;
+	qsort(out->items, out->count, sizeof(*out->items), by_slice_start);
+	return 0;
+}
+
+static void database_slices_release(struct database_slices *d)
+{
+	for (size_t i = 0; i < d->process_count; i++)
+		sample_stacks_release(&d->stacks[i]);
+	free(d->stacks);
+	free(d->process_ids);
+	free(d->items);
+}
+
 int export_database(sqlite3 *db, const struct writer_ops *const *writers, int count,
 		    const struct output_options *options, struct strbuf *written,
 		    struct error *err)
@@ -719,8 +881,11 @@ int export_database(sqlite3 *db, const struct writer_ops *const *writers, int co
 	int has_row[QUERY_COUNT] = { 0 };
 	struct pipeline *pipe = NULL;
 	pthread_t writer;
+	struct database_slices slices = { 0 };
+	size_t next_slice = 0;
 	int failed = names_load(db, &names, err) || run_begin(&run, writers, count, options, err) ||
-		     (run.flows_wanted && load_flows(db, &run.flows, err));
+		     (run.timeline && (load_flows(db, &run.flows, err) ||
+				       load_slices(db, &slices, err)));
 	if (!failed)
 		run.progress = progress_task_begin("files", approximate_events(db));
 	for (size_t q = 0; !failed && q < QUERY_COUNT; q++)
@@ -744,34 +909,34 @@ int export_database(sqlite3 *db, const struct writer_ops *const *writers, int co
 				next_start = start;
 			}
 		}
-		if (next < 0)
+		/* the sampled stacks' slices, from memory, after the rows that start with them */
+		int slice_next = next_slice < slices.count &&
+				 (next < 0 || (queries[next].start_column >= 0 &&
+					       slices.items[next_slice].slice.start < next_start));
+		if (next < 0 && !slice_next)
 			break;
+		if (slice_next) {
+			struct event e;
+			memset(&e, 0, sizeof(e));
+			size_t process = slices.items[next_slice].process;
+			event_from_slice(&slices.stacks[process], &slices.items[next_slice++].slice, &e);
+			e.process_id = slices.process_ids[process];
+			e.pid = pid_of(&names, e.process_id);
+			failed = queue_event(&run, &pipe, &writer, &e, err);
+			continue;
+		}
 		if (queries[next].start_column < 0) { /* written at once: strings of the row */
 			struct event e;
 			memset(&e, 0, sizeof(e));
 			queries[next].fill(stmts[next], &names, &e);
 			failed = run_event(&run, &e, err);
 		} else {
-			if (!pipe) {
-				pipe = xcalloc(1, sizeof(*pipe));
-				pthread_mutex_init(&pipe->lock, NULL);
-				pthread_cond_init(&pipe->changed, NULL);
-				pipe->run = &run;
-				if (pthread_create(&writer, NULL, pipeline_writer, pipe)) {
-					failed = error_set(err, "cannot start a thread: %s",
-							   strerror(errno));
-					free(pipe);
-					pipe = NULL;
-					break;
-				}
-			}
-			struct event *e = &pipe->batches[pipe->tail].events[pipe->batches[pipe->tail].count++];
-			memset(e, 0, sizeof(*e));
-			queries[next].fill(stmts[next], &names, e);
-			if (pipe->batches[pipe->tail].count == BATCH_EVENTS && pipeline_publish(pipe)) {
-				*err = pipe->err;
-				failed = 1;
-			}
+			struct event e;
+			memset(&e, 0, sizeof(e));
+			queries[next].fill(stmts[next], &names, &e);
+			failed = queue_event(&run, &pipe, &writer, &e, err);
+			if (failed && !pipe)
+				break;
 		}
 		if (!failed)
 			failed = (has_row[next] = step_row(db, stmts[next], err)) < 0;
@@ -797,6 +962,7 @@ int export_database(sqlite3 *db, const struct writer_ops *const *writers, int co
 	for (size_t q = 0; q < QUERY_COUNT; q++)
 		sqlite3_finalize(stmts[q]);
 	int rc = run_end(&run, failed, written, err);
+	database_slices_release(&slices);
 	names_release(&names);
 	return rc;
 }
@@ -960,6 +1126,19 @@ static void event_from_metric(const struct recording *rec, const struct record_m
 	e->metric.pid = r ? r->pid : 0;
 }
 
+static void event_from_slice(const struct sample_stacks *stacks, const struct sample_slice *s,
+			     struct event *e)
+{
+	const struct stack_frame *f = &stacks->frames[s->frame];
+	e->kind = EVENT_SAMPLE;
+	e->tid = s->tid;
+	e->start_ns = s->start;
+	e->end_ns = s->end;
+	e->name = f->function;
+	e->sample.module = f->module;
+	e->sample.depth = s->depth;
+}
+
 static void event_from_process(const struct recording *rec, struct event *e)
 {
 	const struct record_process *p = rec->process;
@@ -995,10 +1174,10 @@ int export_recording(const struct recording *rec, const struct writer_ops *const
 	struct event e;
 	char uuid[RECORD_UUID_TEXT];
 	int failed = run_begin(&run, writers, count, options, err);
-	for (size_t i = 0; run.flows_wanted && i < rec->kernels.count; i++)
+	for (size_t i = 0; run.timeline && i < rec->kernels.count; i++)
 		flows_add(&run.flows, 1, (int64_t)((const struct record_kernel *)
 						   rec->kernels.items[i])->correlation_id);
-	for (size_t i = 0; run.flows_wanted && i < rec->copies.count; i++)
+	for (size_t i = 0; run.timeline && i < rec->copies.count; i++)
 		flows_add(&run.flows, 1, (int64_t)((const struct record_memory_copy *)
 						   rec->copies.items[i])->correlation_id);
 	flows_ready(&run.flows);
@@ -1031,18 +1210,32 @@ int export_recording(const struct recording *rec, const struct writer_ops *const
 	}
 	const struct record_list *lists[] = { &rec->kernels, &rec->copies, &rec->allocations,
 					      &rec->api_calls };
-	size_t at[6] = { 0 }; /* the four lists, the markers, then the metrics */
+	/* the sampled stacks as slices, for the timelines */
+	struct sample_slice *slices = NULL;
+	size_t slice_count = 0;
+	if (run.timeline && rec->stacks && rec->samples.count) {
+		struct sample_input *in = xcalloc(rec->samples.count, sizeof(*in));
+		for (size_t i = 0; i < rec->samples.count; i++) {
+			const struct record_sample *r = (const void *)rec->samples.items[i];
+			in[i] = (struct sample_input){ r->tid, (int64_t)r->time_ns, rec->stacks->leaf[i] };
+		}
+		slice_count = sample_slices_build(rec->stacks, in, rec->samples.count, &slices);
+		free(in);
+	}
+	size_t at[7] = { 0 }; /* the four lists, the markers, the metrics, the stacks' slices */
 	while (!failed) {
 		int next = -1;
 		uint64_t next_start = 0;
-		for (int l = 0; l < 6; l++) {
+		for (int l = 0; l < 7; l++) {
 			size_t n = l < 4 ? lists[l]->count : l == 4 ? rec->marker_count
-			 : rec->metrics.count;
+				 : l == 5 ? rec->metrics.count : slice_count;
 			if (at[l] == n)
 				continue;
 			uint64_t start = l < 4 ? record_start(lists[l]->items[at[l]])
 				       : l == 4 ? rec->markers[at[l]].start_ns
-				       : ((const struct record_metric *)rec->metrics.items[at[l]])->time_ns;
+				       : l == 5 ? ((const struct record_metric *)
+						   rec->metrics.items[at[l]])->time_ns
+				       : (uint64_t)slices[at[l]].start;
 			if (next < 0 || start < next_start) {
 				next = l;
 				next_start = start;
@@ -1055,6 +1248,9 @@ int export_recording(const struct recording *rec, const struct writer_ops *const
 			event_from_marker(rec, &rec->markers[at[4]++], &e);
 		} else if (next == 5) {
 			event_from_metric(rec, (const void *)rec->metrics.items[at[5]++], &e);
+		} else if (next == 6) {
+			event_from_slice(rec->stacks, &slices[at[6]++], &e);
+			e.pid = rec->process->pid;
 		} else {
 			const struct record_header *h = lists[next]->items[at[next]++];
 			if (h->type == RECORD_KERNEL)
@@ -1069,5 +1265,6 @@ int export_recording(const struct recording *rec, const struct writer_ops *const
 		e.process_id = 1;
 		failed = run_event(&run, &e, err);
 	}
+	free(slices);
 	return run_end(&run, failed, written, err);
 }

@@ -211,5 +211,5 @@ const struct writer_ops json_writer = {
 	.begin = json_begin,
 	.event = json_event,
 	.end = json_end,
-	.flows = 1,
+	.timeline = 1,
 };

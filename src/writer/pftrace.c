@@ -319,5 +319,5 @@ const struct writer_ops pftrace_writer = {
 	.begin = pftrace_begin,
 	.event = pftrace_event,
 	.end = pftrace_end,
-	.flows = 1,
+	.timeline = 1,
 };

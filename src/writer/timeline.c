@@ -11,7 +11,8 @@
 
 /* What a table entry is: a track, or an agent's name for naming tracks. */
 enum entry_kind { ENTRY_PROCESS, ENTRY_THREAD, ENTRY_QUEUE, ENTRY_COPY_COUNTER,
-		  ENTRY_MEMORY_COUNTER, ENTRY_AGENT, ENTRY_THREAD_NAME, ENTRY_METRIC };
+		  ENTRY_MEMORY_COUNTER, ENTRY_AGENT, ENTRY_THREAD_NAME, ENTRY_METRIC,
+		  ENTRY_SAMPLES };
 
 /* A track on which slices nest: the ends of the slices open on it, innermost last, and
  * the overlap track beneath it, if any. */
@@ -250,6 +251,29 @@ static int slice_track(struct timeline *tl, const struct event *ev, struct entry
 	return rc;
 }
 
+/* The track of a thread's sampled stacks: beneath the thread's track, so the flame
+ * chart sits under the thread's API calls and markers. */
+static int samples_track(struct timeline *tl, const struct event *ev, struct entry **out,
+			 struct error *err)
+{
+	*out = find(tl, ENTRY_SAMPLES, ev->process_id, ev->tid);
+	if (*out)
+		return 0;
+	struct event as_call = *ev; /* the thread's own track first */
+	as_call.kind = EVENT_API_CALL;
+	struct entry *thread, *process;
+	if (slice_track(tl, &as_call, &thread, err) || process_track(tl, ev, &process, err))
+		return -1;
+	struct entry *e = add(tl, ENTRY_SAMPLES, ev->process_id, ev->tid);
+	struct strbuf name = STRBUF_INIT;
+	strbuf_addf(&name, "%s call stacks", thread->lane.name);
+	int rc = child_track(tl, process, &thread->lane.track, &e->lane, TRACK_QUEUE, 0,
+			     name.buf, err);
+	strbuf_release(&name);
+	*out = e;
+	return rc;
+}
+
 static int counter_track(struct timeline *tl, const struct event *ev, enum entry_kind kind,
 			 int64_t agent, struct entry **out, struct error *err)
 {
@@ -401,7 +425,9 @@ static int slice(struct timeline *tl, const struct event *ev, struct error *err)
 {
 	struct entry *base;
 	struct lane *lane;
-	if (slice_track(tl, ev, &base, err) || place(tl, base, ev, &lane, err) ||
+	if ((ev->kind == EVENT_SAMPLE ? samples_track(tl, ev, &base, err)
+				      : slice_track(tl, ev, &base, err)) ||
+	    place(tl, base, ev, &lane, err) ||
 	    tl->ops->slice_begin(tl->ctx, &lane->track, ev, err))
 		return -1;
 	hold(tl, (struct pending){ .ts = ev->end_ns, .lane = lane });
@@ -511,6 +537,7 @@ const char *timeline_category(const struct event *e)
 	case EVENT_MEMORY_COPY: return "MEMORY_COPY";
 	case EVENT_API_CALL: return e->api.domain;
 	case EVENT_MARKER: return e->marker.category;
+	case EVENT_SAMPLE: return "SAMPLE";
 	default: return "OTHER";
 	}
 }
@@ -570,6 +597,10 @@ int timeline_args(const struct event *e, struct slice_arg args[TIMELINE_MAX_ARGS
 			NUMBER("end_tid", e->marker.end_tid);
 		if (!e->marker.ended)
 			NUMBER("unterminated", 1);
+		break;
+	case EVENT_SAMPLE:
+		if (*e->sample.module)
+			TEXT("module", e->sample.module);
 		break;
 	default:
 		break;

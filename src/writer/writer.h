@@ -28,7 +28,8 @@ static inline uint64_t duration_ns(int64_t start, int64_t end)
 }
 
 enum event_kind { EVENT_PROCESS, EVENT_AGENT, EVENT_THREAD, EVENT_KERNEL, EVENT_MEMORY_COPY,
-		  EVENT_MEMORY_ALLOCATION, EVENT_API_CALL, EVENT_MARKER, EVENT_METRIC };
+		  EVENT_MEMORY_ALLOCATION, EVENT_API_CALL, EVENT_MARKER, EVENT_METRIC,
+		  EVENT_SAMPLE };
 
 /* One row of the store. The strings of timed events (kernels, copies, allocations, API
  * calls, markers) stay valid and unchanged until the export ends, so writers may key
@@ -44,7 +45,7 @@ struct event {
 	int64_t correlation_id;
 	int linked;               /* API calls, kernels and copies: the call and the device
 				   * work it enqueued are both in the output (a flow joins
-				   * them); set by the export for writers with flows set */
+				   * them); set by the export for timeline writers */
 	const char *name;         /* kernel name, API function, agent name */
 	union {
 		struct {
@@ -96,6 +97,12 @@ struct event {
 			int64_t series, device, pid; /* device: CPU number, GPU index or -1 */
 			double value;
 		} metric;
+		struct {                      /* a frame of a thread's sampled stacks, while it
+					       * was on the stack (analysis/unwind.h); name is
+					       * its function */
+			const char *module;
+			int64_t depth;        /* 0: the outermost */
+		} sample;
 	};
 };
 
@@ -107,7 +114,8 @@ struct writer_ops {
 	 * `written`) and frees the state. With `failed` set it only removes what it began
 	 * to write and frees the state. */
 	int (*end)(void *state, int failed, struct strbuf *written, struct error *err);
-	int flows; /* reads event.linked: the export works it out only for such writers */
+	int timeline; /* a timeline: reads event.linked and shows the sampled stacks, which
+		       * the export works out only for such writers */
 };
 
 extern const struct writer_ops csv_writer;

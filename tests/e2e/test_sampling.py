@@ -130,3 +130,34 @@ def test_summary_hot_functions_agree_with_the_database(tmp_path):
         assert row[5] == pytest.approx(100 * row[4] / total, abs=0.01)
     assert rows["main"][4] >= 0.95 * total and rows["work"][2] >= 0.95 * total
     assert 0.65 <= rows["seventy"][4] / (rows["seventy"][4] + rows["thirty"][4]) <= 0.75
+
+
+def test_the_timelines_show_each_threads_stacks_under_its_track(tmp_path):
+    import json
+    from pftrace import Trace
+    r, out = sampled(tmp_path, [SPLIT, "late"], ["-f", "csv", "sqlite", "json", "pftrace"])
+    late = out.query("SELECT tid, MIN(time) AS first, MAX(time) AS last, COUNT(*) AS n "
+                     "FROM samples WHERE tid != ? GROUP BY tid", out.pid)
+    assert len(late) == 1
+    tid, first, last = late[0]["tid"], late[0]["first"], late[0]["last"]
+    pf = Trace(out.path("results.pftrace"))
+    threads = {t["tid"]: u for u, t in pf.tracks_of("thread").items()}
+    lanes = {u: t for u, t in pf.tracks.items() if t["name"] and t["name"].endswith("call stacks")}
+    assert sorted(t["parent"] for t in lanes.values()) == sorted([threads[out.pid], threads[tid]])
+    mine = [s for s in pf.slices if s["category"] == "SAMPLE" and lanes.get(s["track"], {}).get("parent") == threads[tid]]
+    # one unchanging stack: one slice per frame, nested, from the first sample to the last
+    # plus one period
+    assert [s["name"] for s in mine][-3:] == ["late_worker", "spin_for", "work"]  # outer first
+    assert {s["start"] for s in mine} == {first}
+    period = (last - first) / (late[0]["n"] - 1)
+    assert all(s["end"] == pytest.approx(last + period, rel=0.5) for s in mine)
+    with open(out.path("results.json")) as f:
+        events = [e for e in json.load(f)["traceEvents"] if e.get("cat") == "SAMPLE"]
+    assert len(events) == sum(1 for s in pf.slices if s["category"] == "SAMPLE")
+    # the database gives the same timelines, byte for byte
+    r = run([GPUPROF, "convert", "-f", "json", "pftrace", "-d", str(tmp_path / "again"),
+             out.path("results.db")], cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    for name in ("results.json", "results.pftrace"):
+        with open(out.path(name), "rb") as a, open(tmp_path / "again" / f"{out.pid}_{name}", "rb") as b:
+            assert a.read() == b.read(), name
