@@ -12,6 +12,9 @@
 #   5. metrics: a ten times longer launch loop under gpuprof trace --kernel-trace with and without
 #      --host-metrics (every 50 ms, and every 10 ms): the loop's time and the CPU time
 #      of the whole run, whose difference is what the sampler costs
+#   6. call-stack sampling: a CPU-bound program's loop (tests/split) untraced, under
+#      perf record -F 300 -g (when perf is installed) and under gpuprof sys at 300 Hz (no
+#      metrics), side by side; then the post-processing of its spool per million samples
 # Usage: bench/run.sh [LAUNCHES [RECORDS [ROUNDS]]]   (defaults 20000 5000000 9)
 set -eu
 cd "$(dirname "$0")/.."
@@ -181,4 +184,53 @@ PY
 		printf "%-34s %10.1f %10.3f %14.3f\n", "  + --host-metrics, every 50 ms", b / 1e6, b / a, cb
 		printf "%-34s %10.1f %10.3f %14.3f\n", "  + --host-metrics, every 10 ms", c / 1e6, c / a, cc
 		printf "rounds of the machine series in round 1 at 50 ms: %d\n", n }'
+fi
+
+if [ -x "$BUILD/tests/split" ]; then
+	echo
+	echo "== call-stack sampling at 300 Hz: tests/split 100, median of $rounds rounds (the loop's own seconds)"
+	: >"$work/s-plain"
+	: >"$work/s-perf"
+	: >"$work/s-gpuprof"
+	have_perf=$(command -v perf >/dev/null 2>&1 && perf record -F 300 -g -o "$work/probe.data" true \
+		>/dev/null 2>&1 && echo yes || echo no)
+	loop() { sed -n 's/.*loop \([0-9.]*\) s.*/\1/p'; }
+	# the order rotates every round, as in the launch benchmark
+	for i in $(seq "$rounds"); do
+		case $((i % 3)) in
+		0) order="plain perf gpuprof" ;;
+		1) order="perf gpuprof plain" ;;
+		2) order="gpuprof plain perf" ;;
+		esac
+		for config in $order; do
+			case $config in
+			plain) "$BUILD/tests/split" 100 | loop >>"$work/s-plain" ;;
+			perf) [ "$have_perf" = yes ] && perf record -q -F 300 -g -o "$work/perf$i.data" -- \
+				"$BUILD/tests/split" 100 2>/dev/null | loop >>"$work/s-perf"
+			      rm -f "$work/perf$i.data" ;;
+			gpuprof) "$gpuprof" sys --no-host-metrics --no-device-metrics -f sqlite --keep-spool \
+				-d "$work/sampled$i" -- "$BUILD/tests/split" 100 2>/dev/null | loop \
+				>>"$work/s-gpuprof" ;;
+			esac
+		done
+	done
+	plain=$(median <"$work/s-plain")
+	traced=$(median <"$work/s-gpuprof")
+	perf_time=$( [ "$have_perf" = yes ] && median <"$work/s-perf" || echo 0)
+	awk -v p="$plain" -v f="$perf_time" -v g="$traced" 'BEGIN {
+		printf "%-40s %8s %12s\n", "run", "s", "vs untraced"
+		printf "%-40s %8.3f %12.3f\n", "untraced", p, 1
+		if (f > 0) printf "%-40s %8.3f %12.3f\n", "perf record -F 300 -g", f, f / p
+		else print "perf record: not installed or not allowed here"
+		printf "%-40s %8.3f %12.3f\n", "gpuprof sys, call stacks only", g, g / p
+		if (f > 0) printf "gpuprof / perf: %.3f\n", g / f }'
+	spool=$(find "$work/sampled1" -name '*.spool' | head -n 1)
+	samples=$(find "$work/sampled1" -name '*_results.db' -exec sqlite3 {} 'SELECT COUNT(*) FROM samples' \;)
+	: >"$work/s-post"
+	for i in 1 2 3; do
+		rm -rf "$work/post-out"
+		measure post "$gpuprof" convert -f sqlite csv -d "$work/post-out" "$spool" | cut -d' ' -f1 >>"$work/s-post"
+	done
+	awk -v s="$(median <"$work/s-post")" -v n="$samples" 'BEGIN {
+		printf "post-processing (unwinding, names, database, folded stacks): %d samples in %.3f s, %.1f s per million\n", n, s, s / n * 1e6 }'
 fi

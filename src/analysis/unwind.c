@@ -149,6 +149,38 @@ static uint32_t intern_node(struct sample_stacks *s, uint32_t parent, uint32_t f
 
 /* ---- naming ----------------------------------------------------------------------------- */
 
+/* Addresses already named: most samples repeat the addresses of earlier ones. */
+struct pc_cache {
+	uint64_t *pcs;
+	uint32_t *frames;
+	size_t count, slots;
+};
+
+static uint32_t *pc_cache_slot(struct pc_cache *c, uint64_t pc)
+{
+	if (2 * (c->count + 1) > c->slots) {
+		struct pc_cache old = *c;
+		c->slots = old.slots ? 2 * old.slots : 4096;
+		c->pcs = xcalloc(c->slots, sizeof(*c->pcs));
+		c->frames = xcalloc(c->slots, sizeof(*c->frames));
+		for (size_t i = 0; i < old.slots; i++)
+			if (old.frames[i]) {
+				size_t j = hash_int(old.pcs[i]) & (c->slots - 1);
+				while (c->frames[j])
+					j = (j + 1) & (c->slots - 1);
+				c->pcs[j] = old.pcs[i];
+				c->frames[j] = old.frames[i];
+			}
+		free(old.pcs);
+		free(old.frames);
+	}
+	size_t j = hash_int(pc) & (c->slots - 1);
+	while (c->frames[j] && c->pcs[j] != pc)
+		j = (j + 1) & (c->slots - 1);
+	c->pcs[j] = pc;
+	return &c->frames[j]; /* frame index + 1; 0 when new */
+}
+
 /* Names pc (an address inside the call or instruction): the symbol containing it,
  * demangled, or module+offset. */
 static uint32_t name_frame(struct sample_stacks *s, Dwfl *dwfl, uint64_t pc)
@@ -242,6 +274,7 @@ int sample_stacks_build(const struct recording *rec, struct sample_stacks *out)
 	if (!rec->samples.count)
 		return 0;
 	Dwfl *dwfl = report_modules(rec);
+	struct pc_cache cache = { 0 };
 	struct unwinding *u = xcalloc(1, sizeof(*u));
 	int attached = dwfl && dwfl_attach_state(dwfl, NULL, (pid_t)rec->process->pid,
 						 &thread_callbacks, u);
@@ -266,12 +299,19 @@ int sample_stacks_build(const struct recording *rec, struct sample_stacks *out)
 		for (int f = u->count - 1; f >= 0; f--) { /* from the root down */
 			/* a return address points after its call: name the call */
 			uint64_t pc = u->activation[f] ? u->pcs[f] : u->pcs[f] - 1;
-			node = intern_node(out, node, dwfl ? name_frame(out, dwfl, pc)
-							   : intern_frame(out, "[unknown]", "", pc));
+			uint32_t *cached = pc_cache_slot(&cache, pc);
+			if (!*cached) {
+				*cached = 1 + (dwfl ? name_frame(out, dwfl, pc)
+						    : intern_frame(out, "[unknown]", "", pc));
+				cache.count++;
+			}
+			node = intern_node(out, node, *cached - 1);
 		}
 		out->leaf[i] = node;
 	}
 	free(u);
+	free(cache.pcs);
+	free(cache.frames);
 	if (dwfl)
 		dwfl_end(dwfl);
 	return 0;

@@ -2,14 +2,20 @@
  * sampling tests.
  *
  *   split N        N rounds of seventy() then thirty(): 70 % and 30 % of the CPU time in
- *                  work() called from each; prints the CPU seconds it used
+ *                  work() called from each; prints the CPU seconds it used and the wall
+ *                  seconds of its loop
  *   split late     spins in main_spin() for 1.2 s of CPU time, then starts a thread that
- *                  spins in late_worker() for 0.4 s, and joins it */
+ *                  spins in late_worker() for 0.4 s, and joins it
+ *   split fork     fork()s a child (no exec) that spins 0.3 s and exits 3; the parent
+ *                  spins 0.3 s in main_spin_short(), waits, and exits with the child's
+ *                  status */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
 
 static volatile double sink;
 
@@ -60,8 +66,25 @@ __attribute__((noinline)) void *late_worker(void *unused)
 	return unused;
 }
 
+__attribute__((noinline)) void main_spin_short(void)
+{
+	spin_for(0.3);
+}
+
 int main(int argc, char **argv)
 {
+	if (argc == 2 && !strcmp(argv[1], "fork")) {
+		pid_t child = fork();
+		if (child == 0) {
+			spin_for(0.3);
+			_exit(3);
+		}
+		main_spin_short();
+		int status = 0;
+		waitpid(child, &status, 0);
+		printf("split: child exited %d\n", WEXITSTATUS(status));
+		return WEXITSTATUS(status);
+	}
 	if (argc == 2 && !strcmp(argv[1], "late")) {
 		main_spin();
 		pthread_t thread;
@@ -72,10 +95,14 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	int rounds = argc > 1 ? atoi(argv[1]) : 100;
+	struct timespec start, end;
+	clock_gettime(CLOCK_MONOTONIC, &start);
 	for (int i = 0; i < rounds; i++) {
 		seventy();
 		thirty();
 	}
-	printf("split: %.3f CPU seconds\n", cpu_seconds());
+	clock_gettime(CLOCK_MONOTONIC, &end);
+	printf("split: %.3f CPU seconds, loop %.6f s\n", cpu_seconds(),
+	       (double)(end.tv_sec - start.tv_sec) + (double)(end.tv_nsec - start.tv_nsec) / 1e9);
 	return 0;
 }

@@ -161,3 +161,47 @@ def test_the_timelines_show_each_threads_stacks_under_its_track(tmp_path):
     for name in ("results.json", "results.pftrace"):
         with open(out.path(name), "rb") as a, open(tmp_path / "again" / f"{out.pid}_{name}", "rb") as b:
             assert a.read() == b.read(), name
+
+
+def test_a_program_that_forks_keeps_its_exit_status_and_its_samples(tmp_path):
+    r = run([GPUPROF, "sys", "--no-device-metrics", "--no-host-metrics", "--", SPLIT, "fork"],
+            cwd=tmp_path)
+    assert r.returncode == 3, r.stderr  # the program's status, through its child's
+    assert "split: child exited 3" in r.stdout
+    found = outputs(str(tmp_path))
+    parent = [o for o in found if o.query("SELECT COUNT(*) AS n FROM samples "
+                                          "WHERE function = 'work'")[0]["n"]]
+    assert len(parent) == 1
+    stacks = folded(parent[0])
+    spun = sum(c for f, c in stacks.items() if "main_spin_short" in f)
+    assert abs(spun - 90) <= 18, stacks  # 0.3 s of CPU time at 300 Hz
+
+
+def test_a_program_killed_keeps_the_samples_of_its_last_flush(tmp_path):
+    import signal
+    import time
+    p = subprocess.Popen([GPUPROF, "sys", "--no-device-metrics", "--no-host-metrics", "--",
+                          SPLIT, "100000"], cwd=tmp_path, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True)
+    try:
+        target = None
+        for _ in range(200):  # the program, once it runs
+            children = subprocess.run(["pgrep", "-P", str(p.pid)], capture_output=True,
+                                      text=True).stdout.split()
+            if children:
+                target = int(children[0])
+                break
+            time.sleep(0.01)
+        assert target
+        time.sleep(1.5)
+        os.kill(target, signal.SIGKILL)
+        out_, err = p.communicate(timeout=120)
+    finally:
+        if p.poll() is None:
+            p.kill()
+    assert p.returncode == 128 + signal.SIGKILL, err
+    assert "did not exit normally" in err
+    (out,) = outputs(str(tmp_path))
+    n = out.query("SELECT COUNT(*) AS n FROM samples")[0]["n"]
+    # about 1.5 s of CPU time at 300 Hz, less the last flush period (100 ms) at most
+    assert 300 <= n <= 480, n
