@@ -97,8 +97,9 @@ TARGETS += $(patsubst %,$(BUILD)/tests/test-fuzz-%,$(FUZZ_NAMES))
 ifeq ($(HAVE_OPENCL),yes)
 TARGETS += $(OPENCL_LIB)
 SAMPLES := $(patsubst samples/opencl/%.c,$(BUILD)/samples/%,$(wildcard samples/opencl/*.c))
-TEST_PROGRAMS := $(patsubst tests/e2e/%.c,$(BUILD)/tests/%,$(filter-out tests/e2e/cuda-spool.c tests/e2e/nvtx-app.c tests/e2e/enospc.c tests/e2e/clwork-lib.c tests/e2e/nvml-double.c,\
-	$(wildcard tests/e2e/*.c))) $(BUILD)/tests/libclwork.so $(BUILD)/tests/libnvml-double.so
+TEST_PROGRAMS := $(patsubst tests/e2e/%.c,$(BUILD)/tests/%,$(filter-out tests/e2e/cuda-spool.c tests/e2e/nvtx-app.c tests/e2e/enospc.c tests/e2e/clwork-lib.c tests/e2e/nvml-double.c tests/e2e/hot-library.c,\
+	$(wildcard tests/e2e/*.c))) $(BUILD)/tests/libclwork.so $(BUILD)/tests/libnvml-double.so \
+	$(BUILD)/tests/libhot-library.so
 TEST_PROGRAMS += $(patsubst tests/e2e/%.cpp,$(BUILD)/tests/%,$(wildcard tests/e2e/*.cpp)) \
 	$(BUILD)/tests/libenospc.so
 TARGETS += $(SAMPLES) $(TEST_PROGRAMS) $(BUILD)/bench/launches
@@ -218,6 +219,14 @@ $(BUILD)/tests/libclwork.so: tests/e2e/clwork-lib.c tests/e2e/clwork.h
 $(BUILD)/tests/split: tests/e2e/split.c
 	@mkdir -p $(dir $@)
 	$(CC) -std=gnu11 -O2 -g -fno-optimize-sibling-calls -Wall -Wextra -pthread $< -o $@
+
+$(BUILD)/tests/hot-template: tests/e2e/hot-template.cpp
+	@mkdir -p $(dir $@)
+	$(CXX) -std=c++17 -O2 -g -fno-optimize-sibling-calls -Wall -Wextra $< -o $@ -ldl
+
+$(BUILD)/tests/libhot-library.so: tests/e2e/hot-library.c
+	@mkdir -p $(dir $@)
+	$(CC) -std=gnu11 -O2 -g -fno-optimize-sibling-calls -Wall -Wextra -fPIC -shared $< -o $@
 
 # a stand-in for libnvidia-ml.so.1 (GPUPROF_NVML_LIBRARY), for the device metrics tests
 $(BUILD)/tests/libnvml-double.so: tests/e2e/nvml-double.c

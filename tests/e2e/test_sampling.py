@@ -205,3 +205,20 @@ def test_a_program_killed_keeps_the_samples_of_its_last_flush(tmp_path):
     n = out.query("SELECT COUNT(*) AS n FROM samples")[0]["n"]
     # about 1.5 s of CPU time at 300 Hz, less the last flush period (100 ms) at most
     assert 300 <= n <= 480, n
+
+
+def test_a_template_is_demangled_and_a_dlopened_library_is_named(tmp_path):
+    library = os.path.join(TESTS, "libhot-library.so")
+    r, out = sampled(tmp_path, [os.path.join(TESTS, "hot-template"), library])
+    assert "hot-template: done" in r.stdout
+    rows = out.query("SELECT function, module, COUNT(*) AS n FROM samples GROUP BY 1, 2")
+    total = sum(x["n"] for x in rows)
+    template = [x for x in rows if x["function"].startswith("double hot::accumulate<double>(long)")]
+    loaded = [x for x in rows if x["module"] == library]
+    # about 0.5 s of CPU time each, at 300 Hz
+    assert len(template) == 1 and abs(template[0]["n"] - 150) <= 30, rows
+    assert loaded and abs(sum(x["n"] for x in loaded) - 150) <= 30, rows
+    assert all(x["function"].startswith("library_work") for x in loaded)
+    callers = {f.split(";")[-2] for f in folded(out) if "library_work" in f}
+    assert callers == {"in_library"}
+    assert total == sum(folded(out).values())
