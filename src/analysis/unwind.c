@@ -1,6 +1,7 @@
 /* Unwinding and naming the samples' stacks with libdw (see unwind.h). */
 #include "analysis/unwind.h"
 
+#include <dwarf.h>
 #include <elfutils/libdwfl.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -95,7 +96,7 @@ static uint64_t frame_hash(const char *function, const char *module)
 }
 
 static uint32_t intern_frame(struct sample_stacks *s, const char *function, const char *module,
-			     uint64_t offset)
+			     uint64_t offset, const char *source, int line, int inlined)
 {
 	if (2 * (s->frame_count + 1) > s->frame_slot_count) {
 		free(s->frame_slots);
@@ -112,11 +113,13 @@ static uint32_t intern_frame(struct sample_stacks *s, const char *function, cons
 	size_t j = frame_hash(function, module) & (s->frame_slot_count - 1);
 	for (; s->frame_slots[j]; j = (j + 1) & (s->frame_slot_count - 1)) {
 		const struct stack_frame *f = &s->frames[s->frame_slots[j] - 1];
-		if (!strcmp(f->function, function) && !strcmp(f->module, module))
+		if (!strcmp(f->function, function) && !strcmp(f->module, module) &&
+		    f->inlined == inlined)
 			return s->frame_slots[j] - 1;
 	}
 	s->frames = xrealloc(s->frames, (s->frame_count + 1) * sizeof(*s->frames));
-	s->frames[s->frame_count] = (struct stack_frame){ xstrdup(function), xstrdup(module), offset };
+	s->frames[s->frame_count] = (struct stack_frame){ xstrdup(function), xstrdup(module), offset,
+							  xstrdup(source), line, inlined };
 	s->frame_slots[j] = (uint32_t)++s->frame_count;
 	return (uint32_t)s->frame_count - 1;
 }
@@ -149,6 +152,15 @@ static uint32_t intern_node(struct sample_stacks *s, uint32_t parent, uint32_t f
 
 /* ---- naming ----------------------------------------------------------------------------- */
 
+#define MAX_INLINED 15
+
+/* The frames of an address: its function, then the functions inlined there, innermost
+ * first. */
+struct pc_frames {
+	uint32_t frames[1 + MAX_INLINED];
+	size_t count;
+};
+
 /* Addresses already named: most samples repeat the addresses of earlier ones. */
 struct pc_cache {
 	uint64_t *pcs;
@@ -178,7 +190,7 @@ static uint32_t *pc_cache_slot(struct pc_cache *c, uint64_t pc)
 	while (c->frames[j] && c->pcs[j] != pc)
 		j = (j + 1) & (c->slots - 1);
 	c->pcs[j] = pc;
-	return &c->frames[j]; /* frame index + 1; 0 when new */
+	return &c->frames[j]; /* the caller's value for pc; 0 when new */
 }
 
 /* Names pc (an address inside the call or instruction): the symbol containing it,
@@ -189,7 +201,7 @@ static uint32_t name_frame(struct sample_stacks *s, Dwfl *dwfl, uint64_t pc)
 	if (!module) {
 		char text[32];
 		snprintf(text, sizeof(text), "[unknown]+0x%llx", (unsigned long long)pc);
-		return intern_frame(s, text, "", pc);
+		return intern_frame(s, text, "", pc, "", 0, 0);
 	}
 	Dwarf_Addr low = 0, bias = 0;
 	const char *path = NULL;
@@ -207,7 +219,7 @@ static uint32_t name_frame(struct sample_stacks *s, Dwfl *dwfl, uint64_t pc)
 		char text[4200];
 		snprintf(text, sizeof(text), "%s+0x%llx", base ? base + 1 : file,
 			 (unsigned long long)(pc - bias));
-		return intern_frame(s, text, file, pc - bias);
+		return intern_frame(s, text, file, pc - bias, "", 0, 0);
 	}
 	char unversioned[1024]; /* "memcpy@@GLIBC_2.14": the symbol version is not its name */
 	const char *at = strchr(name, '@');
@@ -223,9 +235,73 @@ static uint32_t name_frame(struct sample_stacks *s, Dwfl *dwfl, uint64_t pc)
 		if (status)
 			demangled = NULL;
 	}
-	uint32_t id = intern_frame(s, demangled ? demangled : name, file, pc - bias);
+	const char *source = "";
+	int line = 0;
+	Dwarf_Addr die_bias;
+	Dwarf_Die *cu = dwfl_module_addrdie(module, pc, &die_bias), *scopes = NULL;
+	int n = cu ? dwarf_getscopes(cu, pc - die_bias, &scopes) : 0;
+	for (int i = 0; i < n; i++) /* the function's declaration */
+		if (dwarf_tag(&scopes[i]) == DW_TAG_subprogram) {
+			source = dwarf_decl_file(&scopes[i]);
+			if (!source || dwarf_decl_line(&scopes[i], &line))
+				line = 0;
+			if (!source)
+				source = "";
+			break;
+		}
+	uint32_t id = intern_frame(s, demangled ? demangled : name, file, pc - bias, source, line, 0);
 	free(demangled);
+	free(scopes);
 	return id;
+}
+
+/* The name of a function's debug information entry: its linkage name demangled (the
+ * whole C++ name), else its name; NULL when it has neither. */
+static char *die_name(Dwarf_Die *die)
+{
+	Dwarf_Attribute attribute;
+	const char *linkage = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_linkage_name,
+								    &attribute));
+	if (linkage && linkage[0] == '_' && linkage[1] == 'Z') {
+		int status = -1;
+		char *demangled = __cxa_demangle(linkage, NULL, NULL, &status);
+		if (!status && demangled)
+			return demangled;
+		free(demangled);
+	}
+	const char *name = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_name, &attribute));
+	return name ? xstrdup(name) : NULL;
+}
+
+/* The functions inlined at pc, innermost first, as frames; returns how many (at most
+ * max). */
+static size_t inlined_frames(struct sample_stacks *s, Dwfl *dwfl, uint64_t pc, uint32_t *frames,
+			     size_t max)
+{
+	Dwfl_Module *module = dwfl_addrmodule(dwfl, pc);
+	Dwarf_Addr bias;
+	Dwarf_Die *cu = module ? dwfl_module_addrdie(module, pc, &bias) : NULL, *scopes = NULL;
+	int n = cu ? dwarf_getscopes(cu, pc - bias, &scopes) : 0;
+	size_t count = 0;
+	const char *path = NULL;
+	if (module)
+		dwfl_module_info(module, NULL, NULL, NULL, NULL, NULL, &path, NULL);
+	for (int i = 0; i < n && count < max; i++) {
+		if (dwarf_tag(&scopes[i]) == DW_TAG_subprogram)
+			break;
+		if (dwarf_tag(&scopes[i]) != DW_TAG_inlined_subroutine)
+			continue;
+		char *name = die_name(&scopes[i]);
+		int line = 0;
+		const char *source = dwarf_decl_file(&scopes[i]);
+		if (!source || dwarf_decl_line(&scopes[i], &line))
+			line = 0;
+		frames[count++] = intern_frame(s, name ? name : "[inlined]", path ? path : "",
+					       pc - bias, source ? source : "", line, 1);
+		free(name);
+	}
+	free(scopes);
+	return count;
 }
 
 /* ---- the modules of the process ------------------------------------------------------- */
@@ -275,6 +351,7 @@ int sample_stacks_build(const struct recording *rec, struct sample_stacks *out)
 		return 0;
 	Dwfl *dwfl = report_modules(rec);
 	struct pc_cache cache = { 0 };
+	struct pc_frames *named = NULL; /* by cache value - 1 */
 	struct unwinding *u = xcalloc(1, sizeof(*u));
 	int attached = dwfl && dwfl_attach_state(dwfl, NULL, (pid_t)rec->process->pid,
 						 &thread_callbacks, u);
@@ -300,18 +377,27 @@ int sample_stacks_build(const struct recording *rec, struct sample_stacks *out)
 			/* a return address points after its call: name the call */
 			uint64_t pc = u->activation[f] ? u->pcs[f] : u->pcs[f] - 1;
 			uint32_t *cached = pc_cache_slot(&cache, pc);
-			if (!*cached) {
-				*cached = 1 + (dwfl ? name_frame(out, dwfl, pc)
-						    : intern_frame(out, "[unknown]", "", pc));
-				cache.count++;
+			if (!*cached) { /* its function, then what was inlined there, innermost first */
+				struct pc_frames p = { 0 };
+				p.frames[0] = dwfl ? name_frame(out, dwfl, pc)
+						   : intern_frame(out, "[unknown]", "", pc, "", 0, 0);
+				p.count = 1 + (dwfl ? inlined_frames(out, dwfl, pc, p.frames + 1,
+								     MAX_INLINED) : 0);
+				named = xrealloc(named, (cache.count + 1) * sizeof(*named));
+				named[cache.count++] = p;
+				*cached = (uint32_t)cache.count;
 			}
-			node = intern_node(out, node, *cached - 1);
+			const struct pc_frames *p = &named[*cached - 1];
+			node = intern_node(out, node, p->frames[0]);
+			for (size_t k = p->count - 1; k >= 1; k--) /* the outermost inlined first */
+				node = intern_node(out, node, p->frames[k]);
 		}
 		out->leaf[i] = node;
 	}
 	free(u);
 	free(cache.pcs);
 	free(cache.frames);
+	free(named);
 	if (dwfl)
 		dwfl_end(dwfl);
 	return 0;
@@ -331,6 +417,7 @@ void sample_stacks_release(struct sample_stacks *s)
 	for (size_t i = 0; i < s->frame_count; i++) {
 		free(s->frames[i].function);
 		free(s->frames[i].module);
+		free(s->frames[i].source);
 	}
 	free(s->frames);
 	free(s->nodes);

@@ -1,8 +1,11 @@
 /* Call stacks of a recording's samples (gpuprof sys): each sample's registers and stack
  * copy unwound with elfutils' libdw over the ELF files mapped in the process (their
  * .eh_frame and .debug_frame: no frame pointers needed), and each frame named from the
- * file's symbol table (C++ names demangled). A frame of a file without symbols (stripped)
- * is named module+offset, never after a neighbouring symbol.
+ * file's symbol table (C++ names demangled). Where the file has debug information, the
+ * functions inlined at an address become frames of their own beneath the function they
+ * were inlined into, and every function gets its source file and line. A frame of a
+ * file without symbols (stripped) is named module+offset, never after a neighbouring
+ * symbol.
  *
  * Frames and stacks are interned: a stack is a node of a prefix tree (its caller's node
  * and its own frame), so a sample is one node, its leaf. */
@@ -21,6 +24,10 @@ struct stack_frame {
 			 * "libfoo.so+0x1f30" when the file has no symbol there */
 	char *module;   /* the file's path, "" when the address is in no known file */
 	uint64_t offset; /* of the address in the file (its load bias taken off) */
+	char *source;   /* where the function is declared, from the debug information: its
+			 * file ("" without debug information) and line (0) */
+	int line;
+	int inlined;    /* a function inlined into its caller (the frame above) */
 };
 
 struct stack_node {

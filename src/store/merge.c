@@ -199,7 +199,8 @@ static int merge_one(sqlite3 *db, int index, const char *path, struct hosts *hos
 		"device, pid, name, unit FROM src.gpuprof_metric_series "
 		"WHERE process_id IN (SELECT id FROM temp.merge_shift)",
 		"INSERT INTO main.gpuprof_frame SELECT process_id + ?2, frame_id, function, module, "
-		"offset FROM src.gpuprof_frame WHERE process_id IN (SELECT id FROM temp.merge_shift)",
+		"offset, source, line, inlined FROM src.gpuprof_frame "
+		"WHERE process_id IN (SELECT id FROM temp.merge_shift)",
 		"INSERT INTO main.gpuprof_stack SELECT process_id + ?2, stack_id, parent_id, "
 		"frame_id FROM src.gpuprof_stack "
 		"WHERE process_id IN (SELECT id FROM temp.merge_shift)",

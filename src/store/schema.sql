@@ -64,7 +64,7 @@ CREATE TABLE gpuprof_metric (
   id INTEGER PRIMARY KEY, process_id INTEGER, series_id INTEGER, time INTEGER, value REAL);
 CREATE TABLE gpuprof_frame (
   process_id INTEGER, frame_id INTEGER, function TEXT, module TEXT, offset INTEGER,
-  PRIMARY KEY (process_id, frame_id));
+  source TEXT, line INTEGER, inlined INTEGER, PRIMARY KEY (process_id, frame_id));
 CREATE TABLE gpuprof_stack (
   process_id INTEGER, stack_id INTEGER, parent_id INTEGER, frame_id INTEGER,
   PRIMARY KEY (process_id, stack_id));
@@ -195,7 +195,8 @@ CREATE VIEW metrics AS
   FROM gpuprof_metric m JOIN gpuprof_process p ON p.id = m.process_id
   JOIN gpuprof_metric_series s ON s.process_id = m.process_id AND s.series_id = m.series_id;
 CREATE VIEW stacks AS
-  SELECT p.pid, k.stack_id, k.parent_id, f.function, f.module, f.offset
+  SELECT p.pid, k.stack_id, k.parent_id, f.function, f.module, f.offset, f.source, f.line,
+         f.inlined
   FROM gpuprof_stack k JOIN gpuprof_process p ON p.id = k.process_id
   JOIN gpuprof_frame f ON f.process_id = k.process_id AND f.frame_id = k.frame_id;
 CREATE VIEW samples AS

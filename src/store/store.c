@@ -82,7 +82,7 @@ static const char *const statement_sql[STATEMENT_COUNT] = {
 				 "(1,?,?,?,?,?,?)",
 	[INSERT_METRIC] = "INSERT INTO gpuprof_metric (process_id, series_id, time, value) "
 			  "VALUES (1,?,?,?)",
-	[INSERT_FRAME] = "INSERT INTO gpuprof_frame VALUES (1,?,?,?,?)",
+	[INSERT_FRAME] = "INSERT INTO gpuprof_frame VALUES (1,?,?,?,?,?,?,?)",
 	[INSERT_STACK] = "INSERT INTO gpuprof_stack VALUES (1,?,?,?)",
 	[INSERT_SAMPLE] = "INSERT INTO gpuprof_sample (process_id, tid, time, stack_id) "
 			  "VALUES (1,?,?,?)",
@@ -414,6 +414,9 @@ static int load_samples(struct loader *l, struct error *err)
 		sqlite3_bind_text(s, ++c, st->frames[i].function, -1, SQLITE_STATIC);
 		sqlite3_bind_text(s, ++c, st->frames[i].module, -1, SQLITE_STATIC);
 		bind_i64(s, &c, (int64_t)st->frames[i].offset);
+		sqlite3_bind_text(s, ++c, st->frames[i].source, -1, SQLITE_STATIC);
+		bind_i64(s, &c, st->frames[i].line);
+		bind_i64(s, &c, st->frames[i].inlined);
 		if (step(l, INSERT_FRAME, err))
 			return -1;
 	}

@@ -777,7 +777,8 @@ static int load_process_slices(sqlite3 *db, int64_t process_id, struct sample_st
 			continue;
 		while (st->frame_count < (size_t)id) {
 			st->frames = xrealloc(st->frames, (st->frame_count + 1) * sizeof(*st->frames));
-			st->frames[st->frame_count++] = (struct stack_frame){ xstrdup(""), xstrdup(""), 0 };
+			st->frames[st->frame_count++] = (struct stack_frame){
+				xstrdup(""), xstrdup(""), 0, xstrdup(""), 0, 0 };
 		}
 		struct stack_frame *f = &st->frames[id - 1];
 		free(f->function);
@@ -808,7 +809,8 @@ static int load_process_slices(sqlite3 *db, int64_t process_id, struct sample_st
 	sqlite3_finalize(q);
 	if (!st->frame_count) { /* a frame for the nodes to name, even in a corrupt database */
 		st->frames = xcalloc(1, sizeof(*st->frames));
-		st->frames[0] = (struct stack_frame){ xstrdup("[unknown]"), xstrdup(""), 0 };
+		st->frames[0] = (struct stack_frame){ xstrdup("[unknown]"), xstrdup(""), 0,
+						      xstrdup(""), 0, 0 };
 		st->frame_count = 1;
 	}
 	struct sample_input *in = NULL;

@@ -1,5 +1,6 @@
-// hot-template: a C++ program whose time goes to a function template instance and to a
-// function in a library it loads with dlopen(), for the call-stack sampling tests.
+// hot-template: a C++ program whose time goes to a function template instance (with a
+// template inlined into it) and to a function in a library it loads with dlopen(), for
+// the call-stack sampling tests.
 //   hot-template LIBRARY   runs accumulate<double>() for about 0.5 s of CPU time, then
 //                          loads LIBRARY and runs its in_library() for about 0.5 s
 #include <dlfcn.h>
@@ -9,11 +10,17 @@
 
 namespace hot {
 template <typename T>
+__attribute__((always_inline)) inline T step(T sum, long i)
+{
+	return sum + static_cast<T>(i) * static_cast<T>(0.5);
+}
+
+template <typename T>
 __attribute__((noinline)) T accumulate(long n)
 {
 	volatile T sum = 0;
 	for (long i = 0; i < n; i++)
-		sum = sum + static_cast<T>(i) * static_cast<T>(0.5);
+		sum = step<T>(sum, i);
 	return sum;
 }
 } // namespace hot

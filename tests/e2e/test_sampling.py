@@ -213,11 +213,23 @@ def test_a_template_is_demangled_and_a_dlopened_library_is_named(tmp_path):
     assert "hot-template: done" in r.stdout
     rows = out.query("SELECT function, module, COUNT(*) AS n FROM samples GROUP BY 1, 2")
     total = sum(x["n"] for x in rows)
-    template = [x for x in rows if x["function"].startswith("double hot::accumulate<double>(long)")]
+    stacks = folded(out)
+    accumulate = "double hot::accumulate<double>(long)"
+    in_template = sum(c for f, c in stacks.items()
+                      if any(x.startswith(accumulate) for x in f.split(";")))
     loaded = [x for x in rows if x["module"] == library]
     # about 0.5 s of CPU time each, at 300 Hz
-    assert len(template) == 1 and abs(template[0]["n"] - 150) <= 30, rows
+    assert abs(in_template - 150) <= 30, stacks
     assert loaded and abs(sum(x["n"] for x in loaded) - 150) <= 30, rows
+    # the template inlined into it is a frame of its own beneath it, with its source line
+    inlined = [f for f in stacks if f.endswith(";double hot::step<double>(double, long)")]
+    assert inlined and all(f.split(";")[-2].startswith(accumulate) for f in inlined)
+    (step,) = out.query("SELECT DISTINCT source, line, inlined FROM stacks "
+                        "WHERE function = 'double hot::step<double>(double, long)'")
+    assert step["inlined"] == 1 and step["source"].endswith("hot-template.cpp")
+    with open(os.path.join(os.path.dirname(__file__), "hot-template.cpp")) as f:
+        lines = f.read().splitlines()
+    assert "step(T sum, long i)" in lines[step["line"] - 1]
     assert all(x["function"].startswith("library_work") for x in loaded)
     callers = {f.split(";")[-2] for f in folded(out) if "library_work" in f}
     assert callers == {"in_library"}
