@@ -216,9 +216,10 @@ $(BUILD)/tests/libclwork.so: tests/e2e/clwork-lib.c tests/e2e/clwork.h
 
 # the sampling tests' program: the same code in every build (no sanitizer, no tail calls,
 # symbols), so that its call stacks are what the tests expect
-$(BUILD)/tests/split: tests/e2e/split.c
+$(BUILD)/tests/split: tests/e2e/split.c $(MARKERS_LIB)
 	@mkdir -p $(dir $@)
-	$(CC) -std=gnu11 -O2 -g -fno-optimize-sibling-calls -Wall -Wextra -pthread $< -o $@
+	$(CC) -std=gnu11 -O2 -g -fno-optimize-sibling-calls -Wall -Wextra -Iinclude -pthread $< \
+		-o $@ -L$(BUILD)/lib -lgpuprof-markers -Wl,-rpath,'$$ORIGIN/../lib'
 
 $(BUILD)/tests/hot-template: tests/e2e/hot-template.cpp
 	@mkdir -p $(dir $@)

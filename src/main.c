@@ -11,6 +11,8 @@ const struct command commands[] = {
 	{ "trace", cmd_trace, "run a program and record its kernels, copies and API calls" },
 	{ "sys", cmd_sys, "trace a program with metrics of the machine, its processes and GPUs "
 			  "over time" },
+	{ "profile", cmd_profile, "call-stack samples: flat profile, call tree, folded stacks, "
+				  "filtered" },
 	{ "convert", cmd_convert,
 	  "turn recorded spools or databases into outputs (csv, sqlite, json, pftrace)" },
 	{ "summary", cmd_summary, "statistics of databases: domains, devices busy and idle, ranks" },

@@ -6,6 +6,8 @@
  *                  seconds of its loop
  *   split late     spins in main_spin() for 1.2 s of CPU time, then starts a thread that
  *                  spins in late_worker() for 0.4 s, and joins it
+ *   split range N  N rounds, each seventy() inside a marker range "hot" and thirty()
+ *                  outside any
  *   split fork     fork()s a child (no exec) that spins 0.3 s and exits 3; the parent
  *                  spins 0.3 s in main_spin_short(), waits, and exits with the child's
  *                  status */
@@ -16,6 +18,8 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "gpuprof/markers.h"
 
 static volatile double sink;
 
@@ -92,6 +96,16 @@ int main(int argc, char **argv)
 			return 1;
 		pthread_join(thread, NULL);
 		printf("split: late thread done\n");
+		return 0;
+	}
+	if (argc == 3 && !strcmp(argv[1], "range")) {
+		for (int i = 0; i < atoi(argv[2]); i++) {
+			gpuprof_range_push("hot");
+			seventy();
+			gpuprof_range_pop();
+			thirty();
+		}
+		printf("split: ranges done\n");
 		return 0;
 	}
 	int rounds = argc > 1 ? atoi(argv[1]) : 100;

@@ -234,3 +234,49 @@ def test_a_template_is_demangled_and_a_dlopened_library_is_named(tmp_path):
     callers = {f.split(";")[-2] for f in folded(out) if "library_work" in f}
     assert callers == {"in_library"}
     assert total == sum(folded(out).values())
+
+
+def profile(out, *options):
+    r = run([GPUPROF, "profile", *options, out.path("results.db")], cwd=os.path.dirname(out.prefix))
+    assert r.returncode == 0, r.stderr
+    return r.stdout
+
+
+def test_profile_filters_by_range_thread_and_time(tmp_path):
+    import json
+    (tmp_path / "range").mkdir()
+    r, out = sampled(tmp_path / "range", [SPLIT, "range", "60"])
+    # unfiltered, the folded stacks are the run's stacks.folded
+    lines = sorted(profile(out, "--format", "folded").splitlines())
+    with open(out.path("stacks.folded")) as f:
+        assert lines == sorted(f.read().splitlines())
+    # inside the range "hot": exactly the samples under seventy(), none under thirty()
+    stacks = folded(out)
+    under = {c: sum(n for f, n in stacks.items() if f";{c};" in f) for c in ("seventy", "thirty")}
+    hot = profile(out, "--range", "hot", "--format", "folded").splitlines()
+    assert sum(int(x.rpartition(" ")[2]) for x in hot) == under["seventy"]
+    assert all(";seventy;" in x for x in hot)
+    flat = json.loads(profile(out, "--format", "json"))[0]
+    assert flat["columns"] == ["Function", "Module", "Self", "Self %", "Total", "Total %"]
+    assert {x[0]: x[4] for x in flat["rows"]}["thirty"] == under["thirty"]
+    tree = json.loads(profile(out, "--tree", "--format", "json", "--min-percent", "0"))
+    def check(nodes, parent_total):  # a call's children never hold more than it does
+        assert sum(n["total"] for n in nodes) <= parent_total
+        for n in nodes:
+            assert n["self"] + sum(c["total"] for c in n["children"]) == n["total"]
+            check(n["children"], n["total"])
+    check(tree["tree"], tree["samples"])
+    assert tree["samples"] == sum(stacks.values())
+    # a thread, and a time window
+    (tmp_path / "late").mkdir()
+    r, out = sampled(tmp_path / "late", [SPLIT, "late"])
+    late_tid = out.query("SELECT DISTINCT tid FROM samples WHERE tid != ?", out.pid)[0]["tid"]
+    only = profile(out, "--tid", str(late_tid), "--format", "folded").splitlines()
+    assert only and all("late_worker" in x for x in only)
+    early = profile(out, "--to", "0.5", "--format", "folded").splitlines()
+    assert early and not any("late_worker" in x for x in early)
+    r = run([GPUPROF, "profile", "--range", "nothing", out.path("results.db")], cwd=tmp_path)
+    assert r.returncode == 0 and r.stdout == ""
+    assert "no call-stack samples that the filters keep" in r.stderr
+    r = run([GPUPROF, "profile", "--to", "soon", out.path("results.db")], cwd=tmp_path)
+    assert r.returncode == 2 and "--to: 'soon' is not a number of seconds" in r.stderr
