@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "analysis/domain-stats.h"
+#include "analysis/profile.h"
 #include "commands.h"
 #include "store/store.h"
 #include "util/error.h"
@@ -74,41 +75,8 @@ struct summary {
 		int64_t count;
 	} *metrics;
 	size_t metric_count;
-	struct hot_function {         /* call-stack samples by function, every input */
-		char *function, *module;
-		uint64_t self, total;
-	} *hot;
-	size_t hot_count, hot_slots;
-	uint32_t *hot_index;          /* open addressing on function and module */
-	uint64_t samples;
+	struct profile_tree samples;  /* call-stack samples, every input */
 };
-
-/* The index of a function in s->hot, added when new (the array moves as it grows). */
-static size_t hot_function(struct summary *s, const char *function, const char *module)
-{
-	if (2 * (s->hot_count + 1) > s->hot_slots) {
-		free(s->hot_index);
-		s->hot_slots = s->hot_slots ? 2 * s->hot_slots : 256;
-		s->hot_index = xcalloc(s->hot_slots, sizeof(*s->hot_index));
-		for (size_t i = 0; i < s->hot_count; i++) {
-			size_t j = (hash_string(s->hot[i].function) ^ hash_string(s->hot[i].module)) &
-				   (s->hot_slots - 1);
-			while (s->hot_index[j])
-				j = (j + 1) & (s->hot_slots - 1);
-			s->hot_index[j] = (uint32_t)i + 1;
-		}
-	}
-	size_t j = (hash_string(function) ^ hash_string(module)) & (s->hot_slots - 1);
-	for (; s->hot_index[j]; j = (j + 1) & (s->hot_slots - 1)) {
-		const struct hot_function *h = &s->hot[s->hot_index[j] - 1];
-		if (!strcmp(h->function, function) && !strcmp(h->module, module))
-			return s->hot_index[j] - 1;
-	}
-	s->hot = xrealloc(s->hot, (s->hot_count + 1) * sizeof(*s->hot));
-	s->hot[s->hot_count] = (struct hot_function){ xstrdup(function), xstrdup(module), 0, 0 };
-	s->hot_index[j] = (uint32_t)++s->hot_count;
-	return s->hot_count - 1;
-}
 
 static void metric_range(struct summary *s, const struct event *e)
 {
@@ -515,42 +483,18 @@ static int metrics_table(const struct printer *pr, const struct summary *s, stru
 	return table_end(t, err);
 }
 
-static int by_total(const void *a, const void *b)
-{
-	const struct hot_function *x = a, *y = b;
-	if (x->total != y->total)
-		return x->total < y->total ? 1 : -1;
-	if (x->self != y->self)
-		return x->self < y->self ? 1 : -1;
-	return strcmp(x->function, y->function);
-}
-
 #define HOT_FUNCTIONS 30
 
-static int hot_functions_table(const struct printer *pr, struct summary *s, struct error *err)
+static int hot_functions_table(const struct printer *pr, const struct summary *s,
+			       struct error *err)
 {
-	if (!s->samples)
+	if (!s->samples.samples)
 		return 0;
-	sort_array(s->hot, s->hot_count, sizeof(*s->hot), by_total);
-	free(s->hot_index); /* the order changed: no more lookups */
-	s->hot_index = NULL;
-	s->hot_slots = 0;
-	const char *names[] = { "Function", "Module", "Self", "Self %", "Total", "Total %" };
 	char title[96];
 	snprintf(title, sizeof(title), "HOT FUNCTIONS (call-stack samples: %llu; the %d most "
-		 "often on a stack)", (unsigned long long)s->samples, HOT_FUNCTIONS);
-	struct table *t = table_begin(stdout, pr->format, "hot_functions", title, 6, names);
-	for (size_t i = 0; i < s->hot_count && i < HOT_FUNCTIONS; i++) {
-		const struct hot_function *h = &s->hot[i];
-		const char *base = strrchr(h->module, '/');
-		table_text(t, h->function);
-		table_text(t, base ? base + 1 : h->module);
-		table_int(t, (int64_t)h->self);
-		table_double(t, 100.0 * (double)h->self / (double)s->samples, 2);
-		table_int(t, (int64_t)h->total);
-		table_double(t, 100.0 * (double)h->total / (double)s->samples, 2);
-	}
-	return table_end(t, err);
+		 "often on a stack)", (unsigned long long)s->samples.samples, HOT_FUNCTIONS);
+	return profile_flat_table(&s->samples, pr->format, "hot_functions", title, HOT_FUNCTIONS,
+				  err);
 }
 
 static int print_summary(const struct printer *pr, struct summary *s, struct error *err)
@@ -572,75 +516,6 @@ static int print_summary(const struct printer *pr, struct summary *s, struct err
 	     processes_table(pr, s, err) || metrics_table(pr, s, err) ||
 	     hot_functions_table(pr, s, err);
 	table_output_end(stdout, pr->format);
-	return rc;
-}
-
-/* The call-stack samples of db (gpuprof sys) by function: self samples (the function was
- * running) and total samples (it was on the stack; once per sample, however deep its
- * recursion). */
-static int gather_samples(sqlite3 *db, struct summary *s, struct error *err)
-{
-	if (!store_has_table(db, "gpuprof_sample")) /* schema 3.0 */
-		return 0;
-	struct node {
-		int64_t process_id, id, parent;
-		size_t function; /* in s->hot */
-	} *nodes = NULL;
-	size_t count = 0, alloc = 0;
-	sqlite3_stmt *q;
-	if (store_prepare(db, "SELECT k.process_id, k.stack_id, k.parent_id, f.function, "
-			  "f.module FROM gpuprof_stack k JOIN gpuprof_frame f ON f.process_id = "
-			  "k.process_id AND f.frame_id = k.frame_id ORDER BY 1, 2", &q, err))
-		return -1;
-	while (sqlite3_step(q) == SQLITE_ROW) {
-		if (count == alloc) {
-			alloc = alloc ? 2 * alloc : 1024;
-			nodes = xrealloc(nodes, alloc * sizeof(*nodes));
-		}
-		const unsigned char *f = sqlite3_column_text(q, 3), *m = sqlite3_column_text(q, 4);
-		nodes[count++] = (struct node){ sqlite3_column_int64(q, 0), sqlite3_column_int64(q, 1),
-					       sqlite3_column_int64(q, 2),
-					       hot_function(s, f ? (const char *)f : "",
-							    m ? (const char *)m : "") };
-	}
-	sqlite3_finalize(q);
-	int rc = store_prepare(db, "SELECT process_id, stack_id, COUNT(*) FROM gpuprof_sample "
-			       "GROUP BY 1, 2", &q, err);
-	size_t seen[256];
-	while (rc == 0 && sqlite3_step(q) == SQLITE_ROW) {
-		int64_t process_id = sqlite3_column_int64(q, 0), id = sqlite3_column_int64(q, 1);
-		uint64_t samples = (uint64_t)sqlite3_column_int64(q, 2);
-		s->samples += samples;
-		size_t depth = 0;
-		for (int first = 1; id; first = 0) { /* the leaf, then its callers */
-			size_t lo = 0, hi = count;
-			while (lo < hi) {
-				size_t mid = lo + (hi - lo) / 2;
-				if (nodes[mid].process_id < process_id ||
-				    (nodes[mid].process_id == process_id && nodes[mid].id < id))
-					lo = mid + 1;
-				else
-					hi = mid;
-			}
-			if (lo == count || nodes[lo].process_id != process_id || nodes[lo].id != id)
-				break; /* a stack that names no node: a corrupt database */
-			size_t h = nodes[lo].function;
-			if (first)
-				s->hot[h].self += samples;
-			int counted = 0;
-			for (size_t i = 0; i < depth && !counted; i++)
-				counted = seen[i] == h;
-			if (!counted && depth < sizeof(seen) / sizeof(seen[0])) {
-				seen[depth++] = h;
-				s->hot[h].total += samples;
-			}
-			if (nodes[lo].parent == id || depth >= 4 * sizeof(seen) / sizeof(seen[0]))
-				break; /* a loop */
-			id = nodes[lo].parent;
-		}
-	}
-	sqlite3_finalize(q);
-	free(nodes);
 	return rc;
 }
 
@@ -679,6 +554,7 @@ int summary_print(char *const *inputs, int count, const char *format, const char
 	memset(&s, 0, sizeof(s));
 	domain_stats_init(&s.stats);
 	stats_init(&s.range_kernels);
+	profile_init(&s.samples);
 	struct output_options options = { .prefix = "", .context = &s };
 	const struct writer_ops *writer = &gather;
 	struct strbuf written = STRBUF_INIT;
@@ -701,8 +577,9 @@ int summary_print(char *const *inputs, int count, const char *format, const char
 					    "which would count them twice: merge them first ('gpuprof "
 					    "merge' keeps each recording once)", inputs[i], repeated, total);
 		} else {
+			struct profile_filter all = PROFILE_ALL;
 			rc = export_database(db, &writer, 1, &options, &written, err) ||
-			     gather_samples(db, &s, err);
+			     profile_gather(db, &all, &s.samples, err);
 		}
 		sqlite3_close(db);
 	}
@@ -734,12 +611,7 @@ int summary_print(char *const *inputs, int count, const char *format, const char
 		free(s.metrics[i].unit);
 	}
 	free(s.metrics);
-	for (size_t i = 0; i < s.hot_count; i++) {
-		free(s.hot[i].function);
-		free(s.hot[i].module);
-	}
-	free(s.hot);
-	free(s.hot_index);
+	profile_release(&s.samples);
 	free(s.devices);
 	free(s.processes);
 	free(s.agents);

@@ -1,0 +1,231 @@
+/* The samples' call tree (see profile.h). */
+#include "analysis/profile.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "store/store.h"
+#include "util/hash.h"
+#include "util/sort.h"
+#include "util/strbuf.h"
+#include "util/table.h"
+
+static uint64_t node_hash(uint32_t parent, const char *function, const char *module)
+{
+	return hash_int(parent) ^ hash_string(function) ^ (hash_string(module) * 31);
+}
+
+static uint32_t tree_child(struct profile_tree *t, uint32_t parent, const char *function,
+			   const char *module)
+{
+	if (2 * (t->count + 1) > t->slot_count) {
+		free(t->slots);
+		t->slot_count = t->slot_count ? 2 * t->slot_count : 1024;
+		t->slots = xcalloc(t->slot_count, sizeof(*t->slots));
+		for (size_t i = 1; i < t->count; i++) {
+			size_t j = node_hash(t->nodes[i].parent, t->nodes[i].function,
+					     t->nodes[i].module) & (t->slot_count - 1);
+			while (t->slots[j])
+				j = (j + 1) & (t->slot_count - 1);
+			t->slots[j] = (uint32_t)i;
+		}
+	}
+	size_t j = node_hash(parent, function, module) & (t->slot_count - 1);
+	for (; t->slots[j]; j = (j + 1) & (t->slot_count - 1)) {
+		const struct profile_node *n = &t->nodes[t->slots[j]];
+		if (n->parent == parent && !strcmp(n->function, function) && !strcmp(n->module, module))
+			return t->slots[j];
+	}
+	t->nodes = xrealloc(t->nodes, (t->count + 1) * sizeof(*t->nodes));
+	t->nodes[t->count] = (struct profile_node){ parent, xstrdup(function), xstrdup(module), 0, 0,
+						 0, 0 };
+	t->slots[j] = (uint32_t)t->count;
+	return (uint32_t)t->count++;
+}
+
+/* Adds the samples of one database that the filter keeps to the tree. */
+int profile_gather(sqlite3 *db, const struct profile_filter *f, struct profile_tree *t,
+		   struct error *err)
+{
+	if (!store_has_table(db, "gpuprof_sample")) /* schema 3.0: no samples */
+		return 0;
+	/* each process's stack tree, in id order (a caller before its callees) */
+	struct { int64_t process_id, id, parent; char *function, *module; } *stack = NULL;
+	size_t stacks = 0, alloc = 0;
+	sqlite3_stmt *q;
+	int rc = store_prepare(db, "SELECT k.process_id, k.stack_id, k.parent_id, f.function, "
+			       "f.module FROM gpuprof_stack k JOIN gpuprof_frame f ON "
+			       "f.process_id = k.process_id AND f.frame_id = k.frame_id "
+			       "ORDER BY 1, 2", &q, err);
+	while (rc == 0 && sqlite3_step(q) == SQLITE_ROW) {
+		if (stacks == alloc) {
+			alloc = alloc ? 2 * alloc : 1024;
+			stack = xrealloc(stack, alloc * sizeof(*stack));
+		}
+		const unsigned char *fn = sqlite3_column_text(q, 3), *mod = sqlite3_column_text(q, 4);
+		stack[stacks].process_id = sqlite3_column_int64(q, 0);
+		stack[stacks].id = sqlite3_column_int64(q, 1);
+		stack[stacks].parent = sqlite3_column_int64(q, 2);
+		stack[stacks].function = xstrdup(fn ? (const char *)fn : "");
+		stack[stacks++].module = xstrdup(mod ? (const char *)mod : "");
+	}
+	sqlite3_finalize(q);
+	if (rc == 0)
+		rc = store_prepare(db,
+			"SELECT s.process_id, s.stack_id, COUNT(*) FROM gpuprof_sample s "
+			"JOIN gpuprof_process p ON p.id = s.process_id "
+			"WHERE (?1 < 0 OR s.tid = ?1) AND s.time >= p.start + ?2 "
+			"AND (?3 < 0 OR s.time < p.start + ?3) AND (?4 IS NULL OR EXISTS ("
+			"  SELECT 1 FROM gpuprof_marker m JOIN gpuprof_string n ON n.id = m.name_id "
+			"  WHERE m.process_id = s.process_id AND m.tid = s.tid AND n.string = ?4 "
+			"  AND s.time >= m.start AND s.time < m.end)) GROUP BY 1, 2", &q, err);
+	if (rc == 0) {
+		sqlite3_bind_int64(q, 1, f->tid);
+		sqlite3_bind_int64(q, 2, (sqlite3_int64)(f->from * 1e9));
+		sqlite3_bind_int64(q, 3, f->to < 0 ? -1 : (sqlite3_int64)(f->to * 1e9));
+		if (f->range)
+			sqlite3_bind_text(q, 4, f->range, -1, SQLITE_STATIC);
+	}
+	uint32_t path_nodes[1024];
+	while (rc == 0 && sqlite3_step(q) == SQLITE_ROW) {
+		int64_t process_id = sqlite3_column_int64(q, 0), id = sqlite3_column_int64(q, 1);
+		uint64_t samples = (uint64_t)sqlite3_column_int64(q, 2);
+		size_t depth = 0;
+		while (id && depth < sizeof(path_nodes) / sizeof(path_nodes[0])) { /* leaf up */
+			size_t lo = 0, hi = stacks;
+			while (lo < hi) {
+				size_t mid = lo + (hi - lo) / 2;
+				if (stack[mid].process_id < process_id ||
+				    (stack[mid].process_id == process_id && stack[mid].id < id))
+					lo = mid + 1;
+				else
+					hi = mid;
+			}
+			if (lo == stacks || stack[lo].process_id != process_id || stack[lo].id != id ||
+			    stack[lo].parent >= id) /* a corrupt tree: cut here */
+				break;
+			path_nodes[depth++] = (uint32_t)lo;
+			id = stack[lo].parent;
+		}
+		t->samples += samples;
+		uint32_t node = 0;
+		while (depth-- > 0) { /* root down */
+			node = tree_child(t, node, stack[path_nodes[depth]].function,
+					  stack[path_nodes[depth]].module);
+			t->nodes[node].total += samples;
+		}
+		if (node)
+			t->nodes[node].self += samples;
+	}
+	sqlite3_finalize(q);
+	for (size_t i = 0; i < stacks; i++) {
+		free(stack[i].function);
+		free(stack[i].module);
+	}
+	free(stack);
+	return rc;
+}
+
+/* ---- the flat profile ------------------------------------------------------------------ */
+
+static int by_total(const void *a, const void *b)
+{
+	const struct profile_function *x = a, *y = b;
+	if (x->total != y->total)
+		return x->total < y->total ? 1 : -1;
+	if (x->self != y->self)
+		return x->self < y->self ? 1 : -1;
+	return strcmp(x->function, y->function);
+}
+
+size_t profile_flat(const struct profile_tree *t, struct profile_function **out)
+{
+	/* self from every call, total from the outermost call of each path only */
+	struct profile_function *rows = NULL;
+	size_t count = 0;
+	uint32_t *slots = NULL;
+	size_t slot_count = 0;
+	for (size_t i = 1; i < t->count; i++) {
+		const struct profile_node *n = &t->nodes[i];
+		int recursion = 0;
+		for (uint32_t up = n->parent; up && !recursion; up = t->nodes[up].parent)
+			recursion = !strcmp(t->nodes[up].function, n->function) &&
+				    !strcmp(t->nodes[up].module, n->module);
+		if (2 * (count + 1) > slot_count) {
+			free(slots);
+			slot_count = slot_count ? 2 * slot_count : 256;
+			slots = xcalloc(slot_count, sizeof(*slots));
+			for (size_t r = 0; r < count; r++) {
+				size_t j = (hash_string(rows[r].function) ^ hash_string(rows[r].module)) &
+					   (slot_count - 1);
+				while (slots[j])
+					j = (j + 1) & (slot_count - 1);
+				slots[j] = (uint32_t)r + 1;
+			}
+		}
+		size_t j = (hash_string(n->function) ^ hash_string(n->module)) & (slot_count - 1);
+		while (slots[j] && (strcmp(rows[slots[j] - 1].function, n->function) ||
+				    strcmp(rows[slots[j] - 1].module, n->module)))
+			j = (j + 1) & (slot_count - 1);
+		if (!slots[j]) {
+			rows = xrealloc(rows, (count + 1) * sizeof(*rows));
+			rows[count++] = (struct profile_function){ n->function, n->module, 0, 0 };
+			slots[j] = (uint32_t)count;
+		}
+		rows[slots[j] - 1].self += n->self;
+		if (!recursion)
+			rows[slots[j] - 1].total += n->total;
+	}
+	free(slots);
+	sort_array(rows, count, sizeof(*rows), by_total);
+	*out = rows;
+	return count;
+}
+
+int profile_flat_table(const struct profile_tree *t, int format, const char *key,
+		       const char *title, size_t limit, struct error *err)
+{
+	struct profile_function *rows;
+	size_t count = profile_flat(t, &rows);
+	const char *names[] = { "Function", "Module", "Self", "Self %", "Total", "Total %" };
+	struct table *out = table_begin(stdout, (enum table_format)format, key, title, 6, names);
+	double all = t->samples ? (double)t->samples : 1;
+	for (size_t i = 0; i < count && (!limit || i < limit); i++) {
+		const char *base = strrchr(rows[i].module, '/');
+		table_text(out, rows[i].function);
+		table_text(out, base ? base + 1 : rows[i].module);
+		table_int(out, (int64_t)rows[i].self);
+		table_double(out, 100.0 * (double)rows[i].self / all, 2);
+		table_int(out, (int64_t)rows[i].total);
+		table_double(out, 100.0 * (double)rows[i].total / all, 2);
+	}
+	free(rows);
+	return table_end(out, err);
+}
+
+void profile_link(struct profile_tree *t)
+{
+	for (size_t i = t->count; i-- > 1;) {
+		t->nodes[i].next_sibling = t->nodes[t->nodes[i].parent].first_child;
+		t->nodes[t->nodes[i].parent].first_child = (uint32_t)i;
+	}
+}
+
+void profile_init(struct profile_tree *t)
+{
+	memset(t, 0, sizeof(*t));
+	t->nodes = xcalloc(1, sizeof(*t->nodes));
+	t->nodes[0] = (struct profile_node){ 0, xstrdup(""), xstrdup(""), 0, 0, 0, 0 };
+	t->count = 1;
+}
+
+void profile_release(struct profile_tree *t)
+{
+	for (size_t i = 0; i < t->count; i++) {
+		free(t->nodes[i].function);
+		free(t->nodes[i].module);
+	}
+	free(t->nodes);
+	free(t->slots);
+	memset(t, 0, sizeof(*t));
+}

@@ -1,0 +1,62 @@
+/* The call-stack samples of databases (gpuprof sys) as one call tree, merged across
+ * processes and inputs by the functions on the path, for gpuprof profile and the HOT
+ * FUNCTIONS of gpuprof summary. */
+#ifndef GPUPROF_ANALYSIS_PROFILE_H
+#define GPUPROF_ANALYSIS_PROFILE_H
+
+#include <sqlite3.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "util/error.h"
+
+struct profile_filter {
+	long long tid;     /* -1: every thread */
+	double from, to;   /* seconds from each process's start; to < 0: to its end */
+	const char *range; /* only inside marker ranges of this name on the same thread */
+};
+
+#define PROFILE_ALL { -1, 0, -1, NULL }
+
+/* A call: its caller's node, its function and module, its samples (total: on the stack
+ * there; self: running there). */
+struct profile_node {
+	uint32_t parent;
+	char *function, *module;
+	uint64_t total, self;
+	uint32_t first_child, next_sibling; /* after profile_link() */
+};
+
+struct profile_tree {
+	struct profile_node *nodes; /* nodes[0]: the root */
+	size_t count;
+	uint32_t *slots;
+	size_t slot_count;
+	uint64_t samples;
+};
+
+void profile_init(struct profile_tree *t);
+/* Adds the samples of db that the filter keeps (none from a database of schema 3.0). */
+int profile_gather(sqlite3 *db, const struct profile_filter *f, struct profile_tree *t,
+		   struct error *err);
+void profile_release(struct profile_tree *t);
+
+/* A function's samples: self (running), total (on the stack, once per sample however
+ * deep its recursion). */
+struct profile_function {
+	const char *function, *module;
+	uint64_t self, total;
+};
+
+/* The functions of the tree, most often on the stack first; returns how many. */
+size_t profile_flat(const struct profile_tree *t, struct profile_function **out);
+
+/* The flat profile as one table of util/table.h (key and title as table_begin() takes
+ * them), the first `limit` functions (0: all). */
+int profile_flat_table(const struct profile_tree *t, int format, const char *key,
+		       const char *title, size_t limit, struct error *err);
+
+/* Fills first_child and next_sibling. */
+void profile_link(struct profile_tree *t);
+
+#endif
