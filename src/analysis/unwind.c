@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "util/hash.h"
+#include "util/sort.h"
 #include "util/strbuf.h"
 
 /* __cxa_demangle of the C++ runtime: the one demangler on every system with a C++
@@ -448,7 +449,7 @@ static int by_start_then_depth(const void *a, const void *b)
 size_t sample_slices_build(const struct sample_stacks *s, struct sample_input *samples,
 			   size_t n, struct sample_slice **out)
 {
-	qsort(samples, n, sizeof(*samples), by_thread_then_time);
+	sort_array(samples, n, sizeof(*samples), by_thread_then_time);
 	struct sample_slice *slices = NULL;
 	size_t count = 0, alloc = 0;
 	uint32_t open[UNWIND_MAX_FRAMES];   /* the nodes open on the thread, root first */
@@ -507,7 +508,7 @@ size_t sample_slices_build(const struct sample_stacks *s, struct sample_input *s
 			open_start[depth] = i;
 		}
 	}
-	qsort(slices, count, sizeof(*slices), by_start_then_depth);
+	sort_array(slices, count, sizeof(*slices), by_start_then_depth);
 	*out = slices;
 	return count;
 }

@@ -860,7 +860,7 @@ static int load_slices(sqlite3 *db, struct database_slices *out, struct error *e
 	for (size_t i = 0; i < out->process_count; i++)
 		if (load_process_slices(db, out->process_ids[i], &out->stacks[i], out, i, err))
 			return -1;
-	qsort(out->items, out->count, sizeof(*out->items), by_slice_start);
+	sort_array(out->items, out->count, sizeof(*out->items), by_slice_start);
 	return 0;
 }
 
