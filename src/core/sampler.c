@@ -40,13 +40,15 @@ static const int perf_register[SAMPLE_REGISTERS] = {
 
 struct cpu_ring {
 	int fd;
-	unsigned char *map; /* the control page, then the data */
+	unsigned char *map;  /* the control page, then the data */
+	unsigned char *data;
 	size_t data_size;
 };
 
 static struct cpu_ring *rings;
 static int ring_count;
 static uint64_t register_mask;
+static int register_slot[SAMPLE_REGISTERS]; /* where each register is in a sample */
 static unsigned long long loaded_objects = ~0ull; /* dl_iterate_phdr's adds + subs */
 static union {                                   /* the record being assembled */
 	struct record_sample sample;
@@ -65,6 +67,9 @@ static int open_rings(unsigned frequency)
 		return -1;
 	for (int i = 0; i < SAMPLE_REGISTERS; i++)
 		register_mask |= 1ull << perf_register[i];
+	for (int i = 0; i < SAMPLE_REGISTERS; i++) /* the kernel writes them by bit order */
+		register_slot[i] = __builtin_popcountll(register_mask &
+							((1ull << perf_register[i]) - 1));
 	size_t page = (size_t)sysconf(_SC_PAGESIZE);
 	for (long cpu = 0; cpu < cpus; cpu++) {
 		struct perf_event_attr a;
@@ -101,7 +106,7 @@ static int open_rings(unsigned frequency)
 			close(fd);
 			return -1;
 		}
-		rings[ring_count++] = (struct cpu_ring){ fd, map, data };
+		rings[ring_count++] = (struct cpu_ring){ fd, map, (unsigned char *)map + page, data };
 	}
 	return ring_count ? 0 : -1;
 }
@@ -109,13 +114,12 @@ static int open_rings(unsigned frequency)
 /* Copies n bytes at offset `at` of the ring's data, which wraps. */
 static void ring_copy(const struct cpu_ring *r, uint64_t at, void *out, size_t n)
 {
-	const unsigned char *data = r->map + (size_t)sysconf(_SC_PAGESIZE);
 	size_t from = (size_t)(at % r->data_size), first = r->data_size - from;
 	if (first >= n) {
-		memcpy(out, data + from, n);
+		memcpy(out, r->data + from, n);
 	} else {
-		memcpy(out, data + from, first);
-		memcpy((unsigned char *)out + first, data, n - first);
+		memcpy(out, r->data + from, first);
+		memcpy((unsigned char *)out + first, r->data, n - first);
 	}
 }
 
@@ -149,12 +153,8 @@ static int build_sample(const struct cpu_ring *r, uint64_t at, size_t size)
 	memset(s, 0, sizeof(*s));
 	s->tid = pid_tid[1];
 	s->time_ns = time;
-	for (int i = 0; i < SAMPLE_REGISTERS; i++) { /* the mask's bits, in order */
-		int bit = perf_register[i], at_index = 0;
-		for (int b = 0; b < bit; b++)
-			at_index += (int)(register_mask >> b & 1);
-		s->registers[i] = registers[at_index];
-	}
+	for (int i = 0; i < SAMPLE_REGISTERS; i++)
+		s->registers[i] = registers[register_slot[i]];
 	s->stack_size = (uint32_t)dynamic;
 	ring_copy(r, offset, pending.bytes + sizeof(*s), (size_t)dynamic);
 	s->header.type = RECORD_SAMPLE;

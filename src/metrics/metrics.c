@@ -451,6 +451,19 @@ static void *run(void *arg)
 	return NULL;
 }
 
+/* Everything of a sampler but its spool, which the caller closes. */
+static void sampler_free(struct sampler *m)
+{
+	nvml_close(m->nvml);
+	pthread_mutex_destroy(&m->lock);
+	pthread_cond_destroy(&m->wake);
+	free(m->cpu_last);
+	free(m->processes);
+	strbuf_release(&m->chunk);
+	free(m->path);
+	free(m);
+}
+
 static struct sampler *sampler_start(const struct metrics_options *o, uint32_t first_series,
 				     const char *spool_path, struct error *err)
 {
@@ -511,13 +524,9 @@ static struct sampler *sampler_start(const struct metrics_options *o, uint32_t f
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (rc) {
 		error_set(err, "cannot start a thread: %s", strerror(rc));
-		nvml_close(m->nvml);
 		close(m->fd);
 		unlink(m->path);
-		free(m->cpu_last);
-		strbuf_release(&m->chunk);
-		free(m->path);
-		free(m);
+		sampler_free(m);
 		return NULL;
 	}
 	return m;
@@ -537,14 +546,7 @@ static int sampler_stop(struct sampler *m, struct error *err)
 	}
 	if (close(m->fd) < 0 && rc == 0)
 		rc = error_set(err, "cannot write '%s': %s", m->path, strerror(errno));
-	nvml_close(m->nvml);
-	pthread_mutex_destroy(&m->lock);
-	pthread_cond_destroy(&m->wake);
-	free(m->cpu_last);
-	free(m->processes);
-	strbuf_release(&m->chunk);
-	free(m->path);
-	free(m);
+	sampler_free(m);
 	return rc;
 }
 
