@@ -74,8 +74,11 @@ def test_a_thread_started_late_is_sampled(tmp_path):
     assert abs(main - 360) <= 36 and abs(late - 120) <= 12, (main, late)
     stacks = folded(out)
     late_stacks = [f for f in stacks if "late_worker" in f]
-    assert late_stacks and all(f.split(";")[-2:] == ["spin_for", "work"] for f in late_stacks)
-    assert sum(stacks[f] for f in late_stacks) == late
+    assert late_stacks and all(";late_worker;spin_for;" in f for f in late_stacks)
+    # its time is in work(); a sample may land in the clock read between two calls, in
+    # the vDSO, which is no file and is not unwound past (README, limits)
+    assert sum(stacks[f] for f in late_stacks) >= 0.95 * late
+    assert sum(stacks[f] for f in late_stacks if f.endswith(";spin_for;work")) >= 0.95 * late
 
 
 def test_a_stripped_binary_shows_module_and_offset(tmp_path):
@@ -145,12 +148,15 @@ def test_the_timelines_show_each_threads_stacks_under_its_track(tmp_path):
     lanes = {u: t for u, t in pf.tracks.items() if t["name"] and t["name"].endswith("call stacks")}
     assert sorted(t["parent"] for t in lanes.values()) == sorted([threads[out.pid], threads[tid]])
     mine = [s for s in pf.slices if s["category"] == "SAMPLE" and lanes.get(s["track"], {}).get("parent") == threads[tid]]
-    # one unchanging stack: one slice per frame, nested, from the first sample to the last
-    # plus one period
-    assert [s["name"] for s in mine][-3:] == ["late_worker", "spin_for", "work"]  # outer first
-    assert {s["start"] for s in mine} == {first}
+    # the frames the samples share are slices from the first sample to the last plus one
+    # period (cut only where a sample in the vDSO was not unwound, README limits)
     period = (last - first) / (late[0]["n"] - 1)
-    assert all(s["end"] == pytest.approx(last + period, rel=0.5) for s in mine)
+    for name in ("late_worker", "spin_for"):
+        spans = sorted((s["start"], s["end"]) for s in mine if s["name"] == name)
+        assert spans[0][0] == first and len(spans) <= 3
+        assert spans[-1][1] - last == pytest.approx(period, rel=0.5)
+        assert all(a[1] <= b[0] for a, b in zip(spans, spans[1:]))
+    assert [s["name"] for s in mine if s["start"] == first][-3:] == ["late_worker", "spin_for", "work"]
     with open(out.path("results.json")) as f:
         events = [e for e in json.load(f)["traceEvents"] if e.get("cat") == "SAMPLE"]
     assert len(events) == sum(1 for s in pf.slices if s["category"] == "SAMPLE")
