@@ -1,9 +1,15 @@
 /* gpuprof avail: what this installation can collect: its recording libraries and the
  * presets of `gpuprof trace --preset`. */
+#include <elfutils/libdwfl.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <linux/perf_event.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <unistd.h>
 
 #include "commands.h"
 #include "input-file.h"
@@ -16,7 +22,8 @@
 static const char usage[] = "gpuprof avail [--presets] [-G FILE]";
 static const char description[] =
 	"Lists what this gpuprof can collect: the recording libraries it was built with, the\n"
-	"metrics gpuprof sys can sample on this machine (and why one cannot be), and the\n"
+	"call-stack sampling and the metrics gpuprof sys can use on this machine (and why one\n"
+	"cannot be), and the\n"
 	"presets of `gpuprof trace --preset NAME`, each with its description and the options\n"
 	"it sets.";
 
@@ -75,6 +82,63 @@ static void print_libraries(void)
 	printf("\n");
 }
 
+/* The call-stack sampling sources, tried the way the recorder uses them. */
+static void print_sampling(void)
+{
+	char paranoid[16] = "?";
+	FILE *f = fopen("/proc/sys/kernel/perf_event_paranoid", "re");
+	if (f) {
+		if (!fgets(paranoid, sizeof(paranoid), f))
+			snprintf(paranoid, sizeof(paranoid), "?");
+		paranoid[strcspn(paranoid, "\n")] = '\0';
+		fclose(f);
+	}
+	printf("call-stack sampling (gpuprof sys, --sample):\n");
+	struct perf_event_attr a;
+	memset(&a, 0, sizeof(a));
+	a.size = sizeof(a);
+	a.type = PERF_TYPE_SOFTWARE;
+	a.config = PERF_COUNT_SW_TASK_CLOCK;
+	a.freq = 1;
+	a.sample_freq = 300;
+	a.sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_REGS_USER |
+			PERF_SAMPLE_STACK_USER;
+	a.sample_regs_user = 1ull << 6 | 1ull << 7 | 1ull << 8; /* bp, sp, ip */
+	a.sample_stack_user = 4096;
+	a.exclude_kernel = 1;
+	a.exclude_hv = 1;
+	a.inherit = 1;
+	a.disabled = 1;
+	int fd = (int)syscall(SYS_perf_event_open, &a, 0, 0, -1, PERF_FLAG_FD_CLOEXEC);
+	if (fd >= 0) {
+		printf("  yes CPU time: software perf event task-clock per CPU (perf_event_paranoid %s)\n",
+		       paranoid);
+		close(fd);
+	} else {
+		printf("  no  CPU time: perf_event_open: %s (perf_event_paranoid %s: 3 or more refuses "
+		       "users; so may a container's seccomp filter)\n", strerror(errno), paranoid);
+	}
+	char path[64], text[256];
+	snprintf(path, sizeof(path), "/proc/self/task/%ld/syscall", (long)syscall(SYS_gettid));
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n = fd >= 0 ? read(fd, text, sizeof(text)) : -1;
+	int failure = n < 0 ? errno : 0;
+	if (fd >= 0)
+		close(fd);
+	long word = 42, copy = 0;
+	struct iovec local = { &copy, sizeof(copy) }, remote = { &word, sizeof(word) };
+	if (n <= 0)
+		printf("  no  wall clock (--sampling-realtime): %s: %s\n", path,
+		       failure ? strerror(failure) : "empty");
+	else if (process_vm_readv(getpid(), &local, 1, &remote, 1, 0) != (ssize_t)sizeof(copy))
+		printf("  no  wall clock (--sampling-realtime): process_vm_readv: %s\n",
+		       strerror(errno));
+	else
+		printf("  yes wall clock (--sampling-realtime): threads off the CPU from "
+		       "/proc/PID/task/TID/syscall\n");
+	printf("  stacks are unwound after the run with elfutils' libdw %s\n\n", dwfl_version(NULL));
+}
+
 int cmd_avail(int argc, char **argv)
 {
 	int presets_only = -1, help = -1;
@@ -116,6 +180,7 @@ int cmd_avail(int argc, char **argv)
 	}
 	if (presets_only != 1) {
 		print_libraries();
+		print_sampling();
 		struct strbuf metrics = STRBUF_INIT;
 		metrics_describe(&metrics);
 		printf("metrics (gpuprof sys, --host-metrics, --device-metrics):\n");

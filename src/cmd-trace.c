@@ -123,7 +123,7 @@ struct trace_options {
 	const char *directory, *file, *units;
 	struct option_list formats;
 	unsigned long long buffer_size, buffer_limit;
-	int host_metrics, device_metrics, sample;
+	int host_metrics, device_metrics, sample, sampling_realtime;
 	const char *sampling_interval, *sampling_freq;
 };
 
@@ -403,7 +403,7 @@ static const struct trace_options defaults = {
 	.truncate = -1, .mangled = -1, .keep_spool = -1, .help = -1,
 	.period_unit = "sec", .directory = ".", .file = "%hostname%/%pid%", .units = "nsec",
 	.host_metrics = -1, .device_metrics = -1, .sampling_interval = "50", .sample = -1,
-	.sampling_freq = "300",
+	.sampling_freq = "300", .sampling_realtime = -1,
 };
 
 /* gpuprof sys: the same options, with everything --sys-trace records and the metrics on */
@@ -449,6 +449,10 @@ static void trace_table(struct trace_options *o, struct option table[TABLE_SIZE]
 		  "samples and stacks views" },
 		{ OPTION_STRING, 0, "sampling-freq", &o->sampling_freq, "HZ",
 		  "call-stack samples per second of a thread's CPU time (default: 300)" },
+		{ OPTION_BOOL, 0, "sampling-realtime", &o->sampling_realtime, NULL,
+		  "wall-clock sampling: threads that wait (in clFinish, cudaDeviceSynchronize, a "
+		  "lock, I/O) are sampled at the same frequency of real time, their stacks ending "
+		  "in [off-CPU: CALL]" },
 		{ OPTION_BOOL, 0, "host-metrics", &o->host_metrics, NULL,
 		  "per-CPU utilization and frequency, memory used; CPU, memory, page faults, "
 		  "context switches, threads and I/O of every traced process" },
@@ -532,6 +536,7 @@ struct job {
 	struct kernel_filter filter;
 	struct metrics_options metrics;
 	unsigned sample_freq; /* 0: no call-stack sampling */
+	int sample_realtime;  /* threads off the CPU sampled too */
 };
 
 static int job_prepare(struct job *j, struct error *err)
@@ -603,6 +608,7 @@ static int job_prepare(struct job *j, struct error *err)
 		return error_set(err, "--sampling-freq: '%s' is not a whole number of samples per "
 				 "second from 1 to 10000", o->sampling_freq);
 	j->sample_freq = o->sample == 1 ? (unsigned)frequency : 0;
+	j->sample_realtime = j->sample_freq && o->sampling_realtime == 1;
 	return 0;
 }
 
@@ -742,6 +748,10 @@ static int job_run(struct job *j, const char *directory, char **command)
 		set_env_number("GPUPROF_SAMPLE_FREQ", j->sample_freq);
 	else
 		unsetenv("GPUPROF_SAMPLE_FREQ");
+	if (j->sample_realtime)
+		setenv("GPUPROF_SAMPLE_REALTIME", "1", 1);
+	else
+		unsetenv("GPUPROF_SAMPLE_REALTIME");
 	/* metrics join the spools: every process has one, whatever it uses */
 	if (j->metrics.host || j->metrics.device)
 		setenv("GPUPROF_RECORD_AT_START", "1", 1);

@@ -53,6 +53,11 @@ static bool set_initial_registers(Dwfl_Thread *thread, void *arg)
 {
 	struct unwinding *u = arg;
 	Dwarf_Word registers[SAMPLE_REGISTERS];
+	if (u->sample->flags & SAMPLE_OFF_CPU) { /* the stack and instruction pointers alone */
+		Dwarf_Word sp = u->sample->registers[7];
+		return dwfl_thread_state_registers(thread, 7, 1, &sp) &&
+		       (dwfl_thread_state_register_pc(thread, u->sample->registers[16]), true);
+	}
 	for (int i = 0; i < SAMPLE_REGISTERS; i++)
 		registers[i] = u->sample->registers[i];
 	/* rax..r15 are DWARF registers 0-15; the return address column (16) is rip */
@@ -305,6 +310,44 @@ static size_t inlined_frames(struct sample_stacks *s, Dwfl *dwfl, uint64_t pc, u
 	return count;
 }
 
+/* The names of the system calls a thread commonly waits in (x86-64 numbers). */
+static const struct {
+	int number;
+	const char *name;
+} waits[] = {
+	{ 0, "read" }, { 1, "write" }, { 7, "poll" }, { 16, "ioctl" }, { 17, "pread64" },
+	{ 18, "pwrite64" }, { 23, "select" }, { 34, "pause" }, { 35, "nanosleep" },
+	{ 42, "connect" }, { 43, "accept" }, { 44, "sendto" }, { 45, "recvfrom" },
+	{ 46, "sendmsg" }, { 47, "recvmsg" }, { 61, "wait4" }, { 70, "msgrcv" },
+	{ 74, "fsync" }, { 75, "fdatasync" }, { 128, "rt_sigtimedwait" },
+	{ 130, "rt_sigsuspend" }, { 202, "futex" }, { 208, "io_getevents" },
+	{ 220, "semtimedop" }, { 230, "clock_nanosleep" }, { 232, "epoll_wait" },
+	{ 247, "waitid" }, { 270, "pselect6" }, { 271, "ppoll" }, { 281, "epoll_pwait" },
+	{ 288, "accept4" }, { 426, "io_uring_enter" }, { 441, "epoll_pwait2" },
+	{ 449, "futex_waitv" },
+};
+
+/* The frame a sample off the CPU ends with: what the thread waited in. */
+static uint32_t wait_frame(struct sample_stacks *s, int call)
+{
+	char text[64];
+	if (call < 0) {
+		snprintf(text, sizeof(text), "[off-CPU]");
+	} else {
+		const char *name = NULL;
+#ifdef __x86_64__
+		for (size_t i = 0; i < sizeof(waits) / sizeof(waits[0]); i++)
+			if (waits[i].number == call)
+				name = waits[i].name;
+#endif
+		if (name)
+			snprintf(text, sizeof(text), "[off-CPU: %s]", name);
+		else
+			snprintf(text, sizeof(text), "[off-CPU: system call %d]", call);
+	}
+	return intern_frame(s, text, "", 0, "", 0, 0);
+}
+
 /* ---- the modules of the process ------------------------------------------------------- */
 
 /* Whether the ELF file at path is ET_EXEC (not relocated): its addresses are absolute. */
@@ -393,6 +436,8 @@ int sample_stacks_build(const struct recording *rec, struct sample_stacks *out)
 			for (size_t k = p->count - 1; k >= 1; k--) /* the outermost inlined first */
 				node = intern_node(out, node, p->frames[k]);
 		}
+		if (sample->flags & SAMPLE_OFF_CPU)
+			node = intern_node(out, node, wait_frame(out, sample->syscall));
 		out->leaf[i] = node;
 	}
 	free(u);

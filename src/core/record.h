@@ -358,9 +358,14 @@ struct record_sample {
 	uint32_t stack_size;    /* bytes of stack that follow, from the stack pointer up */
 	uint64_t time_ns;       /* trace clock */
 	uint64_t registers[SAMPLE_REGISTERS];
-	uint64_t reserved;
+	uint32_t flags;         /* SAMPLE_OFF_CPU */
+	int32_t syscall;        /* off the CPU: the system call it waits in; -1 none */
 	/* followed by stack_size bytes, padded to 8 */
 };
+
+/* A sample of a thread that was off the CPU (--sampling-realtime): only its stack and
+ * instruction pointers are known (the other registers read 0). */
+#define SAMPLE_OFF_CPU 1u
 
 struct record_module {
 	struct record_header header;

@@ -326,8 +326,17 @@ static void drain_all(int final)
  * in the middle, with the memory allocator's locks held by a thread it does not have. */
 static pthread_mutex_t writer_lock = PTHREAD_MUTEX_INITIALIZER;
 
+/* The recorder's own threads, which the sampler of waiting threads leaves out. */
+static _Atomic uint32_t writer_tid, period_tid;
+
+int recorder_own_thread(uint32_t tid)
+{
+	return tid == atomic_load(&writer_tid) || tid == atomic_load(&period_tid);
+}
+
 static void *writer_main(void *started)
 {
+	atomic_store(&writer_tid, (uint32_t)syscall(SYS_gettid));
 	sem_post(started);
 	struct pollfd pfd = { .fd = wake_fd, .events = POLLIN };
 	int stopping;
@@ -653,6 +662,7 @@ static void *period_main(void *arg)
 {
 	uint64_t at = *(uint64_t *)arg;
 	free(arg);
+	atomic_store(&period_tid, (uint32_t)syscall(SYS_gettid));
 	for (int i = 0; i < period_count; i++) {
 		for (uint64_t r = 0; periods[i].repeat == 0 || r < periods[i].repeat; r++) {
 			at += periods[i].delay;

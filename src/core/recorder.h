@@ -115,4 +115,7 @@ RECORDER_API int recorder_collected_at(uint64_t ns);
 /* The path of this process's spool, or NULL when not started. */
 RECORDER_API const char *recorder_spool_path(void);
 
+/* Internal to the recorder library: whether tid is one of the recorder's own threads. */
+int recorder_own_thread(uint32_t tid);
+
 #endif

@@ -18,11 +18,15 @@
 #include <fcntl.h>
 #include <link.h>
 #include <linux/perf_event.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
+#include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -46,6 +50,14 @@ struct cpu_ring {
 };
 
 static struct cpu_ring *rings;
+static _Atomic uint32_t wait_sampler_tid; /* the sampler of threads off the CPU, once started */
+
+/* gpuprof's threads in the process are not the program's: their samples are left out */
+static int own_thread(uint32_t tid)
+{
+	return tid == atomic_load(&wait_sampler_tid) || recorder_own_thread(tid);
+}
+
 static int ring_count;
 static uint64_t register_mask;
 static int register_slot[SAMPLE_REGISTERS]; /* where each register is in a sample */
@@ -223,7 +235,7 @@ static int collect(int final)
 			if (h.size < sizeof(h))
 				break;
 			if (h.type == PERF_RECORD_SAMPLE && build_sample(r, tail, h.size) == 0 &&
-			    recorder_try_emit(&pending) == -1) {
+			    !own_thread(pending.sample.tid) && recorder_try_emit(&pending) == -1) {
 				__atomic_store_n(&control->data_tail, tail, __ATOMIC_RELEASE);
 				return 1; /* this one again once the buffer is drained */
 			}
@@ -240,6 +252,135 @@ static int collect(int final)
 	return 0;
 }
 
+/* ---- threads off the CPU (--sampling-realtime) ------------------------------------------ */
+
+/* A thread that waits (in a system call such as futex or poll, or for a CPU) runs no
+ * CPU time, so the task-clock events above never sample it; wall-clock sampling must.
+ * A thread of the recorder ticks at the sampling frequency and, at each tick, samples
+ * every thread of the process that is not running: /proc/self/task/TID/syscall gives
+ * the system call it waits in with its stack and instruction pointers, and its stack is
+ * copied from the stack pointer up (process_vm_readv: a page that is gone reads short,
+ * never faults). The stack of a waiting thread does not change until it wakes; a read
+ * of the file after the copy that gives another state drops the sample. Nothing runs
+ * on the program's threads and no signal is sent: no system call of the program is
+ * interrupted (a signal-based timer would make nanosleep, poll and others fail with
+ * EINTR). The price: the other registers are not known, so a frame whose unwind rule
+ * needs one (a function with a frame pointer, which Debian's builds rarely have) ends
+ * the stack there. */
+
+static unsigned wait_frequency;
+static union {                                   /* the waiting thread's record */
+	struct record_sample sample;
+	unsigned char bytes[sizeof(struct record_sample) + SAMPLE_STACK_BYTES];
+} waiting;
+
+/* The state of thread tid from its syscall file: 1 when it waits (sets *call, *sp,
+ * *ip), 0 when it runs or is gone. */
+static int read_wait(int task_dir, uint32_t tid, int *call, uint64_t *sp, uint64_t *ip)
+{
+	char path[32], text[256];
+	snprintf(path, sizeof(path), "%u/syscall", tid);
+	int fd = openat(task_dir, path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	ssize_t n = read(fd, text, sizeof(text) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	text[n] = '\0';
+	/* "running", or "NR ARG1..ARG6 SP PC", or "-1 SP PC" (waiting, not in a call) */
+	char *end, *words[9];
+	int count = 0;
+	for (char *p = strtok_r(text, " \n", &end); p && count < 9; p = strtok_r(NULL, " \n", &end))
+		words[count++] = p;
+	if (count != 3 && count != 9)
+		return 0;
+	char *bad;
+	long number = strtol(words[0], &bad, 10);
+	if (*bad)
+		return 0;
+	*call = (int)number;
+	*sp = strtoull(words[count - 2], NULL, 16);
+	*ip = strtoull(words[count - 1], NULL, 16);
+	return *sp && *ip;
+}
+
+static void sample_waiting(int task_dir, uint32_t tid, uint64_t tick)
+{
+	int call, again_call;
+	uint64_t sp, ip, again_sp, again_ip;
+	if (!read_wait(task_dir, tid, &call, &sp, &ip))
+		return;
+	struct iovec local = { waiting.bytes + sizeof(waiting.sample), SAMPLE_STACK_BYTES };
+	struct iovec remote = { (void *)(uintptr_t)sp, SAMPLE_STACK_BYTES };
+	ssize_t copied = process_vm_readv(getpid(), &local, 1, &remote, 1, 0);
+	if (copied <= 0 || !read_wait(task_dir, tid, &again_call, &again_sp, &again_ip) ||
+	    again_call != call || again_sp != sp || again_ip != ip)
+		return; /* it woke up meanwhile: the task-clock events take it from here */
+	struct record_sample *s = &waiting.sample;
+	memset(s, 0, sizeof(*s));
+	s->tid = tid;
+	s->time_ns = tick;
+	s->registers[7] = sp;
+	s->registers[16] = ip;
+	s->flags = SAMPLE_OFF_CPU;
+	s->syscall = call;
+	s->stack_size = (uint32_t)copied;
+	s->header.type = RECORD_SAMPLE;
+	s->header.size = (uint32_t)RECORD_PADDED(sizeof(*s) + (size_t)copied);
+	recorder_emit(&waiting);
+}
+
+static void *wait_sampler_main(void *arg)
+{
+	(void)arg;
+	atomic_store(&wait_sampler_tid, (uint32_t)syscall(SYS_gettid));
+	uint64_t period = 1000000000u / wait_frequency, next = clock_now_ns() + period;
+	unsigned char entries[8192];
+	for (;;) {
+		struct timespec t = { (time_t)(next / 1000000000u), (long)(next % 1000000000u) };
+		while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &t, NULL) == EINTR)
+			;
+		uint64_t tick = next;
+		next += period;
+		uint64_t now = clock_now_ns();
+		if (next <= now) /* late by a period or more: the missed ticks are not made up */
+			next = now + period;
+		int task_dir = open("/proc/self/task", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (task_dir < 0)
+			continue;
+		long n;
+		while ((n = syscall(SYS_getdents64, task_dir, entries, sizeof(entries))) > 0)
+			for (long at = 0; at < n;) {
+				struct dirent64 *e = (void *)(entries + at);
+				at += e->d_reclen;
+				char *end;
+				unsigned long tid = strtoul(e->d_name, &end, 10);
+				if (*end || !tid || own_thread((uint32_t)tid))
+					continue;
+				sample_waiting(task_dir, (uint32_t)tid, tick);
+			}
+		close(task_dir);
+	}
+	return NULL;
+}
+
+static void start_wait_sampler(unsigned frequency)
+{
+	wait_frequency = frequency;
+	pthread_t thread;
+	pthread_attr_t attr;
+	pthread_attr_init(&attr);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	sigset_t all, old; /* the program's signals are never delivered to it */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	if (pthread_create(&thread, &attr, wait_sampler_main, NULL))
+		recorder_report("threads off the CPU are not sampled: cannot start a thread");
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	pthread_attr_destroy(&attr);
+}
+
 /* A process that gpuprof samples (GPUPROF_SAMPLE_FREQ) or measures (GPUPROF_RECORD_AT_START:
  * its metrics need a spool to join) starts its recorder before main(), so that a
  * program that never touches a GPU API is recorded too; sampling starts with it. */
@@ -252,6 +393,10 @@ __attribute__((constructor)) static void sampler_start(void)
 		frequency = 0;
 	if ((!frequency && !(at_start && !strcmp(at_start, "1"))) || rings || !recorder_ready())
 		return;
-	if (frequency && open_rings((unsigned)frequency) == 0)
+	if (frequency && open_rings((unsigned)frequency) == 0) {
 		recorder_add_collector(collect);
+		const char *wall = getenv("GPUPROF_SAMPLE_REALTIME");
+		if (wall && !strcmp(wall, "1"))
+			start_wait_sampler((unsigned)frequency);
+	}
 }

@@ -10,11 +10,19 @@
  *                  outside any
  *   split fork     fork()s a child (no exec) that spins 0.3 s and exits 3; the parent
  *                  spins 0.3 s in main_spin_short(), waits, and exits with the child's
- *                  status */
+ *                  status
+ *   split wait     starts a thread that spins in waited_for() for 0.8 s of CPU time and
+ *                  waits for it in pthread_join(), called from wait_for_worker(); then
+ *                  sleeps 0.3 s in nanosleep(); prints the wall seconds of each wait
+ *   split sigprof N  N rounds under its own profiling timer: a SIGPROF handler and
+ *                  ITIMER_PROF every 10 ms of CPU time, every real-time signal handled
+ *                  and counted too; prints the counts and the CPU seconds */
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/time.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -75,8 +83,70 @@ __attribute__((noinline)) void main_spin_short(void)
 	spin_for(0.3);
 }
 
+__attribute__((noinline)) void *waited_for(void *unused)
+{
+	spin_for(0.8);
+	return unused;
+}
+
+static double wall_seconds(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+__attribute__((noinline)) int wait_for_worker(void)
+{
+	pthread_t thread;
+	if (pthread_create(&thread, NULL, waited_for, NULL))
+		return 1;
+	double start = wall_seconds();
+	pthread_join(thread, NULL);
+	double joined = wall_seconds();
+	struct timespec pause = { 0, 300000000 };
+	while (nanosleep(&pause, &pause))
+		;
+	printf("split: joined after %.6f s, slept %.6f s\n", joined - start,
+	       wall_seconds() - joined);
+	return 0;
+}
+
+static volatile sig_atomic_t profiling_signals, other_signals;
+
+static void count_signal(int number)
+{
+	if (number == SIGPROF)
+		profiling_signals++;
+	else
+		other_signals++;
+}
+
+static int own_profiler(int rounds)
+{
+	struct sigaction a = { .sa_handler = count_signal, .sa_flags = SA_RESTART };
+	sigemptyset(&a.sa_mask);
+	sigaction(SIGPROF, &a, NULL);
+	for (int n = SIGRTMIN; n <= SIGRTMAX; n++)
+		sigaction(n, &a, NULL);
+	struct itimerval every = { { 0, 10000 }, { 0, 10000 } }, off = { { 0, 0 }, { 0, 0 } };
+	setitimer(ITIMER_PROF, &every, NULL);
+	for (int i = 0; i < rounds; i++) {
+		seventy();
+		thirty();
+	}
+	setitimer(ITIMER_PROF, &off, NULL);
+	printf("split: %d SIGPROF, %d other signals, %.3f CPU seconds\n", (int)profiling_signals,
+	       (int)other_signals, cpu_seconds());
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
+	if (argc == 3 && !strcmp(argv[1], "sigprof"))
+		return own_profiler(atoi(argv[2]));
+	if (argc == 2 && !strcmp(argv[1], "wait"))
+		return wait_for_worker();
 	if (argc == 2 && !strcmp(argv[1], "fork")) {
 		pid_t child = fork();
 		if (child == 0) {

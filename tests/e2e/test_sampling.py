@@ -7,6 +7,7 @@ import os
 import re
 import shutil
 import subprocess
+import tempfile
 
 import pytest
 
@@ -286,3 +287,113 @@ def test_profile_filters_by_range_thread_and_time(tmp_path):
     assert "no call-stack samples that the filters keep" in r.stderr
     r = run([GPUPROF, "profile", "--to", "soon", out.path("results.db")], cwd=tmp_path)
     assert r.returncode == 2 and "--to: 'soon' is not a number of seconds" in r.stderr
+
+
+def thread_samples(out, tid):
+    """The folded stacks of one thread's samples, from the database."""
+    rows = out.query("""
+        WITH RECURSIVE up(sample, node, depth) AS (
+          SELECT s.id, s.stack_id, 0 FROM gpuprof_sample s WHERE s.tid = ?
+          UNION ALL SELECT up.sample, k.parent_id, up.depth + 1 FROM up
+          JOIN gpuprof_stack k ON k.stack_id = up.node WHERE k.parent_id IS NOT NULL)
+        SELECT up.sample, f.function FROM up
+        JOIN gpuprof_stack k ON k.stack_id = up.node
+        JOIN gpuprof_frame f ON f.process_id = k.process_id AND f.frame_id = k.frame_id
+        ORDER BY up.sample, up.depth DESC""", tid)
+    stacks = collections.defaultdict(list)
+    for x in rows:
+        stacks[x["sample"]].append(x["function"])
+    return collections.Counter(";".join(f) for f in stacks.values())
+
+
+def test_wall_clock_sampling_shows_the_time_a_thread_waits(tmp_path):
+    (tmp_path / "wall").mkdir()
+    r, out = sampled(tmp_path / "wall", [SPLIT, "wait"], ["--sampling-realtime"])
+    joined, slept = map(float, re.search(r"joined after ([0-9.]+) s, slept ([0-9.]+) s",
+                                         r.stdout).groups())
+    main = thread_samples(out, out.pid)
+    join = sum(n for f, n in main.items()
+               if ";wait_for_worker;" in f and f.endswith(";[off-CPU: futex]"))
+    sleep = sum(n for f, n in main.items()
+                if ";wait_for_worker;" in f and f.endswith(";[off-CPU: clock_nanosleep]"))
+    # 300 samples a second of real time while it waits: within 10 %
+    assert abs(join - 300 * joined) <= 0.1 * 300 * joined, (join, joined, main)
+    assert abs(sleep - 300 * slept) <= 0.1 * 300 * slept, (sleep, slept, main)
+    # the waits unwind to the program's start like any sample
+    assert all(f.startswith("_start;") for f in main if "[off-CPU" in f), main
+    # the worker ran: sampled on its CPU time, never off it
+    (worker,) = [x["tid"] for x in out.query("SELECT DISTINCT tid FROM samples WHERE tid != ?",
+                                             out.pid)]
+    spun = thread_samples(out, worker)
+    assert abs(sum(spun.values()) - 240) <= 24, spun
+    assert not [f for f in spun if "[off-CPU" in f]
+    # the same samples in the folded stacks
+    stacks = folded(out)
+    assert sum(n for f, n in stacks.items() if f.endswith("[off-CPU: futex]")) >= join
+    assert sum(stacks.values()) == out.query("SELECT COUNT(*) AS n FROM samples")[0]["n"]
+    # on CPU time alone (the default), a waiting thread gives no samples
+    (tmp_path / "cpu").mkdir()
+    r, out = sampled(tmp_path / "cpu", [SPLIT, "wait"])
+    main = thread_samples(out, out.pid)
+    assert sum(main.values()) <= 10 and not [f for f in main if "[off-CPU" in f], main
+
+
+CLWAIT = os.path.join(TESTS, "clwait")
+
+
+def test_wall_clock_sampling_shows_a_thread_in_clFinish_for_the_time_it_waited(tmp_path):
+    r, out = sampled(tmp_path, [CLWAIT], ["--sampling-realtime"])
+    (call,) = out.query("""SELECT a.start, a.end FROM gpuprof_api_call a
+        JOIN gpuprof_string s ON s.id = a.function_id WHERE s.string = 'clFinish'""")
+    waited = (call["end"] - call["start"]) / 1e9
+    assert waited >= 0.2, waited  # the kernel kept the host waiting
+    main = thread_samples(out, out.pid)
+    in_finish = sum(n for f, n in main.items() if ";clFinish;" in f)
+    assert abs(in_finish - 300 * waited) <= 0.1 * 300 * waited, (in_finish, waited, main)
+    assert sum(n for f, n in main.items()
+               if ";clFinish;" in f and "[off-CPU: " in f) >= 0.9 * in_finish
+
+
+def test_a_program_with_its_own_profiling_timer_keeps_its_signals(tmp_path):
+    # gpuprof sends no signal: the program's SIGPROF handler and timer work as without it,
+    # no other signal reaches it, and its samples are taken all the same
+    r, out = sampled(tmp_path, [SPLIT, "sigprof", "60"], ["--sampling-realtime"])
+    own, other, cpu = re.search(r"split: (\d+) SIGPROF, (\d+) other signals, ([0-9.]+) CPU",
+                                r.stdout).groups()
+    assert int(other) == 0
+    assert abs(int(own) - 100 * float(cpu)) <= 0.1 * 100 * float(cpu), r.stdout
+    stacks = folded(out)
+    total = sum(stacks.values())
+    assert abs(total - 300 * float(cpu)) <= 0.1 * 300 * float(cpu), (total, cpu)
+    seventy = sum(n for f, n in stacks.items() if ";seventy;" in f)
+    thirty = sum(n for f, n in stacks.items() if ";thirty;" in f)
+    assert 0.65 <= seventy / (seventy + thirty) <= 0.75, (seventy, thirty)
+
+
+def test_an_unprivileged_user_samples_and_avail_says_so():
+    # what a user without privileges gets at perf_event_paranoid 2: both sources (as
+    # nobody when the tests run as root, in a directory nobody can reach)
+    top = tempfile.mkdtemp(prefix="gpuprof-user-")
+    try:
+        os.chmod(top, 0o777)
+        user = []
+        if os.geteuid() == 0:
+            user = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
+        r = run([*user, GPUPROF, "avail"], cwd=top)
+        assert r.returncode == 0, r.stderr
+        lines = r.stdout.split("call-stack sampling (gpuprof sys, --sample):\n")[1]
+        cpu, wall, unwinder = lines.split("\n\n")[0].splitlines()
+        if cpu.startswith("  no "):
+            pytest.skip("perf events are not allowed for users here: " + cpu)
+        assert cpu.startswith("  yes CPU time: software perf event task-clock"), cpu
+        assert wall.startswith("  yes wall clock (--sampling-realtime)"), wall
+        assert unwinder.startswith("  stacks are unwound after the run with elfutils' libdw 0.")
+        r = run([*user, GPUPROF, "sys", "--no-device-metrics", "--no-host-metrics",
+                 "--sampling-realtime", "--", SPLIT, "wait"], cwd=top)
+        assert r.returncode == 0, r.stderr
+        (out,) = outputs(top)
+        stacks = folded(out)
+        assert sum(n for f, n in stacks.items() if ";waited_for;spin_for;" in f) >= 200, stacks
+        assert sum(n for f, n in stacks.items() if f.endswith(";[off-CPU: futex]")) >= 200
+    finally:
+        shutil.rmtree(top)
