@@ -75,7 +75,7 @@ def test_a_thread_started_late_is_sampled(tmp_path):
     assert abs(main - 360) <= 36 and abs(late - 120) <= 12, (main, late)
     stacks = folded(out)
     late_stacks = [f for f in stacks if "late_worker" in f]
-    assert late_stacks and all(";late_worker;spin_for;" in f for f in late_stacks)
+    assert late_stacks and all(";start_thread;late_worker;spin_for" in f for f in late_stacks)
     # its time is in work(); a sample may land in the clock read between two calls, in
     # the vDSO, which is no file and is not unwound past (README, limits)
     assert sum(stacks[f] for f in late_stacks) >= 0.95 * late
