@@ -55,7 +55,7 @@ endif
 # ---- sources ----------------------------------------------------------------------
 UTIL_SRC := $(wildcard src/util/*.c)
 CORE_SRC := src/core/record.c src/core/spool.c src/core/paths.c
-RECORDER_SRC := src/core/recorder.c src/core/sampler.c
+RECORDER_SRC := src/core/recorder.c src/core/sampler.c src/core/python.c
 STORE_SRC := src/core/recording.c src/core/kernel-filter.c $(wildcard src/store/*.c) $(wildcard src/writer/*.c) $(wildcard src/analysis/*.c)
 CLI_SRC := $(wildcard src/*.c src/metrics/*.c)
 
@@ -186,6 +186,13 @@ $(GPU_PROGRAMS): $(BUILD)/%: %.cu
 $(BUILD)/tests/cuda-spool: tests/e2e/cuda-spool.c $(call obj,inject/cuda/translate.c $(CORE_SRC) $(UTIL_SRC))
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -I$(CUDA_HOME)/include $^ -o $@ -lstdc++ -lz
+
+# the Python layouts against the installed interpreter's internal headers, when present
+PYTHON_INCLUDES := $(shell /usr/bin/python3-config --includes 2>/dev/null)
+HAVE_PYTHON_HEADERS := $(call have,$(HASH)define Py_BUILD_CORE 1\n$(HASH)include <Python.h>\n$(HASH)include <internal/pycore_frame.h>,$(PYTHON_INCLUDES))
+$(BUILD)/tests/test-python: tests/unit/test-python.c src/core/python-layouts.h
+	@mkdir -p $(dir $@)
+	$(CC) -std=gnu11 $(CFLAGS) -Wall -Wextra $(if $(filter yes,$(HAVE_PYTHON_HEADERS)),-DPYTHON_HEADERS $(PYTHON_INCLUDES)) $< -o $@
 
 $(BUILD)/tests/test-cupti: tests/unit/test-cupti.c $(call obj,inject/cuda/translate.c inject/cuda/nvidia-proc.c src/core/record.c)
 	@mkdir -p $(dir $@)

@@ -348,6 +348,60 @@ static uint32_t wait_frame(struct sample_stacks *s, int call)
 	return intern_frame(s, text, "", 0, "", 0, 0);
 }
 
+/* ---- Python frames ------------------------------------------------------------------- */
+
+static int by_thread_then_tick(const void *a, const void *b)
+{
+	const struct record_python_stack *x = *(const void *const *)a, *y = *(const void *const *)b;
+	if (x->tid != y->tid)
+		return x->tid < y->tid ? -1 : 1;
+	return (x->time_ns > y->time_ns) - (x->time_ns < y->time_ns);
+}
+
+/* The Python stack of the sample's thread at the tick nearest the sample, when it is no
+ * further than a tick's period; NULL otherwise. ticks is sorted by thread, then time. */
+static const struct record_python_stack *
+nearest_tick(const struct record_python_stack *const *ticks, size_t n,
+	     const struct record_sample *sample)
+{
+	size_t lo = 0, hi = n; /* the first at or after (tid, time) */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		const struct record_python_stack *t = ticks[mid];
+		if (t->tid < sample->tid || (t->tid == sample->tid && t->time_ns < sample->time_ns))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	const struct record_python_stack *best = NULL;
+	uint64_t distance = 0;
+	for (size_t i = lo > 0 ? lo - 1 : 0; i < lo + 1 && i < n; i++) {
+		const struct record_python_stack *t = ticks[i];
+		if (t->tid != sample->tid)
+			continue;
+		uint64_t d = t->time_ns > sample->time_ns ? t->time_ns - sample->time_ns
+							  : sample->time_ns - t->time_ns;
+		if (d <= t->period_ns && (!best || d < distance)) {
+			best = t;
+			distance = d;
+		}
+	}
+	return best;
+}
+
+/* A Python frame: "file.py:function", the file as its module and source. */
+static uint32_t python_frame(struct sample_stacks *s, const struct recording *rec,
+			     const struct python_frame *f)
+{
+	const char *file = recording_string(rec, f->file_id);
+	const char *base = strrchr(file, '/');
+	struct strbuf name = STRBUF_INIT;
+	strbuf_addf(&name, "%s:%s", base ? base + 1 : file, recording_string(rec, f->function_id));
+	uint32_t id = intern_frame(s, name.buf, file, 0, file, (int)f->line, 0);
+	strbuf_release(&name);
+	return id;
+}
+
 /* ---- the modules of the process ------------------------------------------------------- */
 
 /* Whether the ELF file at path is ET_EXEC (not relocated): its addresses are absolute. */
@@ -399,6 +453,17 @@ int sample_stacks_build(const struct recording *rec, struct sample_stacks *out)
 	struct unwinding *u = xcalloc(1, sizeof(*u));
 	int attached = dwfl && dwfl_attach_state(dwfl, NULL, (pid_t)rec->process->pid,
 						 &thread_callbacks, u);
+	size_t tick_count = rec->python_stacks.count;
+	const struct record_python_stack **ticks = xcalloc(tick_count ? tick_count : 1,
+							   sizeof(*ticks));
+	for (size_t i = 0; i < tick_count; i++) {
+		const struct record_python_stack *t = (const void *)rec->python_stacks.items[i];
+		if (t->count <= (t->header.size - sizeof(*t)) / sizeof(struct python_frame))
+			ticks[i] = t;
+		else
+			ticks[i] = (const void *)rec->python_stacks.items[0], tick_count = i; /* corrupt */
+	}
+	sort_array(ticks, tick_count, sizeof(*ticks), by_thread_then_tick);
 	for (size_t i = 0; i < rec->samples.count; i++) {
 		const struct record_sample *sample = (const void *)rec->samples.items[i];
 		u->sample = sample;
@@ -416,6 +481,12 @@ int sample_stacks_build(const struct recording *rec, struct sample_stacks *out)
 		}
 		out->cut += (size_t)u->cut;
 		out->unwound_to_one += u->count == 1;
+		/* the Python frames of the nearest tick, one group per entry into the
+		 * evaluation loop, from the outermost: the n-th evaluation loop from the root
+		 * is replaced by the n-th group */
+		const struct record_python_stack *python = nearest_tick(ticks, tick_count, sample);
+		const struct python_frame *py = python ? (const void *)(python + 1) : NULL;
+		int py_next = python ? (int)python->count - 1 : -1; /* outermost not yet used */
 		uint32_t node = 0;
 		for (int f = u->count - 1; f >= 0; f--) { /* from the root down */
 			/* a return address points after its call: name the call */
@@ -432,6 +503,13 @@ int sample_stacks_build(const struct recording *rec, struct sample_stacks *out)
 				*cached = (uint32_t)cache.count;
 			}
 			const struct pc_frames *p = &named[*cached - 1];
+			if (py_next >= 0 && p->count == 1 &&
+			    !strcmp(out->frames[p->frames[0]].function, "_PyEval_EvalFrameDefault")) {
+				do /* a group: its entry frame, then those it called */
+					node = intern_node(out, node, python_frame(out, rec, &py[py_next]));
+				while (--py_next >= 0 && !(py[py_next].flags & PYTHON_FRAME_ENTRY));
+				continue;
+			}
 			node = intern_node(out, node, p->frames[0]);
 			for (size_t k = p->count - 1; k >= 1; k--) /* the outermost inlined first */
 				node = intern_node(out, node, p->frames[k]);
@@ -441,6 +519,7 @@ int sample_stacks_build(const struct recording *rec, struct sample_stacks *out)
 		out->leaf[i] = node;
 	}
 	free(u);
+	free(ticks);
 	free(cache.pcs);
 	free(cache.frames);
 	free(named);

@@ -187,6 +187,7 @@ uint32_t record_min_size(uint32_t type)
 	case RECORD_METRIC: return sizeof(struct record_metric);
 	case RECORD_SAMPLE: return sizeof(struct record_sample);
 	case RECORD_MODULE: return sizeof(struct record_module);
+	case RECORD_PYTHON_STACK: return sizeof(struct record_python_stack);
 	}
 	return 0;
 }

@@ -33,6 +33,7 @@ enum record_type {
 	RECORD_METRIC = 17,      /* one value of a metric series */
 	RECORD_SAMPLE = 18,      /* a thread's registers and top of stack, sampled */
 	RECORD_MODULE = 19,      /* an ELF file mapped into the process */
+	RECORD_PYTHON_STACK = 20, /* a thread's Python functions, read at a sampling tick */
 	RECORD_TYPE_COUNT
 };
 
@@ -366,6 +367,31 @@ struct record_sample {
 /* A sample of a thread that was off the CPU (--sampling-realtime): only its stack and
  * instruction pointers are known (the other registers read 0). */
 #define SAMPLE_OFF_CPU 1u
+
+/* The Python functions a thread was in at a tick of the sampler, innermost first; the
+ * samples of that thread nearest in time take them in place of the interpreter's
+ * evaluation loop. */
+#define PYTHON_STACK_MAX 256
+
+struct record_python_stack {
+	struct record_header header;
+	uint32_t tid;
+	uint32_t count;         /* frames that follow */
+	uint64_t time_ns;       /* trace clock */
+	uint64_t period_ns;     /* between two ticks: how far a sample may be to take it */
+	/* followed by count struct python_frame */
+};
+
+struct python_frame {
+	uint32_t function_id;   /* string id: the function's qualified name */
+	uint32_t file_id;       /* string id: its file */
+	uint32_t line;          /* where it is defined */
+	uint32_t flags;         /* PYTHON_FRAME_ENTRY */
+};
+
+/* The outermost frame of one entry into the evaluation loop: the frames up to the next
+ * such frame run in one C call of _PyEval_EvalFrameDefault. */
+#define PYTHON_FRAME_ENTRY 1u
 
 struct record_module {
 	struct record_header header;

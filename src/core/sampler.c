@@ -31,6 +31,7 @@
 #include <unistd.h>
 
 #include "core/clock.h"
+#include "core/python.h"
 #include "core/recorder.h"
 
 #define MAX_CPUS 1024
@@ -50,12 +51,12 @@ struct cpu_ring {
 };
 
 static struct cpu_ring *rings;
-static _Atomic uint32_t wait_sampler_tid; /* the sampler of threads off the CPU, once started */
+static _Atomic uint32_t ticker_tid; /* the sampler's ticking thread, once started */
 
 /* gpuprof's threads in the process are not the program's: their samples are left out */
 static int own_thread(uint32_t tid)
 {
-	return tid == atomic_load(&wait_sampler_tid) || recorder_own_thread(tid);
+	return tid == atomic_load(&ticker_tid) || recorder_own_thread(tid);
 }
 
 static int ring_count;
@@ -268,7 +269,8 @@ static int collect(int final)
  * needs one (a function with a frame pointer, which Debian's builds rarely have) ends
  * the stack there. */
 
-static unsigned wait_frequency;
+static unsigned tick_frequency;
+static int sample_realtime;
 static union {                                   /* the waiting thread's record */
 	struct record_sample sample;
 	unsigned char bytes[sizeof(struct record_sample) + SAMPLE_STACK_BYTES];
@@ -331,43 +333,73 @@ static void sample_waiting(int task_dir, uint32_t tid, uint64_t tick)
 	recorder_emit(&waiting);
 }
 
-static void *wait_sampler_main(void *arg)
+/* Sleeps until ns on the trace clock. */
+static void sleep_until(uint64_t ns)
+{
+	struct timespec t = { (time_t)(ns / 1000000000u), (long)(ns % 1000000000u) };
+	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &t, NULL) == EINTR)
+		;
+}
+
+static void sample_waiting_threads(uint64_t tick)
+{
+	unsigned char entries[8192];
+	int task_dir = open("/proc/self/task", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (task_dir < 0)
+		return;
+	long n;
+	while ((n = syscall(SYS_getdents64, task_dir, entries, sizeof(entries))) > 0)
+		for (long at = 0; at < n;) {
+			struct dirent64 *e = (void *)(entries + at);
+			at += e->d_reclen;
+			char *end;
+			unsigned long tid = strtoul(e->d_name, &end, 10);
+			if (!*end && tid && !own_thread((uint32_t)tid))
+				sample_waiting(task_dir, (uint32_t)tid, tick);
+		}
+	close(task_dir);
+}
+
+/* The sampler's ticking thread: at each tick of the sampling frequency, the threads off
+ * the CPU (--sampling-realtime) and the Python frames of the process (core/python.h).
+ * Until the process runs Python it only looks for an interpreter, once a second. */
+static void *ticker_main(void *arg)
 {
 	(void)arg;
-	atomic_store(&wait_sampler_tid, (uint32_t)syscall(SYS_gettid));
-	uint64_t period = 1000000000u / wait_frequency, next = clock_now_ns() + period;
-	unsigned char entries[8192];
+	atomic_store(&ticker_tid, (uint32_t)syscall(SYS_gettid));
+	uint64_t period = 1000000000u / tick_frequency, next = clock_now_ns() + period;
+	uint64_t look_again = 0;
+	int python = 0;
 	for (;;) {
-		struct timespec t = { (time_t)(next / 1000000000u), (long)(next % 1000000000u) };
-		while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &t, NULL) == EINTR)
-			;
+		if (python == 0 && clock_now_ns() >= look_again) {
+			python = python_attach();
+			look_again = clock_now_ns() + 1000000000u;
+		}
+		if (!sample_realtime && python != 1) {
+			if (python < 0)
+				return NULL;
+			sleep_until(look_again);
+			next = look_again + period;
+			continue;
+		}
+		sleep_until(next);
 		uint64_t tick = next;
 		next += period;
 		uint64_t now = clock_now_ns();
 		if (next <= now) /* late by a period or more: the missed ticks are not made up */
 			next = now + period;
-		int task_dir = open("/proc/self/task", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-		if (task_dir < 0)
-			continue;
-		long n;
-		while ((n = syscall(SYS_getdents64, task_dir, entries, sizeof(entries))) > 0)
-			for (long at = 0; at < n;) {
-				struct dirent64 *e = (void *)(entries + at);
-				at += e->d_reclen;
-				char *end;
-				unsigned long tid = strtoul(e->d_name, &end, 10);
-				if (*end || !tid || own_thread((uint32_t)tid))
-					continue;
-				sample_waiting(task_dir, (uint32_t)tid, tick);
-			}
-		close(task_dir);
+		if (sample_realtime)
+			sample_waiting_threads(tick);
+		if (python == 1)
+			python_sample(tick, period);
 	}
 	return NULL;
 }
 
-static void start_wait_sampler(unsigned frequency)
+static void start_ticker(unsigned frequency, int realtime)
 {
-	wait_frequency = frequency;
+	tick_frequency = frequency;
+	sample_realtime = realtime;
 	pthread_t thread;
 	pthread_attr_t attr;
 	pthread_attr_init(&attr);
@@ -375,8 +407,9 @@ static void start_wait_sampler(unsigned frequency)
 	sigset_t all, old; /* the program's signals are never delivered to it */
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
-	if (pthread_create(&thread, &attr, wait_sampler_main, NULL))
-		recorder_report("threads off the CPU are not sampled: cannot start a thread");
+	if (pthread_create(&thread, &attr, ticker_main, NULL))
+		recorder_report("threads off the CPU and Python functions are not sampled: "
+				"cannot start a thread");
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	pthread_attr_destroy(&attr);
 }
@@ -396,7 +429,6 @@ __attribute__((constructor)) static void sampler_start(void)
 	if (frequency && open_rings((unsigned)frequency) == 0) {
 		recorder_add_collector(collect);
 		const char *wall = getenv("GPUPROF_SAMPLE_REALTIME");
-		if (wall && !strcmp(wall, "1"))
-			start_wait_sampler((unsigned)frequency);
+		start_ticker((unsigned)frequency, wall && !strcmp(wall, "1"));
 	}
 }

@@ -397,3 +397,61 @@ def test_an_unprivileged_user_samples_and_avail_says_so():
         assert sum(n for f, n in stacks.items() if f.endswith(";[off-CPU: futex]")) >= 200
     finally:
         shutil.rmtree(top)
+
+
+SPLIT_PY = os.path.join(os.path.dirname(os.path.abspath(__file__)), "split.py")
+
+
+def system_python():
+    """Debian's CPython 3.11, whose frames the sampler reads (not a shim in front of it)."""
+    for candidate in ("/usr/bin/python3.11", "/usr/bin/python3"):
+        if os.path.exists(candidate):
+            r = subprocess.run([candidate, "-c", "import sys; print(sys.version_info[:2])"],
+                               capture_output=True, text=True)
+            if r.stdout.strip() == "(3, 11)":
+                return candidate
+    pytest.skip("no CPython 3.11 here")
+
+
+def test_a_python_program_shows_its_python_functions(tmp_path):
+    python = system_python()
+    r, out = sampled(tmp_path, [python, SPLIT_PY, "500"])
+    cpu = float(re.search(r"split.py: ([0-9.]+) CPU seconds", r.stdout).group(1))
+    stacks = folded(out)
+    total = sum(stacks.values())
+    assert abs(total - 300 * cpu) <= 0.1 * 300 * cpu, (total, cpu)
+    seventy = sum(n for f, n in stacks.items() if ";split.py:main;split.py:seventy;" in f)
+    thirty = sum(n for f, n in stacks.items() if ";split.py:main;split.py:thirty;" in f)
+    # the 70/30 split in Python names, below the interpreter's entry from C
+    assert 0.65 <= seventy / (seventy + thirty) <= 0.75, (seventy, thirty)
+    assert seventy + thirty >= 0.8 * total, (seventy, thirty, total)
+    assert all(";PyEval_EvalCode;split.py:<module>;split.py:main;" in f
+               for f in stacks if ";split.py:seventy;" in f)
+    # the evaluation loop is replaced by the functions it ran
+    assert sum(n for f, n in stacks.items()
+               if "split.py:work" in f and "_PyEval_EvalFrameDefault" in f) <= 0.02 * total
+    # a Python frame in the database: its file as module and source, its line
+    (work,) = out.query("SELECT DISTINCT function, module, source, line FROM gpuprof_frame "
+                        "WHERE function = 'split.py:work'")
+    with open(SPLIT_PY) as f:
+        line = f.read().splitlines().index("def work(n):") + 1
+    assert work == {"function": "split.py:work", "module": SPLIT_PY, "source": SPLIT_PY,
+                    "line": line}
+
+
+def test_python_called_back_from_c_interleaves_with_the_native_frames(tmp_path):
+    python = system_python()
+    r, out = sampled(tmp_path, [python, SPLIT_PY, "map", "200"])
+    stacks = folded(out)
+    total = sum(stacks.values())
+    mapped = {f: n for f, n in stacks.items() if ";split.py:mapped" in f}
+    assert sum(mapped.values()) >= 0.7 * total, (mapped, total)
+    # Python, the C functions of map() and sum(), then Python again; a tick read while
+    # the interpreter was between two calls of mapped() may give a sample the frames
+    # of the one before without their entry mark (README, limits): rare
+    interleaved = 0
+    for f, n in mapped.items():
+        names = f.split(";")
+        via, back = names.index("split.py:via_map"), names.index("split.py:mapped")
+        interleaved += n * ("PyIter_Next" in names[via + 1:back])
+    assert interleaved >= 0.95 * sum(mapped.values()), mapped

@@ -1,0 +1,201 @@
+/* Python functions in the call-stack samples (see python.h). */
+#include "core/python.h"
+
+#include <dlfcn.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include "core/python-layouts.h"
+#include "core/recorder.h"
+
+static const struct python_layout *layout;
+static uint64_t runtime, code_type, unicode_type;
+static pid_t self;
+
+/* Reads n bytes of this process at address: 0, or -1 where they are not mapped (the
+ * interpreter frees what the sampler is reading: never a fault). */
+static int peek(uint64_t address, void *out, size_t n)
+{
+	struct iovec local = { out, n }, remote = { (void *)(uintptr_t)address, n };
+	return address && process_vm_readv(self, &local, 1, &remote, 1, 0) == (ssize_t)n ? 0 : -1;
+}
+
+static uint64_t peek_pointer(uint64_t address)
+{
+	uint64_t value = 0;
+	return peek(address, &value, sizeof(value)) ? 0 : value;
+}
+
+int python_attach(void)
+{
+	if (layout)
+		return 1;
+	const unsigned *version = dlsym(RTLD_DEFAULT, "Py_Version");
+	void *state = dlsym(RTLD_DEFAULT, "_PyRuntime");
+	if (!version || !state)
+		return 0;
+	unsigned release = *version >> 16; /* PY_VERSION_HEX: 0xMMmmPPLS */
+	for (size_t i = 0; i < sizeof(python_layouts) / sizeof(python_layouts[0]); i++)
+		if (python_layouts[i].version == release) {
+			self = getpid();
+			runtime = (uintptr_t)state;
+			code_type = (uintptr_t)dlsym(RTLD_DEFAULT, "PyCode_Type");
+			unicode_type = (uintptr_t)dlsym(RTLD_DEFAULT, "PyUnicode_Type");
+			if (!code_type || !unicode_type)
+				return -1;
+			layout = &python_layouts[i];
+			return 1;
+		}
+	return -1;
+}
+
+/* A str object as UTF-8 into out (cut to fit); 0, or -1 when it is no str. */
+static int read_text(uint64_t object, char *out, size_t size)
+{
+	unsigned char head[48];
+	if (peek(object, head, sizeof(head)))
+		return -1;
+	uint64_t type, length;
+	uint32_t state;
+	memcpy(&type, head + 8, 8);
+	memcpy(&length, head + 16, 8);
+	memcpy(&state, head + 32, 4);
+	unsigned kind = state >> 2 & 7, compact = state >> 5 & 1, ascii = state >> 6 & 1;
+	if (type != unicode_type || !compact || (kind != 1 && kind != 2 && kind != 4))
+		return -1;
+	unsigned char data[512];
+	size_t n = length * kind < sizeof(data) ? length * kind : sizeof(data) / kind * kind;
+	if (peek(object + (ascii ? layout->ascii_data : layout->compact_data), data, n))
+		return -1;
+	size_t used = 0;
+	for (size_t i = 0; i < n; i += kind) {
+		uint32_t c = kind == 1 ? data[i] : kind == 2 ? (uint32_t)(data[i] | data[i + 1] << 8)
+				  : (uint32_t)(data[i] | data[i + 1] << 8 | data[i + 2] << 16 |
+					       (uint32_t)data[i + 3] << 24);
+		unsigned char bytes[4];
+		size_t w;
+		if (c < 0x80) {
+			bytes[0] = (unsigned char)c, w = 1;
+		} else if (c < 0x800) {
+			bytes[0] = (unsigned char)(0xc0 | c >> 6), w = 2;
+		} else if (c < 0x10000) {
+			bytes[0] = (unsigned char)(0xe0 | c >> 12), w = 3;
+		} else {
+			bytes[0] = (unsigned char)(0xf0 | (c >> 18 & 7)), w = 4;
+		}
+		for (size_t k = 1; k < w; k++)
+			bytes[k] = (unsigned char)(0x80 | (c >> (6 * (w - 1 - k)) & 0x3f));
+		if (used + w >= size)
+			break;
+		memcpy(out + used, bytes, w);
+		used += w;
+	}
+	out[used] = '\0';
+	return 0;
+}
+
+/* Code objects already named: most ticks see the same functions. A code object freed
+ * and another made at its address is told apart by its name, file and line. */
+struct named_code {
+	uint64_t code, qualname, filename;
+	uint32_t line, function_id, file_id;
+};
+
+#define CODE_SLOTS 4096
+static struct named_code named[CODE_SLOTS];
+
+static int name_code(uint64_t code, struct python_frame *out)
+{
+	unsigned char head[136];
+	uint64_t type, filename, qualname;
+	if (peek(code, head, layout->code_qualname + 8))
+		return -1;
+	memcpy(&type, head + 8, 8);
+	if (type != code_type)
+		return -1;
+	uint32_t line;
+	memcpy(&filename, head + layout->code_filename, 8);
+	memcpy(&qualname, head + layout->code_qualname, 8);
+	memcpy(&line, head + layout->code_firstlineno, 4);
+	struct named_code *slot = &named[(code >> 4) % CODE_SLOTS];
+	if (slot->code != code || slot->qualname != qualname || slot->filename != filename ||
+	    slot->line != line) {
+		char function[512], file[1024];
+		if (read_text(qualname, function, sizeof(function)) ||
+		    read_text(filename, file, sizeof(file)))
+			return -1;
+		*slot = (struct named_code){ code, qualname, filename, line,
+					     recorder_intern(function), recorder_intern(file) };
+	}
+	out->function_id = slot->function_id;
+	out->file_id = slot->file_id;
+	out->line = line;
+	out->flags = 0;
+	return 0;
+}
+
+static union {
+	struct record_python_stack stack;
+	unsigned char bytes[sizeof(struct record_python_stack) +
+			    PYTHON_STACK_MAX * sizeof(struct python_frame)];
+} pending;
+
+/* One thread's frames from its current one out, as a record; -1 when it has none. */
+static int read_thread(uint64_t thread, uint32_t *tid)
+{
+	unsigned char head[168];
+	if (peek(thread, head, layout->thread_native_id + 8))
+		return -1;
+	uint64_t native, cframe;
+	memcpy(&native, head + layout->thread_native_id, 8);
+	memcpy(&cframe, head + layout->thread_cframe, 8);
+	*tid = (uint32_t)native;
+	struct python_frame *frames = (void *)(pending.bytes + sizeof(pending.stack));
+	uint32_t count = 0;
+	uint64_t frame = peek_pointer(cframe + layout->cframe_current);
+	while (frame && count < PYTHON_STACK_MAX) {
+		unsigned char f[72];
+		if (peek(frame, f, layout->frame_entry + 1))
+			break;
+		uint64_t code, previous;
+		memcpy(&code, f + layout->frame_code, 8);
+		memcpy(&previous, f + layout->frame_previous, 8);
+		if (name_code(code, &frames[count]) == 0) {
+			frames[count].flags = f[layout->frame_entry] ? PYTHON_FRAME_ENTRY : 0;
+			count++;
+		}
+		frame = previous;
+	}
+	if (!count)
+		return -1;
+	pending.stack.count = count;
+	return 0;
+}
+
+void python_sample(uint64_t time_ns, uint64_t period_ns)
+{
+	if (!layout)
+		return;
+	uint64_t interpreter = peek_pointer(runtime + layout->runtime_interpreters);
+	for (int i = 0; interpreter && i < 64; i++) {
+		uint64_t thread = peek_pointer(interpreter + layout->interpreter_threads);
+		for (int t = 0; thread && t < 4096; t++) {
+			uint32_t tid;
+			if (read_thread(thread, &tid) == 0 && tid) {
+				struct record_python_stack *s = &pending.stack;
+				s->tid = tid;
+				s->time_ns = time_ns;
+				s->period_ns = period_ns;
+				s->header.type = RECORD_PYTHON_STACK;
+				s->header.flags = 0;
+				s->header.size = (uint32_t)RECORD_PADDED(sizeof(*s) +
+									 s->count * sizeof(struct python_frame));
+				recorder_emit(&pending);
+			}
+			thread = peek_pointer(thread + layout->thread_next);
+		}
+		interpreter = peek_pointer(interpreter + layout->interpreter_next);
+	}
+}

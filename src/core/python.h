@@ -1,0 +1,24 @@
+/* Python functions in the call-stack samples (gpuprof sys). A thread that runs Python
+ * shows in native samples as the interpreter's evaluation loop; which Python functions
+ * it runs lives in the interpreter's frames, on the heap, out of the sampled stack.
+ * So the sampler's ticking thread reads, at every tick, the frame chain of each Python
+ * thread of the process (CPython's own structures, located by its exported _PyRuntime,
+ * read with process_vm_readv so that a frame freed meanwhile is a failed read, never a
+ * fault) and records it (RECORD_PYTHON_STACK); after the run, each native sample takes
+ * the Python frames of its thread's nearest tick in place of its evaluation loops.
+ * Supported layouts: CPython 3.11. */
+#ifndef GPUPROF_CORE_PYTHON_H
+#define GPUPROF_CORE_PYTHON_H
+
+#include <stdint.h>
+
+#include "core/record.h"
+
+/* Whether this process runs a CPython whose frames can be read: 1 yes, 0 no Python
+ * (yet: an interpreter may be loaded later), -1 a version without a known layout. */
+int python_attach(void);
+
+/* Records the Python frames of every thread of every interpreter, at time_ns. */
+void python_sample(uint64_t time_ns, uint64_t period_ns);
+
+#endif

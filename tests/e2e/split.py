@@ -1,0 +1,49 @@
+"""split.py: a Python program whose CPU time splits 70/30 between two Python functions,
+for the call-stack sampling tests. `python3 split.py ROUNDS` runs ROUNDS rounds of
+seventy() then thirty(), both calling work(); prints the CPU seconds it used.
+`python3 split.py map ROUNDS` spends its time in mapped(), which the C function map()
+calls back from via_map(): Python, C, then Python again on one stack."""
+import sys
+import time
+
+
+def work(n):
+    total = 0.0
+    for i in range(n):
+        total += i * 0.5
+    return total
+
+
+def seventy():
+    return work(70000)
+
+
+def thirty():
+    return work(30000)
+
+
+def mapped(i):
+    total = 0.0
+    for k in range(20):
+        total += i * k * 0.5
+    return total
+
+
+def via_map(rounds):
+    for _ in range(rounds):
+        sum(map(mapped, range(5000)))
+
+
+def main(rounds):
+    for _ in range(rounds):
+        seventy()
+        thirty()
+    print("split.py: %.3f CPU seconds" % time.process_time())
+
+
+if __name__ == "__main__":
+    if sys.argv[1:2] == ["map"]:
+        via_map(int(sys.argv[2]))
+        print("split.py: %.3f CPU seconds" % time.process_time())
+    else:
+        main(int(sys.argv[1]) if len(sys.argv) > 1 else 100)

@@ -1,0 +1,52 @@
+/* The layouts of CPython that the sampler reads (src/core/python-layouts.h) against the
+ * headers of the Python installed here, when its internal headers are (python3-dev):
+ * each offset as the compiler computes it. */
+#include "../../src/core/python-layouts.h"
+#include "check.h"
+
+#ifdef PYTHON_HEADERS
+#define Py_BUILD_CORE 1
+#include <Python.h>
+#include <internal/pycore_frame.h>
+#include <internal/pycore_interp.h>
+#include <internal/pycore_runtime.h>
+#include <stddef.h>
+
+int main(void)
+{
+	const struct python_layout *l = NULL;
+	unsigned version = PY_VERSION_HEX >> 16;
+	for (size_t i = 0; i < sizeof(python_layouts) / sizeof(python_layouts[0]); i++)
+		if (python_layouts[i].version == version)
+			l = &python_layouts[i];
+	if (!l) {
+		printf("skipped: Python %s installed here has no layout in the sampler\n", PY_VERSION);
+		return check_summary("python");
+	}
+	CHECK(l->runtime_interpreters == offsetof(_PyRuntimeState, interpreters.head));
+	CHECK(l->interpreter_next == offsetof(PyInterpreterState, next));
+	CHECK(l->interpreter_threads == offsetof(PyInterpreterState, threads.head));
+	CHECK(l->thread_next == offsetof(PyThreadState, next));
+	CHECK(l->thread_native_id == offsetof(PyThreadState, native_thread_id));
+	CHECK(l->thread_cframe == offsetof(PyThreadState, cframe));
+	CHECK(l->cframe_current == offsetof(_PyCFrame, current_frame));
+	CHECK(l->frame_code == offsetof(_PyInterpreterFrame, f_code));
+	CHECK(l->frame_previous == offsetof(_PyInterpreterFrame, previous));
+	CHECK(l->frame_entry == offsetof(_PyInterpreterFrame, is_entry));
+	CHECK(l->code_filename == offsetof(PyCodeObject, co_filename));
+	CHECK(l->code_qualname == offsetof(PyCodeObject, co_qualname));
+	CHECK(l->code_firstlineno == offsetof(PyCodeObject, co_firstlineno));
+	CHECK(l->ascii_data == sizeof(PyASCIIObject));
+	CHECK(l->compact_data == sizeof(PyCompactUnicodeObject));
+	/* what python.c reads at fixed places: the object's type, a str's length and state */
+	CHECK(offsetof(PyObject, ob_type) == 8);
+	CHECK(offsetof(PyASCIIObject, length) == 16 && offsetof(PyASCIIObject, state) == 32);
+	return check_summary("python");
+}
+#else
+int main(void)
+{
+	printf("skipped: no CPython internal headers here (python3-dev)\n");
+	return check_summary("python");
+}
+#endif
