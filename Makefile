@@ -228,6 +228,10 @@ $(BUILD)/tests/split: tests/e2e/split.c $(MARKERS_LIB)
 	$(CC) -std=gnu11 -O2 -g -fno-optimize-sibling-calls -Wall -Wextra -Iinclude -pthread $< \
 		-o $@ -L$(BUILD)/lib -lgpuprof-markers -Wl,-rpath,'$$ORIGIN/../lib'
 
+$(BUILD)/tests/jit: tests/e2e/jit.c
+	@mkdir -p $(dir $@)
+	$(CC) -std=gnu11 -O2 -g -fno-optimize-sibling-calls -Wall -Wextra $< -o $@
+
 $(BUILD)/tests/hot-template: tests/e2e/hot-template.cpp
 	@mkdir -p $(dir $@)
 	$(CXX) -std=c++17 -O2 -g -fno-optimize-sibling-calls -Wall -Wextra $< -o $@ -ldl

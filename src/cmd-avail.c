@@ -136,6 +136,8 @@ static void print_sampling(void)
 	else
 		printf("  yes wall clock (--sampling-realtime): threads off the CPU from "
 		       "/proc/PID/task/TID/syscall\n");
+	printf("  Python functions: CPython 3.11 from its frames, read at every tick; 3.12 and later "
+	       "from their perf map (PYTHONPERFSUPPORT=1)\n");
 	printf("  stacks are unwound after the run with elfutils' libdw %s\n\n", dwfl_version(NULL));
 }
 

@@ -752,6 +752,19 @@ static int job_run(struct job *j, const char *directory, char **command)
 		setenv("GPUPROF_SAMPLE_REALTIME", "1", 1);
 	else
 		unsetenv("GPUPROF_SAMPLE_REALTIME");
+	/* CPython 3.12 and later name their functions in /tmp/perf-PID.map when asked to;
+	 * a user's own setting is kept, and so is the map then */
+	static int user_perf_support = -1;
+	if (user_perf_support < 0)
+		user_perf_support = getenv("PYTHONPERFSUPPORT") != NULL;
+	if (!user_perf_support && j->sample_freq) {
+		setenv("PYTHONPERFSUPPORT", "1", 1);
+		setenv("GPUPROF_PERF_MAP_OWNED", "1", 1);
+	} else {
+		if (!user_perf_support)
+			unsetenv("PYTHONPERFSUPPORT");
+		unsetenv("GPUPROF_PERF_MAP_OWNED");
+	}
 	/* metrics join the spools: every process has one, whatever it uses */
 	if (j->metrics.host || j->metrics.device)
 		setenv("GPUPROF_RECORD_AT_START", "1", 1);

@@ -199,11 +199,75 @@ static uint32_t *pc_cache_slot(struct pc_cache *c, uint64_t pc)
 	return &c->frames[j]; /* the caller's value for pc; 0 when new */
 }
 
+/* ---- code made at run time ------------------------------------------------------------- */
+
+struct jit_symbols {
+	const struct recording *rec;
+	const struct record_symbol **by_start;
+	size_t count;
+};
+
+static int by_symbol_start(const void *a, const void *b)
+{
+	const struct record_symbol *x = *(const void *const *)a, *y = *(const void *const *)b;
+	return (x->start > y->start) - (x->start < y->start);
+}
+
+static void jit_symbols_build(struct jit_symbols *j, const struct recording *rec)
+{
+	j->rec = rec;
+	j->count = rec->symbols.count;
+	j->by_start = xcalloc(j->count ? j->count : 1, sizeof(*j->by_start));
+	for (size_t i = 0; i < j->count; i++)
+		j->by_start[i] = (const void *)rec->symbols.items[i];
+	sort_array(j->by_start, j->count, sizeof(*j->by_start), by_symbol_start);
+}
+
+/* The piece of run-time code holding pc; of pieces named at one address, the last. */
+static const struct record_symbol *jit_symbol(const struct jit_symbols *j, uint64_t pc)
+{
+	size_t lo = 0, hi = j->count; /* the first that starts after pc */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (j->by_start[mid]->start <= pc)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (size_t i = lo; i > 0 && i + 16 > lo; i--) { /* overlapping pieces: a few back */
+		const struct record_symbol *s = j->by_start[i - 1];
+		if (pc - s->start < s->size)
+			return s;
+	}
+	return NULL;
+}
+
+/* A frame of run-time code: CPython's "py::QUALNAME:FILE" as "file.py:QUALNAME" (the
+ * name the frame reader gives), any other name as it is. */
+static uint32_t jit_frame(struct sample_stacks *s, const struct recording *rec,
+			  const struct record_symbol *symbol)
+{
+	const char *name = recording_string(rec, symbol->name_id);
+	const char *colon = strncmp(name, "py::", 4) ? NULL : strrchr(name + 4, ':');
+	if (!colon)
+		return intern_frame(s, name, "[jit]", 0, "", 0, 0);
+	const char *file = colon + 1, *base = strrchr(file, '/');
+	struct strbuf text = STRBUF_INIT;
+	strbuf_addf(&text, "%s:%.*s", base ? base + 1 : file, (int)(colon - name - 4), name + 4);
+	uint32_t id = intern_frame(s, text.buf, file, 0, file, 0, 0);
+	strbuf_release(&text);
+	return id;
+}
+
 /* Names pc (an address inside the call or instruction): the symbol containing it,
  * demangled, or module+offset. */
-static uint32_t name_frame(struct sample_stacks *s, Dwfl *dwfl, uint64_t pc)
+static uint32_t name_frame(struct sample_stacks *s, Dwfl *dwfl, uint64_t pc,
+			   const struct jit_symbols *jit)
 {
 	Dwfl_Module *module = dwfl_addrmodule(dwfl, pc);
+	const struct record_symbol *made = module ? NULL : jit_symbol(jit, pc);
+	if (made)
+		return jit_frame(s, jit->rec, made);
 	if (!module) {
 		char text[32];
 		snprintf(text, sizeof(text), "[unknown]+0x%llx", (unsigned long long)pc);
@@ -464,6 +528,8 @@ int sample_stacks_build(const struct recording *rec, struct sample_stacks *out)
 			ticks[i] = (const void *)rec->python_stacks.items[0], tick_count = i; /* corrupt */
 	}
 	sort_array(ticks, tick_count, sizeof(*ticks), by_thread_then_tick);
+	struct jit_symbols jit;
+	jit_symbols_build(&jit, rec);
 	for (size_t i = 0; i < rec->samples.count; i++) {
 		const struct record_sample *sample = (const void *)rec->samples.items[i];
 		u->sample = sample;
@@ -494,7 +560,7 @@ int sample_stacks_build(const struct recording *rec, struct sample_stacks *out)
 			uint32_t *cached = pc_cache_slot(&cache, pc);
 			if (!*cached) { /* its function, then what was inlined there, innermost first */
 				struct pc_frames p = { 0 };
-				p.frames[0] = dwfl ? name_frame(out, dwfl, pc)
+				p.frames[0] = dwfl ? name_frame(out, dwfl, pc, &jit)
 						   : intern_frame(out, "[unknown]", "", pc, "", 0, 0);
 				p.count = 1 + (dwfl ? inlined_frames(out, dwfl, pc, p.frames + 1,
 								     MAX_INLINED) : 0);
@@ -520,6 +586,7 @@ int sample_stacks_build(const struct recording *rec, struct sample_stacks *out)
 	}
 	free(u);
 	free(ticks);
+	free(jit.by_start);
 	free(cache.pcs);
 	free(cache.frames);
 	free(named);

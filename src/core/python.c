@@ -48,6 +48,9 @@ int python_attach(void)
 			layout = &python_layouts[i];
 			return 1;
 		}
+	if (release < 0x030b) /* 3.12 and later name their functions in the perf map */
+		recorder_report("Python %u.%u: its functions are not named in the samples, only the "
+				"interpreter's (3.11 and later are)", release >> 8, release & 0xff);
 	return -1;
 }
 

@@ -188,6 +188,7 @@ uint32_t record_min_size(uint32_t type)
 	case RECORD_SAMPLE: return sizeof(struct record_sample);
 	case RECORD_MODULE: return sizeof(struct record_module);
 	case RECORD_PYTHON_STACK: return sizeof(struct record_python_stack);
+	case RECORD_SYMBOL: return sizeof(struct record_symbol);
 	}
 	return 0;
 }

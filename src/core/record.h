@@ -34,6 +34,7 @@ enum record_type {
 	RECORD_SAMPLE = 18,      /* a thread's registers and top of stack, sampled */
 	RECORD_MODULE = 19,      /* an ELF file mapped into the process */
 	RECORD_PYTHON_STACK = 20, /* a thread's Python functions, read at a sampling tick */
+	RECORD_SYMBOL = 21,      /* code made at run time (a JIT), named in the perf map */
 	RECORD_TYPE_COUNT
 };
 
@@ -392,6 +393,13 @@ struct python_frame {
 /* The outermost frame of one entry into the evaluation loop: the frames up to the next
  * such frame run in one C call of _PyEval_EvalFrameDefault. */
 #define PYTHON_FRAME_ENTRY 1u
+
+struct record_symbol {
+	struct record_header header;
+	uint64_t start;         /* address */
+	uint32_t size;          /* bytes */
+	uint32_t name_id;       /* string id: the name the program gave it */
+};
 
 struct record_module {
 	struct record_header header;

@@ -168,6 +168,7 @@ int recording_read(struct recording *rec, const char *spool_path, struct error *
 		case RECORD_SAMPLE: list_add(&rec->samples, h); break;
 		case RECORD_MODULE: list_add(&rec->modules, h); break;
 		case RECORD_PYTHON_STACK: list_add(&rec->python_stacks, h); break;
+		case RECORD_SYMBOL: list_add(&rec->symbols, h); break;
 		case RECORD_PROCESS:
 			if (!rec->process)
 				rec->process = (const void *)h;
@@ -629,7 +630,8 @@ void recording_release(struct recording *rec)
 					&rec->allocations, &rec->synchronizations, &rec->overheads,
 					&rec->calls_by_correlation, &rec->thread_names,
 					&rec->metric_series, &rec->metrics, &rec->samples,
-					&rec->modules, &rec->python_stacks, &rec->owned };
+					&rec->modules, &rec->python_stacks,
+					&rec->symbols, &rec->owned };
 	for (size_t i = 0; i < rec->owned.count; i++)
 		free((void *)rec->owned.items[i]);
 	free(rec->markers);

@@ -69,6 +69,7 @@ struct recording {
 	struct record_list samples;            /* call-stack samples, by time */
 	struct record_list modules;            /* ELF files mapped, as written */
 	struct record_list python_stacks;      /* Python functions at sampling ticks */
+	struct record_list symbols;            /* code made at run time, from the perf map */
 	const struct sample_stacks *stacks;    /* the samples unwound (analysis/unwind.h), set
 						  by the caller; NULL when not */
 	struct record_list calls_by_correlation; /* API calls by correlation id, then domain;

@@ -14,6 +14,7 @@
  * starts its own); the kernel refuses to map the ring of an inherited event that is not
  * bound to a CPU. */
 #include <dirent.h>
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <link.h>
@@ -175,6 +176,63 @@ static int build_sample(const struct cpu_ring *r, uint64_t at, size_t size)
 	return 0;
 }
 
+/* ---- code made at run time: the perf map ------------------------------------------ */
+
+/* A program that makes code at run time (CPython 3.12 and later with its perf support,
+ * which gpuprof turns on: PYTHONPERFSUPPORT=1; JIT compilers) names it in
+ * /tmp/perf-PID.map, one "START SIZE NAME" line (hexadecimal) per piece, appending as it
+ * goes. The collector copies the lines added since its last flush into RECORD_SYMBOL
+ * records, so the names reach the spool with the samples. */
+static off_t perf_map_read;  /* bytes of the map already recorded */
+static pid_t perf_map_pid;   /* whose: a child made by fork() has a map of its own */
+
+static void record_perf_map(int final)
+{
+	char path[64];
+	if (perf_map_pid != getpid()) {
+		perf_map_pid = getpid();
+		perf_map_read = 0;
+	}
+	snprintf(path, sizeof(path), "/tmp/perf-%d.map", (int)perf_map_pid);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	char buffer[8192];
+	ssize_t n;
+	size_t kept = 0; /* the start of a line not yet whole */
+	while ((n = pread(fd, buffer + kept, sizeof(buffer) - kept, perf_map_read + (off_t)kept)) > 0) {
+		size_t have = kept + (size_t)n, line = 0;
+		for (size_t i = 0; i < have; i++) {
+			if (buffer[i] != '\n')
+				continue;
+			buffer[i] = '\0';
+			unsigned long long start, size;
+			int name = 0;
+			if (sscanf(buffer + line, "%llx %llx %n", &start, &size, &name) == 2 && name &&
+			    buffer[line + (size_t)name] && size <= UINT32_MAX) {
+				struct record_symbol s = { .header = { sizeof(s), RECORD_SYMBOL, 0 },
+							   .start = start, .size = (uint32_t)size,
+							   .name_id = recorder_intern(buffer + line + name) };
+				recorder_emit(&s);
+			}
+			line = i + 1;
+		}
+		perf_map_read += (off_t)line;
+		kept = have - line;
+		if (kept == sizeof(buffer)) { /* a line longer than the buffer: skipped */
+			perf_map_read += (off_t)kept;
+			kept = 0;
+		}
+		memmove(buffer, buffer + line, kept);
+	}
+	close(fd);
+	/* the map Python wrote because gpuprof asked goes with the process; a map the user
+	 * asked for, or that another program writes on its own, stays */
+	const char *owned = getenv("GPUPROF_PERF_MAP_OWNED");
+	if (final && owned && !strcmp(owned, "1") && dlsym(RTLD_DEFAULT, "Py_Version"))
+		unlink(path);
+}
+
 static int count_objects(struct dl_phdr_info *info, size_t size, void *data)
 {
 	*(unsigned long long *)data = info->dlpi_adds + info->dlpi_subs;
@@ -225,6 +283,7 @@ static int collect(int final)
 		loaded_objects = objects;
 		record_modules();
 	}
+	record_perf_map(final);
 	for (int i = 0; i < ring_count; i++) {
 		struct cpu_ring *r = &rings[i];
 		struct perf_event_mmap_page *control = (void *)r->map;
@@ -249,7 +308,6 @@ static int collect(int final)
 		}
 		__atomic_store_n(&control->data_tail, tail, __ATOMIC_RELEASE);
 	}
-	(void)final;
 	return 0;
 }
 

@@ -382,11 +382,12 @@ def test_an_unprivileged_user_samples_and_avail_says_so():
         r = run([*user, GPUPROF, "avail"], cwd=top)
         assert r.returncode == 0, r.stderr
         lines = r.stdout.split("call-stack sampling (gpuprof sys, --sample):\n")[1]
-        cpu, wall, unwinder = lines.split("\n\n")[0].splitlines()
+        cpu, wall, python, unwinder = lines.split("\n\n")[0].splitlines()
         if cpu.startswith("  no "):
             pytest.skip("perf events are not allowed for users here: " + cpu)
         assert cpu.startswith("  yes CPU time: software perf event task-clock"), cpu
         assert wall.startswith("  yes wall clock (--sampling-realtime)"), wall
+        assert python.startswith("  Python functions: CPython 3.11 from its frames"), python
         assert unwinder.startswith("  stacks are unwound after the run with elfutils' libdw 0.")
         r = run([*user, GPUPROF, "sys", "--no-device-metrics", "--no-host-metrics",
                  "--sampling-realtime", "--", SPLIT, "wait"], cwd=top)
@@ -455,3 +456,31 @@ def test_python_called_back_from_c_interleaves_with_the_native_frames(tmp_path):
         via, back = names.index("split.py:via_map"), names.index("split.py:mapped")
         interleaved += n * ("PyIter_Next" in names[via + 1:back])
     assert interleaved >= 0.95 * sum(mapped.values()), mapped
+
+
+JIT = os.path.join(TESTS, "jit")
+
+
+def test_code_made_at_run_time_is_named_from_the_perf_map(tmp_path):
+    # what CPython 3.12 and later do under gpuprof: PYTHONPERFSUPPORT=1, a trampoline per
+    # function named "py::FUNCTION:FILE" in /tmp/perf-PID.map, unwound past by its frame
+    # pointer (it has no unwind tables)
+    r, out = sampled(tmp_path, [JIT])
+    assert "jit: PYTHONPERFSUPPORT=1" in r.stdout
+    stacks = folded(out)
+    total = sum(stacks.values())
+    hot = sum(n for f, n in stacks.items() if ";main;jit.py:hot;hot;spin" in f)
+    cold = sum(n for f, n in stacks.items() if ";main;jitted trampoline;cold;spin" in f)
+    assert abs(hot - 180) <= 18 and abs(cold - 60) <= 6, stacks
+    assert hot + cold >= 0.95 * total, stacks
+    assert out.query("SELECT module, source FROM gpuprof_frame WHERE function = 'jit.py:hot'") \
+        == [{"module": "/srv/app/jit.py", "source": "/srv/app/jit.py"}]
+    # a user's own setting is kept, and without sampling nothing is asked of Python
+    (tmp_path / "own").mkdir()
+    r = run([GPUPROF, "sys", "--no-device-metrics", "--no-host-metrics", "--", JIT],
+            cwd=tmp_path / "own", env={"PYTHONPERFSUPPORT": "0"})
+    assert "jit: PYTHONPERFSUPPORT=0" in r.stdout, r.stderr
+    (tmp_path / "off").mkdir()
+    r = run([GPUPROF, "sys", "--no-sample", "--no-device-metrics", "--no-host-metrics", "--",
+             JIT], cwd=tmp_path / "off")
+    assert "jit: PYTHONPERFSUPPORT=(unset)" in r.stdout, r.stderr

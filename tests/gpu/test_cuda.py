@@ -362,3 +362,22 @@ def test_sys_samples_a_cuda_program(tmp_path):
         counts = [(line.rpartition(" ")[0], int(line.rpartition(" ")[2])) for line in f]
     assert sum(c for _, c in counts) == total
     assert sum(c for frames, c in counts if ";main;" in frames) >= 0.5 * total
+
+
+def test_sys_names_python_functions(tmp_path):
+    """This machine's CPython (3.12 and later: its perf map, which gpuprof turns on) names
+    the Python functions of the samples: the 70/30 split of split.py in Python names."""
+    split = os.path.join(os.path.dirname(__file__), "..", "e2e", "split.py")
+    r = run([GPUPROF, "sys", "--no-device-metrics", "--no-host-metrics", "--", sys.executable,
+             os.path.abspath(split), "500"], cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    out = only_process(tmp_path)
+    with open(out.path("stacks.folded")) as f:
+        counts = [(line.rpartition(" ")[0], int(line.rpartition(" ")[2])) for line in f]
+    total = sum(c for _, c in counts)
+    seventy = sum(c for frames, c in counts if "split.py:seventy" in frames)
+    thirty = sum(c for frames, c in counts if "split.py:thirty" in frames)
+    assert seventy + thirty >= 0.8 * total, counts[:20]
+    assert 0.65 <= seventy / (seventy + thirty) <= 0.75, (seventy, thirty)
+    assert not os.path.exists("/tmp/perf-%d.map" % out.pid)  # gpuprof's map goes with it
+
