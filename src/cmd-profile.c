@@ -96,28 +96,6 @@ static void print_tree_json(const struct profile_tree *t, uint32_t node, double 
 	free(kids);
 }
 
-static void print_folded(const struct profile_tree *t)
-{
-	struct strbuf line = STRBUF_INIT;
-	uint32_t path[1024];
-	for (size_t i = 1; i < t->count; i++) {
-		if (!t->nodes[i].self)
-			continue;
-		size_t n = 0;
-		for (uint32_t up = (uint32_t)i; up && n < 1024; up = t->nodes[up].parent)
-			path[n++] = up;
-		strbuf_reset(&line);
-		while (n-- > 0) {
-			for (const char *c = t->nodes[path[n]].function; *c; c++)
-				strbuf_addch(&line, *c == ';' ? ':' : *c == '\n' ? ' ' : *c);
-			strbuf_addch(&line, n ? ';' : ' ');
-		}
-		strbuf_addf(&line, "%llu", (unsigned long long)t->nodes[i].self);
-		puts(line.buf);
-	}
-	strbuf_release(&line);
-}
-
 static int parse_seconds(const char *text, const char *option, double *out, struct error *err)
 {
 	char *end;
@@ -193,7 +171,10 @@ int cmd_profile(int argc, char **argv)
 				"sys, or trace --sample)\n",
 			tid || from || to || range ? " that the filters keep" : "");
 	} else if (!strcmp(format, "folded")) {
-		print_folded(&t);
+		struct strbuf folded = STRBUF_INIT;
+		profile_folded(&t, &folded);
+		fputs(folded.buf, stdout);
+		strbuf_release(&folded);
 	} else if (tree_wanted == 1 && strcmp(format, "text") && strcmp(format, "json")) {
 		die_with(EXIT_USAGE, "profile: the tree prints as text or json, not %s", format);
 	} else if (tree_wanted == 1) {

@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "analysis/profile.h"
 #include "analysis/unwind.h"
 #include "store/store.h"
 #include "writer/output-file.h"
@@ -125,6 +126,30 @@ static int export_with(const char *db_path, const struct writer_ops **writers, i
 	return rc;
 }
 
+/* The stacks.folded of a database's samples, as from its spool (nothing without). */
+static int write_folded_from_database(const char *db_path, const char *prefix,
+				      struct strbuf *written, struct error *err)
+{
+	sqlite3 *db;
+	struct profile_filter all = PROFILE_ALL;
+	struct profile_tree t;
+	profile_init(&t);
+	int rc = store_open(db_path, &db, err) || profile_gather(db, &all, &t, err);
+	sqlite3_close(db);
+	if (rc == 0 && t.samples) {
+		struct strbuf folded = STRBUF_INIT;
+		struct output_file file;
+		profile_folded(&t, &folded);
+		rc = output_file_open(&file, prefix, "_stacks.folded", err) ||
+		     output_file_write(&file, folded.buf, folded.len, err);
+		if (file.out || rc == 0)
+			rc = output_file_close(&file, rc != 0, written, err) || rc;
+		strbuf_release(&folded);
+	}
+	profile_release(&t);
+	return rc ? -1 : 0;
+}
+
 /* Writes the requested files, lists them, then prints the summary tables. */
 static int export_outputs(const char *db_path, const struct output_request *request,
 			  const char *prefix, struct strbuf *written, struct error *err)
@@ -137,6 +162,8 @@ static int export_outputs(const char *db_path, const struct output_request *requ
 		rc = export_with(db_path, writers, count, request, prefix, written, err);
 		progress_end();
 	}
+	if (rc == 0 && (request->formats & FORMAT_CSV))
+		rc = write_folded_from_database(db_path, prefix, written, err);
 	print_written(written);
 	strbuf_reset(written);
 	const struct writer_ops *summary = &summary_writer;
@@ -246,17 +273,15 @@ static int write_folded(const struct recording *rec, const char *prefix, struct 
 	int rc = output_file_open(&file, prefix, "_stacks.folded", err);
 	struct strbuf line = STRBUF_INIT;
 	uint32_t frames[UNWIND_MAX_FRAMES];
+	const char *functions[UNWIND_MAX_FRAMES];
 	for (size_t node = 1; rc == 0 && node < st->node_count; node++) {
 		if (!count[node])
 			continue;
 		size_t n = sample_stack_frames(st, (uint32_t)node, frames, UNWIND_MAX_FRAMES);
+		for (size_t i = 0; i < n; i++) /* from the root */
+			functions[i] = st->frames[frames[n - 1 - i]].function;
 		strbuf_reset(&line);
-		while (n-- > 0) {
-			for (const char *c = st->frames[frames[n]].function; *c; c++)
-				strbuf_addch(&line, *c == ';' ? ':' : *c == '\n' ? ' ' : *c);
-			strbuf_addch(&line, n ? ';' : ' ');
-		}
-		strbuf_addf(&line, "%llu\n", (unsigned long long)count[node]);
+		profile_folded_line(&line, functions, n, count[node]);
 		rc = output_file_write(&file, line.buf, line.len, err);
 	}
 	if (file.out || rc == 0)

@@ -229,3 +229,30 @@ void profile_release(struct profile_tree *t)
 	free(t->slots);
 	memset(t, 0, sizeof(*t));
 }
+
+void profile_folded_line(struct strbuf *out, const char *const *functions, size_t n,
+			 uint64_t count)
+{
+	for (size_t i = 0; i < n; i++) {
+		for (const char *c = functions[i]; *c; c++)
+			strbuf_addch(out, *c == ';' ? ':' : *c == '\n' ? ' ' : *c);
+		strbuf_addch(out, i + 1 < n ? ';' : ' ');
+	}
+	strbuf_addf(out, "%llu\n", (unsigned long long)count);
+}
+
+void profile_folded(const struct profile_tree *t, struct strbuf *out)
+{
+	const char *functions[1024];
+	for (size_t i = 1; i < t->count; i++) {
+		if (!t->nodes[i].self)
+			continue;
+		size_t n = 0;
+		for (uint32_t up = (uint32_t)i; up && n < 1024; up = t->nodes[up].parent)
+			n++;
+		size_t k = n;
+		for (uint32_t up = (uint32_t)i; up && k > 0; up = t->nodes[up].parent)
+			functions[--k] = t->nodes[up].function;
+		profile_folded_line(out, functions, n, t->nodes[i].self);
+	}
+}

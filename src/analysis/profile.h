@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "util/error.h"
+#include "util/strbuf.h"
 
 struct profile_filter {
 	long long tid;     /* -1: every thread */
@@ -58,5 +59,14 @@ int profile_flat_table(const struct profile_tree *t, int format, const char *key
 
 /* Fills first_child and next_sibling. */
 void profile_link(struct profile_tree *t);
+
+/* Appends one line of folded stacks (flamegraph.pl, inferno, speedscope) to out: the n
+ * functions of a stack from the outermost, separated by ';' (a ';' in a name becomes
+ * ':'), a space, its count of samples and a newline. */
+void profile_folded_line(struct strbuf *out, const char *const *functions, size_t n,
+			 uint64_t count);
+
+/* Each stack of the tree that was sampled (self > 0) as a folded line into out. */
+void profile_folded(const struct profile_tree *t, struct strbuf *out);
 
 #endif

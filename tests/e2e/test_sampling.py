@@ -257,6 +257,13 @@ def test_profile_filters_by_range_thread_and_time(tmp_path):
     lines = sorted(profile(out, "--format", "folded").splitlines())
     with open(out.path("stacks.folded")) as f:
         assert lines == sorted(f.read().splitlines())
+    # and so is what convert writes from the database
+    r = run([GPUPROF, "convert", "-f", "csv", "-d", str(tmp_path / "again"),
+             out.path("results.db")], cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    (again,) = outputs(str(tmp_path / "again"))
+    with open(again.path("stacks.folded")) as f:
+        assert sorted(f.read().splitlines()) == lines
     # inside the range "hot": exactly the samples under seventy(), none under thirty()
     stacks = folded(out)
     under = {c: sum(n for f, n in stacks.items() if f";{c};" in f) for c in ("seventy", "thirty")}
