@@ -320,6 +320,14 @@ int output_from_spool(const char *spool_path, const char *prefix,
 		rec.stacks = &stacks;
 	size_t filtered = recording_filter_kernels(&rec, request->kernel_filter);
 	describe(spool_path, &rec);
+	if (stacks.cut)
+		fprintf(stderr, "gpuprof: %s: %zu call-stack samples were deeper than %d frames: "
+				"their outermost frames are left out\n", spool_path, stacks.cut,
+			UNWIND_MAX_FRAMES);
+	if (stacks.incomplete)
+		fprintf(stderr, "gpuprof: %s: %zu of %zu call-stack samples had stacks deeper than "
+				"the %d bytes copied: their outermost frames are missing\n", spool_path,
+			stacks.incomplete, rec.samples.count, SAMPLE_STACK_BYTES);
 	if (filtered)
 		fprintf(stderr, "gpuprof: %s: %zu kernels left out by the kernel filters, %zu kept\n",
 			spool_path, filtered, rec.kernels.count);

@@ -25,6 +25,7 @@ struct unwinding {
 	int activation[UNWIND_MAX_FRAMES];
 	int count;
 	int cut;
+	int short_copy; /* a word beyond the copied stack was asked for */
 };
 
 static pid_t next_thread(Dwfl *dwfl, void *arg, void **thread_arg)
@@ -43,8 +44,10 @@ static bool memory_read(Dwfl *dwfl, Dwarf_Addr address, Dwarf_Word *result, void
 	(void)dwfl;
 	struct unwinding *u = arg;
 	uint64_t sp = u->sample->registers[7];
-	if (address < sp || address - sp + sizeof(*result) > u->sample->stack_size)
+	if (address < sp || address - sp + sizeof(*result) > u->sample->stack_size) {
+		u->short_copy = 1;
 		return false;
+	}
 	memcpy(result, u->stack + (address - sp), sizeof(*result));
 	return true;
 }
@@ -536,10 +539,14 @@ int sample_stacks_build(const struct recording *rec, struct sample_stacks *out)
 		u->stack = (const unsigned char *)(sample + 1);
 		u->count = 0;
 		u->cut = 0;
+		u->short_copy = 0;
 		if (sample->stack_size > sample->header.size - sizeof(*sample)) /* corrupt */
 			continue;
 		if (attached)
 			dwfl_getthread_frames(dwfl, (pid_t)sample->tid, on_frame, u);
+		/* libdw ends a stack whose return address it cannot read as it ends the
+		 * outermost frame's: a read beyond the copy tells them apart */
+		out->incomplete += u->short_copy && !u->cut;
 		if (!u->count) { /* no unwinding: the sampled address alone */
 			u->pcs[0] = sample->registers[16];
 			u->activation[0] = 1;

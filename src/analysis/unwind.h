@@ -43,6 +43,8 @@ struct sample_stacks {
 	uint32_t *leaf;           /* per sample of the recording (in its order): its node */
 	size_t sample_count;
 	size_t cut;               /* samples whose stack was deeper than UNWIND_MAX_FRAMES */
+	size_t incomplete;        /* samples whose unwinding needed more of the stack than
+				   * was copied: their outermost frames are missing */
 	size_t unwound_to_one;    /* samples that gave a single frame (no unwind info there) */
 	/* internal: the open-addressing indexes of frames and nodes */
 	uint32_t *frame_slots, *node_slots;

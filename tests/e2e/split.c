@@ -16,7 +16,9 @@
  *                  sleeps 0.3 s in nanosleep(); prints the wall seconds of each wait
  *   split sigprof N  N rounds under its own profiling timer: a SIGPROF handler and
  *                  ITIMER_PROF every 10 ms of CPU time, every real-time signal handled
- *                  and counted too; prints the counts and the CPU seconds */
+ *                  and counted too; prints the counts and the CPU seconds
+ *   split recurse DEPTH  descend() calls itself DEPTH times (DEPTH + 1 calls) and spins
+ *                  1 s of CPU time at the bottom */
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -112,6 +114,15 @@ __attribute__((noinline)) int wait_for_worker(void)
 	return 0;
 }
 
+__attribute__((noinline)) void descend(int depth)
+{
+	if (depth > 0)
+		descend(depth - 1);
+	else
+		spin_for(1.0);
+	sink += 1; /* work after the call: no tail call */
+}
+
 static volatile sig_atomic_t profiling_signals, other_signals;
 
 static void count_signal(int number)
@@ -143,6 +154,11 @@ static int own_profiler(int rounds)
 
 int main(int argc, char **argv)
 {
+	if (argc == 3 && !strcmp(argv[1], "recurse")) {
+		descend(atoi(argv[2]));
+		printf("split: recursed\n");
+		return 0;
+	}
 	if (argc == 3 && !strcmp(argv[1], "sigprof"))
 		return own_profiler(atoi(argv[2]));
 	if (argc == 2 && !strcmp(argv[1], "wait"))

@@ -75,7 +75,7 @@ def test_a_thread_started_late_is_sampled(tmp_path):
     assert abs(main - 360) <= 36 and abs(late - 120) <= 12, (main, late)
     stacks = folded(out)
     late_stacks = [f for f in stacks if "late_worker" in f]
-    assert late_stacks and all(";start_thread;late_worker;spin_for" in f for f in late_stacks)
+    assert late_stacks and all(";late_worker;spin_for" in f for f in late_stacks)
     # its time is in work(); a sample may land in the clock read between two calls, in
     # the vDSO, which is no file and is not unwound past (README, limits)
     assert sum(stacks[f] for f in late_stacks) >= 0.95 * late
@@ -330,7 +330,8 @@ def test_wall_clock_sampling_shows_the_time_a_thread_waits(tmp_path):
     assert all(f.startswith("_start;") for f in main if "[off-CPU" in f), main
     # the worker ran: sampled on its CPU time, never off it
     (worker,) = [x["tid"] for x in out.query("SELECT DISTINCT tid FROM samples WHERE tid != ?",
-                                             out.pid)]
+                                             out.pid)
+                 if "waited_for" in ";".join(thread_samples(out, x["tid"]))]
     spun = thread_samples(out, worker)
     assert abs(sum(spun.values()) - 240) <= 24, spun
     assert not [f for f in spun if "[off-CPU" in f]
@@ -368,7 +369,13 @@ def test_a_program_with_its_own_profiling_timer_keeps_its_signals(tmp_path):
     own, other, cpu = re.search(r"split: (\d+) SIGPROF, (\d+) other signals, ([0-9.]+) CPU",
                                 r.stdout).groups()
     assert int(other) == 0
-    assert abs(int(own) - 100 * float(cpu)) <= 0.1 * 100 * float(cpu), r.stdout
+    if os.environ.get("GPUPROF_SANITIZER") == "thread":
+        # ThreadSanitizer's runtime (which a sanitized gpuprof preloads) holds a signal
+        # back until the thread calls a function it intercepts: a loop of arithmetic
+        # gets few; that is its doing, with or without sampling
+        assert int(own) >= 1, r.stdout
+    else:
+        assert abs(int(own) - 100 * float(cpu)) <= 0.1 * 100 * float(cpu), r.stdout
     stacks = folded(out)
     total = sum(stacks.values())
     assert abs(total - 300 * float(cpu)) <= 0.1 * 300 * float(cpu), (total, cpu)
@@ -491,3 +498,26 @@ def test_code_made_at_run_time_is_named_from_the_perf_map(tmp_path):
     r = run([GPUPROF, "sys", "--no-sample", "--no-device-metrics", "--no-host-metrics", "--",
              JIT], cwd=tmp_path / "off")
     assert "jit: PYTHONPERFSUPPORT=(unset)" in r.stdout, r.stderr
+
+
+def test_recursion_200_deep_is_intact_and_deeper_stacks_are_counted(tmp_path):
+    (tmp_path / "200").mkdir()
+    r, out = sampled(tmp_path / "200", [SPLIT, "recurse", "200"])
+    stacks = folded(out)
+    total = sum(stacks.values())
+    whole = sum(n for f, n in stacks.items()
+                if f.startswith("_start;") and f.split(";").count("descend") == 201 and
+                f.endswith(";descend;spin_for;work"))
+    assert whole >= 0.95 * total, (whole, total)
+    assert "had stacks deeper than" not in r.stderr
+    # 1,000 calls need more than the 7,936 bytes of stack copied: the outermost frames
+    # are missing, and gpuprof says of how many samples
+    (tmp_path / "1000").mkdir()
+    r, out = sampled(tmp_path / "1000", [SPLIT, "recurse", "1000"])
+    stacks = folded(out)
+    total = sum(stacks.values())
+    short = int(re.search(r": (\d+) of %d call-stack samples had stacks deeper than the 7936 "
+                          r"bytes copied: their outermost frames are missing" % total,
+                          r.stderr).group(1))
+    starting_low = sum(n for f, n in stacks.items() if f.startswith("descend;"))
+    assert short == starting_low and short >= 0.95 * total, (short, starting_low, total)
