@@ -7,11 +7,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "util/hash.h"
 #include "util/sort.h"
 #include "util/strbuf.h"
+#include "util/vdso.h"
 
 /* __cxa_demangle of the C++ runtime: the one demangler on every system with a C++
  * compiler's runtime; declared here to keep this file C. */
@@ -483,6 +485,24 @@ static int fixed_address(const char *path)
 	return n == (ssize_t)sizeof(header) && header[16] == 2 /* ET_EXEC */;
 }
 
+/* The recorded process's vDSO, from this process's image when their build-ids agree
+ * (the same kernel): a sample in clock_gettime is unwound past it and named. */
+static void report_vdso(Dwfl *dwfl, const struct recording *rec, const struct record_module *m)
+{
+	char own[128];
+	size_t size;
+	const void *image = vdso_image(&size);
+	if (!m->build_id || !image || vdso_build_id(own, sizeof(own)) ||
+	    strcmp(own, recording_string(rec, m->build_id)) || size > m->end - m->start)
+		return;
+	int fd = memfd_create("vdso", MFD_CLOEXEC);
+	if (fd < 0)
+		return;
+	if (write(fd, image, size) != (ssize_t)size ||
+	    !dwfl_report_elf(dwfl, "[vdso]", "[vdso]", fd, m->start, false))
+		close(fd); /* libdw keeps the descriptor of a module it took */
+}
+
 static Dwfl *report_modules(const struct recording *rec)
 {
 	Dwfl *dwfl = dwfl_begin(&callbacks);
@@ -498,6 +518,10 @@ static Dwfl *report_modules(const struct recording *rec)
 		 * reported once: libdw refuses overlapping modules */
 		if (dwfl_addrmodule(dwfl, m->start))
 			continue;
+		if (!strcmp(path, "[vdso]")) {
+			report_vdso(dwfl, rec, m);
+			continue;
+		}
 		GElf_Addr base = fixed_address(path) ? 0 : m->start - m->offset;
 		dwfl_report_elf(dwfl, path, path, -1, base, false);
 	}

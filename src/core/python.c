@@ -7,6 +7,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include "core/clock.h"
 #include "core/python-layouts.h"
 #include "core/recorder.h"
 
@@ -177,7 +178,7 @@ static int read_thread(uint64_t thread, uint32_t *tid)
 	return 0;
 }
 
-void python_sample(uint64_t time_ns, uint64_t period_ns)
+void python_sample(uint64_t period_ns)
 {
 	if (!layout)
 		return;
@@ -186,10 +187,11 @@ void python_sample(uint64_t time_ns, uint64_t period_ns)
 		uint64_t thread = peek_pointer(interpreter + layout->interpreter_threads);
 		for (int t = 0; thread && t < 4096; t++) {
 			uint32_t tid;
+			uint64_t read_at = clock_now_ns(); /* the frames are of now, not of the tick */
 			if (read_thread(thread, &tid) == 0 && tid) {
 				struct record_python_stack *s = &pending.stack;
 				s->tid = tid;
-				s->time_ns = time_ns;
+				s->time_ns = read_at;
 				s->period_ns = period_ns;
 				s->header.type = RECORD_PYTHON_STACK;
 				s->header.flags = 0;

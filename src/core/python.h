@@ -18,7 +18,8 @@
  * (yet: an interpreter may be loaded later), -1 a version without a known layout. */
 int python_attach(void);
 
-/* Records the Python frames of every thread of every interpreter, at time_ns. */
-void python_sample(uint64_t time_ns, uint64_t period_ns);
+/* Records the Python frames of every thread of every interpreter, each at the time it
+ * was read; period_ns: between two calls. */
+void python_sample(uint64_t period_ns);
 
 #endif

@@ -405,8 +405,9 @@ struct record_module {
 	struct record_header header;
 	uint64_t start, end;    /* the lowest and highest address of the file's mappings */
 	uint64_t offset;        /* the file offset mapped at start */
-	uint32_t path_id;       /* string id */
-	uint32_t reserved;
+	uint32_t path_id;       /* string id; "[vdso]" for the kernel's vDSO */
+	uint32_t build_id;      /* string id of its GNU build-id in hexadecimal (the vDSO's);
+				 * 0: not recorded */
 };
 
 struct record_dropped {

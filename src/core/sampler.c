@@ -34,6 +34,7 @@
 #include "core/clock.h"
 #include "core/python.h"
 #include "core/recorder.h"
+#include "util/vdso.h"
 
 #define MAX_CPUS 1024
 #define RING_PAGES 128 /* 512 KiB of data per CPU: what perf_event_mlock_kb allows a user */
@@ -253,7 +254,19 @@ static void record_modules(void)
 		char perms[8];
 		path[0] = '\0';
 		if (sscanf(line, "%llx-%llx %7s %llx %*s %*s %4095[^\n]", &start, &end, perms,
-			   &offset, path) < 4 || path[0] != '/')
+			   &offset, path) < 4)
+			continue;
+		if (!strcmp(path, "[vdso]")) { /* no file: its build-id names the image */
+			char id[128];
+			struct record_module v = { .header = { sizeof(v), RECORD_MODULE, 0 },
+						   .start = start, .end = end,
+						   .path_id = recorder_intern(path) };
+			if (vdso_build_id(id, sizeof(id)) == 0)
+				v.build_id = recorder_intern(id);
+			recorder_try_emit(&v);
+			continue;
+		}
+		if (path[0] != '/')
 			continue;
 		if (open_module && !strcmp(path, last)) {
 			m.end = end; /* the same file's next mapping */
@@ -449,7 +462,7 @@ static void *ticker_main(void *arg)
 		if (sample_realtime)
 			sample_waiting_threads(tick);
 		if (python == 1)
-			python_sample(tick, period);
+			python_sample(period);
 	}
 	return NULL;
 }

@@ -18,7 +18,9 @@
  *                  ITIMER_PROF every 10 ms of CPU time, every real-time signal handled
  *                  and counted too; prints the counts and the CPU seconds
  *   split recurse DEPTH  descend() calls itself DEPTH times (DEPTH + 1 calls) and spins
- *                  1 s of CPU time at the bottom */
+ *                  1 s of CPU time at the bottom
+ *   split clock    reads the clock in read_clock() for 1 s of CPU time: its time is in
+ *                  the vDSO's clock_gettime */
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -123,6 +125,18 @@ __attribute__((noinline)) void descend(int depth)
 	sink += 1; /* work after the call: no tail call */
 }
 
+__attribute__((noinline)) void read_clock(void)
+{
+	struct timespec t, until;
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &until);
+	until.tv_sec += 1;
+	do {
+		for (int i = 0; i < 1000; i++)
+			clock_gettime(CLOCK_MONOTONIC, &t);
+		clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+	} while (t.tv_sec < until.tv_sec || (t.tv_sec == until.tv_sec && t.tv_nsec < until.tv_nsec));
+}
+
 static volatile sig_atomic_t profiling_signals, other_signals;
 
 static void count_signal(int number)
@@ -154,6 +168,11 @@ static int own_profiler(int rounds)
 
 int main(int argc, char **argv)
 {
+	if (argc == 2 && !strcmp(argv[1], "clock")) {
+		read_clock();
+		printf("split: read the clock\n");
+		return 0;
+	}
 	if (argc == 3 && !strcmp(argv[1], "recurse")) {
 		descend(atoi(argv[2]));
 		printf("split: recursed\n");

@@ -15,11 +15,11 @@ def work(n):
 
 
 def seventy():
-    return work(70000)
+    return work(700000)
 
 
 def thirty():
-    return work(30000)
+    return work(300000)
 
 
 def mapped(i):

@@ -76,9 +76,9 @@ def test_a_thread_started_late_is_sampled(tmp_path):
     stacks = folded(out)
     late_stacks = [f for f in stacks if "late_worker" in f]
     assert late_stacks and all(";late_worker;spin_for" in f for f in late_stacks)
-    # its time is in work(); a sample may land in the clock read between two calls, in
-    # the vDSO, which is no file and is not unwound past (README, limits)
-    assert sum(stacks[f] for f in late_stacks) >= 0.95 * late
+    # its time is in work(); a sample may land in spin_for() or in its clock read (the
+    # vDSO's clock_gettime, unwound past with gpuprof's own image of it)
+    assert sum(stacks[f] for f in late_stacks) == late
     assert sum(stacks[f] for f in late_stacks if f.endswith(";spin_for;work")) >= 0.95 * late
 
 
@@ -149,12 +149,12 @@ def test_the_timelines_show_each_threads_stacks_under_its_track(tmp_path):
     lanes = {u: t for u, t in pf.tracks.items() if t["name"] and t["name"].endswith("call stacks")}
     assert sorted(t["parent"] for t in lanes.values()) == sorted([threads[out.pid], threads[tid]])
     mine = [s for s in pf.slices if s["category"] == "SAMPLE" and lanes.get(s["track"], {}).get("parent") == threads[tid]]
-    # the frames the samples share are slices from the first sample to the last plus one
-    # period (cut only where a sample in the vDSO was not unwound, README limits)
+    # the frames the samples share are one slice each, from the first sample to the last
+    # plus one period
     period = (last - first) / (late[0]["n"] - 1)
     for name in ("late_worker", "spin_for"):
         spans = sorted((s["start"], s["end"]) for s in mine if s["name"] == name)
-        assert spans[0][0] == first and len(spans) <= 3
+        assert spans[0][0] == first and len(spans) == 1
         assert spans[-1][1] - last == pytest.approx(period, rel=0.5)
         assert all(a[1] <= b[0] for a, b in zip(spans, spans[1:]))
     assert [s["name"] for s in mine if s["start"] == first][-3:] == ["late_worker", "spin_for", "work"]
@@ -264,12 +264,14 @@ def test_profile_filters_by_range_thread_and_time(tmp_path):
     (again,) = outputs(str(tmp_path / "again"))
     with open(again.path("stacks.folded")) as f:
         assert sorted(f.read().splitlines()) == lines
-    # inside the range "hot": exactly the samples under seventy(), none under thirty()
+    # inside the range "hot": every sample under seventy(), none under thirty(); a sample
+    # may also land in the marker calls, after push took its time or before pop did
     stacks = folded(out)
     under = {c: sum(n for f, n in stacks.items() if f";{c};" in f) for c in ("seventy", "thirty")}
     hot = profile(out, "--range", "hot", "--format", "folded").splitlines()
-    assert sum(int(x.rpartition(" ")[2]) for x in hot) == under["seventy"]
-    assert all(";seventy;" in x for x in hot)
+    assert sum(int(x.rpartition(" ")[2]) for x in hot if ";seventy;" in x) == under["seventy"]
+    assert all(";seventy;" in x or re.search(r";(gpuprof|recorder)_range_(push|pop);", x)
+               for x in hot), hot
     flat = json.loads(profile(out, "--format", "json"))[0]
     assert flat["columns"] == ["Function", "Module", "Self", "Self %", "Total", "Total %"]
     assert {x[0]: x[4] for x in flat["rows"]}["thirty"] == under["thirty"]
@@ -368,6 +370,7 @@ def test_a_program_with_its_own_profiling_timer_keeps_its_signals(tmp_path):
     r, out = sampled(tmp_path, [SPLIT, "sigprof", "60"], ["--sampling-realtime"])
     own, other, cpu = re.search(r"split: (\d+) SIGPROF, (\d+) other signals, ([0-9.]+) CPU",
                                 r.stdout).groups()
+    stacks = thread_samples(out, out.pid)  # the program's one thread (a sanitizer has more)
     assert int(other) == 0
     if os.environ.get("GPUPROF_SANITIZER") == "thread":
         # ThreadSanitizer's runtime (which a sanitized gpuprof preloads) holds a signal
@@ -376,7 +379,6 @@ def test_a_program_with_its_own_profiling_timer_keeps_its_signals(tmp_path):
         assert int(own) >= 1, r.stdout
     else:
         assert abs(int(own) - 100 * float(cpu)) <= 0.1 * 100 * float(cpu), r.stdout
-    stacks = folded(out)
     total = sum(stacks.values())
     assert abs(total - 300 * float(cpu)) <= 0.1 * 300 * float(cpu), (total, cpu)
     seventy = sum(n for f, n in stacks.items() if ";seventy;" in f)
@@ -430,7 +432,7 @@ def system_python():
 
 def test_a_python_program_shows_its_python_functions(tmp_path):
     python = system_python()
-    r, out = sampled(tmp_path, [python, SPLIT_PY, "500"])
+    r, out = sampled(tmp_path, [python, SPLIT_PY, "40"])
     cpu = float(re.search(r"split.py: ([0-9.]+) CPU seconds", r.stdout).group(1))
     stacks = folded(out)
     total = sum(stacks.values())
@@ -521,3 +523,17 @@ def test_recursion_200_deep_is_intact_and_deeper_stacks_are_counted(tmp_path):
                           r.stderr).group(1))
     starting_low = sum(n for f, n in stacks.items() if f.startswith("descend;"))
     assert short == starting_low and short >= 0.95 * total, (short, starting_low, total)
+
+
+def test_a_sample_in_the_vdso_is_unwound_and_named(tmp_path):
+    # clock_gettime runs in the vDSO, kernel code mapped from no file: it is unwound and
+    # named with gpuprof's own image of it, which has the same build-id
+    r, out = sampled(tmp_path, [SPLIT, "clock"])
+    stacks = folded(out)
+    total = sum(stacks.values())
+    through = sum(n for f, n in stacks.items()
+                  if f.startswith("_start;") and ";main;read_clock" in f)
+    assert through == total, stacks
+    in_vdso = out.query("SELECT COUNT(*) AS n FROM samples WHERE module = '[vdso]'")[0]["n"]
+    assert in_vdso >= 0.5 * total, stacks
+    assert not [f for f in stacks if "[unknown]" in f], stacks

@@ -369,7 +369,7 @@ def test_sys_names_python_functions(tmp_path):
     the Python functions of the samples: the 70/30 split of split.py in Python names."""
     split = os.path.join(os.path.dirname(__file__), "..", "e2e", "split.py")
     r = run([GPUPROF, "sys", "--no-device-metrics", "--no-host-metrics", "--", sys.executable,
-             os.path.abspath(split), "500"], cwd=tmp_path)
+             os.path.abspath(split), "40"], cwd=tmp_path)
     assert r.returncode == 0, r.stderr
     out = only_process(tmp_path)
     with open(out.path("stacks.folded")) as f:
