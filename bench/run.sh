@@ -15,6 +15,9 @@
 #   6. call-stack sampling: a CPU-bound program's loop (tests/split) untraced, under
 #      perf record -F 300 -g (when perf is installed) and under gpuprof sys at 300 Hz (no
 #      metrics), side by side; then the post-processing of its spool per million samples
+#   7. sampling modes: the same C loop and a Python one (tests/e2e/split.py, CPython
+#      3.11's frames read at every tick) untraced, under gpuprof sys at 300 Hz and with
+#      --sampling-realtime, side by side
 # Usage: bench/run.sh [LAUNCHES [RECORDS [ROUNDS]]]   (defaults 20000 5000000 9)
 set -eu
 cd "$(dirname "$0")/.."
@@ -233,4 +236,43 @@ if [ -x "$BUILD/tests/split" ]; then
 	done
 	awk -v s="$(median <"$work/s-post")" -v n="$samples" 'BEGIN {
 		printf "post-processing (unwinding, names, database, folded stacks): %d samples in %.3f s, %.1f s per million\n", n, s, s / n * 1e6 }'
+fi
+
+py=/usr/bin/python3
+if [ -x "$BUILD/tests/split" ] && [ -x "$py" ]; then
+	echo
+	echo "== sampling modes at 300 Hz, median of $rounds rounds (the loop's own seconds)"
+	loop() { sed -n 's/.*loop \([0-9.]*\) s.*/\1/p'; }
+	for config in c-plain c-cpu c-wall py-plain py-cpu py-wall; do : >"$work/m-$config"; done
+	for i in $(seq "$rounds"); do
+		for config in c-plain c-cpu c-wall py-plain py-cpu py-wall; do
+			case $config in
+			c-*) program="$BUILD/tests/split 100" ;;
+			py-*) program="$py tests/e2e/split.py 40" ;;
+			esac
+			case $config in
+			*-plain) $program | loop >>"$work/m-$config" ;;
+			*-cpu) "$gpuprof" sys --no-host-metrics --no-device-metrics -f sqlite \
+				-d "$work/m$i$config" -- $program 2>/dev/null | loop >>"$work/m-$config" ;;
+			*-wall) "$gpuprof" sys --sampling-realtime --no-host-metrics --no-device-metrics \
+				-f sqlite -d "$work/m$i$config" -- $program 2>/dev/null | loop \
+				>>"$work/m-$config" ;;
+			esac
+			rm -rf "$work/m$i$config"
+		done
+	done
+	printf "%-44s %8s %12s\n" "run" "s" "vs untraced"
+	for lang in c py; do
+		plain=$(median <"$work/m-$lang-plain")
+		for config in plain cpu wall; do
+			case $config in
+			plain) label="untraced" ;;
+			cpu) label="gpuprof sys (CPU time)" ;;
+			wall) label="gpuprof sys --sampling-realtime" ;;
+			esac
+			[ "$lang" = py ] && label="python: $label" || label="C: $label"
+			awk -v l="$label" -v t="$(median <"$work/m-$lang-$config")" -v p="$plain" \
+				'BEGIN { printf "%-44s %8.3f %12.3f\n", l, t, t / p }'
+		done
+	done
 fi

@@ -270,8 +270,8 @@ def test_profile_filters_by_range_thread_and_time(tmp_path):
     under = {c: sum(n for f, n in stacks.items() if f";{c};" in f) for c in ("seventy", "thirty")}
     hot = profile(out, "--range", "hot", "--format", "folded").splitlines()
     assert sum(int(x.rpartition(" ")[2]) for x in hot if ";seventy;" in x) == under["seventy"]
-    assert all(";seventy;" in x or re.search(r";(gpuprof|recorder)_range_(push|pop);", x)
-               for x in hot), hot
+    marker_code = r"(^|;)((gpuprof|recorder)_range_(push|pop)|marker_(begin|end))(;|$)"
+    assert all(";seventy;" in x or re.search(marker_code, x) for x in hot), hot
     flat = json.loads(profile(out, "--format", "json"))[0]
     assert flat["columns"] == ["Function", "Module", "Self", "Self %", "Total", "Total %"]
     assert {x[0]: x[4] for x in flat["rows"]}["thirty"] == under["thirty"]
