@@ -31,8 +31,10 @@ static uint64_t peek_pointer(uint64_t address)
 
 int python_attach(void)
 {
-	if (layout)
+	if (layout) {
+		self = getpid(); /* a child made by fork() reads its own memory */
 		return 1;
+	}
 	const unsigned *version = dlsym(RTLD_DEFAULT, "Py_Version");
 	void *state = dlsym(RTLD_DEFAULT, "_PyRuntime");
 	if (!version || !state)

@@ -485,6 +485,27 @@ static void start_ticker(unsigned frequency, int realtime)
 	pthread_attr_destroy(&attr);
 }
 
+/* A child made by fork() without exec() (a PyTorch DataLoader worker, a multiprocessing
+ * pool) inherits neither the events (inherit_thread) nor the ticking thread: it drops
+ * the parent's rings and samples itself into a spool of its own, as the parent does. Its
+ * recorder (whose own fork handler ran first) starts here. A child that calls exec()
+ * starts again in the new image: the events are removed on exec. */
+static void sample_forked_child(void)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	for (int i = 0; i < ring_count; i++) {
+		munmap(rings[i].map, page + rings[i].data_size);
+		close(rings[i].fd);
+	}
+	free(rings);
+	rings = NULL;
+	ring_count = 0;
+	atomic_store(&ticker_tid, 0);
+	loaded_objects = ~0ull; /* the child's spool gets the modules too */
+	if (recorder_ready() && open_rings(tick_frequency) == 0)
+		start_ticker(tick_frequency, sample_realtime);
+}
+
 /* A process that gpuprof samples (GPUPROF_SAMPLE_FREQ) or measures (GPUPROF_RECORD_AT_START:
  * its metrics need a spool to join) starts its recorder before main(), so that a
  * program that never touches a GPU API is recorded too; sampling starts with it. */
@@ -501,5 +522,6 @@ __attribute__((constructor)) static void sampler_start(void)
 		recorder_add_collector(collect);
 		const char *wall = getenv("GPUPROF_SAMPLE_REALTIME");
 		start_ticker((unsigned)frequency, wall && !strcmp(wall, "1"));
+		pthread_atfork(NULL, NULL, sample_forked_child);
 	}
 }
