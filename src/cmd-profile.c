@@ -1,5 +1,6 @@
 /* gpuprof profile: the call-stack samples of databases (gpuprof sys) as a flat profile,
- * a call tree or folded stacks, for a thread, a time window or a marker range. */
+ * a call tree or folded stacks, for a thread, a time window, a marker range, or the times
+ * the devices were idle or busy. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,8 +23,10 @@ static const char description[] =
 	"recursion, with their share of the samples kept), or the call tree (--tree), or the\n"
 	"folded stacks that flamegraph.pl, inferno and speedscope read (--format folded). The\n"
 	"samples kept can be those of one thread, of a time window counted from each process's\n"
-	"start, or those taken inside a marker range of a given name on the same thread: what\n"
-	"were the CPUs doing inside range X?";
+	"start, those taken inside a marker range of a given name on the same thread, and those\n"
+	"taken while the process had no kernel or copy running on any device (--device-idle)\n"
+	"or had one (--device-busy): what were the CPUs doing inside range X, or while the GPU\n"
+	"sat idle?";
 
 /* ---- the call tree and the folded stacks ------------------------------------------------ */
 
@@ -109,7 +112,7 @@ static int parse_seconds(const char *text, const char *option, double *out, stru
 
 int cmd_profile(int argc, char **argv)
 {
-	int help = -1, tree_wanted = -1;
+	int help = -1, tree_wanted = -1, device_idle = -1, device_busy = -1;
 	const char *format = "text", *tid = NULL, *from = NULL, *to = NULL, *range = NULL;
 	const char *limit_text = "30", *min_text = "1";
 	const struct option table[] = {
@@ -123,6 +126,10 @@ int cmd_profile(int argc, char **argv)
 		{ OPTION_STRING, 0, "to", &to, "SECONDS", "only samples taken before this" },
 		{ OPTION_STRING, 0, "range", &range, "NAME",
 		  "only samples taken inside a marker range of this name, on its thread" },
+		{ OPTION_BOOL, 0, "device-idle", &device_idle, NULL,
+		  "only samples taken while no kernel or copy of the process ran on any device" },
+		{ OPTION_BOOL, 0, "device-busy", &device_busy, NULL,
+		  "only samples taken while a kernel or copy of the process ran on a device" },
 		{ OPTION_STRING, 0, "limit", &limit_text, "N",
 		  "rows of the flat profile (default 30; 0: all)" },
 		{ OPTION_STRING, 0, "min-percent", &min_text, "P",
@@ -138,6 +145,9 @@ int cmd_profile(int argc, char **argv)
 		return 0;
 	struct profile_filter f = PROFILE_ALL;
 	f.range = range;
+	if (device_idle == 1 && device_busy == 1)
+		die_with(EXIT_USAGE, "profile: --device-idle and --device-busy keep no sample together");
+	f.device = device_busy == 1 ? 1 : device_idle == 1 ? -1 : 0;
 	char *end;
 	double min_percent = 0, to_seconds = -1;
 	long limit = strtol(limit_text, &end, 10);
@@ -169,7 +179,7 @@ int cmd_profile(int argc, char **argv)
 	if (!t.samples) {
 		fprintf(stderr, "gpuprof: profile: no call-stack samples%s (record them with gpuprof "
 				"sys, or trace --sample)\n",
-			tid || from || to || range ? " that the filters keep" : "");
+			tid || from || to || range || f.device ? " that the filters keep" : "");
 	} else if (!strcmp(format, "folded")) {
 		struct strbuf folded = STRBUF_INIT;
 		profile_folded(&t, &folded);

@@ -43,6 +43,67 @@ static uint32_t tree_child(struct profile_tree *t, uint32_t parent, const char *
 	return (uint32_t)t->count++;
 }
 
+/* The times each process had device work running (a kernel or a copy, any device), as
+ * merged intervals in the temporary table profile_busy, for the device filter. */
+static int load_device_busy(sqlite3 *db, struct error *err)
+{
+	sqlite3_stmt *q, *insert;
+	if (store_exec(db, "DROP TABLE IF EXISTS temp.profile_busy; "
+			   "CREATE TEMP TABLE profile_busy (process_id INTEGER, start INTEGER, "
+			   "end INTEGER); CREATE INDEX temp.profile_busy_start ON "
+			   "profile_busy (process_id, start)", err) ||
+	    store_prepare(db, "SELECT process_id, start, end FROM gpuprof_kernel UNION ALL "
+			      "SELECT process_id, start, end FROM gpuprof_memory_copy ORDER BY 1, 2",
+			  &q, err))
+		return -1;
+	if (store_prepare(db, "INSERT INTO temp.profile_busy VALUES (?, ?, ?)", &insert, err)) {
+		sqlite3_finalize(q);
+		return -1;
+	}
+	int rc = store_exec(db, "BEGIN", err), open = 0;
+	sqlite3_int64 process = 0, start = 0, end = 0;
+	for (int more = 1; rc == 0 && more;) {
+		more = sqlite3_step(q) == SQLITE_ROW;
+		sqlite3_int64 p = more ? sqlite3_column_int64(q, 0) : 0;
+		sqlite3_int64 s = more ? sqlite3_column_int64(q, 1) : 0;
+		sqlite3_int64 e = more ? sqlite3_column_int64(q, 2) : 0;
+		if (open && more && p == process && s <= end) { /* overlaps: one interval */
+			if (e > end)
+				end = e;
+			continue;
+		}
+		if (open) {
+			sqlite3_bind_int64(insert, 1, process);
+			sqlite3_bind_int64(insert, 2, start);
+			sqlite3_bind_int64(insert, 3, end);
+			if (sqlite3_step(insert) != SQLITE_DONE)
+				rc = error_set(err, "%s", sqlite3_errmsg(db));
+			sqlite3_reset(insert);
+		}
+		process = p, start = s, end = e, open = more;
+	}
+	sqlite3_finalize(q);
+	sqlite3_finalize(insert);
+	return rc || store_exec(db, "COMMIT", err) ? -1 : 0;
+}
+
+/* The samples a filter keeps, by process and stack: thread ?1, from ?2 and to ?3 ns after
+ * the process's start, inside a marker range named ?4 on the sample's thread... */
+#define SAMPLES_KEPT \
+	"SELECT s.process_id, s.stack_id, COUNT(*) FROM gpuprof_sample s " \
+	"JOIN gpuprof_process p ON p.id = s.process_id " \
+	"WHERE (?1 < 0 OR s.tid = ?1) AND s.time >= p.start + ?2 " \
+	"AND (?3 < 0 OR s.time < p.start + ?3) AND (?4 IS NULL OR EXISTS (" \
+	"  SELECT 1 FROM gpuprof_marker m JOIN gpuprof_string n ON n.id = m.name_id " \
+	"  WHERE m.process_id = s.process_id AND m.tid = s.tid AND n.string = ?4 " \
+	"  AND s.time >= m.start AND s.time < m.end)) "
+/* ... and while device work ran (?5 > 0) or while none did: the busy interval that
+ * began last before the sample, found by the index, still running */
+#define DEVICE_STATE \
+	"AND (?5 > 0) = COALESCE((SELECT b.end > s.time FROM temp.profile_busy b " \
+	"  WHERE b.process_id = s.process_id AND b.start <= s.time " \
+	"  ORDER BY b.start DESC LIMIT 1), 0) "
+
 /* Adds the samples of one database that the filter keeps to the tree. */
 int profile_gather(sqlite3 *db, const struct profile_filter *f, struct profile_tree *t,
 		   struct error *err)
@@ -70,21 +131,19 @@ int profile_gather(sqlite3 *db, const struct profile_filter *f, struct profile_t
 		stack[stacks++].module = xstrdup(mod ? (const char *)mod : "");
 	}
 	sqlite3_finalize(q);
+	if (rc == 0 && f->device)
+		rc = load_device_busy(db, err);
 	if (rc == 0)
-		rc = store_prepare(db,
-			"SELECT s.process_id, s.stack_id, COUNT(*) FROM gpuprof_sample s "
-			"JOIN gpuprof_process p ON p.id = s.process_id "
-			"WHERE (?1 < 0 OR s.tid = ?1) AND s.time >= p.start + ?2 "
-			"AND (?3 < 0 OR s.time < p.start + ?3) AND (?4 IS NULL OR EXISTS ("
-			"  SELECT 1 FROM gpuprof_marker m JOIN gpuprof_string n ON n.id = m.name_id "
-			"  WHERE m.process_id = s.process_id AND m.tid = s.tid AND n.string = ?4 "
-			"  AND s.time >= m.start AND s.time < m.end)) GROUP BY 1, 2", &q, err);
+		rc = store_prepare(db, f->device ? SAMPLES_KEPT DEVICE_STATE "GROUP BY 1, 2"
+						 : SAMPLES_KEPT "GROUP BY 1, 2", &q, err);
 	if (rc == 0) {
 		sqlite3_bind_int64(q, 1, f->tid);
 		sqlite3_bind_int64(q, 2, (sqlite3_int64)(f->from * 1e9));
 		sqlite3_bind_int64(q, 3, f->to < 0 ? -1 : (sqlite3_int64)(f->to * 1e9));
 		if (f->range)
 			sqlite3_bind_text(q, 4, f->range, -1, SQLITE_STATIC);
+		if (f->device)
+			sqlite3_bind_int(q, 5, f->device);
 	}
 	uint32_t path_nodes[1024];
 	while (rc == 0 && sqlite3_step(q) == SQLITE_ROW) {

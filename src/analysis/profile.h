@@ -15,9 +15,11 @@ struct profile_filter {
 	long long tid;     /* -1: every thread */
 	double from, to;   /* seconds from each process's start; to < 0: to its end */
 	const char *range; /* only inside marker ranges of this name on the same thread */
+	int device;        /* 1: only while a kernel or copy of the process ran on a device;
+			    * -1: only while none did; 0: either */
 };
 
-#define PROFILE_ALL { -1, 0, -1, NULL }
+#define PROFILE_ALL { -1, 0, -1, NULL, 0 }
 
 /* A call: its caller's node, its function and module, its samples (total: on the stack
  * there; self: running there). */

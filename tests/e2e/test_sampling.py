@@ -540,3 +540,23 @@ def test_a_sample_in_the_vdso_is_unwound_and_named(tmp_path):
     in_vdso = out.query("SELECT COUNT(*) AS n FROM samples WHERE module = '[vdso]'")[0]["n"]
     assert in_vdso >= 0.5 * total, stacks
     assert not [f for f in stacks if "[unknown]" in f], stacks
+
+
+def test_profile_keeps_the_samples_taken_while_the_device_was_idle_or_busy(tmp_path):
+    r, out = sampled(tmp_path, [CLWAIT], ["--sampling-realtime"])
+    (kernel,) = out.query("SELECT start, end FROM gpuprof_kernel")
+    rows = out.query("SELECT time FROM gpuprof_sample")
+    busy = sum(kernel["start"] <= x["time"] < kernel["end"] for x in rows)
+    counts = {}
+    for which in ("--device-busy", "--device-idle"):
+        folded_lines = profile(out, which, "--format", "folded").splitlines()
+        counts[which] = sum(int(x.rpartition(" ")[2]) for x in folded_lines)
+        if which == "--device-busy":  # the host waited in clFinish while the kernel ran
+            assert sum(int(x.rpartition(" ")[2]) for x in folded_lines
+                       if ";clFinish;" in x) >= 0.9 * 300 * (kernel["end"] - kernel["start"]) / 1e9
+            assert not [x for x in folded_lines if ";clBuildProgram;" in x]
+    # the two split the samples exactly where the kernel began and ended
+    assert counts["--device-busy"] == busy and counts["--device-idle"] == len(rows) - busy
+    r = run([GPUPROF, "profile", "--device-idle", "--device-busy", out.path("results.db")],
+            cwd=tmp_path)
+    assert r.returncode == 2 and "keep no sample together" in r.stderr
