@@ -5,6 +5,9 @@
  * into RECORD_SAMPLE records at every flush, and records the ELF files mapped into the
  * process (RECORD_MODULE) whenever that set changed. Nothing runs on the application's
  * threads: no signal, no handler, no copy. Unwinding and symbols come after the run.
+ * A thread of the recorder ticks at the same frequency for what the kernel cannot see:
+ * the threads off the CPU (--sampling-realtime) and the Python functions
+ * (core/python.h); the collector also copies the perf map of code made at run time.
  *
  * Why perf events: they need no hardware PMU (task-clock is a software event), they work
  * for an unprivileged user at perf_event_paranoid 2 (user space only), and the kernel
