@@ -57,7 +57,8 @@ UTIL_SRC := $(wildcard src/util/*.c)
 CORE_SRC := src/core/record.c src/core/spool.c src/core/paths.c
 RECORDER_SRC := src/core/recorder.c src/core/sampler.c src/core/python.c
 STORE_SRC := src/core/recording.c src/core/kernel-filter.c $(wildcard src/store/*.c) $(wildcard src/writer/*.c) $(wildcard src/analysis/*.c)
-CLI_SRC := $(wildcard src/*.c src/metrics/*.c)
+COMPUTE_SRC := $(wildcard src/compute/*.c)
+CLI_SRC := $(wildcard src/*.c src/metrics/*.c) $(COMPUTE_SRC)
 
 obj = $(patsubst %.c,$(BUILD)/obj/%.o,$(1))
 
@@ -91,7 +92,7 @@ TARGETS += $(UNIT_TESTS)
 FUZZ_NAMES := $(patsubst tests/fuzz/%.c,%,$(filter-out tests/fuzz/fuzz.c tests/fuzz/replay.c,\
 	$(wildcard tests/fuzz/*.c)))
 FUZZ_LINK := $(call obj,tests/fuzz/fuzz.c src/output.c src/input-file.c src/cmd-summary.c \
-	src/commands.c $(STORE_SRC) $(CORE_SRC) $(UTIL_SRC))
+	src/commands.c $(STORE_SRC) $(CORE_SRC) $(UTIL_SRC) $(COMPUTE_SRC))
 TARGETS += $(patsubst %,$(BUILD)/tests/test-fuzz-%,$(FUZZ_NAMES))
 
 ifeq ($(HAVE_OPENCL),yes)
@@ -270,7 +271,7 @@ $(BUILD)/bench/read-db: bench/read-db.c
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) $< -o $@ $(LDLIBS_SQLITE)
 
-$(BUILD)/tests/test-%: tests/unit/test-%.c $(call obj,$(STORE_SRC) $(CORE_SRC) $(RECORDER_SRC) $(UTIL_SRC))
+$(BUILD)/tests/test-%: tests/unit/test-%.c $(call obj,$(STORE_SRC) $(CORE_SRC) $(RECORDER_SRC) $(UTIL_SRC) $(COMPUTE_SRC))
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) $^ -o $@ $(LDLIBS_SQLITE)
 
