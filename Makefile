@@ -57,8 +57,9 @@ UTIL_SRC := $(wildcard src/util/*.c)
 CORE_SRC := src/core/record.c src/core/spool.c src/core/paths.c
 RECORDER_SRC := src/core/recorder.c src/core/sampler.c src/core/python.c
 STORE_SRC := src/core/recording.c src/core/kernel-filter.c $(wildcard src/store/*.c) $(wildcard src/writer/*.c) $(wildcard src/analysis/*.c)
-COMPUTE_SRC := $(wildcard src/compute/*.c)
-CLI_SRC := $(wildcard src/*.c src/metrics/*.c) $(COMPUTE_SRC)
+# gpuprof compute: what the tests link (no loading of CUPTI), then the rest
+COMPUTE_SRC := src/compute/expr.c src/compute/catalog.c
+CLI_SRC := $(wildcard src/*.c src/metrics/*.c) $(COMPUTE_SRC) src/compute/host.c
 
 obj = $(patsubst %.c,$(BUILD)/obj/%.o,$(1))
 
@@ -68,6 +69,7 @@ RECORDER_LIB := $(LIBDIR)/libgpuprof-recorder.so
 OPENCL_LIB := $(LIBDIR)/libgpuprof-opencl.so
 CUDA_LIB := $(LIBDIR)/libgpuprof-cuda.so
 NVTX_LIB := $(LIBDIR)/libgpuprof-nvtx.so
+HOST_LIB := $(LIBDIR)/libgpuprof-cupti-host.so
 TARGETS := $(GPUPROF) $(RECORDER_LIB)
 # The marker libraries: the public API, and the ROCTX ABI in a directory of its own that
 # `gpuprof trace` puts on LD_LIBRARY_PATH.
@@ -78,6 +80,9 @@ TARGETS += $(MARKERS_LIB) $(ROCTX_LIB) $(MARKERS_PC)
 # Presets ship beside the command: <prefix>/share/gpuprof/presets
 PRESETS := $(patsubst presets/%,$(BUILD)/share/gpuprof/presets/%,$(wildcard presets/*.yaml))
 TARGETS += $(PRESETS)
+# The metric catalog of gpuprof compute: <prefix>/share/gpuprof/catalog
+CATALOG := $(patsubst catalog/%,$(BUILD)/share/gpuprof/catalog/%,$(wildcard catalog/*.yaml))
+TARGETS += $(CATALOG)
 # Backend libraries share the one recorder of the process, found beside them.
 INJECT_LDLIBS := -L$(LIBDIR) -lgpuprof-recorder -Wl,-rpath,'$$ORIGIN'
 
@@ -118,7 +123,7 @@ GPU_PROGRAMS := $(patsubst %.cu,$(BUILD)/%,$(wildcard tests/gpu/*.cu bench/gpu/*
 ifeq ($(HAVE_CUDA),yes)
 TARGETS += $(NVTX_LIB) $(BUILD)/tests/nvtx-app
 TARGETS += $(CUDA_LIB) $(CUDA_SAMPLES) $(GPU_PROGRAMS) $(BUILD)/bench/gpu/libcupti-floor.so \
-	$(BUILD)/tests/cuda-spool
+	$(BUILD)/tests/cuda-spool $(HOST_LIB)
 endif
 
 all: $(TARGETS)
@@ -169,6 +174,13 @@ $(NVTX_LIB): $(call obj,inject/nvtx/nvtx.c src/util/strbuf.c src/util/error.c) $
 $(BUILD)/tests/nvtx-app: tests/e2e/nvtx-app.c
 	@mkdir -p $(dir $@)
 	$(CC) -std=gnu11 $(CFLAGS) -Wall -Wextra -I$(CUDA_HOME)/include -pthread $< -o $@ -ldl
+
+# CUPTI's profiler host API (gpuprof compute: metrics, names, passes), the one C++ file;
+# gpuprof loads it at run time
+$(HOST_LIB): src/compute/cupti-host.cpp src/compute/host.h
+	@mkdir -p $(dir $@)
+	$(CXX) -std=c++17 $(CFLAGS) -Wall -Wextra -fPIC -shared -fvisibility=hidden -Isrc \
+		-I$(CUDA_HOME)/include $< -o $@ -L$(CUPTI_LIBDIR) -Wl,-rpath,$(CUPTI_LIBDIR) -lcupti
 
 $(BUILD)/bench/gpu/libcupti-floor.so: $(BUILD)/obj/bench/gpu/cupti-floor.o
 	@mkdir -p $(dir $@)
@@ -273,7 +285,7 @@ $(BUILD)/bench/read-db: bench/read-db.c
 
 $(BUILD)/tests/test-%: tests/unit/test-%.c $(call obj,$(STORE_SRC) $(CORE_SRC) $(RECORDER_SRC) $(UTIL_SRC) $(COMPUTE_SRC))
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) $^ -o $@ $(LDLIBS_SQLITE)
+	$(CC) $(ALL_CFLAGS) $^ -o $@ $(LDLIBS_SQLITE) -lyaml
 
 $(BUILD)/tests/test-fuzz-%: tests/fuzz/replay.c $(BUILD)/obj/tests/fuzz/%.o $(FUZZ_LINK)
 	@mkdir -p $(dir $@)
@@ -298,6 +310,10 @@ $(ROCTX_LIB): $(call obj,markers/roctx.c markers/bind.c)
 	ln -sf libroctx64.so.4 $(LIBDIR)/markers/libroctx64.so
 
 $(BUILD)/share/gpuprof/presets/%.yaml: presets/%.yaml
+	@mkdir -p $(dir $@)
+	cp $< $@
+
+$(BUILD)/share/gpuprof/catalog/%.yaml: catalog/%.yaml
 	@mkdir -p $(dir $@)
 	cp $< $@
 
@@ -354,6 +370,9 @@ install: all
 	ln -sf ../../libgpuprof-markers.so.1 \
 		$(DESTDIR)$(PREFIX)/lib/gpuprof/markers/libgpuprof-markers.so.1
 	install -m 644 include/gpuprof/markers.h $(DESTDIR)$(PREFIX)/include/gpuprof/
+	install -d $(DESTDIR)$(PREFIX)/share/gpuprof/catalog
+	install -m 644 catalog/*.yaml $(DESTDIR)$(PREFIX)/share/gpuprof/catalog/
+	$(if $(filter yes,$(HAVE_CUDA)),install -m 755 $(HOST_LIB) $(DESTDIR)$(PREFIX)/lib/gpuprof/)
 	install -d $(DESTDIR)$(PREFIX)/share/gpuprof/presets
 	install -m 644 presets/*.yaml $(DESTDIR)$(PREFIX)/share/gpuprof/presets/
 	sed 's|@VERSION@|$(VERSION)|; s|@LIBDIR@|$(PREFIX)/lib|; s|@INCLUDEDIR@|$(PREFIX)/include|' \

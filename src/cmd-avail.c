@@ -12,6 +12,8 @@
 #include <unistd.h>
 
 #include "commands.h"
+#include "compute/catalog.h"
+#include "compute/host.h"
 #include "input-file.h"
 #include "install.h"
 #include "metrics/metrics.h"
@@ -141,6 +143,46 @@ static void print_sampling(void)
 	printf("  stacks are unwound after the run with elfutils' libdw %s\n\n", dwfl_version(NULL));
 }
 
+/* What gpuprof compute can plan: CUPTI's chips, this machine's GPU, the catalog. */
+static void print_compute(void)
+{
+	printf("hardware counters (gpuprof compute):\n");
+	struct error err;
+	struct strbuf dir = STRBUF_INIT;
+	struct catalog c;
+	if (install_path("share/gpuprof/catalog", &dir, &err) || catalog_load(dir.buf, &c, &err)) {
+		printf("  no  metric catalog: %s\n", err.message);
+	} else {
+		size_t metrics = 0;
+		for (size_t b = 0; b < c.count; b++)
+			for (size_t t = 0; t < c.blocks[b].count; t++)
+				metrics += c.blocks[b].tables[t].count;
+		printf("  yes metric catalog: %zu blocks, %zu metrics (%s)\n", c.count, metrics, dir.buf);
+		catalog_release(&c);
+	}
+	strbuf_release(&dir);
+	struct host_api api;
+	const char *const *chips;
+	size_t count = 0;
+	if (host_load(&api, &err)) {
+		printf("  no  %s\n\n", err.message);
+		return;
+	}
+	if (api.chips(&chips, &count) == 0) {
+		printf("  yes CUPTI's profiler host API: chips");
+		for (size_t i = 0; i < count; i++)
+			printf(" %s", chips[i]);
+		printf("\n");
+	}
+	const char *chip = api.device_chip(0);
+	if (chip)
+		printf("  yes the GPU here: %s\n", chip);
+	else
+		printf("  no  NVIDIA GPU here: gpuprof compute plans for a chip named with --chip\n");
+	printf("  no  collection of counters (CUPTI's range profiler): not in this version yet\n\n");
+	host_unload(&api);
+}
+
 int cmd_avail(int argc, char **argv)
 {
 	int presets_only = -1, help = -1;
@@ -183,6 +225,7 @@ int cmd_avail(int argc, char **argv)
 	if (presets_only != 1) {
 		print_libraries();
 		print_sampling();
+		print_compute();
 		struct strbuf metrics = STRBUF_INIT;
 		metrics_describe(&metrics);
 		printf("metrics (gpuprof sys, --host-metrics, --device-metrics):\n");

@@ -33,8 +33,21 @@ def test_installed_files(prefix):
     assert (prefix / "include" / "gpuprof" / "markers.h").exists()
     assert (prefix / "share" / "man" / "man1" / "gpuprof-trace.1").exists()
     assert list((prefix / "share" / "gpuprof" / "presets").glob("*.yaml"))
+    assert (prefix / "share" / "man" / "man1" / "gpuprof-compute.1").exists()
+    assert len(list((prefix / "share" / "gpuprof" / "catalog").glob("*.yaml"))) == \
+        len(os.listdir(os.path.join(ROOT, "catalog")))
     if os.path.exists(os.path.join(TESTS, "nvtx-app")):  # built with the CUDA toolkit
         assert (lib / "libgpuprof-nvtx.so").exists()
+        assert (lib / "libgpuprof-cupti-host.so").exists()
+
+
+def test_installed_compute_finds_its_catalog_and_host_api(prefix, tmp_path):
+    if not os.path.exists(os.path.join(TESTS, "nvtx-app")):
+        pytest.skip("built without the CUDA toolkit: no CUPTI profiler host API")
+    r = run([str(prefix / "bin" / "gpuprof"), "compute", "profile", "--list-available-metrics",
+             "--chip", "GH100", "-b", "dram"], cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.splitlines()[-1] == "selected: 4 metrics, 4 CUPTI metrics, 1 pass"
 
 
 def test_installed_gpuprof_injects_its_installed_libraries(prefix, tmp_path):

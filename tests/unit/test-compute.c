@@ -1,9 +1,12 @@
 /* gpuprof compute's pieces that need no GPU: the catalog's expressions. */
 #include <math.h>
+#include <stdio.h>
+#include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "check.h"
+#include "compute/catalog.h"
 #include "compute/expr.h"
 #include "util/strbuf.h"
 
@@ -102,8 +105,89 @@ static void test_names(void)
 	expr_free(e);
 }
 
+/* Loads text as a block file; the error message, or "" when it loads. */
+static const char *load_text(const char *text, struct catalog *c)
+{
+	static struct error err;
+	char path[] = "/tmp/gpuprof-catalog-XXXXXX";
+	int fd = mkstemp(path);
+	FILE *f = fdopen(fd, "w");
+	fputs(text, f);
+	fclose(f);
+	int rc = catalog_load_file(path, c, &err);
+	unlink(path);
+	if (rc == 0)
+		return "";
+	const char *at = strchr(err.message, ':'); /* the path left out */
+	return at ? at + 1 : err.message;
+}
+
+#define BLOCK_HEAD "block: 9\ntitle: T\nalias: [t]\ntables:\n  - id: 9.1\n    title: U\n" \
+		   "    metrics:\n"
+#define METRIC(id, expr) "      - id: " id "\n        name: N\n        expr: " expr "\n" \
+			  "        unit: u\n        description: d\n"
+
+static void test_catalog(void)
+{
+	struct catalog c;
+	struct error err;
+	CHECK(catalog_load("catalog", &c, &err) == 0);
+	int metrics = 0;
+	for (size_t b = 0; b < c.count; b++)
+		for (size_t t = 0; t < c.blocks[b].count; t++)
+			metrics += (int)c.blocks[b].tables[t].count;
+	CHECK(catalog_select(&c, "18", NULL, NULL) == 4);
+	CHECK(catalog_select(&c, "dram", NULL, NULL) == 4);
+	CHECK(catalog_select(&c, "7.2", NULL, NULL) == 3);
+	CHECK(catalog_select(&c, "2.1.5", NULL, NULL) == 1);
+	CHECK(catalog_select(&c, "2.1.99", NULL, NULL) == -1);
+	CHECK(catalog_select(&c, "nothing", NULL, NULL) == -1);
+	struct strbuf names = STRBUF_INIT;
+	int found = 0;
+	for (size_t t = 0; t < c.count; t++)
+		if (c.blocks[t].id == 18)
+			for (size_t i = 0; i < c.blocks[t].tables[0].count; i++, found++)
+				catalog_cupti_names(&c.blocks[t].tables[0].metrics[i], &names);
+	CHECK(found == 4);
+	CHECK_STR(names.buf, "dram__bytes_read.sum\ndram__bytes_write.sum\ngpu__time_duration.sum\n"
+			     "gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed\n");
+	strbuf_release(&names);
+	CHECK(c.count == 9 && c.blocks[0].id == 2 && c.blocks[c.count - 1].id == 20);
+	CHECK(metrics == 62);
+	catalog_release(&c);
+
+	memset(&c, 0, sizeof(c));
+	CHECK_STR(load_text(BLOCK_HEAD METRIC("9.1.0", "a.sum + 2"), &c), "");
+	CHECK(c.count == 1 && c.blocks[0].tables[0].count == 1);
+	CHECK(strstr(load_text(BLOCK_HEAD METRIC("9.1.0", "a.sum"), &c), " block 9 is also in /tmp/"));
+	catalog_release(&c);
+	CHECK_STR(load_text(BLOCK_HEAD METRIC("9.1.0", "a.sum +"), &c),
+		  "10: 'a.sum +': unexpected end at column 8");
+	CHECK_STR(load_text(BLOCK_HEAD METRIC("9.2.0", "a"), &c),
+		  "8: a metric's id is its table's id and a number (2.1.0)");
+	CHECK_STR(load_text(BLOCK_HEAD METRIC("9.1.0", "launch.nonsense * 2"), &c),
+		  "8: launch.nonsense: gpuprof derives no such value");
+	CHECK_STR(load_text(BLOCK_HEAD METRIC("9.1.0", "a") METRIC("9.1.0", "b"), &c),
+		  "13: a metric id twice");
+	CHECK_STR(load_text(BLOCK_HEAD "      - id: 9.1.0\n        name: N\n        colour: red\n", &c),
+		  "10: unknown key of a metric");
+	CHECK_STR(load_text(BLOCK_HEAD "      - id: 9.1.0\n        name: N\n", &c),
+		  "8: a metric needs an id, a name, an expr, a unit and a description");
+	CHECK_STR(load_text("block: 100\ntitle: T\ntables: []\n", &c),
+		  "1: a block is a number from 0 to 99");
+	CHECK_STR(load_text("block: 3\ntitle: T\n", &c),
+		  "1: a block needs a block number, a title and tables");
+	CHECK_STR(load_text("[1, 2]", &c),
+		  "1: a block file is a mapping of block, title, alias and tables");
+	CHECK_STR(load_text("block: [", &c), "2: did not find expected node content");
+	CHECK(c.count == 0);
+	CHECK(catalog_load("/nonexistent", &c, &err) == -1);
+	CHECK(strstr(err.message, "cannot read the metric catalog /nonexistent") != NULL);
+}
+
 int main(void)
 {
+	test_catalog();
 	test_values();
 	test_not_available();
 	test_errors();

@@ -1,0 +1,240 @@
+/* gpuprof compute: per-kernel hardware counters on NVIDIA GPUs, rocprof-compute's part
+ * (DESIGN.md). This version has the metric catalog (compute/catalog.h) and its planning
+ * through CUPTI's profiler host API, which needs no GPU: which metrics a chip has and how
+ * many passes a selection takes. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "commands.h"
+#include "compute/catalog.h"
+#include "compute/host.h"
+#include "install.h"
+#include "util/error.h"
+#include "util/options.h"
+#include "util/strbuf.h"
+
+static const char usage[] = "gpuprof compute profile [options] [-- COMMAND [ARGS...]]";
+static const char description[] =
+	"Per-kernel hardware counters on NVIDIA GPUs through CUPTI, organised like\n"
+	"rocprof-compute's analysis blocks (2 Speed-of-Light, 7 launch and occupancy, 10\n"
+	"instruction mix, 11 compute pipeline, 12 shared memory, 16 L1/TEX, 17 L2, 18 DRAM,\n"
+	"20 warp state). --list-available-metrics prints the catalog: each metric's id,\n"
+	"unit, whether the chip has what it needs and its expression, and the passes each\n"
+	"block takes, from CUPTI's profiler host API, which needs no GPU (--chip names the\n"
+	"chip to plan for). Collecting the counters of a program (CUPTI's range profiler) is\n"
+	"not in this version yet.";
+
+struct plan {
+	struct host_api *api;
+	const char *chip;
+	struct strbuf names;   /* the CUPTI metrics of what is selected, one per line */
+	int metrics;
+};
+
+/* The CUPTI names of a newline-separated list, as an array into out (pointing into text,
+ * whose newlines become NULs); returns how many. */
+static size_t split_names(char *text, const char ***out)
+{
+	size_t n = 0;
+	for (char *c = text; *c; c++)
+		n += *c == '\n';
+	const char **names = xcalloc(n ? n : 1, sizeof(*names));
+	size_t i = 0;
+	for (char *save = NULL, *line = strtok_r(text, "\n", &save); line;
+	     line = strtok_r(NULL, "\n", &save))
+		names[i++] = line;
+	*out = names;
+	return i;
+}
+
+/* The passes `list` (newline-separated) takes on the chip; -1 when one is refused (its
+ * name into refused, when given). */
+static long passes_of(const struct plan *p, const char *list, struct strbuf *refused)
+{
+	char *copy = xstrdup(list);
+	const char **names;
+	size_t n = split_names(copy, &names), passes = 0, bad = 0;
+	long rc = 0;
+	if (n && p->api->passes(p->chip, names, n, &passes, &bad)) {
+		rc = -1;
+		if (refused && bad < n)
+			strbuf_addstr(refused, names[bad]);
+	}
+	free(names);
+	free(copy);
+	return rc ? -1 : (long)passes;
+}
+
+static void print_metric(const struct catalog_metric *m, void *arg)
+{
+	struct plan *p = arg;
+	struct strbuf names = STRBUF_INIT, refused = STRBUF_INIT;
+	catalog_cupti_names(m, &names);
+	const char *support = "derived";
+	if (names.len)
+		support = passes_of(p, names.buf, &refused) < 0 ? "no" : "yes";
+	printf("    %-8s %-40s %-18s %-7s %s%s%s%s\n", m->id, m->name, m->unit, support,
+	       m->expr_text, refused.len ? "  (" : "", refused.buf, refused.len ? " missing)" : "");
+	catalog_cupti_names(m, &p->names);
+	p->metrics++;
+	strbuf_release(&names);
+	strbuf_release(&refused);
+}
+
+/* "N CUPTI metrics, P passes" of what p collected, or why not. */
+static void describe_passes(const struct plan *p, struct strbuf *out)
+{
+	size_t cupti = 0;
+	for (const char *c = p->names.buf; *c; c++)
+		cupti += *c == '\n';
+	if (!cupti) {
+		strbuf_addstr(out, "no CUPTI metric (all derived)");
+		return;
+	}
+	struct strbuf refused = STRBUF_INIT;
+	long passes = passes_of(p, p->names.buf, &refused);
+	if (passes < 0)
+		strbuf_addf(out, "%zu CUPTI metrics; %s has no %s", cupti, p->chip, refused.buf);
+	else
+		strbuf_addf(out, "%zu CUPTI metrics, %ld pass%s", cupti, passes,
+			    passes == 1 ? "" : "es");
+	strbuf_release(&refused);
+}
+
+/* Whether the -b selections name metric m (all of them when there is none). */
+static int wanted(const struct catalog_block *b, const struct catalog_table *t,
+		  const struct catalog_metric *m, const struct option_list *blocks)
+{
+	int yes = !blocks->count;
+	for (int i = 0; i < blocks->count && !yes; i++)
+		yes = catalog_matches(b, t, m, blocks->items[i]);
+	return yes;
+}
+
+/* The catalog, or what -b selects of it: each block with the passes its selected
+ * metrics take, then each metric; last, the passes of the whole selection. */
+static int list_metrics(const struct catalog *c, const struct option_list *blocks,
+			struct host_api *api, const char *chip)
+{
+	struct plan total = { api, chip, STRBUF_INIT, 0 };
+	printf("gpuprof compute: the metric catalog on %s (CUPTI's profiler host API)\n", chip);
+	printf("    %-8s %-40s %-18s %-7s %s\n", "id", "metric", "unit", "on chip", "expression");
+	for (size_t b = 0; b < c->count; b++) {
+		const struct catalog_block *block = &c->blocks[b];
+		struct plan p = { api, chip, STRBUF_INIT, 0 };
+		for (size_t t = 0; t < block->count; t++)
+			for (size_t m = 0; m < block->tables[t].count; m++)
+				if (wanted(block, &block->tables[t], &block->tables[t].metrics[m], blocks)) {
+					catalog_cupti_names(&block->tables[t].metrics[m], &p.names);
+					p.metrics++;
+				}
+		if (!p.metrics) {
+			strbuf_release(&p.names);
+			continue;
+		}
+		struct strbuf passes = STRBUF_INIT;
+		describe_passes(&p, &passes);
+		printf("%-3d %s (", block->id, block->title);
+		for (size_t a = 0; a < block->alias_count; a++)
+			printf("%s%s", a ? ", " : "", block->aliases[a]);
+		printf("): %s\n", passes.buf);
+		strbuf_release(&passes);
+		strbuf_release(&p.names);
+		for (size_t t = 0; t < block->count; t++) {
+			const struct catalog_table *table = &block->tables[t];
+			int shown = 0;
+			for (size_t m = 0; m < table->count; m++) {
+				if (!wanted(block, table, &table->metrics[m], blocks))
+					continue;
+				if (!shown++)
+					printf("  %-6s %s\n", table->id, table->title);
+				print_metric(&table->metrics[m], &total);
+			}
+		}
+	}
+	struct strbuf passes = STRBUF_INIT;
+	describe_passes(&total, &passes);
+	printf("selected: %d metrics, %s\n", total.metrics, passes.buf);
+	strbuf_release(&passes);
+	strbuf_release(&total.names);
+	return 0;
+}
+
+static int compute_profile(int argc, char **argv)
+{
+	int help = -1, list = -1;
+	const char *chip = NULL;
+	struct option_list blocks = { 0 };
+	const struct option table[] = {
+		{ OPTION_LIST, 'b', "block", &blocks, "ID",
+		  "blocks, tables or metrics to collect: 2, 7.1, 11.2.3, or a block's alias "
+		  "(dram, l2, sol...); default: all" },
+		{ OPTION_BOOL, 0, "list-available-metrics", &list, NULL,
+		  "print the catalog (what -b selects): each metric, whether the chip has it, "
+		  "and the passes of each block" },
+		{ OPTION_STRING, 0, "chip", &chip, "NAME",
+		  "plan for this chip (GH100, AD102, ...: gpuprof avail lists them) rather than "
+		  "the GPU's" },
+		{ OPTION_BOOL, 'h', "help", &help, NULL, "show this help" },
+		OPTION_END,
+	};
+	struct error err;
+	int next;
+	if (options_parse(table, argc, argv, &next, &err))
+		die_with(EXIT_USAGE, "compute profile: %s", err.message);
+	if (help == 1) {
+		options_print_help(stdout, usage, description, table);
+		return 0;
+	}
+	struct strbuf dir = STRBUF_INIT;
+	struct catalog c;
+	if (install_path("share/gpuprof/catalog", &dir, &err) || catalog_load(dir.buf, &c, &err))
+		die("compute: %s", err.message);
+	strbuf_release(&dir);
+	for (int i = 0; i < blocks.count; i++)
+		if (catalog_select(&c, blocks.items[i], NULL, NULL) < 0)
+			die_with(EXIT_USAGE, "compute profile: -b %s: no block, table or metric has "
+					     "this id or alias (--list-available-metrics lists them)",
+				 blocks.items[i]);
+	struct host_api api;
+	if (host_load(&api, &err))
+		die("compute profile: %s", err.message);
+	if (!chip && !(chip = api.device_chip(0)))
+		die("compute profile: no NVIDIA GPU here to plan for: name a chip with --chip "
+		    "(gpuprof avail lists those CUPTI knows)");
+	const char *const *chips;
+	size_t chip_count = 0;
+	int known = 0;
+	if (api.chips(&chips, &chip_count) == 0)
+		for (size_t i = 0; i < chip_count; i++)
+			known |= !strcmp(chips[i], chip);
+	if (!known)
+		die_with(EXIT_USAGE, "compute profile: --chip %s: CUPTI knows no such chip "
+				     "(gpuprof avail lists them)", chip);
+	int rc = 0;
+	if (list == 1)
+		rc = list_metrics(&c, &blocks, &api, chip);
+	else if (next < argc)
+		die("compute profile: collecting counters (CUPTI's range profiler) is not in this "
+		    "version yet; --list-available-metrics plans them");
+	else
+		die_with(EXIT_USAGE, "compute profile: nothing to do (usage: %s)", usage);
+	catalog_release(&c);
+	host_unload(&api);
+	options_release();
+	return rc;
+}
+
+int cmd_compute(int argc, char **argv)
+{
+	if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
+		printf("usage: gpuprof compute profile [options] [-- COMMAND]\n\n%s\n\n"
+		       "gpuprof compute profile --help tells its options.\n", description);
+		return argc < 2 ? EXIT_USAGE : 0;
+	}
+	if (!strcmp(argv[1], "profile"))
+		return compute_profile(argc - 1, argv + 1);
+	die_with(EXIT_USAGE, "compute: unknown command '%s' (this version has: profile)", argv[1]);
+}

@@ -1,0 +1,65 @@
+/* The metric catalog of gpuprof compute, as data: one YAML file per analysis block
+ * (catalog/NN-name.yaml, installed in share/gpuprof/catalog), numbered like
+ * rocprof-compute's blocks. A block has tables, a table has metrics; a metric has an id
+ * (block.table.metric: 2.1.0), a name, an expression (compute/expr.h) over CUPTI metric
+ * names, launch.* values (from the kernel's record and the device's limits) and device.*
+ * constants, a unit, a peak where one exists, and a description. */
+#ifndef GPUPROF_COMPUTE_CATALOG_H
+#define GPUPROF_COMPUTE_CATALOG_H
+
+#include <stddef.h>
+
+#include "compute/expr.h"
+#include "util/error.h"
+#include "util/strbuf.h"
+
+struct catalog_metric {
+	char *id, *name, *unit, *description;
+	char *expr_text, *peak_text; /* peak_text NULL: no peak */
+	struct expr *expr, *peak;
+};
+
+struct catalog_table {
+	char *id, *title;
+	struct catalog_metric *metrics;
+	size_t count;
+};
+
+struct catalog_block {
+	int id;
+	char *title, *path;
+	char **aliases;
+	size_t alias_count;
+	struct catalog_table *tables;
+	size_t count;
+};
+
+struct catalog {
+	struct catalog_block *blocks; /* by id */
+	size_t count;
+};
+
+/* Reads every NN-*.yaml of dir: 0, or -1 with err naming the file, line and fault. */
+int catalog_load(const char *dir, struct catalog *c, struct error *err);
+/* Reads one block file into c. */
+int catalog_load_file(const char *path, struct catalog *c, struct error *err);
+void catalog_release(struct catalog *c);
+
+/* Whether name is a value gpuprof derives (launch.*, device.*), not a CUPTI metric; for
+ * such names that gpuprof does not know, -1. */
+int catalog_derived(const char *name);
+
+/* Whether a selection (see catalog_select) names metric m of table t of block b. */
+int catalog_matches(const struct catalog_block *b, const struct catalog_table *t,
+		    const struct catalog_metric *m, const char *selection);
+
+/* The metrics a selection names: a block (2), a table (7.1), a metric (11.2.3) or a
+ * block's alias (dram). Calls fn for each; returns how many, or -1 when it names none. */
+int catalog_select(const struct catalog *c, const char *selection,
+		   void (*fn)(const struct catalog_metric *m, void *arg), void *arg);
+
+/* The CUPTI metric names a metric's expressions use, each once, appended to names
+ * (one per line) unless already there. */
+void catalog_cupti_names(const struct catalog_metric *m, struct strbuf *names);
+
+#endif

@@ -1,0 +1,42 @@
+/* Loading CUPTI's profiler host API (see host.h). */
+#include "compute/host.h"
+
+#include <dlfcn.h>
+#include <string.h>
+
+#include "install.h"
+
+int host_load(struct host_api *api, struct error *err)
+{
+	memset(api, 0, sizeof(*api));
+	struct strbuf path = STRBUF_INIT;
+	if (install_path("lib/gpuprof/libgpuprof-cupti-host.so", &path, err))
+		return -1;
+	api->library = dlopen(path.buf, RTLD_NOW | RTLD_LOCAL);
+	if (!api->library) {
+		error_set(err, "CUPTI's profiler host API is not available: %s (gpuprof was built "
+			       "without the CUDA toolkit, or its CUPTI is gone)", dlerror());
+		strbuf_release(&path);
+		return -1;
+	}
+	strbuf_release(&path);
+	*(void **)&api->chips = dlsym(api->library, "gpuprof_host_chips");
+	*(void **)&api->device_chip = dlsym(api->library, "gpuprof_host_device_chip");
+	*(void **)&api->open = dlsym(api->library, "gpuprof_host_open");
+	*(void **)&api->close = dlsym(api->library, "gpuprof_host_close");
+	*(void **)&api->base_metrics = dlsym(api->library, "gpuprof_host_base_metrics");
+	*(void **)&api->passes = dlsym(api->library, "gpuprof_host_passes");
+	if (!api->chips || !api->device_chip || !api->open || !api->close || !api->base_metrics ||
+	    !api->passes) {
+		host_unload(api);
+		return error_set(err, "libgpuprof-cupti-host.so is not this gpuprof's");
+	}
+	return 0;
+}
+
+void host_unload(struct host_api *api)
+{
+	if (api->library)
+		dlclose(api->library);
+	memset(api, 0, sizeof(*api));
+}

@@ -1,0 +1,51 @@
+/* CUPTI's profiler host API as gpuprof uses it: a chip's metrics, the check of metric
+ * names and the passes a set of metrics needs, all without a GPU. The functions live in
+ * libgpuprof-cupti-host.so (built where the CUDA toolkit is, linked to CUPTI), which
+ * gpuprof loads at run time, so that gpuprof itself needs no CUDA. */
+#ifndef GPUPROF_COMPUTE_HOST_H
+#define GPUPROF_COMPUTE_HOST_H
+
+#include <stddef.h>
+
+#define GPUPROF_HOST_API __attribute__((visibility("default")))
+
+enum host_metric_type { HOST_METRIC_COUNTER, HOST_METRIC_RATIO, HOST_METRIC_THROUGHPUT };
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+/* The functions of the library, each with this signature (found with dlsym). */
+typedef int (*host_chips_fn)(const char *const **names, size_t *count);
+/* The chip of CUDA device `device` (GH100 for an H100), NULL without one. */
+typedef const char *(*host_device_chip_fn)(int device);
+typedef void *(*host_open_fn)(const char *chip);
+typedef void (*host_close_fn)(void *host);
+typedef int (*host_base_metrics_fn)(void *host, int type, const char *const **names,
+				    size_t *count);
+/* The passes count metrics take together on chip: 0, or -1 (*refused: the index of the
+ * first name the chip does not have, count when none is to blame). */
+typedef int (*host_passes_fn)(const char *chip, const char *const *names, size_t count,
+			      size_t *passes, size_t *refused);
+#ifdef __cplusplus
+}
+#endif
+
+struct host_api {
+	void *library;
+	host_chips_fn chips;
+	host_device_chip_fn device_chip;
+	host_open_fn open;
+	host_close_fn close;
+	host_base_metrics_fn base_metrics;
+	host_passes_fn passes;
+};
+
+#ifndef __cplusplus
+#include "util/error.h"
+
+/* Loads the library beside gpuprof: 0, or -1 with err set (why it is not there). */
+int host_load(struct host_api *api, struct error *err);
+void host_unload(struct host_api *api);
+#endif
+
+#endif
