@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "commands.h"
+#include "compute/analyze.h"
 #include "compute/catalog.h"
 #include "compute/host.h"
 #include "install.h"
@@ -227,14 +228,140 @@ static int compute_profile(int argc, char **argv)
 	return rc;
 }
 
+static const char analyze_usage[] = "gpuprof compute analyze -p DIR [-p DIR...] [options]";
+static const char analyze_description[] =
+	"Evaluates the catalog's metrics over the dispatches of workload directories (what\n"
+	"gpuprof compute profile writes: pmc_perf.csv, sysinfo.csv) and prints them as tables\n"
+	"per block: 0 the top kernels, 1 system info, then each table of the catalog with each\n"
+	"metric's average, minimum and maximum over the dispatches kept, its unit, peak and %\n"
+	"of peak, and under block 2 the bottleneck of each kernel. With two or more -p, the\n"
+	"first is the baseline and every other's average comes with its change in % and its\n"
+	"difference. A value that cannot be had (a counter not collected, a division by zero)\n"
+	"is N/A.";
+
+static int compute_analyze(int argc, char **argv)
+{
+	int help = -1, list_metrics_only = -1, list_stats = -1;
+	const char *normal = "per_kernel", *time_unit = "ns", *format = "stdout", *explain = NULL;
+	const char *max_text = "10";
+	struct option_list paths = { 0 }, blocks = { 0 }, kernels = { 0 }, dispatches = { 0 };
+	const struct option table[] = {
+		{ OPTION_LIST, 'p', "path", &paths, "DIR",
+		  "a workload directory; the first given is the baseline of a comparison" },
+		{ OPTION_LIST, 'b', "block", &blocks, "ID",
+		  "blocks, tables or metrics to show: 0, 2, 7.1, 11.2.3, or an alias (dram...)" },
+		{ OPTION_LIST, 'k', "kernel", &kernels, "SUBSTRING",
+		  "only the dispatches of kernels whose name holds one of these" },
+		{ OPTION_LIST, 'd', "dispatch", &dispatches, "N|FROM:TO",
+		  "only these dispatches (their Dispatch_ID, from 1)" },
+		{ OPTION_ENUM, 'n', "normal-unit", &normal, "per_kernel|per_second|per_cycle|per_warp",
+		  "counts (bytes, instructions, sectors...) as they are, or per second, cycle or warp" },
+		{ OPTION_ENUM, 't', "time-unit", &time_unit, "s|ms|us|ns",
+		  "the unit of the top kernels' times (default: ns)" },
+		{ OPTION_STRING, 0, "max-stat-num", &max_text, "N",
+		  "kernels in the top-kernels and bottleneck tables (default: 10)" },
+		{ OPTION_STRING, 'g', "metric", &explain, "ID",
+		  "how a metric is computed: its expression, its inputs and the result" },
+		{ OPTION_BOOL, 0, "list-metrics", &list_metrics_only, NULL,
+		  "list the catalog's metrics and exit" },
+		{ OPTION_BOOL, 0, "list-stats", &list_stats, NULL,
+		  "list each workload's kernels and their dispatches, and exit" },
+		{ OPTION_ENUM, 0, "output-format", &format, "stdout|csv|md|json",
+		  "how to print the tables (default: stdout, aligned text)" },
+		{ OPTION_BOOL, 'h', "help", &help, NULL, "show this help" },
+		OPTION_END,
+	};
+	struct error err;
+	int next;
+	if (options_parse(table, argc, argv, &next, &err))
+		die_with(EXIT_USAGE, "compute analyze: %s", err.message);
+	if (help == 1) {
+		options_print_help(stdout, analyze_usage, analyze_description, table);
+		return 0;
+	}
+	if (next < argc)
+		die_with(EXIT_USAGE, "compute analyze: unexpected argument '%s' (workloads are given "
+				     "with -p)", argv[next]);
+	struct strbuf dir = STRBUF_INIT;
+	struct catalog c;
+	if (install_path("share/gpuprof/catalog", &dir, &err) || catalog_load(dir.buf, &c, &err))
+		die("compute: %s", err.message);
+	strbuf_release(&dir);
+	if (list_metrics_only == 1) {
+		for (size_t b = 0; b < c.count; b++) {
+			printf("%d %s\n", c.blocks[b].id, c.blocks[b].title);
+			for (size_t t = 0; t < c.blocks[b].count; t++) {
+				printf("  %s %s\n", c.blocks[b].tables[t].id, c.blocks[b].tables[t].title);
+				for (size_t i = 0; i < c.blocks[b].tables[t].count; i++)
+					printf("    %s %s (%s)\n", c.blocks[b].tables[t].metrics[i].id,
+					       c.blocks[b].tables[t].metrics[i].name,
+					       c.blocks[b].tables[t].metrics[i].unit);
+			}
+		}
+		catalog_release(&c);
+		return 0;
+	}
+	if (!paths.count)
+		die_with(EXIT_USAGE, "compute analyze: no workload given (-p DIR)");
+	for (int i = 0; i < blocks.count; i++)
+		if (strcmp(blocks.items[i], "0") && strcmp(blocks.items[i], "1") &&
+		    catalog_select(&c, blocks.items[i], NULL, NULL) < 0)
+			die_with(EXIT_USAGE, "compute analyze: -b %s: no block, table or metric has "
+					     "this id or alias (--list-metrics lists them)",
+				 blocks.items[i]);
+	for (int i = 0; i < dispatches.count; i++) {
+		long long from, to;
+		if (analyze_parse_dispatch(dispatches.items[i], &from, &to, &err))
+			die_with(EXIT_USAGE, "compute analyze: %s", err.message);
+	}
+	char *end;
+	long max = strtol(max_text, &end, 10);
+	if (*end || !*max_text || max < 1)
+		die_with(EXIT_USAGE, "compute analyze: --max-stat-num: '%s' is not a number from 1",
+			 max_text);
+	struct analyze_request r = {
+		.catalog = &c, .count = paths.count,
+		.blocks = (const char *const *)blocks.items, .block_count = blocks.count,
+		.kernels = (const char *const *)kernels.items, .kernel_count = kernels.count,
+		.dispatches = (const char *const *)dispatches.items,
+		.dispatch_count = dispatches.count,
+		.normal = !strcmp(normal, "per_second") ? PER_SECOND
+			  : !strcmp(normal, "per_cycle") ? PER_CYCLE
+			  : !strcmp(normal, "per_warp") ? PER_WARP : PER_KERNEL,
+		.time_scale = !strcmp(time_unit, "s") ? 1e9 : !strcmp(time_unit, "ms") ? 1e6
+			      : !strcmp(time_unit, "us") ? 1e3 : 1,
+		.time_unit = time_unit, .max_kernels = (int)max,
+		.format = !strcmp(format, "stdout") ? TABLE_TEXT : table_parse_format(format),
+		.out = stdout,
+	};
+	r.workloads = xcalloc((size_t)paths.count, sizeof(*r.workloads));
+	for (int i = 0; i < paths.count; i++)
+		if (workload_read(paths.items[i], &r.workloads[i], &err))
+			die("compute analyze: %s", err.message);
+	int rc = explain ? analyze_explain(&r, explain, &err)
+		 : list_stats == 1 ? analyze_list_stats(&r, &err) : analyze_print(&r, &err);
+	if (rc)
+		die_with(explain ? EXIT_USAGE : 1, "compute analyze: %s", err.message);
+	for (int i = 0; i < paths.count; i++)
+		workload_release(&r.workloads[i]);
+	free(r.workloads);
+	catalog_release(&c);
+	options_release();
+	return 0;
+}
+
 int cmd_compute(int argc, char **argv)
 {
 	if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
-		printf("usage: gpuprof compute profile [options] [-- COMMAND]\n\n%s\n\n"
-		       "gpuprof compute profile --help tells its options.\n", description);
+		printf("usage: gpuprof compute profile [options] [-- COMMAND]\n"
+		       "       %s\n\n%s\n\n%s\n\n"
+		       "gpuprof compute profile --help and gpuprof compute analyze --help tell "
+		       "their options.\n", analyze_usage, description, analyze_description);
 		return argc < 2 ? EXIT_USAGE : 0;
 	}
 	if (!strcmp(argv[1], "profile"))
 		return compute_profile(argc - 1, argv + 1);
-	die_with(EXIT_USAGE, "compute: unknown command '%s' (this version has: profile)", argv[1]);
+	if (!strcmp(argv[1], "analyze"))
+		return compute_analyze(argc - 1, argv + 1);
+	die_with(EXIT_USAGE, "compute: unknown command '%s' (profile or analyze)", argv[1]);
 }

@@ -14,8 +14,11 @@
 static const char *const derived_names[] = {
 	"launch.grid_size", "launch.block_size", "launch.registers_per_thread",
 	"launch.shared_memory_per_block", "launch.occupancy_warps", "launch.waves_per_sm",
-	"device.sm_count", "device.max_warps_per_sm", "device.dram_bandwidth",
-	"device.sm_clock_hz", "device.l2_bytes",
+	/* the numeric facts of a workload's sysinfo.csv (compute/workload.h) */
+	"device.sm_count", "device.warp_size", "device.max_warps_per_sm",
+	"device.max_blocks_per_sm", "device.registers_per_sm", "device.shared_memory_per_sm",
+	"device.sm_clock_hz", "device.memory_clock_hz", "device.memory_bus_bits",
+	"device.l2_bytes", "device.dram_bytes", "device.dram_bandwidth",
 };
 
 int catalog_derived(const char *name)

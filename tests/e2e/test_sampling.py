@@ -445,8 +445,11 @@ def test_a_python_program_shows_its_python_functions(tmp_path):
     # the 70/30 split in Python names, below the interpreter's entry from C
     assert 0.65 <= seventy / (seventy + thirty) <= 0.75, (seventy, thirty)
     assert seventy + thirty >= 0.8 * total, (seventy, thirty, total)
-    assert all(";PyEval_EvalCode;split.py:<module>;split.py:main;" in f
-               for f in stacks if ";split.py:seventy;" in f)
+    # below the interpreter's entry from C; the frames of a thread are read while it runs,
+    # so a read that crossed a call or a return may give a sample a torn chain: rare
+    odd = {f: n for f, n in stacks.items() if ";split.py:seventy;" in f and
+           ";PyEval_EvalCode;split.py:<module>;split.py:main;" not in f}
+    assert sum(odd.values()) <= 0.02 * total, odd
     # the evaluation loop is replaced by the functions it ran
     assert sum(n for f, n in stacks.items()
                if "split.py:work" in f and "_PyEval_EvalFrameDefault" in f) <= 0.02 * total

@@ -1,0 +1,482 @@
+/* gpuprof compute analyze (see analyze.h). */
+#include "compute/analyze.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/sort.h"
+#include "util/strbuf.h"
+
+int analyze_parse_dispatch(const char *text, long long *from, long long *to, struct error *err)
+{
+	char *end;
+	errno = 0;
+	*from = strtoll(text, &end, 10);
+	*to = *from;
+	if (*end == ':') {
+		const char *second = end + 1;
+		*to = strtoll(second, &end, 10);
+		if (end == second)
+			*to = -1;
+	}
+	if (end == text || *end || errno || *from < 1 || (*to != -1 && *to < *from))
+		return error_set(err, "-d %s: a dispatch is a number from 1, or a range FROM:TO "
+				      "(FROM: for every one from FROM)", text);
+	return 0;
+}
+
+static int dispatch_kept(const struct analyze_request *r, const struct workload_dispatch *d)
+{
+	int kernel = !r->kernel_count, id = !r->dispatch_count;
+	for (int i = 0; i < r->kernel_count && !kernel; i++)
+		kernel = strstr(d->kernel, r->kernels[i]) != NULL;
+	for (int i = 0; i < r->dispatch_count && !id; i++) {
+		long long from, to;
+		struct error err;
+		if (analyze_parse_dispatch(r->dispatches[i], &from, &to, &err) == 0)
+			id = d->dispatch_id >= from && (to < 0 || d->dispatch_id <= to);
+	}
+	return kernel && id;
+}
+
+/* Units of counts, which -n normalizes: per kernel (as they are), second, cycle, warp. */
+static int count_unit(const char *unit)
+{
+	static const char *const counts[] = { "bytes", "instructions", "sectors", "requests",
+					      "wavefronts", "conflicts", "FLOP" };
+	for (size_t i = 0; i < sizeof(counts) / sizeof(counts[0]); i++)
+		if (!strcmp(unit, counts[i]))
+			return 1;
+	return 0;
+}
+
+static void shown_unit(const struct analyze_request *r, const char *unit, struct strbuf *out)
+{
+	static const char *const per[] = { "", "/s", "/cycle", "/warp" };
+	strbuf_addf(out, "%s%s", unit, count_unit(unit) ? per[r->normal] : "");
+}
+
+/* What one dispatch's count is divided by under -n; -1 when it cannot be known. */
+static int normal_divisor(const struct analyze_request *r, const struct workload *w,
+			  const struct workload_dispatch *d, double *out)
+{
+	struct workload_context c = { w, d };
+	double warp_size;
+	switch (r->normal) {
+	case PER_KERNEL:
+		*out = 1;
+		return 0;
+	case PER_SECOND:
+		*out = (d->end - d->start) / 1e9;
+		return *out > 0 ? 0 : -1;
+	case PER_CYCLE:
+		return workload_lookup("gpc__cycles_elapsed.max", out, &c) || *out <= 0 ? -1 : 0;
+	case PER_WARP:
+		if (workload_lookup("device.warp_size", &warp_size, &c) || warp_size <= 0)
+			return -1;
+		*out = ceil(d->block_threads / warp_size) * (d->grid_threads / d->block_threads);
+		return *out > 0 ? 0 : -1;
+	}
+	return -1;
+}
+
+struct stats {
+	double sum, min, max, peak_sum;
+	int count, peak_count;
+};
+
+/* A metric over the dispatches kept of w (kernel: only those of this name when given). */
+static void metric_stats(const struct analyze_request *r, const struct workload *w,
+			 const struct catalog_metric *m, const char *kernel, struct stats *s)
+{
+	memset(s, 0, sizeof(*s));
+	for (size_t i = 0; i < w->count; i++) {
+		const struct workload_dispatch *d = &w->dispatches[i];
+		if (!dispatch_kept(r, d) || (kernel && strcmp(kernel, d->kernel)))
+			continue;
+		struct workload_context c = { w, d };
+		double v, divisor, peak;
+		if (expr_eval(m->expr, workload_lookup, &c, &v) == 0 &&
+		    (!count_unit(m->unit) || normal_divisor(r, w, d, &divisor) == 0)) {
+			if (count_unit(m->unit))
+				v /= divisor;
+			s->sum += v;
+			s->min = s->count && s->min < v ? s->min : v;
+			s->max = s->count && s->max > v ? s->max : v;
+			s->count++;
+		}
+		if (m->peak && !count_unit(m->unit) && expr_eval(m->peak, workload_lookup, &c, &peak) == 0) {
+			s->peak_sum += peak;
+			s->peak_count++;
+		}
+	}
+}
+
+/* Text for people: two decimals; CSV and JSON for scripts: every digit. */
+static int decimals_of(const struct analyze_request *r)
+{
+	return r->format == TABLE_TEXT || r->format == TABLE_MD ? 2 : -1;
+}
+
+static void cell(const struct analyze_request *r, struct table *t, double v, int defined)
+{
+	if (defined && isfinite(v))
+		table_double(t, v, decimals_of(r));
+	else
+		table_null(t);
+}
+
+static const char *label(int i, struct strbuf *out)
+{
+	strbuf_reset(out);
+	strbuf_addf(out, "W%d", i + 1);
+	return out->buf;
+}
+
+/* ---- 0. top kernels, 1. system info ------------------------------------------------- */
+
+struct kernel_time {
+	const char *name;
+	double sum, min, max;
+	int count;
+};
+
+static int by_sum(const void *a, const void *b)
+{
+	const struct kernel_time *x = a, *y = b;
+	if (x->sum != y->sum)
+		return x->sum < y->sum ? 1 : -1;
+	return strcmp(x->name, y->name);
+}
+
+/* The kernels of the dispatches kept, by total time; returns how many. */
+static size_t kernel_times(const struct analyze_request *r, const struct workload *w,
+			   struct kernel_time **out)
+{
+	struct kernel_time *k = NULL;
+	size_t n = 0;
+	for (size_t i = 0; i < w->count; i++) {
+		const struct workload_dispatch *d = &w->dispatches[i];
+		if (!dispatch_kept(r, d))
+			continue;
+		size_t j = 0;
+		while (j < n && strcmp(k[j].name, d->kernel))
+			j++;
+		if (j == n) {
+			k = xrealloc(k, (n + 1) * sizeof(*k));
+			k[n++] = (struct kernel_time){ d->kernel, 0, INFINITY, -INFINITY, 0 };
+		}
+		double t = d->end - d->start;
+		k[j].sum += t;
+		k[j].min = fmin(k[j].min, t);
+		k[j].max = fmax(k[j].max, t);
+		k[j].count++;
+	}
+	sort_array(k, n, sizeof(*k), by_sum);
+	*out = k;
+	return n;
+}
+
+static int print_top(const struct analyze_request *r, int which, struct error *err)
+{
+	const struct workload *w = &r->workloads[which];
+	struct kernel_time *k;
+	size_t n = kernel_times(r, w, &k);
+	double total = 0;
+	for (size_t i = 0; i < n; i++)
+		total += k[i].sum;
+	struct strbuf title = STRBUF_INIT, sum = STRBUF_INIT, mean = STRBUF_INIT;
+	strbuf_addf(&title, "0.1 Top kernels of %s", w->dir);
+	strbuf_addf(&sum, "Sum (%s)", r->time_unit);
+	strbuf_addf(&mean, "Mean (%s)", r->time_unit);
+	const char *names[] = { "Kernel", "Count", sum.buf, mean.buf, "Min", "Max", "Pct" };
+	struct table *t = table_begin(r->out, r->format, "0.1", title.buf, 7, names);
+	for (size_t i = 0; i < n && (int)i < r->max_kernels; i++) {
+		table_text(t, k[i].name);
+		table_int(t, k[i].count);
+		cell(r, t, k[i].sum / r->time_scale, 1);
+		cell(r, t, k[i].sum / k[i].count / r->time_scale, 1);
+		cell(r, t, k[i].min / r->time_scale, 1);
+		cell(r, t, k[i].max / r->time_scale, 1);
+		cell(r, t, 100 * k[i].sum / total, total > 0);
+	}
+	free(k);
+	strbuf_release(&title), strbuf_release(&sum), strbuf_release(&mean);
+	return table_end(t, err);
+}
+
+static int print_system(const struct analyze_request *r, struct error *err)
+{
+	const char **names = xcalloc((size_t)r->count + 1, sizeof(*names));
+	struct strbuf *labels = xcalloc((size_t)r->count, sizeof(*labels));
+	names[0] = "Fact";
+	for (int i = 0; i < r->count; i++)
+		names[i + 1] = label(i, &labels[i]);
+	struct table *t = table_begin(r->out, r->format, "1.1", "1.1 System info", r->count + 1,
+				      names);
+	const struct workload *first = &r->workloads[0];
+	for (size_t f = 0; f < first->fact_count; f++) {
+		table_text(t, first->facts[f]);
+		for (int i = 0; i < r->count; i++) {
+			const char *v = workload_fact(&r->workloads[i], first->facts[f]);
+			if (v)
+				table_text(t, v);
+			else
+				table_null(t);
+		}
+	}
+	int rc = table_end(t, err);
+	for (int i = 0; i < r->count; i++)
+		strbuf_release(&labels[i]);
+	free(labels);
+	free(names);
+	return rc;
+}
+
+/* ---- the catalog's tables --------------------------------------------------------------- */
+
+static int metric_wanted(const struct analyze_request *r, const struct catalog_block *b,
+			 const struct catalog_table *t, const struct catalog_metric *m)
+{
+	int yes = !r->block_count;
+	for (int i = 0; i < r->block_count && !yes; i++)
+		yes = catalog_matches(b, t, m, r->blocks[i]);
+	return yes;
+}
+
+static int print_table(const struct analyze_request *r, const struct catalog_block *b,
+		       const struct catalog_table *table, struct error *err)
+{
+	struct strbuf title = STRBUF_INIT, unit = STRBUF_INIT;
+	strbuf_addf(&title, "%s %s", table->id, table->title);
+	struct table *t;
+	struct strbuf *labels = xcalloc((size_t)r->count * 3, sizeof(*labels));
+	if (r->count == 1) {
+		const char *names[] = { "Metric_ID", "Metric", "Avg", "Min", "Max", "Unit", "Peak",
+					"Pct_of_Peak" };
+		t = table_begin(r->out, r->format, table->id, title.buf, 8, names);
+	} else {
+		const char **names = xcalloc((size_t)r->count * 3 + 3, sizeof(*names));
+		int n = 0;
+		names[n++] = "Metric_ID", names[n++] = "Metric", names[n++] = "Unit";
+		strbuf_addstr(&labels[0], "W1 (baseline)");
+		names[n++] = labels[0].buf;
+		for (int i = 1; i < r->count; i++) {
+			strbuf_addf(&labels[3 * i], "W%d", i + 1);
+			strbuf_addf(&labels[3 * i + 1], "W%d change %%", i + 1);
+			strbuf_addf(&labels[3 * i + 2], "W%d diff", i + 1);
+			names[n++] = labels[3 * i].buf;
+			names[n++] = labels[3 * i + 1].buf;
+			names[n++] = labels[3 * i + 2].buf;
+		}
+		t = table_begin(r->out, r->format, table->id, title.buf, n, names);
+		free(names);
+	}
+	for (size_t i = 0; i < table->count; i++) {
+		const struct catalog_metric *m = &table->metrics[i];
+		if (!metric_wanted(r, b, table, m))
+			continue;
+		strbuf_reset(&unit);
+		shown_unit(r, m->unit, &unit);
+		table_text(t, m->id);
+		table_text(t, m->name);
+		struct stats base;
+		metric_stats(r, &r->workloads[0], m, NULL, &base);
+		double avg = base.count ? base.sum / base.count : NAN;
+		if (r->count == 1) {
+			double peak = base.peak_count ? base.peak_sum / base.peak_count : NAN;
+			cell(r, t, avg, base.count);
+			cell(r, t, base.min, base.count);
+			cell(r, t, base.max, base.count);
+			table_text(t, unit.buf);
+			cell(r, t, peak, base.peak_count);
+			cell(r, t, 100 * avg / peak, base.count && base.peak_count && peak != 0);
+			continue;
+		}
+		table_text(t, unit.buf);
+		cell(r, t, avg, base.count);
+		for (int w = 1; w < r->count; w++) {
+			struct stats s;
+			metric_stats(r, &r->workloads[w], m, NULL, &s);
+			double other = s.count ? s.sum / s.count : NAN;
+			cell(r, t, other, s.count);
+			cell(r, t, 100 * (other - avg) / avg, s.count && base.count && avg != 0);
+			cell(r, t, other - avg, s.count && base.count);
+		}
+	}
+	for (int i = 0; i < r->count * 3; i++)
+		strbuf_release(&labels[i]);
+	free(labels);
+	strbuf_release(&title);
+	strbuf_release(&unit);
+	return table_end(t, err);
+}
+
+/* The speed-of-light bottleneck of each kernel (Nsight Compute's SpeedOfLight rule):
+ * both SM and memory throughput under 60 % is latency-bound (and fewer than one wave
+ * of blocks starves the SMs); otherwise the larger by 10 points or more bounds the
+ * kernel, and within 10 points it is balanced; above 80 % the unit is near its peak. */
+static int print_bottleneck(const struct analyze_request *r, const struct catalog *c,
+			    struct error *err)
+{
+	const struct catalog_metric *sm = NULL, *memory = NULL, *waves = NULL;
+	for (size_t b = 0; b < c->count; b++)
+		for (size_t t = 0; t < c->blocks[b].count; t++)
+			for (size_t i = 0; i < c->blocks[b].tables[t].count; i++) {
+				const struct catalog_metric *m = &c->blocks[b].tables[t].metrics[i];
+				sm = !strcmp(m->id, "2.1.0") ? m : sm;
+				memory = !strcmp(m->id, "2.1.1") ? m : memory;
+				waves = !strcmp(m->id, "2.1.10") ? m : waves;
+			}
+	if (!sm || !memory || !waves)
+		return 0;
+	const struct workload *w = &r->workloads[0];
+	struct kernel_time *k;
+	size_t n = kernel_times(r, w, &k);
+	const char *names[] = { "Kernel", "SM %", "Memory %", "Waves", "Bottleneck" };
+	struct table *t = table_begin(r->out, r->format, "2.2", "2.2 Bottleneck (W1)", 5, names);
+	for (size_t i = 0; i < n && (int)i < r->max_kernels; i++) {
+		struct stats a, b, v;
+		metric_stats(r, w, sm, k[i].name, &a);
+		metric_stats(r, w, memory, k[i].name, &b);
+		metric_stats(r, w, waves, k[i].name, &v);
+		double s = a.count ? a.sum / a.count : NAN, m = b.count ? b.sum / b.count : NAN;
+		double wave = v.count ? v.sum / v.count : NAN;
+		table_text(t, k[i].name);
+		cell(r, t, s, a.count);
+		cell(r, t, m, b.count);
+		cell(r, t, wave, v.count);
+		struct strbuf verdict = STRBUF_INIT;
+		if (!a.count || !b.count)
+			strbuf_addstr(&verdict, "N/A (needs 2.1.0 and 2.1.1)");
+		else if (s < 60 && m < 60)
+			strbuf_addf(&verdict, "latency: neither the SMs nor memory reach 60 %%%s",
+				    v.count && wave < 1 ? "; fewer than one wave: launch more blocks"
+							: "");
+		else if (fabs(s - m) >= 10)
+			strbuf_addf(&verdict, "%s", s > m ? "compute (SM)" : "memory");
+		else
+			strbuf_addstr(&verdict, "balanced");
+		if (a.count && b.count && fmax(s, m) > 80)
+			strbuf_addstr(&verdict, "; above 80 %: near the peak of that unit");
+		table_text(t, verdict.buf);
+		strbuf_release(&verdict);
+	}
+	free(k);
+	return table_end(t, err);
+}
+
+int analyze_print(const struct analyze_request *r, struct error *err)
+{
+	table_output_begin(r->out, r->format);
+	int rc = 0;
+	int all = !r->block_count;
+	for (int i = 0; i < r->block_count; i++)
+		all |= !strcmp(r->blocks[i], "0") || !strcmp(r->blocks[i], "1");
+	for (int i = 0; rc == 0 && i < r->count && all; i++)
+		rc = print_top(r, i, err);
+	if (rc == 0 && all)
+		rc = print_system(r, err);
+	for (size_t b = 0; rc == 0 && b < r->catalog->count; b++) {
+		const struct catalog_block *block = &r->catalog->blocks[b];
+		int shown = 0;
+		for (size_t t = 0; rc == 0 && t < block->count; t++) {
+			const struct catalog_table *table = &block->tables[t];
+			int any = 0;
+			for (size_t i = 0; i < table->count && !any; i++)
+				any = metric_wanted(r, block, table, &table->metrics[i]);
+			if (any) {
+				rc = print_table(r, block, table, err);
+				shown = 1;
+			}
+		}
+		if (rc == 0 && shown && block->id == 2)
+			rc = print_bottleneck(r, r->catalog, err);
+	}
+	table_output_end(r->out, r->format);
+	return rc;
+}
+
+struct explanation {
+	const struct analyze_request *r;
+	const struct workload *w;
+};
+
+static void explain_input(const char *name, void *arg)
+{
+	struct explanation *e = arg;
+	double sum = 0, v;
+	int count = 0;
+	for (size_t i = 0; i < e->w->count; i++) {
+		struct workload_context c = { e->w, &e->w->dispatches[i] };
+		if (dispatch_kept(e->r, c.d) && workload_lookup(name, &v, &c) == 0) {
+			sum += v;
+			count++;
+		}
+	}
+	if (count)
+		fprintf(e->r->out, "  %s = %.15g (average over %d dispatches)\n", name, sum / count,
+			count);
+	else
+		fprintf(e->r->out, "  %s = N/A (no dispatch kept has it)\n", name);
+}
+
+int analyze_explain(const struct analyze_request *r, const char *id, struct error *err)
+{
+	for (size_t b = 0; b < r->catalog->count; b++)
+		for (size_t t = 0; t < r->catalog->blocks[b].count; t++)
+			for (size_t i = 0; i < r->catalog->blocks[b].tables[t].count; i++) {
+				const struct catalog_metric *m = &r->catalog->blocks[b].tables[t].metrics[i];
+				if (strcmp(m->id, id))
+					continue;
+				struct explanation e = { r, &r->workloads[0] };
+				struct strbuf unit = STRBUF_INIT;
+				shown_unit(r, m->unit, &unit);
+				fprintf(r->out, "%s %s (%s) = %s\n", m->id, m->name, unit.buf, m->expr_text);
+				expr_names(m->expr, explain_input, &e);
+				struct stats s;
+				metric_stats(r, e.w, m, NULL, &s);
+				if (s.count)
+					fprintf(r->out, "  = %.15g %s (average over %d dispatches)\n",
+						s.sum / s.count, unit.buf, s.count);
+				else
+					fprintf(r->out, "  = N/A\n");
+				strbuf_release(&unit);
+				return 0;
+			}
+	return error_set(err, "-g %s: no metric has this id (--list-metrics lists them)", id);
+}
+
+int analyze_list_stats(const struct analyze_request *r, struct error *err)
+{
+	table_output_begin(r->out, r->format);
+	int rc = 0;
+	for (int i = 0; rc == 0 && i < r->count; i++) {
+		const struct workload *w = &r->workloads[i];
+		struct strbuf title = STRBUF_INIT;
+		strbuf_addf(&title, "Kernels of %s", w->dir);
+		const char *names[] = { "Kernel", "Dispatches", "Dispatch_IDs" };
+		struct table *t = table_begin(r->out, r->format, "kernels", title.buf, 3, names);
+		struct kernel_time *k;
+		size_t n = kernel_times(r, w, &k);
+		for (size_t j = 0; j < n; j++) {
+			struct strbuf ids = STRBUF_INIT;
+			for (size_t d = 0; d < w->count; d++)
+				if (!strcmp(w->dispatches[d].kernel, k[j].name) &&
+				    dispatch_kept(r, &w->dispatches[d]))
+					strbuf_addf(&ids, "%s%lld", ids.len ? " " : "",
+						    w->dispatches[d].dispatch_id);
+			table_text(t, k[j].name);
+			table_int(t, k[j].count);
+			table_text(t, ids.buf);
+			strbuf_release(&ids);
+		}
+		free(k);
+		strbuf_release(&title);
+		rc = table_end(t, err);
+	}
+	table_output_end(r->out, r->format);
+	return rc;
+}

@@ -1,0 +1,367 @@
+/* Workload directories of gpuprof compute (see workload.h). */
+#include "compute/workload.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/strbuf.h"
+
+/* ---- CSV (RFC 4180: quoted fields may hold commas, quotes doubled, newlines) ---------- */
+
+struct csv_row {
+	char **fields;
+	size_t count;
+	int line;
+};
+
+static void rows_release(struct csv_row *rows, size_t count)
+{
+	for (size_t r = 0; r < count; r++) {
+		for (size_t f = 0; f < rows[r].count; f++)
+			free(rows[r].fields[f]);
+		free(rows[r].fields);
+	}
+	free(rows);
+}
+
+/* The rows of text; -1 with *bad_line where a quote is not closed or text follows one. */
+static int csv_parse(const char *text, size_t size, struct csv_row **out, size_t *count,
+		     int *bad_line)
+{
+	struct csv_row *rows = NULL;
+	size_t n = 0;
+	const char *at = text, *end = text + size;
+	int line = 1;
+	struct strbuf field = STRBUF_INIT;
+	while (at < end) {
+		struct csv_row row = { NULL, 0, line };
+		for (;;) { /* one field */
+			strbuf_reset(&field);
+			if (at < end && *at == '"') {
+				at++;
+				for (;;) {
+					if (at >= end) {
+						*bad_line = row.line;
+						goto fail;
+					}
+					if (*at == '"' && at + 1 < end && at[1] == '"') {
+						strbuf_addch(&field, '"');
+						at += 2;
+					} else if (*at == '"') {
+						at++;
+						break;
+					} else {
+						line += *at == '\n';
+						strbuf_addch(&field, *at++);
+					}
+				}
+				if (at < end && *at != ',' && *at != '\n' && *at != '\r') {
+					*bad_line = line;
+					goto fail;
+				}
+			} else {
+				while (at < end && *at != ',' && *at != '\n' && *at != '\r')
+					strbuf_addch(&field, *at++);
+			}
+			row.fields = xrealloc(row.fields, (row.count + 1) * sizeof(char *));
+			row.fields[row.count++] = xstrdup(field.buf);
+			if (at < end && *at == ',') {
+				at++;
+				continue;
+			}
+			break;
+		}
+		if (at < end && *at == '\r')
+			at++;
+		if (at < end && *at == '\n') {
+			at++;
+			line++;
+		}
+		if (row.count == 1 && !row.fields[0][0]) { /* a blank line */
+			free(row.fields[0]);
+			free(row.fields);
+			continue;
+		}
+		rows = xrealloc(rows, (n + 1) * sizeof(*rows));
+		rows[n++] = row;
+		continue;
+fail:
+		for (size_t f = 0; f < row.count; f++)
+			free(row.fields[f]);
+		free(row.fields);
+		rows_release(rows, n);
+		strbuf_release(&field);
+		return -1;
+	}
+	strbuf_release(&field);
+	*out = rows;
+	*count = n;
+	return 0;
+}
+
+/* ---- pmc_perf.csv ---------------------------------------------------------------------- */
+
+static const char *const fixed_columns[] = {
+	"Dispatch_ID", "GPU_ID", "Grid_Size", "Workgroup_Size", "LDS_Per_Workgroup",
+	"Scratch_Per_Workitem", "Registers_Per_Thread", "Kernel_Name", "Start_Timestamp",
+	"End_Timestamp",
+};
+#define FIXED_COLUMNS (sizeof(fixed_columns) / sizeof(fixed_columns[0]))
+
+/* A number of a cell: 0 and *out, or -1 when it is not one (empty: NAN, 0). */
+static int number(const char *text, double *out)
+{
+	if (!*text) {
+		*out = NAN;
+		return 0;
+	}
+	char *end;
+	errno = 0;
+	*out = strtod(text, &end);
+	return *end || errno || !isfinite(*out) ? -1 : 0;
+}
+
+int workload_parse_dispatches(const char *name, const char *text, size_t size,
+			      struct workload *w, struct error *err)
+{
+	struct csv_row *rows;
+	size_t count;
+	int bad = 0;
+	if (csv_parse(text, size, &rows, &count, &bad))
+		return error_set(err, "%s:%d: a quoted field is not closed where it should be",
+				 name, bad);
+	int rc = 0;
+	if (!count || rows[0].count < FIXED_COLUMNS) {
+		rc = error_set(err, "%s:1: the header must begin with the %zu columns of a dispatch "
+				    "(Dispatch_ID, ..., End_Timestamp)", name, FIXED_COLUMNS);
+		goto done;
+	}
+	for (size_t c = 0; c < FIXED_COLUMNS; c++)
+		if (strcmp(rows[0].fields[c], fixed_columns[c])) {
+			rc = error_set(err, "%s:1: column %zu is '%s', not %s", name, c + 1,
+				       rows[0].fields[c], fixed_columns[c]);
+			goto done;
+		}
+	w->column_count = rows[0].count - FIXED_COLUMNS;
+	w->columns = xcalloc(w->column_count ? w->column_count : 1, sizeof(char *));
+	for (size_t c = 0; c < w->column_count; c++) {
+		w->columns[c] = xstrdup(rows[0].fields[FIXED_COLUMNS + c]);
+		if (!*w->columns[c]) {
+			rc = error_set(err, "%s:1: column %zu has no name", name, FIXED_COLUMNS + c + 1);
+			goto done;
+		}
+	}
+	w->dispatches = xcalloc(count, sizeof(*w->dispatches));
+	for (size_t r = 1; r < count; r++) {
+		const struct csv_row *row = &rows[r];
+		if (row->count != rows[0].count) {
+			rc = error_set(err, "%s:%d: %zu fields, the header has %zu", name, row->line,
+				       row->count, rows[0].count);
+			goto done;
+		}
+		struct workload_dispatch *d = &w->dispatches[w->count++];
+		double id, gpu;
+		d->values = xcalloc(w->column_count ? w->column_count : 1, sizeof(double));
+		d->kernel = xstrdup(row->fields[7]);
+		if (number(row->fields[0], &id) || isnan(id) || id < 1 || id != floor(id) ||
+		    number(row->fields[1], &gpu) || isnan(gpu) || gpu < 0 ||
+		    number(row->fields[2], &d->grid_threads) ||
+		    number(row->fields[3], &d->block_threads) ||
+		    number(row->fields[4], &d->shared_per_block) ||
+		    number(row->fields[5], &d->scratch_per_thread) ||
+		    number(row->fields[6], &d->registers) || number(row->fields[8], &d->start) ||
+		    number(row->fields[9], &d->end)) {
+			rc = error_set(err, "%s:%d: a dispatch's columns are numbers (its id from 1)",
+				       name, row->line);
+			goto done;
+		}
+		d->dispatch_id = (long long)id;
+		d->gpu_id = (long long)gpu;
+		for (size_t c = 0; c < w->column_count; c++)
+			if (number(row->fields[FIXED_COLUMNS + c], &d->values[c])) {
+				rc = error_set(err, "%s:%d: %s: '%s' is not a number", name, row->line,
+					       w->columns[c], row->fields[FIXED_COLUMNS + c]);
+				goto done;
+			}
+	}
+done:
+	rows_release(rows, count);
+	return rc ? -1 : 0;
+}
+
+/* ---- sysinfo.csv ----------------------------------------------------------------------- */
+
+int workload_parse_facts(const char *name, const char *text, size_t size, struct workload *w,
+			 struct error *err)
+{
+	struct csv_row *rows;
+	size_t count;
+	int bad = 0;
+	if (csv_parse(text, size, &rows, &count, &bad))
+		return error_set(err, "%s:%d: a quoted field is not closed where it should be",
+				 name, bad);
+	int rc = 0;
+	if (count != 2 || rows[0].count != rows[1].count)
+		rc = error_set(err, "%s: a header and one row of as many fields are expected", name);
+	for (size_t c = 0; rc == 0 && c < rows[0].count; c++) {
+		w->facts = xrealloc(w->facts, (w->fact_count + 1) * sizeof(char *));
+		w->fact_values = xrealloc(w->fact_values, (w->fact_count + 1) * sizeof(char *));
+		w->facts[w->fact_count] = xstrdup(rows[0].fields[c]);
+		w->fact_values[w->fact_count++] = xstrdup(rows[1].fields[c]);
+	}
+	rows_release(rows, count);
+	return rc ? -1 : 0;
+}
+
+const char *workload_fact(const struct workload *w, const char *name)
+{
+	for (size_t i = 0; i < w->fact_count; i++)
+		if (!strcmp(w->facts[i], name))
+			return w->fact_values[i];
+	return NULL;
+}
+
+static int read_file(const char *dir, const char *file, struct strbuf *out, struct error *err)
+{
+	struct strbuf path = STRBUF_INIT;
+	strbuf_addf(&path, "%s/%s", dir, file);
+	FILE *f = fopen(path.buf, "rb");
+	if (!f) {
+		error_set(err, "%s: %s (not a gpuprof compute workload?)", path.buf, strerror(errno));
+		strbuf_release(&path);
+		return -1;
+	}
+	char buffer[65536];
+	size_t n;
+	while ((n = fread(buffer, 1, sizeof(buffer), f)) > 0)
+		strbuf_add(out, buffer, n);
+	int failed = ferror(f);
+	fclose(f);
+	if (failed)
+		error_set(err, "%s: cannot be read", path.buf);
+	strbuf_release(&path);
+	return failed ? -1 : 0;
+}
+
+int workload_read(const char *dir, struct workload *w, struct error *err)
+{
+	memset(w, 0, sizeof(*w));
+	w->dir = xstrdup(dir);
+	struct strbuf text = STRBUF_INIT, name = STRBUF_INIT;
+	int rc = read_file(dir, "pmc_perf.csv", &text, err);
+	strbuf_addf(&name, "%s/pmc_perf.csv", dir);
+	if (rc == 0)
+		rc = workload_parse_dispatches(name.buf, text.buf, text.len, w, err);
+	strbuf_reset(&text);
+	strbuf_reset(&name);
+	strbuf_addf(&name, "%s/sysinfo.csv", dir);
+	if (rc == 0)
+		rc = read_file(dir, "sysinfo.csv", &text, err);
+	if (rc == 0)
+		rc = workload_parse_facts(name.buf, text.buf, text.len, w, err);
+	strbuf_release(&text);
+	strbuf_release(&name);
+	if (rc)
+		workload_release(w);
+	return rc ? -1 : 0;
+}
+
+void workload_release(struct workload *w)
+{
+	for (size_t i = 0; i < w->count; i++) {
+		free(w->dispatches[i].kernel);
+		free(w->dispatches[i].values);
+	}
+	for (size_t i = 0; i < w->column_count; i++)
+		free(w->columns[i]);
+	for (size_t i = 0; i < w->fact_count; i++) {
+		free(w->facts[i]);
+		free(w->fact_values[i]);
+	}
+	free(w->dispatches), free(w->columns), free(w->facts), free(w->fact_values), free(w->dir);
+	memset(w, 0, sizeof(*w));
+}
+
+/* ---- values for the catalog's expressions ------------------------------------------ */
+
+static int device_value(const struct workload *w, const char *name, double *value)
+{
+	const char *text = workload_fact(w, name);
+	return text && number(text, value) == 0 && !isnan(*value) ? 0 : -1;
+}
+
+/* The warps an SM holds at once for this launch, by the CUDA occupancy rules: the fewest
+ * blocks that the warp, block, register and shared-memory limits each allow, times the
+ * warps of a block. Registers are allocated per warp in units of
+ * register_allocation_unit; a block's shared memory in units of
+ * shared_memory_allocation_unit, plus what the system reserves per block. */
+static int occupancy_warps(const struct workload *w, const struct workload_dispatch *d,
+			   double *out)
+{
+	double warp_size, max_warps, max_blocks, registers, register_unit, shared, reserved,
+		shared_unit;
+	if (device_value(w, "warp_size", &warp_size) || device_value(w, "max_warps_per_sm", &max_warps) ||
+	    device_value(w, "max_blocks_per_sm", &max_blocks) ||
+	    device_value(w, "registers_per_sm", &registers) ||
+	    device_value(w, "register_allocation_unit", &register_unit) ||
+	    device_value(w, "shared_memory_per_sm", &shared) ||
+	    device_value(w, "shared_memory_reserved_per_block", &reserved) ||
+	    device_value(w, "shared_memory_allocation_unit", &shared_unit) ||
+	    isnan(d->block_threads) || d->block_threads < 1 || warp_size < 1 ||
+	    register_unit < 1 || shared_unit < 1)
+		return -1;
+	double warps = ceil(d->block_threads / warp_size);
+	double blocks = fmin(floor(max_warps / warps), max_blocks);
+	if (!isnan(d->registers) && d->registers > 0) {
+		double per_warp = ceil(d->registers * warp_size / register_unit) * register_unit;
+		blocks = fmin(blocks, floor(floor(registers / per_warp) / warps));
+	}
+	double per_block = (isnan(d->shared_per_block) ? 0 : d->shared_per_block);
+	per_block = ceil((per_block + reserved) / shared_unit) * shared_unit;
+	if (per_block > 0)
+		blocks = fmin(blocks, floor(shared / per_block));
+	*out = blocks * warps;
+	return 0;
+}
+
+int workload_lookup(const char *name, double *value, void *context)
+{
+	const struct workload_context *c = context;
+	const struct workload *w = c->w;
+	const struct workload_dispatch *d = c->d;
+	if (!strncmp(name, "device.", 7))
+		return device_value(w, name + 7, value);
+	if (!strncmp(name, "launch.", 7)) {
+		const char *what = name + 7;
+		if (!strcmp(what, "grid_size"))
+			*value = d->grid_threads / d->block_threads;
+		else if (!strcmp(what, "block_size"))
+			*value = d->block_threads;
+		else if (!strcmp(what, "registers_per_thread"))
+			*value = d->registers;
+		else if (!strcmp(what, "shared_memory_per_block"))
+			*value = d->shared_per_block;
+		else if (!strcmp(what, "occupancy_warps"))
+			return occupancy_warps(w, d, value);
+		else if (!strcmp(what, "waves_per_sm")) {
+			double warps, sms, warp_size;
+			if (occupancy_warps(w, d, &warps) || device_value(w, "sm_count", &sms) ||
+			    device_value(w, "warp_size", &warp_size) || warps <= 0 || sms <= 0)
+				return -1;
+			double blocks_per_sm = warps / ceil(d->block_threads / warp_size);
+			*value = d->grid_threads / d->block_threads / (blocks_per_sm * sms);
+		} else {
+			return -1;
+		}
+		return isfinite(*value) ? 0 : -1;
+	}
+	for (size_t i = 0; i < w->column_count; i++)
+		if (!strcmp(w->columns[i], name)) {
+			*value = d->values[i];
+			return isnan(*value) ? -1 : 0;
+		}
+	return -1;
+}

@@ -1,0 +1,60 @@
+/* A workload directory of gpuprof compute (docs/OUTPUTS.md): what `compute profile`
+ * writes and `compute analyze` reads.
+ *   pmc_perf.csv  one row per dispatch: Dispatch_ID, GPU_ID, Grid_Size (threads),
+ *                 Workgroup_Size (threads per block), LDS_Per_Workgroup (shared memory
+ *                 bytes per block), Scratch_Per_Workitem (local memory bytes per
+ *                 thread), Registers_Per_Thread, Kernel_Name, Start_Timestamp,
+ *                 End_Timestamp (ns), then one column per CUPTI metric collected (empty:
+ *                 not collected for that dispatch)
+ *   sysinfo.csv   one row of the host's and the GPU's facts; its numeric columns are
+ *                 the catalog's device.* values
+ * The readers take the text of a file, so that they are fuzzed as they are used. */
+#ifndef GPUPROF_COMPUTE_WORKLOAD_H
+#define GPUPROF_COMPUTE_WORKLOAD_H
+
+#include <stddef.h>
+
+#include "util/error.h"
+
+struct workload_dispatch {
+	long long dispatch_id, gpu_id;
+	char *kernel;
+	double start, end;            /* ns */
+	double grid_threads, block_threads, shared_per_block, scratch_per_thread, registers;
+	double *values;               /* per metric column; NAN where empty */
+};
+
+struct workload {
+	char *dir;
+	char **columns;               /* the metric columns of pmc_perf.csv */
+	size_t column_count;
+	struct workload_dispatch *dispatches;
+	size_t count;
+	char **facts, **fact_values;  /* sysinfo.csv: column names and values */
+	size_t fact_count;
+};
+
+/* Reads dir/pmc_perf.csv and dir/sysinfo.csv: 0, or -1 with err naming the file, the
+ * line and the fault. */
+int workload_read(const char *dir, struct workload *w, struct error *err);
+/* The text of pmc_perf.csv and of sysinfo.csv (name: for messages). */
+int workload_parse_dispatches(const char *name, const char *text, size_t size,
+			      struct workload *w, struct error *err);
+int workload_parse_facts(const char *name, const char *text, size_t size, struct workload *w,
+			 struct error *err);
+void workload_release(struct workload *w);
+
+/* A fact of sysinfo.csv as text, NULL when absent. */
+const char *workload_fact(const struct workload *w, const char *name);
+
+/* The value of a catalog name for one dispatch: a metric column, launch.* (from the
+ * row and the GPU's limits: the CUDA occupancy rules) or device.* (sysinfo.csv).
+ * Returns 0, or -1 when it has none (N/A). Fits compute/expr.h's lookup, with a
+ * struct workload_context as arg. */
+struct workload_context {
+	const struct workload *w;
+	const struct workload_dispatch *d;
+};
+int workload_lookup(const char *name, double *value, void *context);
+
+#endif

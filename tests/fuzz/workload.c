@@ -1,0 +1,35 @@
+/* Fuzz target: the files of a gpuprof compute workload (pmc_perf.csv, sysinfo.csv). The
+ * input is the text of pmc_perf.csv, then a NUL and the text of sysinfo.csv; what reads
+ * is looked up as analyze does: every metric column, the launch.* and device.* values. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "compute/workload.h"
+#include "fuzz.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	const char *text = (const char *)data;
+	const char *nul = memchr(text, '\0', size);
+	size_t first = nul ? (size_t)(nul - text) : size;
+	struct workload w;
+	struct error err;
+	memset(&w, 0, sizeof(w));
+	static const char *const derived[] = {
+		"launch.grid_size", "launch.block_size", "launch.registers_per_thread",
+		"launch.shared_memory_per_block", "launch.occupancy_warps", "launch.waves_per_sm",
+		"device.sm_count", "launch.unknown", "device.unknown",
+	};
+	if (workload_parse_dispatches("pmc", text, first, &w, &err) == 0 &&
+	    (!nul || workload_parse_facts("sys", nul + 1, size - first - 1, &w, &err) == 0))
+		for (size_t d = 0; d < w.count; d++) {
+			struct workload_context c = { &w, &w.dispatches[d] };
+			double v;
+			for (size_t i = 0; i < w.column_count; i++)
+				workload_lookup(w.columns[i], &v, &c);
+			for (size_t i = 0; i < sizeof(derived) / sizeof(derived[0]); i++)
+				workload_lookup(derived[i], &v, &c);
+		}
+	workload_release(&w);
+	return 0;
+}
