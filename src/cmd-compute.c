@@ -163,15 +163,44 @@ static int list_metrics(const struct catalog *c, const struct option_list *block
 	return 0;
 }
 
+static void count_metric(const struct catalog_metric *m, void *arg)
+{
+	struct plan *p = arg;
+	catalog_cupti_names(m, &p->names);
+	p->metrics++;
+}
+
+/* Each metric set with the passes it takes on the chip. */
+static int list_sets(const struct catalog *c, struct host_api *api, const char *chip)
+{
+	printf("gpuprof compute: metric sets on %s (--set NAME)\n", chip);
+	for (size_t i = 0; i < c->set_count; i++) {
+		const struct catalog_set *s = &c->sets[i];
+		struct plan p = { api, chip, STRBUF_INIT, 0 };
+		for (size_t k = 0; k < s->select_count; k++)
+			catalog_select(c, s->select[k], count_metric, &p);
+		struct strbuf passes = STRBUF_INIT;
+		describe_passes(&p, &passes);
+		printf("%-15s %d metrics, %s: %s\n", s->name, p.metrics, passes.buf, s->description);
+		strbuf_release(&passes);
+		strbuf_release(&p.names);
+	}
+	return 0;
+}
+
 static int compute_profile(int argc, char **argv)
 {
-	int help = -1, list = -1;
-	const char *chip = NULL;
+	int help = -1, list = -1, sets = -1;
+	const char *chip = NULL, *set = NULL;
 	struct option_list blocks = { 0 };
 	const struct option table[] = {
 		{ OPTION_LIST, 'b', "block", &blocks, "ID",
 		  "blocks, tables or metrics to collect: 2, 7.1, 11.2.3, or a block's alias "
 		  "(dram, l2, sol...); default: all" },
+		{ OPTION_STRING, 0, "set", &set, "NAME",
+		  "a metric set instead of -b (--list-sets lists them)" },
+		{ OPTION_BOOL, 0, "list-sets", &sets, NULL,
+		  "print the metric sets with the passes each takes on the chip" },
 		{ OPTION_BOOL, 0, "list-available-metrics", &list, NULL,
 		  "print the catalog (what -b selects): each metric, whether the chip has it, "
 		  "and the passes of each block" },
@@ -199,6 +228,14 @@ static int compute_profile(int argc, char **argv)
 			die_with(EXIT_USAGE, "compute profile: -b %s: no block, table or metric has "
 					     "this id or alias (--list-available-metrics lists them)",
 				 blocks.items[i]);
+	if (set && blocks.count)
+		die_with(EXIT_USAGE, "compute profile: --set and -b both select metrics: give one");
+	const struct catalog_set *chosen = set ? catalog_set(&c, set) : NULL;
+	if (set && !chosen)
+		die_with(EXIT_USAGE, "compute profile: --set %s: no such set (--list-sets lists them)",
+			 set);
+	for (size_t k = 0; chosen && k < chosen->select_count && blocks.count < 32; k++)
+		blocks.items[blocks.count++] = xstrdup(chosen->select[k]);
 	struct host_api api;
 	if (host_load(&api, &err))
 		die("compute profile: %s", err.message);
@@ -215,7 +252,9 @@ static int compute_profile(int argc, char **argv)
 		die_with(EXIT_USAGE, "compute profile: --chip %s: CUPTI knows no such chip "
 				     "(gpuprof avail lists them)", chip);
 	int rc = 0;
-	if (list == 1)
+	if (sets == 1)
+		rc = list_sets(&c, &api, chip);
+	else if (list == 1)
 		rc = list_metrics(&c, &blocks, &api, chip);
 	else if (next < argc)
 		die("compute profile: collecting counters (CUPTI's range profiler) is not in this "

@@ -263,6 +263,93 @@ static int by_text(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
+static int read_set(struct reader *r, yaml_node_t *map, const struct catalog *c,
+		    struct catalog_set *s)
+{
+	if (map->type != YAML_MAPPING_NODE)
+		return fault(r, map, "a set is a mapping of name, description, select, single_pass");
+	FOR_PAIRS(r, map, key, value) {
+		const char *text = scalar(value);
+		if (!strcmp(key, "name") && text && !s->name) {
+			s->name = xstrdup(text);
+		} else if (!strcmp(key, "description") && text && !s->description) {
+			s->description = xstrdup(text);
+		} else if (!strcmp(key, "single_pass") && text && (!strcmp(text, "true") ||
+								    !strcmp(text, "false"))) {
+			s->single_pass = !strcmp(text, "true");
+		} else if (!strcmp(key, "select") && value->type == YAML_SEQUENCE_NODE && !s->select) {
+			for (yaml_node_item_t *i = value->data.sequence.items.start;
+			     i < value->data.sequence.items.top; i++) {
+				const char *one = scalar(yaml_document_get_node(r->doc, *i));
+				if (!one || catalog_select(c, one, NULL, NULL) < 0)
+					return fault(r, value, "a set selects blocks, tables or metrics "
+							       "of the catalog");
+				s->select = xrealloc(s->select, (s->select_count + 1) * sizeof(char *));
+				s->select[s->select_count++] = xstrdup(one);
+			}
+		} else {
+			return fault(r, value, "unknown key of a set, or not the value it takes");
+		}
+	}
+	if (!s->name || !s->description || !s->select_count)
+		return fault(r, map, "a set needs a name, a description and a selection");
+	return 0;
+}
+
+/* dir/sets.yaml into c, whose blocks are read. */
+static int load_sets(const char *dir, struct catalog *c, struct error *err)
+{
+	struct strbuf path = STRBUF_INIT;
+	strbuf_addf(&path, "%s/sets.yaml", dir);
+	FILE *f = fopen(path.buf, "rb");
+	if (!f) {
+		error_set(err, "cannot read %s: %s", path.buf, strerror(errno));
+		strbuf_release(&path);
+		return -1;
+	}
+	yaml_parser_t parser;
+	yaml_document_t doc;
+	yaml_parser_initialize(&parser);
+	yaml_parser_set_input_file(&parser, f);
+	int rc = 0;
+	if (!yaml_parser_load(&parser, &doc)) {
+		rc = error_set(err, "%s:%d: %s", path.buf, (int)parser.problem_mark.line + 1,
+			       parser.problem ? parser.problem : "not YAML");
+	} else {
+		struct reader r = { path.buf, &doc, err };
+		yaml_node_t *root = yaml_document_get_root_node(&doc), *sets = NULL;
+		if (root && root->type == YAML_MAPPING_NODE)
+			FOR_PAIRS(&r, root, key, value)
+				if (!strcmp(key, "sets") && value->type == YAML_SEQUENCE_NODE)
+					sets = value;
+		if (!sets)
+			rc = fault(&r, root, "the sets file is a mapping with a list 'sets'");
+		for (yaml_node_item_t *i = sets ? sets->data.sequence.items.start : NULL;
+		     rc == 0 && i < sets->data.sequence.items.top; i++) {
+			c->sets = xrealloc(c->sets, (c->set_count + 1) * sizeof(*c->sets));
+			struct catalog_set *s = &c->sets[c->set_count++];
+			memset(s, 0, sizeof(*s));
+			rc = read_set(&r, yaml_document_get_node(&doc, *i), c, s);
+			for (size_t k = 0; rc == 0 && k + 1 < c->set_count; k++)
+				if (!strcmp(c->sets[k].name, s->name))
+					rc = fault(&r, yaml_document_get_node(&doc, *i), "a set name twice");
+		}
+		yaml_document_delete(&doc);
+	}
+	yaml_parser_delete(&parser);
+	fclose(f);
+	strbuf_release(&path);
+	return rc ? -1 : 0;
+}
+
+const struct catalog_set *catalog_set(const struct catalog *c, const char *name)
+{
+	for (size_t i = 0; i < c->set_count; i++)
+		if (!strcmp(c->sets[i].name, name))
+			return &c->sets[i];
+	return NULL;
+}
+
 int catalog_load(const char *dir, struct catalog *c, struct error *err)
 {
 	memset(c, 0, sizeof(*c));
@@ -291,6 +378,8 @@ int catalog_load(const char *dir, struct catalog *c, struct error *err)
 		free(names[i]);
 	}
 	free(names);
+	if (rc == 0)
+		rc = load_sets(dir, c, err);
 	if (rc)
 		catalog_release(c);
 	return rc ? -1 : 0;
@@ -300,6 +389,12 @@ void catalog_release(struct catalog *c)
 {
 	for (size_t i = 0; i < c->count; i++)
 		block_release(&c->blocks[i]);
+	for (size_t i = 0; i < c->set_count; i++) {
+		for (size_t k = 0; k < c->sets[i].select_count; k++)
+			free(c->sets[i].select[k]);
+		free(c->sets[i].select), free(c->sets[i].name), free(c->sets[i].description);
+	}
+	free(c->sets);
 	free(c->blocks);
 	memset(c, 0, sizeof(*c));
 }

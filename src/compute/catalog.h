@@ -34,12 +34,23 @@ struct catalog_block {
 	size_t count;
 };
 
+/* A metric set (catalog/sets.yaml): a name for selections of the catalog. */
+struct catalog_set {
+	char *name, *description;
+	char **select;
+	size_t select_count;
+	int single_pass; /* claimed to take one pass (the tests check it) */
+};
+
 struct catalog {
 	struct catalog_block *blocks; /* by id */
 	size_t count;
+	struct catalog_set *sets;
+	size_t set_count;
 };
 
-/* Reads every NN-*.yaml of dir: 0, or -1 with err naming the file, line and fault. */
+/* Reads every NN-*.yaml of dir, then its sets.yaml (whose selections must each name a
+ * metric): 0, or -1 with err naming the file, line and fault. */
 int catalog_load(const char *dir, struct catalog *c, struct error *err);
 /* Reads one block file into c. */
 int catalog_load_file(const char *path, struct catalog *c, struct error *err);
@@ -48,6 +59,9 @@ void catalog_release(struct catalog *c);
 /* Whether name is a value gpuprof derives (launch.*, device.*), not a CUPTI metric; for
  * such names that gpuprof does not know, -1. */
 int catalog_derived(const char *name);
+
+/* The set called name, or NULL. */
+const struct catalog_set *catalog_set(const struct catalog *c, const char *name);
 
 /* Whether a selection (see catalog_select) names metric m of table t of block b. */
 int catalog_matches(const struct catalog_block *b, const struct catalog_table *t,

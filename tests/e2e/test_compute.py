@@ -84,6 +84,23 @@ def test_a_chip_without_a_metric_says_which(tmp_path, host_api):
     assert blocks["18"] == "4 CUPTI metrics, 1 pass"
 
 
+def test_sets_claimed_single_pass_take_one_pass(tmp_path, host_api):
+    with open(os.path.join(CATALOG, "sets.yaml")) as f:
+        text = f.read()
+    claimed = re.findall(r"- name: (\S+)\n(?:    .*\n)*?    single_pass: true", text)
+    assert claimed == ["launch", "dram", "shared-memory", "cache-traffic"]
+    r = run([GPUPROF, "compute", "profile", "--list-sets", "--chip", "GH100"], cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    passes = dict(re.findall(r"^(\S+) +\d+ metrics, \d+ CUPTI metrics, (\d+) pass", r.stdout, re.M))
+    assert set(passes) == set(re.findall(r"- name: (\S+)", text))
+    assert {name: passes[name] for name in claimed} == {name: "1" for name in claimed}
+    assert passes["speed-of-light"] == "9"
+    # a set selects what its lines name
+    rows, blocks, total = listing(tmp_path, "--chip", "GH100", "--set", "dram")
+    assert [r[0] for r in rows] == ["2.1.5", "18.1.0", "18.1.1", "18.1.2"]
+    assert total == ("4", "3 CUPTI metrics, 1 pass")
+
+
 def test_bad_input_is_one_clear_line(tmp_path, host_api):
     cases = [
         (["--chip", "XY100", "--list-available-metrics"], 2,
@@ -96,6 +113,9 @@ def test_bad_input_is_one_clear_line(tmp_path, host_api):
         (["--chip", "GH100", "--", "true"], 1,
          "collecting counters (CUPTI's range profiler) is not in this version yet"),
         (["--bogus"], 2, "--bogus"),
+        (["--set", "dram", "-b", "2", "--chip", "GH100", "--list-available-metrics"], 2,
+         "--set and -b both select metrics: give one"),
+        (["--set", "nope", "--chip", "GH100", "--list-sets"], 2, "--set nope: no such set"),
     ]
     for options, status, message in cases:
         r = run([GPUPROF, "compute", "profile", *options], cwd=tmp_path)
