@@ -12,6 +12,8 @@
 #include <unistd.h>
 
 #include "commands.h"
+#include "core/record.h"
+#include "core/sample-event.h"
 #include "compute/catalog.h"
 #include "compute/host.h"
 #include "input-file.h"
@@ -97,19 +99,8 @@ static void print_sampling(void)
 	}
 	printf("call-stack sampling (gpuprof sys, --sample):\n");
 	struct perf_event_attr a;
-	memset(&a, 0, sizeof(a));
-	a.size = sizeof(a);
-	a.type = PERF_TYPE_SOFTWARE;
-	a.config = PERF_COUNT_SW_TASK_CLOCK;
-	a.freq = 1;
-	a.sample_freq = 300;
-	a.sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_REGS_USER |
-			PERF_SAMPLE_STACK_USER;
-	a.sample_regs_user = 1ull << 6 | 1ull << 7 | 1ull << 8; /* bp, sp, ip */
-	a.sample_stack_user = 4096;
-	a.exclude_kernel = 1;
-	a.exclude_hv = 1;
-	a.inherit = 1;
+	sample_event_attr(&a, 300, 1ull << 6 | 1ull << 7 | 1ull << 8 /* bp, sp, ip */,
+			  SAMPLE_STACK_BYTES);
 	a.disabled = 1;
 	int fd = (int)syscall(SYS_perf_event_open, &a, 0, 0, -1, PERF_FLAG_FD_CLOEXEC);
 	if (fd >= 0) {

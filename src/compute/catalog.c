@@ -57,6 +57,14 @@ static int fault(struct reader *r, yaml_node_t *node, const char *what)
 			for (yaml_node_t *value = yaml_document_get_node((r)->doc, p_->value);  \
 			     value; value = NULL)
 
+/* Whether id is its parent's id, a dot and a number (2.1 of 2, 2.1.0 of 2.1). */
+static int child_id(const char *id, const char *parent)
+{
+	size_t n = strlen(parent);
+	return !strncmp(id, parent, n) && id[n] == '.' && id[n + 1] &&
+	       strspn(id + n + 1, "0123456789") == strlen(id + n + 1);
+}
+
 static void unknown_derived(const char *name, void *arg)
 {
 	char **bad = arg;
@@ -88,9 +96,7 @@ static int read_metric(struct reader *r, yaml_node_t *map, const char *table_id,
 	}
 	if (!m->id || !m->name || !m->expr_text || !m->unit || !m->description)
 		return fault(r, map, "a metric needs an id, a name, an expr, a unit and a description");
-	size_t n = strlen(table_id);
-	if (strncmp(m->id, table_id, n) || m->id[n] != '.' || !m->id[n + 1] ||
-	    strspn(m->id + n + 1, "0123456789") != strlen(m->id + n + 1))
+	if (!child_id(m->id, table_id))
 		return fault(r, map, "a metric's id is its table's id and a number (2.1.0)");
 	struct error e;
 	if (!(m->expr = expr_parse(m->expr_text, &e)))
@@ -129,12 +135,11 @@ static int read_table(struct reader *r, yaml_node_t *map, int block, struct cata
 			return fault(r, value, "unknown key of a table, or not the value it takes");
 		}
 	}
-	char prefix[16];
-	snprintf(prefix, sizeof(prefix), "%d.", block);
+	char block_id[16];
+	snprintf(block_id, sizeof(block_id), "%d", block);
 	if (!t->id || !t->title || !metrics)
 		return fault(r, map, "a table needs an id, a title and metrics");
-	if (strncmp(t->id, prefix, strlen(prefix)) || !t->id[strlen(prefix)] ||
-	    strspn(t->id + strlen(prefix), "0123456789") != strlen(t->id + strlen(prefix)))
+	if (!child_id(t->id, block_id))
 		return fault(r, map, "a table's id is its block's and a number (2.1)");
 	for (yaml_node_item_t *i = metrics->data.sequence.items.start;
 	     i < metrics->data.sequence.items.top; i++) {

@@ -102,6 +102,17 @@ fail:
 	return 0;
 }
 
+/* The rows of a file's text, or -1 with err naming where a quote was left open. */
+static int read_rows(const char *name, const char *text, size_t size, struct csv_row **rows,
+		     size_t *count, struct error *err)
+{
+	int bad = 0;
+	if (csv_parse(text, size, rows, count, &bad))
+		return error_set(err, "%s:%d: a quoted field is not closed where it should be",
+				 name, bad);
+	return 0;
+}
+
 /* ---- pmc_perf.csv ---------------------------------------------------------------------- */
 
 static const char *const fixed_columns[] = {
@@ -129,10 +140,8 @@ int workload_parse_dispatches(const char *name, const char *text, size_t size,
 {
 	struct csv_row *rows;
 	size_t count;
-	int bad = 0;
-	if (csv_parse(text, size, &rows, &count, &bad))
-		return error_set(err, "%s:%d: a quoted field is not closed where it should be",
-				 name, bad);
+	if (read_rows(name, text, size, &rows, &count, err))
+		return -1;
 	int rc = 0;
 	if (!count || rows[0].count < FIXED_COLUMNS) {
 		rc = error_set(err, "%s:1: the header must begin with the %zu columns of a dispatch "
@@ -199,10 +208,8 @@ int workload_parse_facts(const char *name, const char *text, size_t size, struct
 {
 	struct csv_row *rows;
 	size_t count;
-	int bad = 0;
-	if (csv_parse(text, size, &rows, &count, &bad))
-		return error_set(err, "%s:%d: a quoted field is not closed where it should be",
-				 name, bad);
+	if (read_rows(name, text, size, &rows, &count, err))
+		return -1;
 	int rc = 0;
 	if (count != 2 || rows[0].count != rows[1].count)
 		rc = error_set(err, "%s: a header and one row of as many fields are expected", name);

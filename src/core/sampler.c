@@ -37,6 +37,7 @@
 #include "core/clock.h"
 #include "core/python.h"
 #include "core/recorder.h"
+#include "core/sample-event.h"
 #include "util/vdso.h"
 
 #define MAX_CPUS 1024
@@ -91,23 +92,7 @@ static int open_rings(unsigned frequency)
 	size_t page = (size_t)sysconf(_SC_PAGESIZE);
 	for (long cpu = 0; cpu < cpus; cpu++) {
 		struct perf_event_attr a;
-		memset(&a, 0, sizeof(a));
-		a.size = sizeof(a);
-		a.type = PERF_TYPE_SOFTWARE;
-		a.config = PERF_COUNT_SW_TASK_CLOCK;
-		a.freq = 1;
-		a.sample_freq = frequency;
-		a.sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_REGS_USER |
-				PERF_SAMPLE_STACK_USER;
-		a.sample_regs_user = register_mask;
-		a.sample_stack_user = SAMPLE_STACK_BYTES;
-		a.exclude_kernel = 1;
-		a.exclude_hv = 1;
-		a.inherit = 1;
-		a.inherit_thread = 1;
-		a.remove_on_exec = 1;
-		a.use_clockid = 1;
-		a.clockid = CLOCK_MONOTONIC; /* the trace clock */
+		sample_event_attr(&a, frequency, register_mask, SAMPLE_STACK_BYTES);
 		int fd = (int)syscall(SYS_perf_event_open, &a, 0, (int)cpu, -1, PERF_FLAG_FD_CLOEXEC);
 		if (fd < 0) {
 			if (errno == ENODEV || errno == EINVAL) /* a CPU that is offline */
