@@ -16,7 +16,8 @@
  *                  sleeps 0.3 s in nanosleep(); prints the wall seconds of each wait
  *   split sigprof N  N rounds under its own profiling timer: a SIGPROF handler and
  *                  ITIMER_PROF every 10 ms of CPU time, every real-time signal handled
- *                  and counted too; prints the counts and the CPU seconds
+ *                  and counted too; prints the counts, the process's CPU seconds and
+ *                  those of its thread
  *   split recurse DEPTH  descend() calls itself DEPTH times (DEPTH + 1 calls) and spins
  *                  1 s of CPU time at the bottom
  *   split clock    reads the clock in read_clock() for 1 s of CPU time: its time is in
@@ -161,10 +162,12 @@ static int own_profiler(int rounds)
 		thirty();
 	}
 	setitimer(ITIMER_PROF, &off, NULL);
-	struct timespec t; /* this thread's: a sanitizer's runtime may run threads of its own */
+	/* ITIMER_PROF counts the process's CPU time; this thread's is what it ran itself */
+	struct timespec t;
 	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
-	printf("split: %d SIGPROF, %d other signals, %.3f CPU seconds\n", (int)profiling_signals,
-	       (int)other_signals, (double)t.tv_sec + (double)t.tv_nsec / 1e9);
+	printf("split: %d SIGPROF, %d other signals, %.3f CPU seconds, %.3f of this thread\n",
+	       (int)profiling_signals, (int)other_signals, cpu_seconds(),
+	       (double)t.tv_sec + (double)t.tv_nsec / 1e9);
 	return 0;
 }
 
