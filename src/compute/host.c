@@ -6,9 +6,21 @@
 
 #include "install.h"
 
+/* A gpuprof built with a sanitizer (the tests' builds): CUPTI loads libnvperf_host.so
+ * with RTLD_DEEPBIND, which the sanitizers' runtimes refuse by ending the process. */
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define SANITIZED 1
+#else
+#define SANITIZED 0
+#endif
+
 int host_load(struct host_api *api, struct error *err)
 {
 	memset(api, 0, sizeof(*api));
+	if (SANITIZED)
+		return error_set(err, "CUPTI's profiler host API is not available in a gpuprof built "
+				      "with a sanitizer (CUPTI loads libnvperf_host.so with "
+				      "RTLD_DEEPBIND, which the sanitizers refuse)");
 	struct strbuf path = STRBUF_INIT;
 	if (install_path("lib/gpuprof/libgpuprof-cupti-host.so", &path, err))
 		return -1;
