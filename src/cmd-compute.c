@@ -1,7 +1,8 @@
 /* gpuprof compute: per-kernel hardware counters on NVIDIA GPUs, rocprof-compute's part
- * (DESIGN.md). This version has the metric catalog (compute/catalog.h) and its planning
- * through CUPTI's profiler host API, which needs no GPU: which metrics a chip has and how
- * many passes a selection takes. */
+ * (DESIGN.md). This version has the metric catalog (compute/catalog.h), its planning
+ * through CUPTI's profiler host API, which needs no GPU (which metrics a chip has, how
+ * many passes a selection or set takes), and `analyze` of workload directories
+ * (compute/analyze.h); collecting the counters of a program is still to come. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
