@@ -518,7 +518,9 @@ def test_recursion_200_deep_is_intact_and_deeper_stacks_are_counted(tmp_path):
                 if f.startswith("_start;") and f.split(";").count("descend") == 201 and
                 f.endswith(";descend;spin_for;work"))
     assert whole >= 0.95 * total, (whole, total)
-    assert "had stacks deeper than" not in r.stderr
+    # any sample reported short (a sanitizer's runtime in the stack, say) is not whole
+    short = re.search(r": (\d+) of \d+ call-stack samples had stacks deeper", r.stderr)
+    assert not short or int(short.group(1)) <= total - whole, (r.stderr, whole, total)
     # 1,000 calls need more than the 7,936 bytes of stack copied: the outermost frames
     # are missing, and gpuprof says of how many samples
     (tmp_path / "1000").mkdir()
