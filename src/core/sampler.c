@@ -366,7 +366,30 @@ static int read_wait(int task_dir, uint32_t tid, int *call, uint64_t *sp, uint64
 	return *sp && *ip;
 }
 
-static void sample_waiting(int task_dir, uint32_t tid, uint64_t tick)
+/* What each waiting thread was found in at its last sample, to make up the ticks the
+ * ticking thread missed (a busy machine delays it): a thread found at the tick before
+ * the gap and now in the same call at the same place waited all along. */
+struct last_wait {
+	uint32_t tid;
+	int call;
+	uint64_t sp, ip, time;
+};
+
+#define LAST_WAITS 1024
+static struct last_wait last_waits[LAST_WAITS];
+
+static struct last_wait *last_wait_of(uint32_t tid)
+{
+	struct last_wait *w = &last_waits[tid % LAST_WAITS];
+	if (w->tid != tid)
+		*w = (struct last_wait){ .tid = tid };
+	return w;
+}
+
+/* Samples thread tid if it waits, at tick; and at each tick from `missed` (a tick the
+ * ticking thread did not make) up to tick when it waited there all along. */
+static void sample_waiting(int task_dir, uint32_t tid, uint64_t tick, uint64_t missed,
+			   uint64_t period)
 {
 	int call, again_call;
 	uint64_t sp, ip, again_sp, again_ip;
@@ -389,6 +412,15 @@ static void sample_waiting(int task_dir, uint32_t tid, uint64_t tick)
 	s->stack_size = (uint32_t)copied;
 	s->header.type = RECORD_SAMPLE;
 	s->header.size = (uint32_t)RECORD_PADDED(sizeof(*s) + (size_t)copied);
+	struct last_wait *last = last_wait_of(tid);
+	if (missed < tick && last->time + period == missed && last->call == call &&
+	    last->sp == sp && last->ip == ip)
+		for (uint64_t t = missed; t < tick; t += period) {
+			s->time_ns = t;
+			recorder_emit(&waiting);
+		}
+	*last = (struct last_wait){ tid, call, sp, ip, tick };
+	s->time_ns = tick;
 	recorder_emit(&waiting);
 }
 
@@ -400,7 +432,7 @@ static void sleep_until(uint64_t ns)
 		;
 }
 
-static void sample_waiting_threads(uint64_t tick)
+static void sample_waiting_threads(uint64_t tick, uint64_t missed, uint64_t period)
 {
 	unsigned char entries[8192];
 	int task_dir = open("/proc/self/task", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -414,7 +446,7 @@ static void sample_waiting_threads(uint64_t tick)
 			char *end;
 			unsigned long tid = strtoul(e->d_name, &end, 10);
 			if (!*end && tid && !own_thread((uint32_t)tid))
-				sample_waiting(task_dir, (uint32_t)tid, tick);
+				sample_waiting(task_dir, (uint32_t)tid, tick, missed, period);
 		}
 	close(task_dir);
 }
@@ -442,13 +474,13 @@ static void *ticker_main(void *arg)
 			continue;
 		}
 		sleep_until(next);
-		uint64_t tick = next;
-		next += period;
-		uint64_t now = clock_now_ns();
-		if (next <= now) /* late by a period or more: the missed ticks are not made up */
-			next = now + period;
+		/* late by a period or more: this tick is the last that passed, and the ones
+		 * before it from `missed` are made up for the threads that waited through */
+		uint64_t missed = next, now = clock_now_ns();
+		uint64_t tick = now >= next + period ? next + (now - next) / period * period : next;
+		next = tick + period;
 		if (sample_realtime)
-			sample_waiting_threads(tick);
+			sample_waiting_threads(tick, missed, period);
 		if (python == 1)
 			python_sample(period);
 	}
@@ -473,6 +505,7 @@ static void start_ticker(unsigned frequency, int realtime)
 	pthread_attr_destroy(&attr);
 }
 
+#ifndef __SANITIZE_THREAD__
 /* A child made by fork() without exec() (a PyTorch DataLoader worker, a multiprocessing
  * pool) inherits neither the events (inherit_thread) nor the ticking thread: it drops
  * the parent's rings and samples itself into a spool of its own, as the parent does. Its
@@ -493,6 +526,7 @@ static void sample_forked_child(void)
 	if (recorder_ready() && open_rings(tick_frequency) == 0)
 		start_ticker(tick_frequency, sample_realtime);
 }
+#endif
 
 /* A process that gpuprof samples (GPUPROF_SAMPLE_FREQ) or measures (GPUPROF_RECORD_AT_START:
  * its metrics need a spool to join) starts its recorder before main(), so that a
@@ -510,6 +544,9 @@ __attribute__((constructor)) static void sampler_start(void)
 		recorder_add_collector(collect);
 		const char *wall = getenv("GPUPROF_SAMPLE_REALTIME");
 		start_ticker((unsigned)frequency, wall && !strcmp(wall, "1"));
+#ifndef __SANITIZE_THREAD__ /* its runtime refuses a thread made in a fork() handler whose
+			     * id a thread of the parent had ("dup thread with used id") */
 		pthread_atfork(NULL, NULL, sample_forked_child);
+#endif
 	}
 }

