@@ -27,9 +27,9 @@ static const char usage[] = "gpuprof avail [--presets] [-G FILE]";
 static const char description[] =
 	"Lists what this gpuprof can collect: the recording libraries it was built with, the\n"
 	"call-stack sampling and the metrics gpuprof sys can use on this machine (and why one\n"
-	"cannot be), and the\n"
-	"presets of `gpuprof trace --preset NAME`, each with its description and the options\n"
-	"it sets.";
+	"cannot be), what gpuprof compute has (its metric catalog, the chips CUPTI's host API\n"
+	"knows, the GPU here), and the presets of `gpuprof trace --preset NAME`, each with its\n"
+	"description and the options it sets.";
 
 /* One preset: its name, description and options as a command line. */
 static int print_preset(const char *dir, const char *name, struct error *err)

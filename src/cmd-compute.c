@@ -69,6 +69,14 @@ static long passes_of(const struct plan *p, const char *list, struct strbuf *ref
 	return rc ? -1 : (long)passes;
 }
 
+/* Adds a metric to the plan: its CUPTI metrics, and one to the count. */
+static void plan_add(const struct catalog_metric *m, void *arg)
+{
+	struct plan *p = arg;
+	catalog_cupti_names(m, &p->names);
+	p->metrics++;
+}
+
 static void print_metric(const struct catalog_metric *m, void *arg)
 {
 	struct plan *p = arg;
@@ -79,8 +87,7 @@ static void print_metric(const struct catalog_metric *m, void *arg)
 		support = passes_of(p, names.buf, &refused) < 0 ? "no" : "yes";
 	printf("    %-8s %-40s %-18s %-7s %s%s%s%s\n", m->id, m->name, m->unit, support,
 	       m->expr_text, refused.len ? "  (" : "", refused.buf, refused.len ? " missing)" : "");
-	catalog_cupti_names(m, &p->names);
-	p->metrics++;
+	plan_add(m, p);
 	strbuf_release(&names);
 	strbuf_release(&refused);
 }
@@ -128,10 +135,8 @@ static int list_metrics(const struct catalog *c, const struct option_list *block
 		struct plan p = { api, chip, STRBUF_INIT, 0 };
 		for (size_t t = 0; t < block->count; t++)
 			for (size_t m = 0; m < block->tables[t].count; m++)
-				if (wanted(block, &block->tables[t], &block->tables[t].metrics[m], blocks)) {
-					catalog_cupti_names(&block->tables[t].metrics[m], &p.names);
-					p.metrics++;
-				}
+				if (wanted(block, &block->tables[t], &block->tables[t].metrics[m], blocks))
+					plan_add(&block->tables[t].metrics[m], &p);
 		if (!p.metrics) {
 			strbuf_release(&p.names);
 			continue;
@@ -164,13 +169,6 @@ static int list_metrics(const struct catalog *c, const struct option_list *block
 	return 0;
 }
 
-static void count_metric(const struct catalog_metric *m, void *arg)
-{
-	struct plan *p = arg;
-	catalog_cupti_names(m, &p->names);
-	p->metrics++;
-}
-
 /* Each metric set with the passes it takes on the chip. */
 static int list_sets(const struct catalog *c, struct host_api *api, const char *chip)
 {
@@ -179,7 +177,7 @@ static int list_sets(const struct catalog *c, struct host_api *api, const char *
 		const struct catalog_set *s = &c->sets[i];
 		struct plan p = { api, chip, STRBUF_INIT, 0 };
 		for (size_t k = 0; k < s->select_count; k++)
-			catalog_select(c, s->select[k], count_metric, &p);
+			catalog_select(c, s->select[k], plan_add, &p);
 		struct strbuf passes = STRBUF_INIT;
 		describe_passes(&p, &passes);
 		printf("%-15s %d metrics, %s: %s\n", s->name, p.metrics, passes.buf, s->description);

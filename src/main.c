@@ -14,13 +14,14 @@ const struct command commands[] = {
 	{ "profile", cmd_profile, "call-stack samples: flat profile, call tree, folded stacks, "
 				  "filtered" },
 	{ "compute", cmd_compute, "per-kernel hardware counters on NVIDIA GPUs: the metric "
-				  "catalog and its passes" },
+				  "catalog, its passes, analysis of workloads" },
 	{ "convert", cmd_convert,
 	  "turn recorded spools or databases into outputs (csv, sqlite, json, pftrace)" },
 	{ "summary", cmd_summary, "statistics of databases: domains, devices busy and idle, ranks" },
 	{ "query", cmd_query, "run SQL over the views of one or more databases" },
 	{ "merge", cmd_merge, "join the databases of many processes or ranks into one" },
-	{ "avail", cmd_avail, "what this gpuprof can collect: recording libraries, metrics, presets" },
+	{ "avail", cmd_avail, "what this gpuprof can collect: recording libraries, sampling, "
+			      "metrics, hardware counters, presets" },
 	{ "help", cmd_help, "show help for gpuprof or one of its commands" },
 	{ "version", cmd_version, "print the version of gpuprof" },
 	{ NULL, NULL, NULL },

@@ -544,15 +544,13 @@ int sample_stacks_build(const struct recording *rec, struct sample_stacks *out)
 	struct unwinding *u = xcalloc(1, sizeof(*u));
 	int attached = dwfl && dwfl_attach_state(dwfl, NULL, (pid_t)rec->process->pid,
 						 &thread_callbacks, u);
-	size_t tick_count = rec->python_stacks.count;
-	const struct record_python_stack **ticks = xcalloc(tick_count ? tick_count : 1,
-							   sizeof(*ticks));
-	for (size_t i = 0; i < tick_count; i++) {
+	size_t tick_count = 0;
+	const struct record_python_stack **ticks =
+		xcalloc(rec->python_stacks.count ? rec->python_stacks.count : 1, sizeof(*ticks));
+	for (size_t i = 0; i < rec->python_stacks.count; i++) {
 		const struct record_python_stack *t = (const void *)rec->python_stacks.items[i];
 		if (t->count <= (t->header.size - sizeof(*t)) / sizeof(struct python_frame))
-			ticks[i] = t;
-		else
-			ticks[i] = (const void *)rec->python_stacks.items[0], tick_count = i; /* corrupt */
+			ticks[tick_count++] = t; /* a corrupt one, more frames than bytes, is left out */
 	}
 	sort_array(ticks, tick_count, sizeof(*ticks), by_thread_then_tick);
 	struct jit_symbols jit;

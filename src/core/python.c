@@ -29,6 +29,21 @@ static uint64_t peek_pointer(uint64_t address)
 	return peek(address, &value, sizeof(value)) ? 0 : value;
 }
 
+/* The bytes read at once of a code object, a thread state and a frame: each layout's
+ * fields must lie in them (python_attach checks). */
+#define CODE_HEAD 136
+#define THREAD_HEAD 168
+#define FRAME_HEAD 72
+
+static int layout_fits(const struct python_layout *l)
+{
+	return l->code_filename + 8 <= CODE_HEAD && l->code_qualname + 8 <= CODE_HEAD &&
+	       l->code_firstlineno + 4 <= CODE_HEAD && l->thread_next + 8 <= THREAD_HEAD &&
+	       l->thread_cframe + 8 <= THREAD_HEAD && l->thread_native_id + 8 <= THREAD_HEAD &&
+	       l->frame_code + 8 <= FRAME_HEAD && l->frame_previous + 8 <= FRAME_HEAD &&
+	       l->frame_entry + 1 <= FRAME_HEAD;
+}
+
 int python_attach(void)
 {
 	if (layout) {
@@ -41,7 +56,7 @@ int python_attach(void)
 		return 0;
 	unsigned release = *version >> 16; /* PY_VERSION_HEX: 0xMMmmPPLS */
 	for (size_t i = 0; i < sizeof(python_layouts) / sizeof(python_layouts[0]); i++)
-		if (python_layouts[i].version == release) {
+		if (python_layouts[i].version == release && layout_fits(&python_layouts[i])) {
 			self = getpid();
 			runtime = (uintptr_t)state;
 			code_type = (uintptr_t)dlsym(RTLD_DEFAULT, "PyCode_Type");
@@ -114,7 +129,7 @@ static struct named_code named[CODE_SLOTS];
 
 static int name_code(uint64_t code, struct python_frame *out)
 {
-	unsigned char head[136];
+	unsigned char head[CODE_HEAD];
 	uint64_t type, filename, qualname;
 	if (peek(code, head, layout->code_qualname + 8))
 		return -1;
@@ -151,7 +166,7 @@ static union {
 /* One thread's frames from its current one out, as a record; -1 when it has none. */
 static int read_thread(uint64_t thread, uint32_t *tid)
 {
-	unsigned char head[168];
+	unsigned char head[THREAD_HEAD];
 	if (peek(thread, head, layout->thread_native_id + 8))
 		return -1;
 	uint64_t native, cframe;
@@ -162,7 +177,7 @@ static int read_thread(uint64_t thread, uint32_t *tid)
 	uint32_t count = 0;
 	uint64_t frame = peek_pointer(cframe + layout->cframe_current);
 	while (frame && count < PYTHON_STACK_MAX) {
-		unsigned char f[72];
+		unsigned char f[FRAME_HEAD];
 		if (peek(frame, f, layout->frame_entry + 1))
 			break;
 		uint64_t code, previous;
