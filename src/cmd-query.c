@@ -24,7 +24,7 @@ static const char description[] =
 	"dbN.gpuprof_... (input 0 as main.gpuprof_...). A view that an input of an older\n"
 	"schema lacks (metrics, before 3.1) is the union of the inputs that have it.";
 
-static const char *const views[] = { "processes", "threads", "agents", "kernels",
+static const char *const views[] = { "processes", "threads", "agents", "kernels", "counters",
 				      "memory_copies", "memory_allocations",
 				      "synchronizations", "overheads", "regions", "markers",
 				      "metrics" };

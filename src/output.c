@@ -196,6 +196,9 @@ static const char *dropped_advice(uint32_t reason)
 	case DROPPED_SAMPLES:
 		return "the kernel's sample buffer filled between two flushes (a lower "
 		       "--sampling-freq helps)";
+	case DROPPED_COUNTERS:
+		return "the profiler gave no counter values for these kernels (see the warnings "
+		       "of the run)";
 	case DROPPED_UNFINISHED:
 		return "device work not finished when the process ended (finish the queues "
 		       "before exit to keep it)";

@@ -552,3 +552,22 @@ int translator_record(struct translator *t, CUpti_Activity *record)
 		return 0;
 	}
 }
+
+int translator_counters(struct translator *t, uint64_t correlation_id, uint32_t cuda_device,
+			const char *const *names, const double *values, size_t count,
+			size_t *done)
+{
+	uint32_t agent_id = agent_for(t, cuda_device);
+	for (; *done < count; ++*done) {
+		struct record_counter c = {
+			.header = { sizeof(c), RECORD_COUNTER, 0 },
+			.correlation_id = correlation_id,
+			.agent_id = agent_id,
+			.name_id = t->ops.intern(t->ops.ctx, names[*done]),
+			.value = values[*done],
+		};
+		if (t->ops.emit(t->ops.ctx, &c) == -1)
+			return -1;
+	}
+	return 0;
+}

@@ -77,6 +77,14 @@ void translator_release(struct translator *t);
  * translated as if for the first time (nothing is counted twice). */
 int translator_record(struct translator *t, CUpti_Activity *record);
 
+/* Emits the counters of the kernel launched by the API call of correlation_id on CUPTI's
+ * device cuda_device: values[i] is the value of metric names[i] (NaN: none). Starts at
+ * *done and advances it; returns -1 when the recorder's buffer filled first (call again
+ * with the same *done), 0 when all are emitted. */
+int translator_counters(struct translator *t, uint64_t correlation_id, uint32_t cuda_device,
+			const char *const *names, const double *values, size_t count,
+			size_t *done);
+
 /* A CUPTI timestamp in the trace clock; 0 stays 0 (not collected). */
 uint64_t translator_time(const struct translator *t, uint64_t cupti_ns);
 

@@ -1,10 +1,13 @@
 // The one C++ file of gpuprof: CUPTI's profiler host API (cupti_profiler_host.h, which
 // includes <string>) behind a few C functions, in libgpuprof-cupti-host.so, which
 // gpuprof loads at run time (compute/host.h): it lists a chip's metrics, checks metric
-// names and counts the passes a set of metrics needs, with no GPU.
+// names and counts the passes a set of metrics needs, with no GPU. The CUDA backend
+// loads it too, to build the configuration of a collection and to turn the counters it
+// read into metric values.
 #include <cupti_profiler_host.h>
 #include <cupti_target.h>
 
+#include <cstdlib>
 #include <cstring>
 #include <dlfcn.h>
 #include <vector>
@@ -13,13 +16,14 @@
 
 namespace {
 
-CUpti_Profiler_Host_Object *open_host(const char *chip)
+CUpti_Profiler_Host_Object *open_host(const char *chip, const uint8_t *availability = nullptr)
 {
 	CUpti_Profiler_Host_Initialize_Params p;
 	std::memset(&p, 0, sizeof(p));
 	p.structSize = CUpti_Profiler_Host_Initialize_Params_STRUCT_SIZE;
 	p.profilerType = CUPTI_PROFILER_TYPE_RANGE_PROFILER;
 	p.pChipName = chip;
+	p.pCounterAvailabilityImage = availability;
 	return cuptiProfilerHostInitialize(&p) == CUPTI_SUCCESS ? p.pHostObject : nullptr;
 }
 
@@ -42,6 +46,25 @@ int add_metrics(CUpti_Profiler_Host_Object *host, const char *const *names, size
 	p.ppMetricNames = const_cast<const char **>(names);
 	p.numMetrics = count;
 	return cuptiProfilerHostConfigAddMetrics(&p) == CUPTI_SUCCESS ? 0 : -1;
+}
+
+// The configuration image of the metrics added to host: 0, or -1.
+int config_image(CUpti_Profiler_Host_Object *host, std::vector<uint8_t> &image)
+{
+	CUpti_Profiler_Host_GetConfigImageSize_Params size;
+	std::memset(&size, 0, sizeof(size));
+	size.structSize = CUpti_Profiler_Host_GetConfigImageSize_Params_STRUCT_SIZE;
+	size.pHostObject = host;
+	if (cuptiProfilerHostGetConfigImageSize(&size) != CUPTI_SUCCESS)
+		return -1;
+	image.resize(size.configImageSize);
+	CUpti_Profiler_Host_GetConfigImage_Params get;
+	std::memset(&get, 0, sizeof(get));
+	get.structSize = CUpti_Profiler_Host_GetConfigImage_Params_STRUCT_SIZE;
+	get.pHostObject = host;
+	get.configImageSize = image.size();
+	get.pConfigImage = image.data();
+	return cuptiProfilerHostGetConfigImage(&get) == CUPTI_SUCCESS ? 0 : -1;
 }
 
 } // namespace
@@ -124,21 +147,8 @@ GPUPROF_HOST_API int gpuprof_host_passes(const char *chip, const char *const *na
 		}
 		return -1;
 	}
-	CUpti_Profiler_Host_GetConfigImageSize_Params size;
-	std::memset(&size, 0, sizeof(size));
-	size.structSize = CUpti_Profiler_Host_GetConfigImageSize_Params_STRUCT_SIZE;
-	size.pHostObject = host;
-	rc = cuptiProfilerHostGetConfigImageSize(&size) == CUPTI_SUCCESS ? 0 : -1;
-	std::vector<uint8_t> image(rc == 0 ? size.configImageSize : 0);
-	if (rc == 0) {
-		CUpti_Profiler_Host_GetConfigImage_Params get;
-		std::memset(&get, 0, sizeof(get));
-		get.structSize = CUpti_Profiler_Host_GetConfigImage_Params_STRUCT_SIZE;
-		get.pHostObject = host;
-		get.configImageSize = image.size();
-		get.pConfigImage = image.data();
-		rc = cuptiProfilerHostGetConfigImage(&get) == CUPTI_SUCCESS ? 0 : -1;
-	}
+	std::vector<uint8_t> image;
+	rc = config_image(host, image);
 	if (rc == 0) {
 		CUpti_Profiler_Host_GetNumOfPasses_Params n;
 		std::memset(&n, 0, sizeof(n));
@@ -150,6 +160,43 @@ GPUPROF_HOST_API int gpuprof_host_passes(const char *chip, const char *const *na
 	}
 	close_host(host);
 	return rc;
+}
+
+GPUPROF_HOST_API void *gpuprof_host_open_device(const char *chip, const uint8_t *availability)
+{
+	return open_host(chip, availability);
+}
+
+GPUPROF_HOST_API int gpuprof_host_config(void *host, const char *const *names, size_t count,
+					 uint8_t **image, size_t *size)
+{
+	auto *h = static_cast<CUpti_Profiler_Host_Object *>(host);
+	std::vector<uint8_t> bytes;
+	if (add_metrics(h, names, count) || config_image(h, bytes))
+		return -1;
+	*image = static_cast<uint8_t *>(std::malloc(bytes.size()));
+	if (!*image)
+		return -1;
+	std::memcpy(*image, bytes.data(), bytes.size());
+	*size = bytes.size();
+	return 0;
+}
+
+GPUPROF_HOST_API int gpuprof_host_evaluate(void *host, const uint8_t *counter_data, size_t size,
+					   size_t range, const char *const *names, size_t count,
+					   double *values)
+{
+	CUpti_Profiler_Host_EvaluateToGpuValues_Params p;
+	std::memset(&p, 0, sizeof(p));
+	p.structSize = CUpti_Profiler_Host_EvaluateToGpuValues_Params_STRUCT_SIZE;
+	p.pHostObject = static_cast<CUpti_Profiler_Host_Object *>(host);
+	p.pCounterDataImage = counter_data;
+	p.counterDataImageSize = size;
+	p.rangeIndex = range;
+	p.ppMetricNames = const_cast<const char **>(names);
+	p.numMetrics = count;
+	p.pMetricValues = values;
+	return cuptiProfilerHostEvaluateToGpuValues(&p) == CUPTI_SUCCESS ? 0 : -1;
 }
 
 } // extern "C"

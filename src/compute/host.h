@@ -6,6 +6,7 @@
 #define GPUPROF_COMPUTE_HOST_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #define GPUPROF_HOST_API __attribute__((visibility("default")))
 
@@ -26,6 +27,16 @@ typedef int (*host_base_metrics_fn)(void *host, int type, const char *const **na
  * first name the chip does not have, count when none is to blame). */
 typedef int (*host_passes_fn)(const char *chip, const char *const *names, size_t count,
 			      size_t *passes, size_t *refused);
+/* For a collection (the CUDA backend): a host object for the chip of a device and its
+ * counter availability image (may be NULL); the configuration image of metrics added to
+ * it (malloc()ed); the values of those metrics in range `range` of a decoded counter
+ * data image. 0, or -1. */
+typedef void *(*host_open_device_fn)(const char *chip, const uint8_t *availability);
+typedef int (*host_config_fn)(void *host, const char *const *names, size_t count,
+			      uint8_t **image, size_t *size);
+typedef int (*host_evaluate_fn)(void *host, const uint8_t *counter_data, size_t size,
+				size_t range, const char *const *names, size_t count,
+				double *values);
 #ifdef __cplusplus
 }
 #endif

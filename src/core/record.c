@@ -89,6 +89,7 @@ const char *record_dropped_reason_name(uint32_t reason)
 	case DROPPED_MARKER_DEPTH: return "marker ranges nested too deep";
 	case DROPPED_UNFINISHED: return "device work unfinished at exit";
 	case DROPPED_SAMPLES: return "call-stack samples lost by the kernel";
+	case DROPPED_COUNTERS: return "kernels without their counters";
 	}
 	return "unknown";
 }
@@ -189,6 +190,7 @@ uint32_t record_min_size(uint32_t type)
 	case RECORD_MODULE: return sizeof(struct record_module);
 	case RECORD_PYTHON_STACK: return sizeof(struct record_python_stack);
 	case RECORD_SYMBOL: return sizeof(struct record_symbol);
+	case RECORD_COUNTER: return sizeof(struct record_counter);
 	}
 	return 0;
 }

@@ -35,6 +35,7 @@ enum record_type {
 	RECORD_MODULE = 19,      /* an ELF file mapped into the process */
 	RECORD_PYTHON_STACK = 20, /* a thread's Python functions, read at a sampling tick */
 	RECORD_SYMBOL = 21,      /* code made at run time (a JIT), named in the perf map */
+	RECORD_COUNTER = 22,     /* a hardware counter's value for one kernel dispatch */
 	RECORD_TYPE_COUNT
 };
 
@@ -97,6 +98,7 @@ enum dropped_reason {
 	DROPPED_MARKER_DEPTH = 8,  /* a range pushed deeper than the recorder follows */
 	DROPPED_UNFINISHED = 9,    /* device work not finished when the process ended */
 	DROPPED_SAMPLES = 10,      /* call-stack samples the kernel could not hand over */
+	DROPPED_COUNTERS = 11,     /* kernels whose counters the profiler could not give */
 	DROPPED_REASON_COUNT
 };
 
@@ -408,6 +410,18 @@ struct record_module {
 	uint32_t path_id;       /* string id; "[vdso]" for the kernel's vDSO */
 	uint32_t build_id;      /* string id of its GNU build-id in hexadecimal (the vDSO's);
 				 * 0: not recorded */
+};
+
+/* Hardware counters per kernel (gpuprof trace --pmc, gpuprof compute profile): the
+ * vendor's profiler reads them while the kernel runs, as many times as the counters need
+ * passes, and each value is one record. The kernel is the one enqueued by the API call of
+ * correlation_id. */
+struct record_counter {
+	struct record_header header;
+	uint64_t correlation_id; /* of the kernel (record_kernel.correlation_id) */
+	uint32_t agent_id;       /* the device that counted */
+	uint32_t name_id;        /* string id of the metric: "dram__bytes_read.sum" */
+	double value;            /* in the metric's own unit; NaN: the profiler gave none */
 };
 
 struct record_dropped {

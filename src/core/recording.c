@@ -19,6 +19,9 @@ static void list_add(struct record_list *list, const struct record_header *h)
 	list->items[list->count++] = h;
 }
 
+static int by_u64(const void *a, const void *b);
+static int counter_by_correlation(const void *a, const void *b);
+
 /* The start and end of an API call, kernel or transfer; 0 and 0 for other records. */
 static void interval_of(const struct record_header *h, uint64_t *start, uint64_t *end)
 {
@@ -169,6 +172,7 @@ int recording_read(struct recording *rec, const char *spool_path, struct error *
 		case RECORD_MODULE: list_add(&rec->modules, h); break;
 		case RECORD_PYTHON_STACK: list_add(&rec->python_stacks, h); break;
 		case RECORD_SYMBOL: list_add(&rec->symbols, h); break;
+		case RECORD_COUNTER: list_add(&rec->counters, h); break;
 		case RECORD_PROCESS:
 			if (!rec->process)
 				rec->process = (const void *)h;
@@ -239,6 +243,8 @@ int recording_read(struct recording *rec, const char *spool_path, struct error *
 		   metric_by_time);
 	sort_array(rec->samples.items, rec->samples.count, sizeof(*rec->samples.items),
 		   sample_by_time);
+	sort_array(rec->counters.items, rec->counters.count, sizeof(*rec->counters.items),
+		   counter_by_correlation);
 	if (needs_enqueuers(rec)) {
 		for (size_t i = 0; i < rec->api_calls.count; i++)
 			list_add(&rec->calls_by_correlation, rec->api_calls.items[i]);
@@ -533,10 +539,58 @@ size_t recording_filter_kernels(struct recording *rec, const struct kernel_filte
 			rec->kernels.items[out++] = h;
 	}
 	rec->kernels.count = out;
+	/* the counters of the kernels kept: those of a dropped kernel go with it */
+	uint64_t *correlations = xrealloc(NULL, (out + 1) * sizeof(*correlations));
+	for (size_t i = 0; i < out; i++)
+		correlations[i] = ((const struct record_kernel *)rec->kernels.items[i])->correlation_id;
+	sort_array(correlations, out, sizeof(*correlations), by_u64);
+	size_t counters = 0;
+	for (size_t i = 0; i < rec->counters.count; i++) {
+		uint64_t id = ((const struct record_counter *)rec->counters.items[i])->correlation_id;
+		if (bsearch(&id, correlations, out, sizeof(*correlations), by_u64))
+			rec->counters.items[counters++] = rec->counters.items[i];
+	}
+	rec->counters.count = counters;
+	free(correlations);
 	free(order);
 	free(names);
 	free(kept);
 	return n - out;
+}
+
+static int by_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+static int counter_by_correlation(const void *a, const void *b)
+{
+	const struct record_counter *x = *(const struct record_counter *const *)a;
+	const struct record_counter *y = *(const struct record_counter *const *)b;
+	if (x->correlation_id != y->correlation_id)
+		return x->correlation_id < y->correlation_id ? -1 : 1;
+	return x < y ? -1 : x > y;
+}
+
+size_t recording_counters(const struct recording *rec, uint64_t correlation_id,
+			  const struct record_counter *const **first)
+{
+	const struct record_list *list = &rec->counters;
+	size_t lo = 0, hi = list->count;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (((const struct record_counter *)list->items[mid])->correlation_id < correlation_id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	size_t end = lo;
+	while (end < list->count &&
+	       ((const struct record_counter *)list->items[end])->correlation_id == correlation_id)
+		end++;
+	*first = (const struct record_counter *const *)(list->items + lo);
+	return end - lo;
 }
 
 /* Whether any device record leaves its thread to its API call (see recording.h). */
@@ -631,7 +685,7 @@ void recording_release(struct recording *rec)
 					&rec->calls_by_correlation, &rec->thread_names,
 					&rec->metric_series, &rec->metrics, &rec->samples,
 					&rec->modules, &rec->python_stacks,
-					&rec->symbols, &rec->owned };
+					&rec->symbols, &rec->counters, &rec->owned };
 	for (size_t i = 0; i < rec->owned.count; i++)
 		free((void *)rec->owned.items[i]);
 	free(rec->markers);

@@ -70,6 +70,8 @@ struct recording {
 	struct record_list modules;            /* ELF files mapped, as written */
 	struct record_list python_stacks;      /* Python functions at sampling ticks */
 	struct record_list symbols;            /* code made at run time, from the perf map */
+	struct record_list counters;           /* hardware counters, by the kernel's correlation
+						  id, then file order */
 	const struct sample_stacks *stacks;    /* the samples unwound (analysis/unwind.h), set
 						  by the caller; NULL when not */
 	struct record_list calls_by_correlation; /* API calls by correlation id, then domain;
@@ -105,10 +107,15 @@ uint64_t recording_kernel_range(const struct recording *rec, const struct record
  * name of the innermost range open on its thread when it was launched. */
 uint32_t recording_kernel_name(const struct recording *rec, const struct record_kernel *k);
 
-/* Drops the kernels the filter does not keep (kernel-filter.h): iterations count each
- * kernel name's dispatches in launch order (dispatch id). Returns how many were dropped. */
+/* Drops the kernels the filter does not keep (kernel-filter.h), and their counters:
+ * iterations count each kernel name's dispatches in launch order (dispatch id). Returns
+ * how many kernels were dropped. */
 struct kernel_filter;
 size_t recording_filter_kernels(struct recording *rec, const struct kernel_filter *filter);
+
+/* The counters of the kernel of that correlation id: how many, *first the first. */
+size_t recording_counters(const struct recording *rec, uint64_t correlation_id,
+			  const struct record_counter *const **first);
 
 /* The marker of a recorded id, or NULL. */
 const struct recording_marker *recording_marker(const struct recording *rec, uint64_t id);

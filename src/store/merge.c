@@ -69,27 +69,20 @@ static int copy_rows(sqlite3 *db, const char *sql, int64_t strings, int64_t proc
 	return 0;
 }
 
-/* Whether the input attached as src has the tables schema 3.1 added (metrics, samples). */
-static int has_3_1_tables(sqlite3 *db)
+/* Whether the input attached as src has the table: an input of an older 3.x schema
+ * lacks the tables added since (metrics and samples in 3.1, counters in 3.2), and is read
+ * as one without their rows. */
+static int src_has_table(sqlite3 *db, const char *table)
 {
 	sqlite3_stmt *s;
 	int found = 0;
-	if (sqlite3_prepare_v2(db, "SELECT 1 FROM src.sqlite_master WHERE name = "
-			       "'gpuprof_metric'", -1, &s, NULL) == SQLITE_OK)
+	if (sqlite3_prepare_v2(db, "SELECT 1 FROM src.sqlite_master WHERE name = ?", -1, &s,
+			       NULL) == SQLITE_OK) {
+		sqlite3_bind_text(s, 1, table, -1, SQLITE_STATIC);
 		found = sqlite3_step(s) == SQLITE_ROW;
+	}
 	sqlite3_finalize(s);
 	return found;
-}
-
-/* Whether a table, or a statement, names one of the tables schema 3.1 added. */
-static int added_in_3_1(const char *text)
-{
-	static const char *const added[] = { "gpuprof_metric", "gpuprof_frame", "gpuprof_stack",
-					     "gpuprof_sample" };
-	for (size_t i = 0; i < sizeof(added) / sizeof(added[0]); i++)
-		if (strstr(text, added[i]))
-			return 1;
-	return 0;
 }
 
 static int64_t max_of(sqlite3 *db, const char *sql)
@@ -177,39 +170,54 @@ static int merge_one(sqlite3 *db, int index, const char *path, struct hosts *hos
 		strbuf_addf(warnings, "'%s': %d of its %lld recordings %s already merged from an "
 				      "earlier input, left out\n", path, repeated, (long long)total,
 			    repeated > 1 ? "were" : "was");
-	static const char *const untimed[] = {
-		"INSERT INTO main.gpuprof_string SELECT id + ?1, string FROM src.gpuprof_string",
-		"INSERT INTO main.gpuprof_process SELECT t.id + ?2, t.hostname, t.pid, t.ppid, "
-		"t.rank, t.size, t.command, t.start + s.shift, t.end + s.shift, t.realtime_start, "
-		"t.clean_exit FROM src.gpuprof_process t JOIN temp.merge_shift s ON s.id = t.id",
-		"INSERT INTO main.gpuprof_agent SELECT process_id + ?2, agent_index, type, "
-		"name_id + ?1, vendor_name_id + ?1, driver_version_id + ?1, vendor_id, "
-		"compute_units, max_clock_mhz, global_memory_bytes, local_memory_bytes, "
-		"max_workgroup_size, max_workgroup_x, max_workgroup_y, max_workgroup_z, uuid, "
-		"pci_domain, pci_bus, pci_device, pci_function, compute_major, compute_minor, "
-		"warp_size, l2_cache_bytes, memory_bandwidth, device_index FROM src.gpuprof_agent "
-		"WHERE process_id IN (SELECT id FROM temp.merge_shift)",
-		"INSERT INTO main.gpuprof_queue SELECT process_id + ?2, queue_index, agent_index, "
-		"properties FROM src.gpuprof_queue WHERE process_id IN (SELECT id FROM temp.merge_shift)",
-		"INSERT INTO main.gpuprof_dropped SELECT process_id + ?2, reason, records, bytes "
-		"FROM src.gpuprof_dropped WHERE process_id IN (SELECT id FROM temp.merge_shift)",
-		"INSERT INTO main.gpuprof_thread SELECT process_id + ?2, tid, name_id + ?1 "
-		"FROM src.gpuprof_thread WHERE process_id IN (SELECT id FROM temp.merge_shift)",
-		"INSERT INTO main.gpuprof_metric_series SELECT process_id + ?2, series_id, source, "
-		"device, pid, name, unit FROM src.gpuprof_metric_series "
-		"WHERE process_id IN (SELECT id FROM temp.merge_shift)",
-		"INSERT INTO main.gpuprof_frame SELECT process_id + ?2, frame_id, function, module, "
-		"offset, source, line, inlined FROM src.gpuprof_frame "
-		"WHERE process_id IN (SELECT id FROM temp.merge_shift)",
-		"INSERT INTO main.gpuprof_stack SELECT process_id + ?2, stack_id, parent_id, "
-		"frame_id FROM src.gpuprof_stack "
-		"WHERE process_id IN (SELECT id FROM temp.merge_shift)",
+	static const struct { const char *table, *sql; } untimed[] = {
+		{ "gpuprof_string",
+		  "INSERT INTO main.gpuprof_string SELECT id + ?1, string FROM src.gpuprof_string" },
+		{ "gpuprof_process",
+		  "INSERT INTO main.gpuprof_process SELECT t.id + ?2, t.hostname, t.pid, t.ppid, "
+		  "t.rank, t.size, t.command, t.start + s.shift, t.end + s.shift, t.realtime_start, "
+		  "t.clean_exit FROM src.gpuprof_process t JOIN temp.merge_shift s ON s.id = t.id" },
+		{ "gpuprof_agent",
+		  "INSERT INTO main.gpuprof_agent SELECT process_id + ?2, agent_index, type, "
+		  "name_id + ?1, vendor_name_id + ?1, driver_version_id + ?1, vendor_id, "
+		  "compute_units, max_clock_mhz, global_memory_bytes, local_memory_bytes, "
+		  "max_workgroup_size, max_workgroup_x, max_workgroup_y, max_workgroup_z, uuid, "
+		  "pci_domain, pci_bus, pci_device, pci_function, compute_major, compute_minor, "
+		  "warp_size, l2_cache_bytes, memory_bandwidth, device_index FROM src.gpuprof_agent "
+		  "WHERE process_id IN (SELECT id FROM temp.merge_shift)" },
+		{ "gpuprof_queue",
+		  "INSERT INTO main.gpuprof_queue SELECT process_id + ?2, queue_index, agent_index, "
+		  "properties FROM src.gpuprof_queue WHERE process_id IN (SELECT id FROM "
+		  "temp.merge_shift)" },
+		{ "gpuprof_dropped",
+		  "INSERT INTO main.gpuprof_dropped SELECT process_id + ?2, reason, records, bytes "
+		  "FROM src.gpuprof_dropped WHERE process_id IN (SELECT id FROM temp.merge_shift)" },
+		{ "gpuprof_thread",
+		  "INSERT INTO main.gpuprof_thread SELECT process_id + ?2, tid, name_id + ?1 "
+		  "FROM src.gpuprof_thread WHERE process_id IN (SELECT id FROM temp.merge_shift)" },
+		{ "gpuprof_metric_series",
+		  "INSERT INTO main.gpuprof_metric_series SELECT process_id + ?2, series_id, source, "
+		  "device, pid, name, unit FROM src.gpuprof_metric_series "
+		  "WHERE process_id IN (SELECT id FROM temp.merge_shift)" },
+		{ "gpuprof_frame",
+		  "INSERT INTO main.gpuprof_frame SELECT process_id + ?2, frame_id, function, module, "
+		  "offset, source, line, inlined FROM src.gpuprof_frame "
+		  "WHERE process_id IN (SELECT id FROM temp.merge_shift)" },
+		{ "gpuprof_stack",
+		  "INSERT INTO main.gpuprof_stack SELECT process_id + ?2, stack_id, parent_id, "
+		  "frame_id FROM src.gpuprof_stack "
+		  "WHERE process_id IN (SELECT id FROM temp.merge_shift)" },
+		{ "gpuprof_counter",
+		  "INSERT INTO main.gpuprof_counter (process_id, correlation_id, agent_index, "
+		  "name_id, value) SELECT process_id + ?2, correlation_id, agent_index, "
+		  "name_id + ?1, value FROM src.gpuprof_counter "
+		  "WHERE process_id IN (SELECT id FROM temp.merge_shift) ORDER BY id" },
 	};
 	for (size_t i = 0; rc == 0 && i < sizeof(untimed) / sizeof(untimed[0]); i++)
-		if (!added_in_3_1(untimed[i]) || has_3_1_tables(db))
-			rc = copy_rows(db, untimed[i], strings, processes, err);
+		if (src_has_table(db, untimed[i].table))
+			rc = copy_rows(db, untimed[i].sql, strings, processes, err);
 	for (size_t i = 0; rc == 0 && i < TIMED_COUNT; i++) {
-		if (added_in_3_1(timed[i].table) && !has_3_1_tables(db))
+		if (!src_has_table(db, timed[i].table))
 			continue;
 		strbuf_reset(&sql);
 		strbuf_addf(&sql, "INSERT INTO temp.merge_%s SELECT NULL, t.process_id + ?2, %s "

@@ -70,6 +70,10 @@ CREATE TABLE gpuprof_stack (
   PRIMARY KEY (process_id, stack_id));
 CREATE TABLE gpuprof_sample (
   id INTEGER PRIMARY KEY, process_id INTEGER, tid INTEGER, time INTEGER, stack_id INTEGER);
+CREATE TABLE gpuprof_counter (
+  id INTEGER PRIMARY KEY, process_id INTEGER, correlation_id INTEGER, agent_index INTEGER,
+  name_id INTEGER, value REAL);
+CREATE INDEX gpuprof_counter_kernel ON gpuprof_counter (process_id, correlation_id);
 
 CREATE VIEW processes AS
   SELECT id, hostname, pid, ppid, rank, size, command, start, end, end - start AS duration,
@@ -204,3 +208,11 @@ CREATE VIEW samples AS
   FROM gpuprof_sample s JOIN gpuprof_process p ON p.id = s.process_id
   LEFT JOIN gpuprof_stack k ON k.process_id = s.process_id AND k.stack_id = s.stack_id
   LEFT JOIN gpuprof_frame f ON f.process_id = k.process_id AND f.frame_id = k.frame_id;
+CREATE VIEW counters AS
+  SELECT c.id, p.pid, k.id AS kernel_row, k.dispatch_id, s.string AS kernel_name,
+         c.agent_index AS agent_id, n.string AS name, c.value, k.correlation_id AS corr_id,
+         k.start, k.end
+  FROM gpuprof_counter c JOIN gpuprof_process p ON p.id = c.process_id
+  JOIN gpuprof_kernel k ON k.process_id = c.process_id AND k.correlation_id = c.correlation_id
+  LEFT JOIN gpuprof_string s ON s.id = k.name_id
+  LEFT JOIN gpuprof_string n ON n.id = c.name_id;

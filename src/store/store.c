@@ -38,7 +38,7 @@ enum statement {
 	INSERT_STRING, INSERT_PROCESS, INSERT_AGENT, INSERT_QUEUE, INSERT_API, INSERT_KERNEL,
 	INSERT_COPY, INSERT_ALLOCATION, INSERT_SYNCHRONIZATION, INSERT_OVERHEAD, INSERT_DROPPED,
 	INSERT_METADATA, INSERT_MARKER, INSERT_THREAD, INSERT_METRIC_SERIES, INSERT_METRIC,
-	INSERT_FRAME, INSERT_STACK, INSERT_SAMPLE, STATEMENT_COUNT
+	INSERT_FRAME, INSERT_STACK, INSERT_SAMPLE, INSERT_COUNTER, STATEMENT_COUNT
 };
 
 static const char *const statement_sql[STATEMENT_COUNT] = {
@@ -86,6 +86,8 @@ static const char *const statement_sql[STATEMENT_COUNT] = {
 	[INSERT_STACK] = "INSERT INTO gpuprof_stack VALUES (1,?,?,?)",
 	[INSERT_SAMPLE] = "INSERT INTO gpuprof_sample (process_id, tid, time, stack_id) "
 			  "VALUES (1,?,?,?)",
+	[INSERT_COUNTER] = "INSERT INTO gpuprof_counter (process_id, correlation_id, "
+			   "agent_index, name_id, value) VALUES (1,?,?,?,?)",
 };
 
 /* Rows per multi-row INSERT for the large tables: one statement step per batch
@@ -258,6 +260,17 @@ static void bind_record(sqlite3_stmt *s, int c, const struct record_header *h,
 		bind_i64(s, &c, r->series_id);
 		bind_i64(s, &c, (int64_t)r->time_ns);
 		sqlite3_bind_double(s, ++c, r->value);
+		return;
+	}
+	case RECORD_COUNTER: {
+		const struct record_counter *r = (const void *)h;
+		bind_i64(s, &c, (int64_t)r->correlation_id);
+		bind_i64(s, &c, r->agent_id);
+		bind_i64(s, &c, r->name_id);
+		if (r->value == r->value)
+			sqlite3_bind_double(s, ++c, r->value);
+		else
+			sqlite3_bind_null(s, ++c); /* no value (NaN) */
 		return;
 	}
 	case RECORD_MEMORY_COPY: {
@@ -493,7 +506,7 @@ int store_write(const struct recording *rec, const char *spool_path, const char 
 		if (store_prepare(l.db, statement_sql[i], &l.stmt[i], err))
 			goto out;
 	if (prepare_batch(&l, INSERT_API, err) || prepare_batch(&l, INSERT_KERNEL, err) ||
-	    prepare_batch(&l, INSERT_COPY, err))
+	    prepare_batch(&l, INSERT_COPY, err) || prepare_batch(&l, INSERT_COUNTER, err))
 		goto out;
 	/* tables in start-time order: rowid order is time order for readers */
 	const struct { const struct record_list *list; enum statement insert; } tables[] = {
@@ -504,6 +517,7 @@ int store_write(const struct recording *rec, const char *spool_path, const char 
 		{ &rec->synchronizations, INSERT_SYNCHRONIZATION },
 		{ &rec->overheads, INSERT_OVERHEAD }, { &rec->thread_names, INSERT_THREAD },
 		{ &rec->metric_series, INSERT_METRIC_SERIES }, { &rec->metrics, INSERT_METRIC },
+		{ &rec->counters, INSERT_COUNTER },
 	};
 	uint64_t rows = rec->marker_count + rec->samples.count;
 	for (size_t t = 0; t < sizeof(tables) / sizeof(tables[0]); t++)

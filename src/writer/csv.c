@@ -2,6 +2,7 @@
  * with --stats the *_stats.csv files (docs/OUTPUTS.md maps every column). */
 #include <ctype.h>
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -46,6 +47,11 @@ static const char ALLOCATION_HEADER[] =
 static const char API_HEADER[] =
 	"\"Domain\",\"Function\",\"Process_Id\",\"Thread_Id\",\"Correlation_Id\","
 	"\"Start_Timestamp\",\"End_Timestamp\"";
+static const char COUNTER_HEADER[] =
+	"\"Correlation_Id\",\"Dispatch_Id\",\"Agent_Id\",\"Queue_Id\",\"Process_Id\",\"Thread_Id\","
+	"\"Grid_Size\",\"Kernel_Id\",\"Kernel_Name\",\"Workgroup_Size\",\"LDS_Block_Size\","
+	"\"Scratch_Size\",\"VGPR_Count\",\"Accum_VGPR_Count\",\"SGPR_Count\",\"Counter_Name\","
+	"\"Counter_Value\",\"Start_Timestamp\",\"End_Timestamp\"";
 static const char STATS_HEADER[] =
 	"\"Name\",\"Calls\",\"TotalDurationNs\",\"AverageNs\",\"Percentage\",\"MinNs\",\"MaxNs\","
 	"\"StdDev\"";
@@ -224,6 +230,41 @@ static int csv_kernel(struct csv_state *s, const struct event *e, struct error *
 	return put_line(s, "kernel_trace", KERNEL_HEADER, err);
 }
 
+/* rocprofv3's counter_collection.csv: one row per kernel and counter, sizes as products
+ * of the three dimensions; a counter without a value has an empty Counter_Value. */
+static int csv_counters(struct csv_state *s, const struct event *e, struct error *err)
+{
+	struct strbuf *l = &s->line;
+	for (size_t i = 0; i < e->kernel.counter_count; i++) {
+		const struct event_counter *c = &e->kernel.counters[i];
+		csv_int(l, e->correlation_id);
+		csv_int(l, e->kernel.dispatch_id);
+		agent_label(l, e->kernel.agent);
+		csv_int(l, e->kernel.queue);
+		csv_int(l, e->pid);
+		csv_int(l, e->tid);
+		csv_int(l, e->kernel.grid[0] * e->kernel.grid[1] * e->kernel.grid[2]);
+		csv_int(l, e->kernel.kernel_id);
+		csv_text(l, e->name);
+		csv_int(l, e->kernel.workgroup[0] * e->kernel.workgroup[1] * e->kernel.workgroup[2]);
+		csv_int(l, e->kernel.local_memory_bytes);
+		csv_int(l, e->kernel.private_memory_bytes);
+		csv_int(l, e->kernel.registers);
+		csv_int(l, 0);
+		csv_int(l, 0);
+		csv_text(l, c->name);
+		if (isnan(c->value))
+			strbuf_addch(l, ',');
+		else
+			strbuf_addf(l, ",%.17g", c->value);
+		csv_int(l, e->start_ns);
+		csv_int(l, e->end_ns);
+		if (put_line(s, "counter_collection", COUNTER_HEADER, err))
+			return -1;
+	}
+	return 0;
+}
+
 static int csv_copy(struct csv_state *s, const struct event *e, struct error *err)
 {
 	struct strbuf *l = &s->line;
@@ -306,7 +347,7 @@ static int csv_event(void *state, const struct event *e, struct error *err)
 	case EVENT_SAMPLE: return 0;
 	case EVENT_MARKER: return csv_marker(s, e, err);
 	case EVENT_AGENT: return csv_agent(s, e, err);
-	case EVENT_KERNEL: return csv_kernel(s, e, err);
+	case EVENT_KERNEL: return csv_kernel(s, e, err) || csv_counters(s, e, err);
 	case EVENT_MEMORY_COPY: return csv_copy(s, e, err);
 	case EVENT_MEMORY_ALLOCATION: return csv_allocation(s, e, err);
 	case EVENT_API_CALL: return csv_api(s, e, err);

@@ -1,5 +1,6 @@
 /* Reads the store's views and streams their rows through the writers (see writer.h). */
 #include <errno.h>
+#include <math.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -532,6 +533,51 @@ static int flows_link(struct flows *f, const struct event *e)
 }
 
 /* One pass of events through a set of writers. */
+/* The kernels' hardware counters, by process and correlation id: kernel events point
+ * into values, which stay valid until the export ends. */
+struct counter_index {
+	int64_t (*keys)[2];           /* process id, correlation id; sorted */
+	struct event_counter *values; /* in the order of keys */
+	size_t count, alloc;
+};
+
+static void counters_add(struct counter_index *ci, int64_t process_id, int64_t correlation_id,
+			 const char *name, double value)
+{
+	if (ci->count == ci->alloc) {
+		ci->alloc = ci->alloc ? ci->alloc * 2 : 256;
+		ci->keys = xrealloc(ci->keys, ci->alloc * sizeof(*ci->keys));
+		ci->values = xrealloc(ci->values, ci->alloc * sizeof(*ci->values));
+	}
+	ci->keys[ci->count][0] = process_id;
+	ci->keys[ci->count][1] = correlation_id;
+	ci->values[ci->count++] = (struct event_counter){ name, value };
+}
+
+static int key_below(const int64_t key[2], int64_t process_id, int64_t correlation_id)
+{
+	return key[0] < process_id || (key[0] == process_id && key[1] < correlation_id);
+}
+
+/* Points a kernel event at its counters. */
+static void counters_attach(const struct counter_index *ci, struct event *e)
+{
+	size_t lo = 0, hi = ci->count;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (key_below(ci->keys[mid], e->process_id, e->correlation_id))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	size_t end = lo;
+	while (end < ci->count && ci->keys[end][0] == e->process_id &&
+	       ci->keys[end][1] == e->correlation_id)
+		end++;
+	e->kernel.counters = ci->values + lo;
+	e->kernel.counter_count = end - lo;
+}
+
 struct export_run {
 	const struct writer_ops *const *writers;
 	void *states[8];
@@ -542,6 +588,7 @@ struct export_run {
 	struct flows flows;
 	struct progress_task *progress;
 	uint64_t events;
+	struct counter_index counters;
 };
 
 static int run_begin(struct export_run *run, const struct writer_ops *const *writers,
@@ -567,6 +614,8 @@ static int run_event(struct export_run *run, struct event *e, struct error *err)
 		progress_set(run->progress, run->events);
 	if (e->kind == EVENT_KERNEL && run->options->truncate_kernels)
 		e->name = truncated_name(&run->truncated, e->name);
+	if (e->kind == EVENT_KERNEL && run->counters.count)
+		counters_attach(&run->counters, e);
 	if (run->timeline && e->correlation_id && (e->kind == EVENT_API_CALL || e->kind == EVENT_KERNEL ||
 				  e->kind == EVENT_MEMORY_COPY))
 		e->linked = flows_link(&run->flows, e);
@@ -589,6 +638,8 @@ static int run_end(struct export_run *run, int failed, struct strbuf *written,
 		}
 	}
 	truncated_release(&run->truncated);
+	free(run->counters.keys);
+	free(run->counters.values);
 	free(run->flows.work);
 	free(run->flows.state);
 	progress_task_end(run->progress);
@@ -708,6 +759,26 @@ static int load_flows(sqlite3 *db, struct flows *flows, struct error *err)
 	}
 	flows_ready(flows);
 	return 0;
+}
+
+/* The kernels' counters in the database (schema 3.2 and later). */
+static int load_counters(sqlite3 *db, const struct names *n, struct counter_index *ci,
+			 struct error *err)
+{
+	sqlite3_stmt *s;
+	if (!store_has_table(db, "gpuprof_counter"))
+		return 0;
+	if (store_prepare(db, "SELECT process_id, correlation_id, name_id, value FROM "
+			  "gpuprof_counter ORDER BY process_id, correlation_id, id", &s, err))
+		return -1;
+	int row;
+	while ((row = step_row(db, s, err)) > 0)
+		counters_add(ci, sqlite3_column_int64(s, 0), sqlite3_column_int64(s, 1),
+			     name_of(n, sqlite3_column_int64(s, 2)),
+			     sqlite3_column_type(s, 3) == SQLITE_NULL ? NAN
+			     : sqlite3_column_double(s, 3));
+	sqlite3_finalize(s);
+	return row < 0 ? -1 : 0;
 }
 
 /* Hands a timed event to the writers' thread (started on first use), in batches.
@@ -886,6 +957,7 @@ int export_database(sqlite3 *db, const struct writer_ops *const *writers, int co
 	struct database_slices slices = { 0 };
 	size_t next_slice = 0;
 	int failed = names_load(db, &names, err) || run_begin(&run, writers, count, options, err) ||
+		     load_counters(db, &names, &run.counters, err) ||
 		     (run.timeline && (load_flows(db, &run.flows, err) ||
 				       load_slices(db, &slices, err)));
 	if (!failed)
@@ -1183,6 +1255,11 @@ int export_recording(const struct recording *rec, const struct writer_ops *const
 		flows_add(&run.flows, 1, (int64_t)((const struct record_memory_copy *)
 						   rec->copies.items[i])->correlation_id);
 	flows_ready(&run.flows);
+	for (size_t i = 0; i < rec->counters.count; i++) { /* sorted by correlation id */
+		const struct record_counter *c = (const void *)rec->counters.items[i];
+		counters_add(&run.counters, 1, (int64_t)c->correlation_id,
+			     recording_string(rec, c->name_id), c->value);
+	}
 	run.progress = progress_task_begin("files", rec->kernels.count + rec->copies.count +
 					   rec->allocations.count + rec->api_calls.count +
 					   rec->marker_count);

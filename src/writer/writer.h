@@ -31,6 +31,12 @@ enum event_kind { EVENT_PROCESS, EVENT_AGENT, EVENT_THREAD, EVENT_KERNEL, EVENT_
 		  EVENT_MEMORY_ALLOCATION, EVENT_API_CALL, EVENT_MARKER, EVENT_METRIC,
 		  EVENT_SAMPLE };
 
+/* One hardware counter of a kernel. */
+struct event_counter {
+	const char *name;  /* the metric: "dram__bytes_read.sum" */
+	double value;      /* NaN: the profiler gave no value */
+};
+
 /* One row of the store. The strings of timed events (kernels, copies, allocations, API
  * calls, markers) stay valid and unchanged until the export ends, so writers may key
  * tables on their addresses; those of processes, agents and threads are valid only
@@ -69,6 +75,9 @@ struct event {
 			int64_t registers, static_local_memory_bytes, dynamic_local_memory_bytes;
 			int64_t stream, context, graph, graph_node;
 			int64_t range_id; /* the innermost range open at launch (marker.range_id) */
+			const struct event_counter *counters; /* its hardware counters, in the
+						   * order recorded (gpuprof trace --pmc) */
+			size_t counter_count;
 		} kernel;
 		struct {
 			int64_t queue, stream, src_agent, dst_agent, bytes, status;

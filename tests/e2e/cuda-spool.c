@@ -3,7 +3,7 @@
  * translation (inject/cuda/translate.c) and are written with the spool writer, so that
  * tests/e2e/test_cuda_cpu.py checks the whole path from CUPTI records to the outputs.
  *
- *   cuda-spool PATH
+ *   cuda-spool PATH [--counters]
  *
  * The program it imitates, on one thread (tid 777) of process 4242: cudaMalloc,
  * cudaMemcpy (host to device, 4 MiB), cudaMemset, three cudaLaunchKernel of vecCopy on
@@ -11,9 +11,14 @@
  * cudaFree. CUPTI also reports one interval of instrumentation overhead. The recorder
  * adds what NVTX calls on thread 777 would give: a range "train" from 790 to 900 us
  * around the three launches, "step" nested in it from 805 to 815 us around the second,
- * and a mark "checkpoint" at 830 us. */
+ * and a mark "checkpoint" at 830 us. With --counters, the CUDA backend's counter
+ * collection adds what it reads for the four kernels (gpuprof trace --pmc): for launch i
+ * of vecCopy (correlation 4 + i), dram__bytes_read.sum = 4194304 + i and
+ * smsp__inst_executed.sum = 1000 * (i + 1); for the cuLaunchKernel one (correlation 7),
+ * dram__bytes_read.sum with no value (NaN) and smsp__inst_executed.sum = 0.5. */
 #include <cupti.h>
 #include <fcntl.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -160,8 +165,9 @@ static void kernel(uint32_t correlation, uint64_t at_us)
 
 int main(int argc, char **argv)
 {
-	if (argc != 2) {
-		fprintf(stderr, "usage: cuda-spool PATH\n");
+	int counters = argc == 3 && !strcmp(argv[2], "--counters");
+	if (argc != 2 && !counters) {
+		fprintf(stderr, "usage: cuda-spool PATH [--counters]\n");
 		return 2;
 	}
 	int fd = open(argv[1], O_WRONLY | O_CREAT | O_TRUNC, 0644);
@@ -250,6 +256,15 @@ int main(int argc, char **argv)
 	}
 	api(1, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, other_tid, 7, 820, 4);
 	kernel(7, 960);
+	static const char *const metrics[] = { "dram__bytes_read.sum", "smsp__inst_executed.sum" };
+	for (uint32_t i = 0; counters && i < 4; i++) {
+		double values[2] = { i < 3 ? 4194304.0 + i : NAN, i < 3 ? 1000.0 * (i + 1) : 0.5 };
+		size_t done = 0;
+		if (translator_counters(&t, 4 + i, 0, metrics, values, 2, &done) || done != 2) {
+			fprintf(stderr, "cuda-spool: counters refused\n");
+			return 1;
+		}
+	}
 	marker(1, 0, MARKER_PUSH_POP, "train", 790, 900);
 	marker(2, 1, MARKER_PUSH_POP, "step", 805, 815);
 	marker(3, 1, MARKER_MARK, "checkpoint", 830, 830);

@@ -1,8 +1,10 @@
 """The CUDA side of `gpuprof trace` that can be checked without a GPU: how the backend is
 put in place, and what it does when CUPTI cannot start (the program runs on, unprofiled,
 and its exit code passes through). The traces themselves are checked in tests/gpu/."""
+import csv
 import os
 import shutil
+import sqlite3
 import subprocess
 
 import pytest
@@ -150,3 +152,80 @@ def test_cupti_records_to_outputs(tmp_path):
     for name in os.listdir(tmp_path):
         if name.endswith(".csv"):
             assert (again / name).read_bytes() == (tmp_path / name).read_bytes(), name
+
+
+def counter_rows(path):
+    with open(path, newline="") as f:
+        return [(r["Correlation_Id"], r["Dispatch_Id"], r["Thread_Id"], r["Counter_Name"],
+                 r["Counter_Value"]) for r in csv.DictReader(f)]
+
+
+EXPECTED_COUNTERS = [
+    ("4", "1", "777", "dram__bytes_read.sum", "4194304"),
+    ("4", "1", "777", "smsp__inst_executed.sum", "1000"),
+    ("5", "2", "777", "dram__bytes_read.sum", "4194305"),
+    ("5", "2", "777", "smsp__inst_executed.sum", "2000"),
+    ("6", "3", "777", "dram__bytes_read.sum", "4194306"),
+    ("6", "3", "777", "smsp__inst_executed.sum", "3000"),
+    ("7", "4", "778", "dram__bytes_read.sum", ""),
+    ("7", "4", "778", "smsp__inst_executed.sum", "0.5"),
+]
+
+
+def test_counters_reach_the_csv_the_database_and_a_merge(tmp_path):
+    """Counter values the backend read (cuda-spool --counters) become rocprofv3's
+    counter_collection.csv, one row per kernel and counter, a value the profiler did not
+    give an empty cell (never 0); the database's counters view has the same rows, the
+    csv written from the database is the same file, a kernel filter takes the counters of
+    the kernels it drops with them, and a merge keeps them with their kernels."""
+    spool = tmp_path / "4242.spool"
+    r = run([os.path.join(TESTS, "cuda-spool"), str(spool), "--counters"], cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    r = run([GPUPROF, "convert", str(spool)], cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    out = outputs(tmp_path)[0]
+    header = open(tmp_path / "4242_counter_collection.csv").readline().strip()
+    assert header == ('"Correlation_Id","Dispatch_Id","Agent_Id","Queue_Id","Process_Id",'
+                      '"Thread_Id","Grid_Size","Kernel_Id","Kernel_Name","Workgroup_Size",'
+                      '"LDS_Block_Size","Scratch_Size","VGPR_Count","Accum_VGPR_Count",'
+                      '"SGPR_Count","Counter_Name","Counter_Value","Start_Timestamp",'
+                      '"End_Timestamp"')
+    assert counter_rows(tmp_path / "4242_counter_collection.csv") == EXPECTED_COUNTERS
+    first = out.csv("counter_collection.csv")[0]
+    assert (first["Agent_Id"], first["Grid_Size"], first["Workgroup_Size"], first["Kernel_Name"],
+            first["Start_Timestamp"], first["End_Timestamp"]) == (
+        "Agent 1", "1048576", "256", "vecCopy(float const*, float*, unsigned int)",
+        "1000803000", "1000843000")
+
+    rows = out.query("SELECT corr_id, dispatch_id, name, value FROM counters ORDER BY id")
+    assert [(r["corr_id"], r["dispatch_id"], r["name"], r["value"]) for r in rows] == [
+        (int(c), int(d), n, float(v) if v else None) for c, d, _, n, v in EXPECTED_COUNTERS]
+
+    db = tmp_path / "4242_results.db"
+    r = run([GPUPROF, "convert", "-f", "csv", "-d", str(tmp_path / "fromdb"), str(db)],
+            cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert (tmp_path / "fromdb" / "4242_counter_collection.csv").read_bytes() == (
+        tmp_path / "4242_counter_collection.csv").read_bytes()
+
+    r = run([GPUPROF, "convert", "-f", "csv", "--kernel-iteration-range", "2", "-d",
+             str(tmp_path / "filtered"), str(spool)], cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert counter_rows(tmp_path / "filtered" / "4242_counter_collection.csv") == \
+        EXPECTED_COUNTERS[2:4]
+
+    # a database of schema 3.1 (no counter table) of another process, merged with it
+    old = tmp_path / "old.db"
+    shutil.copy(db, old)
+    with sqlite3.connect(old) as c:
+        c.executescript("DROP VIEW counters; DROP TABLE gpuprof_counter; "
+                        "UPDATE gpuprof_process SET pid = 4243; UPDATE gpuprof_metadata "
+                        "SET value = '3.1.0' WHERE tag = 'schema_version'")
+    r = run([GPUPROF, "merge", str(db), str(old), "-o", str(tmp_path / "all.db")], cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    with sqlite3.connect(tmp_path / "all.db") as c:
+        assert c.execute("SELECT pid, COUNT(*) FROM kernels GROUP BY pid").fetchall() == [
+            (4242, 4), (4243, 4)]
+        assert c.execute("SELECT pid, dispatch_id, name, value FROM counters ORDER BY id"
+                         ).fetchall() == [(4242, int(d), n, float(v) if v else None)
+                                          for _, d, _, n, v in EXPECTED_COUNTERS]
