@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "commands.h"
+#include "compute/host.h"
 #include "core/kernel-filter.h"
 #include "core/paths.h"
 #include "core/recorder.h"
@@ -125,6 +126,7 @@ struct trace_options {
 	unsigned long long buffer_size, buffer_limit;
 	int host_metrics, device_metrics, sample, sampling_realtime;
 	const char *sampling_interval, *sampling_freq;
+	struct option_list pmc;
 };
 
 static void stop_metrics(struct metrics *sampler)
@@ -441,6 +443,11 @@ static void trace_table(struct trace_options *o, struct option table[TABLE_SIZE]
 		  "kernels, copies, allocations, markers, OpenCL and CUDA runtime API calls" },
 		{ OPTION_BOOL, 's', "sys-trace", &o->sys, NULL,
 		  "everything --runtime-trace does, and CUDA driver API calls" },
+		{ OPTION_LIST, 0, "pmc", &o->pmc, "METRIC...",
+		  "hardware counters of every kernel kept by the kernel filters (CUDA; CUPTI "
+		  "metric names, comma-separated: dram__bytes_read.sum,...): "
+		  "counter_collection.csv, the counters view; each kernel is replayed once per "
+		  "pass and launches are serialised" },
 		{ OPTION_SECTION, .help = "sampling (on by default in gpuprof sys; --no-NAME turns "
 					  "one off)" },
 		{ OPTION_BOOL, 0, "sample", &o->sample, NULL,
@@ -535,16 +542,57 @@ struct job {
 	struct output_request request;
 	struct kernel_filter filter;
 	struct metrics_options metrics;
+	struct strbuf pmc;    /* the --pmc metrics, comma-separated */
 	unsigned sample_freq; /* 0: no call-stack sampling */
 	int sample_realtime;  /* threads off the CPU sampled too */
 };
+
+/* Puts "--pmc: " before err's message; returns -1. */
+static int pmc_error(struct error *err)
+{
+	struct error inner = *err;
+	return error_set(err, "--pmc: %s", inner.message);
+}
+
+/* --pmc: the metrics checked against the GPU's chip, and the passes they take said. */
+static int plan_counters(struct job *j, struct error *err)
+{
+	const char *names[sizeof(j->o.pmc.items) / sizeof(j->o.pmc.items[0])];
+	size_t count = 0;
+	for (int i = 0; i < j->o.pmc.count; i++) {
+		const char *name = j->o.pmc.items[i];
+		if (!*name || strchr(name, ' '))
+			return error_set(err, "--pmc: '%s' is not a metric name", name);
+		names[count++] = name;
+		strbuf_addf(&j->pmc, "%s%s", i ? "," : "", name);
+	}
+	struct host_api api;
+	const char *chip;
+	size_t passes;
+	if (host_load(&api, err))
+		return pmc_error(err);
+	int rc = host_plan_device(&api, names, count, &chip, &passes, err);
+	if (rc == 0)
+		fprintf(stderr, "gpuprof: --pmc: %zu metric%s, %zu pass%s on %s: each kernel kept "
+				"runs %zu time%s (CUPTI's kernel replay), and kernels run one at a "
+				"time while counters are collected\n", count, count == 1 ? "" : "s",
+			passes, passes == 1 ? "" : "es", chip, passes, passes == 1 ? "" : "s");
+	host_unload(&api);
+	return rc ? pmc_error(err) : 0;
+}
 
 static int job_prepare(struct job *j, struct error *err)
 {
 	struct trace_options *o = &j->o;
 	strbuf_init(&j->trace);
 	strbuf_init(&j->periods);
+	strbuf_init(&j->pmc);
 	memset(&j->filter, 0, sizeof(j->filter));
+	if (o->pmc.count && o->kernel == 0)
+		return error_set(err, "--pmc reads the counters of kernels: it cannot go with "
+				 "--kernel-trace=false");
+	if (o->pmc.count && o->kernel == -1)
+		o->kernel = 1;
 	if (o->marker == 0 && o->kernel_rename == 1)
 		return error_set(err, "--kernel-rename needs the marker ranges: it cannot go with "
 				 "--marker-trace=false");
@@ -609,11 +657,12 @@ static int job_prepare(struct job *j, struct error *err)
 				 "second from 1 to 10000", o->sampling_freq);
 	j->sample_freq = o->sample == 1 ? (unsigned)frequency : 0;
 	j->sample_realtime = j->sample_freq && o->sampling_realtime == 1;
-	return 0;
+	return o->pmc.count ? plan_counters(j, err) : 0;
 }
 
 static void job_release(struct job *j)
 {
+	strbuf_release(&j->pmc);
 	strbuf_release(&j->trace);
 	strbuf_release(&j->periods);
 	kernel_filter_release(&j->filter);
@@ -744,6 +793,20 @@ static int job_run(struct job *j, const char *directory, char **command)
 	else
 		unsetenv("GPUPROF_COLLECTION_PERIOD");
 	setenv("GPUPROF_TRACE", j->trace.buf, 1);
+	/* the counters are collected for the kernels the filters keep */
+	const struct {
+		const char *name, *value;
+	} counter_env[] = {
+		{ "GPUPROF_PMC", j->pmc.len ? j->pmc.buf : NULL },
+		{ "GPUPROF_KERNEL_INCLUDE_REGEX", j->pmc.len ? o->kernel_include : NULL },
+		{ "GPUPROF_KERNEL_EXCLUDE_REGEX", j->pmc.len ? o->kernel_exclude : NULL },
+		{ "GPUPROF_KERNEL_ITERATION_RANGE", j->pmc.len ? o->kernel_iterations : NULL },
+	};
+	for (size_t i = 0; i < sizeof(counter_env) / sizeof(counter_env[0]); i++)
+		if (counter_env[i].value)
+			setenv(counter_env[i].name, counter_env[i].value, 1);
+		else
+			unsetenv(counter_env[i].name);
 	if (j->sample_freq)
 		set_env_number("GPUPROF_SAMPLE_FREQ", j->sample_freq);
 	else

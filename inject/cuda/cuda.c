@@ -23,6 +23,7 @@
 #include "core/clock.h"
 #include "core/record.h"
 #include "core/recorder.h"
+#include "counters.h"
 #include "nvidia-proc.h"
 #include "translate.h"
 
@@ -242,7 +243,7 @@ static int collect(int final)
 		}
 		measure_clock_offset();
 	}
-	if (translate_queued())
+	if (translate_queued() || counters_collect(&translator))
 		return 1;
 	size_t dropped = 0;
 	if (cuptiActivityGetNumDroppedRecords(NULL, 0, &dropped) == CUPTI_SUCCESS && dropped)
@@ -252,9 +253,14 @@ static int collect(int final)
 
 /* ---- start and end --------------------------------------------------------------------- */
 
-static void CUPTIAPI ignore_callback(void *userdata, CUpti_CallbackDomain domain,
-				     CUpti_CallbackId cbid, const void *data)
+static int counting; /* counters are collected (--pmc) */
+
+/* The callbacks subscribed to: only the launches, when counters are collected. */
+static void CUPTIAPI on_callback(void *userdata, CUpti_CallbackDomain domain,
+				 CUpti_CallbackId cbid, const void *data)
 {
+	if (counting && domain == CUPTI_CB_DOMAIN_DRIVER_API && atomic_load(&cupti_usable))
+		counters_callback(cbid, data);
 }
 
 /* The child of a fork() has none of CUPTI's threads: it must not call CUPTI, and the
@@ -283,6 +289,8 @@ static int enable(CUpti_ActivityKind kind, const char *what)
 	return -1;
 }
 
+static CUpti_SubscriberHandle subscriber;
+
 /* Returns 0 when CUPTI is ours; otherwise says why in one line. */
 static int subscribe(void)
 {
@@ -295,7 +303,6 @@ static int subscribe(void)
 				CUPTI_API_VERSION / 100 * 100, NEWEST_SAME_LAYOUTS);
 		return -1;
 	}
-	static CUpti_SubscriberHandle subscriber;
 	char holder[64] = "";
 	CUpti_SubscriberParams params = {
 		.structSize = CUpti_SubscriberParams_STRUCT_SIZE,
@@ -303,7 +310,7 @@ static int subscribe(void)
 		.oldSubscriberName = holder,
 		.oldSubscriberSize = sizeof(holder),
 	};
-	CUptiResult rc = cuptiSubscribe_v2(&subscriber, ignore_callback, NULL, &params);
+	CUptiResult rc = cuptiSubscribe_v2(&subscriber, on_callback, NULL, &params);
 	if (rc == CUPTI_SUCCESS)
 		return 0;
 	if (rc == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED) {
@@ -374,6 +381,12 @@ static void start(void)
 		enable(CUPTI_ACTIVITY_KIND_DRIVER, "CUDA driver API calls");
 	if (trace.runtime_api || trace.driver_api)
 		enable(CUPTI_ACTIVITY_KIND_SYNCHRONIZATION, "synchronisations");
+	if (trace.kernel && counters_configure() == 1) {
+		counting = 1;
+		for (size_t i = 0; i < counters_launch_callback_count; i++)
+			cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_DRIVER_API,
+					    counters_launch_callbacks[i]);
+	}
 }
 
 /* Called by the CUDA driver while it initialises, once per process. Returns nonzero:

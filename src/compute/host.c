@@ -52,3 +52,22 @@ void host_unload(struct host_api *api)
 		dlclose(api->library);
 	memset(api, 0, sizeof(*api));
 }
+
+int host_plan_device(struct host_api *api, const char *const *names, size_t count,
+		     const char **chip, size_t *passes, struct error *err)
+{
+	*chip = api->device_chip(0);
+	if (!*chip)
+		return error_set(err, "counters are read from NVIDIA GPUs through CUPTI, and no "
+				      "CUDA device is usable here (no driver, no GPU, or one "
+				      "hidden by CUDA_VISIBLE_DEVICES)");
+	size_t refused = count;
+	if (api->passes(*chip, names, count, passes, &refused) == 0)
+		return 0;
+	if (refused < count)
+		return error_set(err, "'%s' is not a metric of %s (gpuprof compute profile "
+				      "--list-available-metrics shows the catalog's; CUPTI's metric "
+				      "names end in .sum, .avg, .max, .pct_of_peak_sustained_...)",
+				 names[refused], *chip);
+	return error_set(err, "CUPTI cannot plan these metrics on %s", *chip);
+}

@@ -57,6 +57,12 @@ struct host_api {
 /* Loads the library beside gpuprof: 0, or -1 with err set (why it is not there). */
 int host_load(struct host_api *api, struct error *err);
 void host_unload(struct host_api *api);
+
+/* Plans the collection of count CUPTI metrics on this machine's GPU (CUDA device 0): 0
+ * with *chip (CUPTI's name of its chip) and *passes set, or -1 with err set in one line
+ * (no GPU, or a metric the chip does not have). */
+int host_plan_device(struct host_api *api, const char *const *names, size_t count,
+		     const char **chip, size_t *passes, struct error *err);
 #endif
 
 #endif

@@ -229,3 +229,22 @@ def test_counters_reach_the_csv_the_database_and_a_merge(tmp_path):
         assert c.execute("SELECT pid, dispatch_id, name, value FROM counters ORDER BY id"
                          ).fetchall() == [(4242, int(d), n, float(v) if v else None)
                                           for _, d, _, n, v in EXPECTED_COUNTERS]
+
+
+def test_pmc_without_a_gpu_is_one_clear_line(tmp_path):
+    """--pmc is checked against the GPU's chip before the program runs: without a CUDA
+    device it is refused in one line and the program does not run."""
+    marker = tmp_path / "ran"
+    r = trace(tmp_path, ["--pmc", "dram__bytes_read.sum"], ["touch", str(marker)])
+    assert r.returncode == 2
+    assert not marker.exists()
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("gpuprof: trace: --pmc: "), r.stderr
+    if not os.environ.get("GPUPROF_SANITIZER"):
+        assert lines[0] == ("gpuprof: trace: --pmc: counters are read from NVIDIA GPUs through "
+                            "CUPTI, and no CUDA device is usable here (no driver, no GPU, or "
+                            "one hidden by CUDA_VISIBLE_DEVICES)")
+    r = trace(tmp_path, ["--pmc", "dram__bytes_read.sum", "--kernel-trace=false"], ["true"])
+    assert (r.returncode, r.stderr.strip()) == (2, "gpuprof: trace: --pmc reads the counters "
+                                                   "of kernels: it cannot go with "
+                                                   "--kernel-trace=false")
