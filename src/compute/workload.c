@@ -6,7 +6,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
+#include "store/store.h"
 #include "util/strbuf.h"
 
 /* ---- CSV (RFC 4180: quoted fields may hold commas, quotes doubled, newlines) ---------- */
@@ -253,10 +255,49 @@ static int read_file(const char *dir, const char *file, struct strbuf *out, stru
 	return failed ? -1 : 0;
 }
 
+/* The workload of a database: its files written to memory and read back as they would
+ * be from a directory. */
+static int read_database(const char *path, struct workload *w, struct error *err)
+{
+	sqlite3 *db;
+	if (store_open(path, &db, err))
+		return -1;
+	char *dispatches = NULL, *facts = NULL;
+	size_t dispatches_size = 0, facts_size = 0, rows = 0;
+	FILE *d = open_memstream(&dispatches, &dispatches_size);
+	FILE *f = open_memstream(&facts, &facts_size);
+	int rc = d && f ? 0 : error_set(err, "out of memory");
+	if (rc == 0)
+		rc = workload_write_dispatches(db, d, &rows, err);
+	if (rc == 0)
+		rc = workload_write_facts(db, f, err);
+	if (d)
+		fclose(d);
+	if (f)
+		fclose(f);
+	sqlite3_close(db);
+	if (rc == 0 && !rows)
+		rc = error_set(err, "'%s' has no kernels", path);
+	if (rc == 0)
+		rc = workload_parse_dispatches(path, dispatches, dispatches_size, w, err);
+	if (rc == 0)
+		rc = workload_parse_facts(path, facts, facts_size, w, err);
+	free(dispatches);
+	free(facts);
+	return rc;
+}
+
 int workload_read(const char *dir, struct workload *w, struct error *err)
 {
 	memset(w, 0, sizeof(*w));
 	w->dir = xstrdup(dir);
+	struct stat st;
+	if (stat(dir, &st) == 0 && S_ISREG(st.st_mode)) {
+		int rc = read_database(dir, w, err);
+		if (rc)
+			workload_release(w);
+		return rc;
+	}
 	struct strbuf text = STRBUF_INIT, name = STRBUF_INIT;
 	int rc = read_file(dir, "pmc_perf.csv", &text, err);
 	strbuf_addf(&name, "%s/pmc_perf.csv", dir);

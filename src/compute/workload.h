@@ -12,7 +12,9 @@
 #ifndef GPUPROF_COMPUTE_WORKLOAD_H
 #define GPUPROF_COMPUTE_WORKLOAD_H
 
+#include <sqlite3.h>
 #include <stddef.h>
+#include <stdio.h>
 
 #include "util/error.h"
 
@@ -34,8 +36,9 @@ struct workload {
 	size_t fact_count;
 };
 
-/* Reads dir/pmc_perf.csv and dir/sysinfo.csv: 0, or -1 with err naming the file, the
- * line and the fault. */
+/* Reads dir/pmc_perf.csv and dir/sysinfo.csv, or the same from a database with counters
+ * (gpuprof trace --pmc) when dir is a file: 0, or -1 with err naming the file, the line
+ * and the fault. */
 int workload_read(const char *dir, struct workload *w, struct error *err);
 /* The text of pmc_perf.csv and of sysinfo.csv (name: for messages). */
 int workload_parse_dispatches(const char *name, const char *text, size_t size,
@@ -43,6 +46,15 @@ int workload_parse_dispatches(const char *name, const char *text, size_t size,
 int workload_parse_facts(const char *name, const char *text, size_t size, struct workload *w,
 			 struct error *err);
 void workload_release(struct workload *w);
+
+/* Writes pmc_perf.csv from a database: a row per kernel (the process's dispatch id, the
+ * device's CUDA ordinal), a column per counter name recorded, in the order first
+ * recorded (empty where a kernel has no value). *rows: the dispatches written. */
+int workload_write_dispatches(sqlite3 *db, FILE *out, size_t *rows, struct error *err);
+/* Writes sysinfo.csv from the database's first GPU: its name, SMs, warp size, L2, DRAM
+ * bandwidth and size, clock and compute capability, and the occupancy limits of that
+ * compute capability (left out for one gpuprof does not know). */
+int workload_write_facts(sqlite3 *db, FILE *out, struct error *err);
 
 /* A fact of sysinfo.csv as text, NULL when absent. */
 const char *workload_fact(const struct workload *w, const char *name);

@@ -248,3 +248,34 @@ def test_pmc_without_a_gpu_is_one_clear_line(tmp_path):
     assert (r.returncode, r.stderr.strip()) == (2, "gpuprof: trace: --pmc reads the counters "
                                                    "of kernels: it cannot go with "
                                                    "--kernel-trace=false")
+
+
+def test_analyze_reads_the_counters_of_a_database(tmp_path):
+    """`gpuprof compute analyze -p DB` evaluates the catalog over the counters that
+    `trace --pmc` recorded: the average, minimum and maximum of the dispatches that have
+    a value (a kernel without one is left out, never counted as 0), occupancy from the
+    kernel records and the compute capability's limits (9.0: 8 blocks of 8 warps)."""
+    spool = tmp_path / "4242.spool"
+    assert run([os.path.join(TESTS, "cuda-spool"), str(spool), "--counters"],
+               cwd=tmp_path).returncode == 0
+    assert run([GPUPROF, "convert", "-f", "sqlite", str(spool)], cwd=tmp_path).returncode == 0
+    r = run([GPUPROF, "compute", "analyze", "-p", "4242_results.db", "-b", "7.2.0",
+             "-b", "10.1.0", "-b", "18.1.0", "--output-format", "csv"], cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    rows = {row[0]: row[2:5] for row in csv.reader(
+        line for line in r.stdout.splitlines() if line and not line.startswith("#"))}
+    assert rows["7.2.0"] == ["100", "100", "100"]
+    assert rows["10.1.0"] == ["1500.125", "0.5", "3000"]
+    assert rows["18.1.0"] == ["4194305", "4194304", "4194306"]
+    r = run([GPUPROF, "compute", "analyze", "-p", "4242_results.db", "--list-stats"],
+            cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.splitlines()[-1].split() == [
+        "vecCopy(float", "const*,", "float*,", "unsigned", "int)", "4", "1", "2", "3", "4"]
+    sysinfo = run([GPUPROF, "compute", "analyze", "-p", "4242_results.db", "-b", "1",
+                   "--output-format", "csv"], cwd=tmp_path)
+    facts = {row[0]: row[1] for row in csv.reader(
+        line for line in sysinfo.stdout.splitlines() if line and not line.startswith("#"))}
+    assert (facts["gpu_name"], facts["sm_count"], facts["compute_capability"],
+            facts["max_warps_per_sm"], facts["dram_bandwidth"]) == (
+        "NVIDIA H200", "132", "9.0", "64", "4800000000000")

@@ -1,0 +1,196 @@
+/* Writing a workload directory's pmc_perf.csv from a database (see workload.h). */
+#include "compute/workload.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "store/store.h"
+#include "util/strbuf.h"
+#include "writer/csv-format.h"
+
+/* The distinct counter names of the database, in the order first recorded. */
+static int counter_names(sqlite3 *db, struct strbuf *names, size_t *count, struct error *err)
+{
+	sqlite3_stmt *s;
+	*count = 0;
+	if (!store_has_table(db, "gpuprof_counter"))
+		return 0;
+	if (store_prepare(db, "SELECT n.string FROM gpuprof_counter c JOIN gpuprof_string n "
+			  "ON n.id = c.name_id GROUP BY n.string ORDER BY MIN(c.id)", &s, err))
+		return -1;
+	while (sqlite3_step(s) == SQLITE_ROW) {
+		const unsigned char *name = sqlite3_column_text(s, 0);
+		strbuf_addf(names, "%s%c", name ? (const char *)name : "", '\0');
+		++*count;
+	}
+	sqlite3_finalize(s);
+	return 0;
+}
+
+static void add_number(struct strbuf *line, double value)
+{
+	if (isnan(value))
+		strbuf_addch(line, ',');
+	else
+		strbuf_addf(line, ",%.17g", value);
+}
+
+int workload_write_dispatches(sqlite3 *db, FILE *out, size_t *rows, struct error *err)
+{
+	struct strbuf names = STRBUF_INIT, line = STRBUF_INIT;
+	size_t count;
+	*rows = 0;
+	if (counter_names(db, &names, &count, err))
+		return -1;
+	const char **columns = xcalloc(count ? count : 1, sizeof(*columns));
+	for (size_t i = 0, at = 0; i < count; i++, at += strlen(names.buf + at) + 1)
+		columns[i] = names.buf + at;
+	double *values = xcalloc(count ? count : 1, sizeof(*values));
+	sqlite3_stmt *kernels = NULL, *counters = NULL;
+	int has_counters = store_has_table(db, "gpuprof_counter");
+	int rc = store_prepare(db, "SELECT k.dispatch_id, IFNULL(a.device_index, 0), "
+			       "k.grid_x * k.grid_y * k.grid_z, "
+			       "k.workgroup_x * k.workgroup_y * k.workgroup_z, k.local_memory_bytes, "
+			       "k.private_memory_bytes, k.registers, IFNULL(s.string, ''), k.start, "
+			       "k.end, k.process_id, k.correlation_id FROM gpuprof_kernel k "
+			       "LEFT JOIN gpuprof_string s ON s.id = k.name_id "
+			       "LEFT JOIN gpuprof_agent a ON a.process_id = k.process_id "
+			       "AND a.agent_index = k.agent_index ORDER BY k.id", &kernels, err);
+	if (rc == 0 && has_counters)
+		rc = store_prepare(db, "SELECT n.string, c.value FROM gpuprof_counter c "
+				   "JOIN gpuprof_string n ON n.id = c.name_id "
+				   "WHERE c.process_id = ? AND c.correlation_id = ? ORDER BY c.id",
+				   &counters, err);
+	if (rc == 0) {
+		strbuf_addstr(&line, "Dispatch_ID,GPU_ID,Grid_Size,Workgroup_Size,LDS_Per_Workgroup,"
+				     "Scratch_Per_Workitem,Registers_Per_Thread,Kernel_Name,"
+				     "Start_Timestamp,End_Timestamp");
+		for (size_t i = 0; i < count; i++)
+			csv_text(&line, columns[i]);
+		fprintf(out, "%s\n", line.buf);
+	}
+	int step;
+	while (rc == 0 && (step = sqlite3_step(kernels)) == SQLITE_ROW) {
+		for (size_t i = 0; i < count; i++)
+			values[i] = NAN;
+		if (counters) {
+			sqlite3_bind_int64(counters, 1, sqlite3_column_int64(kernels, 10));
+			sqlite3_bind_int64(counters, 2, sqlite3_column_int64(kernels, 11));
+			while (sqlite3_step(counters) == SQLITE_ROW) {
+				const char *name = (const char *)sqlite3_column_text(counters, 0);
+				for (size_t i = 0; name && i < count; i++)
+					if (!strcmp(columns[i], name) &&
+					    sqlite3_column_type(counters, 1) != SQLITE_NULL)
+						values[i] = sqlite3_column_double(counters, 1);
+			}
+			sqlite3_reset(counters);
+		}
+		strbuf_reset(&line);
+		for (int c = 0; c < 7; c++)
+			csv_int(&line, sqlite3_column_int64(kernels, c));
+		csv_text(&line, (const char *)sqlite3_column_text(kernels, 7));
+		csv_int(&line, sqlite3_column_int64(kernels, 8));
+		csv_int(&line, sqlite3_column_int64(kernels, 9));
+		for (size_t i = 0; i < count; i++)
+			add_number(&line, values[i]);
+		fprintf(out, "%s\n", line.buf);
+		++*rows;
+	}
+	if (rc == 0 && step != SQLITE_DONE)
+		rc = error_set(err, "cannot read '%s': %s", sqlite3_db_filename(db, "main"),
+			       sqlite3_errmsg(db));
+	sqlite3_finalize(kernels);
+	sqlite3_finalize(counters);
+	free(values);
+	free(columns);
+	strbuf_release(&names);
+	strbuf_release(&line);
+	return rc;
+}
+
+/* The occupancy limits of a compute capability that no device attribute in the trace
+ * gives: the CUDA C++ Programming Guide's table of technical specifications per compute
+ * capability (shared memory: the most an SM can be configured with). */
+static const struct {
+	int major, minor;
+	int max_warps_per_sm, max_blocks_per_sm, registers_per_sm, register_allocation_unit;
+	int shared_memory_per_sm, shared_memory_reserved_per_block, shared_memory_allocation_unit;
+} limits[] = {
+	{ 7, 0, 64, 32, 65536, 256, 98304, 0, 256 },
+	{ 7, 5, 32, 16, 65536, 256, 65536, 0, 256 },
+	{ 8, 0, 64, 32, 65536, 256, 167936, 1024, 128 },
+	{ 8, 6, 48, 16, 65536, 256, 102400, 1024, 128 },
+	{ 8, 7, 48, 16, 65536, 256, 167936, 1024, 128 },
+	{ 8, 9, 48, 24, 65536, 256, 102400, 1024, 128 },
+	{ 9, 0, 64, 32, 65536, 256, 233472, 1024, 128 },
+	{ 10, 0, 64, 32, 65536, 256, 233472, 1024, 128 },
+	{ 12, 0, 48, 32, 65536, 256, 102400, 1024, 128 },
+};
+
+int workload_write_facts(sqlite3 *db, FILE *out, struct error *err)
+{
+	sqlite3_stmt *s;
+	if (store_prepare(db, "SELECT p.hostname, a.name, a.compute_units, a.warp_size, "
+			  "a.l2_cache_bytes, a.memory_bandwidth, a.max_clock_mhz, "
+			  "a.global_memory_bytes, a.compute_major, a.compute_minor, a.driver_version "
+			  "FROM agents a JOIN processes p ON p.id = a.process_id "
+			  "WHERE a.type = 'GPU' ORDER BY a.process_id, a.agent_id LIMIT 1", &s, err))
+		return -1;
+	if (sqlite3_step(s) != SQLITE_ROW) {
+		sqlite3_finalize(s);
+		return error_set(err, "'%s' has no GPU: nothing to analyze",
+				 sqlite3_db_filename(db, "main"));
+	}
+	struct strbuf header = STRBUF_INIT, row = STRBUF_INIT;
+	const char *text_facts[] = { "host_name", "gpu_name" };
+	for (int c = 0; c < 2; c++) {
+		const unsigned char *v = sqlite3_column_text(s, c);
+		strbuf_addf(&header, "%s%s", c ? "," : "", text_facts[c]);
+		if (c)
+			strbuf_addch(&row, ',');
+		struct strbuf quoted = STRBUF_INIT;
+		csv_text(&quoted, v ? (const char *)v : "");
+		strbuf_addstr(&row, quoted.buf);
+		strbuf_release(&quoted);
+	}
+	const struct {
+		const char *name;
+		double value;
+	} facts[] = {
+		{ "sm_count", (double)sqlite3_column_int64(s, 2) },
+		{ "warp_size", (double)sqlite3_column_int64(s, 3) },
+		{ "l2_bytes", (double)sqlite3_column_int64(s, 4) },
+		{ "dram_bandwidth", (double)sqlite3_column_int64(s, 5) },
+		{ "sm_clock_hz", sqlite3_column_int64(s, 6) * 1e6 },
+		{ "dram_bytes", (double)sqlite3_column_int64(s, 7) },
+	};
+	for (size_t i = 0; i < sizeof(facts) / sizeof(facts[0]); i++) {
+		strbuf_addf(&header, ",%s", facts[i].name);
+		if (facts[i].value > 0) /* 0: the device did not say */
+			strbuf_addf(&row, ",%.17g", facts[i].value);
+		else
+			strbuf_addch(&row, ',');
+	}
+	int major = sqlite3_column_int(s, 8), minor = sqlite3_column_int(s, 9);
+	strbuf_addf(&header, ",compute_capability");
+	strbuf_addf(&row, ",%d.%d", major, minor);
+	for (size_t i = 0; i < sizeof(limits) / sizeof(limits[0]); i++) {
+		if (limits[i].major != major || limits[i].minor != minor)
+			continue;
+		strbuf_addstr(&header, ",max_warps_per_sm,max_blocks_per_sm,registers_per_sm,"
+				       "register_allocation_unit,shared_memory_per_sm,"
+				       "shared_memory_reserved_per_block,shared_memory_allocation_unit");
+		strbuf_addf(&row, ",%d,%d,%d,%d,%d,%d,%d", limits[i].max_warps_per_sm,
+			    limits[i].max_blocks_per_sm, limits[i].registers_per_sm,
+			    limits[i].register_allocation_unit, limits[i].shared_memory_per_sm,
+			    limits[i].shared_memory_reserved_per_block,
+			    limits[i].shared_memory_allocation_unit);
+	}
+	fprintf(out, "%s\n%s\n", header.buf, row.buf);
+	strbuf_release(&header);
+	strbuf_release(&row);
+	sqlite3_finalize(s);
+	return 0;
+}
