@@ -1,18 +1,27 @@
 /* gpuprof compute: per-kernel hardware counters on NVIDIA GPUs, rocprof-compute's part
- * (DESIGN.md). This version has the metric catalog (compute/catalog.h), its planning
- * through CUPTI's profiler host API, which needs no GPU (which metrics a chip has, how
- * many passes a selection or set takes), and `analyze` of workload directories
- * (compute/analyze.h); collecting the counters of a program is still to come. */
+ * (DESIGN.md): the metric catalog (compute/catalog.h), its planning through CUPTI's
+ * profiler host API, which needs no GPU (which metrics a chip has, how many passes a
+ * selection or set takes), `profile -- COMMAND`, which runs the program under
+ * `gpuprof trace --pmc` with the catalog's metrics and writes a workload directory from
+ * the database, and `analyze` of workload directories (compute/analyze.h). */
+#include <dirent.h>
 #include <errno.h>
+#include <libgen.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "commands.h"
 #include "compute/analyze.h"
 #include "compute/catalog.h"
 #include "compute/host.h"
+#include "compute/workload.h"
+#include "core/paths.h"
 #include "install.h"
+#include "store/store.h"
 #include "util/error.h"
 #include "util/options.h"
 #include "util/strbuf.h"
@@ -25,8 +34,11 @@ static const char description[] =
 	"20 warp state). --list-available-metrics prints the catalog: each metric's id,\n"
 	"unit, whether the chip has what it needs and its expression, and the passes each\n"
 	"block takes, from CUPTI's profiler host API, which needs no GPU (--chip names the\n"
-	"chip to plan for). Collecting the counters of a program (CUPTI's range profiler) is\n"
-	"not in this version yet.";
+	"chip to plan for). With a COMMAND, runs it once under gpuprof trace --pmc with the\n"
+	"metrics selected (CUPTI's range profiler: each kernel kept is replayed once per pass,\n"
+	"and kernels run one at a time) and writes the workload directory that gpuprof\n"
+	"compute analyze reads: pmc_perf.csv, sysinfo.csv, profiling_config.yaml, log.txt\n"
+	"and the database under trace/.";
 
 struct plan {
 	struct host_api *api;
@@ -187,11 +199,346 @@ static int list_sets(const struct catalog *c, struct host_api *api, const char *
 	return 0;
 }
 
+/* What `compute profile -- COMMAND` was asked for. */
+struct profile_run {
+	const char *name, *directory, *chip;
+	struct option_list *kernels, *dispatches;
+	int overwrite, quiet;
+	const char **metrics;
+	size_t metric_count, passes;
+	char **command;
+};
+
+/* The files a workload directory holds; --overwrite removes these, and only these. */
+static const char *const workload_files[] = { "pmc_perf.csv", "sysinfo.csv",
+					      "profiling_config.yaml", "log.txt" };
+
+/* Whether dir holds anything. */
+static int directory_used(const char *dir)
+{
+	DIR *d = opendir(dir);
+	if (!d)
+		return 0;
+	struct dirent *e;
+	int used = 0;
+	while (!used && (e = readdir(d)))
+		used = strcmp(e->d_name, ".") && strcmp(e->d_name, "..");
+	closedir(d);
+	return used;
+}
+
+/* Removes what an earlier profile wrote in dir (its files and trace/'s databases). */
+static void remove_workload(const char *dir)
+{
+	struct strbuf path = STRBUF_INIT;
+	for (size_t i = 0; i < sizeof(workload_files) / sizeof(workload_files[0]); i++) {
+		strbuf_reset(&path);
+		strbuf_addf(&path, "%s/%s", dir, workload_files[i]);
+		unlink(path.buf);
+	}
+	strbuf_reset(&path);
+	strbuf_addf(&path, "%s/trace", dir);
+	DIR *d = opendir(path.buf);
+	struct dirent *e;
+	while (d && (e = readdir(d))) {
+		size_t n = strlen(e->d_name);
+		if (n > 3 && !strcmp(e->d_name + n - 3, ".db")) {
+			struct strbuf file = STRBUF_INIT;
+			strbuf_addf(&file, "%s/%s", path.buf, e->d_name);
+			unlink(file.buf);
+			strbuf_release(&file);
+		}
+	}
+	if (d)
+		closedir(d);
+	rmdir(path.buf);
+	strbuf_release(&path);
+}
+
+/* The kernel filters of trace for -k and -d: substrings as one regular expression,
+ * dispatches (1-based iterations, N or FROM:TO) as an iteration range. */
+static int profile_filters(const struct profile_run *p, struct strbuf *include,
+			   struct strbuf *iterations, struct error *err)
+{
+	for (int i = 0; i < p->kernels->count; i++) {
+		strbuf_addstr(include, i ? "|" : "(");
+		for (const char *c = p->kernels->items[i]; *c; c++) {
+			if (strchr("\\^$.|?*+()[]{}", *c))
+				strbuf_addch(include, '\\');
+			strbuf_addch(include, *c);
+		}
+	}
+	if (include->len)
+		strbuf_addch(include, ')');
+	for (int i = 0; i < p->dispatches->count; i++) {
+		long long from, to;
+		if (analyze_parse_dispatch(p->dispatches->items[i], &from, &to, err))
+			return -1;
+		strbuf_addf(iterations, "%s", i ? "," : "[");
+		if (from == to)
+			strbuf_addf(iterations, "%lld", from);
+		else
+			strbuf_addf(iterations, "[%lld-%lld]", from, to);
+	}
+	if (iterations->len)
+		strbuf_addch(iterations, ']');
+	return 0;
+}
+
+/* Runs `gpuprof trace --pmc` on the command; returns its exit status (the program's),
+ * or -1 when it could not run. */
+static int run_trace(const struct profile_run *p, const char *trace_dir, const char *include,
+		     const char *iterations)
+{
+	struct strbuf self = STRBUF_INIT, metrics = STRBUF_INIT;
+	struct error err;
+	if (install_path("bin/gpuprof", &self, &err)) {
+		warn("compute profile: %s", err.message);
+		return -1;
+	}
+	for (size_t i = 0; i < p->metric_count; i++)
+		strbuf_addf(&metrics, "%s%s", i ? "," : "", p->metrics[i]);
+	const char *args[64];
+	int n = 0;
+	args[n++] = self.buf;
+	args[n++] = "trace";
+	args[n++] = "--pmc";
+	args[n++] = metrics.buf;
+	if (*include) {
+		args[n++] = "--kernel-include-regex";
+		args[n++] = include;
+	}
+	if (*iterations) {
+		args[n++] = "--kernel-iteration-range";
+		args[n++] = iterations;
+	}
+	args[n++] = "-d";
+	args[n++] = trace_dir;
+	args[n++] = "-o";
+	args[n++] = "%hostname%_%pid%";
+	args[n++] = "-f";
+	args[n++] = "sqlite";
+	args[n++] = "--";
+	size_t command_count = 0;
+	while (p->command[command_count])
+		command_count++;
+	const char **argv = xcalloc((size_t)n + command_count + 1, sizeof(*argv));
+	memcpy(argv, args, (size_t)n * sizeof(*argv));
+	memcpy(argv + n, p->command, command_count * sizeof(*argv));
+	fflush(NULL);
+	pid_t child = fork();
+	if (child == 0) {
+		execv(argv[0], (char **)argv);
+		_exit(127);
+	}
+	int status = 0;
+	while (child > 0 && waitpid(child, &status, 0) < 0 && errno == EINTR)
+		;
+	free(argv);
+	strbuf_release(&self);
+	strbuf_release(&metrics);
+	if (child < 0)
+		return -1;
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+/* The databases trace wrote, joined into one when the program made several processes. */
+static int workload_database(const char *trace_dir, struct strbuf *db, struct error *err)
+{
+	DIR *d = opendir(trace_dir);
+	if (!d)
+		return error_set(err, "'%s': %s", trace_dir, strerror(errno));
+	char *inputs[256];
+	int count = 0;
+	struct dirent *e;
+	while ((e = readdir(d)) && count < 256) {
+		size_t n = strlen(e->d_name);
+		if (n > 11 && !strcmp(e->d_name + n - 11, "_results.db")) {
+			struct strbuf path = STRBUF_INIT;
+			strbuf_addf(&path, "%s/%s", trace_dir, e->d_name);
+			inputs[count++] = strbuf_detach(&path);
+		}
+	}
+	closedir(d);
+	int rc = 0;
+	if (!count) {
+		rc = error_set(err, "the program left no database in '%s' (it made no CUDA "
+				    "work, or the trace failed: see above)", trace_dir);
+	} else if (count == 1) {
+		strbuf_addstr(db, inputs[0]);
+	} else {
+		struct strbuf warnings = STRBUF_INIT;
+		strbuf_addf(db, "%s/all_results.db", trace_dir);
+		rc = store_merge(inputs, count, db->buf, &warnings, err);
+		strbuf_release(&warnings);
+	}
+	for (int i = 0; i < count; i++)
+		free(inputs[i]);
+	return rc;
+}
+
+/* pmc_perf.csv and sysinfo.csv from the database, written whole or not at all. */
+static int write_workload(const char *dir, const char *db_path, size_t *dispatches,
+			  struct error *err)
+{
+	sqlite3 *db;
+	if (store_open(db_path, &db, err))
+		return -1;
+	struct strbuf path = STRBUF_INIT;
+	int rc = 0;
+	for (int f = 0; rc == 0 && f < 2; f++) {
+		strbuf_reset(&path);
+		strbuf_addf(&path, "%s/%s.partial", dir, workload_files[f]);
+		FILE *out = fopen(path.buf, "w");
+		if (!out) {
+			rc = error_set(err, "cannot create '%s': %s", path.buf, strerror(errno));
+			break;
+		}
+		rc = f == 0 ? workload_write_dispatches(db, out, dispatches, err)
+			    : workload_write_facts(db, out, err);
+		if ((ferror(out) | fclose(out)) && rc == 0)
+			rc = error_set(err, "cannot write '%s': %s", path.buf, strerror(errno));
+		struct strbuf final = STRBUF_INIT;
+		strbuf_addf(&final, "%s/%s", dir, workload_files[f]);
+		if (rc == 0 && rename(path.buf, final.buf) < 0)
+			rc = error_set(err, "cannot create '%s': %s", final.buf, strerror(errno));
+		if (rc)
+			unlink(path.buf);
+		strbuf_release(&final);
+	}
+	strbuf_release(&path);
+	sqlite3_close(db);
+	return rc;
+}
+
+/* A YAML scalar, quoted. */
+static void yaml_text(FILE *out, const char *text)
+{
+	fputc('"', out);
+	for (const char *c = text; *c; c++) {
+		if (*c == '"' || *c == '\\')
+			fputc('\\', out);
+		fputc(*c, out);
+	}
+	fputc('"', out);
+}
+
+static void write_config(const struct profile_run *p, const char *dir, const char *include,
+			 const char *iterations, const char *selection)
+{
+	struct strbuf path = STRBUF_INIT;
+	strbuf_addf(&path, "%s/profiling_config.yaml", dir);
+	FILE *out = fopen(path.buf, "w");
+	strbuf_release(&path);
+	if (!out)
+		return;
+	fprintf(out, "# gpuprof compute profile: the options as resolved for this run\n"
+		     "gpuprof_version: \"%s\"\nname: ", GPUPROF_VERSION);
+	yaml_text(out, p->name);
+	fprintf(out, "\nchip: %s\nreplay: kernel\npasses: %zu\nselection: ", p->chip, p->passes);
+	yaml_text(out, selection);
+	fprintf(out, "\nkernel_include_regex: ");
+	yaml_text(out, include);
+	fprintf(out, "\nkernel_iteration_range: ");
+	yaml_text(out, iterations);
+	fprintf(out, "\nmetrics:\n");
+	for (size_t i = 0; i < p->metric_count; i++)
+		fprintf(out, "  - %s\n", p->metrics[i]);
+	fprintf(out, "command:\n");
+	for (char **c = p->command; *c; c++) {
+		fprintf(out, "  - ");
+		yaml_text(out, *c);
+		fputc('\n', out);
+	}
+	fclose(out);
+}
+
+/* compute profile -- COMMAND: the directory chosen and checked, the program run under
+ * trace --pmc, the workload written. Returns the program's exit status. */
+static int profile_command(struct profile_run *p, const char *selection)
+{
+	struct error err;
+	struct strbuf template = STRBUF_INIT, dir = STRBUF_INIT;
+	if (p->directory) {
+		strbuf_addstr(&template, p->directory);
+	} else {
+		int rank, size;
+		path_launcher_rank(&rank, &size);
+		strbuf_addf(&template, "workloads/%s/%%gpumodel%%%s", p->name,
+			    rank >= 0 ? "/%rank%" : "");
+	}
+	for (char *at; (at = strstr(template.buf, "%gpumodel%"));) {
+		struct strbuf next = STRBUF_INIT;
+		strbuf_add(&next, template.buf, (size_t)(at - template.buf));
+		strbuf_addf(&next, "%s%s", p->chip, at + strlen("%gpumodel%"));
+		strbuf_release(&template);
+		template = next;
+	}
+	struct path_context ctx;
+	path_context_current(&ctx);
+	if (path_expand(template.buf, &ctx, &dir, &err))
+		die_with(EXIT_USAGE, "compute profile: --output-directory: %s", err.message);
+	if (directory_used(dir.buf)) {
+		if (!p->overwrite)
+			die_with(EXIT_USAGE, "compute profile: '%s' is not empty: give --overwrite to "
+					     "replace the workload there, or another -n or "
+					     "--output-directory", dir.buf);
+		remove_workload(dir.buf);
+	}
+	if (path_make_parents(dir.buf, 0, &err))
+		die("compute profile: %s", err.message);
+	struct strbuf include = STRBUF_INIT, iterations = STRBUF_INIT, trace_dir = STRBUF_INIT;
+	if (profile_filters(p, &include, &iterations, &err))
+		die_with(EXIT_USAGE, "compute profile: %s", err.message);
+	strbuf_addf(&trace_dir, "%s/trace", dir.buf);
+	write_config(p, dir.buf, include.buf, iterations.buf, selection);
+	if (!p->quiet)
+		fprintf(stderr, "gpuprof: compute profile: %zu CUPTI metrics, %zu pass%s on %s, into "
+				"%s\n", p->metric_count, p->passes, p->passes == 1 ? "" : "es",
+			p->chip, dir.buf);
+	int code = run_trace(p, trace_dir.buf, include.buf, iterations.buf);
+	if (code < 0)
+		die("compute profile: cannot run gpuprof trace");
+	struct strbuf db = STRBUF_INIT, log = STRBUF_INIT;
+	size_t dispatches = 0;
+	int failed = workload_database(trace_dir.buf, &db, &err) ||
+		     write_workload(dir.buf, db.buf, &dispatches, &err);
+	strbuf_addf(&log, "%s/log.txt", dir.buf);
+	FILE *out = fopen(log.buf, "w");
+	if (out) {
+		fprintf(out, "gpuprof %s compute profile\nchip: %s\nmetrics: %zu CUPTI metrics, "
+			     "%zu pass%s (kernel replay)\nprogram exit status: %d\n",
+			GPUPROF_VERSION, p->chip, p->metric_count, p->passes,
+			p->passes == 1 ? "" : "es", code);
+		if (failed)
+			fprintf(out, "no workload written: %s\n", err.message);
+		else
+			fprintf(out, "dispatches: %zu (pmc_perf.csv); database: %s\n", dispatches,
+				db.buf);
+		fclose(out);
+	}
+	if (failed)
+		warn("compute profile: %s", err.message);
+	else if (!p->quiet)
+		fprintf(stderr, "gpuprof: compute profile: %zu dispatches in %s (gpuprof compute "
+				"analyze -p %s)\n", dispatches, dir.buf, dir.buf);
+	strbuf_release(&db);
+	strbuf_release(&log);
+	strbuf_release(&include);
+	strbuf_release(&iterations);
+	strbuf_release(&trace_dir);
+	strbuf_release(&template);
+	strbuf_release(&dir);
+	return code == 0 && failed ? EXIT_FAILED : code;
+}
+
 static int compute_profile(int argc, char **argv)
 {
-	int help = -1, list = -1, sets = -1;
-	const char *chip = NULL, *set = NULL;
-	struct option_list blocks = { 0 };
+	int help = -1, list = -1, sets = -1, overwrite = -1, quiet = -1, no_roof = -1;
+	int roof_only = -1;
+	const char *chip = NULL, *set = NULL, *name = NULL, *directory = NULL;
+	const char *replay = "kernel";
+	struct option_list blocks = { 0 }, kernels = { 0 }, dispatches = { 0 };
 	const struct option table[] = {
 		{ OPTION_LIST, 'b', "block", &blocks, "ID",
 		  "blocks, tables or metrics to collect: 2, 7.1, 11.2.3, or a block's alias "
@@ -205,7 +552,27 @@ static int compute_profile(int argc, char **argv)
 		  "and the passes of each block" },
 		{ OPTION_STRING, 0, "chip", &chip, "NAME",
 		  "plan for this chip (GH100, AD102, ...: gpuprof avail lists them) rather than "
-		  "the GPU's" },
+		  "the GPU's (listings only)" },
+		{ OPTION_LIST, 'k', "kernel", &kernels, "SUBSTRING",
+		  "measure only kernels whose name holds one of these (others run unmeasured)" },
+		{ OPTION_LIST, 'd', "dispatch", &dispatches, "N|FROM:TO",
+		  "measure only these dispatches of each kernel kept, from 1: 1 3:5" },
+		{ OPTION_ENUM, 0, "replay", &replay, "kernel",
+		  "how passes are made: kernel (CUPTI replays each kernel, saving and restoring "
+		  "its memory; the default and, in this version, the only mode)" },
+		{ OPTION_STRING, 'n', "name", &name, "NAME",
+		  "the workload's name (default: the command's file name)" },
+		{ OPTION_STRING, 0, "output-directory", &directory, "DIR",
+		  "where the workload goes (default: workloads/NAME/%gpumodel%, /%rank% added "
+		  "under a parallel launcher); placeholders %hostname% %gpumodel% (the chip) "
+		  "%rank% %env{NAME}%" },
+		{ OPTION_BOOL, 0, "overwrite", &overwrite, NULL,
+		  "replace the workload in a directory that is not empty" },
+		{ OPTION_BOOL, 'q', "quiet", &quiet, NULL, "say nothing but errors and warnings" },
+		{ OPTION_BOOL, 0, "no-roof", &no_roof, NULL,
+		  "no roofline measurement (this version measures none)" },
+		{ OPTION_BOOL, 0, "roof-only", &roof_only, NULL,
+		  "only the roofline measurement (not in this version)" },
 		{ OPTION_BOOL, 'h', "help", &help, NULL, "show this help" },
 		OPTION_END,
 	};
@@ -235,9 +602,21 @@ static int compute_profile(int argc, char **argv)
 			 set);
 	for (size_t k = 0; chosen && k < chosen->select_count && blocks.count < 32; k++)
 		blocks.items[blocks.count++] = xstrdup(chosen->select[k]);
+	if (roof_only == 1 && no_roof == 1)
+		die_with(EXIT_USAGE, "compute profile: --roof-only and --no-roof cannot go together");
+	if (roof_only == 1)
+		die_with(EXIT_USAGE, "compute profile: --roof-only: the roofline measurement is not "
+				     "in this version");
+	int collecting = sets != 1 && list != 1 && next < argc;
+	if (collecting && chip)
+		die_with(EXIT_USAGE, "compute profile: --chip plans listings; a collection is on "
+				     "this machine's GPU");
 	struct host_api api;
 	if (host_load(&api, &err))
 		die("compute profile: %s", err.message);
+	if (collecting && !(chip = api.device_chip(0)))
+		die("compute profile: no NVIDIA GPU is usable here: counters need one (no driver, no "
+		    "GPU, or one hidden by CUDA_VISIBLE_DEVICES); --chip plans a listing without");
 	if (!chip && !(chip = api.device_chip(0)))
 		die("compute profile: no NVIDIA GPU here to plan for: name a chip with --chip "
 		    "(gpuprof avail lists those CUPTI knows)");
@@ -251,15 +630,56 @@ static int compute_profile(int argc, char **argv)
 		die_with(EXIT_USAGE, "compute profile: --chip %s: CUPTI knows no such chip "
 				     "(gpuprof avail lists them)", chip);
 	int rc = 0;
-	if (sets == 1)
+	if (sets == 1) {
 		rc = list_sets(&c, &api, chip);
-	else if (list == 1)
+	} else if (list == 1) {
 		rc = list_metrics(&c, &blocks, &api, chip);
-	else if (next < argc)
-		die("compute profile: collecting counters (CUPTI's range profiler) is not in this "
-		    "version yet; --list-available-metrics plans them");
-	else
+	} else if (next < argc) {
+		/* the CUPTI metrics of the selection, each once */
+		struct plan p = { &api, chip, STRBUF_INIT, 0 };
+		for (size_t b = 0; b < c.count; b++)
+			for (size_t t = 0; t < c.blocks[b].count; t++)
+				for (size_t m = 0; m < c.blocks[b].tables[t].count; m++)
+					if (wanted(&c.blocks[b], &c.blocks[b].tables[t],
+						   &c.blocks[b].tables[t].metrics[m], &blocks))
+						plan_add(&c.blocks[b].tables[t].metrics[m], &p);
+		const char **names;
+		size_t n = split_names(p.names.buf, &names), unique = 0;
+		for (size_t i = 0; i < n; i++) {
+			size_t j = 0;
+			while (j < unique && strcmp(names[j], names[i]))
+				j++;
+			if (j == unique)
+				names[unique++] = names[i];
+		}
+		if (!unique)
+			die_with(EXIT_USAGE, "compute profile: what -b selects is all derived from "
+					     "the kernel records: no counter to collect");
+		struct profile_run run = {
+			.name = name, .directory = directory, .kernels = &kernels,
+			.dispatches = &dispatches, .overwrite = overwrite == 1, .quiet = quiet == 1,
+			.metrics = names, .metric_count = unique, .command = argv + next,
+		};
+		if (!run.name) {
+			char *copy = xstrdup(argv[next]);
+			run.name = xstrdup(basename(copy));
+			free(copy);
+		}
+		if (!*run.name || strchr(run.name, '/'))
+			die_with(EXIT_USAGE, "compute profile: -n: '%s' is not a workload name",
+				 run.name);
+		if (host_plan_device(&api, names, unique, &run.chip, &run.passes, &err))
+			die("compute profile: %s", err.message);
+		struct strbuf selection = STRBUF_INIT;
+		for (int i = 0; i < blocks.count; i++)
+			strbuf_addf(&selection, "%s%s", i ? " " : "", blocks.items[i]);
+		rc = profile_command(&run, selection.len ? selection.buf : "all");
+		strbuf_release(&selection);
+		free(names);
+		strbuf_release(&p.names);
+	} else {
 		die_with(EXIT_USAGE, "compute profile: nothing to do (usage: %s)", usage);
+	}
 	catalog_release(&c);
 	host_unload(&api);
 	options_release();

@@ -113,17 +113,26 @@ def test_bad_input_is_one_clear_line(tmp_path, host_api):
         (["-b", "2.1.99", "--chip", "GH100", "--list-available-metrics"], 2,
          "-b 2.1.99: no block, table or metric"),
         (["--chip", "GH100"], 2, "nothing to do"),
-        (["--chip", "GH100", "--", "true"], 1,
-         "collecting counters (CUPTI's range profiler) is not in this version yet"),
+        (["--chip", "GH100", "--", "true"], 2,
+         "--chip plans listings; a collection is on this machine's GPU"),
+        (["--roof-only", "--", "true"], 2,
+         "--roof-only: the roofline measurement is not in this version"),
+        (["--roof-only", "--no-roof", "--", "true"], 2,
+         "--roof-only and --no-roof cannot go together"),
+        (["--replay", "application", "--", "true"], 2, "--replay"),
         (["--bogus"], 2, "--bogus"),
         (["--set", "dram", "-b", "2", "--chip", "GH100", "--list-available-metrics"], 2,
          "--set and -b both select metrics: give one"),
         (["--set", "nope", "--chip", "GH100", "--list-sets"], 2, "--set nope: no such set"),
     ]
+    if not os.path.exists("/dev/nvidiactl"):  # no GPU: a collection is refused before it runs
+        cases.append((["-b", "18", "--", "touch", "ran"], 1,
+                      "no NVIDIA GPU is usable here: counters need one"))
     for options, status, message in cases:
         r = run([GPUPROF, "compute", "profile", *options], cwd=tmp_path)
         assert r.returncode == status, (options, r.stderr)
         assert message in r.stderr and r.stderr.count("\n") == 1, (options, r.stderr)
+    assert not (tmp_path / "ran").exists() and not (tmp_path / "workloads").exists()
     r = run([GPUPROF, "compute", "analyse"], cwd=tmp_path)
     assert r.returncode == 2 and "unknown command 'analyse'" in r.stderr
 

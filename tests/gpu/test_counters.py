@@ -2,8 +2,11 @@
 replay) against what the kernels do, exactly where the work is known exactly."""
 import csv
 import os
+import shutil
+import subprocess
 
-from conftest import GPU_TESTS, only_process, trace
+import pytest
+from conftest import GPU_TESTS, GPUPROF, only_process, run, trace
 
 DRAM = ["dram__bytes_read.sum", "dram__bytes_write.sum"]
 FFMA = "smsp__sass_thread_inst_executed_op_ffma_pred_on.sum"
@@ -64,3 +67,56 @@ def test_kernel_filter_cuts_collection(tmp_path, cuda_sample):
     out = only_process(tmp_path)
     assert sorted(counters(out)) == [2, 3]
     assert [int(k["Dispatch_Id"]) for k in out.csv("kernel_trace.csv")] == [2, 3]
+
+
+def workload_rows(directory):
+    with open(os.path.join(directory, "pmc_perf.csv"), newline="") as f:
+        return list(csv.DictReader(f))
+
+
+def test_compute_profile_writes_a_workload(tmp_path, cuda_sample):
+    """compute profile -b 18 runs vcopy once and writes the workload directory: a row per
+    dispatch with the DRAM counters, the facts of the GPU, and refuses to write over it
+    without --overwrite."""
+    workload = tmp_path / "w"
+    command = [GPUPROF, "compute", "profile", "-n", "vcopy", "-b", "18",
+               "--output-directory", str(workload), "--",
+               cuda_sample("vcopy"), "-n", str(1 << 26), "-i", "3"]
+    r = run(command, cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    rows = workload_rows(workload)
+    assert [int(row["Dispatch_ID"]) for row in rows] == [1, 2, 3]
+    assert all(float(row["dram__bytes_read.sum"]) > 0 for row in rows)
+    assert (workload / "sysinfo.csv").exists() and (workload / "log.txt").exists()
+    assert "metrics:" in (workload / "profiling_config.yaml").read_text()
+    r = run([GPUPROF, "compute", "analyze", "-p", str(workload), "-b", "18.1.0",
+             "--output-format", "csv"], cwd=tmp_path)
+    assert r.returncode == 0 and '"18.1.0"' in r.stdout, r.stderr
+    again = run(command, cwd=tmp_path)
+    assert again.returncode == 2 and "--overwrite" in again.stderr
+    assert run(command[:3] + ["--overwrite"] + command[3:], cwd=tmp_path).returncode == 0
+
+
+SOL = ["sm__throughput.avg.pct_of_peak_sustained_elapsed",
+       "gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed",
+       "gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed"]
+
+
+@pytest.mark.skipif(not shutil.which("ncu"), reason="Nsight Compute (ncu) is not installed")
+def test_speed_of_light_matches_ncu(tmp_path, cuda_sample):
+    """The speed-of-light metrics of vecCopy within 5 % of what ncu reports for the same
+    kernel (ncu locks clocks to base and flushes caches per pass; gpuprof does neither,
+    so both are measured on a large copy that caches do not hold)."""
+    vcopy = [cuda_sample("vcopy"), "-n", str(1 << 27), "-i", "1"]
+    r = trace(tmp_path, ["--pmc", ",".join(SOL)], vcopy)
+    assert r.returncode == 0, r.stderr
+    ours = counters(only_process(tmp_path))[1]
+    n = subprocess.run(["ncu", "--metrics", ",".join(SOL), "--csv", "--print-units", "base",
+                        *vcopy], capture_output=True, text=True, timeout=300)
+    assert n.returncode == 0, n.stderr
+    lines = [line for line in n.stdout.splitlines() if line.startswith('"')]
+    theirs = {row["Metric Name"]: float(row["Metric Value"].replace(",", ""))
+              for row in csv.DictReader(lines)}
+    for metric in SOL:
+        assert abs(ours[metric] - theirs[metric]) <= 0.05 * max(theirs[metric], 1.0), (
+            metric, ours[metric], theirs[metric])
