@@ -134,7 +134,8 @@ static void print_sampling(void)
 	printf("  stacks are unwound after the run with elfutils' libdw %s\n\n", dwfl_version(NULL));
 }
 
-/* What gpuprof compute can plan: CUPTI's chips, this machine's GPU, the catalog. */
+/* What gpuprof compute can do: the catalog, CUPTI's chips, and whether this machine's
+ * GPU lets counters be collected. */
 static void print_compute(void)
 {
 	printf("hardware counters (gpuprof compute):\n");
@@ -167,10 +168,11 @@ static void print_compute(void)
 	}
 	const char *chip = api.device_chip(0);
 	if (chip)
-		printf("  yes the GPU here: %s\n", chip);
+		printf("  yes the GPU here: %s: counters are collected (trace --pmc, compute "
+		       "profile -- COMMAND)\n\n", chip);
 	else
-		printf("  no  NVIDIA GPU here: gpuprof compute plans for a chip named with --chip\n");
-	printf("  no  collection of counters (CUPTI's range profiler): not in this version yet\n\n");
+		printf("  no  NVIDIA GPU here: no counters can be collected; gpuprof compute plans "
+		       "for a chip named with --chip\n\n");
 	host_unload(&api);
 }
 
