@@ -600,7 +600,8 @@ static int compute_profile(int argc, char **argv)
 	if (set && !chosen)
 		die_with(EXIT_USAGE, "compute profile: --set %s: no such set (--list-sets lists them)",
 			 set);
-	for (size_t k = 0; chosen && k < chosen->select_count && blocks.count < 32; k++)
+	const int room = (int)(sizeof(blocks.items) / sizeof(blocks.items[0]));
+	for (size_t k = 0; chosen && k < chosen->select_count && blocks.count < room; k++)
 		blocks.items[blocks.count++] = xstrdup(chosen->select[k]);
 	if (roof_only == 1 && no_roof == 1)
 		die_with(EXIT_USAGE, "compute profile: --roof-only and --no-roof cannot go together");

@@ -23,7 +23,7 @@ enum option_type {
 
 struct option_list {
 	int count;
-	char *items[32];
+	char *items[256];
 };
 
 struct option {

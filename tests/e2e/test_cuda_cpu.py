@@ -244,6 +244,10 @@ def test_pmc_without_a_gpu_is_one_clear_line(tmp_path):
         assert lines[0] == ("gpuprof: trace: --pmc: counters are read from NVIDIA GPUs through "
                             "CUPTI, and no CUDA device is usable here (no driver, no GPU, or "
                             "one hidden by CUDA_VISIBLE_DEVICES)")
+    # the whole catalog's metrics are taken as one list (compute profile passes them so)
+    many = ",".join(f"metric{i}.sum" for i in range(100))
+    r = trace(tmp_path, ["--pmc", many], ["touch", str(marker)])
+    assert r.returncode == 2 and r.stderr.strip() == lines[0] and not marker.exists()
     r = trace(tmp_path, ["--pmc", "dram__bytes_read.sum", "--kernel-trace=false"], ["true"])
     assert (r.returncode, r.stderr.strip()) == (2, "gpuprof: trace: --pmc reads the counters "
                                                    "of kernels: it cannot go with "
