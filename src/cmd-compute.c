@@ -128,10 +128,17 @@ static void describe_passes(const struct plan *p, struct strbuf *out)
 static int wanted(const struct catalog_block *b, const struct catalog_table *t,
 		  const struct catalog_metric *m, const struct option_list *blocks)
 {
-	int yes = !blocks->count;
-	for (int i = 0; i < blocks->count && !yes; i++)
-		yes = catalog_matches(b, t, m, blocks->items[i]);
-	return yes;
+	return catalog_selected(b, t, m, (const char *const *)blocks->items, blocks->count);
+}
+
+/* Adds to p the metrics of block b that -b selects. */
+static void plan_block(const struct catalog_block *b, const struct option_list *blocks,
+		       struct plan *p)
+{
+	for (size_t t = 0; t < b->count; t++)
+		for (size_t m = 0; m < b->tables[t].count; m++)
+			if (wanted(b, &b->tables[t], &b->tables[t].metrics[m], blocks))
+				plan_add(&b->tables[t].metrics[m], p);
 }
 
 /* The catalog, or what -b selects of it: each block with the passes its selected
@@ -145,10 +152,7 @@ static int list_metrics(const struct catalog *c, const struct option_list *block
 	for (size_t b = 0; b < c->count; b++) {
 		const struct catalog_block *block = &c->blocks[b];
 		struct plan p = { api, chip, STRBUF_INIT, 0 };
-		for (size_t t = 0; t < block->count; t++)
-			for (size_t m = 0; m < block->tables[t].count; m++)
-				if (wanted(block, &block->tables[t], &block->tables[t].metrics[m], blocks))
-					plan_add(&block->tables[t].metrics[m], &p);
+		plan_block(block, blocks, &p);
 		if (!p.metrics) {
 			strbuf_release(&p.names);
 			continue;
@@ -639,11 +643,7 @@ static int compute_profile(int argc, char **argv)
 		/* the CUPTI metrics of the selection, each once */
 		struct plan p = { &api, chip, STRBUF_INIT, 0 };
 		for (size_t b = 0; b < c.count; b++)
-			for (size_t t = 0; t < c.blocks[b].count; t++)
-				for (size_t m = 0; m < c.blocks[b].tables[t].count; m++)
-					if (wanted(&c.blocks[b], &c.blocks[b].tables[t],
-						   &c.blocks[b].tables[t].metrics[m], &blocks))
-						plan_add(&c.blocks[b].tables[t].metrics[m], &p);
+			plan_block(&c.blocks[b], &blocks, &p);
 		const char **names;
 		size_t n = split_names(p.names.buf, &names), unique = 0;
 		for (size_t i = 0; i < n; i++) {

@@ -237,15 +237,6 @@ static int print_system(const struct analyze_request *r, struct error *err)
 
 /* ---- the catalog's tables --------------------------------------------------------------- */
 
-static int metric_wanted(const struct analyze_request *r, const struct catalog_block *b,
-			 const struct catalog_table *t, const struct catalog_metric *m)
-{
-	int yes = !r->block_count;
-	for (int i = 0; i < r->block_count && !yes; i++)
-		yes = catalog_matches(b, t, m, r->blocks[i]);
-	return yes;
-}
-
 static int print_table(const struct analyze_request *r, const struct catalog_block *b,
 		       const struct catalog_table *table, struct error *err)
 {
@@ -276,7 +267,7 @@ static int print_table(const struct analyze_request *r, const struct catalog_blo
 	}
 	for (size_t i = 0; i < table->count; i++) {
 		const struct catalog_metric *m = &table->metrics[i];
-		if (!metric_wanted(r, b, table, m))
+		if (!catalog_selected(b, table, m, r->blocks, r->block_count))
 			continue;
 		strbuf_reset(&unit);
 		shown_unit(r, m->unit, &unit);
@@ -386,7 +377,8 @@ int analyze_print(const struct analyze_request *r, struct error *err)
 			const struct catalog_table *table = &block->tables[t];
 			int any = 0;
 			for (size_t i = 0; i < table->count && !any; i++)
-				any = metric_wanted(r, block, table, &table->metrics[i]);
+				any = catalog_selected(block, table, &table->metrics[i], r->blocks,
+						       r->block_count);
 			if (any) {
 				rc = print_table(r, block, table, err);
 				shown = 1;

@@ -404,6 +404,15 @@ void catalog_release(struct catalog *c)
 	memset(c, 0, sizeof(*c));
 }
 
+int catalog_selected(const struct catalog_block *b, const struct catalog_table *t,
+		     const struct catalog_metric *m, const char *const *selections, int count)
+{
+	int yes = !count;
+	for (int i = 0; i < count && !yes; i++)
+		yes = catalog_matches(b, t, m, selections[i]);
+	return yes;
+}
+
 int catalog_matches(const struct catalog_block *b, const struct catalog_table *t,
 		    const struct catalog_metric *m, const char *selection)
 {

@@ -66,6 +66,9 @@ const struct catalog_set *catalog_set(const struct catalog *c, const char *name)
 /* Whether a selection (see catalog_select) names metric m of table t of block b. */
 int catalog_matches(const struct catalog_block *b, const struct catalog_table *t,
 		    const struct catalog_metric *m, const char *selection);
+/* Whether any of count selections names metric m; every metric when count is 0. */
+int catalog_selected(const struct catalog_block *b, const struct catalog_table *t,
+		     const struct catalog_metric *m, const char *const *selections, int count);
 
 /* The metrics a selection names: a block (2), a table (7.1), a metric (11.2.3) or a
  * block's alias (dram). Calls fn for each; returns how many, or -1 when it names none. */

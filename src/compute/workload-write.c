@@ -10,10 +10,12 @@
 #include "util/strbuf.h"
 #include "writer/csv-format.h"
 
-/* The distinct counter names of the database, in the order first recorded. */
-static int counter_names(sqlite3 *db, struct strbuf *names, size_t *count, struct error *err)
+/* The distinct counter names of the database, in the order first recorded (malloc()ed,
+ * as the array). */
+static int counter_names(sqlite3 *db, char ***names, size_t *count, struct error *err)
 {
 	sqlite3_stmt *s;
+	*names = NULL;
 	*count = 0;
 	if (!store_has_table(db, "gpuprof_counter"))
 		return 0;
@@ -22,8 +24,8 @@ static int counter_names(sqlite3 *db, struct strbuf *names, size_t *count, struc
 		return -1;
 	while (sqlite3_step(s) == SQLITE_ROW) {
 		const unsigned char *name = sqlite3_column_text(s, 0);
-		strbuf_addf(names, "%s%c", name ? (const char *)name : "", '\0');
-		++*count;
+		*names = xrealloc(*names, (*count + 1) * sizeof(**names));
+		(*names)[(*count)++] = xstrdup(name ? (const char *)name : "");
 	}
 	sqlite3_finalize(s);
 	return 0;
@@ -39,14 +41,12 @@ static void add_number(struct strbuf *line, double value)
 
 int workload_write_dispatches(sqlite3 *db, FILE *out, size_t *rows, struct error *err)
 {
-	struct strbuf names = STRBUF_INIT, line = STRBUF_INIT;
+	struct strbuf line = STRBUF_INIT;
+	char **columns;
 	size_t count;
 	*rows = 0;
-	if (counter_names(db, &names, &count, err))
+	if (counter_names(db, &columns, &count, err))
 		return -1;
-	const char **columns = xcalloc(count ? count : 1, sizeof(*columns));
-	for (size_t i = 0, at = 0; i < count; i++, at += strlen(names.buf + at) + 1)
-		columns[i] = names.buf + at;
 	double *values = xcalloc(count ? count : 1, sizeof(*values));
 	sqlite3_stmt *kernels = NULL, *counters = NULL;
 	int has_counters = store_has_table(db, "gpuprof_counter");
@@ -104,8 +104,9 @@ int workload_write_dispatches(sqlite3 *db, FILE *out, size_t *rows, struct error
 	sqlite3_finalize(kernels);
 	sqlite3_finalize(counters);
 	free(values);
+	for (size_t i = 0; i < count; i++)
+		free(columns[i]);
 	free(columns);
-	strbuf_release(&names);
 	strbuf_release(&line);
 	return rc;
 }
@@ -134,7 +135,7 @@ int workload_write_facts(sqlite3 *db, FILE *out, struct error *err)
 	sqlite3_stmt *s;
 	if (store_prepare(db, "SELECT p.hostname, a.name, a.compute_units, a.warp_size, "
 			  "a.l2_cache_bytes, a.memory_bandwidth, a.max_clock_mhz, "
-			  "a.global_memory_bytes, a.compute_major, a.compute_minor, a.driver_version "
+			  "a.global_memory_bytes, a.compute_major, a.compute_minor "
 			  "FROM agents a JOIN processes p ON p.id = a.process_id "
 			  "WHERE a.type = 'GPU' ORDER BY a.process_id, a.agent_id LIMIT 1", &s, err))
 		return -1;
@@ -144,16 +145,10 @@ int workload_write_facts(sqlite3 *db, FILE *out, struct error *err)
 				 sqlite3_db_filename(db, "main"));
 	}
 	struct strbuf header = STRBUF_INIT, row = STRBUF_INIT;
-	const char *text_facts[] = { "host_name", "gpu_name" };
+	strbuf_addstr(&header, "host_name,gpu_name");
 	for (int c = 0; c < 2; c++) {
 		const unsigned char *v = sqlite3_column_text(s, c);
-		strbuf_addf(&header, "%s%s", c ? "," : "", text_facts[c]);
-		if (c)
-			strbuf_addch(&row, ',');
-		struct strbuf quoted = STRBUF_INIT;
-		csv_text(&quoted, v ? (const char *)v : "");
-		strbuf_addstr(&row, quoted.buf);
-		strbuf_release(&quoted);
+		csv_text(&row, v ? (const char *)v : "");
 	}
 	const struct {
 		const char *name;
