@@ -14,7 +14,7 @@ const struct command commands[] = {
 	{ "profile", cmd_profile, "call-stack samples: flat profile, call tree, folded stacks, "
 				  "filtered" },
 	{ "compute", cmd_compute, "per-kernel hardware counters on NVIDIA GPUs: the metric "
-				  "catalog, its passes, analysis of workloads" },
+				  "catalog, collection into workloads, their analysis" },
 	{ "convert", cmd_convert,
 	  "turn recorded spools or databases into outputs (csv, sqlite, json, pftrace)" },
 	{ "summary", cmd_summary, "statistics of databases: domains, devices busy and idle, ranks" },
