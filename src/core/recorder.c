@@ -1141,14 +1141,32 @@ static void resume_after_failed_exec(int stopped)
 	errno = saved;
 }
 
-#define NEXT(type, name) ((type)dlsym(RTLD_NEXT, name))
+typedef int (*exec_fn)(const char *, char *const[], char *const[]);
+
+/* The C library's functions these stand in for, found once when the recorder loads:
+ * _exit() and the exec functions run in children of fork() and in signal handlers,
+ * where dlsym() is not safe (it takes the dynamic loader's lock, and allocates, whose
+ * lock a thread of the parent may have held at the fork: a child of a program built
+ * with AddressSanitizer hung so). Found later only if called before that. */
+static struct {
+	void (*exit)(int);
+	exec_fn execve, execvpe;
+	int (*fexecve)(int, char *const[], char *const[]);
+} next_fn;
+
+__attribute__((constructor)) static void find_next_functions(void)
+{
+	*(void **)&next_fn.exit = dlsym(RTLD_NEXT, "_exit");
+	*(void **)&next_fn.execve = dlsym(RTLD_NEXT, "execve");
+	*(void **)&next_fn.execvpe = dlsym(RTLD_NEXT, "execvpe");
+	*(void **)&next_fn.fexecve = dlsym(RTLD_NEXT, "fexecve");
+}
 
 RECORDER_API void _exit(int status)
 {
 	stop_before_leaving();
-	void (*next)(int) = NEXT(void (*)(int), "_exit");
-	if (next)
-		next(status);
+	if (next_fn.exit)
+		next_fn.exit(status);
 	for (;;)
 		syscall(SYS_exit_group, status);
 }
@@ -1158,22 +1176,22 @@ RECORDER_API void _Exit(int status)
 	_exit(status);
 }
 
-/* The exec function named `symbol` (execve or execvpe), the spool flushed and closed
- * first and reopened if the exec fails. */
-static int exec_next(const char *symbol, const char *file, char *const argv[],
+/* The exec function *next (named `symbol`: execve or execvpe), the spool flushed and
+ * closed first and reopened if the exec fails. */
+static int exec_next(exec_fn *next, const char *symbol, const char *file, char *const argv[],
 		     char *const envp[])
 {
 	int stopped = stop_before_leaving();
-	int (*next)(const char *, char *const[], char *const[]) =
-		NEXT(int (*)(const char *, char *const[], char *const[]), symbol);
-	int rc = next ? next(file, argv, envp) : (errno = ENOSYS, -1);
+	if (!*next)
+		*(void **)next = dlsym(RTLD_NEXT, symbol);
+	int rc = *next ? (*next)(file, argv, envp) : (errno = ENOSYS, -1);
 	resume_after_failed_exec(stopped);
 	return rc;
 }
 
 RECORDER_API int execve(const char *path, char *const argv[], char *const envp[])
 {
-	return exec_next("execve", path, argv, envp);
+	return exec_next(&next_fn.execve, "execve", path, argv, envp);
 }
 
 RECORDER_API int execv(const char *path, char *const argv[])
@@ -1183,7 +1201,7 @@ RECORDER_API int execv(const char *path, char *const argv[])
 
 RECORDER_API int execvpe(const char *file, char *const argv[], char *const envp[])
 {
-	return exec_next("execvpe", file, argv, envp);
+	return exec_next(&next_fn.execvpe, "execvpe", file, argv, envp);
 }
 
 RECORDER_API int execvp(const char *file, char *const argv[])
@@ -1194,9 +1212,9 @@ RECORDER_API int execvp(const char *file, char *const argv[])
 RECORDER_API int fexecve(int fd, char *const argv[], char *const envp[])
 {
 	int stopped = stop_before_leaving();
-	int (*next)(int, char *const[], char *const[]) =
-		NEXT(int (*)(int, char *const[], char *const[]), "fexecve");
-	int rc = next ? next(fd, argv, envp) : (errno = ENOSYS, -1);
+	if (!next_fn.fexecve)
+		*(void **)&next_fn.fexecve = dlsym(RTLD_NEXT, "fexecve");
+	int rc = next_fn.fexecve ? next_fn.fexecve(fd, argv, envp) : (errno = ENOSYS, -1);
 	resume_after_failed_exec(stopped);
 	return rc;
 }
