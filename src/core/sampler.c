@@ -505,7 +505,6 @@ static void start_ticker(unsigned frequency, int realtime)
 	pthread_attr_destroy(&attr);
 }
 
-#ifndef __SANITIZE_THREAD__
 /* A child made by fork() without exec() (a PyTorch DataLoader worker, a multiprocessing
  * pool) inherits neither the events (inherit_thread) nor the ticking thread: it drops
  * the parent's rings and samples itself into a spool of its own, as the parent does. Its
@@ -526,7 +525,15 @@ static void sample_forked_child(void)
 	if (recorder_ready() && open_rings(tick_frequency) == 0)
 		start_ticker(tick_frequency, sample_realtime);
 }
-#endif
+
+/* Whether a sanitizer's runtime runs in the process (a program built with one, or a
+ * gpuprof built so): GCC 12's cannot start a thread in a child of fork() safely, since
+ * AddressSanitizer's allocator may stay locked by a thread of the parent (the child hung)
+ * and ThreadSanitizer refuses the thread ("dup thread with used id"). */
+static int sanitizer_runtime(void)
+{
+	return dlsym(RTLD_DEFAULT, "__asan_init") || dlsym(RTLD_DEFAULT, "__tsan_init");
+}
 
 /* A process that gpuprof samples (GPUPROF_SAMPLE_FREQ) or measures (GPUPROF_RECORD_AT_START:
  * its metrics need a spool to join) starts its recorder before main(), so that a
@@ -544,9 +551,7 @@ __attribute__((constructor)) static void sampler_start(void)
 		recorder_add_collector(collect);
 		const char *wall = getenv("GPUPROF_SAMPLE_REALTIME");
 		start_ticker((unsigned)frequency, wall && !strcmp(wall, "1"));
-#ifndef __SANITIZE_THREAD__ /* its runtime refuses a thread made in a fork() handler whose
-			     * id a thread of the parent had ("dup thread with used id") */
-		pthread_atfork(NULL, NULL, sample_forked_child);
-#endif
+		if (!sanitizer_runtime())
+			pthread_atfork(NULL, NULL, sample_forked_child);
 	}
 }
