@@ -59,7 +59,8 @@ RECORDER_SRC := src/core/recorder.c src/core/sampler.c src/core/python.c
 STORE_SRC := src/core/recording.c src/core/kernel-filter.c $(wildcard src/store/*.c) $(wildcard src/writer/*.c) $(wildcard src/analysis/*.c)
 # gpuprof compute: what the tests link (no loading of CUPTI), then the rest
 COMPUTE_SRC := src/compute/expr.c src/compute/catalog.c src/compute/workload.c \
-	src/compute/workload-write.c src/compute/analyze.c
+	src/compute/workload-write.c src/compute/analyze.c src/roofline/roofline.c \
+	src/roofline/plot.c
 CLI_SRC := $(wildcard src/*.c src/metrics/*.c) $(COMPUTE_SRC) src/compute/host.c
 
 obj = $(patsubst %.c,$(BUILD)/obj/%.o,$(1))
@@ -68,6 +69,7 @@ GPUPROF := $(BUILD)/bin/gpuprof
 LIBDIR := $(BUILD)/lib/gpuprof
 RECORDER_LIB := $(LIBDIR)/libgpuprof-recorder.so
 OPENCL_LIB := $(LIBDIR)/libgpuprof-opencl.so
+ROOFLINE_OPENCL := $(LIBDIR)/gpuprof-roofline-opencl
 CUDA_LIB := $(LIBDIR)/libgpuprof-cuda.so
 NVTX_LIB := $(LIBDIR)/libgpuprof-nvtx.so
 HOST_LIB := $(LIBDIR)/libgpuprof-cupti-host.so
@@ -102,7 +104,7 @@ FUZZ_LINK := $(call obj,tests/fuzz/fuzz.c src/output.c src/input-file.c src/cmd-
 TARGETS += $(patsubst %,$(BUILD)/tests/test-fuzz-%,$(FUZZ_NAMES))
 
 ifeq ($(HAVE_OPENCL),yes)
-TARGETS += $(OPENCL_LIB)
+TARGETS += $(OPENCL_LIB) $(ROOFLINE_OPENCL)
 SAMPLES := $(patsubst samples/opencl/%.c,$(BUILD)/samples/%,$(wildcard samples/opencl/*.c))
 TEST_PROGRAMS := $(patsubst tests/e2e/%.c,$(BUILD)/tests/%,$(filter-out tests/e2e/cuda-spool.c tests/e2e/nvtx-app.c tests/e2e/enospc.c tests/e2e/clwork-lib.c tests/e2e/nvml-double.c tests/e2e/hot-library.c,\
 	$(wildcard tests/e2e/*.c))) $(BUILD)/tests/libclwork.so $(BUILD)/tests/libnvml-double.so \
@@ -142,6 +144,12 @@ $(RECORDER_LIB): $(call obj,$(RECORDER_SRC) $(CORE_SRC) $(UTIL_SRC)) src/core/re
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -shared -Wl,--version-script=src/core/recorder.map \
 		-Wl,-soname,libgpuprof-recorder.so $(filter %.o,$^) -o $@ -lz -ldl
+
+# The microbenchmarks of `gpuprof roofline` on OpenCL devices: a helper program that
+# gpuprof runs, linked against the system's OpenCL loader.
+$(ROOFLINE_OPENCL): inject/opencl/roofline.c
+	@mkdir -p $(dir $@)
+	$(CC) -std=gnu11 $(CFLAGS) -Wall -Wextra $< -o $@ -lOpenCL -lm
 
 # The OpenCL library is named like the ICD loader (soname libOpenCL.so.1, its symbol
 # versions) and also found as libOpenCL.so.1 and libOpenCL.so in lib/gpuprof/opencl/,
@@ -356,7 +364,7 @@ install: all
 		$(DESTDIR)$(PREFIX)/share/man/man1
 	install -m 755 $(GPUPROF) $(DESTDIR)$(PREFIX)/bin/gpuprof
 	install -m 755 $(RECORDER_LIB) $(DESTDIR)$(PREFIX)/lib/gpuprof/
-	$(if $(filter yes,$(HAVE_OPENCL)),install -m 755 $(OPENCL_LIB) $(DESTDIR)$(PREFIX)/lib/gpuprof/)
+	$(if $(filter yes,$(HAVE_OPENCL)),install -m 755 $(OPENCL_LIB) $(ROOFLINE_OPENCL) $(DESTDIR)$(PREFIX)/lib/gpuprof/)
 	$(if $(filter yes,$(HAVE_OPENCL)),install -d $(DESTDIR)$(PREFIX)/lib/gpuprof/opencl)
 	$(if $(filter yes,$(HAVE_OPENCL)),ln -sf ../libgpuprof-opencl.so $(DESTDIR)$(PREFIX)/lib/gpuprof/opencl/libOpenCL.so.1)
 	$(if $(filter yes,$(HAVE_OPENCL)),ln -sf ../libgpuprof-opencl.so $(DESTDIR)$(PREFIX)/lib/gpuprof/opencl/libOpenCL.so)

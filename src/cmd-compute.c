@@ -34,9 +34,10 @@ static const char description[] =
 	"20 warp state). --list-available-metrics prints the catalog: each metric's id,\n"
 	"unit, whether the chip has what it needs and its expression, and the passes each\n"
 	"block takes, from CUPTI's profiler host API, which needs no GPU (--chip names the\n"
-	"chip to plan for). With a COMMAND, runs it once under gpuprof trace --pmc with the\n"
-	"metrics selected (CUPTI's range profiler: each kernel kept is replayed once per pass,\n"
-	"and kernels run one at a time) and writes the workload directory that gpuprof\n"
+	"chip to plan for). With a COMMAND, runs it under gpuprof trace --pmc with the metrics\n"
+	"selected (CUPTI's range profiler: each kernel kept is replayed once per pass, and\n"
+	"kernels run one at a time; --replay application runs the program once per group of\n"
+	"metrics that takes one pass instead) and writes the workload directory that gpuprof\n"
 	"compute analyze reads: pmc_perf.csv, sysinfo.csv, profiling_config.yaml, log.txt\n"
 	"and the database under trace/.";
 
@@ -124,6 +125,68 @@ static void describe_passes(const struct plan *p, struct strbuf *out)
 	strbuf_release(&refused);
 }
 
+/* The lines of a newline-separated list (a group's metrics), joined by sep into out. */
+static void join_lines(const char *list, const char *sep, struct strbuf *out)
+{
+	for (const char *c = list; *c; c++)
+		if (*c != '\n')
+			strbuf_addch(out, *c);
+		else if (c[1])
+			strbuf_addstr(out, sep);
+}
+
+static void release_groups(struct strbuf *groups, long count)
+{
+	for (long i = 0; i < count; i++)
+		strbuf_release(&groups[i]);
+	free(groups);
+}
+
+/* Application replay: the metrics of list (newline-separated) put in groups that each
+ * take one pass on the chip, each metric into the first group it fits. Returns how many
+ * groups, each a newline-separated list in *groups (freed with release_groups), or -1
+ * with the reason in why: a metric the chip refuses, or one that takes several passes by
+ * itself (a run collects one pass: the program is not replayed within it). */
+static long plan_runs(const struct plan *p, const char *list, struct strbuf **groups,
+		      struct strbuf *why)
+{
+	char *copy = xstrdup(list);
+	const char **names;
+	size_t n = split_names(copy, &names);
+	struct strbuf *g = xcalloc(n ? n : 1, sizeof(*g));
+	for (size_t i = 0; i < (n ? n : 1); i++)
+		strbuf_init(&g[i]);
+	long count = 0;
+	struct strbuf candidate = STRBUF_INIT;
+	for (size_t i = 0; i < n && count >= 0; i++) {
+		long fit = 0;
+		for (; fit < count; fit++) {
+			strbuf_reset(&candidate);
+			strbuf_addf(&candidate, "%s%s\n", g[fit].buf, names[i]);
+			if (passes_of(p, candidate.buf, NULL) == 1)
+				break;
+		}
+		long alone = fit < count ? 1 : passes_of(p, names[i], NULL);
+		if (alone < 0)
+			strbuf_addf(why, "%s has no %s", p->chip, names[i]);
+		else if (alone > 1)
+			strbuf_addf(why, "%s takes %ld passes by itself on %s", names[i], alone,
+				    p->chip);
+		if (alone != 1)
+			count = -1;
+		else
+			strbuf_addf(&g[fit == count ? count++ : fit], "%s\n", names[i]);
+	}
+	strbuf_release(&candidate);
+	free(names);
+	free(copy);
+	if (count < 0)
+		release_groups(g, (long)(n ? n : 1));
+	else
+		*groups = g;
+	return count;
+}
+
 /* Whether the -b selections name metric m (all of them when there is none). */
 static int wanted(const struct catalog_block *b, const struct catalog_table *t,
 		  const struct catalog_metric *m, const struct option_list *blocks)
@@ -194,8 +257,17 @@ static int list_sets(const struct catalog *c, struct host_api *api, const char *
 		struct plan p = { api, chip, STRBUF_INIT, 0 };
 		for (size_t k = 0; k < s->select_count; k++)
 			catalog_select(c, s->select[k], plan_add, &p);
-		struct strbuf passes = STRBUF_INIT;
+		struct strbuf passes = STRBUF_INIT, why = STRBUF_INIT, *groups;
 		describe_passes(&p, &passes);
+		long runs = p.names.len ? plan_runs(&p, p.names.buf, &groups, &why) : 0;
+		if (runs > 0) {
+			strbuf_addf(&passes, " (%ld run%s by application replay)", runs,
+				    runs == 1 ? "" : "s");
+			release_groups(groups, runs);
+		} else if (runs < 0) {
+			strbuf_addf(&passes, " (no application replay: %s)", why.buf);
+		}
+		strbuf_release(&why);
 		printf("%-15s %d metrics, %s: %s\n", s->name, p.metrics, passes.buf, s->description);
 		strbuf_release(&passes);
 		strbuf_release(&p.names);
@@ -210,6 +282,8 @@ struct profile_run {
 	int overwrite, quiet;
 	const char **metrics;
 	size_t metric_count, passes;
+	struct strbuf *groups; /* application replay: the metrics of each run; else NULL */
+	long runs;             /* 1 with kernel replay */
 	char **command;
 };
 
@@ -289,10 +363,11 @@ static int profile_filters(const struct profile_run *p, struct strbuf *include,
 	return 0;
 }
 
-/* Runs `gpuprof trace --pmc` on the command; returns its exit status (the program's),
- * or -1 when it could not run. */
-static int run_trace(const struct profile_run *p, const char *trace_dir, const char *include,
-		     const char *iterations)
+/* Runs `gpuprof trace --pmc` on the command for the metrics of run (newline-separated
+ * in application replay; all of them otherwise); returns its exit status (the
+ * program's), or -1 when it could not run. */
+static int run_trace(const struct profile_run *p, long run, const char *trace_dir,
+		     const char *include, const char *iterations)
 {
 	struct strbuf self = STRBUF_INIT, metrics = STRBUF_INIT;
 	struct error err;
@@ -300,8 +375,12 @@ static int run_trace(const struct profile_run *p, const char *trace_dir, const c
 		warn("compute profile: %s", err.message);
 		return -1;
 	}
-	for (size_t i = 0; i < p->metric_count; i++)
-		strbuf_addf(&metrics, "%s%s", i ? "," : "", p->metrics[i]);
+	if (p->groups) {
+		join_lines(p->groups[run].buf, ",", &metrics);
+	} else {
+		for (size_t i = 0; i < p->metric_count; i++)
+			strbuf_addf(&metrics, "%s%s", i ? "," : "", p->metrics[i]);
+	}
 	const char *args[64];
 	int n = 0;
 	args[n++] = self.buf;
@@ -373,7 +452,7 @@ static int workload_database(const char *trace_dir, struct strbuf *db, struct er
 	} else {
 		struct strbuf warnings = STRBUF_INIT;
 		strbuf_addf(db, "%s/all_results.db", trace_dir);
-		rc = store_merge(inputs, count, db->buf, &warnings, err);
+		rc = store_merge(inputs, count, NULL, 0, db->buf, &warnings, err);
 		strbuf_release(&warnings);
 	}
 	for (int i = 0; i < count; i++)
@@ -439,7 +518,8 @@ static void write_config(const struct profile_run *p, const char *dir, const cha
 	fprintf(out, "# gpuprof compute profile: the options as resolved for this run\n"
 		     "gpuprof_version: \"%s\"\nname: ", GPUPROF_VERSION);
 	yaml_text(out, p->name);
-	fprintf(out, "\nchip: %s\nreplay: kernel\npasses: %zu\nselection: ", p->chip, p->passes);
+	fprintf(out, "\nchip: %s\nreplay: %s\npasses: %zu\nruns: %ld\nselection: ", p->chip,
+		p->groups ? "application" : "kernel", p->passes, p->runs);
 	yaml_text(out, selection);
 	fprintf(out, "\nkernel_include_regex: ");
 	yaml_text(out, include);
@@ -448,6 +528,15 @@ static void write_config(const struct profile_run *p, const char *dir, const cha
 	fprintf(out, "\nmetrics:\n");
 	for (size_t i = 0; i < p->metric_count; i++)
 		fprintf(out, "  - %s\n", p->metrics[i]);
+	if (p->groups) {
+		fprintf(out, "run_metrics:\n");
+		for (long r = 0; r < p->runs; r++) {
+			struct strbuf run = STRBUF_INIT;
+			join_lines(p->groups[r].buf, ", ", &run);
+			fprintf(out, "  - [%s]\n", run.buf);
+			strbuf_release(&run);
+		}
+	}
 	fprintf(out, "command:\n");
 	for (char **c = p->command; *c; c++) {
 		fprintf(out, "  - ");
@@ -455,6 +544,58 @@ static void write_config(const struct profile_run *p, const char *dir, const cha
 		fputc('\n', out);
 	}
 	fclose(out);
+}
+
+/* The program run under trace --pmc: once (kernel replay), or once per group of metrics
+ * (application replay, each into trace/pass_N, their counters joined onto the first
+ * run's kernels; a run that fails ends the replay, the later groups not collected).
+ * The program's exit status into *status; the workload's database into db, or -1 with
+ * err when there is none. */
+static int collect(const struct profile_run *p, const char *trace_dir, const char *include,
+		   const char *iterations, struct strbuf *db, int *status, struct error *err)
+{
+	if (!p->groups) {
+		if ((*status = run_trace(p, 0, trace_dir, include, iterations)) < 0)
+			die("compute profile: cannot run gpuprof trace");
+		return workload_database(trace_dir, db, err);
+	}
+	char **runs = xcalloc((size_t)p->runs, sizeof(*runs));
+	long done = 0;
+	int failed = 0;
+	*status = 0;
+	while (done < p->runs && *status == 0 && !failed) {
+		struct strbuf pass = STRBUF_INIT, one = STRBUF_INIT;
+		strbuf_addf(&pass, "%s/pass_%ld", trace_dir, done + 1);
+		if (!p->quiet)
+			fprintf(stderr, "gpuprof: compute profile: run %ld of %ld\n", done + 1,
+				p->runs);
+		if ((*status = run_trace(p, done, pass.buf, include, iterations)) < 0)
+			die("compute profile: cannot run gpuprof trace");
+		failed = workload_database(pass.buf, &one, err);
+		if (!failed)
+			runs[done++] = strbuf_detach(&one);
+		else if (done)
+			warn("compute profile: %s", err->message);
+		if ((*status || failed) && done < p->runs)
+			warn("compute profile: run %ld of %ld %s: the metrics of the later runs "
+			     "are not collected", done + failed, p->runs,
+			     failed ? "left no database" : "failed");
+		strbuf_release(&pass);
+		strbuf_release(&one);
+	}
+	int rc = done ? 0 : -1;
+	if (done) {
+		struct strbuf warnings = STRBUF_INIT;
+		strbuf_addf(db, "%s/all_results.db", trace_dir);
+		rc = store_merge(runs, 1, runs + 1, (int)done - 1, db->buf, &warnings, err);
+		for (const char *line = warnings.buf; *line; line = strchr(line, '\n') + 1)
+			warn("compute profile: %.*s", (int)(strchr(line, '\n') - line), line);
+		strbuf_release(&warnings);
+	}
+	for (long i = 0; i < done; i++)
+		free(runs[i]);
+	free(runs);
+	return rc;
 }
 
 /* compute profile -- COMMAND: the directory chosen and checked, the program run under
@@ -496,24 +637,27 @@ static int profile_command(struct profile_run *p, const char *selection)
 		die_with(EXIT_USAGE, "compute profile: %s", err.message);
 	strbuf_addf(&trace_dir, "%s/trace", dir.buf);
 	write_config(p, dir.buf, include.buf, iterations.buf, selection);
+	struct strbuf plan = STRBUF_INIT;
+	if (p->groups)
+		strbuf_addf(&plan, "%zu CUPTI metrics, %ld run%s of the program (application "
+				   "replay: one pass each)", p->metric_count, p->runs,
+			    p->runs == 1 ? "" : "s");
+	else
+		strbuf_addf(&plan, "%zu CUPTI metrics, %zu pass%s (kernel replay)",
+			    p->metric_count, p->passes, p->passes == 1 ? "" : "es");
 	if (!p->quiet)
-		fprintf(stderr, "gpuprof: compute profile: %zu CUPTI metrics, %zu pass%s on %s, into "
-				"%s\n", p->metric_count, p->passes, p->passes == 1 ? "" : "es",
-			p->chip, dir.buf);
-	int code = run_trace(p, trace_dir.buf, include.buf, iterations.buf);
-	if (code < 0)
-		die("compute profile: cannot run gpuprof trace");
+		fprintf(stderr, "gpuprof: compute profile: %s on %s, into %s\n", plan.buf, p->chip,
+			dir.buf);
 	struct strbuf db = STRBUF_INIT, log = STRBUF_INIT;
+	int code;
 	size_t dispatches = 0;
-	int failed = workload_database(trace_dir.buf, &db, &err) ||
+	int failed = collect(p, trace_dir.buf, include.buf, iterations.buf, &db, &code, &err) ||
 		     write_workload(dir.buf, db.buf, &dispatches, &err);
 	strbuf_addf(&log, "%s/log.txt", dir.buf);
 	FILE *out = fopen(log.buf, "w");
 	if (out) {
-		fprintf(out, "gpuprof %s compute profile\nchip: %s\nmetrics: %zu CUPTI metrics, "
-			     "%zu pass%s (kernel replay)\nprogram exit status: %d\n",
-			GPUPROF_VERSION, p->chip, p->metric_count, p->passes,
-			p->passes == 1 ? "" : "es", code);
+		fprintf(out, "gpuprof %s compute profile\nchip: %s\nmetrics: %s\n"
+			     "program exit status: %d\n", GPUPROF_VERSION, p->chip, plan.buf, code);
 		if (failed)
 			fprintf(out, "no workload written: %s\n", err.message);
 		else
@@ -526,6 +670,7 @@ static int profile_command(struct profile_run *p, const char *selection)
 	else if (!p->quiet)
 		fprintf(stderr, "gpuprof: compute profile: %zu dispatches in %s (gpuprof compute "
 				"analyze -p %s)\n", dispatches, dir.buf, dir.buf);
+	strbuf_release(&plan);
 	strbuf_release(&db);
 	strbuf_release(&log);
 	strbuf_release(&include);
@@ -561,9 +706,11 @@ static int compute_profile(int argc, char **argv)
 		  "measure only kernels whose name holds one of these (others run unmeasured)" },
 		{ OPTION_LIST, 'd', "dispatch", &dispatches, "N|FROM:TO",
 		  "measure only these dispatches of each kernel kept, from 1: 1 3:5" },
-		{ OPTION_ENUM, 0, "replay", &replay, "kernel",
+		{ OPTION_ENUM, 0, "replay", &replay, "kernel|application",
 		  "how passes are made: kernel (CUPTI replays each kernel, saving and restoring "
-		  "its memory; the default and, in this version, the only mode)" },
+		  "its memory; the default) or application (the program is run once per group "
+		  "of metrics that takes one pass, for kernels that cannot be replayed; the runs "
+		  "must launch the same kernels in the same order)" },
 		{ OPTION_STRING, 'n', "name", &name, "NAME",
 		  "the workload's name (default: the command's file name)" },
 		{ OPTION_STRING, 0, "output-directory", &directory, "DIR",
@@ -574,9 +721,10 @@ static int compute_profile(int argc, char **argv)
 		  "replace the workload in a directory that is not empty" },
 		{ OPTION_BOOL, 'q', "quiet", &quiet, NULL, "say nothing but errors and warnings" },
 		{ OPTION_BOOL, 0, "no-roof", &no_roof, NULL,
-		  "no roofline measurement (this version measures none)" },
+		  "no roofline measurement (this version measures none for NVIDIA GPUs)" },
 		{ OPTION_BOOL, 0, "roof-only", &roof_only, NULL,
-		  "only the roofline measurement (not in this version)" },
+		  "only the roofline measurement (not in this version: gpuprof roofline measures "
+		  "OpenCL devices)" },
 		{ OPTION_BOOL, 'h', "help", &help, NULL, "show this help" },
 		OPTION_END,
 	};
@@ -610,8 +758,9 @@ static int compute_profile(int argc, char **argv)
 	if (roof_only == 1 && no_roof == 1)
 		die_with(EXIT_USAGE, "compute profile: --roof-only and --no-roof cannot go together");
 	if (roof_only == 1)
-		die_with(EXIT_USAGE, "compute profile: --roof-only: the roofline measurement is not "
-				     "in this version");
+		die_with(EXIT_USAGE, "compute profile: --roof-only: the roofline measurement of "
+				     "NVIDIA GPUs is not in this version (gpuprof roofline measures "
+				     "OpenCL devices)");
 	int collecting = sets != 1 && list != 1 && next < argc;
 	if (collecting && chip)
 		die_with(EXIT_USAGE, "compute profile: --chip plans listings; a collection is on "
@@ -671,10 +820,26 @@ static int compute_profile(int argc, char **argv)
 				 run.name);
 		if (host_plan_device(&api, names, unique, &run.chip, &run.passes, &err))
 			die("compute profile: %s", err.message);
+		run.runs = 1;
+		if (!strcmp(replay, "application")) {
+			struct strbuf wanted_names = STRBUF_INIT, why = STRBUF_INIT;
+			for (size_t i = 0; i < unique; i++)
+				strbuf_addf(&wanted_names, "%s\n", names[i]);
+			p.chip = run.chip;
+			run.runs = plan_runs(&p, wanted_names.buf, &run.groups, &why);
+			if (run.runs < 0)
+				die_with(EXIT_USAGE, "compute profile: --replay application: %s (a run "
+						     "collects one pass): leave it out with -b, or "
+						     "use --replay kernel", why.buf);
+			strbuf_release(&wanted_names);
+			strbuf_release(&why);
+		}
 		struct strbuf selection = STRBUF_INIT;
 		for (int i = 0; i < blocks.count; i++)
 			strbuf_addf(&selection, "%s%s", i ? " " : "", blocks.items[i]);
 		rc = profile_command(&run, selection.len ? selection.buf : "all");
+		if (run.groups)
+			release_groups(run.groups, run.runs);
 		strbuf_release(&selection);
 		free(names);
 		strbuf_release(&p.names);

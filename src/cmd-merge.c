@@ -19,14 +19,24 @@ static const char description[] =
 	"gpuprof_metadata (process.<id>.time_shift). A recording (a process: host, pid and\n"
 	"start time) met again, in the same database given twice or in a merged database and\n"
 	"one of its sources, is merged once, with a warning. The output is replaced if it\n"
-	"exists.";
+	"exists.\n"
+	"\n"
+	"--replay joins counters measured in other runs of the same program (an application\n"
+	"replay: the program run once per group of --pmc metrics, as gpuprof compute profile\n"
+	"--replay application does): of a replay only the counters are taken, each onto the\n"
+	"kernel of the inputs with the same name and device launched as many times before it.\n"
+	"A kernel launched a different number of times in a replay is named in a warning.";
 
 int cmd_merge(int argc, char **argv)
 {
 	int help = -1;
 	const char *output = NULL;
+	struct option_list replays = { 0 };
 	const struct option table[] = {
 		{ OPTION_STRING, 'o', "output", &output, "FILE", "the merged database (required)" },
+		{ OPTION_LIST, 0, "replay", &replays, "DB...",
+		  "a database of another run of the same program: its counters joined onto the "
+		  "inputs' kernels" },
 		{ OPTION_BOOL, 'h', "help", &help, NULL, "show this help" },
 		OPTION_END,
 	};
@@ -39,13 +49,19 @@ int cmd_merge(int argc, char **argv)
 	if (!output)
 		die_with(EXIT_USAGE, "merge: -o is required (usage: %s)", usage);
 	struct strbuf warnings = STRBUF_INIT;
-	int rc = store_merge(inputs, count, output, &warnings, &err);
+	int rc = store_merge(inputs, count, (char *const *)replays.items, replays.count, output,
+			     &warnings, &err);
 	free(inputs);
 	for (const char *line = warnings.buf; *line; line = strchr(line, '\n') + 1)
 		fprintf(stderr, "gpuprof: merge: %.*s\n", (int)(strchr(line, '\n') - line), line);
 	strbuf_release(&warnings);
 	if (rc)
 		die("merge: %s", err.message);
-	fprintf(stderr, "gpuprof: merged %d databases into %s\n", count, output);
+	fprintf(stderr, "gpuprof: merged %d database%s into %s", count, count == 1 ? "" : "s",
+		output);
+	if (replays.count)
+		fprintf(stderr, " with the counters of %d replay%s", replays.count,
+			replays.count == 1 ? "" : "s");
+	fputc('\n', stderr);
 	return 0;
 }

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "commands.h"
+#include "compute/catalog.h"
 #include "compute/host.h"
 #include "core/kernel-filter.h"
 #include "core/paths.h"
@@ -67,7 +68,9 @@ static volatile sig_atomic_t stop_waiting;
  * yet converted (and the .partial file being written). */
 static char manifest_path[PATH_MAX];
 static char metrics_paths[2][PATH_MAX + 8]; /* the metrics spools (metrics_start()) */
-static volatile sig_atomic_t interruptions;
+/* interrupts received: counted atomically, the signal may reach any of gpuprof's threads
+ * (the database is written on one of its own) */
+static int interruptions;
 
 static void say(const char *text)
 {
@@ -77,7 +80,7 @@ static void say(const char *text)
 
 static void interrupt_output(int sig)
 {
-	if (!interruptions++) {
+	if (__atomic_fetch_add(&interruptions, 1, __ATOMIC_SEQ_CST) == 0) {
 		say("gpuprof: the program has ended; writing its outputs (interrupt again to stop "
 		    "now and keep the spools for 'gpuprof convert')\n");
 		return;
@@ -126,7 +129,7 @@ struct trace_options {
 	unsigned long long buffer_size, buffer_limit;
 	int host_metrics, device_metrics, sample, sampling_realtime;
 	const char *sampling_interval, *sampling_freq;
-	struct option_list pmc;
+	struct option_list pmc, pmc_set;
 };
 
 static void stop_metrics(struct metrics *sampler)
@@ -448,6 +451,9 @@ static void trace_table(struct trace_options *o, struct option table[TABLE_SIZE]
 		  "metric names, comma-separated: dram__bytes_read.sum,...): "
 		  "counter_collection.csv, the counters view; each kernel is replayed once per "
 		  "pass and launches are serialised" },
+		{ OPTION_LIST, 0, "pmc-set", &o->pmc_set, "NAME...",
+		  "the CUPTI metrics of these metric sets of gpuprof compute (gpuprof compute "
+		  "profile --list-sets lists them), with those of --pmc" },
 		{ OPTION_SECTION, .help = "sampling (on by default in gpuprof sys; --no-NAME turns "
 					  "one off)" },
 		{ OPTION_BOOL, 0, "sample", &o->sample, NULL,
@@ -554,30 +560,86 @@ static int pmc_error(struct error *err)
 	return error_set(err, "--pmc: %s", inner.message);
 }
 
-/* --pmc: the metrics checked against the GPU's chip, and the passes they take said. */
+/* Adds the CUPTI metrics a catalog metric reads to the list (newline-separated). */
+static void add_set_metric(const struct catalog_metric *m, void *arg)
+{
+	catalog_cupti_names(m, arg);
+}
+
+/* The CUPTI metrics of the --pmc-set sets, appended to names (one per line, each once). */
+static int set_metrics(const struct option_list *sets, struct strbuf *names,
+		       struct error *err)
+{
+	struct strbuf dir = STRBUF_INIT;
+	struct catalog c;
+	int rc = install_path("share/gpuprof/catalog", &dir, err) ? -1
+		 : catalog_load(dir.buf, &c, err);
+	strbuf_release(&dir);
+	if (rc) {
+		struct error inner = *err;
+		return error_set(err, "--pmc-set: %s", inner.message);
+	}
+	for (int i = 0; rc == 0 && i < sets->count; i++) {
+		const struct catalog_set *s = catalog_set(&c, sets->items[i]);
+		if (!s)
+			rc = error_set(err, "--pmc-set: no metric set is called '%s' (gpuprof compute "
+					    "profile --list-sets lists them)", sets->items[i]);
+		for (size_t k = 0; s && k < s->select_count; k++)
+			catalog_select(&c, s->select[k], add_set_metric, names);
+	}
+	catalog_release(&c);
+	return rc;
+}
+
+/* --pmc and --pmc-set: the metrics checked against the GPU's chip, and the passes they
+ * take said. */
 static int plan_counters(struct job *j, struct error *err)
 {
-	const char *names[sizeof(j->o.pmc.items) / sizeof(j->o.pmc.items[0])];
-	size_t count = 0;
+	struct strbuf list = STRBUF_INIT;
 	for (int i = 0; i < j->o.pmc.count; i++) {
 		const char *name = j->o.pmc.items[i];
-		if (!*name || strchr(name, ' '))
+		if (!*name || strchr(name, ' ') || strchr(name, '\n')) {
+			strbuf_release(&list);
 			return error_set(err, "--pmc: '%s' is not a metric name", name);
-		names[count++] = name;
-		strbuf_addf(&j->pmc, "%s%s", i ? "," : "", name);
+		}
+		strbuf_addf(&list, "%s\n", name);
+	}
+	if (j->o.pmc_set.count && set_metrics(&j->o.pmc_set, &list, err)) {
+		strbuf_release(&list);
+		return -1;
+	}
+	/* each name once, in the order given */
+	const char **names = xcalloc(list.len + 1, sizeof(*names));
+	size_t count = 0;
+	for (char *save = NULL, *line = strtok_r(list.buf, "\n", &save); line;
+	     line = strtok_r(NULL, "\n", &save)) {
+		size_t k = 0;
+		while (k < count && strcmp(names[k], line))
+			k++;
+		if (k == count) {
+			names[count++] = line;
+			strbuf_addf(&j->pmc, "%s%s", k ? "," : "", line);
+		}
 	}
 	struct host_api api;
 	const char *chip;
 	size_t passes;
-	if (host_load(&api, err))
-		return pmc_error(err);
-	int rc = host_plan_device(&api, names, count, &chip, &passes, err);
-	if (rc == 0)
-		fprintf(stderr, "gpuprof: --pmc: %zu metric%s, %zu pass%s on %s: each kernel kept "
-				"runs %zu time%s (CUPTI's kernel replay), and kernels run one at a "
-				"time while counters are collected\n", count, count == 1 ? "" : "s",
-			passes, passes == 1 ? "" : "es", chip, passes, passes == 1 ? "" : "s");
-	host_unload(&api);
+	int rc = -1;
+	if (count == 0) {
+		error_set(err, "the metric sets name no CUPTI metric (all derived from the kernel "
+			       "records)");
+	} else if (host_load(&api, err) == 0) {
+		rc = host_plan_device(&api, names, count, &chip, &passes, err);
+		if (rc == 0)
+			fprintf(stderr, "gpuprof: --pmc: %zu metric%s, %zu pass%s on %s: each kernel "
+					"kept runs %zu time%s (CUPTI's kernel replay), and kernels "
+					"run one at a time while counters are collected\n", count,
+				count == 1 ? "" : "s", passes, passes == 1 ? "" : "es", chip, passes,
+				passes == 1 ? "" : "s");
+		host_unload(&api);
+	}
+	free(names);
+	strbuf_release(&list);
 	return rc ? pmc_error(err) : 0;
 }
 
@@ -588,10 +650,11 @@ static int job_prepare(struct job *j, struct error *err)
 	strbuf_init(&j->periods);
 	strbuf_init(&j->pmc);
 	memset(&j->filter, 0, sizeof(j->filter));
-	if (o->pmc.count && o->kernel == 0)
+	int counters = o->pmc.count || o->pmc_set.count;
+	if (counters && o->kernel == 0)
 		return error_set(err, "--pmc reads the counters of kernels: it cannot go with "
 				 "--kernel-trace=false");
-	if (o->pmc.count && o->kernel == -1)
+	if (counters && o->kernel == -1)
 		o->kernel = 1;
 	if (o->marker == 0 && o->kernel_rename == 1)
 		return error_set(err, "--kernel-rename needs the marker ranges: it cannot go with "
@@ -657,7 +720,7 @@ static int job_prepare(struct job *j, struct error *err)
 				 "second from 1 to 10000", o->sampling_freq);
 	j->sample_freq = o->sample == 1 ? (unsigned)frequency : 0;
 	j->sample_realtime = j->sample_freq && o->sampling_realtime == 1;
-	return o->pmc.count ? plan_counters(j, err) : 0;
+	return counters ? plan_counters(j, err) : 0;
 }
 
 static void job_release(struct job *j)

@@ -29,6 +29,7 @@ int cmd_trace(int argc, char **argv);
 int cmd_sys(int argc, char **argv);
 int cmd_profile(int argc, char **argv);
 int cmd_compute(int argc, char **argv);
+int cmd_roofline(int argc, char **argv);
 /* A commented configuration file of gpuprof sys's defaults (gpuprof avail -G). */
 void trace_config_template(struct strbuf *out);
 int cmd_convert(int argc, char **argv);

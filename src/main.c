@@ -15,6 +15,8 @@ const struct command commands[] = {
 				  "filtered" },
 	{ "compute", cmd_compute, "per-kernel hardware counters on NVIDIA GPUs: the metric "
 				  "catalog, collection into workloads, their analysis" },
+	{ "roofline", cmd_roofline, "measure the memory bandwidths and arithmetic throughputs a "
+				    "device reaches: roofline.csv and its plot" },
 	{ "convert", cmd_convert,
 	  "turn recorded spools or databases into outputs (csv, sqlite, json, pftrace)" },
 	{ "summary", cmd_summary, "statistics of databases: domains, devices busy and idle, ranks" },

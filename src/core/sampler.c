@@ -28,6 +28,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
@@ -93,6 +94,7 @@ static int open_rings(unsigned frequency)
 	for (long cpu = 0; cpu < cpus; cpu++) {
 		struct perf_event_attr a;
 		sample_event_attr(&a, frequency, register_mask, SAMPLE_STACK_BYTES);
+		a.disabled = 1; /* until the ticking thread runs: see enable_rings() */
 		int fd = (int)syscall(SYS_perf_event_open, &a, 0, (int)cpu, -1, PERF_FLAG_FD_CLOEXEC);
 		if (fd < 0) {
 			if (errno == ENODEV || errno == EINVAL) /* a CPU that is offline */
@@ -112,6 +114,14 @@ static int open_rings(unsigned frequency)
 		rings[ring_count++] = (struct cpu_ring){ fd, map, (unsigned char *)map + page, data };
 	}
 	return ring_count ? 0 : -1;
+}
+
+/* Starts the events, once the ticking thread is made: the time the program's thread
+ * spends making it (long under a sanitizer's runtime) is gpuprof's, not the program's. */
+static void enable_rings(void)
+{
+	for (int i = 0; i < ring_count; i++)
+		ioctl(rings[i].fd, PERF_EVENT_IOC_ENABLE, 0);
 }
 
 /* Copies n bytes at offset `at` of the ring's data, which wraps. */
@@ -522,8 +532,10 @@ static void sample_forked_child(void)
 	ring_count = 0;
 	atomic_store(&ticker_tid, 0);
 	loaded_objects = ~0ull; /* the child's spool gets the modules too */
-	if (recorder_ready() && open_rings(tick_frequency) == 0)
+	if (recorder_ready() && open_rings(tick_frequency) == 0) {
 		start_ticker(tick_frequency, sample_realtime);
+		enable_rings();
+	}
 }
 
 /* Whether a sanitizer's runtime runs in the process (a program built with one, or a
@@ -551,6 +563,7 @@ __attribute__((constructor)) static void sampler_start(void)
 		recorder_add_collector(collect);
 		const char *wall = getenv("GPUPROF_SAMPLE_REALTIME");
 		start_ticker((unsigned)frequency, wall && !strcmp(wall, "1"));
+		enable_rings();
 		if (!sanitizer_runtime())
 			pthread_atfork(NULL, NULL, sample_forked_child);
 	}

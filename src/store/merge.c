@@ -1,7 +1,8 @@
 /* Joining databases into one (see store.h). Each input is attached in turn and its rows
  * copied into staging tables with process and string ids moved past those already
  * there and times shifted onto one timeline; the staging tables then fill the real ones
- * in start order, so that rowid order stays time order. */
+ * in start order, so that rowid order stays time order. Replays are attached last, and
+ * only their counters are taken, onto the kernels they are joined to. */
 #include "store/store.h"
 
 #include <errno.h>
@@ -251,18 +252,127 @@ static int merge_one(sqlite3 *db, int index, const char *path, struct hosts *hos
 	return rc;
 }
 
-int store_merge(char *const *inputs, int count, const char *db_path, struct strbuf *warnings,
-		struct error *err)
+/* Attaches the database at path as src (outside a transaction). */
+static int attach_source(sqlite3 *db, const char *path, struct error *err)
+{
+	sqlite3_stmt *attach;
+	if (store_prepare(db, "ATTACH DATABASE ? AS src", &attach, err))
+		return -1;
+	sqlite3_bind_text(attach, 1, path, -1, SQLITE_STATIC);
+	int step = sqlite3_step(attach);
+	sqlite3_finalize(attach);
+	if (step != SQLITE_DONE)
+		return error_set(err, "cannot read '%s': %s", path, sqlite3_errmsg(db));
+	return 0;
+}
+
+/* The kernels of the merged inputs, numbered per name and device in start order: what
+ * the kernels of a replay are joined to. */
+static const char replay_main_sql[] =
+	"CREATE TEMP TABLE replay_main AS SELECT k.process_id, k.correlation_id, k.agent_index, "
+	"s.string AS name, COALESCE(a.device_index, k.agent_index) AS device, ROW_NUMBER() OVER "
+	"(PARTITION BY s.string, COALESCE(a.device_index, k.agent_index) ORDER BY k.start, "
+	"k.rowid) AS n FROM temp.merge_gpuprof_kernel k JOIN main.gpuprof_string s ON "
+	"s.id = k.name_id LEFT JOIN main.gpuprof_agent a ON a.process_id = k.process_id AND "
+	"a.agent_index = k.agent_index; "
+	"CREATE INDEX temp.replay_main_key ON replay_main (name, device, n)";
+
+/* The same of the replay attached as src, and its metric names' ids in main (added to
+ * main's strings where missing). */
+static const char replay_src_sql[] =
+	"CREATE TEMP TABLE replay_src AS SELECT k.process_id, k.correlation_id, s.string AS name, "
+	"COALESCE(a.device_index, k.agent_index) AS device, ROW_NUMBER() OVER (PARTITION BY "
+	"s.string, COALESCE(a.device_index, k.agent_index) ORDER BY k.start, k.id) AS n "
+	"FROM src.gpuprof_kernel k JOIN src.gpuprof_string s ON s.id = k.name_id "
+	"LEFT JOIN src.gpuprof_agent a ON a.process_id = k.process_id AND "
+	"a.agent_index = k.agent_index; "
+	"INSERT INTO main.gpuprof_string (string) SELECT DISTINCT n.string FROM src.gpuprof_string n "
+	"WHERE n.id IN (SELECT name_id FROM src.gpuprof_counter) AND n.string NOT IN "
+	"(SELECT string FROM main.gpuprof_string); "
+	"CREATE TEMP TABLE replay_names AS SELECT n.id AS src_id, (SELECT MIN(m.id) FROM "
+	"main.gpuprof_string m WHERE m.string = n.string) AS id FROM src.gpuprof_string n "
+	"WHERE n.id IN (SELECT name_id FROM src.gpuprof_counter)";
+
+/* Each counter of the replay onto the kernel of the same name and device launched as
+ * many times before it; a metric the kernel already has keeps its first value. */
+static const char replay_join_sql[] =
+	"INSERT INTO main.gpuprof_counter (process_id, correlation_id, agent_index, name_id, "
+	"value) SELECT m.process_id, m.correlation_id, m.agent_index, n.id, c.value "
+	"FROM temp.replay_src r JOIN src.gpuprof_counter c ON c.process_id = r.process_id AND "
+	"c.correlation_id = r.correlation_id JOIN temp.replay_names n ON n.src_id = c.name_id "
+	"JOIN temp.replay_main m ON m.name = r.name AND m.device = r.device AND m.n = r.n "
+	"WHERE NOT EXISTS (SELECT 1 FROM main.gpuprof_counter e WHERE e.process_id = "
+	"m.process_id AND e.correlation_id = m.correlation_id AND e.name_id = n.id) "
+	"ORDER BY m.process_id, m.correlation_id, c.id";
+
+/* The kernels (by name and device) launched a different number of times in the replay
+ * than in the inputs: the first of them, and how many. */
+static const char replay_differ_sql[] =
+	"WITH a AS (SELECT name, device, COUNT(*) AS c FROM temp.replay_main GROUP BY 1, 2), "
+	"b AS (SELECT name, device, COUNT(*) AS c FROM temp.replay_src GROUP BY 1, 2), "
+	"d AS (SELECT a.name, a.c AS first, COALESCE(b.c, 0) AS replay FROM a LEFT JOIN b "
+	"USING (name, device) WHERE a.c != COALESCE(b.c, 0) UNION ALL SELECT b.name, 0, b.c "
+	"FROM b WHERE NOT EXISTS (SELECT 1 FROM a WHERE a.name = b.name AND "
+	"a.device = b.device)) "
+	"SELECT name, first, replay, (SELECT COUNT(*) FROM d) FROM d LIMIT 1";
+
+/* The counters of the replay attached as src joined onto the merged inputs' kernels. */
+static int join_replay(sqlite3 *db, int index, const char *path, struct strbuf *warnings,
+		       struct error *err)
+{
+	if (!src_has_table(db, "gpuprof_counter") ||
+	    max_of(db, "SELECT COUNT(*) FROM src.gpuprof_counter") == 0) {
+		strbuf_addf(warnings, "replay '%s' has no counters: nothing joined\n", path);
+		return 0;
+	}
+	int64_t before = max_of(db, "SELECT COUNT(*) FROM main.gpuprof_counter");
+	if (store_exec(db, replay_src_sql, err) || store_exec(db, replay_join_sql, err))
+		return -1;
+	int64_t joined = max_of(db, "SELECT COUNT(*) FROM main.gpuprof_counter") - before;
+	sqlite3_stmt *s;
+	if (store_prepare(db, replay_differ_sql, &s, err))
+		return -1;
+	if (sqlite3_step(s) == SQLITE_ROW) {
+		long long others = sqlite3_column_int64(s, 3) - 1;
+		strbuf_addf(warnings, "replay '%s' launched %s %lld time%s, the first run %lld: "
+				      "its counters were joined by launch order, the dispatches "
+				      "beyond the shorter run have none", path,
+			    (const char *)sqlite3_column_text(s, 0),
+			    (long long)sqlite3_column_int64(s, 2),
+			    sqlite3_column_int64(s, 2) == 1 ? "" : "s",
+			    (long long)sqlite3_column_int64(s, 1));
+		if (others > 0)
+			strbuf_addf(warnings, " (and %lld other kernel%s differ)", others,
+				    others == 1 ? "" : "s");
+		strbuf_addch(warnings, '\n');
+	}
+	sqlite3_finalize(s);
+	if (store_exec(db, "DROP TABLE temp.replay_src; DROP TABLE temp.replay_names", err) ||
+	    store_prepare(db, "INSERT INTO main.gpuprof_metadata VALUES ('replay.' || ?1, ?2), "
+			      "('replay.' || ?1 || '.counters', ?3)", &s, err))
+		return -1;
+	sqlite3_bind_int(s, 1, index);
+	sqlite3_bind_text(s, 2, path, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(s, 3, joined);
+	int rc = sqlite3_step(s) == SQLITE_DONE ? 0
+		 : error_set(err, "cannot merge: %s", sqlite3_errmsg(db));
+	sqlite3_finalize(s);
+	return rc;
+}
+
+int store_merge(char *const *inputs, int count, char *const *replays, int replay_count,
+		const char *db_path, struct strbuf *warnings, struct error *err)
 {
 	struct stat out_stat;
 	int out_exists = stat(db_path, &out_stat) == 0;
-	for (int i = 0; i < count; i++) {
+	for (int i = 0; i < count + replay_count; i++) {
+		const char *path = i < count ? inputs[i] : replays[i - count];
 		sqlite3 *check;
 		struct stat in_stat;
-		if (out_exists && stat(inputs[i], &in_stat) == 0 &&
+		if (out_exists && stat(path, &in_stat) == 0 &&
 		    in_stat.st_dev == out_stat.st_dev && in_stat.st_ino == out_stat.st_ino)
 			return error_set(err, "the output '%s' is also an input", db_path);
-		if (store_open(inputs[i], &check, err))
+		if (store_open(path, &check, err))
 			return -1;
 		sqlite3_close(check);
 	}
@@ -292,18 +402,23 @@ int store_merge(char *const *inputs, int count, const char *db_path, struct strb
 			goto out;
 	}
 	for (int i = 0; i < count; i++) { /* an input is detached outside a transaction */
-		sqlite3_stmt *attach;
-		if (store_prepare(db, "ATTACH DATABASE ? AS src", &attach, err))
+		if (attach_source(db, inputs[i], err))
 			goto out;
-		sqlite3_bind_text(attach, 1, inputs[i], -1, SQLITE_STATIC);
-		int step = sqlite3_step(attach);
-		sqlite3_finalize(attach);
-		if (step != SQLITE_DONE) {
-			error_set(err, "cannot read '%s': %s", inputs[i], sqlite3_errmsg(db));
-			goto out;
-		}
 		int failed = store_exec(db, "BEGIN", err) ||
 			     merge_one(db, i, inputs[i], &hosts, warnings, err) ||
+			     store_exec(db, "COMMIT", err);
+		if (failed)
+			sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+		if (store_exec(db, "DETACH DATABASE src", failed ? NULL : err) || failed)
+			goto out;
+	}
+	if (replay_count && store_exec(db, replay_main_sql, err))
+		goto out;
+	for (int i = 0; i < replay_count; i++) {
+		if (attach_source(db, replays[i], err))
+			goto out;
+		int failed = store_exec(db, "BEGIN", err) ||
+			     join_replay(db, i + 1, replays[i], warnings, err) ||
 			     store_exec(db, "COMMIT", err);
 		if (failed)
 			sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);

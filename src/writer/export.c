@@ -532,7 +532,6 @@ static int flows_link(struct flows *f, const struct event *e)
 	return 0;
 }
 
-/* One pass of events through a set of writers. */
 /* The kernels' hardware counters, by process and correlation id: kernel events point
  * into values, which stay valid until the export ends. */
 struct counter_index {
@@ -578,6 +577,7 @@ static void counters_attach(const struct counter_index *ci, struct event *e)
 	e->kernel.counter_count = end - lo;
 }
 
+/* One pass of events through a set of writers. */
 struct export_run {
 	const struct writer_ops *const *writers;
 	void *states[8];

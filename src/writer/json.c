@@ -123,6 +123,18 @@ static int on_slice_begin(void *ctx, const struct track *t, const struct event *
 		else
 			json_int(&s->buf, args[i].value);
 	}
+	if (e->kind == EVENT_KERNEL && e->kernel.counter_count) {
+		/* hardware counters (trace --pmc): null for a value the profiler did not give */
+		strbuf_addstr(&s->buf, count ? ",\"pmc\":{" : "\"pmc\":{");
+		for (size_t i = 0; i < e->kernel.counter_count; i++) {
+			if (i)
+				strbuf_addch(&s->buf, ',');
+			json_string(&s->buf, e->kernel.counters[i].name);
+			strbuf_addch(&s->buf, ':');
+			json_double(&s->buf, e->kernel.counters[i].value);
+		}
+		strbuf_addch(&s->buf, '}');
+	}
 	strbuf_addch(&s->buf, '}');
 	if (event_end(s, err))
 		return -1;

@@ -4,6 +4,7 @@
  *
  * Every packet is on one sequence. Event names, categories, argument names and text
  * values are interned: defined once in the packet that first uses them. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,7 +33,7 @@ enum {
 	EVENT_DOUBLE_COUNTER_VALUE = 44,
 	EVENT_FLOW_IDS = 47, EVENT_TERMINATING_FLOW_IDS = 48,
 	TYPE_SLICE_BEGIN = 1, TYPE_SLICE_END = 2, TYPE_INSTANT = 3, TYPE_COUNTER = 4,
-	ANNOTATION_NAME_IID = 1, ANNOTATION_INT = 4, ANNOTATION_STRING_IID = 17,
+	ANNOTATION_NAME_IID = 1, ANNOTATION_INT = 4, ANNOTATION_DOUBLE = 5, ANNOTATION_STRING_IID = 17,
 	INTERNED_IID = 1, INTERNED_TEXT = 2,
 };
 
@@ -156,6 +157,22 @@ static void annotation(struct pftrace_state *s, const struct slice_arg *arg)
 	pb_close(&s->buf, a);
 }
 
+/* A kernel's hardware counter as an annotation named by the metric (CUPTI's names hold
+ * "__", so they meet no argument of the slice's own); none for a counter the profiler
+ * gave no value (never 0 in its place). */
+static void counter_annotation(struct pftrace_state *s, const struct event_counter *c)
+{
+	if (isnan(c->value))
+		return;
+	uint64_t name = intern(s, INTERN_ARG_NAME, c->name); /* valid while the export runs */
+	uint64_t bits;
+	memcpy(&bits, &c->value, sizeof(bits));
+	size_t a = pb_open(&s->buf, EVENT_DEBUG_ANNOTATIONS);
+	pb_varint(&s->buf, ANNOTATION_NAME_IID, name);
+	pb_fixed64(&s->buf, ANNOTATION_DOUBLE, bits);
+	pb_close(&s->buf, a);
+}
+
 /* The first process track gets an instant at its start that says what wrote the trace
  * and in which version of the layout. */
 static int stamp(struct pftrace_state *s, const struct track *t, int64_t ts,
@@ -234,6 +251,8 @@ static int on_slice_begin(void *ctx, const struct track *t, const struct event *
 	pb_varint(&s->buf, EVENT_NAME_IID, name);
 	for (int i = 0; i < count; i++)
 		annotation(s, &args[i]);
+	for (size_t i = 0; e->kind == EVENT_KERNEL && i < e->kernel.counter_count; i++)
+		counter_annotation(s, &e->kernel.counters[i]);
 	uint64_t flow = timeline_flow_id(e);
 	if (flow)
 		pb_fixed64(&s->buf, timeline_is_device_work(e) ? EVENT_TERMINATING_FLOW_IDS

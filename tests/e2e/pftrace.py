@@ -136,8 +136,13 @@ class Trace:
         for a in every(e, 4):
             a = fields(a)
             key = self._lookup(3, one(a, 1))
-            text = one(a, 17)
-            args[key] = self._lookup(29, text) if text is not None else signed(one(a, 4))
+            text, real = one(a, 17), one(a, 5)  # string_value_iid, double_value
+            if text is not None:
+                args[key] = self._lookup(29, text)
+            elif real is not None:
+                args[key] = struct.unpack("<d", real.to_bytes(8, "little"))[0]
+            else:
+                args[key] = signed(one(a, 4))
         if kind == 3:
             self.instants.append({"track": track, "name": name, "ts": ts, "args": args})
             return ("instant", None)

@@ -98,6 +98,14 @@ def test_sets_claimed_single_pass_take_one_pass(tmp_path, host_api):
     assert set(passes) == set(re.findall(r"- name: (\S+)", text))
     assert {name: passes[name] for name in claimed} == {name: "1" for name in claimed}
     assert passes["speed-of-light"] == "9"
+    # application replay: one run per group of metrics that takes one pass, never fewer
+    # runs than kernel replay's passes; a metric that takes several passes alone cannot
+    runs = dict(re.findall(r"^(\S+) .*\((\d+) runs? by application replay\)", r.stdout, re.M))
+    assert {name: runs[name] for name in claimed} == {name: "1" for name in claimed}
+    assert all(int(runs[name]) >= int(passes[name]) for name in runs)
+    assert "stalls" in runs
+    assert ("(no application replay: sm__throughput.avg.pct_of_peak_sustained_elapsed takes "
+            "8 passes by itself on GH100)") in r.stdout
     # a set selects what its lines name
     rows, blocks, total = listing(tmp_path, "--chip", "GH100", "--set", "dram")
     assert [r[0] for r in rows] == ["2.1.5", "18.1.0", "18.1.1", "18.1.2"]
@@ -116,10 +124,10 @@ def test_bad_input_is_one_clear_line(tmp_path, host_api):
         (["--chip", "GH100", "--", "true"], 2,
          "--chip plans listings; a collection is on this machine's GPU"),
         (["--roof-only", "--", "true"], 2,
-         "--roof-only: the roofline measurement is not in this version"),
+         "--roof-only: the roofline measurement of NVIDIA GPUs is not in this version"),
         (["--roof-only", "--no-roof", "--", "true"], 2,
          "--roof-only and --no-roof cannot go together"),
-        (["--replay", "application", "--", "true"], 2, "--replay"),
+        (["--replay", "ranges", "--", "true"], 2, "--replay"),
         (["--bogus"], 2, "--bogus"),
         (["--set", "dram", "-b", "2", "--chip", "GH100", "--list-available-metrics"], 2,
          "--set and -b both select metrics: give one"),

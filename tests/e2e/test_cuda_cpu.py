@@ -2,6 +2,7 @@
 put in place, and what it does when CUPTI cannot start (the program runs on, unprofiled,
 and its exit code passes through). The traces themselves are checked in tests/gpu/."""
 import csv
+import json
 import os
 import shutil
 import sqlite3
@@ -10,6 +11,7 @@ import subprocess
 import pytest
 
 from conftest import BUILD, GPUPROF, TESTS, outputs, run, trace
+from pftrace import Trace
 
 CUDA_LIB = os.path.join(BUILD, "lib", "gpuprof", "libgpuprof-cuda.so")
 
@@ -248,6 +250,13 @@ def test_pmc_without_a_gpu_is_one_clear_line(tmp_path):
     many = ",".join(f"metric{i}.sum" for i in range(100))
     r = trace(tmp_path, ["--pmc", many], ["touch", str(marker)])
     assert r.returncode == 2 and r.stderr.strip() == lines[0] and not marker.exists()
+    # metric sets of gpuprof compute: an unknown one named; a known one checked as --pmc
+    r = trace(tmp_path, ["--pmc-set", "dram,nope"], ["touch", str(marker)])
+    assert (r.returncode, r.stderr) == (2, "gpuprof: trace: --pmc-set: no metric set is called "
+                                           "'nope' (gpuprof compute profile --list-sets lists "
+                                           "them)\n")
+    r = trace(tmp_path, ["--pmc-set", "dram"], ["touch", str(marker)])
+    assert r.returncode == 2 and r.stderr.strip() == lines[0] and not marker.exists()
     r = trace(tmp_path, ["--pmc", "dram__bytes_read.sum", "--kernel-trace=false"], ["true"])
     assert (r.returncode, r.stderr.strip()) == (2, "gpuprof: trace: --pmc reads the counters "
                                                    "of kernels: it cannot go with "
@@ -283,3 +292,95 @@ def test_analyze_reads_the_counters_of_a_database(tmp_path):
     assert (facts["gpu_name"], facts["sm_count"], facts["compute_capability"],
             facts["max_warps_per_sm"], facts["dram_bandwidth"]) == (
         "NVIDIA H200", "132", "9.0", "64", "4800000000000")
+
+
+def test_merge_joins_the_counters_of_replays(tmp_path):
+    """`gpuprof merge A --replay B`: B, another run of the program made for other
+    counters, gives only its counters, each onto A's kernel of the same name and device
+    launched as many times before (correlation ids and times differ between runs); a
+    metric A already has keeps A's value; a replay that launched a kernel a different
+    number of times is named in one warning and its extra dispatches are left out."""
+    spool = tmp_path / "4242.spool"
+    assert run([os.path.join(TESTS, "cuda-spool"), str(spool), "--counters"],
+               cwd=tmp_path).returncode == 0
+    assert run([GPUPROF, "convert", "-f", "sqlite", str(spool)], cwd=tmp_path).returncode == 0
+    db = tmp_path / "4242_results.db"
+    replay = tmp_path / "replay.db"
+    shutil.copy(db, replay)
+    with sqlite3.connect(replay) as c:
+        c.executescript(
+            "UPDATE gpuprof_string SET string = 'lts__t_bytes.sum' "
+            "WHERE string = 'dram__bytes_read.sum'; "
+            "UPDATE gpuprof_counter SET value = value * 10, correlation_id = correlation_id + 100; "
+            "UPDATE gpuprof_kernel SET correlation_id = correlation_id + 100, "
+            "start = start + 5000000, end = end + 5000000; "
+            "UPDATE gpuprof_process SET pid = 5151")
+    r = run([GPUPROF, "merge", str(db), "--replay", str(replay), "-o", str(tmp_path / "all.db")],
+            cwd=tmp_path)
+    assert (r.returncode, r.stderr) == (0, "gpuprof: merged 1 database into " +
+                                        str(tmp_path / "all.db") +
+                                        " with the counters of 1 replay\n")
+    expected = [(int(c), n, float(v) if v else None) for c, _, _, n, v in EXPECTED_COUNTERS]
+    joined = [(c, "lts__t_bytes.sum", v * 10 if v is not None else None)
+              for c, n, v in expected if n == "dram__bytes_read.sum"]
+    with sqlite3.connect(tmp_path / "all.db") as c:
+        assert c.execute("SELECT pid, COUNT(*) FROM kernels GROUP BY pid").fetchall() == [
+            (4242, 4)]
+        got = c.execute("SELECT corr_id, name, value FROM counters "
+                        "ORDER BY corr_id, name").fetchall()
+        assert got == sorted(expected + joined, key=lambda t: (t[0], t[1]))
+        assert c.execute("SELECT value FROM gpuprof_metadata WHERE tag = 'replay.1.counters'"
+                         ).fetchone() == ("4",)
+
+    # the replay launched the kernel 3 times, not 4: three joined, one warning
+    with sqlite3.connect(replay) as c:
+        c.execute("DELETE FROM gpuprof_kernel WHERE id = 4")
+    r = run([GPUPROF, "merge", str(db), "--replay", str(replay), "-o", str(tmp_path / "all.db")],
+            cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert r.stderr.splitlines()[0] == (
+        f"gpuprof: merge: replay '{replay}' launched vecCopy(float const*, float*, unsigned "
+        "int) 3 times, the first run 4: its counters were joined by launch order, the "
+        "dispatches beyond the shorter run have none")
+    with sqlite3.connect(tmp_path / "all.db") as c:
+        assert c.execute("SELECT corr_id, value FROM counters WHERE name = 'lts__t_bytes.sum' "
+                         "ORDER BY corr_id").fetchall() == [(c, v) for c, _, v in joined[:3]]
+
+    # a replay without counters is said to be so; a replay that is not a database fails
+    r = run([GPUPROF, "merge", str(db), "--replay", str(db), "-o", str(tmp_path / "self.db")],
+            cwd=tmp_path)
+    assert r.returncode == 0 and "nothing joined" not in r.stderr
+    (tmp_path / "junk.db").write_text("not a database\n")
+    r = run([GPUPROF, "merge", str(db), "--replay", str(tmp_path / "junk.db"), "-o",
+             str(tmp_path / "bad.db")], cwd=tmp_path)
+    assert r.returncode != 0 and not (tmp_path / "bad.db").exists()
+    assert r.stderr.count("\n") == 1 and "junk.db" in r.stderr, r.stderr
+
+
+def test_counters_in_the_timelines(tmp_path):
+    """The JSON and Perfetto timelines carry each kernel's counters in its slice's
+    arguments (JSON: args.pmc, null for a value the profiler did not give; Perfetto: a
+    double annotation named by the metric, none for such a value), never 0 in its place."""
+    from pftrace import Trace
+    spool = tmp_path / "4242.spool"
+    assert run([os.path.join(TESTS, "cuda-spool"), str(spool), "--counters"],
+               cwd=tmp_path).returncode == 0
+    r = run([GPUPROF, "convert", "-f", "json", "pftrace", "sqlite", str(spool)], cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    # the database gives the same timelines
+    r = run([GPUPROF, "convert", "-f", "json", "pftrace", "-d", str(tmp_path / "fromdb"),
+             str(tmp_path / "4242_results.db")], cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    for name in ["4242_results.json", "4242_results.pftrace"]:
+        assert (tmp_path / "fromdb" / name).read_bytes() == (tmp_path / name).read_bytes()
+    expected = {}
+    for _, dispatch, _, name, value in EXPECTED_COUNTERS:
+        expected.setdefault(int(dispatch), {})[name] = float(value) if value else None
+    with open(tmp_path / "4242_results.json") as f:
+        kernels = [e for e in json.load(f)["traceEvents"] if e.get("cat") == "KERNEL_DISPATCH"]
+    assert {k["args"]["dispatch_id"]: k["args"]["pmc"] for k in kernels} == expected
+    trace = Trace(str(tmp_path / "4242_results.pftrace"))
+    slices = [s for s in trace.slices if s["category"] == "KERNEL_DISPATCH"]
+    assert {s["args"]["dispatch_id"]: {k: v for k, v in s["args"].items() if "__" in k}
+            for s in slices} == {
+        d: {n: v for n, v in values.items() if v is not None} for d, values in expected.items()}

@@ -3,7 +3,9 @@
 line and the key."""
 import json
 import os
+import re
 
+import pytest
 from conftest import GPUPROF, SAMPLES, outputs, run, trace
 
 BUSY = [os.path.join(SAMPLES, "busy"), "-i", "1"]  # 6 kernels, 12 copies
@@ -88,7 +90,8 @@ def test_presets_listed_and_applied(tmp_path):
     r = run([GPUPROF, "avail", "--presets"], cwd=tmp_path)
     assert r.returncode == 0, r.stderr
     names = [line.split()[0] for line in r.stdout.splitlines()[1:] if not line.startswith(" " * 5)]
-    assert names == ["api-overhead", "lightweight", "perfetto", "sys"]
+    assert names == ["api-overhead", "comprehensive", "compute-bound", "lightweight",
+                     "memory-bound", "perfetto", "sys"]
     assert "options: --kernel-trace --opencl-trace --cuda-runtime-trace --output-format=json" in r.stdout
 
     r = trace(tmp_path, ["--preset", "lightweight", "-d", "a"], BUSY)
@@ -105,4 +108,26 @@ def test_presets_listed_and_applied(tmp_path):
 
     r = trace(tmp_path, ["--preset", "nope"], BUSY)
     assert r.returncode == 2
-    assert "unknown preset 'nope' (available: api-overhead, lightweight, perfetto, sys)" in r.stderr
+    assert ("unknown preset 'nope' (available: api-overhead, comprehensive, compute-bound, "
+            "lightweight, memory-bound, perfetto, sys)") in r.stderr
+
+
+def test_counter_presets_name_metric_sets_that_plan(tmp_path):
+    """The counter presets (madengine's compute-bound, memory-bound, comprehensive) are
+    built on metric sets of gpuprof compute: each set they name exists and CUPTI's host
+    API plans it on GH100 (every metric known); without a GPU they are refused in one
+    line before the program runs."""
+    listed = run([GPUPROF, "compute", "profile", "--list-sets", "--chip", "GH100"], cwd=tmp_path)
+    if listed.returncode != 0:
+        pytest.skip("CUPTI's profiler host API is not available: " + listed.stderr.strip())
+    planned = dict(re.findall(r"^(\S+) +\d+ metrics, \d+ CUPTI metrics, (\d+) pass",
+                              listed.stdout, re.M))
+    presets = os.path.join(os.path.dirname(GPUPROF), "..", "share", "gpuprof", "presets")
+    for name in ["compute-bound", "memory-bound", "comprehensive"]:
+        with open(os.path.join(presets, name + ".yaml")) as f:
+            sets = re.search(r"^pmc_set: \[(.*)\]$", f.read(), re.M).group(1).split(", ")
+        assert sets and all(int(planned[s]) >= 1 for s in sets), (name, sets)
+        marker = tmp_path / "ran"
+        r = trace(tmp_path, ["--preset", name], ["touch", str(marker)])
+        assert r.returncode == 2 and not marker.exists()
+        assert r.stderr.count("\n") == 1 and "no CUDA device is usable here" in r.stderr, r.stderr

@@ -97,6 +97,46 @@ def test_compute_profile_writes_a_workload(tmp_path, cuda_sample):
     assert run(command[:3] + ["--overwrite"] + command[3:], cwd=tmp_path).returncode == 0
 
 
+def test_application_replay_joins_the_runs(tmp_path, cuda_sample):
+    """--replay application runs vcopy once per single-pass group of the L1, L2 and DRAM
+    byte counters (the catalog's 16.1.0, 17.1.0, 18.1.0 and 18.1.1) and joins each run's
+    counters onto the first run's dispatches: every dispatch has every metric, and the
+    DRAM bytes are within 2 % of 2 x N x 4 as with kernel replay."""
+    n = 1 << 28
+    workload = tmp_path / "w"
+    r = run([GPUPROF, "compute", "profile", "-n", "vcopy", "--replay", "application",
+             "-b", "16.1.0", "-b", "17.1.0", "-b", "18.1.0", "-b", "18.1.1",
+             "--output-directory", str(workload), "--",
+             cuda_sample("vcopy"), "-n", str(n), "-i", "2"], cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    config = (workload / "profiling_config.yaml").read_text()
+    runs = int(config.split("\nruns: ")[1].split("\n")[0])
+    assert "replay: application" in config and runs >= 1
+    assert sorted(os.listdir(workload / "trace")) == sorted(
+        ["all_results.db"] + [f"pass_{i}" for i in range(1, runs + 1)])
+    rows = workload_rows(workload)
+    assert [int(row["Dispatch_ID"]) for row in rows] == [1, 2]
+    for row in rows:
+        total = float(row["dram__bytes_read.sum"]) + float(row["dram__bytes_write.sum"])
+        assert abs(total - 2 * n * 4) <= 0.02 * 2 * n * 4, row
+        assert float(row["lts__t_bytes.sum"]) > 0 and float(row["l1tex__t_bytes.sum"]) > 0
+
+
+def test_memory_bound_preset(tmp_path, cuda_sample):
+    """--preset memory-bound collects the memory-bound set's counters for every dispatch,
+    the DRAM bytes of vcopy within 2 % as with --pmc."""
+    n = 1 << 28
+    r = trace(tmp_path, ["--preset", "memory-bound"],
+              [cuda_sample("vcopy"), "-n", str(n), "-i", "2"])
+    assert r.returncode == 0, r.stderr
+    rows = counters(only_process(tmp_path))
+    assert sorted(rows) == [1, 2]
+    for values in rows.values():
+        total = values[DRAM[0]] + values[DRAM[1]]
+        assert abs(total - 2 * n * 4) <= 0.02 * 2 * n * 4, values
+        assert values["lts__t_sector_hit_rate.pct"] >= 0
+
+
 SOL = ["sm__throughput.avg.pct_of_peak_sustained_elapsed",
        "gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed",
        "gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed"]

@@ -154,7 +154,7 @@ static void test_catalog(void)
 	strbuf_release(&names);
 	CHECK(c.count == 9 && c.blocks[0].id == 2 && c.blocks[c.count - 1].id == 20);
 	CHECK(metrics == 62);
-	CHECK(c.set_count == 8);
+	CHECK(c.set_count == 10);
 	CHECK(catalog_set(&c, "dram") && catalog_set(&c, "dram")->single_pass);
 	CHECK(catalog_set(&c, "speed-of-light") && !catalog_set(&c, "speed-of-light")->single_pass);
 	CHECK(catalog_set(&c, "nope") == NULL);

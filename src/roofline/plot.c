@@ -1,0 +1,218 @@
+/* The roofline plot (see roofline.h): an HTML page with one inline SVG, no script, no
+ * style or font from elsewhere. Each ceiling is a <g class="ceiling"> and each kernel a
+ * <g class="point">, with data- attributes giving their values, so that what is drawn
+ * can be checked in the page's DOM. */
+#include "roofline/roofline.h"
+
+#include <math.h>
+
+#include "util/strbuf.h"
+#include "util/utf8.h"
+
+#define WIDTH 960
+#define HEIGHT 600
+#define LEFT 90
+#define RIGHT 190 /* room for the ceilings' labels */
+#define TOP 50
+#define BOTTOM 70
+
+#define AI_MIN 0.01   /* FLOP/byte */
+#define AI_MAX 1000.0
+
+static const char *const colours[] = { "#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#8c564b",
+				       "#e377c2", "#17becf", "#bcbd22", "#ff7f0e", "#7f7f7f" };
+
+/* Text as HTML: the markup characters escaped, invalid UTF-8 replaced. */
+static void html_text(FILE *out, const char *text)
+{
+	struct strbuf clean = STRBUF_INIT;
+	utf8_sanitize(text, &clean);
+	for (const char *c = clean.buf; *c; c++) {
+		switch (*c) {
+		case '&': fputs("&amp;", out); break;
+		case '<': fputs("&lt;", out); break;
+		case '>': fputs("&gt;", out); break;
+		case '"': fputs("&quot;", out); break;
+		case '\'': fputs("&#39;", out); break;
+		default:
+			if ((unsigned char)*c < 0x20)
+				fputc(' ', out);
+			else
+				fputc(*c, out);
+		}
+	}
+	strbuf_release(&clean);
+}
+
+struct axes {
+	double y_min, y_max; /* GFLOP/s, powers of ten */
+};
+
+static double x_of(double ai)
+{
+	return LEFT + (log10(ai) - log10(AI_MIN)) / (log10(AI_MAX) - log10(AI_MIN)) *
+		      (WIDTH - LEFT - RIGHT);
+}
+
+static double y_of(const struct axes *a, double gflops)
+{
+	return HEIGHT - BOTTOM - (log10(gflops) - log10(a->y_min)) /
+				       (log10(a->y_max) - log10(a->y_min)) *
+				       (HEIGHT - TOP - BOTTOM);
+}
+
+static void axes_and_grid(FILE *out, const struct axes *a)
+{
+	fprintf(out, "<g class=\"axes\" stroke=\"#ccc\" stroke-width=\"1\">\n");
+	for (double ai = AI_MIN; ai <= AI_MAX * 1.001; ai *= 10)
+		fprintf(out, "<line x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\"/>\n", x_of(ai), TOP,
+			x_of(ai), HEIGHT - BOTTOM);
+	for (double g = a->y_min; g <= a->y_max * 1.001; g *= 10)
+		fprintf(out, "<line x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\"/>\n", LEFT,
+			y_of(a, g), WIDTH - RIGHT, y_of(a, g));
+	fprintf(out, "</g>\n<g class=\"ticks\" font-size=\"12\" fill=\"#333\">\n");
+	for (double ai = AI_MIN; ai <= AI_MAX * 1.001; ai *= 10)
+		fprintf(out, "<text x=\"%.1f\" y=\"%d\" text-anchor=\"middle\">%g</text>\n", x_of(ai),
+			HEIGHT - BOTTOM + 18, ai);
+	for (double g = a->y_min; g <= a->y_max * 1.001; g *= 10)
+		fprintf(out, "<text x=\"%d\" y=\"%.1f\" text-anchor=\"end\">%g</text>\n", LEFT - 8,
+			y_of(a, g) + 4, g);
+	fprintf(out, "</g>\n<text x=\"%d\" y=\"%d\" text-anchor=\"middle\" font-size=\"14\">"
+		     "arithmetic intensity (FLOP/byte)</text>\n", (LEFT + WIDTH - RIGHT) / 2,
+		HEIGHT - 25);
+	fprintf(out, "<text x=\"20\" y=\"%d\" text-anchor=\"middle\" font-size=\"14\" "
+		     "transform=\"rotate(-90 20 %d)\">GFLOP/s (GOP/s)</text>\n",
+		(TOP + HEIGHT - BOTTOM) / 2, (TOP + HEIGHT - BOTTOM) / 2);
+}
+
+void roofline_plot_html(FILE *out, const struct roofline *r, const struct roofline_point *points,
+			size_t count, const char *title, const char *note)
+{
+	/* the top compute ceiling: where the bandwidth lines stop */
+	double top = 0, low = INFINITY, high = 0;
+	for (int c = 0; c < ROOF_COUNT; c++) {
+		const struct roofline_value *v = &r->values[c];
+		if (!v->measured || !(v->mean > 0))
+			continue;
+		if (!roofline_is_bandwidth(c) && v->mean > top)
+			top = v->mean;
+		if (roofline_is_bandwidth(c) && v->mean * AI_MIN < low)
+			low = v->mean * AI_MIN;
+		high = v->mean > high ? v->mean : high;
+	}
+	for (size_t i = 0; i < count; i++) {
+		if (points[i].flops > 0 && points[i].flops / 1e9 < low)
+			low = points[i].flops / 1e9;
+		if (points[i].flops / 1e9 > high)
+			high = points[i].flops / 1e9;
+	}
+	if (!isfinite(low))
+		low = top > 0 ? top / 1e4 : 1;
+	if (!(high > 0))
+		high = 1e3;
+	struct axes a = { pow(10, floor(log10(low))), pow(10, ceil(log10(high * 1.5))) };
+	if (a.y_max <= a.y_min)
+		a.y_max = a.y_min * 10;
+
+	fprintf(out, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n<title>");
+	html_text(out, title);
+	fprintf(out, "</title>\n</head>\n<body style=\"font-family: sans-serif; margin: 20px\">\n"
+		     "<h1 style=\"font-size: 20px\">");
+	html_text(out, title);
+	fprintf(out, "</h1>\n<svg id=\"roofline\" xmlns=\"http://www.w3.org/2000/svg\" "
+		     "width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\">\n"
+		     "<rect width=\"%d\" height=\"%d\" fill=\"white\"/>\n", WIDTH, HEIGHT, WIDTH,
+		HEIGHT, WIDTH, HEIGHT);
+	axes_and_grid(out, &a);
+	/* the lines first, then their labels spread so that none covers another: a memory
+	 * level's at the left end of its line, a data type's at the right of its */
+	struct line {
+		int ceiling;
+		double x1, y1, x2, y2, label_y;
+	} lines[ROOF_COUNT];
+	int count_lines = 0;
+	double fastest = 0; /* the highest bandwidth: where the flat ceilings start */
+	for (int m = 0; m < ROOF_COUNT; m++)
+		if (roofline_is_bandwidth(m) && r->values[m].measured && r->values[m].mean > fastest)
+			fastest = r->values[m].mean;
+	for (int c = 0; c < ROOF_COUNT; c++) {
+		const struct roofline_value *v = &r->values[c];
+		if (!v->measured || !(v->mean > 0))
+			continue;
+		struct line *l = &lines[count_lines++];
+		l->ceiling = c;
+		if (roofline_is_bandwidth(c)) { /* GB/s times FLOP/byte: GFLOP/s */
+			double knee = top > 0 ? top / v->mean : AI_MAX;
+			if (knee > AI_MAX)
+				knee = AI_MAX;
+			l->x1 = x_of(AI_MIN), l->y1 = y_of(&a, v->mean * AI_MIN);
+			l->x2 = x_of(knee), l->y2 = y_of(&a, v->mean * knee);
+			l->label_y = l->y1 - 6;
+		} else {
+			double start = fastest > 0 ? v->mean / fastest : AI_MIN;
+			l->x1 = x_of(start < AI_MIN ? AI_MIN : start), l->y1 = y_of(&a, v->mean);
+			l->x2 = x_of(AI_MAX), l->y2 = l->y1;
+			l->label_y = l->y1 + 4;
+		}
+	}
+	for (int pass = 0; pass < count_lines * count_lines; pass++) { /* 13 px apart */
+		int moved = 0;
+		for (int i = 0; i < count_lines; i++)
+			for (int j = 0; j < count_lines; j++) {
+				struct line *u = &lines[i], *w = &lines[j];
+				if (i == j || roofline_is_bandwidth(u->ceiling) !=
+						  roofline_is_bandwidth(w->ceiling) ||
+				    u->label_y > w->label_y || w->label_y - u->label_y >= 13)
+					continue;
+				if (u->label_y == w->label_y && i > j)
+					continue;
+				u->label_y = w->label_y - 13; /* the upper one moves up */
+				moved = 1;
+			}
+		if (!moved)
+			break;
+	}
+	for (int i = 0; i < count_lines; i++) {
+		const struct line *l = &lines[i];
+		const struct roofline_value *v = &r->values[l->ceiling];
+		int bandwidth = roofline_is_bandwidth(l->ceiling);
+		const char *name = roofline_column(l->ceiling), *stroke = colours[i % 10];
+		const char *unit = roofline_unit(l->ceiling);
+		fprintf(out, "<g class=\"ceiling\" data-name=\"%s\" data-value=\"%.6g\" "
+			     "data-low=\"%.6g\" data-high=\"%.6g\" data-unit=\"%s\">\n"
+			     "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\" "
+			     "stroke-width=\"2\"/>\n"
+			     "<text x=\"%.1f\" y=\"%.1f\" font-size=\"12\" fill=\"%s\">%s %.4g %s</text>\n"
+			     "</g>\n", name, v->mean, v->low, v->high, unit,
+			l->x1, l->y1, l->x2, l->y2, stroke, bandwidth ? l->x1 + 4 : l->x2 + 4,
+			l->label_y, stroke, name, v->mean, unit);
+	}
+	for (size_t i = 0; i < count; i++) {
+		const struct roofline_point *p = &points[i];
+		if (!(p->flops > 0) || !(p->intensity > 0))
+			continue;
+		double ai = p->intensity < AI_MIN ? AI_MIN : p->intensity > AI_MAX ? AI_MAX
+			    : p->intensity;
+		double x = x_of(ai), y = y_of(&a, p->flops / 1e9);
+		fprintf(out, "<g class=\"point\" data-label=\"");
+		html_text(out, p->label);
+		fprintf(out, "\" data-flops=\"%.6g\" data-intensity=\"%.6g\">\n"
+			     "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"5\" fill=\"black\"/>\n"
+			     "<text x=\"%.1f\" y=\"%.1f\" font-size=\"11\">", p->flops / 1e9,
+			p->intensity, x, y, x + 7, y - 7);
+		html_text(out, p->label);
+		fprintf(out, "</text>\n</g>\n");
+	}
+	fprintf(out, "</svg>\n");
+	if (note && *note) {
+		fprintf(out, "<p class=\"note\">");
+		html_text(out, note);
+		fprintf(out, "</p>\n");
+	}
+	fprintf(out, "<p style=\"color: #666; font-size: 12px\">gpuprof roofline: device %d, ",
+		r->device);
+	html_text(out, r->device_name);
+	fprintf(out, " (%s), %d experiments per ceiling; each ceiling is the mean of its "
+		     "experiments (data-low and data-high: the 95 %% confidence interval).</p>\n"
+		     "</body></html>\n", r->backend, r->experiments);
+}

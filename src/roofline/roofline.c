@@ -1,0 +1,163 @@
+/* roofline.csv (see roofline.h). */
+#include "roofline/roofline.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/csv.h"
+#include "util/strbuf.h"
+
+static const char *const columns[ROOF_COUNT] = {
+	[ROOF_HBM] = "HBMBw",          [ROOF_HBM_READ] = "HBMReadBw",
+	[ROOF_L2] = "L2Bw",            [ROOF_L1] = "L1Bw",
+	[ROOF_LDS] = "LDSBw",          [ROOF_FP64] = "FP64Flops",
+	[ROOF_FP32] = "FP32Flops",     [ROOF_FP16] = "FP16Flops",
+	[ROOF_I32] = "I32Ops",         [ROOF_MFMA_F64] = "MFMAF64Flops",
+	[ROOF_MFMA_F32] = "MFMAF32Flops", [ROOF_MFMA_F16] = "MFMAF16Flops",
+	[ROOF_MFMA_BF16] = "MFMABF16Flops", [ROOF_MFMA_F8] = "MFMAF8Flops",
+	[ROOF_MFMA_I8] = "MFMAI8Ops",
+};
+
+const char *roofline_column(enum roofline_ceiling c)
+{
+	return c < ROOF_COUNT ? columns[c] : "";
+}
+
+int roofline_is_bandwidth(enum roofline_ceiling c)
+{
+	return c <= ROOF_LDS;
+}
+
+const char *roofline_unit(enum roofline_ceiling c)
+{
+	return roofline_is_bandwidth(c) ? "GB/s" : c == ROOF_I32 || c == ROOF_MFMA_I8 ? "GOP/s"
+		: "GFLOP/s";
+}
+
+int roofline_find(const char *column)
+{
+	for (int c = 0; c < ROOF_COUNT; c++)
+		if (!strcmp(columns[c], column))
+			return c;
+	return -1;
+}
+
+static void csv_field(FILE *out, const char *text)
+{
+	fputc('"', out);
+	for (; *text; text++) {
+		if (*text == '"')
+			fputc('"', out);
+		fputc(*text, out);
+	}
+	fputc('"', out);
+}
+
+void roofline_write_csv(FILE *out, const struct roofline *r)
+{
+	fputs("device,device_name,backend,experiments", out);
+	for (int c = 0; c < ROOF_COUNT; c++)
+		fprintf(out, ",%s,%sLow,%sHigh", columns[c], columns[c], columns[c]);
+	fprintf(out, "\n%d,", r->device);
+	csv_field(out, r->device_name);
+	fprintf(out, ",%s,%d", r->backend, r->experiments);
+	for (int c = 0; c < ROOF_COUNT; c++) {
+		const struct roofline_value *v = &r->values[c];
+		if (v->measured)
+			fprintf(out, ",%.6f,%.6f,%.6f", v->mean, v->low, v->high);
+		else
+			fputs(",,,", out); /* not measurable here: empty, never 0 */
+	}
+	fputc('\n', out);
+}
+
+/* A number of a cell; -1 when it is not one. */
+static int parse_number(const char *text, double *value)
+{
+	char *end;
+	errno = 0;
+	*value = strtod(text, &end);
+	return *text && !*end && !errno && isfinite(*value) ? 0 : -1;
+}
+
+int roofline_read_csv(const char *path, struct roofline *r, struct error *err)
+{
+	memset(r, 0, sizeof(*r));
+	FILE *f = fopen(path, "rb");
+	if (!f)
+		return error_set(err, "cannot open '%s': %s", path, strerror(errno));
+	struct strbuf text = STRBUF_INIT;
+	char chunk[4096];
+	size_t n;
+	while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0)
+		strbuf_add(&text, chunk, n);
+	int read_failed = ferror(f);
+	fclose(f);
+	if (read_failed) {
+		strbuf_release(&text);
+		return error_set(err, "cannot read '%s'", path);
+	}
+	struct csv_row *rows = NULL;
+	size_t count = 0;
+	int bad = 0, rc = 0;
+	if (csv_parse(text.buf, text.len, &rows, &count, &bad)) {
+		strbuf_release(&text);
+		return error_set(err, "'%s': line %d: a quote is not closed", path, bad);
+	}
+	strbuf_release(&text);
+	if (count < 2) {
+		rc = error_set(err, "'%s': no device row", path);
+		goto out;
+	}
+	const struct csv_row *head = &rows[0], *row = &rows[1];
+	if (row->count != head->count) {
+		rc = error_set(err, "'%s': line %d: %zu fields, the header has %zu", path, row->line,
+			       row->count, head->count);
+		goto out;
+	}
+	int have_device = 0;
+	for (size_t i = 0; i < head->count && rc == 0; i++) {
+		const char *name = head->fields[i], *cell = row->fields[i];
+		double value = 0;
+		if (!strcmp(name, "device_name")) {
+			snprintf(r->device_name, sizeof(r->device_name), "%s", cell);
+			continue;
+		}
+		if (!strcmp(name, "backend")) {
+			snprintf(r->backend, sizeof(r->backend), "%s", cell);
+			continue;
+		}
+		size_t len = strlen(name);
+		int part = 0; /* 0 mean, 1 low, 2 high */
+		char base[64];
+		if (len > 4 && !strcmp(name + len - 4, "High"))
+			part = 2, len -= 4;
+		else if (len > 3 && !strcmp(name + len - 3, "Low"))
+			part = 1, len -= 3;
+		snprintf(base, sizeof(base), "%.*s", (int)(len < 63 ? len : 63), name);
+		int c = roofline_find(base);
+		int known = c >= 0 || !strcmp(name, "device") || !strcmp(name, "experiments");
+		if (!known || (!*cell && c >= 0))
+			continue; /* a column of another version; an empty cell: not measured */
+		if (parse_number(cell, &value) || (c >= 0 && part == 0 && value < 0)) {
+			rc = error_set(err, "'%s': line %d: %s is '%s', not a number", path, row->line,
+				       name, cell);
+		} else if (!strcmp(name, "device")) {
+			r->device = (int)value;
+			have_device = 1;
+		} else if (!strcmp(name, "experiments")) {
+			r->experiments = (int)value;
+		} else {
+			double *slot[3] = { &r->values[c].mean, &r->values[c].low, &r->values[c].high };
+			*slot[part] = value;
+			r->values[c].measured |= part == 0;
+		}
+	}
+	if (rc == 0 && !have_device)
+		rc = error_set(err, "'%s': no device column", path);
+out:
+	csv_rows_release(rows, count);
+	return rc;
+}
