@@ -70,6 +70,7 @@ LIBDIR := $(BUILD)/lib/gpuprof
 RECORDER_LIB := $(LIBDIR)/libgpuprof-recorder.so
 OPENCL_LIB := $(LIBDIR)/libgpuprof-opencl.so
 ROOFLINE_OPENCL := $(LIBDIR)/gpuprof-roofline-opencl
+ROOFLINE_CUDA := $(LIBDIR)/gpuprof-roofline-cuda
 CUDA_LIB := $(LIBDIR)/libgpuprof-cuda.so
 NVTX_LIB := $(LIBDIR)/libgpuprof-nvtx.so
 HOST_LIB := $(LIBDIR)/libgpuprof-cupti-host.so
@@ -127,7 +128,7 @@ GPU_PROGRAMS := $(patsubst %.cu,$(BUILD)/%,$(wildcard tests/gpu/*.cu bench/gpu/*
 ifeq ($(HAVE_CUDA),yes)
 TARGETS += $(NVTX_LIB) $(BUILD)/tests/nvtx-app
 TARGETS += $(CUDA_LIB) $(CUDA_SAMPLES) $(GPU_PROGRAMS) $(BUILD)/bench/gpu/libcupti-floor.so \
-	$(BUILD)/tests/cuda-spool $(HOST_LIB)
+	$(BUILD)/tests/cuda-spool $(HOST_LIB) $(ROOFLINE_CUDA)
 endif
 
 all: $(TARGETS)
@@ -147,7 +148,7 @@ $(RECORDER_LIB): $(call obj,$(RECORDER_SRC) $(CORE_SRC) $(UTIL_SRC)) src/core/re
 
 # The microbenchmarks of `gpuprof roofline` on OpenCL devices: a helper program that
 # gpuprof runs, linked against the system's OpenCL loader.
-$(ROOFLINE_OPENCL): inject/opencl/roofline.c
+$(ROOFLINE_OPENCL): inject/opencl/roofline.c inject/roofline-result.h
 	@mkdir -p $(dir $@)
 	$(CC) -std=gnu11 $(CFLAGS) -Wall -Wextra $< -o $@ -lOpenCL -lm
 
@@ -195,6 +196,12 @@ $(HOST_LIB): src/compute/cupti-host.cpp src/compute/host.h
 $(BUILD)/bench/gpu/libcupti-floor.so: $(BUILD)/obj/bench/gpu/cupti-floor.o
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -shared $^ -o $@ -L$(CUPTI_LIBDIR) -Wl,-rpath,$(CUPTI_LIBDIR) -lcupti
+
+# The microbenchmarks of `gpuprof roofline` on CUDA devices (sm_90 code), a helper program
+# like the OpenCL one; the CUDA runtime linked statically, so it runs wherever a driver is.
+$(ROOFLINE_CUDA): inject/cuda/roofline.cu inject/roofline-result.h
+	@mkdir -p $(dir $@)
+	$(NVCC) $(NVCC_FLAGS) $< -o $@
 
 $(BUILD)/samples/cuda/%: samples/cuda/%.cu samples/cuda/common.h
 	@mkdir -p $(dir $@)
@@ -382,7 +389,7 @@ install: all
 	install -m 644 include/gpuprof/markers.h $(DESTDIR)$(PREFIX)/include/gpuprof/
 	install -d $(DESTDIR)$(PREFIX)/share/gpuprof/catalog
 	install -m 644 catalog/*.yaml $(DESTDIR)$(PREFIX)/share/gpuprof/catalog/
-	$(if $(filter yes,$(HAVE_CUDA)),install -m 755 $(HOST_LIB) $(DESTDIR)$(PREFIX)/lib/gpuprof/)
+	$(if $(filter yes,$(HAVE_CUDA)),install -m 755 $(HOST_LIB) $(ROOFLINE_CUDA) $(DESTDIR)$(PREFIX)/lib/gpuprof/)
 	install -d $(DESTDIR)$(PREFIX)/share/gpuprof/presets
 	install -m 644 presets/*.yaml $(DESTDIR)$(PREFIX)/share/gpuprof/presets/
 	sed 's|@VERSION@|$(VERSION)|; s|@LIBDIR@|$(PREFIX)/lib|; s|@INCLUDEDIR@|$(PREFIX)/include|' \

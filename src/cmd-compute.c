@@ -279,7 +279,7 @@ static int list_sets(const struct catalog *c, struct host_api *api, const char *
 struct profile_run {
 	const char *name, *directory, *chip;
 	struct option_list *kernels, *dispatches;
-	int overwrite, quiet;
+	int overwrite, quiet, roofline; /* roofline: measure the GPU's into the workload */
 	const char **metrics;
 	size_t metric_count, passes;
 	struct strbuf *groups; /* application replay: the metrics of each run; else NULL */
@@ -289,7 +289,8 @@ struct profile_run {
 
 /* The files a workload directory holds; --overwrite removes these, and only these. */
 static const char *const workload_files[] = { "pmc_perf.csv", "sysinfo.csv",
-					      "profiling_config.yaml", "log.txt" };
+					      "profiling_config.yaml", "log.txt", "roofline.csv",
+					      "roofline.html" };
 
 /* Whether dir holds anything. */
 static int directory_used(const char *dir)
@@ -420,6 +421,37 @@ static int run_trace(const struct profile_run *p, long run, const char *trace_di
 	free(argv);
 	strbuf_release(&self);
 	strbuf_release(&metrics);
+	if (child < 0)
+		return -1;
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+/* `gpuprof roofline` on CUDA device 0 (the GPU profiled) into the workload directory:
+ * roofline.csv and roofline.html, measured or taken from the cache. 0, or the status it
+ * failed with. */
+static int run_roofline(const char *dir, int quiet)
+{
+	struct strbuf self = STRBUF_INIT;
+	struct error err;
+	if (install_path("bin/gpuprof", &self, &err)) {
+		warn("compute profile: %s", err.message);
+		return -1;
+	}
+	const char *argv[] = { self.buf, "roofline", "--backend", "cuda", "--device", "0", "-o",
+			       dir, "-q", NULL };
+	if (!quiet)
+		fprintf(stderr, "gpuprof: compute profile: the roofline of CUDA device 0 (gpuprof "
+				"roofline: measured once, then reused from its cache)\n");
+	fflush(NULL);
+	pid_t child = fork();
+	if (child == 0) {
+		execv(argv[0], (char **)argv);
+		_exit(127);
+	}
+	int status = 0;
+	while (child > 0 && waitpid(child, &status, 0) < 0 && errno == EINTR)
+		;
+	strbuf_release(&self);
 	if (child < 0)
 		return -1;
 	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
@@ -667,7 +699,12 @@ static int profile_command(struct profile_run *p, const char *selection)
 	}
 	if (failed)
 		warn("compute profile: %s", err.message);
-	else if (!p->quiet)
+	int roofline = !failed && p->roofline ? run_roofline(dir.buf, p->quiet) : 0;
+	if (roofline)
+		warn("compute profile: no roofline.csv in %s: the roofline measurement failed (exit "
+		     "status %d; gpuprof roofline --backend cuda -o %s measures it again)", dir.buf,
+		     roofline, dir.buf);
+	if (!failed && !p->quiet)
 		fprintf(stderr, "gpuprof: compute profile: %zu dispatches in %s (gpuprof compute "
 				"analyze -p %s)\n", dispatches, dir.buf, dir.buf);
 	strbuf_release(&plan);
@@ -721,10 +758,10 @@ static int compute_profile(int argc, char **argv)
 		  "replace the workload in a directory that is not empty" },
 		{ OPTION_BOOL, 'q', "quiet", &quiet, NULL, "say nothing but errors and warnings" },
 		{ OPTION_BOOL, 0, "no-roof", &no_roof, NULL,
-		  "no roofline measurement (this version measures none for NVIDIA GPUs)" },
+		  "no roofline measurement (by default the GPU's ceilings are measured, or taken "
+		  "from gpuprof roofline's cache, into the workload's roofline.csv)" },
 		{ OPTION_BOOL, 0, "roof-only", &roof_only, NULL,
-		  "only the roofline measurement (not in this version: gpuprof roofline measures "
-		  "OpenCL devices)" },
+		  "only the roofline: block 4's counters and the GPU's ceilings" },
 		{ OPTION_BOOL, 'h', "help", &help, NULL, "show this help" },
 		OPTION_END,
 	};
@@ -757,10 +794,11 @@ static int compute_profile(int argc, char **argv)
 		blocks.items[blocks.count++] = xstrdup(chosen->select[k]);
 	if (roof_only == 1 && no_roof == 1)
 		die_with(EXIT_USAGE, "compute profile: --roof-only and --no-roof cannot go together");
+	if (roof_only == 1 && blocks.count)
+		die_with(EXIT_USAGE, "compute profile: --roof-only collects block 4: it takes no -b "
+				     "or --set");
 	if (roof_only == 1)
-		die_with(EXIT_USAGE, "compute profile: --roof-only: the roofline measurement of "
-				     "NVIDIA GPUs is not in this version (gpuprof roofline measures "
-				     "OpenCL devices)");
+		blocks.items[blocks.count++] = xstrdup("4");
 	int collecting = sets != 1 && list != 1 && next < argc;
 	if (collecting && chip)
 		die_with(EXIT_USAGE, "compute profile: --chip plans listings; a collection is on "
@@ -808,6 +846,7 @@ static int compute_profile(int argc, char **argv)
 		struct profile_run run = {
 			.name = name, .directory = directory, .kernels = &kernels,
 			.dispatches = &dispatches, .overwrite = overwrite == 1, .quiet = quiet == 1,
+			.roofline = no_roof != 1,
 			.metrics = names, .metric_count = unique, .command = argv + next,
 		};
 		if (!run.name) {
@@ -861,14 +900,20 @@ static const char analyze_description[] =
 	"of peak, and under block 2 the bottleneck of each kernel. With two or more -p, the\n"
 	"first is the baseline and every other's average comes with its change in % and its\n"
 	"difference. A value that cannot be had (a counter not collected, a division by zero)\n"
-	"is N/A.";
+	"is N/A.\n"
+	"\n"
+	"Block 4 ends with the roofline of the first workload's top kernels: for each memory\n"
+	"level, the arithmetic intensity of the data type's work, its rate, the ceiling at that\n"
+	"intensity (from the workload's roofline.csv), the rate in % of it, and whether the\n"
+	"kernel is memory- or compute-bound; --roofline-plot draws the same points.";
 
 static int compute_analyze(int argc, char **argv)
 {
 	int help = -1, list_metrics_only = -1, list_stats = -1;
 	const char *normal = "per_kernel", *time_unit = "ns", *format = "stdout", *explain = NULL;
-	const char *max_text = "10";
+	const char *max_text = "10", *data_type = "FP32", *sort = "kernels", *plot = NULL;
 	struct option_list paths = { 0 }, blocks = { 0 }, kernels = { 0 }, dispatches = { 0 };
+	struct option_list levels = { 0 };
 	const struct option table[] = {
 		{ OPTION_LIST, 'p', "path", &paths, "DIR",
 		  "a workload directory; the first given is the baseline of a comparison" },
@@ -883,7 +928,7 @@ static int compute_analyze(int argc, char **argv)
 		{ OPTION_ENUM, 't', "time-unit", &time_unit, "s|ms|us|ns",
 		  "the unit of the top kernels' times (default: ns)" },
 		{ OPTION_STRING, 0, "max-stat-num", &max_text, "N",
-		  "kernels in the top-kernels and bottleneck tables (default: 10)" },
+		  "kernels in the top-kernels, bottleneck and roofline tables (default: 10)" },
 		{ OPTION_STRING, 'g', "metric", &explain, "ID",
 		  "how a metric is computed: its expression, its inputs and the result" },
 		{ OPTION_BOOL, 0, "list-metrics", &list_metrics_only, NULL,
@@ -892,6 +937,16 @@ static int compute_analyze(int argc, char **argv)
 		  "list each workload's kernels and their dispatches, and exit" },
 		{ OPTION_ENUM, 0, "output-format", &format, "stdout|csv|md|json",
 		  "how to print the tables (default: stdout, aligned text)" },
+		{ OPTION_STRING, 'R', "roofline-data-type", &data_type,
+		  "FP64|FP32|FP16|BF16|FP8|I8|I32",
+		  "the roofline's data type: its work and its ceilings (default: FP32)" },
+		{ OPTION_LIST, 'm', "mem-level", &levels, "HBM|L2|L1|vL1D|LDS",
+		  "the roofline's memory levels (default: every one)", "HBM|L2|L1|vL1D|LDS" },
+		{ OPTION_ENUM, 0, "sort", &sort, "kernels|dispatches",
+		  "roofline points: the top kernels (their dispatches together) or the longest "
+		  "dispatches (default: kernels)" },
+		{ OPTION_STRING, 0, "roofline-plot", &plot, "FILE",
+		  "also write the first workload's roofline as a self-contained HTML file" },
 		{ OPTION_BOOL, 'h', "help", &help, NULL, "show this help" },
 		OPTION_END,
 	};
@@ -943,6 +998,10 @@ static int compute_analyze(int argc, char **argv)
 	if (*end || !*max_text || max < 1)
 		die_with(EXIT_USAGE, "compute analyze: --max-stat-num: '%s' is not a number from 1",
 			 max_text);
+	int vector, matrix;
+	if (roofline_data_type(data_type, &vector, &matrix))
+		die_with(EXIT_USAGE, "compute analyze: -R %s: not a data type (FP64, FP32, FP16, "
+				     "BF16, FP8, I8, I32)", data_type);
 	struct analyze_request r = {
 		.catalog = &c, .count = paths.count,
 		.blocks = (const char *const *)blocks.items, .block_count = blocks.count,
@@ -956,14 +1015,23 @@ static int compute_analyze(int argc, char **argv)
 			      : !strcmp(time_unit, "us") ? 1e3 : 1,
 		.time_unit = time_unit, .max_kernels = (int)max,
 		.format = !strcmp(format, "stdout") ? TABLE_TEXT : table_parse_format(format),
-		.out = stdout,
+		.out = stdout, .data_type = data_type, .per_dispatch = !strcmp(sort, "dispatches"),
 	};
+	for (int i = 0; i < levels.count; i++) {
+		int level = roofline_level(levels.items[i]);
+		if (level < 0)
+			die_with(EXIT_USAGE, "compute analyze: -m %s: not a memory level (HBM, L2, "
+					     "L1 or vL1D, LDS)", levels.items[i]);
+		r.levels[level] = 1;
+	}
 	r.workloads = xcalloc((size_t)paths.count, sizeof(*r.workloads));
 	for (int i = 0; i < paths.count; i++)
 		if (workload_read(paths.items[i], &r.workloads[i], &err))
 			die("compute analyze: %s", err.message);
 	int rc = explain ? analyze_explain(&r, explain, &err)
 		 : list_stats == 1 ? analyze_list_stats(&r, &err) : analyze_print(&r, &err);
+	if (rc == 0 && plot && !explain && list_stats != 1)
+		rc = analyze_roofline_plot(&r, plot, &err);
 	if (rc)
 		die_with(explain ? EXIT_USAGE : 1, "compute analyze: %s", err.message);
 	for (int i = 0; i < paths.count; i++)

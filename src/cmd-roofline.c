@@ -21,23 +21,29 @@
 #include "util/progress.h"
 #include "util/strbuf.h"
 
-static const char usage[] = "gpuprof roofline [--device N] [--quick] [-o DIR]";
+static const char usage[] =
+	"gpuprof roofline [--backend cuda|opencl] [--device N] [--quick] [-o DIR]";
 static const char description[] =
 	"Measures what a device really reaches, memory level by memory level and data type\n"
 	"by data type: device memory (copy, and read only), a working set that fits the\n"
 	"second-level cache and one that fits the first (their sizes from the device, or for\n"
 	"a CPU from the CPU), local memory, and FP64, FP32, FP16 (with cl_khr_fp16) and INT32\n"
-	"multiply-adds, on any OpenCL device (a GPU, or the CPU through PoCL). Each ceiling\n"
-	"is timed by the device over many experiments (100; 10 with --quick) and given as its\n"
-	"mean with a 95 % confidence interval. Writes DIR/roofline.csv (rocprof-compute's\n"
-	"columns: <ceiling>, <ceiling>Low, <ceiling>High, in GB/s and GFLOP/s; empty where\n"
-	"the device cannot be measured) and DIR/roofline.html, the plot of the ceilings.\n"
+	"multiply-adds, on any OpenCL device (a GPU, or the CPU through PoCL); on an NVIDIA GPU\n"
+	"in CUDA, device memory, L2, L1 and shared memory, FP64, FP32 and FP16 (half2)\n"
+	"multiply-adds, and the tensor cores on FP64, TF32, FP16, BF16, FP8 and INT8 inputs\n"
+	"(warp-level mma.sync: on Hopper below what its warpgroup instructions reach). Each\n"
+	"ceiling is timed by the device over many experiments (100; 10 with --quick) and\n"
+	"given as its mean with a 95 % confidence interval. Writes DIR/roofline.csv\n"
+	"(rocprof-compute's columns: <ceiling>, <ceiling>Low, <ceiling>High, in GB/s and\n"
+	"GFLOP/s; empty where the device cannot be measured) and DIR/roofline.html, the plot\n"
+	"of the ceilings.\n"
 	"Results are cached per device (in $XDG_CACHE_HOME/gpuprof/roofline) and reused by\n"
 	"later runs that ask for no more experiments; a lock keeps two runs on one node (two\n"
 	"ranks) from measuring at once.";
 
 /* One device as the helper lists it. */
 struct device_info {
+	const char *backend; /* cuda, opencl */
 	int index;
 	char name[256], type[16], platform[256], driver[128];
 	unsigned compute_units, clock_mhz, float_width;
@@ -75,15 +81,31 @@ static int parse_device(char **f, int n, struct device_info *d)
 	return 0;
 }
 
+static const char *backend_name(const char *backend)
+{
+	return !strcmp(backend, "cuda") ? "CUDA" : "OpenCL";
+}
+
+/* The helper program of a backend, or an empty path when it is not installed. */
+static void helper_path(const char *backend, struct strbuf *path)
+{
+	struct error err;
+	struct strbuf name = STRBUF_INIT;
+	strbuf_addf(&name, "lib/gpuprof/gpuprof-roofline-%s", backend);
+	if (install_path(name.buf, path, &err) || access(path->buf, X_OK) < 0)
+		strbuf_reset(path);
+	strbuf_release(&name);
+}
+
 /* Runs the helper with args; its stdout into a stream read by the caller (*child set). */
-static FILE *run_helper(const char *const *args, pid_t *child)
+static FILE *run_helper(const char *backend, const char *const *args, pid_t *child)
 {
 	struct strbuf path = STRBUF_INIT;
-	struct error err;
-	if (install_path("lib/gpuprof/gpuprof-roofline-opencl", &path, &err) ||
-	    access(path.buf, X_OK) < 0)
-		die("roofline: the OpenCL microbenchmarks are not installed (gpuprof was built "
-		    "without OpenCL: scripts/install-deps.sh installs what it needs)");
+	helper_path(backend, &path);
+	if (!path.len)
+		die("roofline: the %s microbenchmarks are not installed (gpuprof was built "
+		    "without %s: scripts/install-deps.sh installs what it needs)",
+		    backend_name(backend), !strcmp(backend, "cuda") ? "the CUDA toolkit" : "OpenCL");
 	int fds[2];
 	if (pipe(fds) < 0)
 		die("roofline: cannot make a pipe: %s", strerror(errno));
@@ -119,25 +141,30 @@ static int wait_helper(pid_t child)
 	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
-/* The devices the helper finds; returns how many (into *out, freed by the caller). */
-static int list_devices(struct device_info **out)
+/* The devices the helper finds; returns how many (into *out, freed by the caller), or
+ * -1 when it failed (it said why on stderr). */
+static int list_devices(const char *backend, struct device_info **out)
 {
 	pid_t child;
 	const char *args[] = { "--list", NULL };
-	FILE *in = run_helper(args, &child);
+	FILE *in = run_helper(backend, args, &child);
 	char line[2048], *f[16];
 	int count = 0;
 	*out = NULL;
 	while (fgets(line, sizeof(line), in)) {
 		struct device_info d;
 		if (parse_device(f, split_tabs(line, f, 16), &d) == 0) {
+			d.backend = backend;
 			*out = xrealloc(*out, (size_t)(count + 1) * sizeof(**out));
 			(*out)[count++] = d;
 		}
 	}
 	fclose(in);
-	if (wait_helper(child))
-		die("roofline: the OpenCL devices could not be listed (see above)");
+	if (wait_helper(child)) {
+		free(*out);
+		*out = NULL;
+		return -1;
+	}
 	return count;
 }
 
@@ -156,7 +183,7 @@ static void cache_path(const struct device_info *d, struct strbuf *path)
 	char host[256] = "host";
 	gethostname(host, sizeof(host) - 1);
 	struct strbuf key = STRBUF_INIT;
-	strbuf_addf(&key, "%s-opencl-%d-%s-%s", host, d->index, d->name, d->driver);
+	strbuf_addf(&key, "%s-%s-%d-%s-%s", host, d->backend, d->index, d->name, d->driver);
 	strbuf_addch(path, '/');
 	for (const char *c = key.buf; *c; c++) /* a file name: letters, digits, - . _ */
 		strbuf_addch(path, (*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') ||
@@ -176,8 +203,8 @@ static int cached(const char *path, const struct device_info *d, int experiments
 		warn("roofline: the cache is damaged, measuring again: %s", err.message);
 		return 0;
 	}
-	return !strcmp(r->device_name, d->name) && r->device == d->index &&
-	       r->experiments >= experiments;
+	return !strcmp(r->device_name, d->name) && !strcmp(r->backend, d->backend) &&
+	       r->device == d->index && r->experiments >= experiments;
 }
 
 /* roofline.csv written whole (beside its name, then renamed) or not at all. */
@@ -209,18 +236,18 @@ static void measure(const struct device_info *d, int experiments, int quiet,
 	memset(r, 0, sizeof(*r));
 	r->device = d->index;
 	snprintf(r->device_name, sizeof(r->device_name), "%s", d->name);
-	snprintf(r->backend, sizeof(r->backend), "opencl");
+	snprintf(r->backend, sizeof(r->backend), "%s", d->backend);
 	r->experiments = experiments;
 	char index[16], count[16];
 	snprintf(index, sizeof(index), "%d", d->index);
 	snprintf(count, sizeof(count), "%d", experiments);
 	const char *args[] = { "--device", index, "--experiments", count, NULL };
 	if (!quiet)
-		fprintf(stderr, "gpuprof: roofline: measuring OpenCL device %d, %s (%s, %s), %d "
-				"experiments per ceiling\n", d->index, d->name, d->type, d->platform,
-			experiments);
+		fprintf(stderr, "gpuprof: roofline: measuring %s device %d, %s (%s, %s), %d "
+				"experiments per ceiling\n", backend_name(d->backend), d->index,
+			d->name, d->type, d->platform, experiments);
 	pid_t child;
-	FILE *in = run_helper(args, &child);
+	FILE *in = run_helper(d->backend, args, &child);
 	progress_begin();
 	struct progress_task *task = NULL;
 	char line[2048], *f[16];
@@ -270,17 +297,21 @@ int cmd_roofline(int argc, char **argv)
 {
 	int help = -1, quick = -1, rerun = -1, list = -1, quiet = -1;
 	const char *device_text = "0", *experiments_text = NULL, *directory = ".";
+	const char *backend = NULL;
 	const struct option table[] = {
+		{ OPTION_ENUM, 0, "backend", &backend, "cuda|opencl",
+		  "which devices: NVIDIA GPUs in CUDA, or OpenCL devices (default: CUDA when a "
+		  "CUDA device is here, else OpenCL)" },
 		{ OPTION_STRING, 0, "device", &device_text, "N",
-		  "the OpenCL device, counted over every platform from 0 (--list-devices; "
-		  "default 0)" },
+		  "the device: a CUDA ordinal, or an OpenCL device counted over every platform "
+		  "from 0 (--list-devices; default 0)" },
 		{ OPTION_BOOL, 0, "quick", &quick, NULL, "10 experiments per ceiling, not 100" },
 		{ OPTION_STRING, 0, "experiments", &experiments_text, "N",
 		  "experiments per ceiling, from 2 (default 100)" },
 		{ OPTION_STRING, 'o', "output-directory", &directory, "DIR",
 		  "where roofline.csv and roofline.html go (default: the current directory)" },
 		{ OPTION_BOOL, 0, "rerun", &rerun, NULL, "measure again rather than reuse the cache" },
-		{ OPTION_BOOL, 0, "list-devices", &list, NULL, "list the OpenCL devices and exit" },
+		{ OPTION_BOOL, 0, "list-devices", &list, NULL, "list the backend's devices and exit" },
 		{ OPTION_BOOL, 'q', "quiet", &quiet, NULL, "no table, no progress" },
 		{ OPTION_BOOL, 'h', "help", &help, NULL, "show this help" },
 		OPTION_END,
@@ -307,22 +338,46 @@ int cmd_roofline(int argc, char **argv)
 			die_with(EXIT_USAGE, "roofline: --experiments: '%s' is not a whole number "
 					     "from 2 to 100000", experiments_text);
 	}
-	struct device_info *devices;
-	int count = list_devices(&devices);
+	struct device_info *devices = NULL;
+	int count = -1;
+	if (!backend) { /* CUDA when its helper finds a device, quietly; else OpenCL */
+		struct strbuf cuda = STRBUF_INIT;
+		helper_path("cuda", &cuda);
+		if (cuda.len) {
+			int saved = dup(2), null = open("/dev/null", O_WRONLY | O_CLOEXEC);
+			if (saved >= 0 && null >= 0)
+				dup2(null, 2);
+			count = list_devices("cuda", &devices);
+			if (saved >= 0 && null >= 0)
+				dup2(saved, 2);
+			if (saved >= 0)
+				close(saved);
+			if (null >= 0)
+				close(null);
+		}
+		strbuf_release(&cuda);
+		backend = count > 0 ? "cuda" : "opencl";
+		if (count <= 0) {
+			free(devices);
+			count = -1;
+		}
+	}
+	if (count < 0 && (count = list_devices(backend, &devices)) < 0)
+		die("roofline: the %s devices could not be listed (see above)", backend_name(backend));
 	if (list == 1) {
 		for (int i = 0; i < count; i++)
-			printf("%d  %s (%s, %s, driver %s): %u compute units, %u MHz\n",
-			       devices[i].index, devices[i].name, devices[i].type, devices[i].platform,
+			printf("%d  %s (%s, %s, driver %s): %u compute units, %u MHz\n", devices[i].index,
+			       devices[i].name, devices[i].type, devices[i].platform,
 			       devices[i].driver, devices[i].compute_units, devices[i].clock_mhz);
 		if (!count)
-			printf("no OpenCL device\n");
+			printf("no %s device\n", backend_name(backend));
 		free(devices);
 		return 0;
 	}
 	if (device >= count)
-		die_with(EXIT_USAGE, "roofline: --device %ld: %d OpenCL device%s here "
+		die_with(EXIT_USAGE, "roofline: --device %ld: %d %s device%s here "
 				     "(--list-devices lists them)", device, count,
-			 count == 1 ? "" : "s");
+			 backend_name(backend), count == 1 ? "" : "s");
 	const struct device_info *d = &devices[device];
 
 	struct strbuf csv = STRBUF_INIT, html = STRBUF_INIT, cache = STRBUF_INIT;
@@ -370,10 +425,12 @@ int cmd_roofline(int argc, char **argv)
 		die("roofline: cannot create '%s': %s", html.buf, strerror(errno));
 	struct strbuf title = STRBUF_INIT;
 	strbuf_addf(&title, "Empirical roofline of %s", r.device_name);
-	roofline_plot_html(out, &r, NULL, 0, title.buf,
+	roofline_plot_html(out, &r, NULL, NULL, 0, title.buf,
 			   "No kernel is placed on this plot: kernels need hardware counters (the "
 			   "FLOPs and the bytes of each memory level), which gpuprof reads on "
-			   "NVIDIA GPUs (gpuprof compute profile), not on OpenCL devices.");
+			   "NVIDIA GPUs (gpuprof compute profile), not on OpenCL devices; gpuprof "
+			   "compute analyze --roofline-plot places a workload's kernels on its "
+			   "ceilings.");
 	if (ferror(out) | fclose(out))
 		die("roofline: cannot write '%s'", html.buf);
 	if (quiet != 1) {

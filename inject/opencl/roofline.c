@@ -23,6 +23,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../roofline-result.h"
+
 /* The kernels: every one writes a result that depends on all its work, so that no
  * compiler can leave the work out. VEC is the vector type of the arithmetic tests. */
 static const char memory_source[] =
@@ -288,21 +290,6 @@ static double launch(struct bench *b, cl_kernel kernel, size_t global, size_t lo
 	return end > start ? (double)(end - start) : 1.0;
 }
 
-/* The two-sided 95 % quantile of Student's t with df degrees of freedom. */
-static double t95(int df)
-{
-	static const double table[] = { 12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365,
-					2.306, 2.262, 2.228, 2.201, 2.179, 2.160, 2.145,
-					2.131, 2.120, 2.110, 2.101, 2.093, 2.086, 2.080,
-					2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048,
-					2.045, 2.042 };
-	if (df < 1)
-		return NAN;
-	if (df <= 30)
-		return table[df - 1];
-	return 1.960 + 2.4 / df; /* within 0.3 % of the exact value beyond 30 */
-}
-
 /* A test: per_rep units of work (bytes or operations) per rep of a launch; reps is scaled so
  * that a launch lasts about the target, then experiments launches are timed. */
 static int measure(struct bench *b, const char *column, cl_kernel kernel, int reps_arg,
@@ -334,12 +321,7 @@ static int measure(struct bench *b, const char *column, cl_kernel kernel, int re
 		sum += rate;
 		sum2 += rate * rate;
 	}
-	int n = b->experiments;
-	double mean = sum / n;
-	double variance = n > 1 ? (sum2 - n * mean * mean) / (n - 1) : 0;
-	double half = n > 1 ? t95(n - 1) * sqrt(variance > 0 ? variance : 0) / sqrt(n) : 0;
-	printf("result\t%s\t%.9g\t%.9g\t%.9g\n", column, mean, mean - half, mean + half);
-	fflush(stdout);
+	roofline_result(column, sum, sum2, b->experiments);
 	return 0;
 }
 

@@ -10,6 +10,7 @@
 
 #include "compute/catalog.h"
 #include "compute/workload.h"
+#include "roofline/roofline.h"
 #include "util/table.h"
 
 enum normal_unit { PER_KERNEL, PER_SECOND, PER_CYCLE, PER_WARP };
@@ -30,17 +31,33 @@ struct analyze_request {
 	int max_kernels;              /* rows of the top kernels */
 	enum table_format format;
 	FILE *out;
+	/* the roofline (block 4): the data type of the work (roofline_data_type; NULL:
+	 * FP32), the memory levels (their bandwidth ceilings set; none set: every level), a
+	 * point per dispatch instead of per kernel */
+	const char *data_type;
+	int levels[ROOF_COUNT];
+	int per_dispatch;
 };
 
 /* Checks a dispatch selection ("3", "3:5"): 0, or -1 with err. */
 int analyze_parse_dispatch(const char *text, long long *from, long long *to, struct error *err);
 
-/* Prints every table of the request. */
+/* Prints every table of the request. Block 4 ends with the roofline of the first
+ * workload's top kernels (or dispatches): for each memory level, the arithmetic
+ * intensity of the data type's work, its rate, the ceiling at that intensity from the
+ * workload's roofline.csv, the rate in % of it, and whether the kernel is below the
+ * knee (memory-bound) or at or above it (compute-bound). The work of a type is the sum
+ * of the catalog's counts set against its vector and its matrix ceilings; it is set
+ * against the matrix ceiling when it has matrix work, else the vector one. */
 int analyze_print(const struct analyze_request *r, struct error *err);
 
 /* Prints how metric `id` is computed for the first workload: its expression, each input
  * with its average over the dispatches kept, and the result. */
 int analyze_explain(const struct analyze_request *r, const char *id, struct error *err);
+
+/* The same points as a self-contained HTML plot (roofline/roofline.h) written to path,
+ * with the ceilings of the data type and of the levels shown. */
+int analyze_roofline_plot(const struct analyze_request *r, const char *path, struct error *err);
 
 /* The kernels of each workload with their dispatches (--list-stats). */
 int analyze_list_stats(const struct analyze_request *r, struct error *err);

@@ -8,12 +8,14 @@
 #include <string.h>
 #include <yaml.h>
 
+#include "roofline/roofline.h"
 #include "util/sort.h"
 
 /* The values gpuprof derives itself, as Nsight Compute's launch provider does. */
 static const char *const derived_names[] = {
 	"launch.grid_size", "launch.block_size", "launch.registers_per_thread",
 	"launch.shared_memory_per_block", "launch.occupancy_warps", "launch.waves_per_sm",
+	"launch.duration",
 	/* the numeric facts of a workload's sysinfo.csv (compute/workload.h) */
 	"device.sm_count", "device.warp_size", "device.max_warps_per_sm",
 	"device.max_blocks_per_sm", "device.registers_per_sm", "device.shared_memory_per_sm",
@@ -23,6 +25,9 @@ static const char *const derived_names[] = {
 
 int catalog_derived(const char *name)
 {
+	/* the ceilings of the workload's roofline.csv */
+	if (!strncmp(name, "roofline.", 9))
+		return roofline_find(name + 9) >= 0 ? 1 : -1;
 	if (strncmp(name, "launch.", 7) && strncmp(name, "device.", 7))
 		return 0;
 	for (size_t i = 0; i < sizeof(derived_names) / sizeof(derived_names[0]); i++)
@@ -77,16 +82,20 @@ static int read_metric(struct reader *r, yaml_node_t *map, const char *table_id,
 {
 	if (map->type != YAML_MAPPING_NODE)
 		return fault(r, map, "a metric is a mapping of id, name, expr, unit, description");
-	yaml_node_t *expr_node = map, *peak_node = map;
+	yaml_node_t *expr_node = map, *peak_node = map, *ceiling_node = map;
+	m->ceiling = -1;
 	FOR_PAIRS(r, map, key, value) {
 		const char *text = scalar(value);
 		if (!strcmp(key, "expr"))
 			expr_node = value;
 		else if (!strcmp(key, "peak"))
 			peak_node = value;
+		else if (!strcmp(key, "ceiling"))
+			ceiling_node = value;
 		char **field = !strcmp(key, "id") ? &m->id : !strcmp(key, "name") ? &m->name
 			: !strcmp(key, "expr") ? &m->expr_text : !strcmp(key, "unit") ? &m->unit
 			: !strcmp(key, "peak") ? &m->peak_text
+			: !strcmp(key, "ceiling") ? &m->ceiling_text
 			: !strcmp(key, "description") ? &m->description : NULL;
 		if (!field)
 			return fault(r, value, "unknown key of a metric");
@@ -98,6 +107,12 @@ static int read_metric(struct reader *r, yaml_node_t *map, const char *table_id,
 		return fault(r, map, "a metric needs an id, a name, an expr, a unit and a description");
 	if (!child_id(m->id, table_id))
 		return fault(r, map, "a metric's id is its table's id and a number (2.1.0)");
+	if (m->ceiling_text && (m->ceiling = roofline_find(m->ceiling_text)) < 0)
+		return fault(r, ceiling_node, "a ceiling is a column of roofline.csv (HBMBw, FP32Flops...)");
+	if (m->ceiling >= 0 && (roofline_is_bandwidth(m->ceiling) ? strcmp(m->unit, "bytes")
+				: strcmp(m->unit, "FLOP") && strcmp(m->unit, "OP")))
+		return fault(r, ceiling_node, "a metric set against a bandwidth counts bytes, one set "
+					      "against a throughput counts FLOP or OP");
 	struct error e;
 	if (!(m->expr = expr_parse(m->expr_text, &e)))
 		return fault(r, expr_node, e.message);
@@ -210,7 +225,7 @@ static void block_release(struct catalog_block *b)
 		for (size_t i = 0; i < table->count; i++) {
 			struct catalog_metric *m = &table->metrics[i];
 			free(m->id), free(m->name), free(m->unit), free(m->description);
-			free(m->expr_text), free(m->peak_text);
+			free(m->expr_text), free(m->peak_text), free(m->ceiling_text);
 			expr_free(m->expr), expr_free(m->peak);
 		}
 		free(table->metrics), free(table->id), free(table->title);

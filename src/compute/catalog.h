@@ -3,7 +3,9 @@
  * rocprof-compute's blocks. A block has tables, a table has metrics; a metric has an id
  * (block.table.metric: 2.1.0), a name, an expression (compute/expr.h) over CUPTI metric
  * names, launch.* values (from the kernel's record and the device's limits) and device.*
- * constants, a unit, a peak where one exists, and a description. */
+ * constants, a unit, a peak where one exists, and a description. A count the roofline
+ * plots (FLOP of a data type, bytes of a memory level) names its ceiling: the column of
+ * roofline.csv it is set against (roofline/roofline.h). */
 #ifndef GPUPROF_COMPUTE_CATALOG_H
 #define GPUPROF_COMPUTE_CATALOG_H
 
@@ -17,6 +19,8 @@ struct catalog_metric {
 	char *id, *name, *unit, *description;
 	char *expr_text, *peak_text; /* peak_text NULL: no peak */
 	struct expr *expr, *peak;
+	char *ceiling_text;          /* NULL: not a roofline count */
+	int ceiling;                 /* its enum roofline_ceiling, or -1 */
 };
 
 struct catalog_table {
@@ -56,8 +60,8 @@ int catalog_load(const char *dir, struct catalog *c, struct error *err);
 int catalog_load_file(const char *path, struct catalog *c, struct error *err);
 void catalog_release(struct catalog *c);
 
-/* Whether name is a value gpuprof derives (launch.*, device.*), not a CUPTI metric; for
- * such names that gpuprof does not know, -1. */
+/* Whether name is a value gpuprof derives (launch.*, device.*, roofline.*), not a CUPTI
+ * metric; for such names that gpuprof does not know, -1. */
 int catalog_derived(const char *name);
 
 /* The set called name, or NULL. */

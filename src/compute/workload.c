@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "store/store.h"
 #include "util/csv.h"
@@ -86,14 +87,16 @@ int workload_parse_dispatches(const char *name, const char *text, size_t size,
 		d->values = xcalloc(w->column_count ? w->column_count : 1, sizeof(double));
 		d->kernel = xstrdup(row->fields[7]);
 		if (number(row->fields[0], &id) || isnan(id) || id < 1 || id != floor(id) ||
-		    number(row->fields[1], &gpu) || isnan(gpu) || gpu < 0 ||
+		    id > 9e15 || number(row->fields[1], &gpu) || isnan(gpu) || gpu < 0 ||
+		    gpu > 9e15 || gpu != floor(gpu) ||
 		    number(row->fields[2], &d->grid_threads) ||
 		    number(row->fields[3], &d->block_threads) ||
 		    number(row->fields[4], &d->shared_per_block) ||
 		    number(row->fields[5], &d->scratch_per_thread) ||
 		    number(row->fields[6], &d->registers) || number(row->fields[8], &d->start) ||
 		    number(row->fields[9], &d->end)) {
-			rc = error_set(err, "%s:%d: a dispatch's columns are numbers (its id from 1)",
+			rc = error_set(err, "%s:%d: a dispatch's columns are numbers (its id a "
+				       "whole number from 1, its GPU one from 0)",
 				       name, row->line);
 			goto done;
 		}
@@ -218,6 +221,12 @@ int workload_read(const char *dir, struct workload *w, struct error *err)
 		rc = read_file(dir, "sysinfo.csv", &text, err);
 	if (rc == 0)
 		rc = workload_parse_facts(name.buf, text.buf, text.len, w, err);
+	strbuf_reset(&name);
+	strbuf_addf(&name, "%s/roofline.csv", dir);
+	if (rc == 0 && access(name.buf, F_OK) == 0) {
+		w->roofline = xcalloc(1, sizeof(*w->roofline));
+		rc = roofline_read_csv(name.buf, w->roofline, err);
+	}
 	strbuf_release(&text);
 	strbuf_release(&name);
 	if (rc)
@@ -238,6 +247,7 @@ void workload_release(struct workload *w)
 		free(w->fact_values[i]);
 	}
 	free(w->dispatches), free(w->columns), free(w->facts), free(w->fact_values), free(w->dir);
+	free(w->roofline);
 	memset(w, 0, sizeof(*w));
 }
 
@@ -290,6 +300,13 @@ int workload_lookup(const char *name, double *value, void *context)
 	const struct workload_dispatch *d = c->d;
 	if (!strncmp(name, "device.", 7))
 		return device_value(w, name + 7, value);
+	if (!strncmp(name, "roofline.", 9)) {
+		int ceiling = roofline_find(name + 9);
+		if (!w->roofline || ceiling < 0 || !w->roofline->values[ceiling].measured)
+			return -1;
+		*value = w->roofline->values[ceiling].mean;
+		return *value > 0 ? 0 : -1; /* rocprof-compute writes 0 for what it did not measure */
+	}
 	if (!strncmp(name, "launch.", 7)) {
 		const char *what = name + 7;
 		if (!strcmp(what, "grid_size"))
@@ -300,6 +317,8 @@ int workload_lookup(const char *name, double *value, void *context)
 			*value = d->registers;
 		else if (!strcmp(what, "shared_memory_per_block"))
 			*value = d->shared_per_block;
+		else if (!strcmp(what, "duration"))
+			*value = d->end > d->start ? d->end - d->start : NAN;
 		else if (!strcmp(what, "occupancy_warps"))
 			return occupancy_warps(w, d, value);
 		else if (!strcmp(what, "waves_per_sm")) {

@@ -8,6 +8,8 @@
  *                 not collected for that dispatch)
  *   sysinfo.csv   one row of the host's and the GPU's facts; its numeric columns are
  *                 the catalog's device.* values
+ *   roofline.csv  (optional) the device's measured ceilings (roofline/roofline.h): the
+ *                 catalog's roofline.* values
  * The readers take the text of a file, so that they are fuzzed as they are used. */
 #ifndef GPUPROF_COMPUTE_WORKLOAD_H
 #define GPUPROF_COMPUTE_WORKLOAD_H
@@ -16,6 +18,7 @@
 #include <stddef.h>
 #include <stdio.h>
 
+#include "roofline/roofline.h"
 #include "util/error.h"
 
 struct workload_dispatch {
@@ -34,9 +37,10 @@ struct workload {
 	size_t count;
 	char **facts, **fact_values;  /* sysinfo.csv: column names and values */
 	size_t fact_count;
+	struct roofline *roofline;    /* roofline.csv; NULL when the directory has none */
 };
 
-/* Reads dir/pmc_perf.csv and dir/sysinfo.csv, or the same from a database with counters
+/* Reads dir/pmc_perf.csv, dir/sysinfo.csv and dir/roofline.csv where there is one, or the same from a database with counters
  * (gpuprof trace --pmc) when dir is a file: 0, or -1 with err naming the file, the line
  * and the fault. */
 int workload_read(const char *dir, struct workload *w, struct error *err);
@@ -60,7 +64,8 @@ int workload_write_facts(sqlite3 *db, FILE *out, struct error *err);
 const char *workload_fact(const struct workload *w, const char *name);
 
 /* The value of a catalog name for one dispatch: a metric column, launch.* (from the
- * row and the GPU's limits: the CUDA occupancy rules) or device.* (sysinfo.csv).
+ * row and the GPU's limits: the CUDA occupancy rules), device.* (sysinfo.csv) or
+ * roofline.* (a ceiling of roofline.csv; none where it was not measured).
  * Returns 0, or -1 when it has none (N/A). Fits compute/expr.h's lookup, with a
  * struct workload_context as arg. */
 struct workload_context {

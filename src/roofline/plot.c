@@ -5,6 +5,7 @@
 #include "roofline/roofline.h"
 
 #include <math.h>
+#include <string.h>
 
 #include "util/strbuf.h"
 #include "util/utf8.h"
@@ -85,14 +86,21 @@ static void axes_and_grid(FILE *out, const struct axes *a)
 		(TOP + HEIGHT - BOTTOM) / 2, (TOP + HEIGHT - BOTTOM) / 2);
 }
 
-void roofline_plot_html(FILE *out, const struct roofline *r, const struct roofline_point *points,
-			size_t count, const char *title, const char *note)
+/* Whether ceiling c is drawn: measured, and shown. */
+static int drawn(const struct roofline *r, const int shown[ROOF_COUNT], int c)
+{
+	return r->values[c].measured && r->values[c].mean > 0 && (!shown || shown[c]);
+}
+
+void roofline_plot_html(FILE *out, const struct roofline *r, const int shown[ROOF_COUNT],
+			const struct roofline_point *points, size_t count, const char *title,
+			const char *note)
 {
 	/* the top compute ceiling: where the bandwidth lines stop */
 	double top = 0, low = INFINITY, high = 0;
 	for (int c = 0; c < ROOF_COUNT; c++) {
 		const struct roofline_value *v = &r->values[c];
-		if (!v->measured || !(v->mean > 0))
+		if (!drawn(r, shown, c))
 			continue;
 		if (!roofline_is_bandwidth(c) && v->mean > top)
 			top = v->mean;
@@ -133,11 +141,11 @@ void roofline_plot_html(FILE *out, const struct roofline *r, const struct roofli
 	int count_lines = 0;
 	double fastest = 0; /* the highest bandwidth: where the flat ceilings start */
 	for (int m = 0; m < ROOF_COUNT; m++)
-		if (roofline_is_bandwidth(m) && r->values[m].measured && r->values[m].mean > fastest)
+		if (roofline_is_bandwidth(m) && drawn(r, shown, m) && r->values[m].mean > fastest)
 			fastest = r->values[m].mean;
 	for (int c = 0; c < ROOF_COUNT; c++) {
 		const struct roofline_value *v = &r->values[c];
-		if (!v->measured || !(v->mean > 0))
+		if (!drawn(r, shown, c))
 			continue;
 		struct line *l = &lines[count_lines++];
 		l->ceiling = c;
@@ -194,14 +202,30 @@ void roofline_plot_html(FILE *out, const struct roofline *r, const struct roofli
 		double ai = p->intensity < AI_MIN ? AI_MIN : p->intensity > AI_MAX ? AI_MAX
 			    : p->intensity;
 		double x = x_of(ai), y = y_of(&a, p->flops / 1e9);
+		const char *fill = "black"; /* the colour of its level's line */
+		for (int j = 0; j < count_lines; j++)
+			if (lines[j].ceiling == p->level)
+				fill = colours[j % 10];
 		fprintf(out, "<g class=\"point\" data-label=\"");
 		html_text(out, p->label);
-		fprintf(out, "\" data-flops=\"%.6g\" data-intensity=\"%.6g\">\n"
-			     "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"5\" fill=\"black\"/>\n"
-			     "<text x=\"%.1f\" y=\"%.1f\" font-size=\"11\">", p->flops / 1e9,
-			p->intensity, x, y, x + 7, y - 7);
+		fprintf(out, "\" data-level=\"%s\" data-flops=\"%.6g\" data-intensity=\"%.6g\">\n"
+			     "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"5\" fill=\"%s\"/>\n<title>",
+			roofline_level_name(p->level), p->flops / 1e9, p->intensity, x, y, fill);
 		html_text(out, p->label);
-		fprintf(out, "</text>\n</g>\n");
+		fprintf(out, " (%s): %.4g GFLOP/s at %.4g FLOP/byte</title>\n",
+			roofline_level_name(p->level), p->flops / 1e9, p->intensity);
+		/* the name written once, by the kernel's first point: its other levels' points
+		 * lie on the same height; each point names itself on hover */
+		int named = 0;
+		for (size_t j = 0; j < i && !named; j++)
+			named = !strcmp(points[j].label, p->label) && points[j].flops > 0 &&
+				points[j].intensity > 0;
+		if (!named) {
+			fprintf(out, "<text x=\"%.1f\" y=\"%.1f\" font-size=\"11\">", x + 7, y - 7);
+			html_text(out, p->label);
+			fprintf(out, "</text>\n");
+		}
+		fprintf(out, "</g>\n");
 	}
 	fprintf(out, "</svg>\n");
 	if (note && *note) {

@@ -5,6 +5,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "util/csv.h"
 #include "util/strbuf.h"
@@ -42,6 +43,65 @@ int roofline_find(const char *column)
 		if (!strcmp(columns[c], column))
 			return c;
 	return -1;
+}
+
+int roofline_data_type(const char *name, int *vector, int *matrix)
+{
+	static const struct {
+		const char *name;
+		int vector, matrix;
+	} types[] = {
+		{ "FP64", ROOF_FP64, ROOF_MFMA_F64 }, { "FP32", ROOF_FP32, ROOF_MFMA_F32 },
+		{ "FP16", ROOF_FP16, ROOF_MFMA_F16 }, { "BF16", -1, ROOF_MFMA_BF16 },
+		{ "FP8", -1, ROOF_MFMA_F8 },          { "I8", -1, ROOF_MFMA_I8 },
+		{ "I32", ROOF_I32, -1 },
+	};
+	for (size_t i = 0; i < sizeof(types) / sizeof(types[0]); i++)
+		if (!strcasecmp(name, types[i].name)) {
+			*vector = types[i].vector, *matrix = types[i].matrix;
+			return 0;
+		}
+	return -1;
+}
+
+static const char *const level_names[] = {
+	[ROOF_HBM] = "HBM", [ROOF_HBM_READ] = "HBM", [ROOF_L2] = "L2", [ROOF_L1] = "L1",
+	[ROOF_LDS] = "LDS",
+};
+
+int roofline_level(const char *name)
+{
+	if (!strcasecmp(name, "vL1D")) /* rocprof-compute's name of the first level */
+		return ROOF_L1;
+	for (int c = ROOF_HBM; c <= ROOF_LDS; c++)
+		if (c != ROOF_HBM_READ && !strcasecmp(name, level_names[c]))
+			return c;
+	return -1;
+}
+
+const char *roofline_level_name(enum roofline_ceiling c)
+{
+	return roofline_is_bandwidth(c) ? level_names[c] : "";
+}
+
+void roofline_place(const struct roofline *r, int level, int compute, double work, double bytes,
+		    double seconds, struct roofline_placement *p)
+{
+	p->intensity = bytes > 0 && work >= 0 ? work / bytes : NAN;
+	p->rate = seconds > 0 && work >= 0 ? work / seconds / 1e9 : NAN;
+	p->knee = p->ceiling = p->percent = NAN;
+	p->bound = BOUND_UNKNOWN;
+	const struct roofline_value *bw = level >= 0 && r ? &r->values[level] : NULL;
+	const struct roofline_value *peak = compute >= 0 && r ? &r->values[compute] : NULL;
+	if (!bw || !peak || !bw->measured || !peak->measured || !(bw->mean > 0) ||
+	    !(peak->mean > 0))
+		return;
+	p->knee = peak->mean / bw->mean;
+	if (!(p->intensity > 0) || isnan(p->rate))
+		return; /* no work, or no traffic at this level: no point on the plot */
+	p->ceiling = fmin(peak->mean, p->intensity * bw->mean);
+	p->percent = 100 * p->rate / p->ceiling;
+	p->bound = p->intensity < p->knee ? BOUND_MEMORY : BOUND_COMPUTE;
 }
 
 static void csv_field(FILE *out, const char *text)
@@ -95,18 +155,21 @@ int roofline_read_csv(const char *path, struct roofline *r, struct error *err)
 		strbuf_add(&text, chunk, n);
 	int read_failed = ferror(f);
 	fclose(f);
-	if (read_failed) {
-		strbuf_release(&text);
-		return error_set(err, "cannot read '%s'", path);
-	}
+	int rc = read_failed ? error_set(err, "cannot read '%s'", path)
+		 : roofline_parse_csv(path, text.buf, text.len, r, err);
+	strbuf_release(&text);
+	return rc;
+}
+
+int roofline_parse_csv(const char *path, const char *text, size_t size, struct roofline *r,
+		       struct error *err)
+{
+	memset(r, 0, sizeof(*r));
 	struct csv_row *rows = NULL;
 	size_t count = 0;
 	int bad = 0, rc = 0;
-	if (csv_parse(text.buf, text.len, &rows, &count, &bad)) {
-		strbuf_release(&text);
+	if (csv_parse(text, size, &rows, &count, &bad))
 		return error_set(err, "'%s': line %d: a quote is not closed", path, bad);
-	}
-	strbuf_release(&text);
 	if (count < 2) {
 		rc = error_set(err, "'%s': no device row", path);
 		goto out;
@@ -141,9 +204,11 @@ int roofline_read_csv(const char *path, struct roofline *r, struct error *err)
 		int known = c >= 0 || !strcmp(name, "device") || !strcmp(name, "experiments");
 		if (!known || (!*cell && c >= 0))
 			continue; /* a column of another version; an empty cell: not measured */
-		if (parse_number(cell, &value) || (c >= 0 && part == 0 && value < 0)) {
-			rc = error_set(err, "'%s': line %d: %s is '%s', not a number", path, row->line,
-				       name, cell);
+		int whole = c < 0; /* device, experiments: whole numbers */
+		if (parse_number(cell, &value) || (c >= 0 && part == 0 && value < 0) ||
+		    (whole && (value < 0 || value > 1e6 || value != floor(value)))) {
+			rc = error_set(err, "'%s': line %d: %s is '%s', not %s", path, row->line,
+				       name, cell, whole ? "a whole number from 0" : "a number");
 		} else if (!strcmp(name, "device")) {
 			r->device = (int)value;
 			have_device = 1;

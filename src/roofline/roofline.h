@@ -57,10 +57,39 @@ void roofline_write_csv(FILE *out, const struct roofline *r);
 /* Reads the first row of a roofline.csv; the columns may come in any order, unknown
  * ones are ignored. 0, or -1 with err (the file, and what is wrong). */
 int roofline_read_csv(const char *path, struct roofline *r, struct error *err);
+/* The same from the text of the file (path: for messages). */
+int roofline_parse_csv(const char *path, const char *text, size_t size, struct roofline *r,
+		       struct error *err);
+
+/* The data types of the plot (rocprof-compute's -R names: FP64, FP32, FP16, BF16, FP8,
+ * I8, I32): the ceiling of the vector units and that of the matrix units (tensor
+ * cores), -1 where the type has none. 0, or -1 for a name not known. */
+int roofline_data_type(const char *name, int *vector, int *matrix);
+/* The memory levels (-m: HBM, L2, L1 or vL1D, LDS): the bandwidth ceiling, or -1. */
+int roofline_level(const char *name);
+/* The short name of a bandwidth ceiling: HBM, L2, L1, LDS. */
+const char *roofline_level_name(enum roofline_ceiling c);
+
+/* Work (FLOP or OP) that moved bytes through one memory level in seconds, set against a
+ * bandwidth ceiling and a compute ceiling of r. */
+enum roofline_bound { BOUND_UNKNOWN, BOUND_MEMORY, BOUND_COMPUTE };
+struct roofline_placement {
+	double intensity; /* work per byte; NAN without bytes */
+	double rate;      /* work per second, in G/s; NAN without time */
+	double knee;      /* the intensity where the bandwidth meets the compute ceiling */
+	double ceiling;   /* what the roofline allows at this intensity, in G/s */
+	double percent;   /* rate in % of that ceiling */
+	enum roofline_bound bound; /* below the knee: memory; at or above: compute */
+};
+/* Leaves what cannot be known NAN (and the bound unknown): a ceiling not measured, no
+ * bytes, no work. */
+void roofline_place(const struct roofline *r, int level, int compute, double work, double bytes,
+		    double seconds, struct roofline_placement *p);
 
 /* A kernel placed on the roofline. */
 struct roofline_point {
 	const char *label;
+	int level;           /* the memory level of its intensity (a bandwidth ceiling) */
 	double flops;        /* per second, of the data type plotted */
 	double intensity;    /* FLOP per byte of the memory level plotted */
 };
@@ -68,8 +97,10 @@ struct roofline_point {
 /* The plot: a self-contained HTML page holding an SVG (log-log: arithmetic intensity in
  * FLOP/byte against GFLOP/s), one bandwidth ceiling per memory level measured up to its
  * knee, one flat ceiling per data type measured, the points labelled, and a note under
- * it (why there are no points, say). Writes nothing from the network, no script. */
-void roofline_plot_html(FILE *out, const struct roofline *r, const struct roofline_point *points,
-			size_t count, const char *title, const char *note);
+ * it (why there are no points, say). shown: which ceilings to draw (NULL: every one
+ * measured). Writes nothing from the network, no script. */
+void roofline_plot_html(FILE *out, const struct roofline *r, const int shown[ROOF_COUNT],
+			const struct roofline_point *points, size_t count, const char *title,
+			const char *note);
 
 #endif

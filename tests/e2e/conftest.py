@@ -3,6 +3,7 @@ machine without a GPU) and read what it wrote."""
 import csv
 import glob
 import os
+import shutil
 import socket
 import sqlite3
 import subprocess
@@ -109,3 +110,30 @@ def busy():
 @pytest.fixture
 def launcher():
     return os.path.join(TESTS, "launcher")
+
+
+CHROMIUM = shutil.which("chromium")
+NEEDS_CHROMIUM = pytest.mark.skipif(not CHROMIUM, reason="Debian's chromium is not installed "
+                                    "(scripts/install-deps.sh installs it)")
+
+
+def chromium(html, profile, screenshot=None):
+    """Opens a file in headless Chromium: returns the DOM it built, after checking that it
+    rendered without a console error; with screenshot (a name), also keeps a picture of it
+    in build/test-artifacts."""
+    chrome = [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
+              "--disable-background-networking", f"--user-data-dir={profile}"]
+    dom = subprocess.run(chrome + ["--enable-logging=stderr", "--v=0", "--dump-dom",
+                                   html.as_uri()], capture_output=True, text=True, timeout=120)
+    assert dom.returncode == 0, dom.stderr
+    assert "CONSOLE" not in dom.stderr and "Uncaught" not in dom.stderr, dom.stderr
+    if screenshot:
+        artifacts = os.path.join(BUILD, "test-artifacts")
+        os.makedirs(artifacts, exist_ok=True)
+        shot = os.path.join(artifacts, screenshot)
+        if os.path.exists(shot):
+            os.unlink(shot)
+        r = subprocess.run(chrome + ["--window-size=1000,720", f"--screenshot={shot}",
+                                     html.as_uri()], capture_output=True, text=True, timeout=120)
+        assert r.returncode == 0 and os.path.getsize(shot) > 10000, r.stderr
+    return dom.stdout

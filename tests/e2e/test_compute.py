@@ -3,13 +3,14 @@ profiler host API, which lists a chip's metrics and counts passes with no GPU; t
 planning that -b selects; analyze over workload directories written here with values
 whose results are computed by hand; bad input. Collecting counters needs a GPU."""
 import glob
+import html
 import json
 import os
 import re
 
 import pytest
 
-from conftest import GPUPROF, run
+from conftest import GPUPROF, NEEDS_CHROMIUM, chromium, run
 
 CATALOG = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "catalog")
 HOST_LIB = os.path.join(os.path.dirname(GPUPROF), "..", "lib", "gpuprof",
@@ -47,7 +48,7 @@ def listing(tmp_path, *options):
 def test_every_catalog_metric_is_one_gh100_has(tmp_path, host_api):
     rows, blocks, total = listing(tmp_path, "--chip", "GH100")
     ids = catalog_ids()
-    assert [r[0] for r in rows] == ids and len(ids) == 62
+    assert [r[0] for r in rows] == ids and len(ids) == 84
     assert {r[3] for r in rows} == {"yes", "derived"}, [r for r in rows if r[3] == "no"]
     derived = [r[0] for r in rows if r[3] == "derived"]
     assert derived == ["2.1.10", "7.1.0", "7.1.1", "7.1.2", "7.1.3", "7.1.4", "7.2.0"]
@@ -56,7 +57,8 @@ def test_every_catalog_metric_is_one_gh100_has(tmp_path, host_api):
     assert blocks["2"] == "10 CUPTI metrics, 9 passes"
     assert blocks["18"] == "4 CUPTI metrics, 1 pass"
     assert blocks["12"] == "4 CUPTI metrics, 1 pass"
-    assert total == ("62", "57 CUPTI metrics, 13 passes")
+    assert blocks["4"] == "24 CUPTI metrics, 7 passes"
+    assert total == ("84", "64 CUPTI metrics, 19 passes")
 
 
 def test_a_selection_plans_what_it_names(tmp_path, host_api):
@@ -70,10 +72,15 @@ def test_a_selection_plans_what_it_names(tmp_path, host_api):
 
 
 def test_a_chip_without_a_metric_says_which(tmp_path, host_api):
-    # the Hopper metrics (warpgroup MMA, TMA) are not Ampere's: marked with the name
-    # missing, and the blocks that hold them say so
+    # the Hopper metrics (warpgroup MMA, TMA, the tensor-core work on FP16 and FP8
+    # inputs) are not Ampere's: marked with the name missing, and the blocks that hold
+    # them say so
     rows, blocks, total = listing(tmp_path, "--chip", "GA100")
     missing = {r[0]: r[4] for r in rows if r[3] == "no"}
+    fp8 = "sm__ops_path_tensor_src_fp8_sparsity_off.sum"
+    assert missing.pop("4.1.3") == missing.pop("4.2.3").replace(
+        "sm__ops_path_tensor_src_fp16.sum ", "sm__ops_path_tensor_src_fp16.sum / launch.duration ", 1)
+    assert missing.pop("4.2.6").endswith(f"({fp8} missing)")
     assert missing == {
         "11.2.4": "sm__inst_executed_pipe_tensor_op_gmma.avg.pct_of_peak_sustained_elapsed  "
                   "(sm__inst_executed_pipe_tensor_op_gmma.avg.pct_of_peak_sustained_elapsed missing)",
@@ -123,8 +130,10 @@ def test_bad_input_is_one_clear_line(tmp_path, host_api):
         (["--chip", "GH100"], 2, "nothing to do"),
         (["--chip", "GH100", "--", "true"], 2,
          "--chip plans listings; a collection is on this machine's GPU"),
-        (["--roof-only", "--", "true"], 2,
-         "--roof-only: the roofline measurement of NVIDIA GPUs is not in this version"),
+        (["--roof-only", "-b", "2", "--", "true"], 2,
+         "--roof-only collects block 4: it takes no -b or --set"),
+        (["--roof-only", "--set", "dram", "--", "true"], 2,
+         "--roof-only collects block 4: it takes no -b or --set"),
         (["--roof-only", "--no-roof", "--", "true"], 2,
          "--roof-only and --no-roof cannot go together"),
         (["--replay", "ranges", "--", "true"], 2, "--replay"),
@@ -291,9 +300,162 @@ def test_analyze_bad_input_is_one_clear_line(tmp_path):
         (["-p", a, "-d", "5:2"], 2, "-d 5:2: a dispatch is a number from 1"),
         (["-p", a, "-g", "9.9.9"], 2, "-g 9.9.9: no metric has this id"),
         (["-p", a, "-n", "per_hour"], 2, "per_hour"),
+        (["-p", a, "-R", "FP7"], 2, "-R FP7: not a data type"),
+        (["-p", a, "-m", "L3"], 2, "-m L3: not a memory level"),
+        (["-p", a, "--sort", "time"], 2, "time"),
+        (["-p", a, "--roofline-plot", str(tmp_path / "no" / "plot.html")], 1,
+         "--roofline-plot: cannot create"),
         ([], 2, "no workload given (-p DIR)"),
     ]
     for options, status, message in cases:
         r = run([GPUPROF, "compute", "analyze", *options], cwd=tmp_path)
         assert r.returncode == status, (options, r.stderr)
         assert message in r.stderr and r.stderr.count("\n") == 1, (options, r.stderr)
+
+
+# ---- the roofline (block 4) ---------------------------------------------------------------
+
+ROOF_HEADER = ("Dispatch_ID,GPU_ID,Grid_Size,Workgroup_Size,LDS_Per_Workgroup,"
+               "Scratch_Per_Workitem,Registers_Per_Thread,Kernel_Name,Start_Timestamp,"
+               "End_Timestamp,smsp__sass_thread_inst_executed_op_fadd_pred_on.sum,"
+               "smsp__sass_thread_inst_executed_op_fmul_pred_on.sum,"
+               "smsp__sass_thread_inst_executed_op_ffma_pred_on.sum,"
+               "sm__ops_path_tensor_src_tf32_dst_fp32.sum,dram__bytes_read.sum,"
+               "dram__bytes_write.sum,lts__t_bytes.sum,l1tex__t_bytes.sum\n")
+# (id, kernel, start, end, fadd, fmul, ffma, tf32 tensor ops, dram read, dram write, L2
+# bytes, L1 bytes): two dispatches of a streaming kernel, an FP32 GEMM on the FMA units, a
+# TF32 GEMM on the tensor cores
+ROOF_ROWS = [
+    (1, "stream", 0, 2000, 0, 0, 1e6, 0, 4e6, 4e6, 8e6, 8e6),
+    (2, "stream", 3000, 9000, 0, 0, 1e6, 0, 4e6, 4e6, 8e6, 8e6),
+    (3, "gemm", 10000, 20000, 1e7, 0, 1e8, 0, 1e6, 1e6, 1e7, 1e8),
+    (4, "tc", 21000, 26000, 0, 0, 0, 1e9, 5e6, 5e6, 2e7, 2e7),
+]
+# the measured ceilings: GB/s and GFLOP/s; no LDS figure
+ROOFLINE = {"HBMBw": 3000, "L2Bw": 10000, "L1Bw": 30000, "FP32Flops": 60000,
+            "MFMAF32Flops": 400000}
+
+
+def roof_workload(path, ceilings=ROOFLINE, rows=ROOF_ROWS):
+    path.mkdir()
+    (path / "sysinfo.csv").write_text(SYSINFO)
+    lines = [ROOF_HEADER]
+    for i, kernel, start, end, *counters in rows:
+        lines.append(",".join(map(str, [i, 0, 1024, 256, 0, 0, 32, kernel, start, end,
+                                        *counters])) + "\n")
+    (path / "pmc_perf.csv").write_text("".join(lines))
+    if ceilings:
+        names = list(ceilings)
+        header = ["device", "device_name", "backend", "experiments"] + [
+            n + p for n in names for p in ("", "Low", "High")]
+        row = ["0", "NVIDIA H100", "cuda", "100"] + [
+            str(v * f) for n in names for v in [ceilings[n]] for f in (1, 0.99, 1.01)]
+        (path / "roofline.csv").write_text(",".join(header) + "\n" + ",".join(row) + "\n")
+    return str(path)
+
+
+def test_roofline_places_each_kernel_as_computed_by_hand(tmp_path):
+    a = roof_workload(tmp_path / "a")
+    tables = analyze(tmp_path, "-p", a, "-b", "4")
+    assert set(tables) == {"4.1", "4.2", "4.3"}
+    table = tables["4.3"]
+    assert table["columns"] == ["Kernel", "Dispatches", "Level", "Intensity (FLOP/byte)",
+                                "Rate (GFLOP/s)", "Ceiling (GFLOP/s)", "Pct_of_Ceiling", "Bound"]
+    got = {(row[0], row[2]): row for row in table["rows"]}
+    # the kernels by total time (gemm 10 us, stream 8 us, tc 5 us), each at HBM, L2, L1, LDS
+    assert [(row[0], row[2]) for row in table["rows"]] == [
+        (k, level) for k in ("gemm", "stream", "tc") for level in ("HBM", "L2", "L1", "LDS")]
+
+    def expect(kernel, level, dispatches, intensity, rate, ceiling, bound):
+        row = got[(kernel, level)]
+        assert row[1] == dispatches
+        assert row[3] == pytest.approx(intensity, rel=1e-12), row
+        assert row[4] == pytest.approx(rate, rel=1e-12), row
+        assert row[5] == pytest.approx(ceiling, rel=1e-12), row
+        assert row[6] == pytest.approx(100 * rate / ceiling, rel=1e-12), row
+        assert row[7] == bound, row
+
+    # stream: 2 x 2e6 FLOP over 2 x 8e6 bytes in 8 us: 0.25 FLOP/byte, 500 GFLOP/s; below
+    # every knee (HBM 60000/3000 = 20, L2 6, L1 2)
+    expect("stream", "HBM", 2, 0.25, 500, 0.25 * 3000, "memory (HBMBw)")
+    expect("stream", "L2", 2, 0.25, 500, 0.25 * 10000, "memory (L2Bw)")
+    expect("stream", "L1", 2, 0.25, 500, 0.25 * 30000, "memory (L1Bw)")
+    # gemm: 1e7 + 2e8 FLOP in 10 us (21000 GFLOP/s), at 2e6, 1e7 and 1e8 bytes: above
+    # every knee, 35 % of the FP32 ceiling
+    expect("gemm", "HBM", 1, 105, 21000, 60000, "compute (FP32Flops)")
+    expect("gemm", "L2", 1, 21, 21000, 60000, "compute (FP32Flops)")
+    expect("gemm", "L1", 1, 2.1, 21000, 60000, "compute (FP32Flops)")
+    # tc: tensor work, so against the TF32 tensor ceiling (knee at HBM 400000/3000 =
+    # 133.3): 1e9 FLOP over 1e7 bytes in 5 us
+    expect("tc", "HBM", 1, 100, 200000, 300000, "memory (HBMBw)")
+    expect("tc", "L2", 1, 50, 200000, 400000, "compute (MFMAF32Flops)")
+    # no shared-memory counter collected: nothing placed, and why
+    assert got[("gemm", "LDS")][3:] == [None, None, None, None,
+                                        "N/A (no dispatch has both FP32 work and LDS bytes: "
+                                        "collect block 4)"]
+    # the rates of table 4.1, per dispatch, against the measured ceilings
+    rates = rows_of(tables["4.1"])
+    fp32 = [2e6 / 2000, 2e6 / 6000, 2.1e8 / 10000, 0]
+    assert rates["4.1.1"]["Avg"] == pytest.approx(sum(fp32) / 4, rel=1e-12)
+    assert rates["4.1.1"]["Peak"] == 60000
+    assert rates["4.1.6"]["Peak"] == 3000 and rates["4.1.6"]["Avg"] == pytest.approx(
+        (8e6 / 2000 + 8e6 / 6000 + 2e6 / 10000 + 1e7 / 5000) / 4, rel=1e-12)
+    assert rates["4.1.0"]["Avg"] is None and rates["4.1.0"]["Peak"] is None
+    work = rows_of(tables["4.2"])
+    assert work["4.2.1"]["Avg"] == pytest.approx((2e6 + 2e6 + 2.1e8 + 0) / 4, rel=1e-12)
+
+    # per dispatch, the longest first, two of them; one level; another data type
+    tables = analyze(tmp_path, "-p", a, "-b", "4", "--sort", "dispatches", "--max-stat-num",
+                     "2", "-m", "HBM")
+    rows = tables["4.3"]["rows"]
+    assert tables["4.3"]["columns"][1] == "Dispatch_ID"
+    assert [(row[0], row[1], row[2]) for row in rows] == [("gemm", 3, "HBM"), ("stream", 2, "HBM")]
+    assert rows[1][3] == pytest.approx(0.25) and rows[1][4] == pytest.approx(2e6 / 6000)
+    tables = analyze(tmp_path, "-p", a, "-b", "4", "-R", "FP64", "-m", "L2")
+    assert [row[7] for row in tables["4.3"]["rows"]] == [
+        "N/A (no dispatch has both FP64 work and L2 bytes: collect block 4)"] * 3
+
+
+def test_roofline_without_ceilings_gives_the_points_and_says_why(tmp_path):
+    a = roof_workload(tmp_path / "a", ceilings=None)
+    row = {(r[0], r[2]): r for r in analyze(tmp_path, "-p", a, "-b", "4")["4.3"]["rows"]}
+    assert row[("stream", "HBM")][3:] == [pytest.approx(0.25), pytest.approx(500), None, None,
+                                          "N/A (no roofline.csv in the workload)"]
+    # a ceiling not measured (rocprof-compute writes 0 for those)
+    b = roof_workload(tmp_path / "b", ceilings=dict(ROOFLINE, L2Bw=0))
+    row = {(r[0], r[2]): r for r in analyze(tmp_path, "-p", b, "-b", "4")["4.3"]["rows"]}
+    assert row[("gemm", "L2")][7] == "N/A (L2Bw or FP32Flops not measured)"
+    assert row[("gemm", "HBM")][7] == "compute (FP32Flops)"
+    plot = tmp_path / "plot.html"
+    r = run([GPUPROF, "compute", "analyze", "-p", a, "--roofline-plot", str(plot)], cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    text = plot.read_text()
+    assert 'class="ceiling"' not in text and "has no roofline.csv" in text
+    assert text.count('class="point"') == 9  # 3 kernels at HBM, L2 and L1
+
+
+@NEEDS_CHROMIUM
+def test_roofline_plot_shows_every_ceiling_and_point_in_chromium(tmp_path):
+    """The plot of analyze --roofline-plot, opened in headless Chromium: the ceilings of
+    the levels and the data type asked, one point per kernel and level with the values of
+    table 4.3, hostile kernel names shown as text; a screenshot kept."""
+    rows = ROOF_ROWS[:3] + [(4, '"<script>alert(1)</script> & ""tc"""', *ROOF_ROWS[3][2:])]
+    a = roof_workload(tmp_path / "a", rows=rows)
+    plot = tmp_path / "roofline.html"
+    tables = analyze(tmp_path, "-p", a, "-b", "4", "-m", "HBM", "L2", "--roofline-plot",
+                     str(plot))
+    text = plot.read_text()
+    assert "<script" not in text and "https://" not in text
+    dom = chromium(plot, tmp_path / "profile", screenshot="compute-roofline.png")
+    ceilings = dict(re.findall(r'<g class="ceiling" data-name="(\w+)" data-value="([^"]+)"', dom))
+    assert {n: float(v) for n, v in ceilings.items()} == {
+        "HBMBw": 3000, "L2Bw": 10000, "FP32Flops": 60000, "MFMAF32Flops": 400000}
+    points = re.findall(r'<g class="point" data-label="([^"]*)" data-level="(\w+)" '
+                        r'data-flops="([^"]+)" data-intensity="([^"]+)"', dom)
+    expected = {(html.unescape(row[0]), row[2]): (row[4], row[3]) for row in tables["4.3"]["rows"]}
+    assert len(points) == len(expected) == 6
+    for label, level, flops, intensity in points:
+        rate, ai = expected[(html.unescape(label), level)]
+        assert float(flops) == pytest.approx(rate, rel=1e-5)
+        assert float(intensity) == pytest.approx(ai, rel=1e-5)
+    assert "<script" not in dom and '&lt;script&gt;alert(1)&lt;/script&gt; &amp; "tc"' in dom

@@ -1,6 +1,7 @@
-/* Fuzz target: the files of a gpuprof compute workload (pmc_perf.csv, sysinfo.csv). The
- * input is the text of pmc_perf.csv, then a NUL and the text of sysinfo.csv; what reads
- * is looked up as analyze does: every metric column, the launch.* and device.* values. */
+/* Fuzz target: the files of a gpuprof compute workload (pmc_perf.csv, sysinfo.csv,
+ * roofline.csv). The input is the text of pmc_perf.csv, then a NUL and the text of
+ * sysinfo.csv, then a NUL and the text of roofline.csv; what reads is looked up as
+ * analyze does: every metric column, the launch.*, device.* and roofline.* values. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -18,10 +19,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	static const char *const derived[] = {
 		"launch.grid_size", "launch.block_size", "launch.registers_per_thread",
 		"launch.shared_memory_per_block", "launch.occupancy_warps", "launch.waves_per_sm",
-		"device.sm_count", "launch.unknown", "device.unknown",
+		"launch.duration", "device.sm_count", "launch.unknown", "device.unknown",
+		"roofline.HBMBw", "roofline.FP32Flops", "roofline.MFMAI8Ops", "roofline.unknown",
 	};
+	const char *second = nul ? memchr(nul + 1, '\0', size - first - 1) : NULL;
+	size_t facts = second ? (size_t)(second - nul - 1) : nul ? size - first - 1 : 0;
+	struct roofline roof;
+	if (second && roofline_parse_csv("roof", second + 1, size - (size_t)(second + 1 - text),
+					 &roof, &err) == 0)
+		w.roofline = &roof;
 	if (workload_parse_dispatches("pmc", text, first, &w, &err) == 0 &&
-	    (!nul || workload_parse_facts("sys", nul + 1, size - first - 1, &w, &err) == 0))
+	    (!nul || workload_parse_facts("sys", nul + 1, facts, &w, &err) == 0))
 		for (size_t d = 0; d < w.count; d++) {
 			struct workload_context c = { &w, &w.dispatches[d] };
 			double v;
@@ -30,6 +38,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			for (size_t i = 0; i < sizeof(derived) / sizeof(derived[0]); i++)
 				workload_lookup(derived[i], &v, &c);
 		}
+	w.roofline = NULL; /* not the reader's: on the stack */
 	workload_release(&w);
 	return 0;
 }

@@ -8,6 +8,7 @@
 #include "check.h"
 #include "compute/catalog.h"
 #include "compute/expr.h"
+#include "roofline/roofline.h"
 #include "util/strbuf.h"
 
 /* Names and values for the expressions below; "missing" has none. */
@@ -152,8 +153,14 @@ static void test_catalog(void)
 	CHECK_STR(names.buf, "dram__bytes_read.sum\ndram__bytes_write.sum\ngpu__time_duration.sum\n"
 			     "gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed\n");
 	strbuf_release(&names);
-	CHECK(c.count == 9 && c.blocks[0].id == 2 && c.blocks[c.count - 1].id == 20);
-	CHECK(metrics == 62);
+	CHECK(c.count == 10 && c.blocks[0].id == 2 && c.blocks[c.count - 1].id == 20);
+	CHECK(metrics == 84);
+	int placed = 0; /* the roofline's counts: 7 data types, 4 memory levels */
+	for (size_t b = 0; b < c.count; b++)
+		for (size_t t = 0; t < c.blocks[b].count; t++)
+			for (size_t i = 0; i < c.blocks[b].tables[t].count; i++)
+				placed += c.blocks[b].tables[t].metrics[i].ceiling >= 0;
+	CHECK(placed == 13);
 	CHECK(c.set_count == 10);
 	CHECK(catalog_set(&c, "dram") && catalog_set(&c, "dram")->single_pass);
 	CHECK(catalog_set(&c, "speed-of-light") && !catalog_set(&c, "speed-of-light")->single_pass);
@@ -171,6 +178,15 @@ static void test_catalog(void)
 		  "8: a metric's id is its table's id and a number (2.1.0)");
 	CHECK_STR(load_text(BLOCK_HEAD METRIC("9.1.0", "launch.nonsense * 2"), &c),
 		  "8: launch.nonsense: gpuprof derives no such value");
+	CHECK_STR(load_text(BLOCK_HEAD METRIC("9.1.0", "a / roofline.HBMBw"), &c), "");
+	catalog_release(&c);
+	CHECK_STR(load_text(BLOCK_HEAD METRIC("9.1.0", "roofline.HBM"), &c),
+		  "8: roofline.HBM: gpuprof derives no such value");
+	CHECK_STR(load_text(BLOCK_HEAD METRIC("9.1.0", "a") "        ceiling: HBM\n", &c),
+		  "13: a ceiling is a column of roofline.csv (HBMBw, FP32Flops...)");
+	CHECK_STR(load_text(BLOCK_HEAD METRIC("9.1.0", "a") "        ceiling: HBMBw\n", &c),
+		  "13: a metric set against a bandwidth counts bytes, one set against a "
+		  "throughput counts FLOP or OP");
 	CHECK_STR(load_text(BLOCK_HEAD METRIC("9.1.0", "a") METRIC("9.1.0", "b"), &c),
 		  "13: a metric id twice");
 	CHECK_STR(load_text(BLOCK_HEAD "      - id: 9.1.0\n        name: N\n        colour: red\n", &c),
@@ -189,9 +205,46 @@ static void test_catalog(void)
 	CHECK(strstr(err.message, "cannot read the metric catalog /nonexistent") != NULL);
 }
 
+static int near(double a, double b)
+{
+	return fabs(a - b) <= 1e-12 * fabs(b);
+}
+
+/* Kernels placed on a roofline of 1000 GB/s and 10000 GFLOP/s: the knee at 10 FLOP/byte. */
+static void test_placement(void)
+{
+	struct roofline r = { 0 };
+	r.values[ROOF_HBM] = (struct roofline_value){ 1000, 990, 1010, 1 };
+	r.values[ROOF_FP32] = (struct roofline_value){ 10000, 9900, 10100, 1 };
+	struct roofline_placement p;
+	roofline_place(&r, ROOF_HBM, ROOF_FP32, 1e6, 1e6, 1e-5, &p); /* 1 FLOP/byte, 100 G/s */
+	CHECK(p.intensity == 1 && near(p.rate, 100) && p.knee == 10 && p.ceiling == 1000);
+	CHECK(near(p.percent, 10) && p.bound == BOUND_MEMORY);
+	roofline_place(&r, ROOF_HBM, ROOF_FP32, 1e7, 1e6, 1e-5, &p); /* at the knee: compute */
+	CHECK(p.intensity == 10 && p.ceiling == 10000 && p.bound == BOUND_COMPUTE);
+	roofline_place(&r, ROOF_HBM, ROOF_FP32, 1e6, 0, 1e-5, &p); /* no bytes at the level */
+	CHECK(isnan(p.intensity) && near(p.rate, 100) && isnan(p.ceiling) && p.bound == BOUND_UNKNOWN);
+	roofline_place(&r, ROOF_HBM, ROOF_FP32, 0, 1e6, 1e-5, &p); /* no work */
+	CHECK(p.intensity == 0 && isnan(p.percent) && p.bound == BOUND_UNKNOWN);
+	roofline_place(&r, ROOF_L2, ROOF_FP32, 1e6, 1e6, 1e-5, &p); /* L2 not measured */
+	CHECK(p.intensity == 1 && isnan(p.knee) && isnan(p.ceiling) && p.bound == BOUND_UNKNOWN);
+	roofline_place(NULL, ROOF_HBM, ROOF_FP32, 1e6, 1e6, 0, &p); /* no roofline, no time */
+	CHECK(p.intensity == 1 && isnan(p.rate) && p.bound == BOUND_UNKNOWN);
+	int vector, matrix;
+	CHECK(roofline_data_type("bf16", &vector, &matrix) == 0 && vector == -1 &&
+	      matrix == ROOF_MFMA_BF16);
+	CHECK(roofline_data_type("FP32", &vector, &matrix) == 0 && vector == ROOF_FP32 &&
+	      matrix == ROOF_MFMA_F32);
+	CHECK(roofline_data_type("FP4", &vector, &matrix) == -1);
+	CHECK(roofline_level("vL1D") == ROOF_L1 && roofline_level("hbm") == ROOF_HBM);
+	CHECK(roofline_level("HBMRead") == -1 && roofline_level("FP32") == -1);
+	CHECK_STR(roofline_level_name(ROOF_LDS), "LDS");
+}
+
 int main(void)
 {
 	test_catalog();
+	test_placement();
 	test_values();
 	test_not_available();
 	test_errors();
