@@ -1,11 +1,39 @@
-/* The statistics and the result line of the roofline helpers (inject/opencl/roofline.c,
- * inject/cuda/roofline.cu; the line protocol is described in the first): the mean of the
- * experiments' rates and its 95 % confidence interval by Student's t. */
+/* What the roofline helpers (inject/opencl/roofline.c, inject/cuda/roofline.cu; the line
+ * protocol is described in the first) share: their command line, and the mean of the
+ * experiments' rates with its 95 % confidence interval by Student's t. */
 #ifndef GPUPROF_ROOFLINE_RESULT_H
 #define GPUPROF_ROOFLINE_RESULT_H
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* "NAME --list" or "NAME --device N [--experiments N] [--target-ms MS]": 0, or 2 after
+ * the usage on stderr. */
+static int roofline_arguments(int argc, char **argv, const char *name, int *list, int *index,
+			      int *experiments, double *target_ms)
+{
+	*list = 0, *index = -1, *experiments = 100, *target_ms = 5;
+	int bad = 0;
+	for (int i = 1; i < argc && !bad; i++) {
+		if (!strcmp(argv[i], "--list"))
+			*list = 1;
+		else if (!strcmp(argv[i], "--device") && i + 1 < argc)
+			*index = atoi(argv[++i]);
+		else if (!strcmp(argv[i], "--experiments") && i + 1 < argc)
+			*experiments = atoi(argv[++i]);
+		else if (!strcmp(argv[i], "--target-ms") && i + 1 < argc)
+			*target_ms = atof(argv[++i]);
+		else
+			bad = 1;
+	}
+	if (!bad && (*list || *index >= 0) && *experiments >= 2 && *target_ms > 0)
+		return 0;
+	fprintf(stderr, "usage: %s --list\n"
+			"       %s --device N [--experiments N] [--target-ms MS]\n", name, name);
+	return 2;
+}
 
 /* The two-sided 95 % quantile of Student's t with df degrees of freedom. */
 static double roofline_t95(int df)

@@ -364,6 +364,24 @@ static int profile_filters(const struct profile_run *p, struct strbuf *include,
 	return 0;
 }
 
+/* Runs argv (argv[0] a path) and waits for it: its exit status, 128 + the signal that
+ * ended it, or -1 when it could not start. */
+static int run_child(const char *const *argv)
+{
+	fflush(NULL);
+	pid_t child = fork();
+	if (child == 0) {
+		execv(argv[0], (char **)argv);
+		_exit(127);
+	}
+	int status = 0;
+	while (child > 0 && waitpid(child, &status, 0) < 0 && errno == EINTR)
+		;
+	if (child < 0)
+		return -1;
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
 /* Runs `gpuprof trace --pmc` on the command for the metrics of run (newline-separated
  * in application replay; all of them otherwise); returns its exit status (the
  * program's), or -1 when it could not run. */
@@ -409,21 +427,11 @@ static int run_trace(const struct profile_run *p, long run, const char *trace_di
 	const char **argv = xcalloc((size_t)n + command_count + 1, sizeof(*argv));
 	memcpy(argv, args, (size_t)n * sizeof(*argv));
 	memcpy(argv + n, p->command, command_count * sizeof(*argv));
-	fflush(NULL);
-	pid_t child = fork();
-	if (child == 0) {
-		execv(argv[0], (char **)argv);
-		_exit(127);
-	}
-	int status = 0;
-	while (child > 0 && waitpid(child, &status, 0) < 0 && errno == EINTR)
-		;
+	int status = run_child(argv);
 	free(argv);
 	strbuf_release(&self);
 	strbuf_release(&metrics);
-	if (child < 0)
-		return -1;
-	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+	return status;
 }
 
 /* `gpuprof roofline` on CUDA device 0 (the GPU profiled) into the workload directory:
@@ -442,19 +450,9 @@ static int run_roofline(const char *dir, int quiet)
 	if (!quiet)
 		fprintf(stderr, "gpuprof: compute profile: the roofline of CUDA device 0 (gpuprof "
 				"roofline: measured once, then reused from its cache)\n");
-	fflush(NULL);
-	pid_t child = fork();
-	if (child == 0) {
-		execv(argv[0], (char **)argv);
-		_exit(127);
-	}
-	int status = 0;
-	while (child > 0 && waitpid(child, &status, 0) < 0 && errno == EINTR)
-		;
+	int status = run_child(argv);
 	strbuf_release(&self);
-	if (child < 0)
-		return -1;
-	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+	return status;
 }
 
 /* The databases trace wrote, joined into one when the program made several processes. */

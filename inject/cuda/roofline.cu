@@ -344,30 +344,13 @@ template <int type> static void mma_test(struct bench *b, const char *column, do
 	}, (double)blocks * (threads / 32) * 4 * per_mma);
 }
 
-static void usage(void)
-{
-	fprintf(stderr, "usage: gpuprof-roofline-cuda --list\n"
-			"       gpuprof-roofline-cuda --device N [--experiments N] [--target-ms MS]\n");
-}
-
 int main(int argc, char **argv)
 {
-	int list = 0, index = -1, experiments = 100;
-	double target_ms = 5;
-	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--list"))
-			list = 1;
-		else if (!strcmp(argv[i], "--device") && i + 1 < argc)
-			index = atoi(argv[++i]);
-		else if (!strcmp(argv[i], "--experiments") && i + 1 < argc)
-			experiments = atoi(argv[++i]);
-		else if (!strcmp(argv[i], "--target-ms") && i + 1 < argc)
-			target_ms = atof(argv[++i]);
-		else
-			return usage(), 2;
-	}
-	if ((!list && index < 0) || experiments < 2 || !(target_ms > 0))
-		return usage(), 2;
+	int list, index, experiments;
+	double target_ms;
+	if (roofline_arguments(argc, argv, "gpuprof-roofline-cuda", &list, &index, &experiments,
+			       &target_ms))
+		return 2;
 	int count = 0;
 	cudaError_t rc = cudaGetDeviceCount(&count);
 	if (rc == cudaErrorNoDevice || rc == cudaErrorInsufficientDriver)

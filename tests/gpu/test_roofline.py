@@ -1,0 +1,95 @@
+"""gpuprof roofline on an NVIDIA GPU (the CUDA microbenchmarks) against peers measured in
+the same run: device memory against a device-to-device cudaMemcpy, FP16 tensor
+throughput against a large PyTorch (cuBLAS) GEMM; and compute profile's workload with
+its ceilings, its kernels placed by analyze."""
+import csv
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+from conftest import GPU_TESTS, GPUPROF, run
+
+CUDA_CEILINGS = ["HBMBw", "HBMReadBw", "L2Bw", "L1Bw", "LDSBw", "FP64Flops", "FP32Flops",
+                 "FP16Flops", "MFMAF64Flops", "MFMAF32Flops", "MFMAF16Flops", "MFMABF16Flops",
+                 "MFMAF8Flops", "MFMAI8Ops"]
+
+
+def ceilings(path):
+    with open(path, newline="") as f:
+        rows = list(csv.reader(f))
+    assert len(rows) == 2
+    return dict(zip(rows[0], rows[1]))
+
+
+@pytest.fixture(scope="module")
+def measured(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("roofline")
+    r = run([GPUPROF, "roofline", "--backend", "cuda", "--quick", "-o", str(tmp)], cwd=tmp,
+            env={"XDG_CACHE_HOME": str(tmp / "cache")}, timeout=600)
+    assert r.returncode == 0, r.stderr
+    return tmp, ceilings(tmp / "roofline.csv"), r
+
+
+def test_every_cuda_ceiling_is_measured(measured):
+    tmp, row, r = measured
+    print(r.stdout)  # the figures, for the session's note
+    assert row["backend"] == "cuda" and row["experiments"] == "10"
+    for name in CUDA_CEILINGS:
+        mean, low, high = (float(row[name + p]) for p in ("", "Low", "High"))
+        assert 0 < low <= mean <= high, (name, row)
+    assert row["I32Ops"] == ""  # not measured in CUDA, so empty, never 0
+    assert float(row["L1Bw"]) > float(row["L2Bw"]) > float(row["HBMBw"]), row
+    assert float(row["MFMAF16Flops"]) > float(row["FP32Flops"]) > float(row["FP64Flops"]) / 2
+
+
+def test_device_memory_against_cudamemcpy(measured):
+    """HBMBw (a copy kernel) within 10 % of a device-to-device cudaMemcpy, measured right
+    after it."""
+    _, row, _ = measured
+    peer = subprocess.run([os.path.join(GPU_TESTS, "memcpy-bw")], capture_output=True,
+                          text=True, timeout=300)
+    assert peer.returncode == 0, peer.stderr
+    hbm, memcpy = float(row["HBMBw"]), float(peer.stdout)
+    print(f"HBMBw {hbm:.0f} GB/s, cudaMemcpy {memcpy:.0f} GB/s")
+    assert abs(hbm - memcpy) <= 0.10 * memcpy, (hbm, memcpy)
+
+
+def test_fp16_tensor_against_a_large_gemm(measured, torch_available):
+    """MFMAF16Flops within 15 % of an 8192^3 FP16 GEMM by PyTorch (cuBLAS). The benchmark's
+    warp-level mma.sync may fall short of Hopper's warpgroup peak, which cuBLAS reaches:
+    this test says by how much."""
+    _, row, _ = measured
+    code = ("import torch, time\n"
+            "a = torch.randn(8192, 8192, device='cuda', dtype=torch.half)\n"
+            "b = torch.randn(8192, 8192, device='cuda', dtype=torch.half)\n"
+            "for _ in range(3): a @ b\n"
+            "torch.cuda.synchronize(); t = time.perf_counter()\n"
+            "for _ in range(20): a @ b\n"
+            "torch.cuda.synchronize(); print(20 * 2 * 8192**3 / (time.perf_counter() - t) / 1e9)\n")
+    peer = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=300)
+    assert peer.returncode == 0, peer.stderr
+    tensor, gemm = float(row["MFMAF16Flops"]), float(peer.stdout)
+    print(f"MFMAF16Flops {tensor:.0f} GFLOP/s, cuBLAS GEMM {gemm:.0f} GFLOP/s")
+    assert abs(tensor - gemm) <= 0.15 * gemm, (tensor, gemm)
+
+
+def test_compute_profile_places_the_kernels(tmp_path, cuda_sample):
+    """compute profile --roof-only: block 4's counters and the GPU's ceilings in the
+    workload; analyze places vcopy (no FP32 work: N/A) and fma at every level."""
+    workload = tmp_path / "w"
+    r = run([GPUPROF, "compute", "profile", "--roof-only", "--output-directory", str(workload),
+             "--", os.path.join(GPU_TESTS, "fma")], cwd=tmp_path,
+            env={"XDG_CACHE_HOME": str(tmp_path / "cache")}, timeout=600)
+    assert r.returncode == 0, r.stderr
+    assert ceilings(workload / "roofline.csv")["backend"] == "cuda"
+    plot = tmp_path / "plot.html"
+    r = run([GPUPROF, "compute", "analyze", "-p", str(workload), "-b", "4", "--output-format",
+             "json", "--roofline-plot", str(plot)], cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    table = {t["name"]: t for t in json.loads(r.stdout)}["4.3"]
+    fma = [row for row in table["rows"] if row[0].startswith("fmaLoop") and row[2] == "HBM"]
+    assert fma and fma[0][7].startswith("compute"), table["rows"]
+    assert 'class="point"' in plot.read_text()
