@@ -41,15 +41,20 @@ def read(path):
 @pytest.fixture(scope="module")
 def quick(tmp_path_factory):
     """One --quick run, shared by the tests that read it, and the C triad measured right
-    after it on the same machine."""
+    before and right after it on the same machine (a shared VM's memory bandwidth drifts
+    with its neighbours: the peer is taken at both ends of the measurement)."""
     tmp_path = tmp_path_factory.mktemp("roofline")
-    r, seconds = roofline(tmp_path, "--quick")
-    if os.environ.get("GPUPROF_SANITIZER"):  # the comparison is not made there
-        return tmp_path, r, seconds, None
-    triad = subprocess.run([os.path.join(TESTS, "triad"), "512", "10"], capture_output=True,
+    sanitized = bool(os.environ.get("GPUPROF_SANITIZER"))  # the comparison is not made there
+
+    def triad():
+        t = subprocess.run([os.path.join(TESTS, "triad"), "512", "10"], capture_output=True,
                            text=True, timeout=300)
-    assert triad.returncode == 0, triad.stderr
-    return tmp_path, r, seconds, float(triad.stdout)
+        assert t.returncode == 0, t.stderr
+        return float(t.stdout)
+
+    before = None if sanitized else triad()
+    r, seconds = roofline(tmp_path, "--quick")
+    return tmp_path, r, seconds, None if sanitized else (before, triad())
 
 
 def test_quick_run_measures_every_ceiling_of_the_device(quick):
@@ -80,11 +85,11 @@ def test_quick_run_measures_every_ceiling_of_the_device(quick):
 @SANITIZED
 def test_device_memory_against_a_c_triad(quick):
     """The device-memory figure (copy) is within 25 % of a plain C triad on every CPU of
-    the same machine, measured right after it: a peer nobody can tune."""
-    tmp_path, r, _, triad = quick
+    the same machine, measured right before or right after it: a peer nobody can tune."""
+    tmp_path, r, _, triads = quick
     assert r.returncode == 0, r.stderr
     copy = float(read(tmp_path / "out" / "roofline.csv")["HBMBw"])
-    assert abs(copy - triad) <= 0.25 * triad, (copy, triad)
+    assert any(abs(copy - triad) <= 0.25 * triad for triad in triads), (copy, triads)
 
 
 def test_second_run_reuses_the_cache(quick):
