@@ -29,17 +29,18 @@
 static const char usage[] = "gpuprof compute profile [options] [-- COMMAND [ARGS...]]";
 static const char description[] =
 	"Per-kernel hardware counters on NVIDIA GPUs through CUPTI, organised like\n"
-	"rocprof-compute's analysis blocks (2 Speed-of-Light, 7 launch and occupancy, 10\n"
-	"instruction mix, 11 compute pipeline, 12 shared memory, 16 L1/TEX, 17 L2, 18 DRAM,\n"
-	"20 warp state). --list-available-metrics prints the catalog: each metric's id,\n"
-	"unit, whether the chip has what it needs and its expression, and the passes each\n"
-	"block takes, from CUPTI's profiler host API, which needs no GPU (--chip names the\n"
-	"chip to plan for). With a COMMAND, runs it under gpuprof trace --pmc with the metrics\n"
-	"selected (CUPTI's range profiler: each kernel kept is replayed once per pass, and\n"
-	"kernels run one at a time; --replay application runs the program once per group of\n"
-	"metrics that takes one pass instead) and writes the workload directory that gpuprof\n"
-	"compute analyze reads: pmc_perf.csv, sysinfo.csv, profiling_config.yaml, log.txt\n"
-	"and the database under trace/.";
+	"rocprof-compute's analysis blocks (2 Speed-of-Light, 4 roofline, 7 launch and\n"
+	"occupancy, 10 instruction mix, 11 compute pipeline, 12 shared memory, 16 L1/TEX,\n"
+	"17 L2, 18 DRAM, 20 warp state). --list-available-metrics prints the catalog: each\n"
+	"metric's id, unit, whether the chip has what it needs and its expression, and the\n"
+	"passes each block takes, from CUPTI's profiler host API, which needs no GPU (--chip\n"
+	"names the chip to plan for). With a COMMAND, runs it under gpuprof trace --pmc with\n"
+	"the metrics selected (CUPTI's range profiler: each kernel kept is replayed once per\n"
+	"pass, and kernels run one at a time; --replay application runs the program once per\n"
+	"group of metrics that takes one pass instead) and writes the workload directory that\n"
+	"gpuprof compute analyze reads: pmc_perf.csv, sysinfo.csv, profiling_config.yaml,\n"
+	"log.txt, the database under trace/ and, unless --no-roof, the GPU's roofline.csv and\n"
+	"roofline.html (gpuprof roofline --backend cuda).";
 
 struct plan {
 	struct host_api *api;

@@ -149,37 +149,20 @@ enum mma_type { MMA_F16, MMA_BF16, MMA_TF32, MMA_F8, MMA_I8, MMA_F64 };
 
 template <int type> __device__ void mma(float *d, const unsigned *a, const unsigned *b);
 
-template <> __device__ void mma<MMA_F16>(float *d, const unsigned *a, const unsigned *b)
-{
-	asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, "
-		     "{%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};"
-		     : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-		     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
-}
-
-template <> __device__ void mma<MMA_BF16>(float *d, const unsigned *a, const unsigned *b)
-{
-	asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, "
-		     "{%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};"
-		     : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-		     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
-}
-
-template <> __device__ void mma<MMA_TF32>(float *d, const unsigned *a, const unsigned *b)
-{
-	asm volatile("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0,%1,%2,%3}, "
-		     "{%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};"
-		     : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-		     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
-}
-
-template <> __device__ void mma<MMA_F8>(float *d, const unsigned *a, const unsigned *b)
-{
-	asm volatile("mma.sync.aligned.m16n8k32.row.col.f32.e4m3.e4m3.f32 {%0,%1,%2,%3}, "
-		     "{%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};"
-		     : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-		     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
-}
+/* The forms with four FP32 accumulators, four A registers and two B registers: the
+ * instruction's shape and types differ, nothing else. */
+#define MMA_F32(type, shape_and_types)                                                      \
+	template <> __device__ void mma<type>(float *d, const unsigned *a, const unsigned *b) \
+	{                                                                                     \
+		asm volatile("mma.sync.aligned." shape_and_types " {%0,%1,%2,%3}, "           \
+			     "{%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};"                          \
+			     : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])                 \
+			     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));   \
+	}
+MMA_F32(MMA_F16, "m16n8k16.row.col.f32.f16.f16.f32")
+MMA_F32(MMA_BF16, "m16n8k16.row.col.f32.bf16.bf16.f32")
+MMA_F32(MMA_TF32, "m16n8k8.row.col.f32.tf32.tf32.f32")
+MMA_F32(MMA_F8, "m16n8k32.row.col.f32.e4m3.e4m3.f32")
 
 template <> __device__ void mma<MMA_I8>(float *d, const unsigned *a, const unsigned *b)
 {
