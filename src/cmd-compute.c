@@ -629,12 +629,12 @@ static int collect(const struct profile_run *p, const char *trace_dir, const cha
 	return rc;
 }
 
-/* compute profile -- COMMAND: the directory chosen and checked, the program run under
- * trace --pmc, the workload written. Returns the program's exit status. */
-static int profile_command(struct profile_run *p, const char *selection)
+/* The workload's directory, from --output-directory or the default, made and checked
+ * empty (or emptied of a workload under --overwrite); dies with the reason otherwise. */
+static void workload_directory(const struct profile_run *p, struct strbuf *dir)
 {
 	struct error err;
-	struct strbuf template = STRBUF_INIT, dir = STRBUF_INIT;
+	struct strbuf template = STRBUF_INIT;
 	if (p->directory) {
 		strbuf_addstr(&template, p->directory);
 	} else {
@@ -652,17 +652,27 @@ static int profile_command(struct profile_run *p, const char *selection)
 	}
 	struct path_context ctx;
 	path_context_current(&ctx);
-	if (path_expand(template.buf, &ctx, &dir, &err))
+	if (path_expand(template.buf, &ctx, dir, &err))
 		die_with(EXIT_USAGE, "compute profile: --output-directory: %s", err.message);
-	if (directory_used(dir.buf)) {
+	strbuf_release(&template);
+	if (directory_used(dir->buf)) {
 		if (!p->overwrite)
 			die_with(EXIT_USAGE, "compute profile: '%s' is not empty: give --overwrite to "
 					     "replace the workload there, or another -n or "
-					     "--output-directory", dir.buf);
-		remove_workload(dir.buf);
+					     "--output-directory", dir->buf);
+		remove_workload(dir->buf);
 	}
-	if (path_make_parents(dir.buf, 0, &err))
+	if (path_make_parents(dir->buf, 0, &err))
 		die("compute profile: %s", err.message);
+}
+
+/* compute profile -- COMMAND: the directory chosen and checked, the program run under
+ * trace --pmc, the workload written. Returns the program's exit status. */
+static int profile_command(struct profile_run *p, const char *selection)
+{
+	struct error err;
+	struct strbuf dir = STRBUF_INIT;
+	workload_directory(p, &dir);
 	struct strbuf include = STRBUF_INIT, iterations = STRBUF_INIT, trace_dir = STRBUF_INIT;
 	if (profile_filters(p, &include, &iterations, &err))
 		die_with(EXIT_USAGE, "compute profile: %s", err.message);
@@ -712,15 +722,32 @@ static int profile_command(struct profile_run *p, const char *selection)
 	strbuf_release(&include);
 	strbuf_release(&iterations);
 	strbuf_release(&trace_dir);
-	strbuf_release(&template);
 	strbuf_release(&dir);
 	return code == 0 && failed ? EXIT_FAILED : code;
+}
+
+/* compute profile --bench-only: the GPU's roofline into a workload directory, no program
+ * run. Returns 0, or EXIT_FAILED when the measurement failed. */
+static int bench_only(struct profile_run *p)
+{
+	struct strbuf dir = STRBUF_INIT;
+	workload_directory(p, &dir);
+	int status = run_roofline(dir.buf, p->quiet);
+	if (status)
+		warn("compute profile: --bench-only: the roofline measurement failed (exit status "
+		     "%d)", status);
+	else if (!p->quiet)
+		fprintf(stderr, "gpuprof: compute profile: the roofline in %s (gpuprof compute "
+				"analyze -p %s -b 4 places a workload's kernels on it)\n", dir.buf,
+			dir.buf);
+	strbuf_release(&dir);
+	return status ? EXIT_FAILED : 0;
 }
 
 static int compute_profile(int argc, char **argv)
 {
 	int help = -1, list = -1, sets = -1, overwrite = -1, quiet = -1, no_roof = -1;
-	int roof_only = -1;
+	int roof_only = -1, bench = -1;
 	const char *chip = NULL, *set = NULL, *name = NULL, *directory = NULL;
 	const char *replay = "kernel";
 	struct option_list blocks = { 0 }, kernels = { 0 }, dispatches = { 0 };
@@ -761,6 +788,9 @@ static int compute_profile(int argc, char **argv)
 		  "from gpuprof roofline's cache, into the workload's roofline.csv)" },
 		{ OPTION_BOOL, 0, "roof-only", &roof_only, NULL,
 		  "only the roofline: block 4's counters and the GPU's ceilings" },
+		{ OPTION_BOOL, 0, "bench-only", &bench, NULL,
+		  "only the GPU's ceilings (gpuprof roofline) into a workload directory named by "
+		  "-n (default: roofline): no program is run, no counters collected" },
 		{ OPTION_BOOL, 'h', "help", &help, NULL, "show this help" },
 		OPTION_END,
 	};
@@ -798,14 +828,20 @@ static int compute_profile(int argc, char **argv)
 				     "or --set");
 	if (roof_only == 1)
 		blocks.items[blocks.count++] = xstrdup("4");
+	if (bench == 1 && (roof_only == 1 || no_roof == 1 || blocks.count || kernels.count ||
+			   dispatches.count || strcmp(replay, "kernel") || sets == 1 ||
+			   list == 1 || next < argc))
+		die_with(EXIT_USAGE, "compute profile: --bench-only measures the GPU's ceilings "
+				     "alone: it takes no COMMAND and no -b, --set, -k, -d, --replay, "
+				     "--roof-only, --no-roof or listing");
 	int collecting = sets != 1 && list != 1 && next < argc;
-	if (collecting && chip)
+	if ((collecting || bench == 1) && chip)
 		die_with(EXIT_USAGE, "compute profile: --chip plans listings; a collection is on "
 				     "this machine's GPU");
 	struct host_api api;
 	if (host_load(&api, &err))
 		die("compute profile: %s", err.message);
-	if (collecting && !(chip = api.device_chip(0)))
+	if ((collecting || bench == 1) && !(chip = api.device_chip(0)))
 		die("compute profile: no NVIDIA GPU is usable here: counters need one (no driver, no "
 		    "GPU, or one hidden by CUDA_VISIBLE_DEVICES); --chip plans a listing without");
 	if (!chip && !(chip = api.device_chip(0)))
@@ -821,7 +857,16 @@ static int compute_profile(int argc, char **argv)
 		die_with(EXIT_USAGE, "compute profile: --chip %s: CUPTI knows no such chip "
 				     "(gpuprof avail lists them)", chip);
 	int rc = 0;
-	if (sets == 1) {
+	if (bench == 1) {
+		struct profile_run run = {
+			.name = name ? name : "roofline", .directory = directory, .chip = chip,
+			.overwrite = overwrite == 1, .quiet = quiet == 1,
+		};
+		if (!*run.name || strchr(run.name, '/'))
+			die_with(EXIT_USAGE, "compute profile: -n: '%s' is not a workload name",
+				 run.name);
+		rc = bench_only(&run);
+	} else if (sets == 1) {
 		rc = list_sets(&c, &api, chip);
 	} else if (list == 1) {
 		rc = list_metrics(&c, &blocks, &api, chip);

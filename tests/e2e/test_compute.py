@@ -136,6 +136,13 @@ def test_bad_input_is_one_clear_line(tmp_path, host_api):
          "--roof-only collects block 4: it takes no -b or --set"),
         (["--roof-only", "--no-roof", "--", "true"], 2,
          "--roof-only and --no-roof cannot go together"),
+        (["--bench-only", "--", "true"], 2,
+         "--bench-only measures the GPU's ceilings alone: it takes no COMMAND"),
+        (["--bench-only", "-b", "2"], 2, "--bench-only measures the GPU's ceilings alone"),
+        (["--bench-only", "--no-roof"], 2, "--bench-only measures the GPU's ceilings alone"),
+        (["--bench-only", "--roof-only"], 2, "--bench-only measures the GPU's ceilings alone"),
+        (["--bench-only", "--chip", "GH100"], 2,
+         "--chip plans listings; a collection is on this machine's GPU"),
         (["--replay", "ranges", "--", "true"], 2, "--replay"),
         (["--bogus"], 2, "--bogus"),
         (["--set", "dram", "-b", "2", "--chip", "GH100", "--list-available-metrics"], 2,
@@ -145,6 +152,7 @@ def test_bad_input_is_one_clear_line(tmp_path, host_api):
     if not os.path.exists("/dev/nvidiactl"):  # no GPU: a collection is refused before it runs
         cases.append((["-b", "18", "--", "touch", "ran"], 1,
                       "no NVIDIA GPU is usable here: counters need one"))
+        cases.append((["--bench-only"], 1, "no NVIDIA GPU is usable here"))
     for options, status, message in cases:
         r = run([GPUPROF, "compute", "profile", *options], cwd=tmp_path)
         assert r.returncode == status, (options, r.stderr)

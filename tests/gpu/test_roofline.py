@@ -93,3 +93,18 @@ def test_compute_profile_places_the_kernels(tmp_path, cuda_sample):
     fma = [row for row in table["rows"] if row[0].startswith("fmaLoop") and row[2] == "HBM"]
     assert fma and fma[0][7].startswith("compute"), table["rows"]
     assert 'class="point"' in plot.read_text()
+
+
+def test_compute_profile_bench_only(tmp_path):
+    """compute profile --bench-only: the ceilings alone, in a workload directory named by
+    -n, no program run; a second run refuses the directory without --overwrite."""
+    env = {"XDG_CACHE_HOME": str(tmp_path / "cache")}
+    r = run([GPUPROF, "compute", "profile", "--bench-only", "-n", "ceil"], cwd=tmp_path,
+            env=env, timeout=600)
+    assert r.returncode == 0, r.stderr
+    [directory] = (tmp_path / "workloads" / "ceil").iterdir()
+    assert sorted(p.name for p in directory.iterdir()) == ["roofline.csv", "roofline.html"]
+    assert ceilings(directory / "roofline.csv")["backend"] == "cuda"
+    r = run([GPUPROF, "compute", "profile", "--bench-only", "-n", "ceil"], cwd=tmp_path,
+            env=env, timeout=600)
+    assert r.returncode == 2 and "is not empty" in r.stderr
