@@ -12,6 +12,7 @@
  * out the rest at exit. Nothing is formatted or written on the application's threads. */
 #include <cupti.h>
 
+#include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -167,10 +168,23 @@ static const char *op_api_name(void *ctx, uint32_t domain, uint32_t cbid)
 	return name;
 }
 
+/* The device's driver version: the kernel module's, then the CUDA version the driver
+ * supports as nvidia-smi shows them both, "580.65.06 (CUDA 13.0)" (the CUDA part from the
+ * driver already loaded: cuDriverGetVersion needs no context). */
 static void op_describe_device(void *ctx, struct record_agent *agent)
 {
-	char version[128];
-	nvidia_proc_describe(NVIDIA_PROC, agent, version, sizeof(version));
+	char version[160];
+	nvidia_proc_describe(NVIDIA_PROC, agent, version, sizeof(version) - 32);
+	int (*driver_version)(int *) = NULL;
+	void *driver = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+	if (driver)
+		*(void **)&driver_version = dlsym(driver, "cuDriverGetVersion");
+	int cuda = 0;
+	if (driver_version && driver_version(&cuda) == 0 && cuda > 0)
+		snprintf(version + strlen(version), 32, "%s(CUDA %d.%d)", version[0] ? " " : "",
+			 cuda / 1000, cuda % 1000 / 10);
+	if (driver)
+		dlclose(driver);
 	if (version[0])
 		agent->driver_version_id = recorder_intern(version);
 }

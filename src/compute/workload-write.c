@@ -111,31 +111,65 @@ int workload_write_dispatches(sqlite3 *db, FILE *out, size_t *rows, struct error
 	return rc;
 }
 
-/* The occupancy limits of a compute capability that no device attribute in the trace
- * gives: the CUDA C++ Programming Guide's table of technical specifications per compute
- * capability (shared memory: the most an SM can be configured with). */
+/* What a compute capability's SMs hold and do that no device attribute in the trace
+ * gives: the occupancy limits of the CUDA C++ Programming Guide's table of technical
+ * specifications per compute capability (shared memory: the most an SM can be configured
+ * with), and the arithmetic of one SM per clock (the Guide's table of arithmetic
+ * instruction throughput: FP32, FP64 and FP16 results per clock; dense FP16 tensor FLOP
+ * with FP32 accumulation from NVIDIA's architecture whitepapers). 0 where the generation's
+ * parts differ (the FP16 tensor rate of 8.6 and 8.9 products) or no figure is published. */
 static const struct {
 	int major, minor;
 	int max_warps_per_sm, max_blocks_per_sm, registers_per_sm, register_allocation_unit;
 	int shared_memory_per_sm, shared_memory_reserved_per_block, shared_memory_allocation_unit;
+	int fp32_per_clock, fp64_per_clock, fp16_per_clock, tensor_fp16_flop_per_clock;
 } limits[] = {
-	{ 7, 0, 64, 32, 65536, 256, 98304, 0, 256 },
-	{ 7, 5, 32, 16, 65536, 256, 65536, 0, 256 },
-	{ 8, 0, 64, 32, 65536, 256, 167936, 1024, 128 },
-	{ 8, 6, 48, 16, 65536, 256, 102400, 1024, 128 },
-	{ 8, 7, 48, 16, 65536, 256, 167936, 1024, 128 },
-	{ 8, 9, 48, 24, 65536, 256, 102400, 1024, 128 },
-	{ 9, 0, 64, 32, 65536, 256, 233472, 1024, 128 },
-	{ 10, 0, 64, 32, 65536, 256, 233472, 1024, 128 },
-	{ 12, 0, 48, 32, 65536, 256, 102400, 1024, 128 },
+	{ 7, 0, 64, 32, 65536, 256, 98304, 0, 256, 64, 32, 128, 1024 },
+	{ 7, 5, 32, 16, 65536, 256, 65536, 0, 256, 64, 2, 128, 1024 },
+	{ 8, 0, 64, 32, 65536, 256, 167936, 1024, 128, 64, 32, 256, 2048 },
+	{ 8, 6, 48, 16, 65536, 256, 102400, 1024, 128, 128, 2, 128, 0 },
+	{ 8, 7, 48, 16, 65536, 256, 167936, 1024, 128, 128, 2, 128, 0 },
+	{ 8, 9, 48, 24, 65536, 256, 102400, 1024, 128, 128, 2, 128, 0 },
+	{ 9, 0, 64, 32, 65536, 256, 233472, 1024, 128, 128, 64, 256, 4096 },
+	{ 10, 0, 64, 32, 65536, 256, 233472, 1024, 128, 128, 64, 0, 0 },
+	{ 12, 0, 48, 32, 65536, 256, 102400, 1024, 128, 128, 2, 0, 0 },
 };
+
+/* Splits a CUDA device's driver_version, "580.65.06 (CUDA 13.0)" (inject/cuda/cuda.c),
+ * into the module's version and the CUDA version; either may be empty. */
+static void split_driver_version(const char *text, struct strbuf *driver, struct strbuf *cuda)
+{
+	const char *open = strstr(text, "(CUDA ");
+	const char *close = open ? strchr(open, ')') : NULL;
+	if (!close) {
+		strbuf_addstr(driver, text);
+		return;
+	}
+	const char *end = open;
+	while (end > text && end[-1] == ' ')
+		end--;
+	strbuf_add(driver, text, (size_t)(end - text));
+	strbuf_add(cuda, open + 6, (size_t)(close - open - 6));
+}
+
+/* A numeric fact: its column, and its value or an empty field where it is 0 (the device
+ * did not say, or the figure is not known). */
+static void add_fact(struct strbuf *header, struct strbuf *row, const char *name, double value)
+{
+	strbuf_addf(header, ",%s", name);
+	if (value > 0)
+		strbuf_addf(row, ",%.17g", value);
+	else
+		strbuf_addch(row, ',');
+}
 
 int workload_write_facts(sqlite3 *db, FILE *out, struct error *err)
 {
 	sqlite3_stmt *s;
 	if (store_prepare(db, "SELECT p.hostname, a.name, a.compute_units, a.warp_size, "
 			  "a.l2_cache_bytes, a.memory_bandwidth, a.max_clock_mhz, "
-			  "a.global_memory_bytes, a.compute_major, a.compute_minor "
+			  "a.global_memory_bytes, a.compute_major, a.compute_minor, "
+			  "IFNULL(a.driver_version, '') "
 			  "FROM agents a JOIN processes p ON p.id = a.process_id "
 			  "WHERE a.type = 'GPU' ORDER BY a.process_id, a.agent_id LIMIT 1", &s, err))
 		return -1;
@@ -145,11 +179,17 @@ int workload_write_facts(sqlite3 *db, FILE *out, struct error *err)
 				 sqlite3_db_filename(db, "main"));
 	}
 	struct strbuf header = STRBUF_INIT, row = STRBUF_INIT;
-	strbuf_addstr(&header, "host_name,gpu_name");
+	struct strbuf driver = STRBUF_INIT, cuda = STRBUF_INIT;
+	strbuf_addstr(&header, "host_name,gpu_name,driver_version,cuda_version");
 	for (int c = 0; c < 2; c++) {
 		const unsigned char *v = sqlite3_column_text(s, c);
 		csv_text(&row, v ? (const char *)v : "");
 	}
+	split_driver_version((const char *)sqlite3_column_text(s, 10), &driver, &cuda);
+	csv_text(&row, driver.buf);
+	csv_text(&row, cuda.buf);
+	strbuf_release(&driver);
+	strbuf_release(&cuda);
 	const struct {
 		const char *name;
 		double value;
@@ -161,13 +201,8 @@ int workload_write_facts(sqlite3 *db, FILE *out, struct error *err)
 		{ "sm_clock_hz", sqlite3_column_int64(s, 6) * 1e6 },
 		{ "dram_bytes", (double)sqlite3_column_int64(s, 7) },
 	};
-	for (size_t i = 0; i < sizeof(facts) / sizeof(facts[0]); i++) {
-		strbuf_addf(&header, ",%s", facts[i].name);
-		if (facts[i].value > 0) /* 0: the device did not say */
-			strbuf_addf(&row, ",%.17g", facts[i].value);
-		else
-			strbuf_addch(&row, ',');
-	}
+	for (size_t i = 0; i < sizeof(facts) / sizeof(facts[0]); i++)
+		add_fact(&header, &row, facts[i].name, facts[i].value);
 	int major = sqlite3_column_int(s, 8), minor = sqlite3_column_int(s, 9);
 	strbuf_addf(&header, ",compute_capability");
 	strbuf_addf(&row, ",%d.%d", major, minor);
@@ -182,6 +217,13 @@ int workload_write_facts(sqlite3 *db, FILE *out, struct error *err)
 			    limits[i].register_allocation_unit, limits[i].shared_memory_per_sm,
 			    limits[i].shared_memory_reserved_per_block,
 			    limits[i].shared_memory_allocation_unit);
+		/* theoretical peaks: every SM at the maximum clock, 2 FLOP per multiply-add */
+		double sm_clocks = facts[0].value * facts[4].value;
+		add_fact(&header, &row, "peak_fp64_flops", 2.0 * limits[i].fp64_per_clock * sm_clocks);
+		add_fact(&header, &row, "peak_fp32_flops", 2.0 * limits[i].fp32_per_clock * sm_clocks);
+		add_fact(&header, &row, "peak_fp16_flops", 2.0 * limits[i].fp16_per_clock * sm_clocks);
+		add_fact(&header, &row, "peak_tensor_fp16_flops",
+			 (double)limits[i].tensor_fp16_flop_per_clock * sm_clocks);
 	}
 	fprintf(out, "%s\n%s\n", header.buf, row.buf);
 	strbuf_release(&header);

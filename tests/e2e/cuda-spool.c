@@ -163,6 +163,12 @@ static void kernel(uint32_t correlation, uint64_t at_us)
 	translate(&k);
 }
 
+/* What the CUDA backend adds to a device record: its driver's versions (inject/cuda/cuda.c) */
+static void describe_device(void *ctx, struct record_agent *agent)
+{
+	agent->driver_version_id = intern(ctx, "580.65.06 (CUDA 13.0)");
+}
+
 int main(int argc, char **argv)
 {
 	int counters = argc == 3 && !strcmp(argv[2], "--counters");
@@ -178,7 +184,7 @@ int main(int argc, char **argv)
 	const struct translate_ops ops = {
 		.intern = intern, .emit = emit, .emit_metadata = emit_metadata,
 		.count_dropped = count_dropped, .new_agent_id = new_agent,
-		.new_queue_id = new_queue, .api_name = api_name,
+		.new_queue_id = new_queue, .api_name = api_name, .describe_device = describe_device,
 	};
 	translator_init(&t, &ops);
 	t.clock_offset_ns = (int64_t)START - (int64_t)BASE;

@@ -292,6 +292,13 @@ def test_analyze_reads_the_counters_of_a_database(tmp_path):
     assert (facts["gpu_name"], facts["sm_count"], facts["compute_capability"],
             facts["max_warps_per_sm"], facts["dram_bandwidth"]) == (
         "NVIDIA H200", "132", "9.0", "64", "4800000000000")
+    assert (facts["driver_version"], facts["cuda_version"]) == ("580.65.06", "13.0")
+    # theoretical peaks: 132 SMs at 1980 MHz, per SM and clock 64 FP64, 128 FP32 and 256
+    # FP16 multiply-adds (2 FLOP each), 4096 dense FP16 tensor FLOP
+    assert {k: float(v) for k, v in facts.items() if k.startswith("peak_")} == {
+        "peak_fp64_flops": 2 * 64 * 132 * 1.98e9, "peak_fp32_flops": 2 * 128 * 132 * 1.98e9,
+        "peak_fp16_flops": 2 * 256 * 132 * 1.98e9,
+        "peak_tensor_fp16_flops": 4096 * 132 * 1.98e9}
 
 
 def test_merge_joins_the_counters_of_replays(tmp_path):
