@@ -49,40 +49,6 @@ struct plan {
 	int metrics;
 };
 
-/* The CUPTI names of a newline-separated list, as an array into out (pointing into text,
- * whose newlines become NULs); returns how many. */
-static size_t split_names(char *text, const char ***out)
-{
-	size_t n = 0;
-	for (char *c = text; *c; c++)
-		n += *c == '\n';
-	const char **names = xcalloc(n ? n : 1, sizeof(*names));
-	size_t i = 0;
-	for (char *save = NULL, *line = strtok_r(text, "\n", &save); line;
-	     line = strtok_r(NULL, "\n", &save))
-		names[i++] = line;
-	*out = names;
-	return i;
-}
-
-/* The passes `list` (newline-separated) takes on the chip; -1 when one is refused (its
- * name into refused, when given). */
-static long passes_of(const struct plan *p, const char *list, struct strbuf *refused)
-{
-	char *copy = xstrdup(list);
-	const char **names;
-	size_t n = split_names(copy, &names), passes = 0, bad = 0;
-	long rc = 0;
-	if (n && p->api->passes(p->chip, names, n, &passes, &bad)) {
-		rc = -1;
-		if (refused && bad < n)
-			strbuf_addstr(refused, names[bad]);
-	}
-	free(names);
-	free(copy);
-	return rc ? -1 : (long)passes;
-}
-
 /* Adds a metric to the plan: its CUPTI metrics, and one to the count. */
 static void plan_add(const struct catalog_metric *m, void *arg)
 {
@@ -98,7 +64,7 @@ static void print_metric(const struct catalog_metric *m, void *arg)
 	catalog_cupti_names(m, &names);
 	const char *support = "derived";
 	if (names.len)
-		support = passes_of(p, names.buf, &refused) < 0 ? "no" : "yes";
+		support = host_list_passes(p->api, p->chip, names.buf, &refused) < 0 ? "no" : "yes";
 	printf("    %-8s %-40s %-18s %-7s %s%s%s%s\n", m->id, m->name, m->unit, support,
 	       m->expr_text, refused.len ? "  (" : "", refused.buf, refused.len ? " missing)" : "");
 	plan_add(m, p);
@@ -117,7 +83,7 @@ static void describe_passes(const struct plan *p, struct strbuf *out)
 		return;
 	}
 	struct strbuf refused = STRBUF_INIT;
-	long passes = passes_of(p, p->names.buf, &refused);
+	long passes = host_list_passes(p->api, p->chip, p->names.buf, &refused);
 	if (passes < 0)
 		strbuf_addf(out, "%zu CUPTI metrics; %s has no %s", cupti, p->chip, refused.buf);
 	else
@@ -134,58 +100,6 @@ static void join_lines(const char *list, const char *sep, struct strbuf *out)
 			strbuf_addch(out, *c);
 		else if (c[1])
 			strbuf_addstr(out, sep);
-}
-
-static void release_groups(struct strbuf *groups, long count)
-{
-	for (long i = 0; i < count; i++)
-		strbuf_release(&groups[i]);
-	free(groups);
-}
-
-/* Application replay: the metrics of list (newline-separated) put in groups that each
- * take one pass on the chip, each metric into the first group it fits. Returns how many
- * groups, each a newline-separated list in *groups (freed with release_groups), or -1
- * with the reason in why: a metric the chip refuses, or one that takes several passes by
- * itself (a run collects one pass: the program is not replayed within it). */
-static long plan_runs(const struct plan *p, const char *list, struct strbuf **groups,
-		      struct strbuf *why)
-{
-	char *copy = xstrdup(list);
-	const char **names;
-	size_t n = split_names(copy, &names);
-	struct strbuf *g = xcalloc(n ? n : 1, sizeof(*g));
-	for (size_t i = 0; i < (n ? n : 1); i++)
-		strbuf_init(&g[i]);
-	long count = 0;
-	struct strbuf candidate = STRBUF_INIT;
-	for (size_t i = 0; i < n && count >= 0; i++) {
-		long fit = 0;
-		for (; fit < count; fit++) {
-			strbuf_reset(&candidate);
-			strbuf_addf(&candidate, "%s%s\n", g[fit].buf, names[i]);
-			if (passes_of(p, candidate.buf, NULL) == 1)
-				break;
-		}
-		long alone = fit < count ? 1 : passes_of(p, names[i], NULL);
-		if (alone < 0)
-			strbuf_addf(why, "%s has no %s", p->chip, names[i]);
-		else if (alone > 1)
-			strbuf_addf(why, "%s takes %ld passes by itself on %s", names[i], alone,
-				    p->chip);
-		if (alone != 1)
-			count = -1;
-		else
-			strbuf_addf(&g[fit == count ? count++ : fit], "%s\n", names[i]);
-	}
-	strbuf_release(&candidate);
-	free(names);
-	free(copy);
-	if (count < 0)
-		release_groups(g, (long)(n ? n : 1));
-	else
-		*groups = g;
-	return count;
 }
 
 /* Whether the -b selections name metric m (all of them when there is none). */
@@ -260,11 +174,11 @@ static int list_sets(const struct catalog *c, struct host_api *api, const char *
 			catalog_select(c, s->select[k], plan_add, &p);
 		struct strbuf passes = STRBUF_INIT, why = STRBUF_INIT, *groups;
 		describe_passes(&p, &passes);
-		long runs = p.names.len ? plan_runs(&p, p.names.buf, &groups, &why) : 0;
+		long runs = p.names.len ? host_plan_groups(p.api, p.chip, p.names.buf, &groups, &why) : 0;
 		if (runs > 0) {
 			strbuf_addf(&passes, " (%ld run%s by application replay)", runs,
 				    runs == 1 ? "" : "s");
-			release_groups(groups, runs);
+			host_release_groups(groups, runs);
 		} else if (runs < 0) {
 			strbuf_addf(&passes, " (no application replay: %s)", why.buf);
 		}
@@ -285,6 +199,8 @@ struct profile_run {
 	size_t metric_count, passes;
 	struct strbuf *groups; /* application replay: the metrics of each run; else NULL */
 	long runs;             /* 1 with kernel replay */
+	const char *multiplex; /* iteration multiplexing: kernel or kernel_launch_params */
+	long multiplex_groups; /* its groups of one pass */
 	char **command;
 };
 
@@ -407,6 +323,10 @@ static int run_trace(const struct profile_run *p, long run, const char *trace_di
 	args[n++] = "trace";
 	args[n++] = "--pmc";
 	args[n++] = metrics.buf;
+	if (p->multiplex) {
+		args[n++] = "--pmc-multiplex";
+		args[n++] = p->multiplex;
+	}
 	if (*include) {
 		args[n++] = "--kernel-include-regex";
 		args[n++] = include;
@@ -433,6 +353,22 @@ static int run_trace(const struct profile_run *p, long run, const char *trace_di
 	strbuf_release(&self);
 	strbuf_release(&metrics);
 	return status;
+}
+
+/* The kernels of an iteration-multiplexed workload left without metrics, in one warning. */
+static void print_incomplete(const char *command, const struct workload *w)
+{
+	if (!w->incomplete_count)
+		return;
+	struct strbuf list = STRBUF_INIT;
+	for (size_t i = 0; i < w->incomplete_count && i < 5; i++)
+		strbuf_addf(&list, "%s%s", i ? "; " : "", w->incomplete[i]);
+	if (w->incomplete_count > 5)
+		strbuf_addf(&list, "; and %zu more", w->incomplete_count - 5);
+	warn("%s: %s: %zu kernel%s dispatched fewer times than the %ld groups of metrics get no "
+	     "metrics: %s", command, w->dir, w->incomplete_count,
+	     w->incomplete_count == 1 ? "" : "s", w->groups, list.buf);
+	strbuf_release(&list);
 }
 
 /* `gpuprof roofline` on CUDA device 0 (the GPU profiled) into the workload directory:
@@ -549,8 +485,12 @@ static void write_config(const struct profile_run *p, const char *dir, const cha
 	fprintf(out, "# gpuprof compute profile: the options as resolved for this run\n"
 		     "gpuprof_version: \"%s\"\nname: ", GPUPROF_VERSION);
 	yaml_text(out, p->name);
-	fprintf(out, "\nchip: %s\nreplay: %s\npasses: %zu\nruns: %ld\nselection: ", p->chip,
-		p->groups ? "application" : "kernel", p->passes, p->runs);
+	fprintf(out, "\nchip: %s\nreplay: %s\npasses: %zu\nruns: %ld\n", p->chip,
+		p->groups ? "application" : p->multiplex ? "none" : "kernel", p->passes, p->runs);
+	if (p->multiplex)
+		fprintf(out, "iteration_multiplexing: %s\nmultiplex_groups: %ld\n", p->multiplex,
+			p->multiplex_groups);
+	fprintf(out, "selection: ");
 	yaml_text(out, selection);
 	fprintf(out, "\nkernel_include_regex: ");
 	yaml_text(out, include);
@@ -666,6 +606,20 @@ static void workload_directory(const struct profile_run *p, struct strbuf *dir)
 		die("compute profile: %s", err.message);
 }
 
+/* Iteration multiplexing: the kernels of the workload in dir measured too few times for
+ * every group, said in one warning. */
+static void warn_incomplete(const char *dir)
+{
+	struct workload w;
+	struct error err;
+	if (workload_read(dir, &w, &err)) {
+		warn("compute profile: %s", err.message);
+		return;
+	}
+	print_incomplete("compute profile", &w);
+	workload_release(&w);
+}
+
 /* compute profile -- COMMAND: the directory chosen and checked, the program run under
  * trace --pmc, the workload written. Returns the program's exit status. */
 static int profile_command(struct profile_run *p, const char *selection)
@@ -683,6 +637,13 @@ static int profile_command(struct profile_run *p, const char *selection)
 		strbuf_addf(&plan, "%zu CUPTI metrics, %ld run%s of the program (application "
 				   "replay: one pass each)", p->metric_count, p->runs,
 			    p->runs == 1 ? "" : "s");
+	else if (p->multiplex)
+		strbuf_addf(&plan, "%zu CUPTI metrics in %ld group%s of one pass, one group per "
+				   "dispatch of each kernel (iteration multiplexing by %s; a kernel "
+				   "dispatched fewer than %ld times gets no metrics)",
+			    p->metric_count, p->multiplex_groups, p->multiplex_groups == 1 ? "" : "s",
+			    strcmp(p->multiplex, "kernel") ? "name and launch size" : "name",
+			    p->multiplex_groups);
 	else
 		strbuf_addf(&plan, "%zu CUPTI metrics, %zu pass%s (kernel replay)",
 			    p->metric_count, p->passes, p->passes == 1 ? "" : "es");
@@ -708,6 +669,8 @@ static int profile_command(struct profile_run *p, const char *selection)
 	}
 	if (failed)
 		warn("compute profile: %s", err.message);
+	else if (p->multiplex)
+		warn_incomplete(dir.buf);
 	int roofline = !failed && p->roofline ? run_roofline(dir.buf, p->quiet) : 0;
 	if (roofline)
 		warn("compute profile: no roofline.csv in %s: the roofline measurement failed (exit "
@@ -749,7 +712,7 @@ static int compute_profile(int argc, char **argv)
 	int help = -1, list = -1, sets = -1, overwrite = -1, quiet = -1, no_roof = -1;
 	int roof_only = -1, bench = -1;
 	const char *chip = NULL, *set = NULL, *name = NULL, *directory = NULL;
-	const char *replay = "kernel";
+	const char *replay = "kernel", *multiplex = NULL;
 	struct option_list blocks = { 0 }, kernels = { 0 }, dispatches = { 0 };
 	const struct option table[] = {
 		{ OPTION_LIST, 'b', "block", &blocks, "ID",
@@ -774,6 +737,12 @@ static int compute_profile(int argc, char **argv)
 		  "its memory; the default) or application (the program is run once per group "
 		  "of metrics that takes one pass, for kernels that cannot be replayed; the runs "
 		  "must launch the same kernels in the same order)" },
+		{ OPTION_ENUM, 0, "iteration-multiplexing", &multiplex,
+		  "kernel|kernel_launch_params",
+		  "no replay: the metrics in groups of one pass, the successive dispatches of a "
+		  "kernel (by name, or by name and launch size) each collecting the next group; "
+		  "analyze completes each dispatch with its kernel's means; a kernel dispatched "
+		  "fewer times than there are groups gets no metrics" },
 		{ OPTION_STRING, 'n', "name", &name, "NAME",
 		  "the workload's name (default: the command's file name)" },
 		{ OPTION_STRING, 0, "output-directory", &directory, "DIR",
@@ -829,11 +798,14 @@ static int compute_profile(int argc, char **argv)
 	if (roof_only == 1)
 		blocks.items[blocks.count++] = xstrdup("4");
 	if (bench == 1 && (roof_only == 1 || no_roof == 1 || blocks.count || kernels.count ||
-			   dispatches.count || strcmp(replay, "kernel") || sets == 1 ||
+			   dispatches.count || strcmp(replay, "kernel") || multiplex || sets == 1 ||
 			   list == 1 || next < argc))
 		die_with(EXIT_USAGE, "compute profile: --bench-only measures the GPU's ceilings "
 				     "alone: it takes no COMMAND and no -b, --set, -k, -d, --replay, "
-				     "--roof-only, --no-roof or listing");
+				     "--iteration-multiplexing, --roof-only, --no-roof or listing");
+	if (multiplex && strcmp(replay, "kernel"))
+		die_with(EXIT_USAGE, "compute profile: --iteration-multiplexing replays nothing: it "
+				     "cannot go with --replay %s", replay);
 	int collecting = sets != 1 && list != 1 && next < argc;
 	if ((collecting || bench == 1) && chip)
 		die_with(EXIT_USAGE, "compute profile: --chip plans listings; a collection is on "
@@ -876,7 +848,7 @@ static int compute_profile(int argc, char **argv)
 		for (size_t b = 0; b < c.count; b++)
 			plan_block(&c.blocks[b], &blocks, &p);
 		const char **names;
-		size_t n = split_names(p.names.buf, &names), unique = 0;
+		size_t n = host_split_names(p.names.buf, &names), unique = 0;
 		for (size_t i = 0; i < n; i++) {
 			size_t j = 0;
 			while (j < unique && strcmp(names[j], names[i]))
@@ -904,16 +876,25 @@ static int compute_profile(int argc, char **argv)
 		if (host_plan_device(&api, names, unique, &run.chip, &run.passes, &err))
 			die("compute profile: %s", err.message);
 		run.runs = 1;
-		if (!strcmp(replay, "application")) {
+		if (!strcmp(replay, "application") || multiplex) {
 			struct strbuf wanted_names = STRBUF_INIT, why = STRBUF_INIT;
 			for (size_t i = 0; i < unique; i++)
 				strbuf_addf(&wanted_names, "%s\n", names[i]);
-			p.chip = run.chip;
-			run.runs = plan_runs(&p, wanted_names.buf, &run.groups, &why);
-			if (run.runs < 0)
-				die_with(EXIT_USAGE, "compute profile: --replay application: %s (a run "
-						     "collects one pass): leave it out with -b, or "
-						     "use --replay kernel", why.buf);
+			struct strbuf *groups = NULL;
+			long count = host_plan_groups(p.api, run.chip, wanted_names.buf, &groups, &why);
+			if (count < 0)
+				die_with(EXIT_USAGE, "compute profile: %s: %s (%s collects one pass): "
+						     "leave it out with -b, or use --replay kernel",
+					 multiplex ? "--iteration-multiplexing" : "--replay application",
+					 why.buf, multiplex ? "a dispatch" : "a run");
+			if (multiplex) {
+				run.multiplex = multiplex;
+				run.multiplex_groups = count;
+				host_release_groups(groups, count);
+			} else {
+				run.groups = groups;
+				run.runs = count;
+			}
 			strbuf_release(&wanted_names);
 			strbuf_release(&why);
 		}
@@ -922,7 +903,7 @@ static int compute_profile(int argc, char **argv)
 			strbuf_addf(&selection, "%s%s", i ? " " : "", blocks.items[i]);
 		rc = profile_command(&run, selection.len ? selection.buf : "all");
 		if (run.groups)
-			release_groups(run.groups, run.runs);
+			host_release_groups(run.groups, run.runs);
 		strbuf_release(&selection);
 		free(names);
 		strbuf_release(&p.names);
@@ -1069,9 +1050,11 @@ static int compute_analyze(int argc, char **argv)
 		r.levels[level] = 1;
 	}
 	r.workloads = xcalloc((size_t)paths.count, sizeof(*r.workloads));
-	for (int i = 0; i < paths.count; i++)
+	for (int i = 0; i < paths.count; i++) {
 		if (workload_read(paths.items[i], &r.workloads[i], &err))
 			die("compute analyze: %s", err.message);
+		print_incomplete("compute analyze", &r.workloads[i]);
+	}
 	int rc = explain ? analyze_explain(&r, explain, &err)
 		 : list_stats == 1 ? analyze_list_stats(&r, &err) : analyze_print(&r, &err);
 	if (rc == 0 && plot && !explain && list_stats != 1)

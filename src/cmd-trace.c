@@ -130,6 +130,7 @@ struct trace_options {
 	int host_metrics, device_metrics, sample, sampling_realtime;
 	const char *sampling_interval, *sampling_freq;
 	struct option_list pmc, pmc_set;
+	const char *pmc_multiplex; /* NULL, kernel or kernel_launch_params */
 };
 
 static void stop_metrics(struct metrics *sampler)
@@ -454,6 +455,10 @@ static void trace_table(struct trace_options *o, struct option table[TABLE_SIZE]
 		{ OPTION_LIST, 0, "pmc-set", &o->pmc_set, "NAME...",
 		  "the CUPTI metrics of these metric sets of gpuprof compute (gpuprof compute "
 		  "profile --list-sets lists them), with those of --pmc" },
+		{ OPTION_ENUM, 0, "pmc-multiplex", &o->pmc_multiplex, "kernel|kernel_launch_params",
+		  "no replay: the metrics in groups of one pass each, one group per dispatch of "
+		  "a kernel in turn (dispatches of the same name, or of the same name and launch "
+		  "size); a kernel needs one dispatch per group to be measured whole" },
 		{ OPTION_SECTION, .help = "sampling (on by default in gpuprof sys; --no-NAME turns "
 					  "one off)" },
 		{ OPTION_BOOL, 0, "sample", &o->sample, NULL,
@@ -548,7 +553,8 @@ struct job {
 	struct output_request request;
 	struct kernel_filter filter;
 	struct metrics_options metrics;
-	struct strbuf pmc;    /* the --pmc metrics, comma-separated */
+	struct strbuf pmc;    /* the --pmc metrics, comma-separated; with --pmc-multiplex,
+			       * groups of one pass separated by ';' */
 	unsigned sample_freq; /* 0: no call-stack sampling */
 	int sample_realtime;  /* threads off the CPU sampled too */
 };
@@ -610,6 +616,7 @@ static int plan_counters(struct job *j, struct error *err)
 	}
 	/* each name once, in the order given */
 	const char **names = xcalloc(list.len + 1, sizeof(*names));
+	struct strbuf unique = STRBUF_INIT;
 	size_t count = 0;
 	for (char *save = NULL, *line = strtok_r(list.buf, "\n", &save); line;
 	     line = strtok_r(NULL, "\n", &save)) {
@@ -618,7 +625,7 @@ static int plan_counters(struct job *j, struct error *err)
 			k++;
 		if (k == count) {
 			names[count++] = line;
-			strbuf_addf(&j->pmc, "%s%s", k ? "," : "", line);
+			strbuf_addf(&unique, "%s\n", line);
 		}
 	}
 	struct host_api api;
@@ -630,15 +637,43 @@ static int plan_counters(struct job *j, struct error *err)
 			       "records)");
 	} else if (host_load(&api, err) == 0) {
 		rc = host_plan_device(&api, names, count, &chip, &passes, err);
-		if (rc == 0)
+		struct strbuf *groups = NULL, why = STRBUF_INIT;
+		long group_count = 1;
+		if (rc == 0 && j->o.pmc_multiplex) {
+			group_count = host_plan_groups(&api, chip, unique.buf, &groups, &why);
+			if (group_count < 0)
+				rc = error_set(err, "--pmc-multiplex: %s (a dispatch collects one pass)",
+					       why.buf);
+		}
+		for (long g = 0; rc == 0 && g < group_count; g++) {
+			const char *group = groups ? groups[g].buf : unique.buf;
+			strbuf_addstr(&j->pmc, g ? ";" : "");
+			for (const char *c = group; *c; c++)
+				if (*c != '\n')
+					strbuf_addch(&j->pmc, *c);
+				else if (c[1])
+					strbuf_addch(&j->pmc, ',');
+		}
+		if (rc == 0 && groups)
+			fprintf(stderr, "gpuprof: --pmc: %zu metric%s in %ld group%s of one pass on %s, "
+					"one group per dispatch of each kernel (--pmc-multiplex %s): "
+					"a kernel is measured whole after %ld dispatches; kernels run "
+					"one at a time while counters are collected\n", count,
+				count == 1 ? "" : "s", group_count, group_count == 1 ? "" : "s",
+				chip, j->o.pmc_multiplex, group_count);
+		else if (rc == 0)
 			fprintf(stderr, "gpuprof: --pmc: %zu metric%s, %zu pass%s on %s: each kernel "
 					"kept runs %zu time%s (CUPTI's kernel replay), and kernels "
 					"run one at a time while counters are collected\n", count,
 				count == 1 ? "" : "s", passes, passes == 1 ? "" : "es", chip, passes,
 				passes == 1 ? "" : "s");
+		if (groups)
+			host_release_groups(groups, group_count);
+		strbuf_release(&why);
 		host_unload(&api);
 	}
 	free(names);
+	strbuf_release(&unique);
 	strbuf_release(&list);
 	return rc ? pmc_error(err) : 0;
 }
@@ -656,6 +691,9 @@ static int job_prepare(struct job *j, struct error *err)
 				 "--kernel-trace=false");
 	if (counters && o->kernel == -1)
 		o->kernel = 1;
+	if (o->pmc_multiplex && !counters)
+		return error_set(err, "--pmc-multiplex spreads the metrics of --pmc or --pmc-set "
+				 "over dispatches: give them");
 	if (o->marker == 0 && o->kernel_rename == 1)
 		return error_set(err, "--kernel-rename needs the marker ranges: it cannot go with "
 				 "--marker-trace=false");
@@ -861,6 +899,7 @@ static int job_run(struct job *j, const char *directory, char **command)
 		const char *name, *value;
 	} counter_env[] = {
 		{ "GPUPROF_PMC", j->pmc.len ? j->pmc.buf : NULL },
+		{ "GPUPROF_PMC_MULTIPLEX", j->pmc.len ? o->pmc_multiplex : NULL },
 		{ "GPUPROF_KERNEL_INCLUDE_REGEX", j->pmc.len ? o->kernel_include : NULL },
 		{ "GPUPROF_KERNEL_EXCLUDE_REGEX", j->pmc.len ? o->kernel_exclude : NULL },
 		{ "GPUPROF_KERNEL_ITERATION_RANGE", j->pmc.len ? o->kernel_iterations : NULL },

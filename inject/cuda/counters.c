@@ -1,7 +1,9 @@
 /* Hardware counters per kernel (gpuprof trace --pmc, gpuprof compute profile), with
  * CUPTI's range profiler: auto ranges (one range per kernel) and kernel replay (CUPTI
  * runs a kernel once per pass the metrics need, saving and restoring the memory it
- * writes), so one run of the program gives every metric.
+ * writes), so one run of the program gives every metric. Under iteration multiplexing
+ * (GPUPROF_PMC_MULTIPLEX) nothing is replayed: the metrics come in groups of one pass, and
+ * the successive dispatches of a kernel each collect the next group.
  *
  * The launch callbacks of the driver API bracket each kernel that the filters keep: on
  * entry the profiler starts, on exit it stops, decodes the one range and the host API
@@ -33,10 +35,19 @@
 #define MAX_CONTEXTS 64
 #define MAX_METRICS 512
 
-/* The metrics asked for (GPUPROF_PMC, comma-separated). */
+/* The metrics asked for (GPUPROF_PMC: comma-separated, in groups separated by ';' under
+ * iteration multiplexing), group by group. */
 static char *metric_text;
 static const char *metrics[MAX_METRICS];
 static size_t metric_count;
+static struct group {
+	size_t first, count; /* of metrics */
+} groups[MAX_METRICS];
+static size_t group_count;
+/* GPUPROF_PMC_MULTIPLEX: each dispatch of a kernel collects the next group, in turn, with
+ * no replay; dispatches are of one kernel by name, or by name and launch size. Without
+ * it there is one group, every pass of which kernel replay makes. */
+static enum { MULTIPLEX_NONE, MULTIPLEX_KERNEL, MULTIPLEX_LAUNCH } multiplex;
 static struct kernel_filter filter;
 /* The driver's, found at run time: the library must load whatever the driver's version */
 static CUresult (*func_get_name)(const char **name, CUfunction function);
@@ -54,8 +65,10 @@ struct context {
 	uint32_t device;
 	CUpti_RangeProfiler_Object *profiler;
 	void *host;                 /* the host API's object for the device's chip */
-	uint8_t *config, *data;     /* configuration and counter data images */
-	size_t config_size, data_size;
+	struct images {
+		uint8_t *config, *data; /* configuration and counter data images */
+		size_t config_size, data_size;
+	} *images;                  /* one per group */
 	int broken;                 /* set up failed: its kernels get no counters */
 };
 
@@ -64,28 +77,34 @@ static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER; /* held from a launch's
 static struct context contexts[MAX_CONTEXTS];
 static int context_count;
 
-/* Iterations per kernel name, for --kernel-iteration-range: open addressing. */
+/* Dispatches per kernel name (for --kernel-iteration-range) and per multiplexing key
+ * (the name, with the launch size under MULTIPLEX_LAUNCH): open addressing. */
 struct name_count {
 	char *name;
 	uint64_t seen;
 };
-static struct name_count *names;
-static size_t name_slots, name_count;
+struct name_table {
+	struct name_count *slots;
+	size_t size, used;
+};
+static struct name_table names, keys;
 
 /* Values waiting for the writer thread. */
 struct pending {
 	struct pending *next;
 	uint64_t correlation_id;
 	uint32_t device;
+	size_t group;
 	size_t done; /* emitted so far */
 	double values[];
 };
 static pthread_mutex_t pending_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct pending *pending_head, **pending_tail = &pending_head;
 
-/* The launches the thread is inside (a launch may make another), and whether the
- * outermost is being measured (the lock is then held). */
+/* The launches the thread is inside (a launch may make another), whether the outermost
+ * is being measured (the lock is then held), and the group of metrics it collects. */
 static _Thread_local int depth, measuring;
+static _Thread_local size_t measured_group;
 
 /* Says what failed, with CUPTI's words for rc. */
 static void report(const char *what, CUptiResult rc)
@@ -129,9 +148,25 @@ int counters_configure(void)
 	if (!list || !*list)
 		return 0;
 	metric_text = strdup(list);
-	for (char *save = NULL, *name = strtok_r(metric_text, ",", &save);
-	     name && metric_count < MAX_METRICS; name = strtok_r(NULL, ",", &save))
-		metrics[metric_count++] = name;
+	for (char *save = NULL, *group = strtok_r(metric_text, ";", &save); group;
+	     group = strtok_r(NULL, ";", &save)) {
+		groups[group_count].first = metric_count;
+		for (char *inner = NULL, *name = strtok_r(group, ",", &inner);
+		     name && metric_count < MAX_METRICS; name = strtok_r(NULL, ",", &inner))
+			metrics[metric_count++] = name;
+		groups[group_count].count = metric_count - groups[group_count].first;
+		if (groups[group_count].count)
+			group_count++;
+	}
+	const char *mode = getenv("GPUPROF_PMC_MULTIPLEX");
+	if (mode && !strcmp(mode, "kernel"))
+		multiplex = MULTIPLEX_KERNEL;
+	else if (mode && !strcmp(mode, "kernel_launch_params"))
+		multiplex = MULTIPLEX_LAUNCH;
+	if (!multiplex && group_count > 1) { /* one group, replayed */
+		groups[0].count = metric_count;
+		group_count = 1;
+	}
 	struct error err;
 	if (kernel_filter_init(&filter, getenv("GPUPROF_KERNEL_INCLUDE_REGEX"),
 			       getenv("GPUPROF_KERNEL_EXCLUDE_REGEX"),
@@ -139,14 +174,15 @@ int counters_configure(void)
 		recorder_report("counters: %s: no counters are collected", err.message);
 		return -1;
 	}
-	if (kernel_filter_active(&filter)) {
+	if (kernel_filter_active(&filter) || multiplex) {
 		void *driver = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
 		if (driver)
 			*(void **)&func_get_name = dlsym(driver, "cuFuncGetName");
 		if (!func_get_name) {
 			recorder_report("counters: this CUDA driver cannot name a kernel at its "
-					"launch (no cuFuncGetName), so the kernel filters cannot "
-					"choose what to measure: no counters are collected");
+					"launch (no cuFuncGetName), so the kernel filters and "
+					"multiplexing cannot choose what to measure: no counters are "
+					"collected");
 			return -1;
 		}
 	}
@@ -161,15 +197,16 @@ int counters_configure(void)
 	return 1;
 }
 
-/* Makes a counter data image ready for the next range and hands both images to the
- * profiler: 0, or -1. */
-static int arm(struct context *c)
+/* Makes the counter data image of a group ready for the next range and hands the
+ * group's images to the profiler: 0, or -1. */
+static int arm(struct context *c, size_t group)
 {
+	struct images *i = &c->images[group];
 	CUpti_RangeProfiler_CounterDataImage_Initialize_Params init = {
 		CUpti_RangeProfiler_CounterDataImage_Initialize_Params_STRUCT_SIZE };
 	init.pRangeProfilerObject = c->profiler;
-	init.counterDataSize = c->data_size;
-	init.pCounterData = c->data;
+	init.counterDataSize = i->data_size;
+	init.pCounterData = i->data;
 	CUptiResult rc = cuptiRangeProfilerCounterDataImageInitialize(&init);
 	if (rc != CUPTI_SUCCESS) {
 		report("cannot initialise the counter data", rc);
@@ -177,10 +214,10 @@ static int arm(struct context *c)
 	}
 	CUpti_RangeProfiler_SetConfig_Params set = { CUpti_RangeProfiler_SetConfig_Params_STRUCT_SIZE };
 	set.pRangeProfilerObject = c->profiler;
-	set.configSize = c->config_size;
-	set.pConfig = c->config;
-	set.counterDataImageSize = c->data_size;
-	set.pCounterDataImage = c->data;
+	set.configSize = i->config_size;
+	set.pConfig = i->config;
+	set.counterDataImageSize = i->data_size;
+	set.pCounterDataImage = i->data;
 	set.range = CUPTI_AutoRange;
 	set.replayMode = CUPTI_KernelReplay;
 	set.maxRangesPerPass = 1;
@@ -225,7 +262,12 @@ static int set_up(struct context *c)
 	}
 	c->host = host.open_device(chip.pChipName, availability);
 	free(availability);
-	if (!c->host || host.config(c->host, metrics, metric_count, &c->config, &c->config_size)) {
+	c->images = calloc(group_count, sizeof(*c->images));
+	int configured = c->host != NULL && c->images != NULL;
+	for (size_t g = 0; configured && g < group_count; g++)
+		configured = host.config(c->host, metrics + groups[g].first, groups[g].count,
+					 &c->images[g].config, &c->images[g].config_size) == 0;
+	if (!configured) {
 		recorder_report("counters: the metrics asked for cannot be collected on %s (one is "
 				"not this chip's; `gpuprof compute profile --list-available-metrics "
 				"--chip %s` lists them)", chip.pChipName, chip.pChipName);
@@ -242,22 +284,23 @@ static int set_up(struct context *c)
 		return -1;
 	}
 	c->profiler = enable.pRangeProfilerObject;
-	CUpti_RangeProfiler_GetCounterDataSize_Params size = {
-		CUpti_RangeProfiler_GetCounterDataSize_Params_STRUCT_SIZE };
-	size.pRangeProfilerObject = c->profiler;
-	size.pMetricNames = metrics;
-	size.numMetrics = metric_count;
-	size.maxNumOfRanges = 1;
-	size.maxNumRangeTreeNodes = 1;
-	if ((rc = cuptiRangeProfilerGetCounterDataSize(&size)) != CUPTI_SUCCESS) {
-		report("cannot size the counter data", rc);
-		return -1;
+	for (size_t g = 0; g < group_count; g++) {
+		CUpti_RangeProfiler_GetCounterDataSize_Params size = {
+			CUpti_RangeProfiler_GetCounterDataSize_Params_STRUCT_SIZE };
+		size.pRangeProfilerObject = c->profiler;
+		size.pMetricNames = metrics + groups[g].first;
+		size.numMetrics = groups[g].count;
+		size.maxNumOfRanges = 1;
+		size.maxNumRangeTreeNodes = 1;
+		if ((rc = cuptiRangeProfilerGetCounterDataSize(&size)) != CUPTI_SUCCESS) {
+			report("cannot size the counter data", rc);
+			return -1;
+		}
+		c->images[g].data_size = size.counterDataSize;
+		if (!(c->images[g].data = malloc(size.counterDataSize)))
+			return -1;
 	}
-	c->data_size = size.counterDataSize;
-	c->data = malloc(c->data_size);
-	if (!c->data)
-		return -1;
-	return arm(c);
+	return 0;
 }
 
 static struct context *context_of(CUcontext ctx)
@@ -274,70 +317,112 @@ static struct context *context_of(CUcontext ctx)
 	return c;
 }
 
-/* The slot of a kernel name in names (added if new), NULL without memory. */
-static struct name_count *name_slot(const char *name)
+/* The slot of a name in table t (added if new), NULL without memory. */
+static struct name_count *name_slot(struct name_table *t, const char *name)
 {
-	if (2 * (name_count + 1) > name_slots) {
-		size_t slots = name_slots ? 2 * name_slots : 64;
-		struct name_count *grown = calloc(slots, sizeof(*grown));
+	if (2 * (t->used + 1) > t->size) {
+		size_t size = t->size ? 2 * t->size : 64;
+		struct name_count *grown = calloc(size, sizeof(*grown));
 		if (!grown)
 			return NULL;
-		for (size_t i = 0; i < name_slots; i++) {
-			if (!names[i].name)
+		for (size_t i = 0; i < t->size; i++) {
+			if (!t->slots[i].name)
 				continue;
-			size_t j = hash_string(names[i].name) & (slots - 1);
+			size_t j = hash_string(t->slots[i].name) & (size - 1);
 			while (grown[j].name)
-				j = (j + 1) & (slots - 1);
-			grown[j] = names[i];
+				j = (j + 1) & (size - 1);
+			grown[j] = t->slots[i];
 		}
-		free(names);
-		names = grown;
-		name_slots = slots;
+		free(t->slots);
+		t->slots = grown;
+		t->size = size;
 	}
-	size_t j = hash_string(name) & (name_slots - 1);
-	while (names[j].name && strcmp(names[j].name, name))
-		j = (j + 1) & (name_slots - 1);
-	if (!names[j].name) {
-		if (!(names[j].name = strdup(name)))
+	size_t j = hash_string(name) & (t->size - 1);
+	while (t->slots[j].name && strcmp(t->slots[j].name, name))
+		j = (j + 1) & (t->size - 1);
+	if (!t->slots[j].name) {
+		if (!(t->slots[j].name = strdup(name)))
 			return NULL;
-		name_count++;
+		t->used++;
 	}
-	return &names[j];
+	return &t->slots[j];
 }
 
-/* Whether the filters keep this launch of the kernel (counting its iterations). */
-static int wanted(CUfunction function)
+/* What a driver API launch launches, and its size: threads in the grid and in a block,
+ * dynamic shared memory per block. */
+struct launch {
+	CUfunction function;
+	uint64_t grid_threads, block_threads, shared_bytes;
+};
+
+static struct launch launch_of(CUpti_CallbackId cbid, const void *params)
 {
-	if (!kernel_filter_active(&filter))
+	struct launch l = { NULL, 0, 0, 0 };
+	const cuLaunchKernel_params *k = params;
+	const cuLaunchCooperativeKernel_params *co = params;
+	const CUlaunchConfig *config;
+	switch (cbid) {
+	case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel:
+	case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz:
+		l.function = k->f;
+		l.block_threads = (uint64_t)k->blockDimX * k->blockDimY * k->blockDimZ;
+		l.grid_threads = l.block_threads * k->gridDimX * k->gridDimY * k->gridDimZ;
+		l.shared_bytes = k->sharedMemBytes;
+		break;
+	case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx:
+	case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz:
+		l.function = ((const cuLaunchKernelEx_params *)params)->f;
+		if ((config = ((const cuLaunchKernelEx_params *)params)->config)) {
+			l.block_threads = (uint64_t)config->blockDimX * config->blockDimY *
+					  config->blockDimZ;
+			l.grid_threads = l.block_threads * config->gridDimX * config->gridDimY *
+					 config->gridDimZ;
+			l.shared_bytes = config->sharedMemBytes;
+		}
+		break;
+	case CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel:
+	case CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel_ptsz:
+		l.function = co->f;
+		l.block_threads = (uint64_t)co->blockDimX * co->blockDimY * co->blockDimZ;
+		l.grid_threads = l.block_threads * co->gridDimX * co->gridDimY * co->gridDimZ;
+		l.shared_bytes = co->sharedMemBytes;
+		break;
+	}
+	return l;
+}
+
+/* Whether the filters keep this launch (counting its iterations), and the group of
+ * metrics it collects into *group: under multiplexing, the next of its kernel's. */
+static int wanted(const struct launch *l, size_t *group)
+{
+	*group = 0;
+	if (!kernel_filter_active(&filter) && !multiplex)
 		return 1;
 	const char *mangled = NULL;
-	if (!function || func_get_name(&mangled, function) != CUDA_SUCCESS || !mangled)
+	if (!l->function || func_get_name(&mangled, l->function) != CUDA_SUCCESS || !mangled)
 		return 0;
 	char *demangled = translator_demangle(mangled);
 	const char *name = demangled ? demangled : mangled;
 	int keep = kernel_filter_name(&filter, name);
 	if (keep && filter.range_count) {
-		struct name_count *n = name_slot(name);
+		struct name_count *n = name_slot(&names, name);
 		keep = n && kernel_filter_iteration(&filter, ++n->seen);
+	}
+	if (keep && multiplex) {
+		struct strbuf key = STRBUF_INIT;
+		strbuf_addstr(&key, name);
+		if (multiplex == MULTIPLEX_LAUNCH)
+			strbuf_addf(&key, "\n%llu %llu %llu", (unsigned long long)l->grid_threads,
+				    (unsigned long long)l->block_threads,
+				    (unsigned long long)l->shared_bytes);
+		struct name_count *n = name_slot(&keys, key.buf);
+		keep = n != NULL;
+		if (n)
+			*group = n->seen++ % group_count;
+		strbuf_release(&key);
 	}
 	free(demangled);
 	return keep;
-}
-
-static CUfunction launched_function(CUpti_CallbackId cbid, const void *params)
-{
-	switch (cbid) {
-	case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel:
-	case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz:
-		return ((const cuLaunchKernel_params *)params)->f;
-	case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx:
-	case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz:
-		return ((const cuLaunchKernelEx_params *)params)->f;
-	case CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel:
-	case CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel_ptsz:
-		return ((const cuLaunchCooperativeKernel_params *)params)->f;
-	}
-	return NULL;
 }
 
 const CUpti_CallbackId counters_launch_callbacks[] = {
@@ -349,9 +434,12 @@ const CUpti_CallbackId counters_launch_callbacks[] = {
 const size_t counters_launch_callback_count =
 	sizeof(counters_launch_callbacks) / sizeof(counters_launch_callbacks[0]);
 
-/* The counters of the range just measured, queued for the writer thread. */
-static void finish(struct context *c, uint64_t correlation_id)
+/* The counters of the range just measured (of a group's metrics), queued for the
+ * writer thread. */
+static void finish(struct context *c, size_t group, uint64_t correlation_id)
 {
+	const struct group *g = &groups[group];
+	struct images *i = &c->images[group];
 	CUpti_RangeProfiler_Stop_Params stop = { CUpti_RangeProfiler_Stop_Params_STRUCT_SIZE };
 	stop.pRangeProfilerObject = c->profiler;
 	CUptiResult rc = cuptiRangeProfilerStop(&stop);
@@ -360,9 +448,10 @@ static void finish(struct context *c, uint64_t correlation_id)
 	decode.pRangeProfilerObject = c->profiler;
 	if (rc == CUPTI_SUCCESS)
 		rc = cuptiRangeProfilerDecodeData(&decode);
-	struct pending *p = malloc(sizeof(*p) + metric_count * sizeof(double));
+	struct pending *p = malloc(sizeof(*p) + g->count * sizeof(double));
 	if (rc != CUPTI_SUCCESS || decode.numOfRangeDropped || !p ||
-	    host.evaluate(c->host, c->data, c->data_size, 0, metrics, metric_count, p->values)) {
+	    host.evaluate(c->host, i->data, i->data_size, 0, metrics + g->first, g->count,
+			  p->values)) {
 		if (rc != CUPTI_SUCCESS)
 			report("cannot read a kernel's counters", rc);
 		recorder_count_dropped(DROPPED_COUNTERS, 1);
@@ -371,14 +460,13 @@ static void finish(struct context *c, uint64_t correlation_id)
 		p->next = NULL;
 		p->correlation_id = correlation_id;
 		p->device = c->device;
+		p->group = group;
 		p->done = 0;
 		pthread_mutex_lock(&pending_lock);
 		*pending_tail = p;
 		pending_tail = &p->next;
 		pthread_mutex_unlock(&pending_lock);
 	}
-	if (arm(c))
-		c->broken = 1;
 }
 
 void counters_callback(CUpti_CallbackId cbid, const CUpti_CallbackData *data)
@@ -388,16 +476,21 @@ void counters_callback(CUpti_CallbackId cbid, const CUpti_CallbackData *data)
 			return;
 		pthread_mutex_lock(&lock);
 		struct context *c = context_of(data->context);
-		if (c && !c->broken && wanted(launched_function(cbid, data->functionParams))) {
+		struct launch l = launch_of(cbid, data->functionParams);
+		size_t group;
+		if (c && !c->broken && wanted(&l, &group)) {
 			CUpti_RangeProfiler_Start_Params start = {
 				CUpti_RangeProfiler_Start_Params_STRUCT_SIZE };
 			start.pRangeProfilerObject = c->profiler;
-			CUptiResult rc = cuptiRangeProfilerStart(&start);
-			if (rc == CUPTI_SUCCESS) {
+			int armed = arm(c, group) == 0; /* it said why not */
+			CUptiResult rc = armed ? cuptiRangeProfilerStart(&start) : CUPTI_SUCCESS;
+			if (armed && rc == CUPTI_SUCCESS) {
 				measuring = 1; /* the lock stays held until the launch returns */
+				measured_group = group;
 				return;
 			}
-			report("cannot start the range profiler", rc);
+			if (armed)
+				report("cannot start the range profiler", rc);
 			c->broken = 1;
 		}
 		if (c && c->broken)
@@ -408,7 +501,7 @@ void counters_callback(CUpti_CallbackId cbid, const CUpti_CallbackData *data)
 	if (depth == 0 || --depth || !measuring)
 		return;
 	measuring = 0;
-	finish(context_of(data->context), data->correlationId);
+	finish(context_of(data->context), measured_group, data->correlationId);
 	pthread_mutex_unlock(&lock);
 }
 
@@ -420,8 +513,9 @@ int counters_collect(struct translator *t)
 		pthread_mutex_unlock(&pending_lock);
 		if (!p)
 			return 0;
-		if (translator_counters(t, p->correlation_id, p->device, metrics, p->values,
-					metric_count, &p->done))
+		const struct group *g = &groups[p->group];
+		if (translator_counters(t, p->correlation_id, p->device, metrics + g->first,
+					p->values, g->count, &p->done))
 			return 1; /* the recorder's buffer is full: resume at p->done */
 		pthread_mutex_lock(&pending_lock);
 		pending_head = p->next;

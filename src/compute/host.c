@@ -2,6 +2,7 @@
 #include "compute/host.h"
 
 #include <dlfcn.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "install.h"
@@ -70,4 +71,81 @@ int host_plan_device(struct host_api *api, const char *const *names, size_t coun
 				      "names end in .sum, .avg, .max, .pct_of_peak_sustained_...)",
 				 names[refused], *chip);
 	return error_set(err, "CUPTI cannot plan these metrics on %s", *chip);
+}
+
+size_t host_split_names(char *text, const char ***out)
+{
+	size_t n = 0;
+	for (char *c = text; *c; c++)
+		n += *c == '\n';
+	const char **names = xcalloc(n ? n : 1, sizeof(*names));
+	size_t i = 0;
+	for (char *save = NULL, *line = strtok_r(text, "\n", &save); line;
+	     line = strtok_r(NULL, "\n", &save))
+		names[i++] = line;
+	*out = names;
+	return i;
+}
+
+long host_list_passes(const struct host_api *api, const char *chip, const char *list,
+		      struct strbuf *refused)
+{
+	char *copy = xstrdup(list);
+	const char **names;
+	size_t n = host_split_names(copy, &names), passes = 0, bad = 0;
+	long rc = 0;
+	if (n && api->passes(chip, names, n, &passes, &bad)) {
+		rc = -1;
+		if (refused && bad < n)
+			strbuf_addstr(refused, names[bad]);
+	}
+	free(names);
+	free(copy);
+	return rc ? -1 : (long)passes;
+}
+
+long host_plan_groups(const struct host_api *api, const char *chip, const char *list,
+		      struct strbuf **groups, struct strbuf *why)
+{
+	char *copy = xstrdup(list);
+	const char **names;
+	size_t n = host_split_names(copy, &names);
+	struct strbuf *g = xcalloc(n ? n : 1, sizeof(*g));
+	for (size_t i = 0; i < (n ? n : 1); i++)
+		strbuf_init(&g[i]);
+	long count = 0;
+	struct strbuf candidate = STRBUF_INIT;
+	for (size_t i = 0; i < n && count >= 0; i++) {
+		long fit = 0;
+		for (; fit < count; fit++) {
+			strbuf_reset(&candidate);
+			strbuf_addf(&candidate, "%s%s\n", g[fit].buf, names[i]);
+			if (host_list_passes(api, chip, candidate.buf, NULL) == 1)
+				break;
+		}
+		long alone = fit < count ? 1 : host_list_passes(api, chip, names[i], NULL);
+		if (alone < 0)
+			strbuf_addf(why, "%s has no %s", chip, names[i]);
+		else if (alone > 1)
+			strbuf_addf(why, "%s takes %ld passes by itself on %s", names[i], alone, chip);
+		if (alone != 1)
+			count = -1;
+		else
+			strbuf_addf(&g[fit == count ? count++ : fit], "%s\n", names[i]);
+	}
+	strbuf_release(&candidate);
+	free(names);
+	free(copy);
+	if (count < 0)
+		host_release_groups(g, (long)(n ? n : 1));
+	else
+		*groups = g;
+	return count;
+}
+
+void host_release_groups(struct strbuf *groups, long count)
+{
+	for (long i = 0; i < count; i++)
+		strbuf_release(&groups[i]);
+	free(groups);
 }

@@ -63,6 +63,27 @@ void host_unload(struct host_api *api);
  * (no GPU, or a metric the chip does not have). */
 int host_plan_device(struct host_api *api, const char *const *names, size_t count,
 		     const char **chip, size_t *passes, struct error *err);
+
+#include "util/strbuf.h"
+
+/* The names of a newline-separated list, as an array into *out (pointing into text,
+ * whose newlines become NULs; the array malloc()ed); returns how many. */
+size_t host_split_names(char *text, const char ***out);
+
+/* The passes the metrics of list (newline-separated) take together on chip; -1 when one
+ * is refused (its name into refused, when given). */
+long host_list_passes(const struct host_api *api, const char *chip, const char *list,
+		      struct strbuf *refused);
+
+/* The metrics of list (newline-separated) put in groups that each take one pass on chip,
+ * each metric into the first group it fits (application replay: one run of the program
+ * per group; iteration multiplexing: one dispatch per group). Returns how many groups,
+ * each a newline-separated list in *groups (freed with host_release_groups), or -1 with
+ * the reason in why: a metric the chip refuses, or one that takes several passes by
+ * itself. */
+long host_plan_groups(const struct host_api *api, const char *chip, const char *list,
+		      struct strbuf **groups, struct strbuf *why);
+void host_release_groups(struct strbuf *groups, long count);
 #endif
 
 #endif

@@ -11,6 +11,7 @@
 
 #include "store/store.h"
 #include "util/csv.h"
+#include "util/hash.h"
 #include "util/strbuf.h"
 
 /* The rows of a file's text, or -1 with err naming where a quote was left open. */
@@ -227,6 +228,13 @@ int workload_read(const char *dir, struct workload *w, struct error *err)
 		w->roofline = xcalloc(1, sizeof(*w->roofline));
 		rc = roofline_read_csv(name.buf, w->roofline, err);
 	}
+	strbuf_reset(&text);
+	strbuf_reset(&name);
+	strbuf_addf(&name, "%s/profiling_config.yaml", dir);
+	if (rc == 0 && access(name.buf, F_OK) == 0 &&
+	    (rc = read_file(dir, "profiling_config.yaml", &text, err)) == 0 &&
+	    (rc = workload_parse_config(name.buf, text.buf, w, err)) == 0)
+		workload_multiplex(w);
 	strbuf_release(&text);
 	strbuf_release(&name);
 	if (rc)
@@ -234,8 +242,151 @@ int workload_read(const char *dir, struct workload *w, struct error *err)
 	return rc ? -1 : 0;
 }
 
+int workload_parse_config(const char *name, const char *text, struct workload *w,
+			  struct error *err)
+{
+	for (const char *line = text; *line;) {
+		size_t n = strcspn(line, "\n");
+		static const char mode[] = "iteration_multiplexing: ", groups[] = "multiplex_groups: ";
+		char value[32] = "";
+		if (!strncmp(line, mode, sizeof(mode) - 1) || !strncmp(line, groups, sizeof(groups) - 1)) {
+			const char *v = line + strcspn(line, " ") + 1;
+			size_t len = (size_t)(line + n - v);
+			if (len < sizeof(value))
+				memcpy(value, v, len), value[len] = '\0';
+		}
+		if (!strncmp(line, mode, sizeof(mode) - 1)) {
+			if (!strcmp(value, "kernel"))
+				w->multiplex = MULTIPLEX_KERNEL;
+			else if (!strcmp(value, "kernel_launch_params"))
+				w->multiplex = MULTIPLEX_LAUNCH;
+			else if (strcmp(value, "none"))
+				return error_set(err, "%s: iteration_multiplexing is kernel, "
+						      "kernel_launch_params or none, not '%.*s'", name,
+						 (int)(n - (sizeof(mode) - 1)), line + sizeof(mode) - 1);
+		} else if (!strncmp(line, groups, sizeof(groups) - 1)) {
+			char *end;
+			errno = 0;
+			long g = strtol(value, &end, 10);
+			if (!*value || *end || errno || g < 1)
+				return error_set(err, "%s: multiplex_groups is a count, not '%.*s'", name,
+						 (int)(n - (sizeof(groups) - 1)), line + sizeof(groups) - 1);
+			w->groups = g;
+		}
+		line += n + (line[n] == '\n');
+	}
+	if (w->multiplex != MULTIPLEX_NONE && w->groups < 1)
+		return error_set(err, "%s: iteration_multiplexing without multiplex_groups", name);
+	return 0;
+}
+
+/* The bits of a number for hashing: equal for equal numbers (0 and -0, every NAN). */
+static uint64_t double_bits(double x)
+{
+	uint64_t bits = 0;
+	if (!isnan(x) && x != 0)
+		memcpy(&bits, &x, sizeof(bits));
+	return bits;
+}
+
+/* Whether two dispatches are of one kernel for multiplexing. */
+static int same_kernel(const struct workload *w, const struct workload_dispatch *a,
+		       const struct workload_dispatch *b)
+{
+	if (strcmp(a->kernel, b->kernel))
+		return 0;
+	if (w->multiplex != MULTIPLEX_LAUNCH)
+		return 1;
+	/* NAN (an empty field) equals only NAN */
+	const double x[] = { a->grid_threads, a->block_threads, a->shared_per_block },
+		     y[] = { b->grid_threads, b->block_threads, b->shared_per_block };
+	for (int i = 0; i < 3; i++)
+		if (x[i] != y[i] && !(isnan(x[i]) && isnan(y[i])))
+			return 0;
+	return 1;
+}
+
+void workload_multiplex(struct workload *w)
+{
+	if (w->multiplex == MULTIPLEX_NONE || !w->column_count)
+		return;
+	/* each dispatch's kernel: the index of its first dispatch, found through a table of
+	 * first dispatches (open addressing, index + 1, 0 empty) */
+	size_t *kernel = xcalloc(w->count ? w->count : 1, sizeof(*kernel));
+	size_t slots = 64;
+	while (slots < 2 * w->count)
+		slots *= 2;
+	size_t *first = xcalloc(slots, sizeof(*first));
+	for (size_t i = 0; i < w->count; i++) {
+		const struct workload_dispatch *d = &w->dispatches[i];
+		uint64_t h = hash_string(d->kernel);
+		if (w->multiplex == MULTIPLEX_LAUNCH)
+			h ^= hash_int(double_bits(d->grid_threads) ^ hash_int(double_bits(d->block_threads)));
+		size_t j = h & (slots - 1);
+		while (first[j] && !same_kernel(w, &w->dispatches[first[j] - 1], d))
+			j = (j + 1) & (slots - 1);
+		if (!first[j])
+			first[j] = i + 1;
+		kernel[i] = first[j] - 1;
+	}
+	free(first);
+	double *sum = xcalloc(w->column_count, sizeof(*sum));
+	size_t *n = xcalloc(w->column_count, sizeof(*n));
+	for (size_t k = 0; k < w->count; k++) {
+		if (kernel[k] != k)
+			continue;
+		memset(sum, 0, w->column_count * sizeof(*sum));
+		memset(n, 0, w->column_count * sizeof(*n));
+		long measured = 0;
+		for (size_t i = k; i < w->count; i++) {
+			if (kernel[i] != k)
+				continue;
+			int any = 0;
+			for (size_t c = 0; c < w->column_count; c++) {
+				double v = w->dispatches[i].values[c];
+				if (!isnan(v))
+					sum[c] += v, n[c]++, any = 1;
+			}
+			measured += any;
+		}
+		if (!measured)
+			continue; /* not measured at all (the kernel filters) */
+		int complete = measured >= w->groups;
+		if (!complete) {
+			struct strbuf what = STRBUF_INIT;
+			strbuf_addf(&what, "%s (measured %ld time%s", w->dispatches[k].kernel, measured,
+				    measured == 1 ? "" : "s");
+			if (w->multiplex == MULTIPLEX_LAUNCH)
+				strbuf_addf(&what, " with %.0f threads in blocks of %.0f",
+					    w->dispatches[k].grid_threads,
+					    w->dispatches[k].block_threads);
+			strbuf_addch(&what, ')');
+			w->incomplete = xrealloc(w->incomplete,
+						 (w->incomplete_count + 1) * sizeof(*w->incomplete));
+			w->incomplete[w->incomplete_count++] = strbuf_detach(&what);
+		}
+		for (size_t i = k; i < w->count; i++) {
+			if (kernel[i] != k)
+				continue;
+			for (size_t c = 0; c < w->column_count; c++) {
+				double *v = &w->dispatches[i].values[c];
+				if (!complete)
+					*v = NAN;
+				else if (isnan(*v) && n[c])
+					*v = sum[c] / (double)n[c];
+			}
+		}
+	}
+	free(n);
+	free(sum);
+	free(kernel);
+}
+
 void workload_release(struct workload *w)
 {
+	for (size_t i = 0; i < w->incomplete_count; i++)
+		free(w->incomplete[i]);
+	free(w->incomplete);
 	for (size_t i = 0; i < w->count; i++) {
 		free(w->dispatches[i].kernel);
 		free(w->dispatches[i].values);

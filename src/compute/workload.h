@@ -38,11 +38,21 @@ struct workload {
 	char **facts, **fact_values;  /* sysinfo.csv: column names and values */
 	size_t fact_count;
 	struct roofline *roofline;    /* roofline.csv; NULL when the directory has none */
+	/* iteration multiplexing (profiling_config.yaml): each dispatch of a kernel collected
+	 * one of `groups` groups of metrics, dispatches being of one kernel by name, or by
+	 * name and launch size (grid, block, shared memory) */
+	enum { MULTIPLEX_NONE, MULTIPLEX_KERNEL, MULTIPLEX_LAUNCH } multiplex;
+	long groups;
+	char **incomplete;            /* the kernels measured fewer times than groups */
+	size_t incomplete_count;
 };
 
-/* Reads dir/pmc_perf.csv, dir/sysinfo.csv and dir/roofline.csv where there is one, or the same from a database with counters
+/* Reads dir/pmc_perf.csv, dir/sysinfo.csv, and dir/roofline.csv and
+ * dir/profiling_config.yaml where there are, or the same from a database with counters
  * (gpuprof trace --pmc) when dir is a file: 0, or -1 with err naming the file, the line
- * and the fault. */
+ * and the fault. Under iteration multiplexing, each dispatch's counters are completed
+ * with the mean of its kernel's dispatches that collected the others (workload_multiplex).
+ */
 int workload_read(const char *dir, struct workload *w, struct error *err);
 /* The text of pmc_perf.csv and of sysinfo.csv (name: for messages). */
 int workload_parse_dispatches(const char *name, const char *text, size_t size,
@@ -50,6 +60,17 @@ int workload_parse_dispatches(const char *name, const char *text, size_t size,
 int workload_parse_facts(const char *name, const char *text, size_t size, struct workload *w,
 			 struct error *err);
 void workload_release(struct workload *w);
+
+/* profiling_config.yaml's iteration_multiplexing and multiplex_groups into w (nothing
+ * when they are absent): 0, or -1 with err for a value that is not one. */
+int workload_parse_config(const char *name, const char *text, struct workload *w,
+			  struct error *err);
+/* Iteration multiplexing: a counter that a dispatch did not collect takes the mean of
+ * the dispatches of the same kernel that did, so that a metric over counters of several
+ * groups has a value per dispatch; a kernel measured fewer times than there are groups
+ * has its counters emptied (no metrics rather than some from too few dispatches) and is
+ * named in w->incomplete. Nothing without multiplexing. */
+void workload_multiplex(struct workload *w);
 
 /* Writes pmc_perf.csv from a database: a row per kernel (the process's dispatch id, the
  * device's CUDA ordinal), a column per counter name recorded, in the order first

@@ -144,6 +144,10 @@ def test_bad_input_is_one_clear_line(tmp_path, host_api):
         (["--bench-only", "--chip", "GH100"], 2,
          "--chip plans listings; a collection is on this machine's GPU"),
         (["--replay", "ranges", "--", "true"], 2, "--replay"),
+        (["--iteration-multiplexing", "kernel", "--replay", "application", "--", "true"], 2,
+         "--iteration-multiplexing replays nothing: it cannot go with --replay application"),
+        (["--iteration-multiplexing", "sometimes", "--", "true"], 2,
+         "--iteration-multiplexing"),
         (["--bogus"], 2, "--bogus"),
         (["--set", "dram", "-b", "2", "--chip", "GH100", "--list-available-metrics"], 2,
          "--set and -b both select metrics: give one"),
@@ -286,6 +290,84 @@ def test_analyze_compares_workloads_against_the_first(tmp_path):
                             pytest.approx(base)]
     bandwidth = tables["18.1"]["rows"][0]
     assert bandwidth[5] == pytest.approx(-50)  # half the bandwidth
+
+
+# iteration multiplexing in two groups: the DRAM bytes, then the duration. vcopy four
+# times in turn (1 Mi threads), once more at 2 Mi threads (bytes only); fma_loop once
+MULTIPLEXED = [
+    (1, 1048576, 256, 0, 16, VCOPY, 1000, 3000, 4194304, 4194304, "", "", "", ""),
+    (2, 1048576, 256, 0, 16, VCOPY, 5000, 9000, "", "", 2000, "", "", ""),
+    (3, 1048576, 256, 0, 16, VCOPY, 10000, 12000, 8388608, 8388608, "", "", "", ""),
+    (4, 1048576, 256, 0, 16, VCOPY, 13000, 17000, "", "", 4000, "", "", ""),
+    (5, 2097152, 256, 0, 16, VCOPY, 18000, 20000, 4194304, 4194304, "", "", "", ""),
+    (6, 16896, 128, 49152, 64, "fma_loop", 21000, 31000, 0, 0, "", "", "", ""),
+]
+
+
+def multiplexed(path, mode, groups=2):
+    w = workload(path, MULTIPLEXED)
+    (path / "profiling_config.yaml").write_text(
+        f'name: "m"\nreplay: none\niteration_multiplexing: {mode}\n'
+        f"multiplex_groups: {groups}\nselection: \"18\"\n")
+    return w
+
+
+def test_analyze_completes_multiplexed_dispatches_with_their_kernels_means(tmp_path):
+    """Under iteration multiplexing a counter a dispatch did not collect is its kernel's
+    mean over the dispatches that did; a kernel dispatched fewer times than there are
+    groups gets no metrics and is named in one warning."""
+    w = multiplexed(tmp_path / "by-name", "kernel")
+    r = run([GPUPROF, "compute", "analyze", "-p", w, "-b", "18.1", "--output-format", "json"],
+            cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert r.stderr == (f"gpuprof: compute analyze: {w}: 1 kernel dispatched fewer "
+                        "times than the 2 groups of metrics get no metrics: fma_loop "
+                        "(measured 1 time)\n")
+    dram = rows_of({t["name"]: t for t in json.loads(r.stdout)}["18.1"])
+    # vcopy by name: 5 dispatches, bytes read measured on 1, 3, 5, the duration on 2, 4
+    read = (4194304 + 8388608 + 4194304) / 3
+    duration = (2000 + 4000) / 2
+    reads = [4194304, read, 8388608, read, 4194304]
+    durations = [duration, 2000, duration, 4000, duration]
+    assert dram["18.1.0"]["Avg"] == pytest.approx(sum(reads) / 5, rel=1e-12)
+    assert (dram["18.1.0"]["Min"], dram["18.1.0"]["Max"]) == (4194304, 8388608)
+    bandwidths = [2 * b / (d * 1e-9) for b, d in zip(reads, durations)]
+    assert dram["18.1.2"]["Avg"] == pytest.approx(sum(bandwidths) / 5, rel=1e-12)
+
+    w = multiplexed(tmp_path / "by-launch", "kernel_launch_params")
+    r = run([GPUPROF, "compute", "analyze", "-p", w, "-b", "18.1", "--output-format", "json"],
+            cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert r.stderr == (f"gpuprof: compute analyze: {w}: 2 kernels dispatched fewer "
+                        "times than the 2 groups of metrics get no metrics: vcopy(float "
+                        "const*, float*) (measured 1 time with 2097152 threads in blocks of "
+                        "256); fma_loop (measured 1 time with 16896 threads in blocks of 128)\n")
+    dram = rows_of({t["name"]: t for t in json.loads(r.stdout)}["18.1"])
+    # vcopy at 1 Mi threads alone: 4 dispatches
+    read = (4194304 + 8388608) / 2
+    reads = [4194304, read, 8388608, read]
+    durations = [duration, 2000, duration, 4000]
+    assert dram["18.1.0"]["Avg"] == pytest.approx(sum(reads) / 4, rel=1e-12)
+    bandwidths = [2 * b / (d * 1e-9) for b, d in zip(reads, durations)]
+    assert dram["18.1.2"]["Avg"] == pytest.approx(sum(bandwidths) / 4, rel=1e-12)
+
+    # the same rows without multiplexing: a metric over both groups has no dispatch
+    plain = workload(tmp_path / "plain", MULTIPLEXED)
+    dram = rows_of(analyze(tmp_path, "-p", plain, "-b", "18.1")["18.1"])
+    assert dram["18.1.2"]["Avg"] is None
+    assert dram["18.1.0"]["Avg"] == pytest.approx((4194304 + 8388608 + 4194304 + 0) / 4)
+
+    for text, message in [("iteration_multiplexing: sometimes\nmultiplex_groups: 2\n",
+                           "iteration_multiplexing is kernel, kernel_launch_params or none, "
+                           "not 'sometimes'"),
+                          ("iteration_multiplexing: kernel\nmultiplex_groups: 0\n",
+                           "multiplex_groups is a count, not '0'"),
+                          ("iteration_multiplexing: kernel\n",
+                           "iteration_multiplexing without multiplex_groups")]:
+        (tmp_path / "plain" / "profiling_config.yaml").write_text(text)
+        r = run([GPUPROF, "compute", "analyze", "-p", plain], cwd=tmp_path)
+        assert r.returncode == 1 and message in r.stderr, r.stderr
+        assert r.stderr.count("\n") == 1, r.stderr
 
 
 def test_analyze_bad_input_is_one_clear_line(tmp_path):

@@ -261,6 +261,13 @@ def test_pmc_without_a_gpu_is_one_clear_line(tmp_path):
     assert (r.returncode, r.stderr.strip()) == (2, "gpuprof: trace: --pmc reads the counters "
                                                    "of kernels: it cannot go with "
                                                    "--kernel-trace=false")
+    r = trace(tmp_path, ["--pmc-multiplex", "kernel"], ["touch", str(marker)])
+    assert (r.returncode, r.stderr.strip()) == (2, "gpuprof: trace: --pmc-multiplex spreads the "
+                                                   "metrics of --pmc or --pmc-set over "
+                                                   "dispatches: give them")
+    r = trace(tmp_path, ["--pmc", "dram__bytes_read.sum", "--pmc-multiplex", "kernel"],
+              ["touch", str(marker)])
+    assert r.returncode == 2 and r.stderr.strip() == lines[0] and not marker.exists()
 
 
 def test_analyze_reads_the_counters_of_a_database(tmp_path):

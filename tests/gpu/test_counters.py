@@ -122,6 +122,39 @@ def test_application_replay_joins_the_runs(tmp_path, cuda_sample):
         assert float(row["lts__t_bytes.sum"]) > 0 and float(row["l1tex__t_bytes.sum"]) > 0
 
 
+def test_iteration_multiplexing_spreads_the_groups(tmp_path, cuda_sample):
+    """--iteration-multiplexing kernel: the same counters as the application replay test,
+    in G single-pass groups, one per dispatch of vcopy in turn, with no replay: dispatch i
+    has exactly the metrics of group (i - 1) mod G, and analyze gives the DRAM bytes of
+    each dispatch within 2 % of 2 x N x 4 (each completed with the kernel's mean)."""
+    n = 1 << 28
+    workload = tmp_path / "w"
+    r = run([GPUPROF, "compute", "profile", "-n", "vcopy", "--iteration-multiplexing",
+             "kernel", "-b", "16.1.0", "-b", "17.1.0", "-b", "18.1.0", "-b", "18.1.1",
+             "--output-directory", str(workload), "--",
+             cuda_sample("vcopy"), "-n", str(n), "-i", "6"], cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    config = (workload / "profiling_config.yaml").read_text()
+    groups = int(config.split("\nmultiplex_groups: ")[1].split("\n")[0])
+    assert "iteration_multiplexing: kernel" in config and "replay: none" in config
+    assert 1 <= groups <= 6
+    rows = workload_rows(workload)
+    assert [int(row["Dispatch_ID"]) for row in rows] == list(range(1, 7))
+    metrics = ["l1tex__t_bytes.sum", "lts__t_bytes.sum", "dram__bytes_read.sum",
+               "dram__bytes_write.sum"]
+    measured = [frozenset(m for m in metrics if rows[i][m]) for i in range(6)]
+    assert all(measured[i] == measured[i % groups] for i in range(6)), measured
+    assert frozenset().union(*measured) == frozenset(metrics)
+    r = run([GPUPROF, "compute", "analyze", "-p", str(workload), "-b", "18.1.0", "-b", "18.1.1",
+             "--output-format", "csv"], cwd=tmp_path)
+    assert r.returncode == 0 and r.stderr == "", r.stderr
+    values = {row[0]: float(row[2]) for row in csv.reader(
+        line for line in r.stdout.splitlines() if line and not line.startswith("#"))
+        if row[0] in ("18.1.0", "18.1.1")}
+    total = values["18.1.0"] + values["18.1.1"]
+    assert abs(total - 2 * n * 4) <= 0.02 * 2 * n * 4, values
+
+
 def test_memory_bound_preset(tmp_path, cuda_sample):
     """--preset memory-bound collects the memory-bound set's counters for every dispatch,
     the DRAM bytes of vcopy within 2 % as with --pmc."""
