@@ -1,7 +1,9 @@
 /* Fuzz target: the files of a gpuprof compute workload (pmc_perf.csv, sysinfo.csv,
- * roofline.csv). The input is the text of pmc_perf.csv, then a NUL and the text of
- * sysinfo.csv, then a NUL and the text of roofline.csv; what reads is looked up as
- * analyze does: every metric column, the launch.*, device.* and roofline.* values. */
+ * roofline.csv, profiling_config.yaml). The input is the text of pmc_perf.csv, then a NUL
+ * and the text of sysinfo.csv, then a NUL and the text of roofline.csv, then a NUL and the
+ * text of profiling_config.yaml (its iteration multiplexing applied to the dispatches);
+ * what reads is looked up as analyze does: every metric column, the launch.*, device.*
+ * and roofline.* values. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -24,12 +26,24 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	};
 	const char *second = nul ? memchr(nul + 1, '\0', size - first - 1) : NULL;
 	size_t facts = second ? (size_t)(second - nul - 1) : nul ? size - first - 1 : 0;
+	const char *third = second ? memchr(second + 1, '\0', size - (size_t)(second + 1 - text))
+				   : NULL;
+	size_t roof_size = third ? (size_t)(third - second - 1)
+			   : second ? size - (size_t)(second + 1 - text) : 0;
 	struct roofline roof;
-	if (second && roofline_parse_csv("roof", second + 1, size - (size_t)(second + 1 - text),
-					 &roof, &err) == 0)
+	if (second && roofline_parse_csv("roof", second + 1, roof_size, &roof, &err) == 0)
 		w.roofline = &roof;
+	char *config = NULL;
+	if (third) {
+		size_t n = size - (size_t)(third + 1 - text);
+		config = malloc(n + 1);
+		memcpy(config, third + 1, n);
+		config[n] = '\0';
+	}
 	if (workload_parse_dispatches("pmc", text, first, &w, &err) == 0 &&
-	    (!nul || workload_parse_facts("sys", nul + 1, facts, &w, &err) == 0))
+	    (!nul || workload_parse_facts("sys", nul + 1, facts, &w, &err) == 0) &&
+	    (!config || workload_parse_config("config", config, &w, &err) == 0)) {
+		workload_multiplex(&w);
 		for (size_t d = 0; d < w.count; d++) {
 			struct workload_context c = { &w, &w.dispatches[d] };
 			double v;
@@ -38,6 +52,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			for (size_t i = 0; i < sizeof(derived) / sizeof(derived[0]); i++)
 				workload_lookup(derived[i], &v, &c);
 		}
+	}
+	free(config);
 	w.roofline = NULL; /* not the reader's: on the stack */
 	workload_release(&w);
 	return 0;
