@@ -29,9 +29,9 @@
 static const char usage[] = "gpuprof compute profile [options] [-- COMMAND [ARGS...]]";
 static const char description[] =
 	"Per-kernel hardware counters on NVIDIA GPUs through CUPTI, organised like\n"
-	"rocprof-compute's analysis blocks (2 Speed-of-Light, 4 roofline, 7 launch and\n"
-	"occupancy, 10 instruction mix, 11 compute pipeline, 12 shared memory, 16 L1/TEX,\n"
-	"17 L2, 18 DRAM, 20 warp state). --list-available-metrics prints the catalog: each\n"
+	"rocprof-compute's analysis blocks (2 Speed-of-Light, 3 memory chart, 4 roofline,\n"
+	"7 launch and occupancy, 10 instruction mix, 11 compute pipeline, 12 shared memory,\n"
+	"16 L1/TEX, 17 L2, 18 DRAM, 20 warp state). --list-available-metrics prints the catalog: each\n"
 	"metric's id, unit, whether the chip has what it needs and its expression, and the\n"
 	"passes each block takes, from CUPTI's profiler host API, which needs no GPU (--chip\n"
 	"names the chip to plan for). With a COMMAND, runs it under gpuprof trace --pmc with\n"

@@ -48,7 +48,7 @@ def listing(tmp_path, *options):
 def test_every_catalog_metric_is_one_gh100_has(tmp_path, host_api):
     rows, blocks, total = listing(tmp_path, "--chip", "GH100")
     ids = catalog_ids()
-    assert [r[0] for r in rows] == ids and len(ids) == 84
+    assert [r[0] for r in rows] == ids and len(ids) == 102
     assert {r[3] for r in rows} == {"yes", "derived"}, [r for r in rows if r[3] == "no"]
     derived = [r[0] for r in rows if r[3] == "derived"]
     assert derived == ["2.1.10", "7.1.0", "7.1.1", "7.1.2", "7.1.3", "7.1.4", "7.2.0"]
@@ -58,7 +58,8 @@ def test_every_catalog_metric_is_one_gh100_has(tmp_path, host_api):
     assert blocks["18"] == "4 CUPTI metrics, 1 pass"
     assert blocks["12"] == "4 CUPTI metrics, 1 pass"
     assert blocks["4"] == "24 CUPTI metrics, 7 passes"
-    assert total == ("84", "64 CUPTI metrics, 19 passes")
+    assert blocks["3"] == "17 CUPTI metrics, 3 passes"
+    assert total == ("102", "76 CUPTI metrics, 20 passes")
 
 
 def test_a_selection_plans_what_it_names(tmp_path, host_api):
@@ -290,6 +291,36 @@ def test_analyze_compares_workloads_against_the_first(tmp_path):
                             pytest.approx(base)]
     bandwidth = tables["18.1"]["rows"][0]
     assert bandwidth[5] == pytest.approx(-50)  # half the bandwidth
+
+
+def test_memory_chart_follows_the_traffic_level_by_level(tmp_path):
+    """Block 3: each hop of a kernel's memory traffic, from counters written here."""
+    path = tmp_path / "chart"
+    path.mkdir()
+    (path / "sysinfo.csv").write_text(SYSINFO)
+    counters = {"smsp__inst_executed_op_global_ld.sum": 32768,
+                "smsp__inst_executed_op_global_st.sum": 32768,
+                "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum": 32768,
+                "l1tex__t_sector_hit_rate.pct": 0,
+                "lts__t_sectors_srcunit_tex_op_read.sum": 131072,
+                "lts__t_sectors_srcunit_tex_op_write.sum": 131072,
+                "lts__t_sector_hit_rate.pct": 12.5,
+                "dram__bytes_read.sum": 4194304,
+                "lts__t_sectors_aperture_sysmem_op_read.sum": 10}
+    (path / "pmc_perf.csv").write_text(
+        HEADER.split(",dram__")[0] + "," + ",".join(counters) + "\n" +
+        f"1,0,1048576,256,0,0,16,{VCOPY},0,2000," + ",".join(map(str, counters.values())) +
+        "\n")
+    tables = analyze(tmp_path, "-p", str(path), "-b", "3")
+    assert set(tables) == {"3.1", "3.2", "3.3"}
+    chart = {**rows_of(tables["3.1"]), **rows_of(tables["3.2"]), **rows_of(tables["3.3"])}
+    average = {k: v["Avg"] for k, v in chart.items()}
+    assert average == {
+        "3.1.0": 32768, "3.1.1": 32768, "3.1.2": None, "3.1.3": None, "3.1.4": None,
+        "3.1.5": None, "3.1.6": 32768, "3.1.7": None,
+        "3.2.0": 0, "3.2.1": 131072, "3.2.2": 131072, "3.2.3": (131072 + 131072) * 32,
+        "3.3.0": 12.5, "3.3.1": None, "3.3.2": 4194304, "3.3.3": None, "3.3.4": 320,
+        "3.3.5": None}
 
 
 # iteration multiplexing in two groups: the DRAM bytes, then the duration. vcopy four
