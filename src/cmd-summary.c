@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "analysis/domain-stats.h"
+#include "analysis/insight.h"
 #include "analysis/profile.h"
 #include "commands.h"
 #include "store/store.h"
@@ -76,6 +77,8 @@ struct summary {
 	} *metrics;
 	size_t metric_count;
 	struct profile_tree samples;  /* call-stack samples, every input */
+	struct findings findings;     /* gpuprof advise's, every input */
+	int64_t *finding_inputs;      /* the input of each finding */
 };
 
 static void metric_range(struct summary *s, const struct event *e)
@@ -497,6 +500,49 @@ static int hot_functions_table(const struct printer *pr, const struct summary *s
 				  err);
 }
 
+/* gpuprof advise's findings over one input. */
+static int gather_findings(sqlite3 *db, const char *path, struct summary *s, struct error *err)
+{
+	struct insight_run run;
+	if (insight_read(db, path, &run, err))
+		return -1;
+	size_t first = s->findings.count;
+	insight_check(&run, &s->findings);
+	s->finding_inputs = xrealloc(s->finding_inputs,
+				     (s->findings.count ? s->findings.count : 1) *
+				     sizeof(*s->finding_inputs));
+	for (size_t i = first; i < s->findings.count; i++)
+		s->finding_inputs[i] = s->input;
+	insight_run_release(&run);
+	return 0;
+}
+
+static int findings_table(const struct printer *pr, const struct summary *s,
+			  struct error *err)
+{
+	struct strbuf cost = STRBUF_INIT;
+	strbuf_addf(&cost, "Cost (%s)", pr->units);
+	const char *names[] = { "Input", "Pid", "Rule", "Device", cost.buf, "Cost %", "Finding" };
+	struct table *t = table_begin(stdout, pr->format, "findings",
+				      "FINDINGS (gpuprof advise gives their evidence and what to "
+				      "change)", 7, names);
+	for (size_t i = 0; i < s->findings.count; i++) {
+		const struct finding *f = &s->findings.items[i];
+		table_int(t, s->finding_inputs[i]);
+		table_int(t, f->pid);
+		table_text(t, f->rule);
+		if (f->device)
+			table_text(t, f->device);
+		else
+			table_null(t);
+		table_double(t, (double)f->cost_ns / pr->divisor, pr->decimals);
+		table_double(t, f->cost_pct, 2);
+		table_text(t, f->what.buf);
+	}
+	strbuf_release(&cost);
+	return table_end(t, err);
+}
+
 static int print_summary(const struct printer *pr, struct summary *s, struct error *err)
 {
 	struct domain_stats *ds = &s->stats;
@@ -514,7 +560,7 @@ static int print_summary(const struct printer *pr, struct summary *s, struct err
 	rc = rc || stats_table(pr, "domains", "DOMAINS", &ds->domains, err) ||
 	     ranges_table(pr, s, err) || devices_table(pr, s, err) ||
 	     processes_table(pr, s, err) || metrics_table(pr, s, err) ||
-	     hot_functions_table(pr, s, err);
+	     hot_functions_table(pr, s, err) || findings_table(pr, s, err);
 	table_output_end(stdout, pr->format);
 	return rc;
 }
@@ -579,7 +625,8 @@ int summary_print(char *const *inputs, int count, const char *format, const char
 		} else {
 			struct profile_filter all = PROFILE_ALL;
 			rc = export_database(db, &writer, 1, &options, &written, err) ||
-			     profile_gather(db, &all, &s.samples, err);
+			     profile_gather(db, &all, &s.samples, err) ||
+			     gather_findings(db, inputs[i], &s, err);
 		}
 		sqlite3_close(db);
 	}
@@ -612,6 +659,8 @@ int summary_print(char *const *inputs, int count, const char *format, const char
 	}
 	free(s.metrics);
 	profile_release(&s.samples);
+	findings_release(&s.findings);
+	free(s.finding_inputs);
 	free(s.devices);
 	free(s.processes);
 	free(s.agents);

@@ -3,6 +3,8 @@
 #ifndef GPUPROF_COMMANDS_H
 #define GPUPROF_COMMANDS_H
 
+#include <stdio.h>
+
 #include "util/strbuf.h"
 
 struct command {
@@ -35,6 +37,11 @@ void trace_config_template(struct strbuf *out);
 int cmd_convert(int argc, char **argv);
 int cmd_summary(int argc, char **argv);
 int cmd_query(int argc, char **argv);
+int cmd_advise(int argc, char **argv);
+/* gpuprof advise's findings for `count` databases, printed on out in `format` (text,
+ * csv, md, json). */
+int advise_print(char *const *inputs, int count, const char *format, FILE *out,
+		 struct error *err);
 int cmd_merge(int argc, char **argv);
 int cmd_avail(int argc, char **argv);
 int cmd_help(int argc, char **argv);
