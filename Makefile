@@ -237,7 +237,7 @@ $(BUILD)/tests/%: tests/e2e/%.c
 	$(CC) -std=gnu11 $(CFLAGS) -Wall -Wextra -pthread $< -o $@ -lOpenCL
 
 # programs of the marker tests link the marker library like any application would
-$(BUILD)/tests/markers: tests/e2e/markers.c $(MARKERS_LIB)
+$(BUILD)/tests/markers $(BUILD)/tests/slowdown: $(BUILD)/tests/%: tests/e2e/%.c $(MARKERS_LIB)
 	@mkdir -p $(dir $@)
 	$(CC) -std=gnu11 $(CFLAGS) -Wall -Wextra -Iinclude -pthread $< -o $@ -lOpenCL \
 		-L$(BUILD)/lib -lgpuprof-markers -Wl,-rpath,'$$ORIGIN/../lib'

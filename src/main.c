@@ -22,6 +22,8 @@ const struct command commands[] = {
 	{ "summary", cmd_summary, "statistics of databases: domains, devices busy and idle, ranks" },
 	{ "advise", cmd_advise, "findings that explain a run: idle devices, waits after launches, "
 				"small or pageable copies..., each with its cost and what to change" },
+	{ "diff", cmd_diff, "compare two runs kernel by kernel and range by range, with a "
+			    "significance test; --threshold fails a CI job on a regression" },
 	{ "query", cmd_query, "run SQL over the views of one or more databases" },
 	{ "merge", cmd_merge, "join the databases of many processes or ranks into one" },
 	{ "avail", cmd_avail, "what this gpuprof can collect: recording libraries, sampling, "

@@ -94,3 +94,67 @@ void stats_finish(struct stats_table *t)
 	t->slots = NULL;
 	t->slot_count = 0;
 }
+
+const struct stats_row *stats_find(const struct stats_table *t, const char *name)
+{
+	if (!t->slot_count)
+		return NULL;
+	for (size_t j = hash_string(name) & (t->slot_count - 1); t->slots[j];
+	     j = (j + 1) & (t->slot_count - 1))
+		if (!strcmp(t->rows[t->slots[j] - 1].name, name))
+			return &t->rows[t->slots[j] - 1];
+	return NULL;
+}
+
+/* The continued fraction of I_x(a, b), by the modified Lentz method: converges quickly
+ * for x < (a + 1) / (a + b + 2). */
+static double beta_fraction(double x, double a, double b)
+{
+	const double tiny = 1e-300;
+	double c = 1, d = 1 - (a + b) * x / (a + 1);
+	d = 1 / (fabs(d) < tiny ? tiny : d);
+	double f = d;
+	for (int m = 1; m <= 300; m++) {
+		/* the even then the odd term of the fraction */
+		double even = m * (b - m) * x / ((a + 2 * m - 1) * (a + 2 * m));
+		double odd = -(a + m) * (a + b + m) * x / ((a + 2 * m) * (a + 2 * m + 1));
+		for (int k = 0; k < 2; k++) {
+			double term = k ? odd : even;
+			d = 1 + term * d;
+			c = 1 + term / c;
+			d = 1 / (fabs(d) < tiny ? tiny : d);
+			c = fabs(c) < tiny ? tiny : c;
+			f *= c * d;
+		}
+		if (fabs(c * d - 1) < 1e-15)
+			break;
+	}
+	return f;
+}
+
+double stats_incomplete_beta(double x, double a, double b)
+{
+	if (x <= 0)
+		return 0;
+	if (x >= 1)
+		return 1;
+	double front = exp(lgamma(a + b) - lgamma(a) - lgamma(b) + a * log(x) + b * log1p(-x));
+	if (x < (a + 1) / (a + b + 2))
+		return front * beta_fraction(x, a, b) / a;
+	return 1 - front * beta_fraction(1 - x, b, a) / b;
+}
+
+double stats_welch_p(double n1, double mean1, double m2_1, double n2, double mean2,
+		     double m2_2)
+{
+	if (n1 < 2 || n2 < 2)
+		return NAN;
+	double v1 = m2_1 / (n1 - 1) / n1, v2 = m2_2 / (n2 - 1) / n2; /* squared standard errors */
+	if (v1 + v2 <= 0)
+		return mean1 == mean2 ? 1 : 0;
+	double t = (mean1 - mean2) / sqrt(v1 + v2);
+	/* the Welch-Satterthwaite degrees of freedom */
+	double df = (v1 + v2) * (v1 + v2) / (v1 * v1 / (n1 - 1) + v2 * v2 / (n2 - 1));
+	/* two-sided tail of Student's t with df degrees of freedom */
+	return stats_incomplete_beta(df / (df + t * t), df / 2, 0.5);
+}

@@ -30,5 +30,16 @@ void stats_release(struct stats_table *t);
 void stats_add(struct stats_table *t, const char *name, uint64_t duration_ns);
 /* Computes percentages and deviations and sorts by total time, largest first. */
 void stats_finish(struct stats_table *t);
+/* The row of a name, NULL when none; before stats_finish() only (it drops the index). */
+const struct stats_row *stats_find(const struct stats_table *t, const char *name);
+
+/* Welch's t-test of two samples given by their sizes, means and sums of squared
+ * deviations (struct stats_row's m2): the two-sided p-value of the hypothesis that their
+ * means are equal, without assuming equal variances. NAN when a sample has fewer than 2
+ * values; 0 when both have no variance and their means differ, 1 when they are equal. */
+double stats_welch_p(double n1, double mean1, double m2_1, double n2, double mean2,
+		     double m2_2);
+/* The regularised incomplete beta function I_x(a, b), for the test's Student t tail. */
+double stats_incomplete_beta(double x, double a, double b);
 
 #endif

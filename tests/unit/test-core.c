@@ -187,6 +187,33 @@ static void test_options(void)
 	options_release();
 }
 
+/* Welch's test against Student's t table (two-sided p of the critical values) and a
+ * case where it is Student's test: equal sizes and variances, t = -2 on 8 degrees of
+ * freedom, p = 0.080516 */
+static void test_welch(void)
+{
+	const struct {
+		double t, df, p;
+	} table[] = { { 2.228139, 10, 0.05 }, { 12.706205, 1, 0.05 }, { 4.032143, 5, 0.01 },
+		      { 2.042272, 30, 0.05 }, { 0, 7, 1 } };
+	for (size_t i = 0; i < sizeof(table) / sizeof(table[0]); i++) {
+		double x = table[i].df / (table[i].df + table[i].t * table[i].t);
+		CHECK(fabs(stats_incomplete_beta(x, table[i].df / 2, 0.5) - table[i].p) < 2e-6);
+	}
+	CHECK(fabs(stats_incomplete_beta(0.3, 2.5, 1) - pow(0.3, 2.5)) < 1e-12);
+	CHECK(fabs(stats_incomplete_beta(0.3, 1, 4) - (1 - pow(0.7, 4))) < 1e-12);
+	/* 1..5 against 3..7: means 3 and 5, m2 10 each */
+	CHECK(fabs(stats_welch_p(5, 3, 10, 5, 5, 10) - 0.080516) < 1e-6);
+	CHECK(isnan(stats_welch_p(1, 3, 0, 5, 5, 10)));
+	CHECK(stats_welch_p(4, 3, 0, 4, 5, 0) == 0 && stats_welch_p(4, 3, 0, 4, 3, 0) == 1);
+	struct stats_table t;
+	stats_init(&t);
+	stats_add(&t, "k", 10);
+	stats_add(&t, "k", 20);
+	CHECK(stats_find(&t, "k") && stats_find(&t, "k")->calls == 2 && !stats_find(&t, "j"));
+	stats_release(&t);
+}
+
 static void test_stats(void)
 {
 	struct stats_table t;
@@ -420,6 +447,7 @@ int main(void)
 	test_paths();
 	test_options();
 	test_stats();
+	test_welch();
 	test_names_and_csv();
 	/* the recorder starts once per process: each recorder test gets a fresh one */
 	if (thread_sanitizer) {
