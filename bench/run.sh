@@ -18,6 +18,9 @@
 #   7. sampling modes: the same C loop and a Python one (tests/e2e/split.py, CPython
 #      3.11's frames read at every tick) untraced, under gpuprof sys at 300 Hz and with
 #      --sampling-realtime, side by side
+#   8. the HTML report of a database of 1,000,000 kernels (and their API calls and
+#      copies): gpuprof report's time, peak memory and page size, and the time headless
+#      Chromium takes to load the page (when chromium is installed)
 # Usage: bench/run.sh [LAUNCHES [RECORDS [ROUNDS]]]   (defaults 20000 5000000 9)
 set -eu
 cd "$(dirname "$0")/.."
@@ -275,4 +278,30 @@ if [ -x "$BUILD/tests/split" ] && [ -x "$py" ]; then
 				'BEGIN { printf "%-44s %8.3f %12.3f\n", l, t, t / p }'
 		done
 	done
+fi
+
+echo
+echo "== report: gpuprof report of a database of 1000000 kernels, median of 3 runs"
+"$BUILD/bench/make-spool" "$work/report.spool" 2666668 # a kernel in 2.67 records
+"$gpuprof" convert -f sqlite -d "$work/report" "$work/report.spool" 2>/dev/null
+rm -f "$work/report.spool"
+: >"$work/report-times"
+for i in 1 2 3; do
+	measure report "$gpuprof" report -o "$work/report.html" "$work/report/report_results.db" \
+		>>"$work/report-times"
+done
+kernels=$(sqlite3 "$work/report/report_results.db" 'SELECT COUNT(*) FROM gpuprof_kernel')
+awk -v k="$kernels" -v s="$(cut -d' ' -f1 "$work/report-times" | median)" \
+	-v m="$(cut -d' ' -f2 "$work/report-times" | sort -n | tail -n 1)" \
+	-v b="$(stat -c %s "$work/report.html")" 'BEGIN {
+	printf "%d kernels: %.2f s, peak memory %.0f MiB, page %.1f KiB\n", k, s, m / 1024, b / 1024 }'
+if command -v chromium >/dev/null 2>&1; then
+	: >"$work/open-times"
+	for i in 1 2 3; do
+		measure chromium chromium --headless --no-sandbox --disable-gpu \
+			--user-data-dir="$work/chromium" --dump-dom "file://$work/report.html" \
+			>>"$work/open-times"
+	done
+	awk -v s="$(cut -d' ' -f1 "$work/open-times" | median)" 'BEGIN {
+		printf "headless chromium loads the page in %.2f s (its start included)\n", s }'
 fi

@@ -50,7 +50,8 @@ int cmd_convert(int argc, char **argv)
 	struct option_list formats = { 0 };
 	const struct option table[] = {
 		{ OPTION_LIST, 'f', "output-format", &formats, "FORMAT...",
-		  "csv, sqlite, json (Chrome trace events), pftrace (Perfetto); default: csv sqlite", OUTPUT_FORMAT_WORDS },
+		  "csv, sqlite, json (Chrome trace events), pftrace (Perfetto), html (the report "
+		  "of gpuprof report); default: csv sqlite", OUTPUT_FORMAT_WORDS },
 		{ OPTION_STRING, 'd', "output-directory", &directory, "DIR",
 		  "where outputs go (default: beside each input)" },
 		{ OPTION_BOOL, 0, "stats", &stats, NULL, "also write the *_stats.csv files" },

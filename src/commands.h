@@ -39,6 +39,7 @@ int cmd_summary(int argc, char **argv);
 int cmd_query(int argc, char **argv);
 int cmd_advise(int argc, char **argv);
 int cmd_diff(int argc, char **argv);
+int cmd_report(int argc, char **argv);
 /* gpuprof advise's findings for `count` databases, printed on out in `format` (text,
  * csv, md, json). */
 int advise_print(char *const *inputs, int count, const char *format, FILE *out,

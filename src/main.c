@@ -22,6 +22,8 @@ const struct command commands[] = {
 	{ "summary", cmd_summary, "statistics of databases: domains, devices busy and idle, ranks" },
 	{ "advise", cmd_advise, "findings that explain a run: idle devices, waits after launches, "
 				"small or pageable copies..., each with its cost and what to change" },
+	{ "report", cmd_report, "one offline HTML page of a run: devices along time, findings, "
+				"top kernels, copies, API calls, ranges, CPU functions, metrics" },
 	{ "diff", cmd_diff, "compare two runs kernel by kernel and range by range, with a "
 			    "significance test; --threshold fails a CI job on a regression" },
 	{ "query", cmd_query, "run SQL over the views of one or more databases" },

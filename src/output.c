@@ -18,8 +18,9 @@
 #include "writer/output-file.h"
 #include "util/progress.h"
 #include "util/strbuf.h"
+#include "writer/report.h"
 
-#define FORMATS_AVAILABLE "csv, sqlite, json, pftrace"
+#define FORMATS_AVAILABLE "csv, sqlite, json, pftrace, html"
 
 int output_parse_formats(const struct option_list *list, unsigned *formats, struct error *err)
 {
@@ -29,7 +30,7 @@ int output_parse_formats(const struct option_list *list, unsigned *formats, stru
 	} names[] = {
 		{ "csv", FORMAT_CSV }, { "sqlite", FORMAT_SQLITE }, { "rocpd", FORMAT_SQLITE },
 		{ "json", FORMAT_JSON }, { "pftrace", FORMAT_PFTRACE },
-		{ "perfetto", FORMAT_PFTRACE },
+		{ "perfetto", FORMAT_PFTRACE }, { "html", FORMAT_HTML },
 	};
 	*formats = 0;
 	for (int i = 0; i < list->count; i++) {
@@ -151,6 +152,20 @@ static int write_folded_from_database(const char *db_path, const char *prefix,
 }
 
 /* Writes the requested files, lists them, then prints the summary tables. */
+/* <prefix>_report.html from a database. */
+static int write_report(const char *db_path, const char *prefix, struct strbuf *written,
+			struct error *err)
+{
+	struct strbuf path = STRBUF_INIT;
+	strbuf_addf(&path, "%s_report.html", prefix);
+	char *inputs[] = { (char *)db_path };
+	int rc = report_write(inputs, 1, path.buf, err);
+	if (rc == 0)
+		strbuf_addf(written, "%s\n", path.buf);
+	strbuf_release(&path);
+	return rc;
+}
+
 static int export_outputs(const char *db_path, const struct output_request *request,
 			  const char *prefix, struct strbuf *written, struct error *err)
 {
@@ -164,6 +179,8 @@ static int export_outputs(const char *db_path, const struct output_request *requ
 	}
 	if (rc == 0 && (request->formats & FORMAT_CSV))
 		rc = write_folded_from_database(db_path, prefix, written, err);
+	if (rc == 0 && (request->formats & FORMAT_HTML))
+		rc = write_report(db_path, prefix, written, err);
 	print_written(written);
 	strbuf_reset(written);
 	const struct writer_ops *summary = &summary_writer;
@@ -342,8 +359,10 @@ int output_from_spool(const char *spool_path, const char *prefix,
 	pthread_t thread;
 	int threaded = 0, rc = 0;
 	progress_begin();
-	if (request->formats & FORMAT_SQLITE) {
-		strbuf_addf(&db_path, "%s_results.db", prefix);
+	/* the report is made from a database: a temporary one when none is asked for */
+	int temporary = (request->formats & FORMAT_HTML) && !(request->formats & FORMAT_SQLITE);
+	if (request->formats & (FORMAT_SQLITE | FORMAT_HTML)) {
+		strbuf_addf(&db_path, temporary ? "%s_report.db.partial" : "%s_results.db", prefix);
 		job.db_path = db_path.buf;
 		threaded = pthread_create(&thread, NULL, build_database, &job) == 0;
 		if (!threaded)
@@ -357,9 +376,13 @@ int output_from_spool(const char *spool_path, const char *prefix,
 		rc = write_folded(&rec, prefix, &written, err);
 	if (threaded)
 		pthread_join(thread, NULL);
+	if (job.db_path && job.rc == 0 && rc == 0 && (request->formats & FORMAT_HTML))
+		rc = write_report(db_path.buf, prefix, &written, err);
+	if (temporary)
+		unlink(db_path.buf);
 	progress_end();
 	struct strbuf listing = STRBUF_INIT; /* the database first, then the files */
-	if (job.db_path && job.rc == 0)
+	if (job.db_path && job.rc == 0 && !temporary)
 		strbuf_addf(&listing, "%s\n", db_path.buf);
 	strbuf_addstr(&listing, written.buf);
 	if (job.db_path && job.rc && rc == 0) {

@@ -13,10 +13,11 @@ enum output_format {
 	FORMAT_SQLITE = 1 << 1,
 	FORMAT_JSON = 1 << 2,
 	FORMAT_PFTRACE = 1 << 3,
+	FORMAT_HTML = 1 << 4,   /* the report (writer/report.h), made from the database */
 };
 
 /* Every format name -f knows, including those of later versions (refused by name). */
-#define OUTPUT_FORMAT_WORDS "csv|sqlite|rocpd|json|pftrace|perfetto|otf2"
+#define OUTPUT_FORMAT_WORDS "csv|sqlite|rocpd|json|pftrace|perfetto|html|otf2"
 
 struct kernel_filter;
 
@@ -27,8 +28,8 @@ struct output_request {
 	struct output_options options; /* options.prefix is set per input */
 };
 
-/* Parses -f values: csv, sqlite (alias rocpd), json, pftrace (alias perfetto); otf2
- * is refused by name. */
+/* Parses -f values: csv, sqlite (alias rocpd), json, pftrace (alias perfetto), html;
+ * otf2 is refused by name. */
 int output_parse_formats(const struct option_list *list, unsigned *formats, struct error *err);
 
 /* Turns one spool into outputs named <prefix>_<name>.<ext>: the database on a second

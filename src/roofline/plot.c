@@ -7,8 +7,8 @@
 #include <math.h>
 #include <string.h>
 
+#include "util/html.h"
 #include "util/strbuf.h"
-#include "util/utf8.h"
 
 #define WIDTH 960
 #define HEIGHT 600
@@ -22,28 +22,6 @@
 
 static const char *const colours[] = { "#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#8c564b",
 				       "#e377c2", "#17becf", "#bcbd22", "#ff7f0e", "#7f7f7f" };
-
-/* Text as HTML: the markup characters escaped, invalid UTF-8 replaced. */
-static void html_text(FILE *out, const char *text)
-{
-	struct strbuf clean = STRBUF_INIT;
-	utf8_sanitize(text, &clean);
-	for (const char *c = clean.buf; *c; c++) {
-		switch (*c) {
-		case '&': fputs("&amp;", out); break;
-		case '<': fputs("&lt;", out); break;
-		case '>': fputs("&gt;", out); break;
-		case '"': fputs("&quot;", out); break;
-		case '\'': fputs("&#39;", out); break;
-		default:
-			if ((unsigned char)*c < 0x20)
-				fputc(' ', out);
-			else
-				fputc(*c, out);
-		}
-	}
-	strbuf_release(&clean);
-}
 
 struct axes {
 	double y_min, y_max; /* GFLOP/s, powers of ten */

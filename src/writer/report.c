@@ -1,0 +1,524 @@
+/* The offline HTML report (see report.h). Everything is aggregated while the databases
+ * are read: statistics by name, busy time per device in BINS slices of the run, metric
+ * series in BINS slices; the page holds those and the findings, so its size does not
+ * grow with the number of kernels. */
+#include "writer/report.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis/insight.h"
+#include "analysis/stats.h"
+#include "store/store.h"
+#include "util/html.h"
+#include "util/strbuf.h"
+#include "writer/output-file.h"
+
+#define BINS 240          /* slices of a process's run in the overview and the series */
+#define TOP_ROWS 30       /* rows of a table; the rest are counted */
+#define WIDTH 960         /* of the pictures, px */
+#define LABEL 260         /* room for a lane's name */
+
+/* A device of a process: how busy it was in each slice of the process's run. */
+struct lane {
+	char *label;
+	int64_t start, end;           /* ns: the process's recorded run */
+	double busy[BINS];            /* busy ns in each slice */
+	int64_t busy_ns;
+};
+
+/* A metric series, its values averaged per slice. */
+struct series {
+	char *label, *unit;
+	double min, max, sum, bins[BINS];
+	int64_t count, bin_count[BINS];
+};
+
+/* Copies by operation and direction. */
+struct copy_kind {
+	char *name;
+	int64_t calls, bytes, ns;
+};
+
+struct report {
+	struct stats_table kernels, api, ranges, functions;
+	struct copy_kind *copies;
+	size_t copy_count;
+	struct lane *lanes;
+	size_t lane_count;
+	struct series *series;
+	size_t series_count;
+	struct findings findings;
+	int64_t samples;
+	struct strbuf inputs;         /* what was read, a line per process */
+};
+
+/* Runs query over db, calling row for each row: 0, or -1 with err. */
+static int each_row(sqlite3 *db, const char *path, const char *query,
+		    void (*row)(sqlite3_stmt *s, struct report *r), struct report *r,
+		    struct error *err)
+{
+	sqlite3_stmt *s;
+	if (store_prepare(db, query, &s, err))
+		return -1;
+	int step;
+	while ((step = sqlite3_step(s)) == SQLITE_ROW)
+		row(s, r);
+	sqlite3_finalize(s);
+	if (step != SQLITE_DONE)
+		return error_set(err, "cannot read '%s': %s", path, sqlite3_errmsg(db));
+	return 0;
+}
+
+static const char *text_of(sqlite3_stmt *s, int column)
+{
+	const unsigned char *t = sqlite3_column_text(s, column);
+	return t ? (const char *)t : "";
+}
+
+static void add_kernel(sqlite3_stmt *s, struct report *r)
+{
+	stats_add(&r->kernels, text_of(s, 0), (uint64_t)sqlite3_column_int64(s, 1));
+}
+
+static void add_api(sqlite3_stmt *s, struct report *r)
+{
+	stats_add(&r->api, text_of(s, 0), (uint64_t)sqlite3_column_int64(s, 1));
+}
+
+static void add_range(sqlite3_stmt *s, struct report *r)
+{
+	stats_add(&r->ranges, text_of(s, 0), (uint64_t)sqlite3_column_int64(s, 1));
+}
+
+/* Functions by samples: a statistics row per function whose "time" is its samples. */
+static void add_function(sqlite3_stmt *s, struct report *r)
+{
+	const char *name = text_of(s, 0);
+	int64_t count = sqlite3_column_int64(s, 1);
+	stats_add(&r->functions, *name ? name : "(unknown)", (uint64_t)count);
+	r->samples += count;
+}
+
+static void add_copies(sqlite3_stmt *s, struct report *r)
+{
+	struct strbuf name = STRBUF_INIT;
+	strbuf_addf(&name, "%s %s", text_of(s, 0), text_of(s, 1));
+	size_t i = 0;
+	while (i < r->copy_count && strcmp(r->copies[i].name, name.buf))
+		i++;
+	if (i == r->copy_count) {
+		r->copies = xrealloc(r->copies, (r->copy_count + 1) * sizeof(*r->copies));
+		r->copies[r->copy_count++] = (struct copy_kind){ strbuf_detach(&name), 0, 0, 0 };
+	}
+	strbuf_release(&name);
+	r->copies[i].calls += sqlite3_column_int64(s, 2);
+	r->copies[i].bytes += sqlite3_column_int64(s, 3);
+	r->copies[i].ns += sqlite3_column_int64(s, 4);
+}
+
+/* The slices of [start, end) that interval [a, b) covers, each given its share. */
+static void spread(double bins[BINS], int64_t start, int64_t end, int64_t a, int64_t b)
+{
+	if (end <= start || b <= a)
+		return;
+	double width = (double)(end - start) / BINS;
+	a = a < start ? start : a;
+	b = b > end ? end : b;
+	for (int i = (int)((double)(a - start) / width); i < BINS && a < b; i++) {
+		double slice_end = (double)start + (i + 1) * width;
+		double until = (double)b < slice_end ? (double)b : slice_end;
+		if (until > (double)a)
+			bins[i] += until - (double)a;
+		a = (int64_t)ceil(slice_end);
+	}
+}
+
+static void add_lanes(const struct insight_run *run, int input, int inputs, struct report *r)
+{
+	for (size_t p = 0; p < run->process_count; p++) {
+		const struct insight_process *proc = &run->processes[p];
+		strbuf_addf(&r->inputs, "%s: pid %" PRId64 " on %s, ", run->path, proc->pid,
+			    proc->host);
+		insight_duration(&r->inputs, proc->end - proc->start);
+		strbuf_addch(&r->inputs, '\n');
+		for (size_t d = 0; d < proc->device_count; d++) {
+			const struct insight_device *dev = &proc->devices[d];
+			r->lanes = xrealloc(r->lanes, (r->lane_count + 1) * sizeof(*r->lanes));
+			struct lane *l = &r->lanes[r->lane_count++];
+			memset(l, 0, sizeof(*l));
+			struct strbuf label = STRBUF_INIT;
+			if (inputs > 1)
+				strbuf_addf(&label, "%d: ", input + 1);
+			strbuf_addf(&label, "pid %" PRId64 " %s", proc->pid, dev->label);
+			l->label = strbuf_detach(&label);
+			l->start = proc->start;
+			l->end = proc->end;
+			l->busy_ns = dev->busy_ns;
+			for (size_t b = 0; b < dev->busy_count; b++)
+				spread(l->busy, l->start, l->end, dev->busy[b].start, dev->busy[b].end);
+		}
+	}
+}
+
+static int add_series(sqlite3 *db, const char *path, int input, int inputs, struct report *r,
+		      struct error *err)
+{
+	if (!store_has_table(db, "gpuprof_metric_series"))
+		return 0;
+	sqlite3_stmt *s;
+	if (store_prepare(db, "SELECT m.process_id, m.series_id, m.name, m.unit, p.pid, p.start, "
+			  "p.end FROM gpuprof_metric_series m JOIN gpuprof_process p "
+			  "ON p.id = m.process_id ORDER BY m.process_id, m.series_id", &s, err))
+		return -1;
+	sqlite3_stmt *values = NULL;
+	int rc = store_prepare(db, "SELECT time, value FROM gpuprof_metric WHERE process_id = ? "
+			       "AND series_id = ? ORDER BY time", &values, err);
+	while (rc == 0 && sqlite3_step(s) == SQLITE_ROW) {
+		r->series = xrealloc(r->series, (r->series_count + 1) * sizeof(*r->series));
+		struct series *x = &r->series[r->series_count++];
+		memset(x, 0, sizeof(*x));
+		struct strbuf label = STRBUF_INIT;
+		if (inputs > 1)
+			strbuf_addf(&label, "%d: ", input + 1);
+		strbuf_addf(&label, "pid %" PRId64 " %s", (int64_t)sqlite3_column_int64(s, 4),
+			    text_of(s, 2));
+		x->label = strbuf_detach(&label);
+		x->unit = xstrdup(text_of(s, 3));
+		int64_t start = sqlite3_column_int64(s, 5), end = sqlite3_column_int64(s, 6);
+		double width = end > start ? (double)(end - start) / BINS : 1;
+		sqlite3_bind_int64(values, 1, sqlite3_column_int64(s, 0));
+		sqlite3_bind_int64(values, 2, sqlite3_column_int64(s, 1));
+		while (sqlite3_step(values) == SQLITE_ROW) {
+			double v = sqlite3_column_double(values, 1);
+			double at = (double)(sqlite3_column_int64(values, 0) - start) / width;
+			int bin = at < 0 ? 0 : at >= BINS ? BINS - 1 : (int)at;
+			x->min = x->count && x->min < v ? x->min : v;
+			x->max = x->count && x->max > v ? x->max : v;
+			x->sum += v;
+			x->count++;
+			x->bins[bin] += v;
+			x->bin_count[bin]++;
+		}
+		sqlite3_reset(values);
+	}
+	sqlite3_finalize(values);
+	sqlite3_finalize(s);
+	(void)path;
+	return rc;
+}
+
+static int read_input(const char *path, int input, int inputs, struct report *r,
+		      struct error *err)
+{
+	sqlite3 *db;
+	if (store_open(path, &db, err))
+		return -1;
+	int rc = each_row(db, path, "SELECT s.string, k.end - k.start FROM gpuprof_kernel k "
+			  "LEFT JOIN gpuprof_string s ON s.id = k.name_id", add_kernel, r, err) ||
+		 each_row(db, path, "SELECT operation, direction, COUNT(*), SUM(size), "
+			  "SUM(duration) FROM memory_copies GROUP BY operation, direction",
+			  add_copies, r, err) ||
+		 each_row(db, path, "SELECT s.string, c.end - c.start FROM gpuprof_api_call c "
+			  "LEFT JOIN gpuprof_string s ON s.id = c.function_id", add_api, r, err) ||
+		 each_row(db, path, "SELECT s.string, m.end - m.start FROM gpuprof_marker m "
+			  "LEFT JOIN gpuprof_string s ON s.id = m.name_id WHERE m.kind IN (1, 2) "
+			  "AND m.ended = 1", add_range, r, err);
+	if (rc == 0 && store_has_table(db, "gpuprof_sample"))
+		rc = each_row(db, path, "SELECT function, COUNT(*) FROM samples GROUP BY function",
+			      add_function, r, err);
+	if (rc == 0)
+		rc = add_series(db, path, input, inputs, r, err);
+	struct insight_run run;
+	if (rc == 0 && (rc = insight_read(db, path, &run, err)) == 0) {
+		add_lanes(&run, input, inputs, r);
+		insight_check(&run, &r->findings);
+		insight_run_release(&run);
+	}
+	sqlite3_close(db);
+	return rc;
+}
+
+/* ---- the page ------------------------------------------------------------------------ */
+
+static const char style[] =
+	"body{font:14px/1.4 sans-serif;margin:24px;color:#222;max-width:1200px}"
+	"h1{font-size:22px}h2{font-size:18px;margin-top:32px;border-bottom:1px solid #ccc}"
+	"table{border-collapse:collapse;margin:8px 0}td,th{padding:3px 8px;border-bottom:1px "
+	"solid #eee;text-align:right}td:first-child,th:first-child{text-align:left}"
+	"td.name{text-align:left;max-width:520px;overflow-wrap:anywhere}"
+	".finding{border-left:4px solid #d62728;padding:4px 12px;margin:12px 0;background:#fafafa}"
+	".finding pre{white-space:pre-wrap;margin:4px 0}.note{color:#666}"
+	"nav a{margin-right:12px}";
+
+/* Lines of text, each escaped, for a <pre>. */
+static void html_lines(FILE *out, const char *text)
+{
+	struct strbuf line = STRBUF_INIT;
+	for (const char *at = text; *at;) {
+		size_t n = strcspn(at, "\n");
+		strbuf_reset(&line);
+		strbuf_add(&line, at, n);
+		html_text(out, line.buf);
+		fputc('\n', out);
+		at += n + (at[n] == '\n');
+	}
+	strbuf_release(&line);
+}
+
+static void duration_cell(FILE *out, double ns)
+{
+	fprintf(out, "<td>%.0f</td>", ns);
+}
+
+static void stats_section(FILE *out, const char *id, const char *title, const char *what,
+			  struct stats_table *t, const char *empty)
+{
+	stats_finish(t);
+	fprintf(out, "<section id=\"%s\"><h2>%s</h2>\n", id, title);
+	if (!t->count) {
+		fprintf(out, "<p class=\"note\">%s</p></section>\n", empty);
+		return;
+	}
+	fprintf(out, "<table><tr><th>%s</th><th>Calls</th><th>Total (ns)</th><th>Average (ns)"
+		     "</th><th>%%</th><th>Min (ns)</th><th>Max (ns)</th></tr>\n", what);
+	for (size_t i = 0; i < t->count && i < TOP_ROWS; i++) {
+		const struct stats_row *row = &t->rows[i];
+		fprintf(out, "<tr><td class=\"name\">");
+		html_text(out, row->name);
+		fprintf(out, "</td><td>%" PRIu64 "</td>", row->calls);
+		duration_cell(out, (double)row->total_ns);
+		fprintf(out, "<td>%.1f</td><td>%.2f</td>", row->mean_ns, row->percentage);
+		duration_cell(out, (double)row->min_ns);
+		duration_cell(out, (double)row->max_ns);
+		fprintf(out, "</tr>\n");
+	}
+	fprintf(out, "</table>\n");
+	if (t->count > TOP_ROWS)
+		fprintf(out, "<p class=\"note\">and %zu more</p>\n", t->count - TOP_ROWS);
+	fprintf(out, "</section>\n");
+}
+
+static void overview(FILE *out, const struct report *r)
+{
+	fprintf(out, "<section id=\"overview\"><h2>Devices along the run</h2>\n");
+	if (!r->lane_count) {
+		fprintf(out, "<p class=\"note\">No device work was recorded.</p></section>\n");
+		return;
+	}
+	fprintf(out, "<p class=\"note\">Each bar is 1/%d of its process's run; its height is the "
+		     "share of that time the device was busy (a kernel or a copy running).</p>\n",
+		BINS);
+	const int row = 36, height = (int)r->lane_count * row + 24;
+	fprintf(out, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" "
+		     "role=\"img\">\n", WIDTH, height);
+	const double width = (double)(WIDTH - LABEL) / BINS;
+	for (size_t i = 0; i < r->lane_count; i++) {
+		const struct lane *l = &r->lanes[i];
+		double slice = (double)(l->end - l->start) / BINS, base = (double)(i + 1) * row;
+		fprintf(out, "<g class=\"lane\" data-busy-ns=\"%" PRId64 "\"><text x=\"0\" y=\"%.0f\" "
+			     "font-size=\"12\">", l->busy_ns, base - 10);
+		html_text(out, l->label);
+		fprintf(out, "</text><line x1=\"%d\" y1=\"%.0f\" x2=\"%d\" y2=\"%.0f\" "
+			     "stroke=\"#ccc\"/>\n", LABEL, base, WIDTH, base);
+		for (int b = 0; b < BINS; b++) {
+			double share = slice > 0 ? l->busy[b] / slice : 0;
+			if (share <= 0)
+				continue;
+			double h = (share > 1 ? 1 : share) * (row - 6);
+			fprintf(out, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.2f\" height=\"%.1f\" "
+				     "fill=\"#1f77b4\"/>", LABEL + b * width, base - h, width, h);
+		}
+		fprintf(out, "\n<title>busy %.1f %% of the run</title></g>\n",
+			l->end > l->start ? 100.0 * (double)l->busy_ns / (double)(l->end - l->start)
+					  : 0);
+	}
+	fprintf(out, "</svg>\n<table><tr><th>Device</th><th>Busy (ns)</th><th>Busy %% of the run"
+		     "</th></tr>\n");
+	for (size_t i = 0; i < r->lane_count; i++) {
+		const struct lane *l = &r->lanes[i];
+		fprintf(out, "<tr><td class=\"name\">");
+		html_text(out, l->label);
+		fprintf(out, "</td><td>%" PRId64 "</td><td>%.2f</td></tr>\n", l->busy_ns,
+			l->end > l->start ? 100.0 * (double)l->busy_ns / (double)(l->end - l->start)
+					  : 0);
+	}
+	fprintf(out, "</table></section>\n");
+}
+
+static void findings_section(FILE *out, const struct report *r)
+{
+	fprintf(out, "<section id=\"findings\"><h2>Findings</h2>\n");
+	if (!r->findings.count)
+		fprintf(out, "<p class=\"note\">None of gpuprof advise's %zu rules saw a problem.</p>\n",
+			insight_rule_count);
+	for (size_t i = 0; i < r->findings.count; i++) {
+		const struct finding *f = &r->findings.items[i];
+		fprintf(out, "<div class=\"finding\" data-rule=\"%s\" data-cost-ns=\"%" PRId64 "\">"
+			     "<h3>", f->rule, f->cost_ns);
+		html_text(out, f->rule);
+		fprintf(out, ": pid %" PRId64, f->pid);
+		if (f->device) {
+			fputs(", ", out);
+			html_text(out, f->device);
+		}
+		struct strbuf cost = STRBUF_INIT;
+		insight_duration(&cost, f->cost_ns);
+		fprintf(out, ", %s (%.1f %% of the process's time)</h3><p>", cost.buf, f->cost_pct);
+		strbuf_release(&cost);
+		html_text(out, f->what.buf);
+		fprintf(out, "</p><pre>");
+		html_lines(out, f->evidence.buf);
+		fprintf(out, "</pre><p><b>Change:</b> ");
+		html_text(out, f->advice.buf);
+		fprintf(out, "</p></div>\n");
+	}
+	fprintf(out, "</section>\n");
+}
+
+static void copies_section(FILE *out, const struct report *r)
+{
+	fprintf(out, "<section id=\"copies\"><h2>Memory copies</h2>\n");
+	if (!r->copy_count) {
+		fprintf(out, "<p class=\"note\">No memory copies were recorded.</p></section>\n");
+		return;
+	}
+	fprintf(out, "<table><tr><th>Operation and direction</th><th>Calls</th><th>Bytes</th>"
+		     "<th>Total (ns)</th><th>GB/s</th></tr>\n");
+	for (size_t i = 0; i < r->copy_count; i++) {
+		const struct copy_kind *c = &r->copies[i];
+		fprintf(out, "<tr><td class=\"name\">");
+		html_text(out, c->name);
+		fprintf(out, "</td><td>%" PRId64 "</td><td>%" PRId64 "</td><td>%" PRId64 "</td>",
+			c->calls, c->bytes, c->ns);
+		if (c->ns > 0)
+			fprintf(out, "<td>%.3f</td></tr>\n", (double)c->bytes / (double)c->ns);
+		else
+			fprintf(out, "<td></td></tr>\n");
+	}
+	fprintf(out, "</table></section>\n");
+}
+
+static void functions_section(FILE *out, struct report *r)
+{
+	stats_finish(&r->functions);
+	fprintf(out, "<section id=\"functions\"><h2>Hot CPU functions</h2>\n");
+	if (!r->samples) {
+		fprintf(out, "<p class=\"note\">No call stacks were sampled (gpuprof sys samples "
+			     "them).</p></section>\n");
+		return;
+	}
+	fprintf(out, "<table><tr><th>Function (running when sampled)</th><th>Samples</th>"
+		     "<th>%%</th></tr>\n");
+	for (size_t i = 0; i < r->functions.count && i < TOP_ROWS; i++) {
+		const struct stats_row *row = &r->functions.rows[i];
+		fprintf(out, "<tr><td class=\"name\">");
+		html_text(out, row->name);
+		fprintf(out, "</td><td>%" PRIu64 "</td><td>%.2f</td></tr>\n", row->total_ns,
+			100.0 * (double)row->total_ns / (double)r->samples);
+	}
+	fprintf(out, "</table></section>\n");
+}
+
+static void metrics_section(FILE *out, const struct report *r)
+{
+	fprintf(out, "<section id=\"metrics\"><h2>Metrics over time</h2>\n");
+	if (!r->series_count) {
+		fprintf(out, "<p class=\"note\">No metric series were recorded (gpuprof sys records "
+			     "them).</p></section>\n");
+		return;
+	}
+	fprintf(out, "<table><tr><th>Series</th><th>Unit</th><th>Samples</th><th>Min</th>"
+		     "<th>Average</th><th>Max</th><th>Along the run</th></tr>\n");
+	for (size_t i = 0; i < r->series_count; i++) {
+		const struct series *x = &r->series[i];
+		fprintf(out, "<tr><td class=\"name\">");
+		html_text(out, x->label);
+		fprintf(out, "</td><td>");
+		html_text(out, x->unit);
+		fprintf(out, "</td><td>%" PRId64 "</td><td>%.6g</td><td>%.6g</td><td>%.6g</td><td>",
+			x->count, x->min, x->count ? x->sum / (double)x->count : 0, x->max);
+		fprintf(out, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"30\">"
+			     "<polyline fill=\"none\" stroke=\"#2ca02c\" points=\"", BINS);
+		double span = x->max > x->min ? x->max - x->min : 1;
+		for (int b = 0; b < BINS; b++)
+			if (x->bin_count[b])
+				fprintf(out, "%d,%.1f ", b,
+					28 - 26 * (x->bins[b] / (double)x->bin_count[b] - x->min) / span);
+		fprintf(out, "\"/></svg></td></tr>\n");
+	}
+	fprintf(out, "</table></section>\n");
+}
+
+static void write_page(FILE *out, struct report *r)
+{
+	fprintf(out, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+		     "<title>gpuprof report</title><style>%s</style></head><body>\n"
+		     "<h1>gpuprof report</h1>\n<pre class=\"note\" id=\"inputs\">", style);
+	html_lines(out, r->inputs.buf);
+	fprintf(out, "</pre>\n<nav><a href=\"#overview\">Devices</a><a href=\"#findings\">"
+		     "Findings</a><a href=\"#kernels\">Kernels</a><a href=\"#copies\">Copies</a>"
+		     "<a href=\"#api\">API calls</a><a href=\"#ranges\">Marker ranges</a>"
+		     "<a href=\"#functions\">CPU functions</a><a href=\"#metrics\">Metrics</a>"
+		     "</nav>\n");
+	overview(out, r);
+	findings_section(out, r);
+	stats_section(out, "kernels", "Kernels", "Kernel", &r->kernels,
+		      "No kernels were recorded.");
+	copies_section(out, r);
+	stats_section(out, "api", "API calls", "Function", &r->api,
+		      "No API calls were recorded (--runtime-trace records them).");
+	stats_section(out, "ranges", "Marker ranges", "Range", &r->ranges,
+		      "No marker ranges were recorded (--marker-trace records them).");
+	functions_section(out, r);
+	metrics_section(out, r);
+	fprintf(out, "<p class=\"note\">gpuprof %s</p>\n</body></html>\n", GPUPROF_VERSION);
+}
+
+int report_write(char *const *inputs, int count, const char *path, struct error *err)
+{
+	struct report r;
+	memset(&r, 0, sizeof(r));
+	stats_init(&r.kernels);
+	stats_init(&r.api);
+	stats_init(&r.ranges);
+	stats_init(&r.functions);
+	strbuf_init(&r.inputs);
+	int rc = 0;
+	for (int i = 0; rc == 0 && i < count; i++)
+		rc = read_input(inputs[i], i, count, &r, err);
+	FILE *out = rc == 0 ? output_partial_open(path, err) : NULL;
+	if (out) {
+		write_page(out, &r);
+		int failed = ferror(out);
+		if ((fclose(out) || failed) && rc == 0) {
+			output_discard(path);
+			rc = error_set(err, "cannot write '%s'", path);
+		} else {
+			rc = output_publish(path, err);
+		}
+	} else if (rc == 0) {
+		rc = -1;
+	}
+	stats_release(&r.kernels);
+	stats_release(&r.api);
+	stats_release(&r.ranges);
+	stats_release(&r.functions);
+	for (size_t i = 0; i < r.copy_count; i++)
+		free(r.copies[i].name);
+	free(r.copies);
+	for (size_t i = 0; i < r.lane_count; i++)
+		free(r.lanes[i].label);
+	free(r.lanes);
+	for (size_t i = 0; i < r.series_count; i++) {
+		free(r.series[i].label);
+		free(r.series[i].unit);
+	}
+	free(r.series);
+	findings_release(&r.findings);
+	strbuf_release(&r.inputs);
+	return rc;
+}
