@@ -3,6 +3,7 @@
 #include "analysis/insight.h"
 
 #include <inttypes.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -18,6 +19,7 @@ void rule_small_copies(const struct insight_process *p, struct findings *out);
 void rule_pageable_copies(const struct insight_process *p, struct findings *out);
 void rule_copy_kernel_serial(const struct insight_process *p, struct findings *out);
 void rule_one_queue(const struct insight_process *p, struct findings *out);
+void rule_latency_bound(const struct insight_process *p, struct findings *out);
 
 const struct insight_rule insight_rules[] = {
 	{ "device-idle", "the device sat idle between its work", rule_device_idle },
@@ -29,12 +31,18 @@ const struct insight_rule insight_rules[] = {
 	{ "pageable-copies", "copies from or to pageable host memory", rule_pageable_copies },
 	{ "copy-kernel-serial", "copies and kernels serialised on one queue",
 	  rule_copy_kernel_serial },
-	{ "one-queue", "all the device's work on one queue while others sit idle",
-	  rule_one_queue },
+	{ "one-queue", "several threads' work serialised on one queue", rule_one_queue },
+	{ "latency-bound", "kernels whose SMs and memory both stay far below their peak "
+			   "(speed-of-light counters)", rule_latency_bound },
 };
 const size_t insight_rule_count = sizeof(insight_rules) / sizeof(insight_rules[0]);
 
 /* ---- reading ---------------------------------------------------------------------------- */
+
+static const char *text_or_empty(const unsigned char *text)
+{
+	return text ? (const char *)text : "";
+}
 
 static const char *keep_string(struct insight_run *run, const unsigned char *text)
 {
@@ -257,6 +265,7 @@ static int read_activities(sqlite3 *db, struct insight_run *run, struct names *n
 			.dst_memory_kind = sqlite3_column_int(s, 11),
 			.kind = operation == 0 ? INSIGHT_KERNEL
 				: operation == 1 ? INSIGHT_COPY : INSIGHT_OTHER_MEMORY,
+			.sm_pct = NAN, .memory_pct = NAN,
 		};
 		d->items = xrealloc(d->items, (d->count + 1) * sizeof(*d->items));
 		d->items[d->count++] = a;
@@ -287,6 +296,61 @@ static int read_activities(sqlite3 *db, struct insight_run *run, struct names *n
 	}
 	sqlite3_finalize(s);
 	return 0;
+}
+
+/* The speed-of-light counters of the kernels that have them, by (process, correlation
+ * id): a table of the kernels first. */
+static int read_counters(sqlite3 *db, struct insight_run *run, struct error *err)
+{
+	if (!store_has_table(db, "gpuprof_counter"))
+		return 0;
+	struct slot {
+		int64_t process_id, correlation_id;
+		struct insight_activity *kernel;
+	} *slots;
+	size_t kernels = 0, size = 64;
+	for (size_t i = 0; i < run->process_count; i++)
+		for (size_t d = 0; d < run->processes[i].device_count; d++)
+			kernels += run->processes[i].devices[d].count;
+	while (size < 2 * kernels)
+		size *= 2;
+	slots = xcalloc(size, sizeof(*slots));
+	for (size_t i = 0; i < run->process_count; i++)
+		for (size_t d = 0; d < run->processes[i].device_count; d++)
+			for (size_t k = 0; k < run->processes[i].devices[d].count; k++) {
+				struct insight_activity *a = &run->processes[i].devices[d].items[k];
+				if (a->kind != INSIGHT_KERNEL || !a->correlation_id)
+					continue;
+				size_t j = hash_int((uint64_t)a->correlation_id ^
+						    hash_int((uint64_t)run->processes[i].id)) & (size - 1);
+				while (slots[j].kernel)
+					j = (j + 1) & (size - 1);
+				slots[j] = (struct slot){ run->processes[i].id, a->correlation_id, a };
+			}
+	sqlite3_stmt *s;
+	int rc = store_prepare(db, "SELECT c.process_id, c.correlation_id, n.string, c.value "
+			       "FROM gpuprof_counter c JOIN gpuprof_string n ON n.id = c.name_id "
+			       "WHERE n.string IN ('sm__throughput.avg.pct_of_peak_sustained_elapsed', "
+			       "'gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed') "
+			       "AND c.value IS NOT NULL", &s, err);
+	while (rc == 0 && sqlite3_step(s) == SQLITE_ROW) {
+		int64_t process_id = sqlite3_column_int64(s, 0), corr = sqlite3_column_int64(s, 1);
+		size_t j = hash_int((uint64_t)corr ^ hash_int((uint64_t)process_id)) & (size - 1);
+		while (slots[j].kernel && (slots[j].process_id != process_id ||
+					   slots[j].correlation_id != corr))
+			j = (j + 1) & (size - 1);
+		if (!slots[j].kernel)
+			continue;
+		double value = sqlite3_column_double(s, 3);
+		if (!strncmp(text_or_empty(sqlite3_column_text(s, 2)), "sm__", 4))
+			slots[j].kernel->sm_pct = value;
+		else
+			slots[j].kernel->memory_pct = value;
+	}
+	if (rc == 0)
+		sqlite3_finalize(s);
+	free(slots);
+	return rc;
 }
 
 /* Which calls launched a kernel or made a blocking copy, and which launches their thread
@@ -346,6 +410,11 @@ int insight_read(sqlite3 *db, const char *path, struct insight_run *run, struct 
 		for (size_t d = 0; d < p->device_count; d++)
 			merge_busy(&p->devices[d]);
 		mark_launches(p);
+	}
+	if (rc == 0)
+		rc = read_counters(db, run, err);
+	for (size_t i = 0; rc == 0 && i < run->process_count; i++) {
+		struct insight_process *p = &run->processes[i];
 		/* a process that never ended cleanly: its bounds are its records' */
 		for (size_t d = 0; d < p->device_count; d++)
 			if (p->devices[d].busy_count &&

@@ -29,6 +29,9 @@ struct insight_activity {
 	const char *name;             /* kernel name, or the copy's function */
 	enum insight_kind kind;
 	int direction, src_memory_kind, dst_memory_kind; /* copies (database codes) */
+	/* kernels measured with the speed-of-light counters (gpuprof trace --pmc, compute
+	 * profile -b 2): the busiest unit of the SMs and of memory, % of peak; NAN without */
+	double sm_pct, memory_pct;
 };
 
 /* An API call at the top of its thread's stack of calls (a driver call made by a

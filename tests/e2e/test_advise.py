@@ -131,7 +131,7 @@ def test_nothing_fires_on_plain_programs(tmp_path, program):
     db = record(tmp_path, os.path.join(SAMPLES, program[0]), *program[1:])
     assert findings(tmp_path, db) == {}
     r = run([GPUPROF, "advise", db], cwd=tmp_path)
-    assert r.returncode == 0 and r.stdout == "no findings: none of the 7 rules saw a problem\n"
+    assert r.returncode == 0 and r.stdout == "no findings: none of the 8 rules saw a problem\n"
 
 
 def test_pageable_copies_of_a_cuda_run(tmp_path):
@@ -161,7 +161,7 @@ def test_text_summary_and_bad_input(tmp_path):
     r = run([GPUPROF, "advise", "--list-rules"], cwd=tmp_path)
     assert [line.split()[0] for line in r.stdout.splitlines()] == [
         "device-idle", "sync-per-launch", "launch-bound", "small-copies", "pageable-copies",
-        "copy-kernel-serial", "one-queue"]
+        "copy-kernel-serial", "one-queue", "latency-bound"]
     (tmp_path / "text.db").write_text("not a database")
     for args, status, message in [
             ([], 2, "advise: no database given"),
@@ -171,3 +171,38 @@ def test_text_summary_and_bad_input(tmp_path):
         r = run([GPUPROF, "advise", *args], cwd=tmp_path)
         assert r.returncode == status and message in r.stderr, (args, r.stderr)
         assert r.stderr.count("\n") == 1 and r.stdout == "", (args, r.stderr)
+
+
+def test_latency_bound_from_speed_of_light_counters(tmp_path):
+    """Kernels with the speed-of-light counters (as gpuprof trace --pmc records them),
+    written here: vecCopy's 4 dispatches of 40 us at SM 20/30/20/30 % and memory
+    50/50/40/40 %: both under 60 %, the busiest (memory, 45 % on average) costs
+    160 us x 0.55; at 70 % memory on one dispatch the average (52.5 %) still fires, and
+    at 90 % on every dispatch nothing does."""
+    spool = tmp_path / "4242.spool"
+    assert run([os.path.join(TESTS, "cuda-spool"), str(spool)], cwd=tmp_path).returncode == 0
+    assert run([GPUPROF, "convert", "-f", "sqlite", str(spool)], cwd=tmp_path).returncode == 0
+    db = str(tmp_path / "4242_results.db")
+
+    def counters(memory):
+        with sqlite3.connect(db) as c:
+            c.execute("DELETE FROM gpuprof_counter")
+            ids = []
+            for name in ("sm__throughput.avg.pct_of_peak_sustained_elapsed",
+                         "gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed"):
+                ids.append(c.execute("INSERT INTO gpuprof_string (string) VALUES (?)",
+                                     (name,)).lastrowid)
+            for corr, sm, mem in zip((4, 5, 6, 7), (20, 30, 20, 30), memory):
+                for name_id, value in zip(ids, (sm, mem)):
+                    c.execute("INSERT INTO gpuprof_counter (process_id, correlation_id, "
+                              "agent_index, name_id, value) VALUES (1, ?, 1, ?, ?)",
+                              (corr, name_id, value))
+        return findings(tmp_path, db)
+
+    found = counters((50, 50, 40, 40))
+    assert found["latency-bound"]["Cost_ns"] == int(160000 * (1 - 0.45))
+    assert found["latency-bound"]["Finding"].startswith(
+        "kernel vecCopy(float const*, float*, unsigned int) (160.000 us) reaches 25.0 % of "
+        "the SMs' peak and 45.0 % of memory's")
+    assert counters((70, 50, 50, 40))["latency-bound"]["Cost_ns"] == int(160000 * 0.475)
+    assert "latency-bound" not in counters((90, 90, 90, 90))
