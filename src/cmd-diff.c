@@ -12,6 +12,7 @@
 #include "store/store.h"
 #include "util/error.h"
 #include "util/options.h"
+#include "util/sort.h"
 #include "util/table.h"
 
 static const char usage[] = "gpuprof diff [options] A.db B.db";
@@ -232,8 +233,7 @@ int cmd_diff(int argc, char **argv)
 	size_t rows_count = 0;
 	compare("kernel", &runs[0].kernels, &runs[1].kernels, &o, &rows, &rows_count);
 	compare("range", &runs[0].ranges, &runs[1].ranges, &o, &rows, &rows_count);
-	if (rows_count)
-		qsort(rows, rows_count, sizeof(*rows), by_total_change);
+	sort_array(rows, rows_count, sizeof(*rows), by_total_change);
 	int rc = print(rows, rows_count, (enum table_format)table_parse_format(format), &err);
 	int regressed = 0;
 	for (size_t i = 0; i < rows_count; i++)

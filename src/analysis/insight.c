@@ -9,6 +9,7 @@
 
 #include "store/store.h"
 #include "util/hash.h"
+#include "util/sort.h"
 
 /* ---- the rules: one file each under rules/, one line here ----------------------------- */
 
@@ -38,6 +39,21 @@ const struct insight_rule insight_rules[] = {
 const size_t insight_rule_count = sizeof(insight_rules) / sizeof(insight_rules[0]);
 
 /* ---- reading ---------------------------------------------------------------------------- */
+
+/* Times a record may have: a record outside (a corrupt database) is left out, so that
+ * no difference or sum of the rules' can overflow. */
+#define TIME_MAX ((int64_t)1 << 62)  /* ns */
+#define DURATION_MAX ((int64_t)1 << 50) /* ns: 13 days */
+
+static int valid_times(int64_t start, int64_t end)
+{
+	return start >= 0 && end >= start && end <= TIME_MAX && end - start <= DURATION_MAX;
+}
+
+static int64_t clamp_time(int64_t t)
+{
+	return t < 0 ? 0 : t > TIME_MAX ? TIME_MAX : t;
+}
 
 static const char *text_or_empty(const unsigned char *text)
 {
@@ -116,7 +132,7 @@ static int by_start(const void *a, const void *b)
 /* The busy intervals of a device: its items merged where they overlap or touch. */
 static void merge_busy(struct insight_device *d)
 {
-	qsort(d->items, d->count, sizeof(*d->items), by_start);
+	sort_array(d->items, d->count, sizeof(*d->items), by_start);
 	d->busy = xcalloc(d->count ? d->count : 1, sizeof(*d->busy));
 	for (size_t i = 0; i < d->count; i++) {
 		const struct insight_activity *a = &d->items[i];
@@ -174,7 +190,7 @@ static int read_calls(sqlite3 *db, struct insight_run *run, struct names *names,
 		int64_t id = sqlite3_column_int64(s, 0);
 		if (!p || p->id != id)
 			p = process_of(run, id);
-		if (!p)
+		if (!p || !valid_times(sqlite3_column_int64(s, 2), sqlite3_column_int64(s, 3)))
 			continue;
 		p->has_calls = 1;
 		struct insight_call c = {
@@ -250,7 +266,7 @@ static int read_activities(sqlite3 *db, struct insight_run *run, struct names *n
 	int step;
 	while ((step = sqlite3_step(s)) == SQLITE_ROW) {
 		struct insight_process *p = process_of(run, sqlite3_column_int64(s, 0));
-		if (!p)
+		if (!p || !valid_times(sqlite3_column_int64(s, 4), sqlite3_column_int64(s, 5)))
 			continue;
 		struct insight_device *d = device_of(p, sqlite3_column_int64(s, 1));
 		int operation = sqlite3_column_int(s, 12);
@@ -397,8 +413,10 @@ int insight_read(sqlite3 *db, const char *path, struct insight_run *run, struct 
 		p->pid = sqlite3_column_int64(s, 1);
 		const unsigned char *host = sqlite3_column_text(s, 2);
 		p->host = xstrdup(host ? (const char *)host : "");
-		p->start = sqlite3_column_int64(s, 3);
-		p->end = sqlite3_column_int64(s, 4);
+		p->start = clamp_time(sqlite3_column_int64(s, 3));
+		p->end = clamp_time(sqlite3_column_int64(s, 4));
+		if (p->end < p->start)
+			p->end = p->start;
 	}
 	sqlite3_finalize(s);
 	struct names names = { NULL, 0, 0 };
@@ -481,7 +499,8 @@ void insight_check(const struct insight_run *run, struct findings *out)
 	for (size_t i = 0; i < run->process_count; i++)
 		for (size_t r = 0; r < insight_rule_count; r++)
 			insight_rules[r].check(&run->processes[i], out);
-	qsort(out->items + first, out->count - first, sizeof(*out->items), by_cost);
+	if (out->count > first)
+		sort_array(out->items + first, out->count - first, sizeof(*out->items), by_cost);
 }
 
 void findings_release(struct findings *f)
@@ -525,7 +544,7 @@ int64_t insight_median(int64_t *values, size_t count)
 {
 	if (!count)
 		return 0;
-	qsort(values, count, sizeof(*values), by_value);
+	sort_array(values, count, sizeof(*values), by_value);
 	return count % 2 ? values[count / 2] : values[count / 2 - 1] / 2 + values[count / 2] / 2;
 }
 
@@ -662,8 +681,8 @@ void insight_describe_gaps(const struct insight_process *p,
 					  p->samples[i].tid, 1);
 		}
 	}
-	qsort(calls, call_kinds, sizeof(*calls), by_ns);
-	qsort(functions, function_kinds, sizeof(*functions), by_ns);
+	sort_array(calls, call_kinds, sizeof(*calls), by_ns);
+	sort_array(functions, function_kinds, sizeof(*functions), by_ns);
 	for (size_t i = 0; i < call_kinds && i < 3; i++) {
 		strbuf_addf(out, "while idle, thread %" PRId64 " was in %s: ", calls[i].tid,
 			    calls[i].name);

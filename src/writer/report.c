@@ -188,14 +188,14 @@ static int add_series(sqlite3 *db, const char *path, int input, int inputs, stru
 			    text_of(s, 2));
 		x->label = strbuf_detach(&label);
 		x->unit = xstrdup(text_of(s, 3));
-		int64_t start = sqlite3_column_int64(s, 5), end = sqlite3_column_int64(s, 6);
-		double width = end > start ? (double)(end - start) / BINS : 1;
+		double start = (double)sqlite3_column_int64(s, 5), end = (double)sqlite3_column_int64(s, 6);
+		double width = end > start ? (end - start) / BINS : 1;
 		sqlite3_bind_int64(values, 1, sqlite3_column_int64(s, 0));
 		sqlite3_bind_int64(values, 2, sqlite3_column_int64(s, 1));
 		while (sqlite3_step(values) == SQLITE_ROW) {
 			double v = sqlite3_column_double(values, 1);
-			double at = (double)(sqlite3_column_int64(values, 0) - start) / width;
-			int bin = at < 0 ? 0 : at >= BINS ? BINS - 1 : (int)at;
+			double at = ((double)sqlite3_column_int64(values, 0) - start) / width;
+			int bin = !(at >= 0) ? 0 : at >= BINS ? BINS - 1 : (int)at;
 			x->min = x->count && x->min < v ? x->min : v;
 			x->max = x->count && x->max > v ? x->max : v;
 			x->sum += v;

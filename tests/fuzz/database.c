@@ -1,4 +1,5 @@
-/* Fuzz target: the database reader that `convert`, `summary` and `merge` use. The input
+/* Fuzz target: the database reader that `convert`, `summary` (its findings too), `merge`
+ * and the report use. The input
  * is a database file, read as fuzz_read_database() says. */
 #include "fuzz.h"
 

@@ -57,7 +57,7 @@ void fuzz_read_database(char *path)
 	snprintf(prefix, sizeof(prefix), "%s/out", fuzz_directory());
 	snprintf(merged, sizeof(merged), "%s/merged.db", fuzz_directory());
 	struct output_request request = {
-		.formats = FORMAT_CSV | FORMAT_JSON | FORMAT_PFTRACE,
+		.formats = FORMAT_CSV | FORMAT_JSON | FORMAT_PFTRACE | FORMAT_HTML,
 		.summary = 1,
 		.options = { .truncate_kernels = 1, .stats = 1, .summary_units = "msec" },
 	};

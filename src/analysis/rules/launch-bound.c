@@ -40,13 +40,15 @@ void rule_launch_bound(const struct insight_process *p, struct findings *out)
 		int64_t duration = insight_median(durations, n), wait = insight_median(before, n);
 		free(durations);
 		free(before);
+		if (n < LAUNCH_MIN_KERNELS)
+			continue;
 		int64_t window = last - first, busy = 0;
-		for (size_t k = 0; n && k < d->busy_count; k++) {
+		for (size_t k = 0; k < d->busy_count; k++) {
 			int64_t s = d->busy[k].start > first ? d->busy[k].start : first;
 			int64_t e = d->busy[k].end < last ? d->busy[k].end : last;
 			busy += e > s ? e - s : 0;
 		}
-		if (n < LAUNCH_MIN_KERNELS || (double)busy >= LAUNCH_MAX_BUSY_SHARE * (double)window ||
+		if ((double)busy >= LAUNCH_MAX_BUSY_SHARE * (double)window ||
 		    duration >= wait)
 			continue;
 		struct finding *f = finding_add(out, "launch-bound", p, d, idle);
