@@ -22,7 +22,7 @@ static const char description[] =
 	"may overlap (the same idle time seen by two rules). --list-rules lists the rules.";
 
 /* One finding as a block for people. */
-static void print_text(FILE *out, const char *input, const struct finding *f, size_t index)
+static void print_text(FILE *out, const struct finding *f, size_t index)
 {
 	struct strbuf cost = STRBUF_INIT;
 	insight_duration(&cost, f->cost_ns);
@@ -36,7 +36,6 @@ static void print_text(FILE *out, const char *input, const struct finding *f, si
 		line += n + (line[n] == '\n');
 	}
 	fprintf(out, "   change: %s\n", f->advice.buf);
-	(void)input;
 	strbuf_release(&cost);
 }
 
@@ -71,7 +70,7 @@ int advise_print(char *const *inputs, int count, const char *format, FILE *out,
 		for (size_t f = 0; f < found.count; f++) {
 			const struct finding *x = &found.items[f];
 			if (!t) {
-				print_text(out, inputs[i], x, f + 1);
+				print_text(out, x, f + 1);
 				continue;
 			}
 			table_text(t, inputs[i]);

@@ -520,6 +520,8 @@ static int gather_findings(sqlite3 *db, const char *path, struct summary *s, str
 static int findings_table(const struct printer *pr, const struct summary *s,
 			  struct error *err)
 {
+	if (!s->findings.count)
+		return 0;
 	struct strbuf cost = STRBUF_INIT;
 	strbuf_addf(&cost, "Cost (%s)", pr->units);
 	const char *names[] = { "Input", "Pid", "Rule", "Device", cost.buf, "Cost %", "Finding" };

@@ -164,8 +164,7 @@ static void add_lanes(const struct insight_run *run, int input, int inputs, stru
 	}
 }
 
-static int add_series(sqlite3 *db, const char *path, int input, int inputs, struct report *r,
-		      struct error *err)
+static int add_series(sqlite3 *db, int input, int inputs, struct report *r, struct error *err)
 {
 	if (!store_has_table(db, "gpuprof_metric_series"))
 		return 0;
@@ -207,7 +206,6 @@ static int add_series(sqlite3 *db, const char *path, int input, int inputs, stru
 	}
 	sqlite3_finalize(values);
 	sqlite3_finalize(s);
-	(void)path;
 	return rc;
 }
 
@@ -231,7 +229,7 @@ static int read_input(const char *path, int input, int inputs, struct report *r,
 		rc = each_row(db, path, "SELECT function, COUNT(*) FROM samples GROUP BY function",
 			      add_function, r, err);
 	if (rc == 0)
-		rc = add_series(db, path, input, inputs, r, err);
+		rc = add_series(db, input, inputs, r, err);
 	struct insight_run run;
 	if (rc == 0 && (rc = insight_read(db, path, &run, err)) == 0) {
 		add_lanes(&run, input, inputs, r);

@@ -112,7 +112,7 @@ def test_unknown_and_future_formats(tmp_path, vcopy):
     assert r.returncode == 2
     assert one_line(r.stderr) == ("gpuprof: trace: output format 'otf2' is not available in "
                                   "this version of gpuprof (available: csv, sqlite, json, "
-                                  "pftrace)")
+                                  "pftrace, html)")
     r = trace(tmp_path, ["-f", "xml"], [vcopy])
     assert r.returncode == 2
     assert "unknown output format 'xml'" in one_line(r.stderr)
