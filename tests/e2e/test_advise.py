@@ -74,6 +74,35 @@ def test_hostsync(tmp_path):
                                      "--fixed")) == {}
 
 
+def test_idle_gaps_name_the_sampled_functions(tmp_path):
+    """Under gpuprof sys (wall-clock sampling), device-idle's evidence names the functions
+    the threads were sampled in during the gaps, counted here from the samples view."""
+    out = tmp_path / "sys"
+    r = run([GPUPROF, "sys", "--sampling-realtime", "--sampling-freq", "1000", "-d", str(out),
+             "-o", "run", "-f", "sqlite", "--", os.path.join(SAMPLES, "hostsync")],
+            cwd=tmp_path, timeout=300)
+    assert r.returncode == 0, r.stderr
+    db = str(out / "run_results.db")
+    evidence = findings(tmp_path, db)["device-idle"]["Evidence"].splitlines()
+    rows = activities(db)
+    kernels = [r for r in rows if r[2] == "kernel"]
+    first, last = min(k[0] for k in kernels), max(k[1] for k in kernels)
+    busy = busy_intervals(rows)
+    gaps = [(a[1], b[0]) for a, b in zip(busy, busy[1:]) if a[1] >= first and b[0] <= last]
+    with sqlite3.connect(db) as c:
+        samples = c.execute("SELECT tid, time, function FROM samples").fetchall()
+    inside = {}
+    for tid, time, function in samples:
+        if any(start <= time < end for start, end in gaps):
+            inside[(tid, function)] = inside.get((tid, function), 0) + 1
+    total = sum(inside.values())
+    assert total > 0
+    lines = [line for line in evidence if line.startswith("sampled while idle: ")]
+    top = sorted(inside.values(), reverse=True)[:3]
+    assert [int(line.split(" (")[-1].split(" of ")[0]) for line in lines] == top
+    assert all(line.endswith(f" of {total} samples)") for line in lines)
+
+
 def test_launchbound(tmp_path):
     """2000 tiny kernels: launch-bound costs the device's idle time before each kernel
     that starts its work again; one launch of the same work (--fixed): nothing."""
