@@ -611,22 +611,45 @@ static int64_t covered(const struct insight_call *calls, size_t count, size_t *f
 	return total;
 }
 
+/* Time or samples by (name, thread): names are interned, so a name is its pointer. An
+ * open-addressing index over a growing array. */
 struct tally {
 	const char *name;
 	int64_t tid, ns, count;
 };
 
-static void tally_add(struct tally **t, size_t *count, const char *name, int64_t tid,
-		      int64_t ns)
+struct tallies {
+	struct tally *items;
+	size_t count;
+	size_t *slots, size;          /* index + 1; 0: empty */
+};
+
+static void tally_add(struct tallies *t, const char *name, int64_t tid, int64_t ns)
 {
-	for (size_t i = 0; i < *count; i++)
-		if ((*t)[i].name == name && (*t)[i].tid == tid) {
-			(*t)[i].ns += ns;
-			(*t)[i].count++;
+	if (2 * (t->count + 1) > t->size) {
+		t->size = t->size ? 2 * t->size : 64;
+		free(t->slots);
+		t->slots = xcalloc(t->size, sizeof(*t->slots));
+		for (size_t i = 0; i < t->count; i++) {
+			size_t j = hash_int((uintptr_t)t->items[i].name ^ hash_int((uint64_t)t->items[i].tid)) &
+				   (t->size - 1);
+			while (t->slots[j])
+				j = (j + 1) & (t->size - 1);
+			t->slots[j] = i + 1;
+		}
+	}
+	size_t j = hash_int((uintptr_t)name ^ hash_int((uint64_t)tid)) & (t->size - 1);
+	for (; t->slots[j]; j = (j + 1) & (t->size - 1)) {
+		struct tally *x = &t->items[t->slots[j] - 1];
+		if (x->name == name && x->tid == tid) {
+			x->ns += ns;
+			x->count++;
 			return;
 		}
-	*t = xrealloc(*t, (*count + 1) * sizeof(**t));
-	(*t)[(*count)++] = (struct tally){ name, tid, ns, 1 };
+	}
+	t->items = xrealloc(t->items, (t->count + 1) * sizeof(*t->items));
+	t->items[t->count++] = (struct tally){ name, tid, ns, 1 };
+	t->slots[j] = t->count;
 }
 
 static int by_ns(const void *a, const void *b)
@@ -644,12 +667,12 @@ void insight_describe_gaps(const struct insight_process *p,
 		idle += gaps[g].end - gaps[g].start;
 	if (idle <= 0)
 		return;
-	struct tally *calls = NULL, *functions = NULL;
-	size_t call_kinds = 0, function_kinds = 0;
+	struct tallies calls = { 0 }, functions = { 0 };
 	int64_t outside = 0;
 	if (p->has_calls) {
-		/* per thread, the time of each gap spent in a call (named by the call that
-		 * covered most of the gap); the time in no thread's call is "outside" */
+		/* per thread, the time of each gap spent in calls (named by the call that
+		 * covered most of it); "outside": what the thread in calls the longest during
+		 * the gap spent out of them (exact with one launching thread) */
 		int64_t *in_any = xcalloc(gap_count, sizeof(*in_any));
 		for (size_t first = 0, end; first < p->call_count; first = end) {
 			int64_t tid = p->calls[first].tid;
@@ -661,7 +684,7 @@ void insight_describe_gaps(const struct insight_process *p,
 				int64_t ns = covered(p->calls + first, end - first, &from, gaps[g].start,
 						     gaps[g].end, &name, &longest);
 				if (ns > 0) {
-					tally_add(&calls, &call_kinds, name, tid, ns);
+					tally_add(&calls, name, tid, ns);
 					if (ns > in_any[g])
 						in_any[g] = ns;
 				}
@@ -677,19 +700,17 @@ void insight_describe_gaps(const struct insight_process *p,
 			while (lo < p->sample_count && p->samples[lo].time < gaps[g].start)
 				lo++;
 			for (size_t i = lo; i < p->sample_count && p->samples[i].time < gaps[g].end; i++)
-				tally_add(&functions, &function_kinds, p->samples[i].function,
-					  p->samples[i].tid, 1);
+				tally_add(&functions, p->samples[i].function, p->samples[i].tid, 1);
 		}
 	}
-	sort_array(calls, call_kinds, sizeof(*calls), by_ns);
-	sort_array(functions, function_kinds, sizeof(*functions), by_ns);
-	for (size_t i = 0; i < call_kinds && i < 3; i++) {
-		strbuf_addf(out, "while idle, thread %" PRId64 " was in %s: ", calls[i].tid,
-			    calls[i].name);
-		insight_duration(out, calls[i].ns);
+	sort_array(calls.items, calls.count, sizeof(*calls.items), by_ns);
+	sort_array(functions.items, functions.count, sizeof(*functions.items), by_ns);
+	for (size_t i = 0; i < calls.count && i < 3; i++) {
+		const struct tally *c = &calls.items[i];
+		strbuf_addf(out, "while idle, thread %" PRId64 " was in %s: ", c->tid, c->name);
+		insight_duration(out, c->ns);
 		strbuf_addf(out, " (%.1f %% of the idle time, in %" PRId64 " gap%s)\n",
-			    100.0 * (double)calls[i].ns / (double)idle, calls[i].count,
-			    calls[i].count == 1 ? "" : "s");
+			    100.0 * (double)c->ns / (double)idle, c->count, c->count == 1 ? "" : "s");
 	}
 	if (p->has_calls && outside > 0) {
 		strbuf_addstr(out, "while idle, in no API call (the host's own code): ");
@@ -697,13 +718,14 @@ void insight_describe_gaps(const struct insight_process *p,
 		strbuf_addf(out, " (%.1f %%)\n", 100.0 * (double)outside / (double)idle);
 	}
 	int64_t sampled = 0;
-	for (size_t i = 0; i < function_kinds; i++)
-		sampled += functions[i].ns;
-	for (size_t i = 0; i < function_kinds && i < 3; i++)
+	for (size_t i = 0; i < functions.count; i++)
+		sampled += functions.items[i].ns;
+	for (size_t i = 0; i < functions.count && i < 3; i++) {
+		const struct tally *f = &functions.items[i];
 		strbuf_addf(out, "sampled while idle: thread %" PRId64 " in %s (%" PRId64 " of %" PRId64
-			    " samples)\n", functions[i].tid,
-			    *functions[i].name ? functions[i].name : "an unknown function",
-			    functions[i].ns, sampled);
-	free(calls);
-	free(functions);
+			    " samples)\n", f->tid, *f->name ? f->name : "an unknown function", f->ns,
+			    sampled);
+	}
+	free(calls.items), free(calls.slots);
+	free(functions.items), free(functions.slots);
 }

@@ -20,8 +20,13 @@ def record(tmp_path, name, *args):
     return str(out / "run_results.db")
 
 
+# Under a sanitizer the recording library takes CPU time from the device's threads (PoCL
+# runs kernels on the CPU): kernel times vary more between runs than the default noise.
+NOISE = ["--noise", "30"] if os.environ.get("GPUPROF_SANITIZER") else []
+
+
 def diff(tmp_path, *args):
-    r = run([GPUPROF, "diff", "--format", "json", *args], cwd=tmp_path)
+    r = run([GPUPROF, "diff", "--format", "json", *NOISE, *args], cwd=tmp_path)
     [table] = json.loads(r.stdout)
     return r, {(row[0], row[1]): dict(zip(table["columns"], row)) for row in table["rows"]}
 
@@ -51,11 +56,16 @@ def test_same_program_twice_and_one_kernel_slower(tmp_path):
     slow = record(tmp_path, "slow", "--slower", "2")
     r, rows = diff(tmp_path, a, slow, "--threshold", "10")
     assert r.returncode == 3, r.stderr
-    assert r.stderr == ("gpuprof: diff: 2 kernels or ranges significantly slower by more "
-                        "than 10 %\n")
     significant = {k: row["Status"] for k, row in rows.items() if row["Significant"] == "yes"}
-    # the kernel made slower, and the range around it; the other kernel is the same
-    assert significant == {("kernel", "varied"): "slower", ("range", "step"): "slower"}
+    # the kernel made slower, and the range around it; the other kernel is the same (under
+    # a sanitizer the range's host time, slowed down and noisier, may hide its change
+    # behind the larger noise floor)
+    assert significant.pop(("kernel", "varied")) == "slower"
+    if not NOISE:
+        assert significant == {("range", "step"): "slower"}
+        assert r.stderr == ("gpuprof: diff: 2 kernels or ranges significantly slower by "
+                            "more than 10 %\n")
+    assert ("kernel", "steady") not in significant
     assert 80 < rows[("kernel", "varied")]["Change_pct"] < 120
     assert rows[("kernel", "varied")]["P_Value"] < 1e-6
     assert list(rows)[0] == ("kernel", "varied") or list(rows)[0] == ("range", "step")
