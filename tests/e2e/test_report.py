@@ -149,3 +149,13 @@ def test_several_inputs_and_bad_input(tmp_path):
         assert r.returncode == status and message in r.stderr, (args, r.stderr)
         assert r.stderr.count("\n") == 1, (args, r.stderr)
     assert sorted(os.listdir(tmp_path)) == ["a", "b", "both.html", "text.db"]
+
+
+def test_html_alone_leaves_no_database(tmp_path):
+    """-f html without sqlite: the page is made from a database built for it and removed."""
+    out = tmp_path / "out"
+    r = run([GPUPROF, "trace", "-d", str(out), "-o", "run", "-f", "html", "--",
+             os.path.join(SAMPLES, "vcopy"), "-i", "3"], cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert os.listdir(out) == ["run_report.html"]
+    assert Page((out / "run_report.html").read_text()).table("kernels")["vecCopy"]["Calls"] == "3"
