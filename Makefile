@@ -228,16 +228,17 @@ $(BUILD)/tests/test-cupti: tests/unit/test-cupti.c $(call obj,inject/cuda/transl
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -I$(CUDA_HOME)/include $^ -o $@ -lstdc++
 
-$(BUILD)/samples/%: samples/opencl/%.c
+$(BUILD)/samples/%: samples/opencl/%.c samples/opencl/common.h
 	@mkdir -p $(dir $@)
 	$(CC) -std=gnu11 $(CFLAGS) -Wall -Wextra -pthread $< -o $@ -lOpenCL
 
-$(BUILD)/tests/%: tests/e2e/%.c
+$(BUILD)/tests/%: tests/e2e/%.c samples/opencl/common.h
 	@mkdir -p $(dir $@)
 	$(CC) -std=gnu11 $(CFLAGS) -Wall -Wextra -pthread $< -o $@ -lOpenCL
 
 # programs of the marker tests link the marker library like any application would
-$(BUILD)/tests/markers $(BUILD)/tests/slowdown: $(BUILD)/tests/%: tests/e2e/%.c $(MARKERS_LIB)
+$(BUILD)/tests/markers $(BUILD)/tests/slowdown: $(BUILD)/tests/%: tests/e2e/%.c $(MARKERS_LIB) \
+		samples/opencl/common.h
 	@mkdir -p $(dir $@)
 	$(CC) -std=gnu11 $(CFLAGS) -Wall -Wextra -Iinclude -pthread $< -o $@ -lOpenCL \
 		-L$(BUILD)/lib -lgpuprof-markers -Wl,-rpath,'$$ORIGIN/../lib'

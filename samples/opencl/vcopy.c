@@ -6,13 +6,9 @@
  * Writes the input once, runs the vecCopy kernel ITERATIONS times and reads the
  * output back: ITERATIONS kernels, one host-to-device and one device-to-host copy of
  * ELEMENTS floats each. Exits 1 when the copy is wrong or OpenCL fails. */
-#define CL_TARGET_OPENCL_VERSION 300
-#include <CL/cl.h>
-
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
 #include <unistd.h>
+
+#include "common.h"
 
 static const char *source =
 	"__kernel void vecCopy(__global const float *in, __global float *out, uint n)\n"
@@ -21,33 +17,6 @@ static const char *source =
 	"    if (i < n)\n"
 	"        out[i] = in[i];\n"
 	"}\n";
-
-#define CHECK(call) \
-	do { \
-		cl_int rc_ = (call); \
-		if (rc_ != CL_SUCCESS) { \
-			fprintf(stderr, "vcopy: %s failed: %d\n", #call, rc_); \
-			exit(1); \
-		} \
-	} while (0)
-
-static cl_device_id pick_device(int index)
-{
-	cl_platform_id platforms[8];
-	cl_uint platform_count = 0;
-	CHECK(clGetPlatformIDs(8, platforms, &platform_count));
-	for (cl_uint p = 0; p < platform_count; p++) {
-		cl_device_id devices[16];
-		cl_uint count = 0;
-		if (clGetDeviceIDs(platforms[p], CL_DEVICE_TYPE_ALL, 16, devices, &count) != CL_SUCCESS)
-			continue;
-		if (index < (int)count)
-			return devices[index];
-		index -= (int)count;
-	}
-	fprintf(stderr, "vcopy: no OpenCL device with that index\n");
-	exit(1);
-}
 
 int main(int argc, char **argv)
 {
@@ -70,7 +39,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	cl_int rc;
-	cl_device_id device = pick_device(device_index);
+	cl_device_id device = sample_device(device_index);
 	char name[256] = "";
 	clGetDeviceInfo(device, CL_DEVICE_NAME, sizeof(name), name, NULL);
 	printf("vcopy testing on %s\n", name);

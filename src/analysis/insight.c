@@ -591,6 +591,22 @@ const struct insight_call *insight_call_of(const struct insight_process *p,
 	return NULL;
 }
 
+size_t insight_device_queues(const struct insight_device *d, int64_t **queues)
+{
+	size_t count = 0;
+	*queues = NULL;
+	for (size_t k = 0; k < d->count; k++) { /* a device has few: a linear search */
+		size_t q = 0;
+		while (q < count && (*queues)[q] != d->items[k].queue)
+			q++;
+		if (q == count && d->items[k].queue >= 0) {
+			*queues = xrealloc(*queues, (count + 1) * sizeof(**queues));
+			(*queues)[count++] = d->items[k].queue;
+		}
+	}
+	return count;
+}
+
 /* Time of [start, end) inside the calls of one thread (sorted, disjoint) from index
  * *from on; *from advances past calls that end before start. */
 static int64_t covered(const struct insight_call *calls, size_t count, size_t *from,

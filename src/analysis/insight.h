@@ -144,6 +144,10 @@ int64_t insight_median(int64_t *values, size_t count);
 /* A time in ns for people: "12.345 ms". */
 void insight_duration(struct strbuf *out, int64_t ns);
 
+/* The queues a device's work ran on, each once, in order of first use (malloc()ed into
+ * *queues, NULL for none); returns how many. */
+size_t insight_device_queues(const struct insight_device *d, int64_t **queues);
+
 /* The process's calls of thread tid: the first and one past the last index. */
 void insight_thread_calls(const struct insight_process *p, int64_t tid, size_t *first,
 			  size_t *end);

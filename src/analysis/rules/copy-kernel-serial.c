@@ -36,18 +36,9 @@ void rule_copy_kernel_serial(const struct insight_process *p, struct findings *o
 	for (size_t i = 0; i < p->device_count; i++) {
 		const struct insight_device *d = &p->devices[i];
 		int64_t together = overlap(d);
-		/* each queue of the device in turn (a device has few) */
-		int64_t *queues = NULL;
-		size_t queue_count = 0;
-		for (size_t k = 0; k < d->count; k++) {
-			size_t q = 0;
-			while (q < queue_count && queues[q] != d->items[k].queue)
-				q++;
-			if (q == queue_count && d->items[k].queue >= 0) {
-				queues = xrealloc(queues, (queue_count + 1) * sizeof(*queues));
-				queues[queue_count++] = d->items[k].queue;
-			}
-		}
+		/* each queue of the device in turn */
+		int64_t *queues;
+		size_t queue_count = insight_device_queues(d, &queues);
 		for (size_t q = 0; q < queue_count; q++) {
 			int64_t queue = queues[q];
 			size_t k = 0;
