@@ -159,7 +159,7 @@ static int write_report(const char *db_path, const char *prefix, struct strbuf *
 	struct strbuf path = STRBUF_INIT;
 	strbuf_addf(&path, "%s_report.html", prefix);
 	char *inputs[] = { (char *)db_path };
-	int rc = report_write(inputs, 1, path.buf, err);
+	int rc = report_write(inputs, 1, NULL, path.buf, err);
 	if (rc == 0)
 		strbuf_addf(written, "%s\n", path.buf);
 	strbuf_release(&path);

@@ -539,7 +539,8 @@ static int print_roofline(const struct analyze_request *r, struct error *err)
 	return table_end(t, err);
 }
 
-int analyze_roofline_plot(const struct analyze_request *r, const char *path, struct error *err)
+/* The roofline of the first workload into out: a page of its own, or the figure alone. */
+static void write_roofline(const struct analyze_request *r, FILE *out, int page)
 {
 	const struct workload *w = &r->workloads[0];
 	const char *type = r->data_type ? r->data_type : "FP32";
@@ -584,21 +585,33 @@ int analyze_roofline_plot(const struct analyze_request *r, const char *path, str
 		strbuf_addf(&note, "Each point is a %s's %s rate against its arithmetic intensity "
 				   "at one memory level (the colour of that level's ceiling).",
 			    r->per_dispatch ? "dispatch" : "kernel", type);
-	int rc = 0;
-	FILE *out = fopen(path, "w");
-	if (!out) {
-		rc = error_set(err, "--roofline-plot: cannot create '%s': %s", path, strerror(errno));
-	} else {
+	if (page)
 		roofline_plot_html(out, w->roofline ? w->roofline : &none, shown, points, count,
 				   title.buf, note.buf);
-		if (ferror(out) | fclose(out))
-			rc = error_set(err, "--roofline-plot: cannot write '%s'", path);
-	}
+	else
+		roofline_plot_figure(out, w->roofline ? w->roofline : &none, shown, points, count,
+				     note.buf);
 	for (size_t i = 0; i < n; i++)
 		strbuf_release(&labels[i]);
 	free(labels), free(points), free(g);
 	strbuf_release(&title), strbuf_release(&note);
-	return rc;
+}
+
+int analyze_roofline_plot(const struct analyze_request *r, const char *path, struct error *err)
+{
+	FILE *out = fopen(path, "w");
+	if (!out)
+		return error_set(err, "--roofline-plot: cannot create '%s': %s", path,
+				 strerror(errno));
+	write_roofline(r, out, 1);
+	if (ferror(out) | fclose(out))
+		return error_set(err, "--roofline-plot: cannot write '%s'", path);
+	return 0;
+}
+
+void analyze_roofline_figure(const struct analyze_request *r, FILE *out)
+{
+	write_roofline(r, out, 0);
 }
 
 int analyze_print(const struct analyze_request *r, struct error *err)

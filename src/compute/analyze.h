@@ -58,6 +58,8 @@ int analyze_explain(const struct analyze_request *r, const char *id, struct erro
 /* The same points as a self-contained HTML plot (roofline/roofline.h) written to path,
  * with the ceilings of the data type and of the levels shown. */
 int analyze_roofline_plot(const struct analyze_request *r, const char *path, struct error *err);
+/* The same figure without its page, into out (gpuprof report). */
+void analyze_roofline_figure(const struct analyze_request *r, FILE *out);
 
 /* The kernels of each workload with their dispatches (--list-stats). */
 int analyze_list_stats(const struct analyze_request *r, struct error *err);

@@ -70,9 +70,8 @@ static int drawn(const struct roofline *r, const int shown[ROOF_COUNT], int c)
 	return r->values[c].measured && r->values[c].mean > 0 && (!shown || shown[c]);
 }
 
-void roofline_plot_html(FILE *out, const struct roofline *r, const int shown[ROOF_COUNT],
-			const struct roofline_point *points, size_t count, const char *title,
-			const char *note)
+void roofline_plot_figure(FILE *out, const struct roofline *r, const int shown[ROOF_COUNT],
+			  const struct roofline_point *points, size_t count, const char *note)
 {
 	/* the top compute ceiling: where the bandwidth lines stop */
 	double top = 0, low = INFINITY, high = 0;
@@ -100,12 +99,7 @@ void roofline_plot_html(FILE *out, const struct roofline *r, const int shown[ROO
 	if (a.y_max <= a.y_min)
 		a.y_max = a.y_min * 10;
 
-	fprintf(out, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n<title>");
-	html_text(out, title);
-	fprintf(out, "</title>\n</head>\n<body style=\"font-family: sans-serif; margin: 20px\">\n"
-		     "<h1 style=\"font-size: 20px\">");
-	html_text(out, title);
-	fprintf(out, "</h1>\n<svg id=\"roofline\" xmlns=\"http://www.w3.org/2000/svg\" "
+	fprintf(out, "<svg id=\"roofline\" xmlns=\"http://www.w3.org/2000/svg\" "
 		     "width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\">\n"
 		     "<rect width=\"%d\" height=\"%d\" fill=\"white\"/>\n", WIDTH, HEIGHT, WIDTH,
 		HEIGHT, WIDTH, HEIGHT);
@@ -215,6 +209,20 @@ void roofline_plot_html(FILE *out, const struct roofline *r, const int shown[ROO
 		r->device);
 	html_text(out, r->device_name);
 	fprintf(out, " (%s), %d experiments per ceiling; each ceiling is the mean of its "
-		     "experiments (data-low and data-high: the 95 %% confidence interval).</p>\n"
-		     "</body></html>\n", r->backend, r->experiments);
+		     "experiments (data-low and data-high: the 95 %% confidence interval).</p>\n",
+		r->backend, r->experiments);
+}
+
+void roofline_plot_html(FILE *out, const struct roofline *r, const int shown[ROOF_COUNT],
+			const struct roofline_point *points, size_t count, const char *title,
+			const char *note)
+{
+	fprintf(out, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n<title>");
+	html_text(out, title);
+	fprintf(out, "</title>\n</head>\n<body style=\"font-family: sans-serif; margin: 20px\">\n"
+		     "<h1 style=\"font-size: 20px\">");
+	html_text(out, title);
+	fprintf(out, "</h1>\n");
+	roofline_plot_figure(out, r, shown, points, count, note);
+	fprintf(out, "</body></html>\n");
 }

@@ -102,5 +102,9 @@ struct roofline_point {
 void roofline_plot_html(FILE *out, const struct roofline *r, const int shown[ROOF_COUNT],
 			const struct roofline_point *points, size_t count, const char *title,
 			const char *note);
+/* The same figure without its page (the SVG, the note and the ceilings' source), for a
+ * page of its own (gpuprof report). */
+void roofline_plot_figure(FILE *out, const struct roofline *r, const int shown[ROOF_COUNT],
+			  const struct roofline_point *points, size_t count, const char *note);
 
 #endif

@@ -249,7 +249,8 @@ static const char style[] =
 	"solid #eee;text-align:right}td:first-child,th:first-child{text-align:left}"
 	"td.name{text-align:left;max-width:520px;overflow-wrap:anywhere}"
 	".finding{border-left:4px solid #d62728;padding:4px 12px;margin:12px 0;background:#fafafa}"
-	".finding pre{white-space:pre-wrap;margin:4px 0}.note{color:#666}"
+	"pre{white-space:pre-wrap;overflow-wrap:anywhere}.finding pre{margin:4px 0}"
+	".note{color:#666}svg{max-width:100%;height:auto}"
 	"nav a{margin-right:12px}";
 
 /* Lines of text, each escaped, for a <pre>. */
@@ -451,7 +452,7 @@ static void metrics_section(FILE *out, const struct report *r)
 	fprintf(out, "</table></section>\n");
 }
 
-static void write_page(FILE *out, struct report *r)
+static void write_page(FILE *out, struct report *r, const char *roofline)
 {
 	fprintf(out, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
 		     "<title>gpuprof report</title><style>%s</style></head><body>\n"
@@ -461,7 +462,7 @@ static void write_page(FILE *out, struct report *r)
 		     "Findings</a><a href=\"#kernels\">Kernels</a><a href=\"#copies\">Copies</a>"
 		     "<a href=\"#api\">API calls</a><a href=\"#ranges\">Marker ranges</a>"
 		     "<a href=\"#functions\">CPU functions</a><a href=\"#metrics\">Metrics</a>"
-		     "</nav>\n");
+		     "<a href=\"#roofline\">Roofline</a></nav>\n");
 	overview(out, r);
 	findings_section(out, r);
 	stats_section(out, "kernels", "Kernels", "Kernel", &r->kernels,
@@ -473,10 +474,19 @@ static void write_page(FILE *out, struct report *r)
 		      "No marker ranges were recorded (--marker-trace records them).");
 	functions_section(out, r);
 	metrics_section(out, r);
+	fprintf(out, "<section id=\"roofline\"><h2>Roofline</h2>\n");
+	if (roofline)
+		fputs(roofline, out);
+	else
+		fprintf(out, "<p class=\"note\">No roofline: it needs hardware counters and the "
+			     "device's measured ceilings, which a workload of gpuprof compute profile "
+			     "holds (gpuprof report takes its directory).</p>\n");
+	fprintf(out, "</section>\n");
 	fprintf(out, "<p class=\"note\">gpuprof %s</p>\n</body></html>\n", GPUPROF_VERSION);
 }
 
-int report_write(char *const *inputs, int count, const char *path, struct error *err)
+int report_write(char *const *inputs, int count, const char *roofline, const char *path,
+		 struct error *err)
 {
 	struct report r;
 	memset(&r, 0, sizeof(r));
@@ -490,7 +500,7 @@ int report_write(char *const *inputs, int count, const char *path, struct error 
 		rc = read_input(inputs[i], i, count, &r, err);
 	FILE *out = rc == 0 ? output_partial_open(path, err) : NULL;
 	if (out) {
-		write_page(out, &r);
+		write_page(out, &r, roofline);
 		int failed = ferror(out);
 		if ((fclose(out) || failed) && rc == 0) {
 			output_discard(path);

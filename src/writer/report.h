@@ -3,15 +3,18 @@
  * a large run because it shows aggregates, never rows: per device how busy it was along
  * the run, the top kernels, copies, API calls and marker ranges, gpuprof advise's
  * findings with their evidence, and where recorded the hot sampled functions and the
- * metric series. Each section is an element with an id (overview, findings, kernels,
- * copies, api, ranges, functions, metrics) whose tables give the numbers as text. */
+ * metric series, and for compute workloads their roofline. Each section is an element
+ * with an id (overview, findings, kernels, copies, api, ranges, functions, metrics,
+ * roofline) whose tables give the numbers as text. */
 #ifndef GPUPROF_WRITER_REPORT_H
 #define GPUPROF_WRITER_REPORT_H
 
 #include "util/error.h"
 
-/* Writes the report of count databases to path (as path.partial until complete): 0, or
- * -1 with err set. */
-int report_write(char *const *inputs, int count, const char *path, struct error *err);
+/* Writes the report of count databases to path (as path.partial until complete), with
+ * roofline (may be NULL) as the body of its roofline section: the figures of compute
+ * workloads (gpuprof report is given their directories). 0, or -1 with err set. */
+int report_write(char *const *inputs, int count, const char *roofline, const char *path,
+		 struct error *err);
 
 #endif

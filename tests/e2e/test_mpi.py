@@ -57,7 +57,9 @@ def test_four_ranks_by_pid_then_merged(tmp_path):
         assert con.execute("SELECT COUNT(*) FROM memory_copies").fetchone()[0] == RANKS * COPIES
     r = run([GPUPROF, "summary", "--format", "csv", merged], cwd=tmp_path)
     assert r.returncode == 0, r.stderr
-    processes = r.stdout.split("# PROCESSES AND RANKS")[1].strip().splitlines()[1:]
+    # the table's rows: up to the blank line before the next table
+    processes = r.stdout.split("# PROCESSES AND RANKS")[1].strip().split("\n\n")[0]
+    processes = processes.splitlines()[1:]
     assert sorted(int(line.split(",")[3]) for line in processes) == list(range(RANKS))
 
 

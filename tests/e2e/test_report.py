@@ -10,7 +10,7 @@ import pytest
 from conftest import GPUPROF, NEEDS_CHROMIUM, SAMPLES, TESTS, chromium, run
 
 SECTIONS = ["overview", "findings", "kernels", "copies", "api", "ranges", "functions",
-            "metrics"]
+            "metrics", "roofline"]
 
 
 class Page(HTMLParser):
@@ -20,12 +20,15 @@ class Page(HTMLParser):
     def __init__(self, dom):
         super().__init__()
         self.sections, self.rules, self.lanes, self.tags = {}, [], [], set()
+        self.roofline = []  # the data- attributes of each ceiling and point
         self.section, self.row, self.cell = None, None, None
         self.feed(dom)
 
     def handle_starttag(self, tag, attrs):
         a = dict(attrs)
         self.tags.add(tag)
+        if tag == "g" and a.get("class") in ("ceiling", "point"):
+            self.roofline.append({k: v for k, v in a.items() if k.startswith("data-")})
         if tag == "section":
             self.section = a["id"]
             self.sections[self.section] = []
@@ -141,7 +144,7 @@ def test_several_inputs_and_bad_input(tmp_path):
     assert len(lanes) == 2 and lanes[0].startswith("1: pid ") and lanes[1].startswith("2: pid ")
     (tmp_path / "text.db").write_text("not a database")
     for args, status, message in [
-            ([], 2, "report: no database given"),
+            ([], 2, "report: no database or workload given"),
             ([str(tmp_path / "missing.db")], 1, "missing.db"),
             ([str(tmp_path / "text.db")], 1, "text.db"),
             ([dbs[0], "-o", str(tmp_path / "no" / "where.html")], 1, "where.html")]:
@@ -159,3 +162,33 @@ def test_html_alone_leaves_no_database(tmp_path):
     assert r.returncode == 0, r.stderr
     assert os.listdir(out) == ["run_report.html"]
     assert Page((out / "run_report.html").read_text()).table("kernels")["vecCopy"]["Calls"] == "3"
+
+
+@NEEDS_CHROMIUM
+def test_workload_directory_adds_its_roofline(tmp_path):
+    """A compute workload's directory: its database (trace/) for the run's sections, and its
+    roofline, the same ceilings and points as compute analyze --roofline-plot draws."""
+    from test_compute import roof_workload
+    workload = tmp_path / "workload"
+    roof_workload(workload)
+    r = run([GPUPROF, "trace", "--kernel-trace", "-d", str(workload / "trace"), "-o",
+             "node_1", "-f", "sqlite", "--", os.path.join(SAMPLES, "vcopy"), "-i", "2"],
+            cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    plot = tmp_path / "plot.html"
+    r = run([GPUPROF, "compute", "analyze", "-p", str(workload), "-b", "4",
+             "--roofline-plot", str(plot)], cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    page_path = tmp_path / "report.html"
+    r = run([GPUPROF, "report", str(workload), "-o", str(page_path)], cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    page = Page(chromium(page_path, tmp_path / "profile", "report-roofline.png"))
+    alone = Page(plot.read_text())
+    assert page.roofline == alone.roofline
+    assert len([g for g in page.roofline if "data-label" in g]) > 0
+    assert page.table("kernels")["vecCopy"]["Calls"] == "2"
+    (workload / "trace" / "node_2_results.db").write_bytes(
+        (workload / "trace" / "node_1_results.db").read_bytes())
+    r = run([GPUPROF, "report", str(workload), "-o", str(page_path)], cwd=tmp_path)
+    assert r.returncode == 1 and "several databases under trace/ and no all_results.db" \
+        in r.stderr, r.stderr
