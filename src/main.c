@@ -18,8 +18,9 @@ const struct command commands[] = {
 	{ "roofline", cmd_roofline, "measure the memory bandwidths and arithmetic throughputs a "
 				    "device reaches: roofline.csv and its plot" },
 	{ "convert", cmd_convert,
-	  "turn recorded spools or databases into outputs (csv, sqlite, json, pftrace)" },
-	{ "summary", cmd_summary, "statistics of databases: domains, devices busy and idle, ranks" },
+	  "turn recorded spools or databases into outputs (csv, sqlite, json, pftrace, html)" },
+	{ "summary", cmd_summary, "statistics of databases: domains, devices busy and idle, ranks, "
+				  "findings" },
 	{ "advise", cmd_advise, "findings that explain a run: idle devices, waits after launches, "
 				"small or pageable copies..., each with its cost and what to change" },
 	{ "report", cmd_report, "one offline HTML page of a run: devices along time, findings, "

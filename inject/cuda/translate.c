@@ -100,18 +100,23 @@ static size_t mix(uint64_t x)
 	return (size_t)x;
 }
 
-/* gpuprof's queue for a CUDA stream, emitted at first sight. */
+/* gpuprof's queue for a CUDA stream, emitted at first sight; 0 (no queue) when the table
+ * of queues is full and cannot grow (no memory: the record keeps its stream id). */
 static uint32_t queue_for(struct translator *t, uint32_t context_id, uint32_t stream_id,
 			  uint32_t agent_id)
 {
 	if (t->queue_count * 2 >= t->queue_capacity) {
 		size_t old_capacity = t->queue_capacity;
 		struct translate_queue *old = t->queues;
-		t->queue_capacity = old_capacity ? old_capacity * 2 : 64;
-		t->queues = calloc(t->queue_capacity, sizeof(*t->queues));
-		if (!t->queues)
-			abort();
-		for (size_t i = 0; i < old_capacity; i++) {
+		size_t capacity = old_capacity ? old_capacity * 2 : 64;
+		struct translate_queue *grown = calloc(capacity, sizeof(*grown));
+		if (!grown && t->queue_count + 1 >= old_capacity)
+			return 0;
+		if (grown) {
+			t->queues = grown;
+			t->queue_capacity = capacity;
+		}
+		for (size_t i = 0; grown && i < old_capacity; i++) {
 			if (!old[i].queue_id)
 				continue;
 			size_t slot = mix((uint64_t)old[i].context_id << 32 | old[i].stream_id);
@@ -119,7 +124,8 @@ static uint32_t queue_for(struct translator *t, uint32_t context_id, uint32_t st
 				slot++;
 			t->queues[slot & (t->queue_capacity - 1)] = old[i];
 		}
-		free(old);
+		if (grown)
+			free(old);
 	}
 	size_t slot = mix((uint64_t)context_id << 32 | stream_id);
 	for (;; slot++) {
@@ -142,8 +148,18 @@ static uint32_t queue_for(struct translator *t, uint32_t context_id, uint32_t st
 	}
 }
 
+/* The string id of a name demangled unless asked otherwise, without remembering it. */
+static uint32_t intern_kernel_name(struct translator *t, const char *mangled)
+{
+	char *demangled = t->keep_mangled ? NULL : translator_demangle(mangled);
+	uint32_t id = t->ops.intern(t->ops.ctx, demangled ? demangled : mangled);
+	free(demangled);
+	return id;
+}
+
 /* The string id of a kernel's name, demangled unless asked otherwise; each distinct
- * name is demangled and interned once. */
+ * name is demangled and interned once (every time, when there is no memory to remember
+ * it). */
 static uint32_t kernel_name(struct translator *t, const char *mangled)
 {
 	if (!mangled)
@@ -151,11 +167,15 @@ static uint32_t kernel_name(struct translator *t, const char *mangled)
 	if (t->name_count * 2 >= t->name_capacity) {
 		size_t old_capacity = t->name_capacity;
 		struct translate_name *old = t->names;
-		t->name_capacity = old_capacity ? old_capacity * 2 : 256;
-		t->names = calloc(t->name_capacity, sizeof(*t->names));
-		if (!t->names)
-			abort();
-		for (size_t i = 0; i < old_capacity; i++) {
+		size_t capacity = old_capacity ? old_capacity * 2 : 256;
+		struct translate_name *grown = calloc(capacity, sizeof(*grown));
+		if (!grown && t->name_count + 1 >= old_capacity)
+			return intern_kernel_name(t, mangled);
+		if (grown) {
+			t->names = grown;
+			t->name_capacity = capacity;
+		}
+		for (size_t i = 0; grown && i < old_capacity; i++) {
 			if (!old[i].mangled)
 				continue;
 			size_t slot = hash_string(old[i].mangled);
@@ -163,7 +183,8 @@ static uint32_t kernel_name(struct translator *t, const char *mangled)
 				slot++;
 			t->names[slot & (t->name_capacity - 1)] = old[i];
 		}
-		free(old);
+		if (grown)
+			free(old);
 	}
 	for (size_t slot = hash_string(mangled);; slot++) {
 		struct translate_name *n = &t->names[slot & (t->name_capacity - 1)];
@@ -171,17 +192,29 @@ static uint32_t kernel_name(struct translator *t, const char *mangled)
 			return n->id;
 		if (n->mangled)
 			continue;
-		char *demangled = t->keep_mangled ? NULL : translator_demangle(mangled);
-		n->mangled = strdup(mangled);
-		if (!n->mangled)
-			abort();
-		n->id = t->ops.intern(t->ops.ctx, demangled ? demangled : mangled);
-		free(demangled);
+		if (!(n->mangled = strdup(mangled)))
+			return intern_kernel_name(t, mangled);
+		n->id = intern_kernel_name(t, mangled);
 		t->name_count++;
 		return n->id;
 	}
 }
 
+/* The string id of an API function's name, looked up in CUPTI. */
+static uint32_t intern_api_name(struct translator *t, int driver, uint32_t cbid)
+{
+	const char *name = t->ops.api_name(t->ops.ctx, driver ? CUPTI_CB_DOMAIN_DRIVER_API
+							      : CUPTI_CB_DOMAIN_RUNTIME_API, cbid);
+	char base[256];
+	if (name)
+		translator_api_base_name(name, base, sizeof(base));
+	else
+		snprintf(base, sizeof(base), "%s function %u", driver ? "driver" : "runtime", cbid);
+	return t->ops.intern(t->ops.ctx, base);
+}
+
+/* The string id of an API function, remembered by callback id (looked up each time
+ * when there is no memory to remember it). */
 static uint32_t api_function(struct translator *t, int driver, uint32_t cbid)
 {
 	if (cbid >= 1u << 16)
@@ -192,25 +225,15 @@ static uint32_t api_function(struct translator *t, int driver, uint32_t cbid)
 			count *= 2;
 		uint32_t *ids = realloc(t->api_names[driver], count * sizeof(*ids));
 		if (!ids)
-			abort();
+			return intern_api_name(t, driver, cbid);
 		memset(ids + t->api_name_count[driver], 0,
 		       (count - t->api_name_count[driver]) * sizeof(*ids));
 		t->api_names[driver] = ids;
 		t->api_name_count[driver] = count;
 	}
 	uint32_t *id = &t->api_names[driver][cbid];
-	if (!*id) {
-		const char *name = t->ops.api_name(t->ops.ctx, driver ? CUPTI_CB_DOMAIN_DRIVER_API
-								      : CUPTI_CB_DOMAIN_RUNTIME_API,
-						  cbid);
-		char base[256];
-		if (name)
-			translator_api_base_name(name, base, sizeof(base));
-		else
-			snprintf(base, sizeof(base), "%s function %u", driver ? "driver" : "runtime",
-				 cbid);
-		*id = t->ops.intern(t->ops.ctx, base);
-	}
+	if (!*id)
+		*id = intern_api_name(t, driver, cbid);
 	return *id;
 }
 
