@@ -197,11 +197,15 @@ $(BUILD)/bench/gpu/libcupti-floor.so: $(BUILD)/obj/bench/gpu/cupti-floor.o
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -shared $^ -o $@ -L$(CUPTI_LIBDIR) -Wl,-rpath,$(CUPTI_LIBDIR) -lcupti
 
-# The microbenchmarks of `gpuprof roofline` on CUDA devices (sm_90 code), a helper program
-# like the OpenCL one; the CUDA runtime linked statically, so it runs wherever a driver is.
+# The microbenchmarks of `gpuprof roofline` on CUDA devices, a helper program like the
+# OpenCL one; the CUDA runtime linked statically, so it runs wherever a driver is. Its
+# Hopper code is sm_90a, which has the warpgroup tensor instructions of Hopper's peak (and
+# runs on compute capability 9.0 only); newer GPUs compile its sm_90 PTX.
+ROOFLINE_NVCC_FLAGS ?= -O2 -gencode arch=compute_90a,code=sm_90a \
+	-gencode arch=compute_90,code=compute_90
 $(ROOFLINE_CUDA): inject/cuda/roofline.cu inject/roofline-result.h
 	@mkdir -p $(dir $@)
-	$(NVCC) $(NVCC_FLAGS) $< -o $@
+	$(NVCC) $(ROOFLINE_NVCC_FLAGS) $< -o $@
 
 $(BUILD)/samples/cuda/%: samples/cuda/%.cu samples/cuda/common.h
 	@mkdir -p $(dir $@)

@@ -11,13 +11,15 @@
  *
  * Each test is calibrated to last about --target-ms per experiment (more repetitions in
  * the kernel, or more launches for the device-memory tests), then timed --experiments
- * times with CUDA events. The tensor-core tests issue mma.sync (warp-level) instructions,
- * which every GPU from sm_80 runs (FP8 from sm_89); Hopper's warpgroup instructions
- * (wgmma), which its peak needs, are not used: on sm_90 the tensor ceilings are those of
- * warp-level MMA code. */
+ * times with CUDA events. The tensor-core tests issue Hopper's warpgroup instructions
+ * (wgmma, which its peak needs: the program carries sm_90a code) on a GPU of compute
+ * capability 9.0, and warp-level mma.sync elsewhere from sm_80 (FP8 from sm_89); FP64
+ * has no warpgroup form and is mma.sync everywhere. */
+#include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -200,6 +202,157 @@ template <int type> __global__ void mma_kernel(unsigned reps, unsigned seed, flo
 		*out = s;
 }
 
+/* Hopper's tensor cores at their peak: warpgroup MMA (wgmma), each instruction a 64 x 256
+ * tile of D += A x B over K = 32 bytes of inputs (16 FP16/BF16, 8 TF32, 32 FP8/INT8), A
+ * and B read from shared memory. A block is one warpgroup of four warps; its 128
+ * accumulator registers per thread are the whole tile. Only sm_90a code has wgmma:
+ * WGMMA_COMPILED says whether this is that code (wgmma_probe tells the host). */
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+#define WGMMA_COMPILED 1
+#else
+#define WGMMA_COMPILED 0
+#endif
+
+enum {
+	WG_THREADS = 128,
+	WG_A_BYTES = 8192,   /* A takes 64 rows of 32 bytes; room to spare for the layout */
+	WG_B_BYTES = 16384,  /* B takes 256 rows of 32 bytes */
+	WG_SHARED = WG_A_BYTES + WG_B_BYTES,
+	WG_PER_REP = 4,      /* instructions per rep, one commit group */
+};
+
+__global__ void wgmma_probe(int *compiled)
+{
+	*compiled = WGMMA_COMPILED;
+}
+
+/* The shared-memory descriptor of a K-major operand without swizzling: core matrices of
+ * 8 rows x 16 bytes, 128 bytes each, the two of a row's 32 bytes 128 bytes apart (the
+ * leading-dimension offset), successive groups of 8 rows 256 bytes apart (the stride).
+ * Fields: address >> 4 in bits 0-13, leading offset >> 4 in 16-29, stride >> 4 in 32-45. */
+__device__ uint64_t wg_descriptor(const void *p)
+{
+	uint64_t at = (uint64_t)__cvta_generic_to_shared(p);
+	return ((at & 0x3ffff) >> 4) | ((uint64_t)(128 >> 4) << 16) | ((uint64_t)(256 >> 4) << 32);
+}
+
+/* The accumulator operands %0..%127 of an instruction, and the 128 registers behind them. */
+#define WG_OPS8(a, b, c, d, e, f, g, h) \
+	"%" #a ", %" #b ", %" #c ", %" #d ", %" #e ", %" #f ", %" #g ", %" #h
+#define WG_ACC_OPERANDS                                                                    \
+	"{" WG_OPS8(0, 1, 2, 3, 4, 5, 6, 7) ", " WG_OPS8(8, 9, 10, 11, 12, 13, 14, 15) ", "    \
+	WG_OPS8(16, 17, 18, 19, 20, 21, 22, 23) ", " WG_OPS8(24, 25, 26, 27, 28, 29, 30, 31)     \
+	", " WG_OPS8(32, 33, 34, 35, 36, 37, 38, 39) ", "                                       \
+	WG_OPS8(40, 41, 42, 43, 44, 45, 46, 47) ", " WG_OPS8(48, 49, 50, 51, 52, 53, 54, 55)     \
+	", " WG_OPS8(56, 57, 58, 59, 60, 61, 62, 63) ", "                                       \
+	WG_OPS8(64, 65, 66, 67, 68, 69, 70, 71) ", " WG_OPS8(72, 73, 74, 75, 76, 77, 78, 79)     \
+	", " WG_OPS8(80, 81, 82, 83, 84, 85, 86, 87) ", "                                       \
+	WG_OPS8(88, 89, 90, 91, 92, 93, 94, 95) ", " WG_OPS8(96, 97, 98, 99, 100, 101, 102, 103) \
+	", " WG_OPS8(104, 105, 106, 107, 108, 109, 110, 111) ", "                               \
+	WG_OPS8(112, 113, 114, 115, 116, 117, 118, 119) ", "                                    \
+	WG_OPS8(120, 121, 122, 123, 124, 125, 126, 127) "}"
+#define WG_REG8(c, d, i)                                                                   \
+	c(d[i]), c(d[i + 1]), c(d[i + 2]), c(d[i + 3]), c(d[i + 4]), c(d[i + 5]), c(d[i + 6]), \
+		c(d[i + 7])
+#define WG_REGS(c, d)                                                                      \
+	WG_REG8(c, d, 0), WG_REG8(c, d, 8), WG_REG8(c, d, 16), WG_REG8(c, d, 24),              \
+		WG_REG8(c, d, 32), WG_REG8(c, d, 40), WG_REG8(c, d, 48), WG_REG8(c, d, 56),        \
+		WG_REG8(c, d, 64), WG_REG8(c, d, 72), WG_REG8(c, d, 80), WG_REG8(c, d, 88),        \
+		WG_REG8(c, d, 96), WG_REG8(c, d, 104), WG_REG8(c, d, 112), WG_REG8(c, d, 120)
+
+/* One instruction: the accumulators always kept (scale-d true), inputs unscaled (1) and,
+ * for FP16 and BF16, not transposed (0: K-major, the only layout of the other types). */
+#define WGMMA(type, instruction, immediates, constraint)                                   \
+	template <> __device__ void wgmma<type>(wg_acc<type>::t * d, uint64_t a, uint64_t b)    \
+	{                                                                                     \
+		asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %130, 0;\n"                        \
+			     "wgmma.mma_async.sync.aligned." instruction " " WG_ACC_OPERANDS        \
+			     ", %128, %129, p" immediates ";\n}\n"                                  \
+			     : WG_REGS(constraint, d)                                              \
+			     : "l"(a), "l"(b), "r"(1));                                            \
+	}
+/* the accumulators: FP32, or 32-bit integers for INT8 */
+template <int type> struct wg_acc {
+	typedef float t;
+};
+template <> struct wg_acc<MMA_I8> {
+	typedef int t;
+};
+
+template <int type> __device__ void wgmma(typename wg_acc<type>::t *d, uint64_t a, uint64_t b);
+WGMMA(MMA_F16, "m64n256k16.f32.f16.f16", ", 1, 1, 0, 0", "+f")
+WGMMA(MMA_BF16, "m64n256k16.f32.bf16.bf16", ", 1, 1, 0, 0", "+f")
+WGMMA(MMA_TF32, "m64n256k8.f32.tf32.tf32", ", 1, 1", "+f")
+WGMMA(MMA_F8, "m64n256k32.f32.e4m3.e4m3", ", 1, 1", "+f")
+WGMMA(MMA_I8, "m64n256k32.s32.s8.s8", "", "+r")
+
+/* A word of inputs of the type, from random bits: finite values of magnitude below 2 */
+template <int type> __device__ unsigned wg_input(unsigned bits)
+{
+	float x = (int)bits * 0x1p-31f, y = (int)(bits * 0x9e3779b9u) * 0x1p-31f; /* [-1, 1) */
+	if (type == MMA_F16) {
+		__half2 h = __floats2half2_rn(x, y);
+		return *(unsigned *)&h;
+	}
+	if (type == MMA_BF16) {
+		__nv_bfloat162 h = __floats2bfloat162_rn(x, y);
+		return *(unsigned *)&h;
+	}
+	if (type == MMA_TF32)
+		return __float_as_uint(x);
+	if (type == MMA_F8)
+		return bits & 0xbfbfbfbfu; /* e4m3 with the top exponent bit clear: never NaN */
+	return bits;                       /* INT8: any byte */
+}
+
+/* Keeps the compiler from moving an access of the accumulators across a wgmma fence or
+ * wait: it cannot see that the asynchronous instructions use them. */
+__device__ void wg_hold(float *d)
+{
+	for (int i = 0; i < 128; i++)
+		asm volatile("" : "+f"(d[i])::"memory");
+}
+
+__device__ void wg_hold(int *d)
+{
+	for (int i = 0; i < 128; i++)
+		asm volatile("" : "+r"(d[i])::"memory");
+}
+
+template <int type>
+__global__ void __launch_bounds__(WG_THREADS) wgmma_kernel(unsigned reps, unsigned seed, float *out)
+{
+#if WGMMA_COMPILED
+	extern __shared__ __align__(128) unsigned char wg_shared[];
+	unsigned *words = (unsigned *)wg_shared;
+	for (unsigned i = threadIdx.x; i < WG_SHARED / 4; i += blockDim.x)
+		words[i] = wg_input<type>((seed ^ i) * 0x85ebca6bu + blockIdx.x);
+	/* the threads' stores visible to the tensor cores' reads (another proxy) */
+	asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+	__syncthreads();
+	uint64_t a = wg_descriptor(wg_shared), b = wg_descriptor(wg_shared + WG_A_BYTES);
+	typename wg_acc<type>::t d[128];
+	for (int i = 0; i < 128; i++)
+		d[i] = 0;
+	wg_hold(d);
+	for (unsigned r = 0; r < reps; r++) {
+		asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
+#pragma unroll
+		for (int k = 0; k < WG_PER_REP; k++)
+			wgmma<type>(d, a, b);
+		asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory");
+		asm volatile("wgmma.wait_group.sync.aligned 1;" ::: "memory"); /* one group ahead */
+	}
+	asm volatile("wgmma.wait_group.sync.aligned 0;" ::: "memory");
+	wg_hold(d);
+	float s = 0;
+	for (int i = 0; i < 128; i++)
+		s += (float)d[i];
+	if (s == IMPOSSIBLE)
+		*out = s;
+#endif
+}
+
 /* ---- the bench ----------------------------------------------------------------------- */
 
 struct bench {
@@ -327,6 +480,30 @@ template <int type> static void mma_test(struct bench *b, const char *column, do
 	}, (double)blocks * (threads / 32) * 4 * per_mma);
 }
 
+/* operations per instruction: 2 * 64 * 256 * K */
+template <int type> static void wgmma_test(struct bench *b, const char *column, double per_wgmma)
+{
+	int per_sm = 0;
+	CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, wgmma_kernel<type>, WG_THREADS,
+							    WG_SHARED));
+	int blocks = b->sms * (per_sm > 0 ? per_sm : 1);
+	measure(b, column, [&](unsigned reps) {
+		wgmma_kernel<type><<<blocks, WG_THREADS, WG_SHARED>>>(reps, 12345u, b->out);
+	}, (double)blocks * WG_PER_REP * per_wgmma);
+}
+
+/* Whether the code loaded for this device is the sm_90a code, which has wgmma. */
+static int has_wgmma(void)
+{
+	int *flag, compiled = 0;
+	CHECK(cudaMalloc(&flag, sizeof(int)));
+	wgmma_probe<<<1, 1>>>(flag);
+	CHECK(cudaGetLastError());
+	CHECK(cudaMemcpy(&compiled, flag, sizeof(int), cudaMemcpyDeviceToHost));
+	CHECK(cudaFree(flag));
+	return compiled;
+}
+
 int main(int argc, char **argv)
 {
 	int list, index, experiments;
@@ -377,14 +554,22 @@ int main(int argc, char **argv)
 	} else {
 		/* operations per warp instruction: 2 * M * N * K */
 		mma_test<MMA_F64>(&b, "MFMAF64Flops", 2.0 * 8 * 8 * 4);
-		mma_test<MMA_TF32>(&b, "MFMAF32Flops", 2.0 * 16 * 8 * 8);
-		mma_test<MMA_F16>(&b, "MFMAF16Flops", 2.0 * 16 * 8 * 16);
-		mma_test<MMA_BF16>(&b, "MFMABF16Flops", 2.0 * 16 * 8 * 16);
-		if (sm >= 89)
-			mma_test<MMA_F8>(&b, "MFMAF8Flops", 2.0 * 16 * 8 * 32);
-		else
-			printf("skip\tMFMAF8Flops\tsm_%d has no FP8 tensor cores\n", sm);
-		mma_test<MMA_I8>(&b, "MFMAI8Ops", 2.0 * 16 * 8 * 32);
+		if (sm == 90 && has_wgmma()) {
+			wgmma_test<MMA_TF32>(&b, "MFMAF32Flops", 2.0 * 64 * 256 * 8);
+			wgmma_test<MMA_F16>(&b, "MFMAF16Flops", 2.0 * 64 * 256 * 16);
+			wgmma_test<MMA_BF16>(&b, "MFMABF16Flops", 2.0 * 64 * 256 * 16);
+			wgmma_test<MMA_F8>(&b, "MFMAF8Flops", 2.0 * 64 * 256 * 32);
+			wgmma_test<MMA_I8>(&b, "MFMAI8Ops", 2.0 * 64 * 256 * 32);
+		} else {
+			mma_test<MMA_TF32>(&b, "MFMAF32Flops", 2.0 * 16 * 8 * 8);
+			mma_test<MMA_F16>(&b, "MFMAF16Flops", 2.0 * 16 * 8 * 16);
+			mma_test<MMA_BF16>(&b, "MFMABF16Flops", 2.0 * 16 * 8 * 16);
+			if (sm >= 89)
+				mma_test<MMA_F8>(&b, "MFMAF8Flops", 2.0 * 16 * 8 * 32);
+			else
+				printf("skip\tMFMAF8Flops\tsm_%d has no FP8 tensor cores\n", sm);
+			mma_test<MMA_I8>(&b, "MFMAI8Ops", 2.0 * 16 * 8 * 32);
+		}
 	}
 	fflush(stdout);
 	return 0;
