@@ -100,6 +100,21 @@ static const char *intern(struct insight_run *run, struct names *n, const unsign
 	return n->slots[j];
 }
 
+/* An array of count items of size bytes, with room for one more: it doubles when count
+ * reaches a power of two, so that a million rows cost some twenty copies. */
+static void *grow(void *items, size_t count, size_t size)
+{
+	if (count & (count - 1))
+		return items; /* room left since the last doubling */
+	return xrealloc(items, (count ? 2 * count : 1) * size);
+}
+
+/* The array of grow() cut to its count (NULL stays NULL). */
+static void *fit(void *items, size_t count, size_t size)
+{
+	return items ? xrealloc(items, (count ? count : 1) * size) : NULL;
+}
+
 static struct insight_process *process_of(struct insight_run *run, int64_t id)
 {
 	for (size_t i = 0; i < run->process_count; i++)
@@ -146,6 +161,7 @@ static void merge_busy(struct insight_device *d)
 			d->busy[d->busy_count++] = (struct insight_interval){ a->start, a->end };
 		}
 	}
+	d->busy = fit(d->busy, d->busy_count, sizeof(*d->busy));
 	for (size_t i = 0; i < d->busy_count; i++) {
 		d->busy_ns += d->busy[i].end - d->busy[i].start;
 		if (i)
@@ -167,15 +183,22 @@ static int read_calls(sqlite3 *db, struct insight_run *run, struct names *names,
 		      struct error *err)
 {
 	sqlite3_stmt *s;
-	if (store_prepare(db, "SELECT COUNT(*) FROM gpuprof_api_call", &s, err))
+	/* each process's table of links: twice its calls, a power of two */
+	if (store_prepare(db, "SELECT process_id, COUNT(*) FROM gpuprof_api_call "
+			  "GROUP BY process_id", &s, err))
 		return -1;
-	size_t total = sqlite3_step(s) == SQLITE_ROW ? (size_t)sqlite3_column_int64(s, 0) : 0;
+	while (sqlite3_step(s) == SQLITE_ROW) {
+		struct insight_process *p = process_of(run, sqlite3_column_int64(s, 0));
+		size_t calls = (size_t)sqlite3_column_int64(s, 1);
+		if (p)
+			while (p->link_slots < 2 * calls)
+				p->link_slots = p->link_slots ? 2 * p->link_slots : 64;
+	}
 	sqlite3_finalize(s);
 	for (size_t i = 0; i < run->process_count; i++) {
 		struct insight_process *p = &run->processes[i];
-		p->link_slots = 64;
-		while (p->link_slots < 2 * total)
-			p->link_slots *= 2;
+		if (!p->link_slots)
+			p->link_slots = 64;
 		p->links = xcalloc(p->link_slots, sizeof(*p->links));
 	}
 	/* enclosing calls before the calls they made: by start, the longer first */
@@ -203,7 +226,7 @@ static int read_calls(sqlite3 *db, struct insight_run *run, struct names *names,
 			continue;
 		}
 		c.name = intern(run, names, sqlite3_column_text(s, 5));
-		p->calls = xrealloc(p->calls, (p->call_count + 1) * sizeof(*p->calls));
+		p->calls = grow(p->calls, p->call_count, sizeof(*p->calls));
 		p->calls[p->call_count] = c;
 		link_call(p, c.correlation_id, p->call_count);
 		p->call_count++;
@@ -235,7 +258,7 @@ static int read_samples(sqlite3 *db, struct insight_run *run, struct names *name
 		if (!p)
 			continue;
 		p->has_samples = 1;
-		p->samples = xrealloc(p->samples, (p->sample_count + 1) * sizeof(*p->samples));
+		p->samples = grow(p->samples, p->sample_count, sizeof(*p->samples));
 		p->samples[p->sample_count++] = (struct insight_sample){
 			sqlite3_column_int64(s, 1), sqlite3_column_int64(s, 2),
 			intern(run, names, sqlite3_column_text(s, 3)) };
@@ -283,7 +306,7 @@ static int read_activities(sqlite3 *db, struct insight_run *run, struct names *n
 				: operation == 1 ? INSIGHT_COPY : INSIGHT_OTHER_MEMORY,
 			.sm_pct = NAN, .memory_pct = NAN,
 		};
-		d->items = xrealloc(d->items, (d->count + 1) * sizeof(*d->items));
+		d->items = grow(d->items, d->count, sizeof(*d->items));
 		d->items[d->count++] = a;
 	}
 	sqlite3_finalize(s);
@@ -319,6 +342,13 @@ static int read_activities(sqlite3 *db, struct insight_run *run, struct names *n
 static int read_counters(sqlite3 *db, struct insight_run *run, struct error *err)
 {
 	if (!store_has_table(db, "gpuprof_counter"))
+		return 0;
+	sqlite3_stmt *any;
+	if (store_prepare(db, "SELECT 1 FROM gpuprof_counter LIMIT 1", &any, err))
+		return -1;
+	int none = sqlite3_step(any) != SQLITE_ROW; /* no table of the kernels to build */
+	sqlite3_finalize(any);
+	if (none)
 		return 0;
 	struct slot {
 		int64_t process_id, correlation_id;
@@ -396,6 +426,19 @@ static void mark_launches(struct insight_process *p)
 	}
 }
 
+/* The arrays the readers grew, cut to their counts. */
+static void fit_arrays(struct insight_run *run)
+{
+	for (size_t i = 0; i < run->process_count; i++) {
+		struct insight_process *p = &run->processes[i];
+		p->calls = fit(p->calls, p->call_count, sizeof(*p->calls));
+		p->samples = fit(p->samples, p->sample_count, sizeof(*p->samples));
+		for (size_t d = 0; d < p->device_count; d++)
+			p->devices[d].items = fit(p->devices[d].items, p->devices[d].count,
+						  sizeof(*p->devices[d].items));
+	}
+}
+
 int insight_read(sqlite3 *db, const char *path, struct insight_run *run, struct error *err)
 {
 	memset(run, 0, sizeof(*run));
@@ -420,8 +463,12 @@ int insight_read(sqlite3 *db, const char *path, struct insight_run *run, struct 
 	}
 	sqlite3_finalize(s);
 	struct names names = { NULL, 0, 0 };
-	int rc = read_activities(db, run, &names, err) || read_calls(db, run, &names, err) ||
-		 read_samples(db, run, &names, err);
+	int rc = read_activities(db, run, &names, err);
+	fit_arrays(run); /* before the next reader's arrays grow */
+	rc = rc || read_calls(db, run, &names, err);
+	fit_arrays(run);
+	rc = rc || read_samples(db, run, &names, err);
+	fit_arrays(run);
 	free(names.slots);
 	for (size_t i = 0; rc == 0 && i < run->process_count; i++) {
 		struct insight_process *p = &run->processes[i];
