@@ -101,7 +101,8 @@ static const char *intern(struct insight_run *run, struct names *n, const unsign
 }
 
 /* An array of count items of size bytes, with room for one more: it doubles when count
- * reaches a power of two, so that a million rows cost some twenty copies. */
+ * reaches a power of two, so that a million rows cost some twenty copies. Its room is
+ * implied by its count: an array cut by fit() never grows again. */
 static void *grow(void *items, size_t count, size_t size)
 {
 	if (count & (count - 1))
