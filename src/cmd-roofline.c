@@ -31,7 +31,7 @@ static const char description[] =
 	"multiply-adds, on any OpenCL device (a GPU, or the CPU through PoCL); on an NVIDIA GPU\n"
 	"in CUDA, device memory, L2, L1 and shared memory, FP64, FP32 and FP16 (half2)\n"
 	"multiply-adds, and the tensor cores on FP64, TF32, FP16, BF16, FP8 and INT8 inputs\n"
-	"(warp-level mma.sync: on Hopper below what its warpgroup instructions reach). Each\n"
+	"(Hopper's warpgroup wgmma, warp-level mma.sync on other GPUs and for FP64). Each\n"
 	"ceiling is timed by the device over many experiments (100; 10 with --quick) and\n"
 	"given as its mean with a 95 % confidence interval. Writes DIR/roofline.csv\n"
 	"(rocprof-compute's columns: <ceiling>, <ceiling>Low, <ceiling>High, in GB/s and\n"

@@ -42,6 +42,11 @@ def test_every_cuda_ceiling_is_measured(measured):
     assert row["I32Ops"] == ""  # not measured in CUDA, so empty, never 0
     assert float(row["L1Bw"]) > float(row["L2Bw"]) > float(row["HBMBw"]), row
     assert float(row["MFMAF16Flops"]) > float(row["FP32Flops"]) > float(row["FP64Flops"]) / 2
+    # the tensor cores' rates by input width (Hopper: FP8 twice FP16, twice TF32), BF16 at
+    # FP16's rate
+    tensor = {name: float(row[name]) for name in CUDA_CEILINGS if name.startswith("MFMA")}
+    assert tensor["MFMAF8Flops"] > tensor["MFMAF16Flops"] > tensor["MFMAF32Flops"], tensor
+    assert abs(tensor["MFMABF16Flops"] - tensor["MFMAF16Flops"]) <= 0.1 * tensor["MFMAF16Flops"]
 
 
 def test_device_memory_against_cudamemcpy(measured):
