@@ -60,8 +60,9 @@ STORE_SRC := src/core/recording.c src/core/kernel-filter.c $(wildcard src/store/
 # gpuprof compute: what the tests link (no loading of CUPTI), then the rest
 COMPUTE_SRC := src/compute/expr.c src/compute/catalog.c src/compute/workload.c \
 	src/compute/workload-write.c src/compute/analyze.c src/roofline/roofline.c \
-	src/roofline/plot.c
-CLI_SRC := $(wildcard src/*.c src/metrics/*.c) $(COMPUTE_SRC) src/compute/host.c
+	src/roofline/plot.c src/metrics/nvml.c
+CLI_SRC := $(wildcard src/*.c) $(filter-out src/metrics/nvml.c,$(wildcard src/metrics/*.c)) \
+	$(COMPUTE_SRC) src/compute/host.c
 
 obj = $(patsubst %.c,$(BUILD)/obj/%.o,$(1))
 

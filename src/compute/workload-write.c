@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "metrics/nvml.h"
 #include "store/store.h"
 #include "util/strbuf.h"
 #include "writer/csv-format.h"
@@ -163,13 +164,27 @@ static void add_fact(struct strbuf *header, struct strbuf *row, const char *name
 		strbuf_addch(row, ',');
 }
 
+/* The memory bus width (bits) and maximum memory clock (MHz) of the GPU of this UUID,
+ * which CUPTI's device record does not give: NVML's, where that GPU is in this machine
+ * (compute profile writes a workload where it ran); 0 otherwise. */
+static void memory_facts(const char *uuid, unsigned *bus_bits, unsigned *clock_mhz)
+{
+	struct strbuf why = STRBUF_INIT; /* no NVML: the facts stay unknown */
+	struct nvml *n = uuid && *uuid ? nvml_open(&why) : NULL;
+	*bus_bits = *clock_mhz = 0;
+	if (n)
+		nvml_memory(n, uuid, bus_bits, clock_mhz);
+	nvml_close(n);
+	strbuf_release(&why);
+}
+
 int workload_write_facts(sqlite3 *db, FILE *out, struct error *err)
 {
 	sqlite3_stmt *s;
 	if (store_prepare(db, "SELECT p.hostname, a.name, a.compute_units, a.warp_size, "
 			  "a.l2_cache_bytes, a.memory_bandwidth, a.max_clock_mhz, "
 			  "a.global_memory_bytes, a.compute_major, a.compute_minor, "
-			  "IFNULL(a.driver_version, '') "
+			  "IFNULL(a.driver_version, ''), a.uuid "
 			  "FROM agents a JOIN processes p ON p.id = a.process_id "
 			  "WHERE a.type = 'GPU' ORDER BY a.process_id, a.agent_id LIMIT 1", &s, err))
 		return -1;
@@ -190,6 +205,8 @@ int workload_write_facts(sqlite3 *db, FILE *out, struct error *err)
 	csv_text(&row, cuda.buf);
 	strbuf_release(&driver);
 	strbuf_release(&cuda);
+	unsigned bus_bits, memory_mhz;
+	memory_facts((const char *)sqlite3_column_text(s, 11), &bus_bits, &memory_mhz);
 	const struct {
 		const char *name;
 		double value;
@@ -200,6 +217,8 @@ int workload_write_facts(sqlite3 *db, FILE *out, struct error *err)
 		{ "dram_bandwidth", (double)sqlite3_column_int64(s, 5) },
 		{ "sm_clock_hz", sqlite3_column_int64(s, 6) * 1e6 },
 		{ "dram_bytes", (double)sqlite3_column_int64(s, 7) },
+		{ "memory_bus_bits", (double)bus_bits },
+		{ "memory_clock_hz", memory_mhz * 1e6 },
 	};
 	for (size_t i = 0; i < sizeof(facts) / sizeof(facts[0]); i++)
 		add_fact(&header, &row, facts[i].name, facts[i].value);

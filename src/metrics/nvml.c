@@ -4,6 +4,7 @@
 #include <dlfcn.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 /* The NVML API as documented in NVIDIA's nvml.h (CUDA 12/13 drivers). */
 typedef int nvml_return;
@@ -14,6 +15,7 @@ enum {
 	NVML_TEMPERATURE_GPU = 0, NVML_CLOCK_SM = 1, NVML_CLOCK_MEM = 2,
 	NVML_PCIE_UTIL_TX_BYTES = 0, NVML_PCIE_UTIL_RX_BYTES = 1,
 	NAME_SIZE = 96, /* NVML_DEVICE_NAME_V2_BUFFER_SIZE */
+	UUID_SIZE = 96, /* NVML_DEVICE_UUID_V2_BUFFER_SIZE */
 };
 struct nvml_utilization { unsigned int gpu, memory; };
 struct nvml_memory { unsigned long long total, free, used; };
@@ -36,6 +38,9 @@ struct nvml {
 	nvml_return (*memory)(nvml_device, struct nvml_memory *);
 	nvml_return (*pcie)(nvml_device, int, unsigned int *);
 	nvml_return (*throttle)(nvml_device, unsigned long long *);
+	nvml_return (*uuid)(nvml_device, char *, unsigned int);
+	nvml_return (*bus_width)(nvml_device, unsigned int *);
+	nvml_return (*max_clock)(nvml_device, int, unsigned int *);
 	unsigned count;
 	nvml_device devices[MAX_DEVICES];
 	char names[MAX_DEVICES][NAME_SIZE];
@@ -104,6 +109,9 @@ struct nvml *nvml_open(struct strbuf *why)
 	*(void **)&n->pcie = symbol(n, "nvmlDeviceGetPcieThroughput", NULL);
 	*(void **)&n->throttle = symbol(n, "nvmlDeviceGetCurrentClocksEventReasons",
 					"nvmlDeviceGetCurrentClocksThrottleReasons");
+	*(void **)&n->uuid = symbol(n, "nvmlDeviceGetUUID", NULL);
+	*(void **)&n->bus_width = symbol(n, "nvmlDeviceGetMemoryBusWidth", NULL);
+	*(void **)&n->max_clock = symbol(n, "nvmlDeviceGetMaxClockInfo", NULL);
 	nvml_return rc = -1;
 	if (!n->init || !n->shutdown || !n->device_count || !n->device_by_index) {
 		strbuf_addf(why, "'%s' lacks the NVML functions gpuprof needs", path);
@@ -199,6 +207,31 @@ int nvml_read(struct nvml *n, unsigned device, enum gpu_metric metric, double *v
 		return 0;
 	return rc == NVML_ERROR_NOT_SUPPORTED || rc == NVML_ERROR_FUNCTION_NOT_FOUND ||
 	       rc == NVML_ERROR_NO_PERMISSION ? 1 : -1;
+}
+
+void nvml_memory(const struct nvml *n, const char *uuid, unsigned *bus_bits,
+		 unsigned *max_clock_mhz)
+{
+	*bus_bits = *max_clock_mhz = 0;
+	if (!n->uuid || !uuid || !*uuid)
+		return;
+	if (!strncasecmp(uuid, "GPU-", 4))
+		uuid += 4;
+	for (unsigned i = 0; i < n->count; i++) {
+		char text[UUID_SIZE];
+		nvml_device d = n->devices[i];
+		if (!d || n->uuid(d, text, sizeof(text)) != NVML_SUCCESS)
+			continue;
+		text[sizeof(text) - 1] = '\0';
+		if (strcasecmp(strncasecmp(text, "GPU-", 4) ? text : text + 4, uuid))
+			continue;
+		unsigned int value;
+		if (n->bus_width && n->bus_width(d, &value) == NVML_SUCCESS)
+			*bus_bits = value;
+		if (n->max_clock && n->max_clock(d, NVML_CLOCK_MEM, &value) == NVML_SUCCESS)
+			*max_clock_mhz = value;
+		return;
+	}
 }
 
 void nvml_close(struct nvml *n)

@@ -23,6 +23,11 @@ const char *nvml_device_name(const struct nvml *n, unsigned device);
 /* Reads one metric: 0 with *value set, 1 when the GPU or the driver does not support it
  * (it will not later either), -1 when this reading failed. */
 int nvml_read(struct nvml *n, unsigned device, enum gpu_metric metric, double *value);
+/* The memory bus width in bits and the maximum memory clock in MHz of the GPU whose UUID
+ * is uuid (hex digits in groups of 8-4-4-4-12, as the database keeps it; NVML's "GPU-"
+ * before it optional); each 0 when NVML has no such GPU here or does not say. */
+void nvml_memory(const struct nvml *n, const char *uuid, unsigned *bus_bits,
+		 unsigned *max_clock_mhz);
 void nvml_close(struct nvml *n);
 
 const char *nvml_metric_name(enum gpu_metric metric);

@@ -5,7 +5,8 @@
  *
  *   GPU i: "Test GPU i", power 100 + i W, temperature 40 + i C, SM clock 1500 MHz,
  *   memory clock 2600 MHz, utilization 75 %, memory bandwidth 30 %, 20 of 80 GiB used,
- *   PCIe 1000 KB/s sent and 2000 KB/s received (GPU 0 only), clock event reasons 4. */
+ *   PCIe 1000 KB/s sent and 2000 KB/s received (GPU 0 only), clock event reasons 4;
+ *   memory bus 4096 bits (GPU 0) and 5120 bits (GPU 1), maximum memory clock 2619 MHz. */
 #include <stdint.h>
 #include <string.h>
 
@@ -127,5 +128,32 @@ nvmlReturn_t nvmlDeviceGetCurrentClocksEventReasons(nvmlDevice_t d, unsigned lon
 {
 	(void)d;
 	*reasons = 4;
+	return SUCCESS;
+}
+
+/* GPU 1's UUID is that of the device of tests/e2e/cuda-spool.c (as NVML writes it, in
+ * capitals), so that a workload made from its database finds it here. */
+nvmlReturn_t nvmlDeviceGetUUID(nvmlDevice_t d, char *uuid, unsigned int length)
+{
+	const char *text = d->index == 1 ? "GPU-00112233-4455-6670-8192-A3B4C5D6E0F1"
+					 : "GPU-0badc0de-0000-0000-0000-000000000000";
+	if (length < strlen(text) + 1)
+		return INVALID_ARGUMENT;
+	strcpy(uuid, text);
+	return SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceGetMemoryBusWidth(nvmlDevice_t d, unsigned int *bits)
+{
+	*bits = d->index == 1 ? 5120 : 4096;
+	return SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceGetMaxClockInfo(nvmlDevice_t d, int type, unsigned int *mhz)
+{
+	(void)d;
+	if (type != 0 && type != 1 && type != 2) /* graphics, SM, memory */
+		return INVALID_ARGUMENT;
+	*mhz = type == 2 ? 2619 : 1980;
 	return SUCCESS;
 }

@@ -292,10 +292,20 @@ def test_analyze_reads_the_counters_of_a_database(tmp_path):
     assert r.returncode == 0, r.stderr
     assert r.stdout.splitlines()[-1].split() == [
         "vecCopy(float", "const*,", "float*,", "unsigned", "int)", "4", "1", "2", "3", "4"]
-    sysinfo = run([GPUPROF, "compute", "analyze", "-p", "4242_results.db", "-b", "1",
-                   "--output-format", "csv"], cwd=tmp_path)
-    facts = {row[0]: row[1] for row in csv.reader(
-        line for line in sysinfo.stdout.splitlines() if line and not line.startswith("#"))}
+    def system_info(env):
+        r = run([GPUPROF, "compute", "analyze", "-p", "4242_results.db", "-b", "1",
+                 "--output-format", "csv"], cwd=tmp_path, env=env)
+        assert r.returncode == 0, r.stderr
+        return {row[0]: row[1] for row in csv.reader(
+            line for line in r.stdout.splitlines() if line and not line.startswith("#"))}
+
+    # the memory bus width and clock come from NVML, for the GPU of the database's UUID:
+    # unknown where no NVML has it; from the test double's GPU 1, of that UUID: 5120 bits
+    # (GPU 0 has 4096) and 2619 MHz
+    facts = system_info({"GPUPROF_NVML_LIBRARY": str(tmp_path / "missing.so")})
+    assert (facts["memory_bus_bits"], facts["memory_clock_hz"]) == ("", "")
+    facts = system_info({"GPUPROF_NVML_LIBRARY": os.path.join(TESTS, "libnvml-double.so")})
+    assert (facts["memory_bus_bits"], facts["memory_clock_hz"]) == ("5120", "2619000000")
     assert (facts["gpu_name"], facts["sm_count"], facts["compute_capability"],
             facts["max_warps_per_sm"], facts["dram_bandwidth"]) == (
         "NVIDIA H200", "132", "9.0", "64", "4800000000000")
