@@ -57,14 +57,20 @@ nvmlReturn_t nvmlDeviceGetHandleByIndex_v2(unsigned int index, nvmlDevice_t *dev
 	return SUCCESS;
 }
 
+/* A text answer into the caller's buffer of length bytes, as NVML gives it. */
+static nvmlReturn_t answer_text(char *out, unsigned int length, const char *text)
+{
+	if (length < strlen(text) + 1)
+		return INVALID_ARGUMENT;
+	strcpy(out, text);
+	return SUCCESS;
+}
+
 nvmlReturn_t nvmlDeviceGetName(nvmlDevice_t d, char *name, unsigned int length)
 {
 	char text[32] = "Test GPU ";
 	text[9] = (char)('0' + d->index);
-	if (length < strlen(text) + 1)
-		return INVALID_ARGUMENT;
-	strcpy(name, text);
-	return SUCCESS;
+	return answer_text(name, length, text);
 }
 
 nvmlReturn_t nvmlDeviceGetPowerUsage(nvmlDevice_t d, unsigned int *milliwatts)
@@ -135,12 +141,8 @@ nvmlReturn_t nvmlDeviceGetCurrentClocksEventReasons(nvmlDevice_t d, unsigned lon
  * capitals), so that a workload made from its database finds it here. */
 nvmlReturn_t nvmlDeviceGetUUID(nvmlDevice_t d, char *uuid, unsigned int length)
 {
-	const char *text = d->index == 1 ? "GPU-00112233-4455-6670-8192-A3B4C5D6E0F1"
-					 : "GPU-0badc0de-0000-0000-0000-000000000000";
-	if (length < strlen(text) + 1)
-		return INVALID_ARGUMENT;
-	strcpy(uuid, text);
-	return SUCCESS;
+	return answer_text(uuid, length, d->index == 1 ? "GPU-00112233-4455-6670-8192-A3B4C5D6E0F1"
+							: "GPU-0badc0de-0000-0000-0000-000000000000");
 }
 
 nvmlReturn_t nvmlDeviceGetMemoryBusWidth(nvmlDevice_t d, unsigned int *bits)
