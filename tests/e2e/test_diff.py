@@ -20,9 +20,12 @@ def record(tmp_path, name, *args):
     return str(out / "run_results.db")
 
 
-# Under a sanitizer the recording library takes CPU time from the device's threads (PoCL
-# runs kernels on the CPU): kernel times vary more between runs than the default noise.
-NOISE = ["--noise", "30"] if os.environ.get("GPUPROF_SANITIZER") else []
+# PoCL runs the kernels on this machine's CPU, shared with the program's own thread and,
+# on a small VM, with whatever else runs: a kernel's mean moves by more than the default
+# noise floor (5 %) between runs, and by more again under a sanitizer (the recording
+# library takes CPU time from the device's threads). The slower kernel's change, 100 %,
+# stands well above either floor.
+NOISE = ["--noise", "30" if os.environ.get("GPUPROF_SANITIZER") else "15"]
 
 
 def diff(tmp_path, *args):

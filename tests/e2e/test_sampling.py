@@ -190,8 +190,12 @@ def test_a_program_that_forks_keeps_its_exit_status_and_its_samples(tmp_path):
     # else but, under ThreadSanitizer, its runtime's work on the thread (its fork, waitpid
     # and thread interceptors, the recorder's stop at exit), a sample or two
     forked = sum(c for f, c in stacks.items() if ";main;__fork;" in f)
+    # main's calls pass through the program's PLT, code without a symbol ("split+0x1020"):
+    # a sample there is main's own too (seen once under AddressSanitizer)
+    stubs = sum(c for f, c in stacks.items() if re.search(r";main;split\+0x[0-9a-f]+$", f))
     stray = 3 if os.environ.get("GPUPROF_SANITIZER") == "thread" else 0
-    assert abs(spun - 90) <= 18 and forked <= 5 and sum(stacks.values()) - spun - forked <= stray, stacks
+    assert abs(spun - 90) <= 18 and forked <= 5 and stubs <= 2, stacks
+    assert sum(stacks.values()) - spun - forked - stubs <= stray, stacks
     if child is None:
         return
     stacks = folded(child)
