@@ -369,6 +369,7 @@ fuzz:
 	BUILD=$(BUILD) tests/fuzz/run.sh -t $(FUZZ_SECONDS)
 
 bench: all
+	scripts/install-deps.sh --bench
 	BUILD=$(BUILD) bench/run.sh
 	BUILD=$(BUILD) bench/gpu/run.sh || [ $$? -eq 77 ]
 

@@ -21,6 +21,8 @@
 #   8. the HTML report of a database of 1,000,000 kernels (and their API calls and
 #      copies): gpuprof report's time, peak memory and page size, and the time headless
 #      Chromium takes to load the page (when chromium is installed)
+#   9. roofline: the ceilings gpuprof roofline measures on OpenCL device 0 and what
+#      clpeak (scripts/install-deps.sh --bench) measures there, and the time each takes
 # Usage: bench/run.sh [LAUNCHES [RECORDS [ROUNDS]]]   (defaults 20000 5000000 9)
 set -eu
 cd "$(dirname "$0")/.."
@@ -304,4 +306,62 @@ if command -v chromium >/dev/null 2>&1; then
 	done
 	awk -v s="$(cut -d' ' -f1 "$work/open-times" | median)" 'BEGIN {
 		printf "headless chromium loads the page in %.2f s (its start included)\n", s }'
+fi
+
+echo
+echo "== roofline: gpuprof roofline and clpeak on OpenCL device 0, medians of 3 rounds"
+if [ ! -x "$BUILD/lib/gpuprof/gpuprof-roofline-opencl" ]; then
+	echo "skipped: built without the OpenCL headers"
+elif ! command -v clpeak >/dev/null 2>&1; then
+	echo "skipped: clpeak is not installed (scripts/install-deps.sh --bench installs it)"
+else
+	# gpuprof's 100 experiments per ceiling, measured again (not the cache), and clpeak's
+	# tests of the same ceilings on the same device (OpenCL platform 0, device 0), in
+	# turns: a shared machine's memory bandwidth drifts over minutes
+	: >"$work/roof-times"
+	: >"$work/clpeak-times"
+	for i in 1 2 3; do
+		[ $((i % 2)) -eq 0 ] && order="clpeak gpuprof" || order="gpuprof clpeak"
+		for tool in $order; do
+			case $tool in
+			gpuprof) measure roofline "$gpuprof" roofline --backend opencl --device 0 \
+				--rerun -q -o "$work/roofline$i" >>"$work/roof-times" ;;
+			clpeak) measure clpeak sh -c 'clpeak -p 0 -d 0 --global-bandwidth \
+				--compute-sp --compute-dp --compute-integer >"$1"' sh \
+				"$work/clpeak$i.txt" >>"$work/clpeak-times" ;;
+			esac
+		done
+	done
+	"$python" - "$work" "$(cut -d' ' -f1 "$work/roof-times" | median)" \
+		"$(cut -d' ' -f1 "$work/clpeak-times" | median)" <<'PY'
+import csv, re, statistics, sys
+work = sys.argv[1]
+ours = [next(csv.DictReader(open(f"{work}/roofline{i}/roofline.csv"))) for i in (1, 2, 3)]
+def clpeak(path):  # each test's rate per vector width: its ceiling is the best of them
+    best, test = {}, None
+    for line in open(path):
+        if re.search(r"\((GBPS|GFLOPS|GIOPS)\)", line):
+            test = line.split("(")[0].strip()
+        elif (m := re.match(r"\s+\w+\s*:\s*([0-9.]+)\s*$", line)) and test:
+            best[test] = max(best.get(test, 0.0), float(m.group(1)))
+    return best
+theirs = [clpeak(f"{work}/clpeak{i}.txt") for i in (1, 2, 3)]
+rows = [("device memory, read", "HBMReadBw", "Global memory bandwidth", "GB/s"),
+        ("FP32 multiply-add", "FP32Flops", "Single-precision compute", "GFLOP/s"),
+        ("FP64 multiply-add", "FP64Flops", "Double-precision compute", "GFLOP/s"),
+        ("INT32 multiply-add", "I32Ops", "Integer compute", "GOP/s")]
+print(f"device: {ours[0]['device_name']}")
+print(f"{'ceiling':22} {'gpuprof roofline':>18} {'clpeak':>10} {'ratio':>7}  unit   (each round: gpuprof / clpeak)")
+for label, column, test, unit in rows:
+    a = [float(r[column]) for r in ours if r[column]]
+    b = [t[test] for t in theirs if test in t]
+    if len(a) < 3 or len(b) < 3:
+        print(f"{label:22} {'not measured' if len(a) < 3 else '':>18} {'not measured' if len(b) < 3 else '':>10}")
+        continue
+    rounds = "  ".join(f"{x:.1f}/{y:.1f}" for x, y in zip(a, b))
+    print(f"{label:22} {statistics.median(a):>18.2f} {statistics.median(b):>10.2f} "
+          f"{statistics.median(a) / statistics.median(b):>7.2f}  {unit:8} ({rounds})")
+t_ours, t_theirs = float(sys.argv[2]), float(sys.argv[3])
+print(f"{'run time':22} {t_ours:>17.1f}s {t_theirs:>9.1f}s {t_ours / t_theirs:>7.2f}")
+PY
 fi

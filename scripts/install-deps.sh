@@ -1,15 +1,18 @@
 #!/bin/sh
 # Installs the Debian packages listed in scripts/debian-packages.txt that are missing;
-# with --fuzz, also those marked "fuzz:" (for `make fuzz`).
+# with --fuzz, also those marked "fuzz:" (for `make fuzz`), with --bench those marked
+# "bench:" (the peers `make bench` compares with).
 # Needs root (or sudo) only when something is missing.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 list=$here/debian-packages.txt
-packages=$(grep -E '^[a-z0-9]' "$list" | grep -v '^fuzz:' | tr -s ' \n' ' ')
+packages=$(grep -E '^[a-z0-9]' "$list" | grep -v -E '^(fuzz|bench):' | tr -s ' \n' ' ')
 case "${1:-}" in
---fuzz) packages="$packages $(sed -n 's/^fuzz: *//p' "$list" | tr -s ' \n' ' ')" ;;
+--fuzz | --bench)
+	tag=${1#--}
+	packages="$packages $(sed -n "s/^$tag: *//p" "$list" | tr -s ' \n' ' ')" ;;
 "") ;;
-*) echo "usage: scripts/install-deps.sh [--fuzz]" >&2; exit 2 ;;
+*) echo "usage: scripts/install-deps.sh [--fuzz | --bench]" >&2; exit 2 ;;
 esac
 missing=""
 for p in $packages; do

@@ -10,7 +10,7 @@ set -eu
 cd "$(dirname "$0")/../.."
 dir=${1:-.gpu-debs}
 list=scripts/debian-packages.txt
-wanted=$(grep -E '^[a-z0-9]' "$list" | grep -v '^fuzz:' | grep -E -e '-(dev|headers)$' | tr '\n' ' ')
+wanted=$(grep -E '^[a-z0-9]' "$list" | grep -v -E '^(fuzz|bench):' | grep -E -e '-(dev|headers)$' | tr '\n' ' ')
 [ -n "$wanted" ] || { echo "stage: no -dev or -headers package in $list" >&2; exit 1; }
 # What they depend on directly (the libraries they link against), the C library's own
 # development files excepted: every machine that compiles has them.
