@@ -339,8 +339,8 @@ int cmd_roofline(int argc, char **argv)
 					     "from 2 to 100000", experiments_text);
 	}
 	struct device_info *devices = NULL;
-	int count = -1;
-	if (!backend) { /* CUDA when its helper finds a device, quietly; else OpenCL */
+	int count = -1, automatic = !backend;
+	if (automatic) { /* CUDA when its helper finds a device, quietly; else OpenCL */
 		struct strbuf cuda = STRBUF_INIT;
 		helper_path("cuda", &cuda);
 		if (cuda.len) {
@@ -374,6 +374,15 @@ int cmd_roofline(int argc, char **argv)
 		free(devices);
 		return 0;
 	}
+	if (!count && automatic)
+		die("roofline: no CUDA or OpenCL device is usable here (no NVIDIA GPU, and no "
+		    "OpenCL driver: PoCL runs OpenCL on the CPU)");
+	if (!count)
+		die("roofline: no %s device is usable here (%s)", backend_name(backend),
+		    !strcmp(backend, "cuda") ? "no driver, no GPU, or one hidden by "
+					       "CUDA_VISIBLE_DEVICES"
+					     : "no OpenCL driver is installed: PoCL runs OpenCL on the "
+					       "CPU");
 	if (device >= count)
 		die_with(EXIT_USAGE, "roofline: --device %ld: %d %s device%s here "
 				     "(--list-devices lists them)", device, count,

@@ -22,8 +22,8 @@ SANITIZED = pytest.mark.skipif(bool(os.environ.get("GPUPROF_SANITIZER")),
 OPENCL = ["HBMBw", "HBMReadBw", "L2Bw", "L1Bw", "LDSBw", "FP64Flops", "FP32Flops", "I32Ops"]
 
 
-def roofline(tmp_path, *options, directory="out"):
-    env = {"XDG_CACHE_HOME": str(tmp_path / "cache")}
+def roofline(tmp_path, *options, directory="out", env=None):
+    env = {"XDG_CACHE_HOME": str(tmp_path / "cache"), **(env or {})}
     start = time.monotonic()
     r = run([GPUPROF, "roofline", "-o", str(tmp_path / directory), *options], cwd=tmp_path,
             env=env, timeout=300)
@@ -156,12 +156,21 @@ def test_bad_input_is_one_clear_line(tmp_path):
     ]
     cuda = os.path.exists(os.path.join(os.path.dirname(GPUPROF), "..", "lib", "gpuprof",
                                        "gpuprof-roofline-cuda"))
-    if cuda and not os.path.exists("/dev/nvidiactl"):  # built with CUDA, run without a GPU
-        cases.append((["--backend", "cuda"], "roofline: --device 0: 0 CUDA devices here"))
     for options, message in cases:
         r, _ = roofline(tmp_path, *options)
         assert r.returncode == 2, (options, r.stderr)
         assert message in r.stderr and r.stderr.count("\n") == 1, (options, r.stderr)
+    if cuda and not os.path.exists("/dev/nvidiactl"):  # built with CUDA, run without a GPU
+        r, _ = roofline(tmp_path, "--backend", "cuda")
+        assert r.returncode == 1 and r.stderr == (
+            "gpuprof: roofline: no CUDA device is usable here (no driver, no GPU, or one "
+            "hidden by CUDA_VISIBLE_DEVICES)\n"), r.stderr
+    # an OpenCL loader that finds no driver: no device, one line (no GPU here either)
+    (tmp_path / "no-icd").mkdir()
+    r, _ = roofline(tmp_path, "--backend", "opencl", env={"OCL_ICD_VENDORS": str(tmp_path / "no-icd")})
+    assert r.returncode == 1 and r.stderr == (
+        "gpuprof: roofline: no OpenCL device is usable here (no OpenCL driver is installed: "
+        "PoCL runs OpenCL on the CPU)\n"), r.stderr
     (tmp_path / "file").write_text("")
     r, _ = roofline(tmp_path, "--experiments", "2", directory="file/sub")
     assert r.returncode == 1 and r.stderr.count("\n") == 1, r.stderr
