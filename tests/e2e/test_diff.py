@@ -86,13 +86,13 @@ def test_same_program_twice_and_one_kernel_slower(tmp_path):
     r, _ = diff(tmp_path, a, slow)  # without --threshold: the comparison only
     assert r.returncode == 0
 
-    # text and csv: the same rows
-    r = run([GPUPROF, "diff", "--format", "csv", a, slow], cwd=tmp_path)
+    # text and csv: the same rows (with the same noise floor)
+    r = run([GPUPROF, "diff", "--format", "csv", *NOISE, a, slow], cwd=tmp_path)
     lines = [line for line in r.stdout.splitlines() if line and not line.startswith("#")]
     table = list(csv.DictReader(io.StringIO("\n".join(lines))))
     assert {(t["Kind"], t["Name"]): t["Status"] for t in table} == {
         (k[0], k[1]): row["Status"] for k, row in rows.items()}
-    r = run([GPUPROF, "diff", a, slow], cwd=tmp_path)
+    r = run([GPUPROF, "diff", *NOISE, a, slow], cwd=tmp_path)
     assert r.returncode == 0 and "varied" in r.stdout and "slower" in r.stdout
 
 

@@ -1,6 +1,7 @@
 """gpuprof roofline on an NVIDIA GPU (the CUDA microbenchmarks) against peers measured in
-the same run: device memory against a device-to-device cudaMemcpy, FP16 tensor
-throughput against a large PyTorch (cuBLAS) GEMM; and compute profile's workload with
+the same run: device memory against a device-to-device cudaMemcpy, FP32 against the
+theoretical rate at the clock the SMs run, FP16 tensor throughput against a large
+PyTorch (cuBLAS) GEMM; and compute profile's workload with
 its ceilings, its kernels placed by analyze."""
 import csv
 import json
@@ -59,6 +60,24 @@ def test_device_memory_against_cudamemcpy(measured):
     hbm, memcpy = float(row["HBMBw"]), float(peer.stdout)
     print(f"HBMBw {hbm:.0f} GB/s, cudaMemcpy {memcpy:.0f} GB/s")
     assert abs(hbm - memcpy) <= 0.10 * memcpy, (hbm, memcpy)
+
+
+def test_fp32_against_the_theoretical_peak(measured):
+    """FP32Flops within 10 % of the theoretical FP32 rate at the clock the SMs run while
+    they do FP32 multiply-adds (tests/gpu/fp32-peak: SMs x FP32 lanes per SM x 2 x that
+    clock, read from the SMs' cycle counters against the GPU's timer), measured right
+    after."""
+    _, row, _ = measured
+    peer = subprocess.run([os.path.join(GPU_TESTS, "fp32-peak")], capture_output=True,
+                          text=True, timeout=300)
+    if peer.returncode == 77:
+        pytest.skip(peer.stderr.strip())
+    assert peer.returncode == 0, peer.stderr
+    peak, mhz, sms, lanes = peer.stdout.split()
+    fp32 = float(row["FP32Flops"])
+    print(f"FP32Flops {fp32:.0f} GFLOP/s, theoretical {float(peak):.0f} GFLOP/s "
+          f"({sms} SMs x {lanes} lanes x 2 at {mhz} MHz)")
+    assert abs(fp32 - float(peak)) <= 0.10 * float(peak), (fp32, peer.stdout)
 
 
 def test_fp16_tensor_against_a_large_gemm(measured, torch_available):
