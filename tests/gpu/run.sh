@@ -18,4 +18,6 @@ python=python3
 for candidate in python3 /usr/bin/python3; do
 	if "$candidate" -c 'import pytest' 2>/dev/null; then python=$candidate; break; fi
 done
-exec "$python" -m pytest -q -p no:cacheprovider tests/gpu "$@"
+# -rfEsP: the reasons of failures, errors and skips, and what passing tests printed (the
+# figures measured against their peers)
+exec "$python" -m pytest -q -rfEsP -p no:cacheprovider tests/gpu "$@"

@@ -191,5 +191,7 @@ def test_speed_of_light_matches_ncu(tmp_path, cuda_sample):
     theirs = {row["Metric Name"]: float(row["Metric Value"].replace(",", ""))
               for row in csv.DictReader(lines)}
     for metric in SOL:
+        print(f"{metric}: gpuprof {ours[metric]:.2f}, ncu {theirs[metric]:.2f}")
+    for metric in SOL:
         assert abs(ours[metric] - theirs[metric]) <= 0.05 * max(theirs[metric], 1.0), (
             metric, ours[metric], theirs[metric])
