@@ -339,11 +339,11 @@ int cmd_roofline(int argc, char **argv)
 					     "from 2 to 100000", experiments_text);
 	}
 	struct device_info *devices = NULL;
-	int count = -1, automatic = !backend;
-	if (automatic) { /* CUDA when its helper finds a device, quietly; else OpenCL */
+	int count = -1, tried_cuda = 0;
+	if (!backend) { /* CUDA when its helper finds a device, quietly; else OpenCL */
 		struct strbuf cuda = STRBUF_INIT;
 		helper_path("cuda", &cuda);
-		if (cuda.len) {
+		if ((tried_cuda = cuda.len != 0)) {
 			int saved = dup(2), null = open("/dev/null", O_WRONLY | O_CLOEXEC);
 			if (saved >= 0 && null >= 0)
 				dup2(null, 2);
@@ -374,7 +374,7 @@ int cmd_roofline(int argc, char **argv)
 		free(devices);
 		return 0;
 	}
-	if (!count && automatic)
+	if (!count && tried_cuda)
 		die("roofline: no CUDA or OpenCL device is usable here (no NVIDIA GPU, and no "
 		    "OpenCL driver: PoCL runs OpenCL on the CPU)");
 	if (!count)

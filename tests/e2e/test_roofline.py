@@ -167,10 +167,16 @@ def test_bad_input_is_one_clear_line(tmp_path):
             "hidden by CUDA_VISIBLE_DEVICES)\n"), r.stderr
     # an OpenCL loader that finds no driver: no device, one line (no GPU here either)
     (tmp_path / "no-icd").mkdir()
-    r, _ = roofline(tmp_path, "--backend", "opencl", env={"OCL_ICD_VENDORS": str(tmp_path / "no-icd")})
+    no_icd = {"OCL_ICD_VENDORS": str(tmp_path / "no-icd")}
+    r, _ = roofline(tmp_path, "--backend", "opencl", env=no_icd)
     assert r.returncode == 1 and r.stderr == (
         "gpuprof: roofline: no OpenCL device is usable here (no OpenCL driver is installed: "
         "PoCL runs OpenCL on the CPU)\n"), r.stderr
+    if cuda and not os.path.exists("/dev/nvidiactl"):  # and without --backend: neither
+        r, _ = roofline(tmp_path, env=no_icd)
+        assert r.returncode == 1 and r.stderr == (
+            "gpuprof: roofline: no CUDA or OpenCL device is usable here (no NVIDIA GPU, and "
+            "no OpenCL driver: PoCL runs OpenCL on the CPU)\n"), r.stderr
     (tmp_path / "file").write_text("")
     r, _ = roofline(tmp_path, "--experiments", "2", directory="file/sub")
     assert r.returncode == 1 and r.stderr.count("\n") == 1, r.stderr
