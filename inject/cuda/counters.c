@@ -415,7 +415,7 @@ static int wanted(const struct launch *l, size_t *group)
 			strbuf_addf(&key, "\n%llu %llu %llu", (unsigned long long)l->grid_threads,
 				    (unsigned long long)l->block_threads,
 				    (unsigned long long)l->shared_bytes);
-		struct name_count *n = name_slot(&keys, key.buf);
+		struct name_count *n = key.failed ? NULL : name_slot(&keys, key.buf);
 		keep = n != NULL;
 		if (n)
 			*group = n->seen++ % group_count;

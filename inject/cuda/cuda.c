@@ -27,6 +27,7 @@
 #include "counters.h"
 #include "nvidia-proc.h"
 #include "translate.h"
+#include "util/strbuf.h"
 
 #define EXPORT __attribute__((visibility("default")))
 
@@ -401,6 +402,12 @@ static void start(void)
 			cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_DRIVER_API,
 					    counters_launch_callbacks[i]);
 	}
+}
+
+/* This library lives in the program: running out of memory never ends it. */
+__attribute__((constructor)) static void in_program(void)
+{
+	strbuf_fail_softly();
 }
 
 /* Called by the CUDA driver while it initialises, once per process. Returns nonzero:

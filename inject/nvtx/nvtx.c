@@ -203,9 +203,14 @@ static struct handle {
 } *handles;
 static pthread_mutex_t handles_lock = PTHREAD_MUTEX_INITIALIZER;
 
+/* NULL when memory cannot be had: NVTX takes a null domain for the default one and a
+ * null registered string for an empty one. */
 static void *new_handle(const void *value, size_t size)
 {
-	struct handle *h = xcalloc(1, offsetof(struct handle, u) + size);
+	size_t bytes = offsetof(struct handle, u) + size;
+	struct handle *h = calloc(1, bytes > sizeof(*h) ? bytes : sizeof(*h));
+	if (!h)
+		return NULL;
 	memcpy(&h->u, value, size);
 	pthread_mutex_lock(&handles_lock);
 	h->next = handles;
@@ -267,6 +272,12 @@ static void fill(NvtxGetExportTableFunc_t get_table, NvtxCallbackModule module,
 }
 
 #define HANDLER(f) ((NvtxFunctionPointer)(void (*)(void))(f))
+
+/* This library lives in the program: running out of memory never ends it. */
+__attribute__((constructor)) static void in_program(void)
+{
+	strbuf_fail_softly();
+}
 
 EXPORT int InitializeInjectionNvtx2(NvtxGetExportTableFunc_t get_table)
 {

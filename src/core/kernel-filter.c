@@ -5,7 +5,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "util/strbuf.h"
 
 static int compile(regex_t *re, const char *pattern, const char *option, struct error *err)
 {
@@ -52,7 +51,10 @@ static int parse_iterations(struct kernel_filter *f, const char *text, struct er
 			goto bad;
 		if (f->range_count == alloc) {
 			alloc = alloc ? 2 * alloc : 8;
-			f->ranges = xrealloc(f->ranges, alloc * sizeof(*f->ranges));
+			void *grown = realloc(f->ranges, alloc * sizeof(*f->ranges));
+			if (!grown)
+				return error_set(err, "--kernel-iteration-range: out of memory");
+			f->ranges = grown;
 		}
 		f->ranges[f->range_count].first = first;
 		f->ranges[f->range_count++].last = last;

@@ -356,13 +356,20 @@ static void *writer_main(void *started)
 
 /* ---- metadata ------------------------------------------------------------------- */
 
-/* Caller holds metadata_lock. */
+/* Caller holds metadata_lock. A child of fork() starts its spool with the log: a
+ * record the log has no memory for is said once, as the child will lack it. */
 static void metadata_put(const void *record, int keep_for_fork)
 {
 	const struct record_header *h = record;
 	ring_put(&metadata_ring, record, h->size, 1);
-	if (keep_for_fork)
-		strbuf_add(&metadata_log, record, h->size);
+	if (!keep_for_fork)
+		return;
+	size_t before = metadata_log.len;
+	strbuf_add(&metadata_log, record, h->size);
+	static int said;
+	if (metadata_log.len == before && !said++)
+		recorder_report("out of memory: names recorded from now on may be missing in the "
+				"records of a child made by fork()");
 }
 
 /* Caller holds metadata_lock. */
@@ -766,6 +773,8 @@ static int open_spool(const struct path_context *ctx)
 		recorder_report("%s; collection disabled", err.message);
 		goto out;
 	}
+	if (template.failed || prefix.failed)
+		goto no_memory;
 	/* Taken already: by another process when the name has no pid (then <name>_<pid>), or
 	 * by an earlier image of this process, which exec()ed this one (then <name>-2, -3...) */
 	size_t base = prefix.len;
@@ -778,6 +787,8 @@ static int open_spool(const struct path_context *ctx)
 		int image = named_by_pid ? attempt + 1 : attempt;
 		if (image > 1)
 			strbuf_addf(&prefix, "-%d", image);
+		if (prefix.failed)
+			goto no_memory;
 		snprintf(spool_path, sizeof(spool_path), "%s.spool", prefix.buf);
 		if (path_make_parents(spool_path, 1, &err) < 0) {
 			recorder_report("%s; collection disabled", err.message);
@@ -794,6 +805,9 @@ static int open_spool(const struct path_context *ctx)
 		close(fd);
 		fd = -1;
 	}
+	goto out;
+no_memory:
+	recorder_report("out of memory for the spool's name; collection disabled");
 out:
 	strbuf_release(&template);
 	strbuf_release(&prefix);
@@ -1156,6 +1170,7 @@ static struct {
 
 __attribute__((constructor)) static void find_next_functions(void)
 {
+	strbuf_fail_softly(); /* this library lives in the program: it never ends it */
 	*(void **)&next_fn.exit = dlsym(RTLD_NEXT, "_exit");
 	*(void **)&next_fn.execve = dlsym(RTLD_NEXT, "execve");
 	*(void **)&next_fn.execvpe = dlsym(RTLD_NEXT, "execvpe");

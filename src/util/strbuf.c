@@ -1,12 +1,20 @@
 /* Growable string buffer (see strbuf.h). */
 #include "util/strbuf.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 char strbuf_empty[1];
+
+static int fail_softly;
+
+void strbuf_fail_softly(void)
+{
+	fail_softly = 1;
+}
 
 /* Ends gpuprof with a message and exit status 1 (an error of its own), not with SIGABRT:
  * a script sees a failure it can report, and no core dump. Only what can be formatted
@@ -48,6 +56,7 @@ void strbuf_init(struct strbuf *sb)
 	sb->buf = strbuf_empty;
 	sb->len = 0;
 	sb->alloc = 0;
+	sb->failed = 0;
 }
 
 void strbuf_release(struct strbuf *sb)
@@ -64,24 +73,35 @@ void strbuf_reset(struct strbuf *sb)
 		sb->buf[0] = '\0';
 }
 
-void strbuf_grow(struct strbuf *sb, size_t extra)
+int strbuf_grow(struct strbuf *sb, size_t extra)
 {
+	if (extra >= SIZE_MAX / 2 - sb->len) /* no size to double up to */
+		extra = SIZE_MAX / 2 - sb->len;
 	size_t need = sb->len + extra + 1;
 	if (need <= sb->alloc)
-		return;
+		return 0;
 	size_t alloc = sb->alloc ? sb->alloc : 64;
 	while (alloc < need)
 		alloc *= 2;
 	char *old = sb->alloc ? sb->buf : NULL;
-	sb->buf = xrealloc(old, alloc);
+	char *grown = alloc <= SIZE_MAX / 2 ? realloc(old, alloc) : NULL;
+	if (!grown) {
+		if (!fail_softly)
+			out_of_memory(alloc);
+		sb->failed = 1;
+		return -1;
+	}
+	sb->buf = grown;
 	if (!old)
 		sb->buf[0] = '\0';
 	sb->alloc = alloc;
+	return 0;
 }
 
 void strbuf_add(struct strbuf *sb, const void *data, size_t len)
 {
-	strbuf_grow(sb, len);
+	if (strbuf_grow(sb, len))
+		return;
 	memcpy(sb->buf + sb->len, data, len);
 	sb->len += len;
 	sb->buf[sb->len] = '\0';
@@ -94,7 +114,8 @@ void strbuf_addstr(struct strbuf *sb, const char *s)
 
 void strbuf_addch(struct strbuf *sb, char c)
 {
-	strbuf_grow(sb, 1);
+	if (strbuf_grow(sb, 1))
+		return;
 	sb->buf[sb->len++] = c;
 	sb->buf[sb->len] = '\0';
 }
@@ -108,7 +129,11 @@ void strbuf_vaddf(struct strbuf *sb, const char *fmt, va_list ap)
 	if (n < 0)
 		return;
 	if ((size_t)n >= (sb->alloc ? sb->alloc - sb->len : 0)) {
-		strbuf_grow(sb, (size_t)n);
+		if (strbuf_grow(sb, (size_t)n)) {
+			if (sb->alloc) /* what the first try wrote past the end is cut off */
+				sb->buf[sb->len] = '\0';
+			return;
+		}
 		vsnprintf(sb->buf + sb->len, sb->alloc - sb->len, fmt, ap);
 	}
 	sb->len += (size_t)n;

@@ -4,11 +4,19 @@
  * "loss" (attributes, a registered string), starts "prefetch" and ends it from a thread
  * named "loader" with nvtxNameOsThreadA; in a domain "nccl" pushes "allreduce" and pops;
  * pushes a wide-character "wide ü" and pops; prints each push's and pop's return
- * value. */
+ * value.
+ *   nvtx-app oom N: pushes "before", then runs out of memory (its address space capped,
+ *   malloc() until it fails, in ever smaller pieces) and meanwhile makes N domains
+ *   "domain I" with a mark "mark I" in each and registers a string per domain, first
+ *   while only large pieces fail, then while nothing is left; frees everything, pops
+ *   "before", pushes and pops "after", prints what it did and exits with status 5. */
 #include <nvtx3/nvToolsExt.h>
 
 #include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -22,8 +30,78 @@ static void *loader(void *unused)
 	return NULL;
 }
 
-int main(void)
+static unsigned long long mapped_bytes(void)
 {
+	unsigned long long pages = 0;
+	FILE *f = fopen("/proc/self/statm", "r");
+	if (f && fscanf(f, "%llu", &pages) != 1)
+		pages = 0;
+	if (f)
+		fclose(f);
+	return pages * (unsigned long long)sysconf(_SC_PAGESIZE);
+}
+
+/* Takes pieces of `size` bytes until malloc() fails, chained through their first bytes;
+ * returns the count. */
+static unsigned long long exhaust(void **chain, size_t size)
+{
+	unsigned long long got = 0;
+	for (void **p; (p = malloc(size)); got++) {
+		memset(p, 1, size);
+		*p = *chain;
+		*chain = p;
+	}
+	return got;
+}
+
+static void domains(int first, int count)
+{
+	for (int i = first; i < first + count; i++) {
+		char name[64];
+		snprintf(name, sizeof(name), "domain %d", i);
+		nvtxDomainHandle_t d = nvtxDomainCreateA(name);
+		snprintf(name, sizeof(name), "string %d", i);
+		nvtxDomainRegisterStringA(d, name);
+		snprintf(name, sizeof(name), "mark %d", i);
+		nvtxEventAttributes_t a = { 0 };
+		a.version = NVTX_VERSION;
+		a.size = NVTX_EVENT_ATTRIB_STRUCT_SIZE;
+		a.messageType = NVTX_MESSAGE_TYPE_ASCII;
+		a.message.ascii = name;
+		nvtxDomainMarkEx(d, &a);
+	}
+}
+
+static int out_of_memory(int n)
+{
+	nvtxRangePushA("before");
+	struct rlimit cap;
+	cap.rlim_cur = cap.rlim_max = mapped_bytes() + (32u << 20);
+	if (setrlimit(RLIMIT_AS, &cap))
+		return 1;
+	void *chain = NULL;
+	unsigned long long large = exhaust(&chain, 1 << 20);
+	domains(0, n / 2); /* small pieces can still be had */
+	unsigned long long small = exhaust(&chain, 4096) + exhaust(&chain, 64) +
+				   exhaust(&chain, 16);
+	domains(n / 2, n - n / 2);
+	while (chain) {
+		void *next = *(void **)chain;
+		free(chain);
+		chain = next;
+	}
+	nvtxRangePop();
+	nvtxRangePushA("after");
+	nvtxRangePop();
+	printf("nvtx-app: %d domains made out of memory (%llu MiB, then %llu small pieces)\n",
+	       n, large, small);
+	return 5;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc == 3 && !strcmp(argv[1], "oom"))
+		return out_of_memory(atoi(argv[2]));
 	printf("push epoch: %d\n", nvtxRangePushA("epoch"));
 	nvtxEventAttributes_t a = { 0 };
 	a.version = NVTX_VERSION;

@@ -239,6 +239,30 @@ def test_nvtx_ranges_marks_and_domains(tmp_path):
     assert r.returncode == 0 and r.stdout.count(": -2\n") == 8
 
 
+@pytest.mark.skipif(not os.path.exists(NVTX_APP),
+                    reason="built without the CUDA toolkit (its header-only nvtx3 API)")
+def test_a_program_out_of_memory_is_not_ended_by_the_profiler(tmp_path):
+    """A program that runs out of memory and goes on (its address space capped) while it
+    makes NVTX domains, registers strings and marks: gpuprof's libraries find no memory
+    for a name or a handle either, and leave it out; the program ends its own way, with
+    every mark recorded."""
+    if os.environ.get("GPUPROF_SANITIZER"):
+        pytest.skip("a sanitizer's runtime maps terabytes of shadow memory: it cannot "
+                    "start under a capped address space")
+    r = trace(tmp_path, ["--marker-trace"], [NVTX_APP, "oom", "2000"])
+    assert r.returncode == 5, r.stderr
+    assert r.stdout.startswith("nvtx-app: 2000 domains made out of memory (")
+    assert "gpuprof: out of memory" not in r.stderr
+    out = one_output(tmp_path)
+    rows = out.query("SELECT name, domain, kind, ended FROM markers ORDER BY range_id")
+    assert [row["name"] for row in rows] == (["before"] + [f"mark {i}" for i in range(2000)]
+                                             + ["after"])
+    assert all(row["ended"] == 1 for row in rows if row["kind"] == "PUSH_POP")
+    # a domain whose name found no memory is the default one's (unnamed)
+    assert all(row["domain"] in (f"domain {i}", "") for i, row in enumerate(rows[1:-1]))
+    assert rows[1]["domain"] == "domain 0"
+
+
 def test_ranges_deeper_than_followed_keep_their_pairs(tmp_path):
     # 15: 300 nested ranges: the 256 followed are recorded and all ended, the 44 deeper
     # counted; every pop still pairs with its push

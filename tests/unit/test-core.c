@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <math.h>
 #include <pthread.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -14,6 +15,7 @@
 #include "core/recorder.h"
 #include "core/spool.h"
 #include "util/options.h"
+#include "util/strbuf.h"
 #include "writer/csv-format.h"
 #include "writer/writer.h"
 
@@ -237,6 +239,29 @@ static void test_stats(void)
 	stats_release(&t);
 }
 
+/* An append that finds no memory, in gpuprof's libraries inside a program (this test
+ * links the recorder, which makes its process fail softly): left out, the buffer as it
+ * was, `failed` set; later appends go on. */
+static void test_strbuf_without_memory(void)
+{
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+	printf("skipped: strbuf without memory (a sanitizer's allocator ends a process that "
+	       "asks for more memory than it can give)\n");
+#else
+	strbuf_fail_softly();
+	struct strbuf sb = STRBUF_INIT;
+	strbuf_addstr(&sb, "kept");
+	CHECK(strbuf_grow(&sb, (size_t)1 << 60) == -1);
+	CHECK(sb.failed && sb.len == 4);
+	CHECK_STR(sb.buf, "kept");
+	CHECK(strbuf_grow(&sb, SIZE_MAX) == -1); /* no overflow: refused */
+	strbuf_addstr(&sb, "!");
+	CHECK_STR(sb.buf, "kept!");
+	strbuf_release(&sb);
+	CHECK(!sb.failed && sb.len == 0);
+#endif
+}
+
 static void test_names_and_csv(void)
 {
 	struct strbuf out = STRBUF_INIT;
@@ -449,6 +474,7 @@ int main(void)
 	test_stats();
 	test_welch();
 	test_names_and_csv();
+	test_strbuf_without_memory();
 	/* the recorder starts once per process: each recorder test gets a fresh one */
 	if (thread_sanitizer) {
 		printf("skipped: the fork test (ThreadSanitizer cannot follow a thread started "
