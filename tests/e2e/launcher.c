@@ -34,6 +34,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cap-memory.h"
+
 static const char *source = "__kernel void tick(__global int *x) { x[get_global_id(0)] += 1; }";
 
 static cl_context context;
@@ -89,17 +91,6 @@ static void *exit_from_thread(void *code)
 }
 
 /* The memory this process has mapped, in bytes (/proc/self/statm, first field). */
-static unsigned long long mapped_bytes(void)
-{
-	unsigned long long pages = 0;
-	FILE *f = fopen("/proc/self/statm", "r");
-	if (f && fscanf(f, "%llu", &pages) != 1)
-		pages = 0;
-	if (f)
-		fclose(f);
-	return pages * (unsigned long long)sysconf(_SC_PAGESIZE);
-}
-
 static void pause_ms(long ms)
 {
 	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000 };
@@ -172,9 +163,7 @@ int main(int argc, char **argv)
 		exit(3);
 	}
 	if (!strcmp(ending, "oom")) {
-		struct rlimit cap;
-		cap.rlim_cur = cap.rlim_max = mapped_bytes() + (64u << 20);
-		setrlimit(RLIMIT_AS, &cap);
+		cap_address_space(64u << 20);
 		unsigned long long got = 0;
 		for (void *p; (p = malloc(1 << 20)); got++)
 			memset(p, 1, 1 << 20);

@@ -16,9 +16,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <unistd.h>
+
+#include "cap-memory.h"
 
 static nvtxRangeId_t prefetch;
 
@@ -28,17 +29,6 @@ static void *loader(void *unused)
 	nvtxNameOsThreadA((uint32_t)syscall(SYS_gettid), "loader");
 	nvtxRangeEnd(prefetch);
 	return NULL;
-}
-
-static unsigned long long mapped_bytes(void)
-{
-	unsigned long long pages = 0;
-	FILE *f = fopen("/proc/self/statm", "r");
-	if (f && fscanf(f, "%llu", &pages) != 1)
-		pages = 0;
-	if (f)
-		fclose(f);
-	return pages * (unsigned long long)sysconf(_SC_PAGESIZE);
 }
 
 /* Takes pieces of `size` bytes until malloc() fails, chained through their first bytes;
@@ -75,9 +65,7 @@ static void domains(int first, int count)
 static int out_of_memory(int n)
 {
 	nvtxRangePushA("before");
-	struct rlimit cap;
-	cap.rlim_cur = cap.rlim_max = mapped_bytes() + (32u << 20);
-	if (setrlimit(RLIMIT_AS, &cap))
+	if (cap_address_space(32u << 20))
 		return 1;
 	void *chain = NULL;
 	unsigned long long large = exhaust(&chain, 1 << 20);

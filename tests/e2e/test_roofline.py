@@ -38,6 +38,14 @@ def read(path):
     return dict(zip(rows[0], rows[1]))
 
 
+def triad():
+    """GB/s of a plain C triad on every CPU (tests/e2e/triad.c)."""
+    t = subprocess.run([os.path.join(TESTS, "triad"), "512", "10"], capture_output=True,
+                       text=True, timeout=300)
+    assert t.returncode == 0, t.stderr
+    return float(t.stdout)
+
+
 @pytest.fixture(scope="module")
 def quick(tmp_path_factory):
     """One --quick run, shared by the tests that read it, and the C triad measured right
@@ -45,12 +53,6 @@ def quick(tmp_path_factory):
     with its neighbours: the peer is taken at both ends of the measurement)."""
     tmp_path = tmp_path_factory.mktemp("roofline")
     sanitized = bool(os.environ.get("GPUPROF_SANITIZER"))  # the comparison is not made there
-
-    def triad():
-        t = subprocess.run([os.path.join(TESTS, "triad"), "512", "10"], capture_output=True,
-                           text=True, timeout=300)
-        assert t.returncode == 0, t.stderr
-        return float(t.stdout)
 
     before = None if sanitized else triad()
     r, seconds = roofline(tmp_path, "--quick")
@@ -85,11 +87,25 @@ def test_quick_run_measures_every_ceiling_of_the_device(quick):
 @SANITIZED
 def test_device_memory_against_a_c_triad(quick):
     """The device-memory figure (copy) is within 25 % of a plain C triad on every CPU of
-    the same machine, measured right before or right after it: a peer nobody can tune."""
+    the same machine, measured right before or right after it: a peer nobody can tune.
+    A shared VM's memory bandwidth can move by half within seconds (42, then 59 GB/s
+    around a copy of 32 in one run): when neither triad agrees, the pair is measured
+    again, twice at most; a figure that is wrong disagrees every time."""
     tmp_path, r, _, triads = quick
     assert r.returncode == 0, r.stderr
     copy = float(read(tmp_path / "out" / "roofline.csv")["HBMBw"])
-    assert any(abs(copy - triad) <= 0.25 * triad for triad in triads), (copy, triads)
+    pairs = [(copy, triads)]
+    for attempt in range(2):
+        if any(abs(copy - t) <= 0.25 * t for t in triads):
+            break
+        before = triad()
+        again, _ = roofline(tmp_path, "--quick", "-q", directory=f"again{attempt}",
+                            env={"XDG_CACHE_HOME": str(tmp_path / f"cache{attempt}")})
+        assert again.returncode == 0, again.stderr
+        copy = float(read(tmp_path / f"again{attempt}" / "roofline.csv")["HBMBw"])
+        triads = (before, triad())
+        pairs.append((copy, triads))
+    assert any(abs(copy - t) <= 0.25 * t for t in triads), pairs
 
 
 def test_second_run_reuses_the_cache(quick):
