@@ -5,7 +5,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-
 static int compile(regex_t *re, const char *pattern, const char *option, struct error *err)
 {
 	int rc = regcomp(re, pattern, REG_EXTENDED | REG_NOSUB);

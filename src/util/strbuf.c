@@ -75,16 +75,15 @@ void strbuf_reset(struct strbuf *sb)
 
 int strbuf_grow(struct strbuf *sb, size_t extra)
 {
-	if (extra >= SIZE_MAX / 2 - sb->len) /* no size to double up to */
-		extra = SIZE_MAX / 2 - sb->len;
-	size_t need = sb->len + extra + 1;
+	/* a size no doubling reaches is never had */
+	size_t need = extra < SIZE_MAX / 2 - sb->len ? sb->len + extra + 1 : SIZE_MAX;
 	if (need <= sb->alloc)
 		return 0;
 	size_t alloc = sb->alloc ? sb->alloc : 64;
-	while (alloc < need)
+	while (alloc < need && alloc <= SIZE_MAX / 4)
 		alloc *= 2;
 	char *old = sb->alloc ? sb->buf : NULL;
-	char *grown = alloc <= SIZE_MAX / 2 ? realloc(old, alloc) : NULL;
+	char *grown = alloc >= need ? realloc(old, alloc) : NULL;
 	if (!grown) {
 		if (!fail_softly)
 			out_of_memory(alloc);

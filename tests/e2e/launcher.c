@@ -90,7 +90,6 @@ static void *exit_from_thread(void *code)
 	exit((int)(intptr_t)code);
 }
 
-/* The memory this process has mapped, in bytes (/proc/self/statm, first field). */
 static void pause_ms(long ms)
 {
 	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000 };
