@@ -569,7 +569,11 @@ def test_a_sample_in_the_vdso_is_unwound_and_named(tmp_path):
     total = sum(stacks.values())
     through = sum(n for f, n in stacks.items()
                   if f.startswith("_start;") and ";main;read_clock" in f)
-    assert through == total, stacks
+    # the process's exit (its libraries' finalisers, slow under a sanitizer) may be
+    # sampled too, a few times at most
+    leaving = sum(n for f, n in stacks.items()
+                  if f.startswith("_start;__libc_start_main;__libc_start_call_main;exit;"))
+    assert through + leaving == total and leaving <= 5, stacks
     in_vdso = out.query("SELECT COUNT(*) AS n FROM samples WHERE module = '[vdso]'")[0]["n"]
     assert in_vdso >= 0.5 * total, stacks
     assert not [f for f in stacks if "[unknown]" in f], stacks
