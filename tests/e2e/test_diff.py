@@ -80,7 +80,7 @@ def test_same_program_twice_and_one_kernel_slower(tmp_path):
     assert r.stderr == (f"gpuprof: diff: {1 + len(significant)} kernel"
                         f"{'s or ranges' if significant else ' or range'} significantly "
                         "slower by more than 10 %\n")
-    assert 80 < rows[("kernel", "varied")]["Change_pct"] < 120
+    assert 70 < rows[("kernel", "varied")]["Change_pct"] < 130  # twice the work, on a shared CPU
     assert rows[("kernel", "varied")]["P_Value"] < 1e-6
     assert list(rows)[0] == ("kernel", "varied") or list(rows)[0] == ("range", "step")
     r, _ = diff(tmp_path, a, slow)  # without --threshold: the comparison only
