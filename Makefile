@@ -108,14 +108,15 @@ TARGETS += $(patsubst %,$(BUILD)/tests/test-fuzz-%,$(FUZZ_NAMES))
 ifeq ($(HAVE_OPENCL),yes)
 TARGETS += $(OPENCL_LIB) $(ROOFLINE_OPENCL)
 SAMPLES := $(patsubst samples/opencl/%.c,$(BUILD)/samples/%,$(wildcard samples/opencl/*.c))
-TEST_PROGRAMS := $(patsubst tests/e2e/%.c,$(BUILD)/tests/%,$(filter-out tests/e2e/cuda-spool.c tests/e2e/nvtx-app.c tests/e2e/enospc.c tests/e2e/clwork-lib.c tests/e2e/nvml-double.c tests/e2e/hot-library.c,\
+TEST_PROGRAMS := $(patsubst tests/e2e/%.c,$(BUILD)/tests/%,$(filter-out tests/e2e/cuda-spool.c tests/e2e/make-recording.c tests/e2e/nvtx-app.c tests/e2e/enospc.c tests/e2e/clwork-lib.c tests/e2e/nvml-double.c tests/e2e/hot-library.c,\
 	$(wildcard tests/e2e/*.c))) $(BUILD)/tests/libclwork.so $(BUILD)/tests/libnvml-double.so \
 	$(BUILD)/tests/libhot-library.so
 TEST_PROGRAMS += $(patsubst tests/e2e/%.cpp,$(BUILD)/tests/%,$(wildcard tests/e2e/*.cpp)) \
 	$(BUILD)/tests/libenospc.so
 TARGETS += $(SAMPLES) $(TEST_PROGRAMS) $(BUILD)/bench/launches
 endif
-TARGETS += $(BUILD)/bench/make-spool $(BUILD)/bench/read-db $(BUILD)/bench/markers
+TARGETS += $(BUILD)/bench/make-spool $(BUILD)/bench/read-db $(BUILD)/bench/markers \
+	$(BUILD)/tests/make-recording
 
 # ---- CUDA: the CUPTI backend, the CUDA samples, the GPU tests and benchmarks --------
 NVCC := $(CUDA_HOME)/bin/nvcc
@@ -292,6 +293,11 @@ $(BUILD)/tests/%: tests/e2e/%.cpp
 $(BUILD)/bench/launches: bench/launches.c
 	@mkdir -p $(dir $@)
 	$(CC) -std=gnu11 $(CFLAGS) -Wall -Wextra $< -o $@ -lOpenCL
+
+# recordings with exact times for the tests whose premise is a duration
+$(BUILD)/tests/make-recording: tests/e2e/make-recording.c $(call obj,$(CORE_SRC) $(UTIL_SRC))
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) $^ -o $@ -lz
 
 $(BUILD)/bench/make-spool: bench/make-spool.c $(call obj,$(CORE_SRC) $(UTIL_SRC))
 	@mkdir -p $(dir $@)

@@ -22,7 +22,8 @@
 #      copies): gpuprof report's time, peak memory and page size, and the time headless
 #      Chromium takes to load the page (when chromium is installed)
 #   9. roofline: the ceilings gpuprof roofline measures on OpenCL device 0 and what
-#      clpeak (scripts/install-deps.sh --bench) measures there, and the time each takes
+#      clpeak (scripts/install-deps.sh --bench) measures there, and the time each takes;
+#      device memory against a plain C triad (tests/e2e/triad.c)
 # Usage: bench/run.sh [LAUNCHES [RECORDS [ROUNDS]]]   (defaults 20000 5000000 9)
 set -eu
 cd "$(dirname "$0")/.."
@@ -364,4 +365,10 @@ for label, column, test, unit in rows:
 t_ours, t_theirs = float(sys.argv[2]), float(sys.argv[3])
 print(f"{'run time':22} {t_ours:>17.1f}s {t_theirs:>9.1f}s {t_ours / t_theirs:>7.2f}")
 PY
+	# a peer nobody can tune for device memory (PoCL's memory is the CPU's): a plain C
+	# triad on every CPU, right after the last rounds
+	awk -v ours="$("$python" -c 'import csv,sys; print(next(csv.DictReader(open(sys.argv[1])))["HBMBw"])' \
+		"$work/roofline3/roofline.csv")" -v triad="$("$BUILD/tests/triad" 512 10)" 'BEGIN {
+		printf "device memory, copy: gpuprof roofline %.2f GB/s, a C triad %.2f GB/s, ratio %.2f\n",
+			ours, triad, ours / triad }'
 fi

@@ -137,3 +137,17 @@ def chromium(html, profile, screenshot=None):
                                      html.as_uri()], capture_output=True, text=True, timeout=120)
         assert r.returncode == 0 and os.path.getsize(shot) > 10000, r.stderr
     return dom.stdout
+
+
+def recording(directory, lines, pid=4242):
+    """The database of a process described line by line (tests/e2e/make-recording.c), with
+    the exact times the lines give, through gpuprof convert: for tests whose premise is a
+    duration. Returns the database's path."""
+    directory.mkdir(parents=True, exist_ok=True)
+    spool = directory / f"{pid}.spool"
+    made = subprocess.run([os.path.join(TESTS, "make-recording"), str(spool)],
+                          input="\n".join(lines) + "\n", capture_output=True, text=True)
+    assert made.returncode == 0, made.stderr
+    r = run([GPUPROF, "convert", "-f", "sqlite", str(spool)], cwd=directory)
+    assert r.returncode == 0, r.stderr
+    return str(directory / f"{pid}_results.db")

@@ -103,7 +103,9 @@ def test_trace_html_of_hostsync(tmp_path):
     advise = run([GPUPROF, "advise", "--format", "json", db], cwd=tmp_path)
     [table] = json.loads(advise.stdout)
     assert page.rules == [(row[1], row[4]) for row in table["rows"]]
-    assert {rule for rule, _ in page.rules} == {"sync-per-launch", "device-idle"}
+    # a wait after each launch is a count; whether the device also idled long enough for
+    # device-idle is PoCL's timing (test_advise.py gives that premise exact times)
+    assert "sync-per-launch" in {rule for rule, _ in page.rules}
     assert page.sections["ranges"] == [] and page.sections["functions"] == []
 
 

@@ -208,6 +208,12 @@ static void test_welch(void)
 	CHECK(fabs(stats_welch_p(5, 3, 10, 5, 5, 10) - 0.080516) < 1e-6);
 	CHECK(isnan(stats_welch_p(1, 3, 0, 5, 5, 10)));
 	CHECK(stats_welch_p(4, 3, 0, 4, 5, 0) == 0 && stats_welch_p(4, 3, 0, 4, 3, 0) == 1);
+	/* 160 against 90, 100, 110 (variance 100): t = 60 / (10 sqrt(4/3)) with 2 degrees of
+	 * freedom, whose two-sided tail is 1 - t / sqrt(2 + t^2) */
+	double t2 = 60 / (10 * sqrt(4.0 / 3));
+	CHECK(fabs(stats_prediction_p(3, 100, 200, 160) - (1 - t2 / sqrt(2 + t2 * t2))) < 1e-12);
+	CHECK(isnan(stats_prediction_p(1, 100, 0, 160)));
+	CHECK(stats_prediction_p(3, 100, 0, 160) == 0 && stats_prediction_p(3, 100, 0, 100) == 1);
 	struct stats_table t;
 	stats_init(&t);
 	stats_add(&t, "k", 10);
