@@ -77,8 +77,10 @@ def test_a_thread_started_late_is_sampled(tmp_path):
     late_stacks = [f for f in stacks if "late_worker" in f]
     assert late_stacks and all(";late_worker;spin_for" in f for f in late_stacks)
     # its time is in work(); a sample may land in spin_for() or in its clock read (the
-    # vDSO's clock_gettime, unwound past with gpuprof's own image of it)
-    assert sum(stacks[f] for f in late_stacks) == late
+    # vDSO's clock_gettime, unwound past with gpuprof's own image of it), and one or two
+    # in the thread's own start or exit around late_worker (longer under a sanitizer,
+    # whose runtime sets each thread up and tears it down)
+    assert 0 <= late - sum(stacks[f] for f in late_stacks) <= 2, stacks
     assert sum(stacks[f] for f in late_stacks if f.endswith(";spin_for;work")) >= 0.95 * late
 
 
@@ -149,14 +151,14 @@ def test_the_timelines_show_each_threads_stacks_under_its_track(tmp_path):
     lanes = {u: t for u, t in pf.tracks.items() if t["name"] and t["name"].endswith("call stacks")}
     assert sorted(t["parent"] for t in lanes.values()) == sorted([threads[out.pid], threads[tid]])
     mine = [s for s in pf.slices if s["category"] == "SAMPLE" and lanes.get(s["track"], {}).get("parent") == threads[tid]]
-    # the frames the samples share are one slice each, from the first sample to the last
-    # plus one period
-    period = (last - first) / (late[0]["n"] - 1)
+    # the frames the samples share are one slice each, from a sample of the thread to the
+    # next that is not in it, or, past its last, that plus its last interval; a sample
+    # or two may fall in the thread's start or exit, outside them
+    times = [x["time"] for x in out.query("SELECT time FROM samples WHERE tid = ? ORDER BY time", tid)]
     for name in ("late_worker", "spin_for"):
-        spans = sorted((s["start"], s["end"]) for s in mine if s["name"] == name)
-        assert spans[0][0] == first and len(spans) == 1
-        assert spans[-1][1] - last == pytest.approx(period, rel=0.5)
-        assert all(a[1] <= b[0] for a, b in zip(spans, spans[1:]))
+        [(start, end)] = sorted((s["start"], s["end"]) for s in mine if s["name"] == name)
+        assert start in times and end in times + [last + (last - times[-2])], (name, start, end)
+        assert sum(1 for t in times if start <= t < end) >= len(times) - 2, (name, start, end)
     assert [s["name"] for s in mine if s["start"] == first][-3:] == ["late_worker", "spin_for", "work"]
     with open(out.path("results.json")) as f:
         events = [e for e in json.load(f)["traceEvents"] if e.get("cat") == "SAMPLE"]
@@ -220,7 +222,14 @@ def test_a_program_killed_keeps_the_samples_of_its_last_flush(tmp_path):
                 break
             time.sleep(0.01)
         assert target
-        time.sleep(1.5)
+        # killed once it has had 1 s of CPU time (however loaded the machine)
+        for _ in range(1200):
+            with open(f"/proc/{target}/stat") as f:
+                fields = f.read().rpartition(")")[2].split()
+            cpu = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+            if cpu >= 1:
+                break
+            time.sleep(0.05)
         os.kill(target, signal.SIGKILL)
         out_, err = p.communicate(timeout=120)
     finally:
@@ -230,8 +239,11 @@ def test_a_program_killed_keeps_the_samples_of_its_last_flush(tmp_path):
     assert "did not exit normally" in err
     (out,) = outputs(str(tmp_path))
     n = out.query("SELECT COUNT(*) AS n FROM samples")[0]["n"]
-    # about 1.5 s of CPU time at 300 Hz, less the last flush period (100 ms) at most
-    assert 300 <= n <= 480, n
+    # 300 samples a second of its CPU time (within 10 %, and the clock ticks' 10 ms),
+    # less those after the last flush: a period of 100 ms, twice that for a writer
+    # thread that a loaded machine lets run late
+    assert cpu >= 1, cpu
+    assert 0.9 * 300 * (cpu - 0.01 - 0.2) <= n <= 1.1 * 300 * (cpu + 0.01), (n, cpu)
 
 
 def test_a_template_is_demangled_and_a_dlopened_library_is_named(tmp_path):
