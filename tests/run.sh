@@ -2,8 +2,8 @@
 # Runs every test layer and prints one closing line: "N passed, N failed, N skipped".
 #   unit/  C unit tests (build/tests/test-*), each printing "name: N passed, N failed"
 #          last, and "skipped: REASON" for each part it cannot run
-#   e2e/   end-to-end tests on real OpenCL (PoCL without a GPU), with pytest, one worker
-#          per CPU where pytest-xdist is installed
+#   e2e/   end-to-end tests on real OpenCL (PoCL without a GPU), with pytest, two
+#          workers per CPU where pytest-xdist is installed
 #   gpu/   the CUDA backend on a real GPU (tests/gpu/run.sh); it exits 77 with its reason
 #          on a machine without one, counted as one skip
 # BUILD names the build to test (build by default).
@@ -39,11 +39,11 @@ else
 	for candidate in python3 /usr/bin/python3; do
 		if "$candidate" -c 'import pytest' 2>/dev/null; then python=$candidate; break; fi
 	done
-	# one worker per CPU (pytest-xdist), each test on the next free one: most of a test
+	# two workers per CPU (pytest-xdist), each test on the next free one: much of a test
 	# is waiting for the programs it runs
 	parallel=
 	if "$python" -c 'import xdist' 2>/dev/null; then
-		parallel="-n $(nproc 2>/dev/null || echo 1) --dist load"
+		parallel="-n $((2 * $(nproc 2>/dev/null || echo 1))) --dist load"
 	fi
 	out=$(mktemp)
 	# shellcheck disable=SC2086 # the options' words
