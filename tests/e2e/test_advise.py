@@ -1,11 +1,15 @@
-"""gpuprof advise: each rule fires on the program made for it, with the cost the recorded
-rows give (computed here from the database), and not on its fixed version; no rule fires
-on vcopy; the findings section of gpuprof summary; bad input."""
+"""gpuprof advise. The rules of time fire on recordings with the exact times their premise
+needs (make-recording), with the costs computed here by hand, at their thresholds and
+not on the fixed versions; on the real programs made for them (PoCL), whatever fires
+costs what the recorded rows give, and the rule of counts (a wait after every launch)
+fires; the rules of CUDA records and counters; the findings section of gpuprof summary;
+bad input."""
 import json
 import os
 import sqlite3
 
 from conftest import GPUPROF, SAMPLES, TESTS, recording, run
+
 
 def record(tmp_path, program, *args):
     """Runs a program under gpuprof trace --runtime-trace; returns its database."""

@@ -195,9 +195,11 @@ def test_a_program_that_forks_keeps_its_exit_status_and_its_samples(tmp_path):
     # main's calls pass through the program's PLT, code without a symbol ("split+0x1020"):
     # a sample there is main's own too (seen once under AddressSanitizer)
     stubs = sum(c for f, c in stacks.items() if re.search(r";main;split\+0x[0-9a-f]+$", f))
+    # and its wait for the child (wait4's own instructions around the system call)
+    waited = sum(c for f, c in stacks.items() if re.search(r";main;(__)?wait(4|pid)$", f))
     stray = 3 if os.environ.get("GPUPROF_SANITIZER") == "thread" else 0
-    assert abs(spun - 90) <= 18 and forked <= 5 and stubs <= 2, stacks
-    assert sum(stacks.values()) - spun - forked - stubs <= stray, stacks
+    assert abs(spun - 90) <= 18 and forked <= 5 and stubs <= 2 and waited <= 2, stacks
+    assert sum(stacks.values()) - spun - forked - stubs - waited <= stray, stacks
     if child is None:
         return
     stacks = folded(child)
@@ -587,7 +589,12 @@ def test_a_sample_in_the_vdso_is_unwound_and_named(tmp_path):
                   if f.startswith("_start;__libc_start_main;__libc_start_call_main;exit;"))
     assert through + leaving == total and leaving <= 5, stacks
     in_vdso = out.query("SELECT COUNT(*) AS n FROM samples WHERE module = '[vdso]'")[0]["n"]
-    assert in_vdso >= 0.5 * total, stacks
+    # every one of them named from the vDSO's symbols, under read_clock; most of the
+    # loop's CPU time is there (over half in a plain build; a sanitizer's runtime, which
+    # intercepts clock_gettime, takes a share of it)
+    named = sum(n for f, n in stacks.items()
+                if f.rpartition(";")[2].startswith("__vdso_") and ";main;read_clock;" in f)
+    assert named == in_vdso and in_vdso >= 0.1 * total, stacks
     assert not [f for f in stacks if "[unknown]" in f], stacks
 
 
