@@ -206,7 +206,9 @@ def test_a_program_that_forks_keeps_its_exit_status_and_its_samples(tmp_path):
         return
     stacks = folded(child)
     spun = sum(c for f, c in stacks.items() if ";main;spin_for" in f)
-    assert abs(spun - 90) <= 18 and spun == sum(stacks.values()), stacks
+    # and its _exit(), where the recorder flushes its last records and joins its thread
+    leaving = sum(c for f, c in stacks.items() if ";main;_exit;" in f)
+    assert abs(spun - 90) <= 18 and leaving <= 2 and spun + leaving == sum(stacks.values()), stacks
     assert not [f for f in stacks if "main_spin_short" in f]  # none of the parent's
 
 
