@@ -25,7 +25,7 @@ const struct command commands[] = {
 				"small or pageable copies..., each with its cost and what to change" },
 	{ "report", cmd_report, "one offline HTML page of a run: devices along time, findings, "
 				"top kernels, copies, API calls, ranges, CPU functions, metrics" },
-	{ "diff", cmd_diff, "compare two runs kernel by kernel and range by range, with a "
+	{ "diff", cmd_diff, "compare runs (one or several a side) kernel by kernel and range by range, with a "
 			    "significance test; --threshold fails a CI job on a regression" },
 	{ "query", cmd_query, "run SQL over the views of one or more databases" },
 	{ "merge", cmd_merge, "join the databases of many processes or ranks into one" },
