@@ -191,27 +191,36 @@ int cmd_profile(int argc, char **argv)
 		profile_link(&t);
 		if (!strcmp(format, "json")) {
 			struct strbuf out = STRBUF_INIT;
-			strbuf_addf(&out, "{\"samples\":%llu,\"tree\":", (unsigned long long)t.samples);
+			strbuf_addf(&out, "{\"samples\":%llu,\"lost\":%llu,\"tree\":",
+				    (unsigned long long)t.samples, (unsigned long long)t.lost);
 			print_tree_json(&t, 0, min_percent, &out);
 			strbuf_addstr(&out, "}");
 			puts(out.buf);
 			strbuf_release(&out);
 		} else {
 			struct strbuf line = STRBUF_INIT;
-			printf("CALL TREE (%llu call-stack samples; total %%, total, self)\n",
-			       (unsigned long long)t.samples);
+			profile_count_text(&t, &line);
+			printf("CALL TREE (%s; total %%, total, self)\n", line.buf);
+			strbuf_reset(&line);
 			print_tree_text(&t, 0, 0, min_percent, &line);
 			strbuf_release(&line);
 		}
 	} else {
-		char title[96];
-		snprintf(title, sizeof(title), "FLAT PROFILE (%llu call-stack samples)",
-			 (unsigned long long)t.samples);
+		struct strbuf title = STRBUF_INIT;
+		strbuf_addstr(&title, "FLAT PROFILE (");
+		profile_count_text(&t, &title);
+		strbuf_addch(&title, ')');
 		table_output_begin(stdout, (enum table_format)table_parse_format(format));
-		rc = profile_flat_table(&t, table_parse_format(format), "profile", title,
+		rc = profile_flat_table(&t, table_parse_format(format), "profile", title.buf,
 					(size_t)limit, &err);
 		table_output_end(stdout, (enum table_format)table_parse_format(format));
+		strbuf_release(&title);
 	}
+	if (t.lost) /* said on stderr too, for the formats without a title */
+		fprintf(stderr, "gpuprof: profile: %llu call-stack samples were lost by the kernel "
+				"between %.3f s and %.3f s of the time shown (its buffer was full): "
+				"the profile lacks them\n", (unsigned long long)t.lost,
+			t.lost_from / 1e9, t.lost_to / 1e9);
 	profile_release(&t);
 	if (rc)
 		die("profile: %s", err.message);

@@ -70,7 +70,7 @@ struct summary {
 	} *agents;
 	size_t agent_count;
 	struct metric_range {         /* each metric series: its range of values */
-		int64_t input, process_id, series, device, pid;
+		int64_t input, process_id, series, device, pid, first;
 		char *source, *name, *unit;
 		double low, high, sum;
 		int64_t count;
@@ -95,7 +95,8 @@ static void metric_range(struct summary *s, const struct event *e)
 					    .series = e->metric.series, .device = e->metric.device,
 					    .pid = e->metric.pid, .source = xstrdup(e->metric.source),
 					    .name = xstrdup(e->name), .unit = xstrdup(e->metric.unit),
-					    .low = e->metric.value, .high = e->metric.value };
+					    .low = e->metric.value, .high = e->metric.value,
+					    .first = e->start_ns };
 	}
 	if (e->metric.value < m->low)
 		m->low = e->metric.value;
@@ -103,6 +104,23 @@ static void metric_range(struct summary *s, const struct event *e)
 		m->high = e->metric.value;
 	m->sum += e->metric.value;
 	m->count++;
+}
+
+/* Whether series i is the copy of an earlier one: the machine's and the GPUs' series are
+ * copied into each process of a run, so a merged database has them once per process, the
+ * same series from the same first time. */
+static int metric_copy(const struct summary *s, size_t i)
+{
+	const struct metric_range *m = &s->metrics[i];
+	if (!strcmp(m->source, "PROCESS"))
+		return 0;
+	for (size_t j = 0; j < i; j++) {
+		const struct metric_range *o = &s->metrics[j];
+		if (o->input == m->input && o->device == m->device && o->first == m->first &&
+		    !strcmp(o->source, m->source) && !strcmp(o->name, m->name))
+			return 1;
+	}
+	return 0;
 }
 
 static struct process *process_of(struct summary *s, int64_t process_id)
@@ -466,6 +484,8 @@ static int metrics_table(const struct printer *pr, const struct summary *s, stru
 				      "METRICS (gpuprof sys: range of each series)", 10, names);
 	for (size_t i = 0; i < s->metric_count; i++) {
 		const struct metric_range *m = &s->metrics[i];
+		if (metric_copy(s, i))
+			continue;
 		table_int(t, m->input);
 		table_text(t, m->source);
 		if (m->device >= 0)
@@ -493,11 +513,14 @@ static int hot_functions_table(const struct printer *pr, const struct summary *s
 {
 	if (!s->samples.samples)
 		return 0;
-	char title[96];
-	snprintf(title, sizeof(title), "HOT FUNCTIONS (call-stack samples: %llu; the %d most "
-		 "often on a stack)", (unsigned long long)s->samples.samples, HOT_FUNCTIONS);
-	return profile_flat_table(&s->samples, pr->format, "hot_functions", title, HOT_FUNCTIONS,
-				  err);
+	struct strbuf title = STRBUF_INIT;
+	strbuf_addstr(&title, "HOT FUNCTIONS (");
+	profile_count_text(&s->samples, &title);
+	strbuf_addf(&title, "; the %d most often on a stack)", HOT_FUNCTIONS);
+	int rc = profile_flat_table(&s->samples, pr->format, "hot_functions", title.buf,
+				    HOT_FUNCTIONS, err);
+	strbuf_release(&title);
+	return rc;
 }
 
 /* gpuprof advise's findings over one input. */

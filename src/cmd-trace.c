@@ -223,6 +223,49 @@ static int run_target(char **argv, int *status, const struct metrics_options *me
 	return 0;
 }
 
+/* The processes that recorded nothing of their own (a shell or a launcher that ran the
+ * program, its helpers): no outputs, one line that lists them, their spools removed
+ * unless kept. When no process recorded anything, the first still gets its outputs, so
+ * that a run always has some. Returns the failures. */
+static int convert_or_list_empty(const struct strbuf *spools, size_t count, int none_written,
+				 const struct output_request *request, int keep_spool)
+{
+	if (!count)
+		return 0;
+	const char *at = spools->buf;
+	int failures = 0;
+	if (none_written) {
+		struct strbuf prefix = STRBUF_INIT;
+		size_t len = strlen(at);
+		strbuf_add(&prefix, at, len > 6 && !strcmp(at + len - 6, ".spool") ? len - 6 : len);
+		struct error err;
+		if (output_from_spool(at, prefix.buf, request, keep_spool, &err)) {
+			warn("%s (the spool '%s' is kept; 'gpuprof convert' retries)", err.message, at);
+			failures++;
+		}
+		strbuf_release(&prefix);
+		at += strlen(at) + 1;
+		if (!--count)
+			return failures;
+	}
+	struct strbuf list = STRBUF_INIT;
+	size_t listed = 0;
+	for (; at < spools->buf + spools->len; at += strlen(at) + 1, listed++) {
+		if (listed < 20)
+			strbuf_addf(&list, "%s%s", listed ? ", " : "", at);
+		if (!keep_spool && unlink(at) < 0)
+			warn("cannot remove '%s': %s", at, strerror(errno));
+	}
+	if (listed > 20)
+		strbuf_addf(&list, " and %zu more", listed - 20);
+	fprintf(stderr, "gpuprof: %zu process%s recorded nothing of %s own (no API call, device "
+			"work, marker or call-stack sample): no outputs for %s: %s\n", count,
+		count == 1 ? "" : "es", count == 1 ? "its" : "their", count == 1 ? "it" : "them",
+		list.buf);
+	strbuf_release(&list);
+	return failures;
+}
+
 static int post_process(const char *manifest, const char *metrics_base,
 			const char *directory, const struct output_request *request,
 			int keep_spool)
@@ -238,8 +281,12 @@ static int post_process(const char *manifest, const char *metrics_base,
 	char *line = NULL;
 	size_t capacity = 0;
 	ssize_t length;
-	int failures = 0, processes = 0;
+	int failures = 0, processes = 0, written_count = 0;
 	struct strbuf seen = STRBUF_INIT; /* the paths handled, each ended by a NUL */
+	struct strbuf empty = STRBUF_INIT; /* the spools of processes that recorded nothing */
+	size_t empty_count = 0;
+	struct output_request skipping = *request;
+	skipping.skip_empty = 1;
 	while ((length = getdelim(&line, &capacity, '\0', f)) > 0) {
 		if (line[length - 1] != '\0' || !line[0]) /* a cut last entry, or an empty one */
 			continue;
@@ -256,9 +303,15 @@ static int post_process(const char *manifest, const char *metrics_base,
 		struct error err;
 		if (metrics && metrics_append(metrics_base, line, &err))
 			warn("metrics are left out of '%s': %s", line, err.message);
-		if (output_from_spool(line, prefix.buf, request, keep_spool, &err)) {
+		int rc = output_from_spool(line, prefix.buf, &skipping, keep_spool, &err);
+		if (rc < 0) {
 			warn("%s (the spool '%s' is kept; 'gpuprof convert' retries)", err.message, line);
 			failures++;
+		} else if (rc == 1) {
+			strbuf_add(&empty, line, (size_t)length);
+			empty_count++;
+		} else {
+			written_count++;
 		}
 		strbuf_release(&prefix);
 	}
@@ -267,6 +320,9 @@ static int post_process(const char *manifest, const char *metrics_base,
 	strbuf_release(&seen);
 	if (!processes)
 		warn("no process used OpenCL or CUDA: nothing was recorded");
+	failures += convert_or_list_empty(&empty, empty_count, written_count == 0, request,
+					  keep_spool);
+	strbuf_release(&empty);
 	struct strbuf written = STRBUF_INIT;
 	struct error err;
 	if (metrics && metrics_write_madengine(metrics_base, directory, &written, &err)) {
@@ -466,11 +522,13 @@ static void trace_table(struct trace_options *o, struct option table[TABLE_SIZE]
 		  "unwound after the run from the unwind tables): <prefix>_stacks.folded, the "
 		  "samples and stacks views" },
 		{ OPTION_STRING, 0, "sampling-freq", &o->sampling_freq, "HZ",
-		  "call-stack samples per second of a thread's CPU time (default: 300)" },
+		  "call-stack samples per second of a thread's CPU time (default: 300; up to "
+		  "10000; with --sample)" },
 		{ OPTION_BOOL, 0, "sampling-realtime", &o->sampling_realtime, NULL,
 		  "wall-clock sampling: threads that wait (in clFinish, cudaDeviceSynchronize, a "
 		  "lock, I/O) are sampled at the same frequency of real time, their stacks ending "
-		  "in [off-CPU: CALL]" },
+		  "in [off-CPU: CALL], and threads ready to run that wait for a CPU, in [waiting "
+		  "for a CPU] (with --sample)" },
 		{ OPTION_BOOL, 0, "host-metrics", &o->host_metrics, NULL,
 		  "per-CPU utilization and frequency, memory used; CPU, memory, page faults, "
 		  "context switches, threads and I/O of every traced process" },
@@ -757,6 +815,19 @@ static int job_prepare(struct job *j, struct error *err)
 	    frequency > 10000)
 		return error_set(err, "--sampling-freq: '%s' is not a whole number of samples per "
 				 "second from 1 to 10000", o->sampling_freq);
+	/* an option of a source that is off would do nothing: said, not ignored (a value
+	 * given, even the default's, is another string than the default's) */
+	const char *sampling = o->sampling_freq != defaults.sampling_freq ? "--sampling-freq"
+			       : o->sampling_realtime == 1 ? "--sampling-realtime" : NULL;
+	if (o->sample != 1 && sampling)
+		return error_set(err, "%s sets how call stacks are sampled, and none are: add "
+				 "--sample (gpuprof trace samples only when asked; gpuprof sys unless "
+				 "--no-sample)", sampling);
+	if (!j->metrics.host && !j->metrics.device &&
+	    o->sampling_interval != defaults.sampling_interval)
+		return error_set(err, "--sampling-interval sets how often metrics are sampled, and "
+				 "none are: add --host-metrics or --device-metrics (gpuprof sys samples "
+				 "both unless turned off)");
 	j->sample_freq = o->sample == 1 ? (unsigned)frequency : 0;
 	j->sample_realtime = j->sample_freq && o->sampling_realtime == 1;
 	return counters ? plan_counters(j, err) : 0;

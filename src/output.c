@@ -211,8 +211,9 @@ static const char *dropped_advice(uint32_t reason)
 	case DROPPED_MARKER_DEPTH:
 		return "marker ranges nested deeper than gpuprof follows";
 	case DROPPED_SAMPLES:
-		return "the kernel's sample buffer filled between two flushes (a lower "
-		       "--sampling-freq helps)";
+		return "the kernel's sample buffer was full (its size: GPUPROF_SAMPLE_BUFFER_KB "
+		       "within `ulimit -l`; or a lower --sampling-freq); gpuprof profile counts "
+		       "them with their time";
 	case DROPPED_COUNTERS:
 		return "the profiler gave no counter values for these kernels (see the warnings "
 		       "of the run)";
@@ -333,6 +334,10 @@ int output_from_spool(const char *spool_path, const char *prefix,
 	progress_end();
 	if (read)
 		return -1;
+	if (request->skip_empty && recording_empty(&rec)) {
+		recording_release(&rec);
+		return 1;
+	}
 	rec.rename_kernels = request->options.rename_kernels;
 	struct sample_stacks stacks;
 	sample_stacks_build(&rec, &stacks);

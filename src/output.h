@@ -26,6 +26,9 @@ struct output_request {
 	int summary;           /* print the summary tables on stderr */
 	const struct kernel_filter *kernel_filter; /* spools only; NULL: every kernel */
 	struct output_options options; /* options.prefix is set per input */
+	int skip_empty;        /* a spool of a process that recorded nothing of its own (no
+				* API call, device work, marker, sample or counter: its metrics
+				* are gpuprof's) gets no outputs: output_from_spool returns 1 */
 };
 
 /* Parses -f values: csv, sqlite (alias rocpd), json, pftrace (alias perfetto), html;
@@ -35,7 +38,8 @@ int output_parse_formats(const struct option_list *list, unsigned *formats, stru
 /* Turns one spool into outputs named <prefix>_<name>.<ext>: the database on a second
  * thread while the files are written. Prints a line about the process and the files
  * written. keep_spool leaves the spool in place; otherwise it is removed once every
- * output was written. */
+ * output was written. Returns 0, -1 on an error, 1 when request->skip_empty left an
+ * empty one alone (nothing written or removed). */
 int output_from_spool(const char *spool_path, const char *prefix,
 		      const struct output_request *request, int keep_spool, struct error *err);
 

@@ -104,6 +104,33 @@ static int load_device_busy(sqlite3 *db, struct error *err)
 	"  WHERE b.process_id = s.process_id AND b.start <= s.time " \
 	"  ORDER BY b.start DESC LIMIT 1), 0) "
 
+/* The samples lost in the filter's time window (schema 3.3). Which thread a lost sample
+ * was of, the kernel does not say: every loss in the window counts. */
+static int gather_lost(sqlite3 *db, const struct profile_filter *f, struct profile_tree *t,
+		       struct error *err)
+{
+	sqlite3_stmt *q;
+	if (!store_has_table(db, "gpuprof_sample_lost"))
+		return 0;
+	if (store_prepare(db, "SELECT SUM(l.samples), MIN(l.start - p.start), MAX(l.end - p.start) "
+			      "FROM gpuprof_sample_lost l JOIN gpuprof_process p ON p.id = l.process_id "
+			      "WHERE l.end >= p.start + ?1 AND (?2 < 0 OR l.start < p.start + ?2)",
+			  &q, err))
+		return -1;
+	sqlite3_bind_int64(q, 1, (sqlite3_int64)(f->from * 1e9));
+	sqlite3_bind_int64(q, 2, f->to < 0 ? -1 : (sqlite3_int64)(f->to * 1e9));
+	if (sqlite3_step(q) == SQLITE_ROW && sqlite3_column_int64(q, 0) > 0) {
+		int64_t from = sqlite3_column_int64(q, 1), to = sqlite3_column_int64(q, 2);
+		if (!t->lost || from < t->lost_from)
+			t->lost_from = from;
+		if (!t->lost || to > t->lost_to)
+			t->lost_to = to;
+		t->lost += (uint64_t)sqlite3_column_int64(q, 0);
+	}
+	sqlite3_finalize(q);
+	return 0;
+}
+
 /* Adds the samples of one database that the filter keeps to the tree. */
 int profile_gather(sqlite3 *db, const struct profile_filter *f, struct profile_tree *t,
 		   struct error *err)
@@ -182,7 +209,15 @@ int profile_gather(sqlite3 *db, const struct profile_filter *f, struct profile_t
 		free(stack[i].module);
 	}
 	free(stack);
-	return rc;
+	return rc ? rc : gather_lost(db, f, t, err);
+}
+
+void profile_count_text(const struct profile_tree *t, struct strbuf *out)
+{
+	strbuf_addf(out, "call-stack samples: %llu", (unsigned long long)t->samples);
+	if (t->lost)
+		strbuf_addf(out, "; %llu more lost by the kernel between %.3f s and %.3f s",
+			    (unsigned long long)t->lost, t->lost_from / 1e9, t->lost_to / 1e9);
 }
 
 /* ---- the flat profile ------------------------------------------------------------------ */

@@ -36,13 +36,22 @@ struct profile_tree {
 	uint32_t *slots;
 	size_t slot_count;
 	uint64_t samples;
+	/* samples the kernel lost (its buffer full) in the time the filter keeps, of any
+	 * thread: how many, and from when to when (ns from their process's start) */
+	uint64_t lost;
+	int64_t lost_from, lost_to;
 };
 
 void profile_init(struct profile_tree *t);
-/* Adds the samples of db that the filter keeps (none from a database of schema 3.0). */
+/* Adds the samples of db that the filter keeps (none from a database of schema 3.0), and
+ * the samples lost in its time window. */
 int profile_gather(sqlite3 *db, const struct profile_filter *f, struct profile_tree *t,
 		   struct error *err);
 void profile_release(struct profile_tree *t);
+
+/* "call-stack samples: N" for a title, and "; M more lost by the kernel between A s and
+ * B s" when the kernel lost some in the time shown. */
+void profile_count_text(const struct profile_tree *t, struct strbuf *out);
 
 /* A function's samples: self (running), total (on the stack, once per sample however
  * deep its recursion). */

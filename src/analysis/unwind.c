@@ -27,8 +27,14 @@ struct unwinding {
 	int activation[UNWIND_MAX_FRAMES];
 	int count;
 	int cut;
-	int short_copy; /* a word beyond the copied stack was asked for */
+	int short_copy; /* a word beyond the copied stack was asked for, the stack going on */
+	int below_sp;   /* a word below the stack pointer (never copied) was asked for */
+	int left_text;  /* a caller's address in no file or piece of run-time code: a guess */
+	const struct jit_symbols *jit;
 };
+
+struct jit_symbols;
+static const struct record_symbol *jit_symbol(const struct jit_symbols *j, uint64_t pc);
 
 static pid_t next_thread(Dwfl *dwfl, void *arg, void **thread_arg)
 {
@@ -46,8 +52,14 @@ static bool memory_read(Dwfl *dwfl, Dwarf_Addr address, Dwarf_Word *result, void
 	(void)dwfl;
 	struct unwinding *u = arg;
 	uint64_t sp = u->sample->registers[7];
-	if (address < sp || address - sp + sizeof(*result) > u->sample->stack_size) {
-		u->short_copy = 1;
+	if (address < sp) { /* a register a function restored before returning, say */
+		u->below_sp = 1;
+		return false;
+	}
+	if (address - sp + sizeof(*result) > u->sample->stack_size) {
+		/* a copy shorter than asked for reached the top of the stack: nothing above */
+		if (u->sample->stack_size >= SAMPLE_STACK_BYTES)
+			u->short_copy = 1;
 		return false;
 	}
 	memcpy(result, u->stack + (address - sp), sizeof(*result));
@@ -94,9 +106,53 @@ static int on_frame(Dwfl_Frame *frame, void *arg)
 		u->cut = 1;
 		return DWARF_CB_ABORT;
 	}
+	/* a caller outside every file mapped and every piece of run-time code is not a
+	 * caller: words of the stack read as one (a frame without unwind information, a
+	 * file changed or gone), where the stack ends */
+	uint64_t at = activation ? pc : pc - 1;
+	if (u->count && !dwfl_addrmodule(dwfl_thread_dwfl(dwfl_frame_thread(frame)), at) &&
+	    !jit_symbol(u->jit, at)) {
+		u->left_text = 1;
+		return DWARF_CB_ABORT;
+	}
 	u->pcs[u->count] = pc;
 	u->activation[u->count++] = activation;
 	return DWARF_CB_OK;
+}
+
+/* Whether the frame at pc has no caller: the entry of the process or of a thread by name,
+ * or by its unwind rule (the return address undefined); a return address points after its
+ * call. */
+static int outermost(Dwfl *dwfl, uint64_t pc, int activation)
+{
+	uint64_t at = activation ? pc : pc - 1;
+	Dwfl_Module *module = dwfl ? dwfl_addrmodule(dwfl, at) : NULL;
+	if (!module)
+		return 0;
+	static const char *const entries[] = { "_start", "__clone3", "__clone", "clone3", "clone" };
+	const char *name = dwfl_module_addrname(module, at);
+	for (size_t i = 0; name && i < sizeof(entries) / sizeof(entries[0]); i++)
+		if (!strcmp(name, entries[i]))
+			return 1;
+	int found = 0;
+	Dwarf_Addr bias;
+	Dwarf_CFI *tables[2] = { dwfl_module_eh_cfi(module, &bias), NULL };
+	Dwarf_Addr biases[2] = { bias, 0 };
+	tables[1] = dwfl_module_dwarf_cfi(module, &biases[1]);
+	for (int i = 0; i < 2 && !found; i++) {
+		Dwarf_Frame *frame;
+		if (!tables[i] || dwarf_cfi_addrframe(tables[i], at - biases[i], &frame))
+			continue;
+		Dwarf_Op ops_mem[3], *ops;
+		size_t nops;
+		int ra = (int)dwarf_frame_info(frame, NULL, NULL, NULL);
+		found = dwarf_frame_register(frame, ra, ops_mem, &ops, &nops) == 0 && nops == 0 &&
+			ops == NULL;
+		free(frame);
+		if (!found) /* a rule for it: not the outermost, whichever table says */
+			return 0;
+	}
+	return found;
 }
 
 /* ---- interning ----------------------------------------------------------------------- */
@@ -471,6 +527,40 @@ static uint32_t python_frame(struct sample_stacks *s, const struct recording *re
 	return id;
 }
 
+/* ---- threads waiting for a CPU ------------------------------------------------------- */
+
+/* The leaf of each thread's last sample on the CPU, by tid (open addressing). */
+struct thread_leaves {
+	uint32_t *tids, *leaves;
+	size_t count, slots;
+};
+
+/* The thread's slot: its last leaf, 0 (the root) before it has one. */
+static uint32_t *last_leaf_slot(struct thread_leaves *t, uint32_t tid)
+{
+	if (2 * (t->count + 1) > t->slots) {
+		struct thread_leaves old = *t;
+		t->slots = old.slots ? 2 * old.slots : 64;
+		t->tids = xcalloc(t->slots, sizeof(*t->tids));
+		t->leaves = xcalloc(t->slots, sizeof(*t->leaves));
+		t->count = 0;
+		for (size_t i = 0; i < old.slots; i++)
+			if (old.tids[i]) {
+				*last_leaf_slot(t, old.tids[i]) = old.leaves[i];
+			}
+		free(old.tids);
+		free(old.leaves);
+	}
+	size_t j = hash_int(tid) & (t->slots - 1);
+	while (t->tids[j] && t->tids[j] != tid)
+		j = (j + 1) & (t->slots - 1);
+	if (!t->tids[j]) {
+		t->tids[j] = tid;
+		t->count++;
+	}
+	return &t->leaves[j];
+}
+
 /* ---- the modules of the process ------------------------------------------------------- */
 
 /* Whether the ELF file at path is ET_EXEC (not relocated): its addresses are absolute. */
@@ -555,20 +645,39 @@ int sample_stacks_build(const struct recording *rec, struct sample_stacks *out)
 	sort_array(ticks, tick_count, sizeof(*ticks), by_thread_then_tick);
 	struct jit_symbols jit;
 	jit_symbols_build(&jit, rec);
+	struct thread_leaves last_leaf = { 0 };
 	for (size_t i = 0; i < rec->samples.count; i++) {
 		const struct record_sample *sample = (const void *)rec->samples.items[i];
+		if (sample->flags & SAMPLE_RUNNABLE) { /* where its last sample stood */
+			uint32_t *where = last_leaf_slot(&last_leaf, sample->tid);
+			out->leaf[i] = intern_node(out, *where, intern_frame(out, "[waiting for a CPU]",
+									   "", 0, "", 0, 0));
+			continue;
+		}
 		u->sample = sample;
 		u->stack = (const unsigned char *)(sample + 1);
 		u->count = 0;
 		u->cut = 0;
 		u->short_copy = 0;
+		u->below_sp = 0;
+		u->left_text = 0;
+		u->jit = &jit;
 		if (sample->stack_size > sample->header.size - sizeof(*sample)) /* corrupt */
 			continue;
-		if (attached)
-			dwfl_getthread_frames(dwfl, (pid_t)sample->tid, on_frame, u);
-		/* libdw ends a stack whose return address it cannot read as it ends the
-		 * outermost frame's: a read beyond the copy tells them apart */
-		out->incomplete += u->short_copy && !u->cut;
+		int rc = attached ? dwfl_getthread_frames(dwfl, (pid_t)sample->tid, on_frame, u) : 0;
+		/* libdw ends a stack where a word it needed was not copied (beyond a full copy:
+		 * a stack deeper than copied; below the stack pointer: a register restored
+		 * before a return) as it ends one at its outermost frame: the frame's unwind
+		 * rule (no caller) or its name (the process's or a thread's entry) tells them
+		 * apart. A stack cut so, or by an error, says so at its root, never guessed
+		 * past. */
+		const char *stopped = NULL;
+		if (u->count && !u->cut &&
+		    (rc == -1 || u->left_text || ((u->short_copy || u->below_sp) &&
+				  !outermost(dwfl, u->pcs[u->count - 1], u->activation[u->count - 1]))))
+			stopped = u->short_copy ? "[truncated: deeper than the stack copied]"
+						: "[unwinding stopped]";
+		out->incomplete += stopped && u->short_copy;
 		if (!u->count) { /* no unwinding: the sampled address alone */
 			u->pcs[0] = sample->registers[16];
 			u->activation[0] = 1;
@@ -582,7 +691,8 @@ int sample_stacks_build(const struct recording *rec, struct sample_stacks *out)
 		const struct record_python_stack *python = nearest_tick(ticks, tick_count, sample);
 		const struct python_frame *py = python ? (const void *)(python + 1) : NULL;
 		int py_next = python ? (int)python->count - 1 : -1; /* outermost not yet used */
-		uint32_t node = 0;
+		uint32_t node = stopped ? intern_node(out, 0, intern_frame(out, stopped, "", 0, "", 0, 0))
+				: 0;
 		for (int f = u->count - 1; f >= 0; f--) { /* from the root down */
 			/* a return address points after its call: name the call */
 			uint64_t pc = u->activation[f] ? u->pcs[f] : u->pcs[f] - 1;
@@ -611,10 +721,14 @@ int sample_stacks_build(const struct recording *rec, struct sample_stacks *out)
 		}
 		if (sample->flags & SAMPLE_OFF_CPU)
 			node = intern_node(out, node, wait_frame(out, sample->syscall));
+		else
+			*last_leaf_slot(&last_leaf, sample->tid) = node;
 		out->leaf[i] = node;
 	}
 	free(u);
 	free(ticks);
+	free(last_leaf.tids);
+	free(last_leaf.leaves);
 	free(jit.by_start);
 	free(cache.pcs);
 	free(cache.frames);

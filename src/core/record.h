@@ -36,6 +36,7 @@ enum record_type {
 	RECORD_PYTHON_STACK = 20, /* a thread's Python functions, read at a sampling tick */
 	RECORD_SYMBOL = 21,      /* code made at run time (a JIT), named in the perf map */
 	RECORD_COUNTER = 22,     /* a hardware counter's value for one kernel dispatch */
+	RECORD_SAMPLES_LOST = 23, /* call-stack samples the kernel lost, and when */
 	RECORD_TYPE_COUNT
 };
 
@@ -362,14 +363,27 @@ struct record_sample {
 	uint32_t stack_size;    /* bytes of stack that follow, from the stack pointer up */
 	uint64_t time_ns;       /* trace clock */
 	uint64_t registers[SAMPLE_REGISTERS];
-	uint32_t flags;         /* SAMPLE_OFF_CPU */
+	uint32_t flags;         /* SAMPLE_OFF_CPU, SAMPLE_RUNNABLE */
 	int32_t syscall;        /* off the CPU: the system call it waits in; -1 none */
 	/* followed by stack_size bytes, padded to 8 */
+};
+
+/* Samples the kernel could not hand over (its buffer was full) between start_ns, the
+ * last sample it kept in that buffer, and end_ns, when it had room again: the profile of
+ * that time lacks them. tid is the thread whose sample first found room again. */
+struct record_samples_lost {
+	struct record_header header;
+	uint32_t tid;
+	uint32_t samples;
+	uint64_t start_ns, end_ns; /* trace clock */
 };
 
 /* A sample of a thread that was off the CPU (--sampling-realtime): only its stack and
  * instruction pointers are known (the other registers read 0). */
 #define SAMPLE_OFF_CPU 1u
+/* A thread ready to run that waited for a CPU (--sampling-realtime): no registers and no
+ * stack; it stands where the thread's last sample on the CPU before it stood. */
+#define SAMPLE_RUNNABLE 2u
 
 /* The Python functions a thread was in at a tick of the sampler, innermost first; the
  * samples of that thread nearest in time take them in place of the interpreter's

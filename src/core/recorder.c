@@ -334,18 +334,54 @@ int recorder_own_thread(uint32_t tid)
 	return tid == atomic_load(&writer_tid) || tid == atomic_load(&period_tid);
 }
 
+/* The descriptors that wake the writer besides wake_fd (recorder_set_wake_fds). */
+#define MAX_WAKE_FDS 1024
+static pthread_mutex_t wake_fds_lock = PTHREAD_MUTEX_INITIALIZER;
+static int wake_fds[MAX_WAKE_FDS];
+static int wake_fd_count;
+
+void recorder_set_wake_fds(const int *fds, int count)
+{
+	pthread_mutex_lock(&wake_fds_lock);
+	wake_fd_count = count < MAX_WAKE_FDS ? count : MAX_WAKE_FDS;
+	if (wake_fd_count > 0)
+		memcpy(wake_fds, fds, (size_t)wake_fd_count * sizeof(*fds));
+	pthread_mutex_unlock(&wake_fds_lock);
+}
+
+static void forget_wake_fd(int fd)
+{
+	pthread_mutex_lock(&wake_fds_lock);
+	for (int i = 0; i < wake_fd_count; i++)
+		if (wake_fds[i] == fd)
+			wake_fds[i--] = wake_fds[--wake_fd_count];
+	pthread_mutex_unlock(&wake_fds_lock);
+}
+
 static void *writer_main(void *started)
 {
 	atomic_store(&writer_tid, (uint32_t)syscall(SYS_gettid));
+	pthread_setname_np(pthread_self(), RECORDER_THREAD_PREFIX "writer");
 	sem_post(started);
-	struct pollfd pfd = { .fd = wake_fd, .events = POLLIN };
+	static struct pollfd pfd[1 + MAX_WAKE_FDS];
 	int stopping;
 	do {
 		stopping = atomic_load(&stop_requested);
-		if (!stopping && poll(&pfd, 1, flush_interval_ms) > 0) {
-			uint64_t value;
-			ssize_t ignored = read(wake_fd, &value, sizeof(value));
-			(void)ignored;
+		pthread_mutex_lock(&wake_fds_lock);
+		int n = 1 + wake_fd_count;
+		pfd[0] = (struct pollfd){ .fd = wake_fd, .events = POLLIN };
+		for (int i = 1; i < n; i++)
+			pfd[i] = (struct pollfd){ .fd = wake_fds[i - 1], .events = POLLIN };
+		pthread_mutex_unlock(&wake_fds_lock);
+		if (!stopping && poll(pfd, (nfds_t)n, flush_interval_ms) > 0) {
+			if (pfd[0].revents & POLLIN) {
+				uint64_t value;
+				ssize_t ignored = read(wake_fd, &value, sizeof(value));
+				(void)ignored;
+			}
+			for (int i = 1; i < n; i++) /* one that can no longer wake: not polled */
+				if (pfd[i].revents & (POLLHUP | POLLERR | POLLNVAL))
+					forget_wake_fd(pfd[i].fd);
 		}
 		pthread_mutex_lock(&writer_lock);
 		drain_all(stopping);
@@ -670,6 +706,7 @@ static void *period_main(void *arg)
 	uint64_t at = *(uint64_t *)arg;
 	free(arg);
 	atomic_store(&period_tid, (uint32_t)syscall(SYS_gettid));
+	pthread_setname_np(pthread_self(), RECORDER_THREAD_PREFIX "period");
 	for (int i = 0; i < period_count; i++) {
 		for (uint64_t r = 0; periods[i].repeat == 0 || r < periods[i].repeat; r++) {
 			at += periods[i].delay;
@@ -835,10 +872,12 @@ static void fork_prepare(void)
 {
 	pthread_mutex_lock(&writer_lock);
 	pthread_mutex_lock(&metadata_lock);
+	pthread_mutex_lock(&wake_fds_lock);
 }
 
 static void fork_parent(void)
 {
+	pthread_mutex_unlock(&wake_fds_lock);
 	pthread_mutex_unlock(&metadata_lock);
 	pthread_mutex_unlock(&writer_lock);
 }
@@ -847,6 +886,7 @@ static void fork_parent(void)
  * parent's; the child starts a spool of its own on first use. */
 static void fork_child(void)
 {
+	pthread_mutex_unlock(&wake_fds_lock);
 	pthread_mutex_unlock(&metadata_lock);
 	pthread_mutex_unlock(&writer_lock);
 	if (spool_fd >= 0)
@@ -854,6 +894,7 @@ static void fork_child(void)
 	if (wake_fd >= 0)
 		close(wake_fd);
 	spool_fd = wake_fd = -1;
+	wake_fd_count = 0; /* the parent's: a child's sampler gives its own */
 	for (struct ring *r = atomic_load(&rings); r; r = r->next) {
 		atomic_store(&r->tail, atomic_load(&r->head));
 		atomic_store(&r->owned, r == thread_ring);

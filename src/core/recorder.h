@@ -24,6 +24,10 @@
 
 #include "core/record.h"
 
+/* gpuprof's own threads in a recorded process are named so (the writer, the collection
+ * periods' timer, the sampler's ticker): the metrics of the process leave them out. */
+#define RECORDER_THREAD_PREFIX "gpuprof-"
+
 /* The functions below are the interface of libgpuprof-recorder.so. */
 #define RECORDER_API __attribute__((visibility("default")))
 
@@ -58,6 +62,12 @@ RECORDER_API void recorder_emit_metadata(const void *record);
  * when it stopped because the buffer was full: the writer then drains and calls it
  * again. */
 RECORDER_API void recorder_add_collector(int (*collect)(int final));
+
+/* Descriptors whose readiness (POLLIN) wakes the writer for a flush before its interval
+ * ends: the sampler's perf events, which say when their buffers are a quarter full.
+ * Replaces the set given before (count 0: none); the writer polls the new set from its
+ * next wait. */
+RECORDER_API void recorder_set_wake_fds(const int *fds, int count);
 
 /* Ids for new agents and queues, unique in the process whichever backend asks (agent 0,
  * the host CPU, is emitted by the recorder itself when it starts). */

@@ -169,6 +169,7 @@ int recording_read(struct recording *rec, const char *spool_path, struct error *
 		case RECORD_METRIC_SERIES: list_add(&rec->metric_series, h); break;
 		case RECORD_METRIC: list_add(&rec->metrics, h); break;
 		case RECORD_SAMPLE: list_add(&rec->samples, h); break;
+		case RECORD_SAMPLES_LOST: list_add(&rec->samples_lost, h); break;
 		case RECORD_MODULE: list_add(&rec->modules, h); break;
 		case RECORD_PYTHON_STACK: list_add(&rec->python_stacks, h); break;
 		case RECORD_SYMBOL: list_add(&rec->symbols, h); break;
@@ -677,6 +678,14 @@ const char *recording_string(const struct recording *rec, uint32_t id)
 	return "";
 }
 
+int recording_empty(const struct recording *rec)
+{
+	return !rec->api_calls.count && !rec->kernels.count && !rec->copies.count &&
+	       !rec->allocations.count && !rec->synchronizations.count && !rec->marker_count &&
+	       !rec->samples.count && !rec->counters.count && !rec->overheads.count &&
+	       !rec->stats.dropped_records;
+}
+
 void recording_release(struct recording *rec)
 {
 	struct record_list *lists[] = { &rec->strings, &rec->agents, &rec->queues,
@@ -684,6 +693,7 @@ void recording_release(struct recording *rec)
 					&rec->allocations, &rec->synchronizations, &rec->overheads,
 					&rec->calls_by_correlation, &rec->thread_names,
 					&rec->metric_series, &rec->metrics, &rec->samples,
+					&rec->samples_lost,
 					&rec->modules, &rec->python_stacks,
 					&rec->symbols, &rec->counters, &rec->owned };
 	for (size_t i = 0; i < rec->owned.count; i++)

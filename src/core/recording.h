@@ -67,6 +67,7 @@ struct recording {
 	struct record_list metric_series;      /* by id (gpuprof sys) */
 	struct record_list metrics;            /* by time, then file order */
 	struct record_list samples;            /* call-stack samples, by time */
+	struct record_list samples_lost;       /* samples the kernel lost, as written */
 	struct record_list modules;            /* ELF files mapped, as written */
 	struct record_list python_stacks;      /* Python functions at sampling ticks */
 	struct record_list symbols;            /* code made at run time, from the perf map */
@@ -84,6 +85,11 @@ struct recording {
 
 /* Reads and checks a whole spool. A spool without a process record is refused. */
 int recording_read(struct recording *rec, const char *spool_path, struct error *err);
+/* Whether the process recorded nothing of its own: no API call, kernel, copy, allocation,
+ * synchronization, marker, call-stack sample or counter, and none dropped (what gpuprof
+ * adds, the process and its metrics, does not count). */
+int recording_empty(const struct recording *rec);
+
 void recording_release(struct recording *rec);
 
 /* The metric series of that id, NULL when there is none. */

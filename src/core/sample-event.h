@@ -31,6 +31,7 @@ static inline void sample_event_attr(struct perf_event_attr *a, unsigned frequen
 	a->remove_on_exec = 1;
 	a->use_clockid = 1;
 	a->clockid = CLOCK_MONOTONIC; /* the trace clock */
+	a->sample_id_all = 1; /* a lost-samples record says when and on which thread */
 }
 
 #endif

@@ -42,7 +42,21 @@
 #include "util/vdso.h"
 
 #define MAX_CPUS 1024
-#define RING_PAGES 128 /* 512 KiB of data per CPU: what perf_event_mlock_kb allows a user */
+
+/* The kernel's buffers are sized for the offered rate: each CPU runs one sampled thread
+ * at a time, so its buffer takes at most `frequency` samples a second, each of
+ * SAMPLE_RING_BYTES whatever the depth of the stack (the kernel reserves the whole copy).
+ * A buffer holds RING_SECONDS of them, and wakes the writer (recorder_set_wake_fds) when
+ * it is a quarter full: the writer has three quarters of that time to drain it before a
+ * sample is lost, however long its flush interval. The pages are locked memory: an
+ * unprivileged user has perf_event_mlock_kb per CPU for all their events, then the
+ * process's `ulimit -l`; a buffer the kernel refuses is tried at half the size. */
+#define SAMPLE_RING_BYTES (sizeof(struct perf_event_header) + 4 * 8 + SAMPLE_REGISTERS * 8 + \
+			   8 + SAMPLE_STACK_BYTES + 8)
+#define RING_SECONDS_DIVISOR 4 /* a quarter of a second */
+#define RING_MIN_PAGES 16
+#define RING_MAX_PAGES 1024    /* 4 MiB of 4 KiB pages per CPU */
+#define RINGS_MAX_BYTES (64u << 20) /* for all the CPUs together */
 
 /* perf's x86-64 register numbers (asm/perf_regs.h) of the DWARF order of record.h */
 static const int perf_register[SAMPLE_REGISTERS] = {
@@ -55,6 +69,7 @@ struct cpu_ring {
 	unsigned char *map;  /* the control page, then the data */
 	unsigned char *data;
 	size_t data_size;
+	uint64_t last_time; /* of the last sample read from it */
 };
 
 static struct cpu_ring *rings;
@@ -75,6 +90,17 @@ static union {                                   /* the record being assembled *
 	unsigned char bytes[sizeof(struct record_sample) + SAMPLE_STACK_BYTES];
 } pending;
 
+/* Pages of data per CPU for the offered rate: a power of two. */
+static size_t ring_pages_wanted(unsigned frequency, size_t page, long cpus)
+{
+	uint64_t bytes = (uint64_t)frequency * SAMPLE_RING_BYTES / RING_SECONDS_DIVISOR;
+	uint64_t most = RINGS_MAX_BYTES / (uint64_t)cpus / page;
+	size_t pages = RING_MIN_PAGES;
+	while (pages < RING_MAX_PAGES && pages < most && (uint64_t)pages * page < bytes)
+		pages *= 2;
+	return pages;
+}
+
 static int open_rings(unsigned frequency)
 {
 	long cpus = sysconf(_SC_NPROCESSORS_CONF);
@@ -91,29 +117,68 @@ static int open_rings(unsigned frequency)
 		register_slot[i] = __builtin_popcountll(register_mask &
 							((1ull << perf_register[i]) - 1));
 	size_t page = (size_t)sysconf(_SC_PAGESIZE);
-	for (long cpu = 0; cpu < cpus; cpu++) {
-		struct perf_event_attr a;
-		sample_event_attr(&a, frequency, register_mask, SAMPLE_STACK_BYTES);
-		a.disabled = 1; /* until the ticking thread runs: see enable_rings() */
-		int fd = (int)syscall(SYS_perf_event_open, &a, 0, (int)cpu, -1, PERF_FLAG_FD_CLOEXEC);
-		if (fd < 0) {
-			if (errno == ENODEV || errno == EINVAL) /* a CPU that is offline */
-				continue;
-			recorder_report("call stacks are not sampled: perf_event_open: %s "
-					"(see /proc/sys/kernel/perf_event_paranoid)", strerror(errno));
-			return -1;
-		}
-		size_t data = RING_PAGES * page;
-		void *map = mmap(NULL, page + data, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-		if (map == MAP_FAILED) {
-			recorder_report("call stacks are not sampled: cannot map the sample buffer: %s",
-					strerror(errno));
-			close(fd);
-			return -1;
-		}
-		rings[ring_count++] = (struct cpu_ring){ fd, map, (unsigned char *)map + page, data };
+	size_t wanted = ring_pages_wanted(frequency, page, cpus), pages = wanted;
+	const char *asked = getenv("GPUPROF_SAMPLE_BUFFER_KB");
+	if (asked && *asked) { /* the largest power of two of pages in it, at least 4 */
+		unsigned long long kib = strtoull(asked, NULL, 10);
+		for (wanted = RING_MIN_PAGES / 4; (wanted * 2) * page / 1024 <= kib &&
+		     wanted < (1u << 20); wanted *= 2)
+			;
+		pages = wanted;
 	}
-	return ring_count ? 0 : -1;
+	for (long cpu = 0; cpu < cpus; cpu++) {
+		void *map = MAP_FAILED;
+		int fd, open_error = 0, map_error = 0;
+		for (;;) { /* over the locked-memory budget: half the size, from this CPU on */
+			struct perf_event_attr a;
+			sample_event_attr(&a, frequency, register_mask, SAMPLE_STACK_BYTES);
+			a.disabled = 1; /* until the ticking thread runs: see enable_rings() */
+			a.watermark = 1;
+			a.wakeup_watermark = (uint32_t)(pages * page / 4);
+			fd = (int)syscall(SYS_perf_event_open, &a, 0, (int)cpu, -1, PERF_FLAG_FD_CLOEXEC);
+			if (fd < 0) {
+				open_error = errno;
+				break;
+			}
+			map = mmap(NULL, page + pages * page, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+			if (map != MAP_FAILED)
+				break;
+			map_error = errno;
+			close(fd);
+			fd = -1;
+			if (pages <= RING_MIN_PAGES / 4 || (map_error != EPERM && map_error != ENOMEM))
+				break;
+			pages /= 2;
+		}
+		if (open_error == ENODEV || open_error == EINVAL) /* a CPU that is offline */
+			continue;
+		if (open_error) {
+			recorder_report("call stacks are not sampled: perf_event_open: %s "
+					"(see /proc/sys/kernel/perf_event_paranoid)", strerror(open_error));
+			return -1;
+		}
+		if (fd < 0) {
+			recorder_report("call stacks are not sampled: cannot map the sample buffer: %s%s",
+					strerror(map_error), map_error == EPERM ? " (the locked memory "
+					"of perf_event_mlock_kb and `ulimit -l` is used up)" : "");
+			return -1;
+		}
+		rings[ring_count++] = (struct cpu_ring){ fd, map, (unsigned char *)map + page,
+							 pages * page, 0 };
+	}
+	if (!ring_count)
+		return -1;
+	if (pages < wanted)
+		recorder_report("call stacks: the kernel's sample buffers hold %zu KiB per CPU, "
+				"not the %zu KiB that %u samples a second need: samples may be lost "
+				"(counted where the profile is shown); a larger `ulimit -l` or "
+				"/proc/sys/kernel/perf_event_mlock_kb, or a lower --sampling-freq, helps",
+				pages * page / 1024, wanted * page / 1024, frequency);
+	int fds[MAX_CPUS];
+	for (int i = 0; i < ring_count; i++)
+		fds[i] = rings[i].fd;
+	recorder_set_wake_fds(fds, ring_count);
+	return 0;
 }
 
 /* Starts the events, once the ticking thread is made: the time the program's thread
@@ -295,6 +360,9 @@ static int collect(int final)
 		record_modules();
 	}
 	record_perf_map(final);
+	if (final) /* what the program does after this last pass is not sampled */
+		for (int i = 0; i < ring_count; i++)
+			ioctl(rings[i].fd, PERF_EVENT_IOC_DISABLE, 0);
 	for (int i = 0; i < ring_count; i++) {
 		struct cpu_ring *r = &rings[i];
 		struct perf_event_mmap_page *control = (void *)r->map;
@@ -305,15 +373,33 @@ static int collect(int final)
 			ring_copy(r, tail, &h, sizeof(h));
 			if (h.size < sizeof(h))
 				break;
-			if (h.type == PERF_RECORD_SAMPLE && build_sample(r, tail, h.size) == 0 &&
-			    !own_thread(pending.sample.tid) && recorder_try_emit(&pending) == -1) {
-				__atomic_store_n(&control->data_tail, tail, __ATOMIC_RELEASE);
-				return 1; /* this one again once the buffer is drained */
+			if (h.type == PERF_RECORD_SAMPLE && build_sample(r, tail, h.size) == 0) {
+				if (!own_thread(pending.sample.tid) && recorder_try_emit(&pending) == -1) {
+					__atomic_store_n(&control->data_tail, tail, __ATOMIC_RELEASE);
+					return 1; /* this one again once the buffer is drained */
+				}
+				r->last_time = pending.sample.time_ns;
 			}
-			if (h.type == PERF_RECORD_LOST) {
-				uint64_t lost[2];
+			if (h.type == PERF_RECORD_LOST && h.size >= sizeof(h) + 32) {
+				/* id, lost; then the sample id: pid, tid, time */
+				uint64_t lost[2], time;
+				uint32_t pid_tid[2];
 				ring_copy(r, tail + sizeof(h), lost, sizeof(lost));
+				ring_copy(r, tail + sizeof(h) + 16, pid_tid, sizeof(pid_tid));
+				ring_copy(r, tail + sizeof(h) + 24, &time, sizeof(time));
+				struct record_samples_lost l = {
+					.header = { sizeof(l), RECORD_SAMPLES_LOST, 0 },
+					.tid = pid_tid[1],
+					.samples = lost[1] > UINT32_MAX ? UINT32_MAX : (uint32_t)lost[1],
+					.start_ns = r->last_time && r->last_time <= time ? r->last_time : time,
+					.end_ns = time,
+				};
+				if (recorder_try_emit(&l) == -1) {
+					__atomic_store_n(&control->data_tail, tail, __ATOMIC_RELEASE);
+					return 1;
+				}
 				recorder_count_dropped(DROPPED_SAMPLES, lost[1]);
+				r->last_time = time;
 			}
 			tail += h.size;
 		}
@@ -336,7 +422,8 @@ static int collect(int final)
  * interrupted (a signal-based timer would make nanosleep, poll and others fail with
  * EINTR). The price: the other registers are not known, so a frame whose unwind rule
  * needs one (a function with a frame pointer, which Debian's builds rarely have) ends
- * the stack there. */
+ * the stack there. A thread ready to run that waits for a CPU is counted from its
+ * schedstat (sample_runnable). */
 
 static unsigned tick_frequency;
 static int sample_realtime;
@@ -383,6 +470,9 @@ struct last_wait {
 	uint32_t tid;
 	int call;
 	uint64_t sp, ip, time;
+	int delay_read;     /* run_delay holds a reading */
+	uint64_t run_delay; /* schedstat's time waiting for a CPU, at the last reading */
+	uint64_t credit;    /* of it, what no sample stands for yet */
 };
 
 #define LAST_WAITS 1024
@@ -396,6 +486,52 @@ static struct last_wait *last_wait_of(uint32_t tid)
 	return w;
 }
 
+/* The time thread tid has waited for a CPU while ready to run, in ns (the second field
+ * of its schedstat; the kernel adds a wait when it ends); 0 when unknown. */
+static uint64_t read_run_delay(int task_dir, uint32_t tid)
+{
+	char path[32], text[96];
+	snprintf(path, sizeof(path), "%u/schedstat", tid);
+	int fd = openat(task_dir, path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	ssize_t n = read(fd, text, sizeof(text) - 1);
+	close(fd);
+	unsigned long long run, delay;
+	if (n <= 0)
+		return 0;
+	text[n] = '\0';
+	return sscanf(text, "%llu %llu", &run, &delay) == 2 ? delay : 0;
+}
+
+/* A thread not waiting in a system call may still not run: ready, it waits for a CPU
+ * (more runnable threads than CPUs), which no CPU-time sample sees and its syscall file
+ * does not tell ("running"). The kernel adds each such wait to the thread's schedstat
+ * when it ends: what was added since the last tick becomes one sample per period, at the
+ * ticks up to this one (read at every tick, whatever the thread does now, so that a wait
+ * is placed where it ended); the stack is the one of its last sample on the CPU before,
+ * found after the run. */
+static void sample_runnable(int task_dir, uint32_t tid, uint64_t tick, uint64_t period)
+{
+	uint64_t delay = read_run_delay(task_dir, tid);
+	struct last_wait *last = last_wait_of(tid);
+	if (!last->delay_read || delay < last->run_delay) { /* its first reading */
+		last->delay_read = 1;
+		last->run_delay = delay;
+		return;
+	}
+	last->credit += delay - last->run_delay;
+	last->run_delay = delay;
+	uint64_t n = last->credit / period;
+	last->credit -= n * period;
+	struct record_sample s = { .header = { sizeof(s), RECORD_SAMPLE, 0 }, .tid = tid,
+				   .flags = SAMPLE_RUNNABLE, .syscall = -1 };
+	for (uint64_t i = n; i > 0; i--) {
+		s.time_ns = tick - (i - 1) * period;
+		recorder_emit(&s);
+	}
+}
+
 /* Samples thread tid if it waits, at tick; and at each tick from `missed` (a tick the
  * ticking thread did not make) up to tick when it waited there all along. */
 static void sample_waiting(int task_dir, uint32_t tid, uint64_t tick, uint64_t missed,
@@ -403,6 +539,7 @@ static void sample_waiting(int task_dir, uint32_t tid, uint64_t tick, uint64_t m
 {
 	int call, again_call;
 	uint64_t sp, ip, again_sp, again_ip;
+	sample_runnable(task_dir, tid, tick, period); /* whatever it does now */
 	if (!read_wait(task_dir, tid, &call, &sp, &ip))
 		return;
 	struct iovec local = { waiting.bytes + sizeof(waiting.sample), SAMPLE_STACK_BYTES };
@@ -429,7 +566,10 @@ static void sample_waiting(int task_dir, uint32_t tid, uint64_t tick, uint64_t m
 			s->time_ns = t;
 			recorder_emit(&waiting);
 		}
-	*last = (struct last_wait){ tid, call, sp, ip, tick };
+	last->call = call;
+	last->sp = sp;
+	last->ip = ip;
+	last->time = tick;
 	s->time_ns = tick;
 	recorder_emit(&waiting);
 }
@@ -468,6 +608,7 @@ static void *ticker_main(void *arg)
 {
 	(void)arg;
 	atomic_store(&ticker_tid, (uint32_t)syscall(SYS_gettid));
+	pthread_setname_np(pthread_self(), RECORDER_THREAD_PREFIX "ticker");
 	uint64_t period = 1000000000u / tick_frequency, next = clock_now_ns() + period;
 	uint64_t look_again = 0;
 	int python = 0;
@@ -523,6 +664,7 @@ static void start_ticker(unsigned frequency, int realtime)
 static void sample_forked_child(void)
 {
 	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	recorder_set_wake_fds(NULL, 0);
 	for (int i = 0; i < ring_count; i++) {
 		munmap(rings[i].map, page + rings[i].data_size);
 		close(rings[i].fd);

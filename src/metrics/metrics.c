@@ -17,6 +17,7 @@
 
 #include "core/clock.h"
 #include "core/record.h"
+#include "core/recorder.h"
 #include "core/spool.h"
 #include "metrics/nvml.h"
 
@@ -52,12 +53,19 @@ struct process_reading {
 	int have_io;
 };
 
+#define OWN_THREADS 8
+
 struct process {
 	pid_t pid;
 	uint32_t first_series; /* PROCESS_METRIC_COUNT ids from here */
 	uint64_t time_ns;      /* of the last reading */
 	struct process_reading last;
 	int seen;              /* in this round */
+	pid_t own[OWN_THREADS]; /* gpuprof's threads in it */
+	int own_count;
+	uint64_t threads_seen;  /* the count of threads when they were looked for */
+	unsigned readings;
+	struct process_reading own_total; /* their counters, at their highest */
 };
 
 struct cpu_times {
@@ -221,11 +229,13 @@ static void sample_cpus(struct sampler *m, uint64_t now)
 
 /* ---- the traced processes ----------------------------------------------------------------- */
 
-static int read_process(pid_t pid, long page_size, struct process_reading *r)
+/* The counters of a process (dir "/proc/PID") or of one of its threads
+ * ("/proc/PID/task/TID"): the files have the same form. */
+static int read_counters(const char *dir, long page_size, struct process_reading *r)
 {
-	char path[64], text[4096];
+	char path[96], text[4096];
 	memset(r, 0, sizeof(*r));
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	snprintf(path, sizeof(path), "%s/stat", dir);
 	if (read_file(path, text, sizeof(text)) <= 0)
 		return -1;
 	const char *p = strrchr(text, ')'); /* the command may hold spaces and parentheses */
@@ -243,7 +253,7 @@ static int read_process(pid_t pid, long page_size, struct process_reading *r)
 	r->threads = threads;
 	r->virtual_bytes = vsize;
 	r->rss = rss > 0 ? (uint64_t)rss * (uint64_t)page_size : 0;
-	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	snprintf(path, sizeof(path), "%s/status", dir);
 	if (read_file(path, text, sizeof(text)) > 0) {
 		const char *v = strstr(text, "\nvoluntary_ctxt_switches:");
 		const char *i = strstr(text, "\nnonvoluntary_ctxt_switches:");
@@ -252,7 +262,7 @@ static int read_process(pid_t pid, long page_size, struct process_reading *r)
 		if (i)
 			r->involuntary = strtoull(i + 28, NULL, 10);
 	}
-	snprintf(path, sizeof(path), "/proc/%d/io", (int)pid);
+	snprintf(path, sizeof(path), "%s/io", dir);
 	if (read_file(path, text, sizeof(text)) > 0) {
 		const char *rchar = strstr(text, "rchar:");
 		const char *wchar = strstr(text, "wchar:");
@@ -264,6 +274,81 @@ static int read_process(pid_t pid, long page_size, struct process_reading *r)
 	}
 	return 0;
 }
+
+/* gpuprof's own threads in process p (RECORDER_THREAD_PREFIX): found again whenever the
+ * process's count of threads changed, and every 16 readings. */
+static void find_own_threads(struct process *p, uint64_t threads)
+{
+	/* a thread just started may not have its name yet: looked for again a while later */
+	if (threads == p->threads_seen && p->readings++ % 16)
+		return;
+	p->threads_seen = threads;
+	p->own_count = 0;
+	char path[64];
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)p->pid);
+	DIR *d = opendir(path);
+	if (!d)
+		return;
+	struct dirent *e;
+	while ((e = readdir(d)) && p->own_count < OWN_THREADS) {
+		char file[400], name[64];
+		if (e->d_name[0] < '0' || e->d_name[0] > '9')
+			continue;
+		snprintf(file, sizeof(file), "%s/%s/comm", path, e->d_name);
+		if (read_file(file, name, sizeof(name)) > 0 &&
+		    !strncmp(name, RECORDER_THREAD_PREFIX, strlen(RECORDER_THREAD_PREFIX)))
+			p->own[p->own_count++] = (pid_t)atoi(e->d_name);
+	}
+	closedir(d);
+}
+
+#define RAISE(field) own->field = sum.field > own->field ? sum.field : own->field
+
+/* What process p did, gpuprof's own threads in it left out: their counters, summed, at
+ * their highest (a thread that ended leaves its counts in the process's). */
+static int read_process(struct process *p, long page_size, struct process_reading *r)
+{
+	char dir[64];
+	snprintf(dir, sizeof(dir), "/proc/%d", (int)p->pid);
+	if (read_counters(dir, page_size, r))
+		return -1;
+	find_own_threads(p, r->threads);
+	struct process_reading sum = { 0 }, one, *own = &p->own_total;
+	for (int i = 0; i < p->own_count; i++) {
+		char task[96];
+		snprintf(task, sizeof(task), "%s/task/%d", dir, (int)p->own[i]);
+		if (read_counters(task, page_size, &one))
+			continue;
+		sum.cpu_ticks += one.cpu_ticks;
+		sum.minor_faults += one.minor_faults;
+		sum.major_faults += one.major_faults;
+		sum.voluntary += one.voluntary;
+		sum.involuntary += one.involuntary;
+		sum.read += one.read;
+		sum.written += one.written;
+		sum.threads++;
+	}
+	RAISE(cpu_ticks);
+	RAISE(minor_faults);
+	RAISE(major_faults);
+	RAISE(voluntary);
+	RAISE(involuntary);
+	RAISE(read);
+	RAISE(written);
+#define TAKE(field) r->field = r->field > own->field ? r->field - own->field : 0
+	TAKE(cpu_ticks);
+	TAKE(minor_faults);
+	TAKE(major_faults);
+	TAKE(voluntary);
+	TAKE(involuntary);
+	TAKE(read);
+	TAKE(written);
+#undef TAKE
+	r->threads = r->threads > sum.threads ? r->threads - sum.threads : 0;
+	return 0;
+}
+
+#undef RAISE
 
 static struct process *find_process(struct sampler *m, pid_t pid)
 {
@@ -315,7 +400,7 @@ static double per_second(uint64_t now, uint64_t then, uint64_t before, uint64_t 
 static void sample_process(struct sampler *m, struct process *p, uint64_t now)
 {
 	struct process_reading r;
-	if (read_process(p->pid, m->page_size, &r))
+	if (read_process(p, m->page_size, &r))
 		return;
 	if (!p->first_series) {
 		for (int k = 0; k < PROCESS_METRIC_COUNT; k++) {

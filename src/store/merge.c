@@ -48,6 +48,7 @@ static const struct {
 			    "t.end + s.shift, t.ended" },
 	{ "gpuprof_metric", "t.series_id, t.time + s.shift, t.value", "time, process_id" },
 	{ "gpuprof_sample", "t.tid, t.time + s.shift, t.stack_id", "time, process_id" },
+	{ "gpuprof_sample_lost", "t.tid, t.start + s.shift, t.end + s.shift, t.samples" },
 };
 
 #define TIMED_COUNT (sizeof(timed) / sizeof(timed[0]))
@@ -71,7 +72,7 @@ static int copy_rows(sqlite3 *db, const char *sql, int64_t strings, int64_t proc
 }
 
 /* Whether the input attached as src has the table: an input of an older 3.x schema
- * lacks the tables added since (metrics and samples in 3.1, counters in 3.2), and is read
+ * lacks the tables added since (metrics and samples in 3.1, counters in 3.2, lost samples in 3.3), and is read
  * as one without their rows. */
 static int src_has_table(sqlite3 *db, const char *table)
 {

@@ -70,6 +70,9 @@ CREATE TABLE gpuprof_stack (
   PRIMARY KEY (process_id, stack_id));
 CREATE TABLE gpuprof_sample (
   id INTEGER PRIMARY KEY, process_id INTEGER, tid INTEGER, time INTEGER, stack_id INTEGER);
+CREATE TABLE gpuprof_sample_lost (
+  id INTEGER PRIMARY KEY, process_id INTEGER, tid INTEGER, start INTEGER, end INTEGER,
+  samples INTEGER);
 CREATE TABLE gpuprof_counter (
   id INTEGER PRIMARY KEY, process_id INTEGER, correlation_id INTEGER, agent_index INTEGER,
   name_id INTEGER, value REAL);

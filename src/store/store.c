@@ -38,7 +38,8 @@ enum statement {
 	INSERT_STRING, INSERT_PROCESS, INSERT_AGENT, INSERT_QUEUE, INSERT_API, INSERT_KERNEL,
 	INSERT_COPY, INSERT_ALLOCATION, INSERT_SYNCHRONIZATION, INSERT_OVERHEAD, INSERT_DROPPED,
 	INSERT_METADATA, INSERT_MARKER, INSERT_THREAD, INSERT_METRIC_SERIES, INSERT_METRIC,
-	INSERT_FRAME, INSERT_STACK, INSERT_SAMPLE, INSERT_COUNTER, STATEMENT_COUNT
+	INSERT_FRAME, INSERT_STACK, INSERT_SAMPLE, INSERT_SAMPLES_LOST, INSERT_COUNTER,
+	STATEMENT_COUNT
 };
 
 static const char *const statement_sql[STATEMENT_COUNT] = {
@@ -86,6 +87,8 @@ static const char *const statement_sql[STATEMENT_COUNT] = {
 	[INSERT_STACK] = "INSERT INTO gpuprof_stack VALUES (1,?,?,?)",
 	[INSERT_SAMPLE] = "INSERT INTO gpuprof_sample (process_id, tid, time, stack_id) "
 			  "VALUES (1,?,?,?)",
+	[INSERT_SAMPLES_LOST] = "INSERT INTO gpuprof_sample_lost (process_id, tid, start, end, "
+				"samples) VALUES (1,?,?,?,?)",
 	[INSERT_COUNTER] = "INSERT INTO gpuprof_counter (process_id, correlation_id, "
 			   "agent_index, name_id, value) VALUES (1,?,?,?,?)",
 };
@@ -457,6 +460,22 @@ static int load_samples(struct loader *l, struct error *err)
 	return 0;
 }
 
+static int load_samples_lost(struct loader *l, struct error *err)
+{
+	for (size_t i = 0; i < l->rec->samples_lost.count; i++) {
+		const struct record_samples_lost *r = (const void *)l->rec->samples_lost.items[i];
+		sqlite3_stmt *s = l->stmt[INSERT_SAMPLES_LOST];
+		int c = 0;
+		bind_i64(s, &c, r->tid);
+		bind_i64(s, &c, (int64_t)r->start_ns);
+		bind_i64(s, &c, (int64_t)r->end_ns);
+		bind_i64(s, &c, r->samples);
+		if (step(l, INSERT_SAMPLES_LOST, err))
+			return -1;
+	}
+	return 0;
+}
+
 /* Inserts every record of a list into the table of `which`, in batches where it can. */
 static int load_list(struct loader *l, const struct record_list *list, enum statement which,
 		     struct error *err)
@@ -526,7 +545,8 @@ int store_write(const struct recording *rec, const char *spool_path, const char 
 	for (size_t t = 0; t < sizeof(tables) / sizeof(tables[0]); t++)
 		if (load_list(&l, tables[t].list, tables[t].insert, err))
 			goto out;
-	if (load_markers(&l, err) || load_samples(&l, err) || finish(&l, spool_path, err) ||
+	if (load_markers(&l, err) || load_samples(&l, err) || load_samples_lost(&l, err) ||
+	    finish(&l, spool_path, err) ||
 	    store_exec(l.db, "COMMIT", err))
 		goto out;
 	rc = 0;

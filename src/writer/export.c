@@ -68,10 +68,24 @@ struct names {
 	size_t series_count;
 };
 
-static const char *metric_source_name(int64_t source)
+const char *writer_metric_source_name(int64_t source)
 {
 	return source == METRIC_HOST ? "HOST" : source == METRIC_PROCESS ? "PROCESS"
 	       : source == METRIC_GPU ? "GPU" : "UNKNOWN";
+}
+
+void writer_metric_label(struct strbuf *out, const char *source, int64_t device, int64_t pid,
+			 const char *name)
+{
+	if (!strcmp(source, "GPU"))
+		strbuf_addf(out, "GPU %lld ", (long long)device);
+	else if (!strcmp(source, "PROCESS"))
+		strbuf_addf(out, "process %lld ", (long long)pid);
+	else if (device >= 0)
+		strbuf_addf(out, "CPU %lld ", (long long)device);
+	else
+		strbuf_addstr(out, "machine ");
+	strbuf_addstr(out, name);
 }
 
 static const struct series *series_of(const struct names *n, int64_t process_id, int64_t id)
@@ -171,7 +185,7 @@ static int names_load(sqlite3 *db, struct names *n, struct error *err)
 		struct series *x = &n->series[n->series_count++];
 		x->process_id = sqlite3_column_int64(s, 0);
 		x->id = sqlite3_column_int64(s, 1);
-		x->source = metric_source_name(sqlite3_column_int64(s, 2));
+		x->source = writer_metric_source_name(sqlite3_column_int64(s, 2));
 		x->device = sqlite3_column_int64(s, 3);
 		x->pid = sqlite3_column_int64(s, 4);
 		const unsigned char *name = sqlite3_column_text(s, 5), *unit = sqlite3_column_text(s, 6);
@@ -1195,7 +1209,7 @@ static void event_from_metric(const struct recording *rec, const struct record_m
 	/* the names are NUL-terminated by the writer; a corrupt spool's are cut at the field */
 	e->name = r && memchr(r->name, 0, sizeof(r->name)) ? r->name : "";
 	e->metric.unit = r && memchr(r->unit, 0, sizeof(r->unit)) ? r->unit : "";
-	e->metric.source = metric_source_name(r ? r->source : 0);
+	e->metric.source = writer_metric_source_name(r ? r->source : 0);
 	e->metric.device = r ? r->device : -1;
 	e->metric.pid = r ? r->pid : 0;
 }

@@ -16,6 +16,7 @@
 #include "util/html.h"
 #include "util/strbuf.h"
 #include "writer/output-file.h"
+#include "writer/writer.h"
 
 #define BINS 240          /* slices of a process's run in the overview and the series */
 #define TOP_ROWS 30       /* rows of a table; the rest are counted */
@@ -169,9 +170,18 @@ static int add_series(sqlite3 *db, int input, int inputs, struct report *r, stru
 	if (!store_has_table(db, "gpuprof_metric_series"))
 		return 0;
 	sqlite3_stmt *s;
-	if (store_prepare(db, "SELECT m.process_id, m.series_id, m.name, m.unit, p.pid, p.start, "
-			  "p.end FROM gpuprof_metric_series m JOIN gpuprof_process p "
-			  "ON p.id = m.process_id ORDER BY m.process_id, m.series_id", &s, err))
+	/* the machine's and the GPUs' series are copied into each process of a run: a merged
+	 * database has them once per process, the same series from the same first time, shown
+	 * once (source 2: a process's own) */
+	if (store_prepare(db, "WITH f AS (SELECT process_id, series_id, MIN(time) AS t FROM "
+			  "gpuprof_metric GROUP BY 1, 2), s AS (SELECT m.*, f.t FROM "
+			  "gpuprof_metric_series m LEFT JOIN f USING (process_id, series_id)) "
+			  "SELECT m.process_id, m.series_id, m.name, m.unit, p.pid, p.start, p.end, "
+			  "m.source, m.device FROM s m JOIN gpuprof_process p ON p.id = m.process_id "
+			  "WHERE m.source = 2 OR NOT EXISTS (SELECT 1 "
+			  "FROM s o WHERE o.source = m.source AND o.device = m.device AND "
+			  "o.name = m.name AND o.t IS m.t AND o.process_id < m.process_id) "
+			  "ORDER BY m.process_id, m.series_id", &s, err))
 		return -1;
 	sqlite3_stmt *values = NULL;
 	int rc = store_prepare(db, "SELECT time, value FROM gpuprof_metric WHERE process_id = ? "
@@ -183,8 +193,9 @@ static int add_series(sqlite3 *db, int input, int inputs, struct report *r, stru
 		struct strbuf label = STRBUF_INIT;
 		if (inputs > 1)
 			strbuf_addf(&label, "%d: ", input + 1);
-		strbuf_addf(&label, "pid %" PRId64 " %s", (int64_t)sqlite3_column_int64(s, 4),
-			    text_of(s, 2));
+		writer_metric_label(&label, writer_metric_source_name(sqlite3_column_int64(s, 7)),
+				    sqlite3_column_int64(s, 8), sqlite3_column_int64(s, 4),
+				    text_of(s, 2));
 		x->label = strbuf_detach(&label);
 		x->unit = xstrdup(text_of(s, 3));
 		double start = (double)sqlite3_column_int64(s, 5), end = (double)sqlite3_column_int64(s, 6);

@@ -305,13 +305,9 @@ static int metric(struct timeline *tl, const struct event *ev, struct error *err
 			return -1;
 		e = add(tl, ENTRY_METRIC, ev->process_id, ev->metric.series);
 		struct strbuf name = STRBUF_INIT;
-		if (!strcmp(ev->metric.source, "GPU"))
-			strbuf_addf(&name, "GPU %lld ", (long long)ev->metric.device);
-		else if (!strcmp(ev->metric.source, "PROCESS"))
-			strbuf_addf(&name, "process %lld ", (long long)ev->metric.pid);
-		else if (ev->metric.device >= 0)
-			strbuf_addf(&name, "CPU %lld ", (long long)ev->metric.device);
-		strbuf_addf(&name, "%s (%s)", ev->name, ev->metric.unit);
+		writer_metric_label(&name, ev->metric.source, ev->metric.device, ev->metric.pid,
+				    ev->name);
+		strbuf_addf(&name, " (%s)", ev->metric.unit);
 		e->label = xstrdup(ev->metric.unit);
 		e->lane.track.unit = e->label;
 		int rc = child_track(tl, process, NULL, &e->lane, TRACK_COUNTER, 0, name.buf, err);

@@ -149,4 +149,12 @@ int export_recording(const struct recording *rec, const struct writer_ops *const
  * ("ns::k<int>(float*)" becomes "k"), as rocprofv3's --truncate-kernels. */
 void writer_truncate_name(const char *name, struct strbuf *out);
 
+/* "HOST", "PROCESS" or "GPU" for an enum metric_source. */
+const char *writer_metric_source_name(int64_t source);
+
+/* Appends what a metric series measures, whose it is first: "GPU 0 power", "process 42
+ * CPU", "CPU 3 utilization" (one CPU of the machine), "machine memory used". */
+void writer_metric_label(struct strbuf *out, const char *source, int64_t device, int64_t pid,
+			 const char *name);
+
 #endif

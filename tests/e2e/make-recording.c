@@ -24,6 +24,8 @@
  *   push|startstop|mark id=I tid=T start=NS text=TEXT [parent=I]
  *   pop id=I tid=T end=NS                                   ends a push or startstop
  *   thread tid=T name=NAME
+ *   sample time=NS [tid=T] [ip=ADDRESS]       a call-stack sample: no stack, one frame
+ *   lost start=NS end=NS samples=N [tid=T]   call-stack samples the kernel lost
  *   end time=NS                                             the process ended cleanly
  *
  * Defaults: agent 1, queue 1, tid = the process's pid; an API call's corr the next from
@@ -351,6 +353,22 @@ int main(int argc, char **argv)
 			t.name_id = intern(text(w, n, "name", NULL));
 			check_all_used(w, n);
 			put(&t);
+		} else if (strcmp(type, "sample") == 0) {
+			struct record_sample m = { .header = { sizeof(m), RECORD_SAMPLE, 0 },
+						   .syscall = -1 };
+			m.time_ns = number(w, n, "time", 1, 0);
+			m.tid = (uint32_t)number(w, n, "tid", 0, pid);
+			m.registers[16] = number(w, n, "ip", 0, 0);
+			check_all_used(w, n);
+			put(&m);
+		} else if (strcmp(type, "lost") == 0) {
+			struct record_samples_lost l = { .header = { sizeof(l), RECORD_SAMPLES_LOST, 0 } };
+			l.start_ns = number(w, n, "start", 1, 0);
+			l.end_ns = number(w, n, "end", 1, 0);
+			l.samples = (uint32_t)number(w, n, "samples", 1, 0);
+			l.tid = (uint32_t)number(w, n, "tid", 0, pid);
+			check_all_used(w, n);
+			put(&l);
 		} else if (strcmp(type, "end") == 0) {
 			struct record_process_end e = { { sizeof(e), RECORD_PROCESS_END, 0 }, 0 };
 			e.end_ns = number(w, n, "time", 1, 0);

@@ -21,7 +21,11 @@
  *   split recurse DEPTH  descend() calls itself DEPTH times (DEPTH + 1 calls) and spins
  *                  1 s of CPU time at the bottom
  *   split clock    reads the clock in read_clock() for 1 s of CPU time: its time is in
- *                  the vDSO's clock_gettime */
+ *                  the vDSO's clock_gettime
+ *   split crowd N MS  N threads each spin in crowd_worker() for MS ms of real time, more
+ *                  threads than CPUs: each waits for a CPU part of the time; prints
+ *                  "split: crowd TID WALL USER" per thread (seconds of real time it spun,
+ *                  seconds of user CPU time it got) */
 #define _GNU_SOURCE /* RUSAGE_THREAD */
 #include <pthread.h>
 #include <signal.h>
@@ -140,6 +144,44 @@ __attribute__((noinline)) void read_clock(void)
 	} while (t.tv_sec < until.tv_sec || (t.tv_sec == until.tv_sec && t.tv_nsec < until.tv_nsec));
 }
 
+struct crowd {
+	pthread_t thread;
+	double milliseconds, wall, user;
+	long tid;
+};
+
+__attribute__((noinline)) void *crowd_worker(void *arg)
+{
+	struct crowd *c = arg;
+	c->tid = (long)gettid();
+	double start = wall_seconds(), now;
+	do {
+		work(20000);
+		now = wall_seconds();
+	} while (now - start < c->milliseconds / 1000);
+	struct rusage mine;
+	getrusage(RUSAGE_THREAD, &mine);
+	c->wall = now - start;
+	c->user = (double)mine.ru_utime.tv_sec + (double)mine.ru_utime.tv_usec / 1e6;
+	return NULL;
+}
+
+static int crowd(int n, double milliseconds)
+{
+	struct crowd *threads = calloc((size_t)n, sizeof(*threads));
+	for (int i = 0; i < n; i++) {
+		threads[i].milliseconds = milliseconds;
+		if (pthread_create(&threads[i].thread, NULL, crowd_worker, &threads[i]))
+			return 1;
+	}
+	for (int i = 0; i < n; i++) {
+		pthread_join(threads[i].thread, NULL);
+		printf("split: crowd %ld %.6f %.6f\n", threads[i].tid, threads[i].wall, threads[i].user);
+	}
+	free(threads);
+	return 0;
+}
+
 static volatile sig_atomic_t profiling_signals, other_signals;
 
 static void count_signal(int number)
@@ -175,6 +217,8 @@ static int own_profiler(int rounds)
 
 int main(int argc, char **argv)
 {
+	if (argc == 4 && !strcmp(argv[1], "crowd"))
+		return crowd(atoi(argv[2]), atof(argv[3]));
 	if (argc == 2 && !strcmp(argv[1], "clock")) {
 		read_clock();
 		printf("split: read the clock\n");

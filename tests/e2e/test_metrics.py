@@ -124,7 +124,7 @@ def test_timelines_carry_every_metric_value(grown):
         unit = out.query("SELECT unit FROM metrics WHERE source = ? AND name = ? LIMIT 1",
                          source, name)[0]["unit"]
         prefix = {"GPU": f"GPU {device} ", "PROCESS": f"process {pid} "}.get(
-            source, f"CPU {device} " if device >= 0 else "")
+            source, f"CPU {device} " if device >= 0 else "machine ")
         named[f"{prefix}{name} ({unit})"] = values
     assert sum(len(v) for v in named.values()) == total
     with open(out.path("results.json")) as f:

@@ -91,10 +91,12 @@ def test_full_disk_keeps_what_was_written(tmp_path):
     assert "could not be written to" in r.stderr and "the outputs lack them" in r.stderr
     assert "incomplete last chunk" not in r.stderr  # the torn chunk was cut off again
     (full,) = outputs(str(tmp_path / "full"))
-    kept = [int(k["Dispatch_Id"]) for k in full.csv("kernel_trace.csv")]
     # the kernels written before the disk filled, and none after: how many depends on
-    # when the writer thread flushed in this run (the chunks of two runs differ)
-    assert 1 <= len(kept) <= 9 and kept == list(range(1, len(kept) + 1))
+    # when the writer thread flushed in this run (the chunks of two runs differ: on a busy
+    # machine its first flush may come before the first kernel, and keep none)
+    kept = [int(k["Dispatch_Id"]) for k in full.csv("kernel_trace.csv")] \
+        if os.path.exists(full.path("kernel_trace.csv")) else []
+    assert len(kept) <= 9 and kept == list(range(1, len(kept) + 1))
 
 
 def test_no_room_at_all(tmp_path):

@@ -378,7 +378,10 @@ def test_wall_clock_sampling_shows_the_time_a_thread_waits(tmp_path):
                                              out.pid)
                  if "waited_for" in ";".join(thread_samples(out, x["tid"]))]
     spun = thread_samples(out, worker)
-    assert abs(sum(spun.values()) - 240) <= 24, spun
+    # on the CPU 0.8 s: 240 samples; the time it was ready but waited for a CPU (a loaded
+    # machine) is sampled as such, on top
+    on_cpu = sum(n for f, n in spun.items() if not f.endswith("[waiting for a CPU]"))
+    assert abs(on_cpu - 240) <= 24, spun
     # (ThreadSanitizer's runtime makes a new thread wait, in its own code, until its
     # creator has registered it: that wait is the runtime's)
     assert not [f for f in spun if "[off-CPU" in f and "__tsan_thread_start_func" not in f]
@@ -430,7 +433,9 @@ def test_a_program_with_its_own_profiling_timer_keeps_its_signals(tmp_path):
         # under AddressSanitizer): the count is checked for signals lost or added, not
         # for the kernel's accounting
         assert 0.5 * 100 * float(cpu) <= int(own) <= 1.5 * 100 * float(cpu), r.stdout
-    total = sum(stacks.values())
+    # on its CPU time 300 a second; the time it waited for a CPU (a loaded machine) is
+    # sampled too, as such
+    total = sum(n for f, n in stacks.items() if not f.endswith("[waiting for a CPU]"))
     assert abs(total - 300 * float(mine)) <= 0.1 * 300 * float(mine), (total, mine)
     seventy = sum(n for f, n in stacks.items() if ";seventy;" in f)
     thirty = sum(n for f, n in stacks.items() if ";thirty;" in f)
@@ -580,8 +585,11 @@ def test_recursion_200_deep_is_intact_and_deeper_stacks_are_counted(tmp_path):
     short = int(re.search(r": (\d+) of %d call-stack samples had stacks deeper than the 7936 "
                           r"bytes copied: their outermost frames are missing" % total,
                           r.stderr).group(1))
-    starting_low = sum(n for f, n in stacks.items() if f.startswith("descend;"))
+    # each of them rooted at one frame that says so, never at a false caller
+    starting_low = sum(n for f, n in stacks.items()
+                       if f.startswith("[truncated: deeper than the stack copied];descend;"))
     assert short == starting_low and short >= 0.95 * total, (short, starting_low, total)
+    assert not [f for f in stacks if f.startswith("descend;")]
 
 
 def test_a_sample_in_the_vdso_is_unwound_and_named(tmp_path):
@@ -592,10 +600,11 @@ def test_a_sample_in_the_vdso_is_unwound_and_named(tmp_path):
     total = sum(stacks.values())
     through = sum(n for f, n in stacks.items()
                   if f.startswith("_start;") and ";main;read_clock" in f)
-    # the process's exit (its libraries' finalisers, slow under a sanitizer) may be
-    # sampled too, a few times at most
+    # the line it prints and the process's exit (its libraries' finalisers, slow under a
+    # sanitizer) may be sampled too, a few times at most
     leaving = sum(n for f, n in stacks.items()
-                  if f.startswith("_start;__libc_start_main;__libc_start_call_main;exit;"))
+                  if f.startswith("_start;__libc_start_main;__libc_start_call_main;exit;") or
+                  f.startswith("_start;__libc_start_main;__libc_start_call_main;main;_IO_puts;"))
     assert through + leaving == total and leaving <= 5, stacks
     in_vdso = out.query("SELECT COUNT(*) AS n FROM samples WHERE module = '[vdso]'")[0]["n"]
     # every one of them named from the vDSO's symbols, under read_clock; most of the
@@ -625,7 +634,10 @@ def test_profile_keeps_the_samples_taken_while_the_device_was_idle_or_busy(tmp_p
                 assert sum(int(x.rpartition(" ")[2]) for x in folded_lines
                            if ";clFinish;" in x) \
                     >= 0.85 * 300 * (kernel["end"] - kernel["start"]) / 1e9
-            assert not [x for x in folded_lines if ";clBuildProgram;" in x]
+            # (a wait for a CPU that ended while the kernel ran stands where the thread's
+            # last sample on the CPU stood, which may be the build: not checked)
+            assert not [x for x in folded_lines if ";clBuildProgram;" in x and
+                        "[waiting for a CPU]" not in x]
     # the two split the samples exactly where the kernel began and ended
     assert counts["--device-busy"] == busy and counts["--device-idle"] == len(rows) - busy
     r = run([GPUPROF, "profile", "--device-idle", "--device-busy", out.path("results.db")],
