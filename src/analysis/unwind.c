@@ -483,11 +483,33 @@ static int by_thread_then_tick(const void *a, const void *b)
 	return (x->time_ns > y->time_ns) - (x->time_ns < y->time_ns);
 }
 
-/* The Python stack of the sample's thread at the tick nearest the sample, when it is no
- * further than a tick's period; NULL otherwise. ticks is sorted by thread, then time. */
+/* Entries into the evaluation loop in a tick's frames: its groups. */
+static int tick_groups(const struct record_python_stack *t)
+{
+	const struct python_frame *f = (const void *)(t + 1);
+	int n = 0;
+	for (uint32_t i = 0; i < t->count; i++)
+		n += (f[i].flags & PYTHON_FRAME_ENTRY) != 0;
+	return n;
+}
+
+/* Whether a frame's names are the evaluation loop's alone (one entry into it). */
+static int evaluation_loop(const struct sample_stacks *s, const struct pc_frames *p)
+{
+	return p->count == 1 && !strcmp(s->frames[p->frames[0]].function, "_PyEval_EvalFrameDefault");
+}
+
+#define TICKS_AROUND 64 /* ticks each way that may stand for a sample */
+
+/* The Python stack of the sample's thread at a tick near the sample. The ticks are read
+ * while the thread runs, not at the sample: of those up to TICKS_AROUND ticks away, the
+ * nearest with as many entries into the evaluation loop as the sample's stack has (loops:
+ * the same shape; a generator resumed a thousand times a millisecond is in one tick and
+ * not the next), else the nearest within one period. NULL when none. ticks is sorted by
+ * thread, then time. */
 static const struct record_python_stack *
 nearest_tick(const struct record_python_stack *const *ticks, size_t n,
-	     const struct record_sample *sample)
+	     const struct record_sample *sample, int loops)
 {
 	size_t lo = 0, hi = n; /* the first at or after (tid, time) */
 	while (lo < hi) {
@@ -498,9 +520,10 @@ nearest_tick(const struct record_python_stack *const *ticks, size_t n,
 		else
 			hi = mid;
 	}
-	const struct record_python_stack *best = NULL;
-	uint64_t distance = 0;
-	for (size_t i = lo > 0 ? lo - 1 : 0; i < lo + 1 && i < n; i++) {
+	const struct record_python_stack *best = NULL, *shaped = NULL;
+	uint64_t distance = 0, shaped_distance = 0;
+	size_t from = lo > TICKS_AROUND ? lo - TICKS_AROUND : 0;
+	for (size_t i = from; i < lo + TICKS_AROUND && i < n; i++) {
 		const struct record_python_stack *t = ticks[i];
 		if (t->tid != sample->tid)
 			continue;
@@ -510,8 +533,13 @@ nearest_tick(const struct record_python_stack *const *ticks, size_t n,
 			best = t;
 			distance = d;
 		}
+		if (loops && d <= TICKS_AROUND * t->period_ns && tick_groups(t) == loops &&
+		    (!shaped || d < shaped_distance)) {
+			shaped = t;
+			shaped_distance = d;
+		}
 	}
-	return best;
+	return shaped ? shaped : best;
 }
 
 /* A Python frame: "file.py:function", the file as its module and source. */
@@ -688,12 +716,9 @@ int sample_stacks_build(const struct recording *rec, struct sample_stacks *out)
 		/* the Python frames of the nearest tick, one group per entry into the
 		 * evaluation loop, from the outermost: the n-th evaluation loop from the root
 		 * is replaced by the n-th group */
-		const struct record_python_stack *python = nearest_tick(ticks, tick_count, sample);
-		const struct python_frame *py = python ? (const void *)(python + 1) : NULL;
-		int py_next = python ? (int)python->count - 1 : -1; /* outermost not yet used */
-		uint32_t node = stopped ? intern_node(out, 0, intern_frame(out, stopped, "", 0, "", 0, 0))
-				: 0;
-		for (int f = u->count - 1; f >= 0; f--) { /* from the root down */
+		uint32_t which[UNWIND_MAX_FRAMES]; /* each frame's names, in named[] */
+		int loops = 0;                     /* entries into the evaluation loop */
+		for (int f = u->count - 1; f >= 0; f--) {
 			/* a return address points after its call: name the call */
 			uint64_t pc = u->activation[f] ? u->pcs[f] : u->pcs[f] - 1;
 			uint32_t *cached = pc_cache_slot(&cache, pc);
@@ -707,9 +732,18 @@ int sample_stacks_build(const struct recording *rec, struct sample_stacks *out)
 				named[cache.count++] = p;
 				*cached = (uint32_t)cache.count;
 			}
-			const struct pc_frames *p = &named[*cached - 1];
-			if (py_next >= 0 && p->count == 1 &&
-			    !strcmp(out->frames[p->frames[0]].function, "_PyEval_EvalFrameDefault")) {
+			which[f] = *cached - 1;
+			loops += evaluation_loop(out, &named[which[f]]);
+		}
+		const struct record_python_stack *python = nearest_tick(ticks, tick_count, sample,
+									  loops);
+		const struct python_frame *py = python ? (const void *)(python + 1) : NULL;
+		int py_next = python ? (int)python->count - 1 : -1; /* outermost not yet used */
+		uint32_t node = stopped ? intern_node(out, 0, intern_frame(out, stopped, "", 0, "", 0, 0))
+				: 0;
+		for (int f = u->count - 1; f >= 0; f--) { /* from the root down */
+			const struct pc_frames *p = &named[which[f]];
+			if (py_next >= 0 && evaluation_loop(out, p)) {
 				do /* a group: its entry frame, then those it called */
 					node = intern_node(out, node, python_frame(out, rec, &py[py_next]));
 				while (--py_next >= 0 && !(py[py_next].flags & PYTHON_FRAME_ENTRY));

@@ -13,13 +13,13 @@ struct python_layout {
 	unsigned cframe_current;       /* _PyCFrame: current_frame */
 	unsigned frame_code, frame_previous, frame_entry; /* _PyInterpreterFrame: f_code,
 							   * previous, is_entry */
-	unsigned code_filename, code_qualname, code_firstlineno; /* PyCodeObject */
+	unsigned code_filename, code_qualname, code_firstlineno, code_flags; /* PyCodeObject */
 	unsigned ascii_data, compact_data; /* sizeof PyASCIIObject, PyCompactUnicodeObject:
 					    * where a compact str's characters start */
 };
 
 static const struct python_layout python_layouts[] = {
-	{ 0x030b, 40, 0, 16, 8, 160, 56, 8, 32, 48, 68, 112, 128, 72, 48, 72 },
+	{ 0x030b, 40, 0, 16, 8, 160, 56, 8, 32, 48, 68, 112, 128, 72, 48, 48, 72 },
 };
 
 #endif

@@ -38,7 +38,8 @@ static uint64_t peek_pointer(uint64_t address)
 static int layout_fits(const struct python_layout *l)
 {
 	return l->code_filename + 8 <= CODE_HEAD && l->code_qualname + 8 <= CODE_HEAD &&
-	       l->code_firstlineno + 4 <= CODE_HEAD && l->thread_next + 8 <= THREAD_HEAD &&
+	       l->code_firstlineno + 4 <= CODE_HEAD && l->code_flags + 4 <= CODE_HEAD &&
+	       l->thread_next + 8 <= THREAD_HEAD &&
 	       l->thread_cframe + 8 <= THREAD_HEAD && l->thread_native_id + 8 <= THREAD_HEAD &&
 	       l->frame_code + 8 <= FRAME_HEAD && l->frame_previous + 8 <= FRAME_HEAD &&
 	       l->frame_entry + 1 <= FRAME_HEAD;
@@ -127,12 +128,24 @@ struct named_code {
 #define CODE_SLOTS 4096
 static struct named_code named[CODE_SLOTS];
 
-static int name_code(uint64_t code, struct python_frame *out)
+/* co_flags of a generator, a coroutine, an async generator: code whose frame is never a
+ * thread's outermost while it runs (it has the caller that resumed it) */
+#define RESUMABLE_CODE (0x20 | 0x80 | 0x200)
+
+static int name_code(uint64_t code, struct python_frame *out, int *resumable)
 {
 	unsigned char head[CODE_HEAD];
 	uint64_t type, filename, qualname;
-	if (peek(code, head, layout->code_qualname + 8))
+	size_t need = layout->code_qualname + 8;
+	if (layout->code_flags + 4 > need)
+		need = layout->code_flags + 4;
+	if (layout->code_firstlineno + 4 > need)
+		need = layout->code_firstlineno + 4;
+	if (peek(code, head, need))
 		return -1;
+	uint32_t flags;
+	memcpy(&flags, head + layout->code_flags, 4);
+	*resumable = (flags & RESUMABLE_CODE) != 0;
 	memcpy(&type, head + 8, 8);
 	if (type != code_type)
 		return -1;
@@ -163,36 +176,67 @@ static union {
 			    PYTHON_STACK_MAX * sizeof(struct python_frame)];
 } pending;
 
-/* One thread's frames from its current one out, as a record; -1 when it has none. */
+static int read_frames(uint64_t frame, struct python_frame *frames);
+
+/* Where thread's frames begin now: its C frame and that one's current frame. */
+static int current_frame(uint64_t thread, uint64_t *cframe, uint64_t *frame)
+{
+	*cframe = peek_pointer(thread + layout->thread_cframe);
+	*frame = *cframe ? peek_pointer(*cframe + layout->cframe_current) : 0;
+	return *frame ? 0 : -1;
+}
+
+/* One thread's frames from its current one out, as a record; -1 when it has none. The
+ * thread runs while they are read: its callers' frames stay while it runs, but a
+ * generator that yielded is unlinked from its caller (its frame, then, has none): a read
+ * that ends at a generator's frame is torn, and read again, a few times at most. */
 static int read_thread(uint64_t thread, uint32_t *tid)
 {
 	unsigned char head[THREAD_HEAD];
 	if (peek(thread, head, layout->thread_native_id + 8))
 		return -1;
-	uint64_t native, cframe;
+	uint64_t native;
 	memcpy(&native, head + layout->thread_native_id, 8);
-	memcpy(&cframe, head + layout->thread_cframe, 8);
 	*tid = (uint32_t)native;
 	struct python_frame *frames = (void *)(pending.bytes + sizeof(pending.stack));
+	for (int attempt = 0; attempt < 4; attempt++) {
+		uint64_t cframe, first;
+		if (current_frame(thread, &cframe, &first))
+			return -1;
+		int count = read_frames(first, frames);
+		if (count > 0) {
+			pending.stack.count = (uint32_t)count;
+			return 0;
+		}
+		if (count == 0)
+			return -1;
+	}
+	return -1;
+}
+
+/* The frames from frame out into frames; returns how many, -1 when the outermost read is
+ * a generator's (torn). */
+static int read_frames(uint64_t frame, struct python_frame *frames)
+{
 	uint32_t count = 0;
-	uint64_t frame = peek_pointer(cframe + layout->cframe_current);
+	int resumable = 0; /* the outermost frame read is a generator's */
 	while (frame && count < PYTHON_STACK_MAX) {
 		unsigned char f[FRAME_HEAD];
 		if (peek(frame, f, layout->frame_entry + 1))
 			break;
 		uint64_t code, previous;
+		resumable = 0;
 		memcpy(&code, f + layout->frame_code, 8);
 		memcpy(&previous, f + layout->frame_previous, 8);
-		if (name_code(code, &frames[count]) == 0) {
+		if (name_code(code, &frames[count], &resumable) == 0) {
 			frames[count].flags = f[layout->frame_entry] ? PYTHON_FRAME_ENTRY : 0;
 			count++;
 		}
 		frame = previous;
 	}
-	if (!count)
-		return -1;
-	pending.stack.count = count;
-	return 0;
+	/* a generator's frame with no caller: read between its yield and its caller's
+	 * return, a torn read */
+	return resumable ? -1 : (int)count;
 }
 
 void python_sample(uint64_t period_ns)

@@ -274,3 +274,42 @@ def test_a_program_whose_file_is_gone_gets_no_invented_callers(tmp_path):
         frames = line.rpartition(" ")[0].split(";")
         assert frames[0] == "[unwinding stopped]", line
         assert sum(f.startswith("[unknown]") for f in frames) == 1, line
+
+
+GENERATORS_PY = os.path.join(os.path.dirname(os.path.abspath(__file__)), "generators.py")
+
+
+def test_python_frames_survive_generators_coroutines_and_callbacks(tmp_path):
+    from test_sampling import system_python
+    python = system_python()
+    r, out = sampled(tmp_path, [python, GENERATORS_PY, "3"], ["--sampling-freq", "1000"])
+    roots, folded = stack_roots(out)
+    stacks = collections.Counter()
+    for line in folded.splitlines():
+        frames, _, count = line.rpartition(" ")
+        stacks[frames] += int(count)
+    parts = {"by_generator": "generators.py:squares.<locals>.<genexpr>",
+             "by_coroutine": "generators.py:step", "by_callback": "generators.py:by_callback.<locals>.<lambda>"}
+    running = 0
+    for part, inner in parts.items():
+        below = f";PyEval_EvalCode;generators.py:<module>;generators.py:main;generators.py:{part}"
+        mine = {f: n for f, n in stacks.items() if f";generators.py:{part}" in f or inner in f}
+        total = sum(mine.values())
+        running += total
+        loops = {f: [i for i, x in enumerate(f.split(";")) if x == "_PyEval_EvalFrameDefault"]
+                 for f in mine}
+        # torn: a Python frame out of place (not under its callers, under the
+        # interpreter's entry from C), or an evaluation loop left unnamed above Python
+        # frames; at most 2 %
+        torn = sum(n for f, n in mine.items() if below not in f or any(
+            ";generators.py:" in ";" + ";".join(f.split(";")[i + 1:]) for i in loops[f]))
+        assert torn <= 0.02 * total, (part, torn, total)
+        # unnamed: an evaluation loop the ticks near the sample had no frames for (a
+        # coroutine awaited from a coroutine runs each await in an entry of its own that
+        # lasts microseconds: a tick sees it rarely)
+        unnamed = sum(n for f, n in mine.items() if loops[f])
+        assert unnamed <= (0.1 if part == "by_coroutine" else 0.02) * total, (part, unnamed, total)
+        # the re-entered code is named below what re-entered it
+        assert sum(n for f, n in mine.items() if inner in f and below in f) >= 0.2 * total, part
+    # the parts are the program's time (its start and end are the rest)
+    assert running >= 0.9 * sum(stacks.values())

@@ -36,6 +36,7 @@ int main(void)
 	CHECK(l->code_filename == offsetof(PyCodeObject, co_filename));
 	CHECK(l->code_qualname == offsetof(PyCodeObject, co_qualname));
 	CHECK(l->code_firstlineno == offsetof(PyCodeObject, co_firstlineno));
+	CHECK(l->code_flags == offsetof(PyCodeObject, co_flags));
 	CHECK(l->ascii_data == sizeof(PyASCIIObject));
 	CHECK(l->compact_data == sizeof(PyCompactUnicodeObject));
 	/* what python.c reads at fixed places: the object's type, a str's length and state */
