@@ -13,8 +13,9 @@
 #      --host-metrics (every 50 ms, and every 10 ms): the loop's time and the CPU time
 #      of the whole run, whose difference is what the sampler costs
 #   6. call-stack sampling: a CPU-bound program's loop (tests/split) untraced, under
-#      perf record -F 300 -g (when perf is installed) and under gpuprof sys at 300 Hz (no
-#      metrics), side by side; then the post-processing of its spool per million samples
+#      perf record -e task-clock --call-graph dwarf (when perf is installed) and under
+#      gpuprof sys (no metrics), side by side, at 300 and at 1000 Hz; then the
+#      post-processing of a spool (the 1000 Hz run's) per million samples
 #   7. sampling modes: the same C loop and a Python one (tests/e2e/split.py, CPython
 #      3.11's frames read at every tick) untraced, under gpuprof sys at 300 Hz and with
 #      --sampling-realtime, side by side
@@ -196,15 +197,17 @@ PY
 fi
 
 if [ -x "$BUILD/tests/split" ]; then
+	have_perf=$(command -v perf >/dev/null 2>&1 && perf record -e task-clock -F 300 \
+		--call-graph dwarf,8192 -o "$work/probe.data" true >/dev/null 2>&1 && echo yes || echo no)
+	loop() { sed -n 's/.*loop \([0-9.]*\) s.*/\1/p'; }
+	for rate in 300 1000; do
 	echo
-	echo "== call-stack sampling at 300 Hz: tests/split 100, median of $rounds rounds (the loop's own seconds)"
+	echo "== call-stack sampling at $rate Hz: tests/split 100, median of $rounds rounds (the loop's own seconds)"
 	: >"$work/s-plain"
 	: >"$work/s-perf"
 	: >"$work/s-gpuprof"
-	have_perf=$(command -v perf >/dev/null 2>&1 && perf record -F 300 -g -o "$work/probe.data" true \
-		>/dev/null 2>&1 && echo yes || echo no)
-	loop() { sed -n 's/.*loop \([0-9.]*\) s.*/\1/p'; }
-	# the order rotates every round, as in the launch benchmark
+	# the order rotates every round, as in the launch benchmark; perf copies the stack as
+	# gpuprof does (DWARF unwinding, 8 KiB), on the same software event
 	for i in $(seq "$rounds"); do
 		case $((i % 3)) in
 		0) order="plain perf gpuprof" ;;
@@ -214,25 +217,28 @@ if [ -x "$BUILD/tests/split" ]; then
 		for config in $order; do
 			case $config in
 			plain) "$BUILD/tests/split" 100 | loop >>"$work/s-plain" ;;
-			perf) [ "$have_perf" = yes ] && perf record -q -F 300 -g -o "$work/perf$i.data" -- \
+			perf) [ "$have_perf" = yes ] && perf record -q -e task-clock -F "$rate" \
+				--call-graph dwarf,8192 -o "$work/perf$i.data" -- \
 				"$BUILD/tests/split" 100 2>/dev/null | loop >>"$work/s-perf"
 			      rm -f "$work/perf$i.data" ;;
-			gpuprof) "$gpuprof" sys --no-host-metrics --no-device-metrics -f sqlite --keep-spool \
-				-d "$work/sampled$i" -- "$BUILD/tests/split" 100 2>/dev/null | loop \
-				>>"$work/s-gpuprof" ;;
+			gpuprof) rm -rf "$work/sampled$i"
+				"$gpuprof" sys --no-host-metrics --no-device-metrics -f sqlite --keep-spool \
+				--sampling-freq "$rate" -d "$work/sampled$i" -- "$BUILD/tests/split" 100 \
+				2>/dev/null | loop >>"$work/s-gpuprof" ;;
 			esac
 		done
 	done
 	plain=$(median <"$work/s-plain")
 	traced=$(median <"$work/s-gpuprof")
 	perf_time=$( [ "$have_perf" = yes ] && median <"$work/s-perf" || echo 0)
-	awk -v p="$plain" -v f="$perf_time" -v g="$traced" 'BEGIN {
-		printf "%-40s %8s %12s\n", "run", "s", "vs untraced"
-		printf "%-40s %8.3f %12.3f\n", "untraced", p, 1
-		if (f > 0) printf "%-40s %8.3f %12.3f\n", "perf record -F 300 -g", f, f / p
+	awk -v p="$plain" -v f="$perf_time" -v g="$traced" -v r="$rate" 'BEGIN {
+		printf "%-52s %8s %12s\n", "run", "s", "vs untraced"
+		printf "%-52s %8.3f %12.3f\n", "untraced", p, 1
+		if (f > 0) printf "%-52s %8.3f %12.3f\n", "perf record -e task-clock -F " r " --call-graph dwarf", f, f / p
 		else print "perf record: not installed or not allowed here"
-		printf "%-40s %8.3f %12.3f\n", "gpuprof sys, call stacks only", g, g / p
+		printf "%-52s %8.3f %12.3f\n", "gpuprof sys --sampling-freq " r ", call stacks only", g, g / p
 		if (f > 0) printf "gpuprof / perf: %.3f\n", g / f }'
+	done
 	spool=$(find "$work/sampled1" -name '*.spool' | head -n 1)
 	samples=$(find "$work/sampled1" -name '*_results.db' -exec sqlite3 {} 'SELECT COUNT(*) FROM samples' \;)
 	: >"$work/s-post"

@@ -345,6 +345,8 @@ int output_from_spool(const char *spool_path, const char *prefix,
 		rec.stacks = &stacks;
 	size_t filtered = recording_filter_kernels(&rec, request->kernel_filter);
 	describe(spool_path, &rec);
+	for (const char *at = stacks.unreadable; at && *at; at = strchr(at, '\n') + 1)
+		fprintf(stderr, "gpuprof: %s: %.*s\n", spool_path, (int)(strchr(at, '\n') - at), at);
 	if (stacks.cut)
 		fprintf(stderr, "gpuprof: %s: %zu call-stack samples were deeper than %d frames: "
 				"their outermost frames are left out\n", spool_path, stacks.cut,

@@ -3,11 +3,13 @@
 
 #include <dwarf.h>
 #include <elfutils/libdwfl.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "util/hash.h"
@@ -621,7 +623,44 @@ static void report_vdso(Dwfl *dwfl, const struct recording *rec, const struct re
 		close(fd); /* libdw keeps the descriptor of a module it took */
 }
 
-static Dwfl *report_modules(const struct recording *rec)
+/* A file mapped in the process that cannot be used to unwind and name (gone, unreadable,
+ * changed since the process started): said once, if a sample needed it. */
+struct module_note {
+	uint64_t start, end;
+	char *text; /* "PATH: WHY" */
+	int used;
+};
+
+static void note_module(struct sample_stacks *s, const struct recording *rec,
+		       const struct record_module *m, const char *path, Dwfl_Module *reported)
+{
+	struct stat st;
+	int missing = stat(path, &st);
+	struct strbuf text = STRBUF_INIT;
+	uint64_t started = rec->process ? rec->process->realtime_ns : 0;
+	if (missing)
+		strbuf_addf(&text, "%s: cannot be read (%s): its frames are [unknown] and the "
+				   "stacks through it stop there", path,
+			    errno == ENOENT ? "removed since the run" : strerror(errno));
+	else if (reported && started &&
+		 (uint64_t)st.st_mtim.tv_sec * 1000000000u + (uint64_t)st.st_mtim.tv_nsec > started)
+		strbuf_addf(&text, "%s: changed since the process started: names and stacks "
+				   "through it may be wrong", path);
+	else
+		return; /* readable as it was (a data file libdw does not take: no code) */
+	s->notes = xrealloc(s->notes, (s->note_count + 1) * sizeof(*s->notes));
+	s->notes[s->note_count++] = (struct module_note){ m->start, m->end, strbuf_detach(&text), 0 };
+}
+
+/* Marks the note of the file holding pc, if any, as needed. */
+static void note_used(struct sample_stacks *s, uint64_t pc)
+{
+	for (size_t i = 0; i < s->note_count; i++)
+		if (pc >= s->notes[i].start && pc < s->notes[i].end)
+			s->notes[i].used = 1;
+}
+
+static Dwfl *report_modules(const struct recording *rec, struct sample_stacks *s)
 {
 	Dwfl *dwfl = dwfl_begin(&callbacks);
 	if (!dwfl)
@@ -641,7 +680,7 @@ static Dwfl *report_modules(const struct recording *rec)
 			continue;
 		}
 		GElf_Addr base = fixed_address(path) ? 0 : m->start - m->offset;
-		dwfl_report_elf(dwfl, path, path, -1, base, false);
+		note_module(s, rec, m, path, dwfl_report_elf(dwfl, path, path, -1, base, false));
 	}
 	dwfl_report_end(dwfl, NULL, NULL);
 	return dwfl;
@@ -656,7 +695,7 @@ int sample_stacks_build(const struct recording *rec, struct sample_stacks *out)
 	out->leaf = xcalloc(out->sample_count ? out->sample_count : 1, sizeof(*out->leaf));
 	if (!rec->samples.count)
 		return 0;
-	Dwfl *dwfl = report_modules(rec);
+	Dwfl *dwfl = report_modules(rec, out);
 	struct pc_cache cache = { 0 };
 	struct pc_frames *named = NULL; /* by cache value - 1 */
 	struct unwinding *u = xcalloc(1, sizeof(*u));
@@ -733,6 +772,7 @@ int sample_stacks_build(const struct recording *rec, struct sample_stacks *out)
 				*cached = (uint32_t)cache.count;
 			}
 			which[f] = *cached - 1;
+			note_used(out, pc);
 			loops += evaluation_loop(out, &named[which[f]]);
 		}
 		const struct record_python_stack *python = nearest_tick(ticks, tick_count, sample,
@@ -759,6 +799,12 @@ int sample_stacks_build(const struct recording *rec, struct sample_stacks *out)
 			*last_leaf_slot(&last_leaf, sample->tid) = node;
 		out->leaf[i] = node;
 	}
+	struct strbuf unreadable = STRBUF_INIT;
+	for (size_t i = 0; i < out->note_count; i++)
+		if (out->notes[i].used)
+			strbuf_addf(&unreadable, "%s\n", out->notes[i].text);
+	out->unreadable = unreadable.len ? strbuf_detach(&unreadable) : NULL;
+	strbuf_release(&unreadable);
 	free(u);
 	free(ticks);
 	free(last_leaf.tids);
@@ -791,6 +837,10 @@ void sample_stacks_release(struct sample_stacks *s)
 	free(s->frames);
 	free(s->nodes);
 	free(s->leaf);
+	free(s->unreadable);
+	for (size_t i = 0; i < s->note_count; i++)
+		free(s->notes[i].text);
+	free(s->notes);
 	free(s->frame_slots);
 	free(s->node_slots);
 	memset(s, 0, sizeof(*s));

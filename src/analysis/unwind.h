@@ -4,8 +4,8 @@
  * file's symbol table (C++ names demangled). Where the file has debug information, the
  * functions inlined at an address become frames of their own beneath the function they
  * were inlined into, and every function gets its source file and line. A frame of a
- * file without symbols (stripped) is named module+offset, never after a neighbouring
- * symbol.
+ * file without symbols (stripped) is named module+address (the ELF's virtual address, as
+ * addr2line and perf take it), never after a neighbouring symbol.
  *
  * Frames and stacks are interned: a stack is a node of a prefix tree (its caller's node
  * and its own frame), so a sample is one node, its leaf. */
@@ -23,7 +23,7 @@ struct stack_frame {
 	char *function; /* "seventy", "std::vector<int>::push_back(int const&)", or
 			 * "libfoo.so+0x1f30" when the file has no symbol there */
 	char *module;   /* the file's path, "" when the address is in no known file */
-	uint64_t offset; /* of the address in the file (its load bias taken off) */
+	uint64_t offset; /* the ELF virtual address (the load bias taken off) */
 	char *source;   /* where the function is declared, from the debug information: its
 			 * file ("" without debug information) and line (0) */
 	int line;
@@ -46,8 +46,13 @@ struct sample_stacks {
 	size_t incomplete;        /* samples whose unwinding needed more of the stack than
 				   * was copied: their outermost frames are missing */
 	size_t unwound_to_one;    /* samples that gave a single frame (no unwind info there) */
-	/* internal: the open-addressing indexes of frames and nodes */
+	char *unreadable;         /* the files mapped in the process that could not be used to
+				   * unwind and name, one line each: "PATH: WHY\n"; NULL if none */
+	/* internal: the open-addressing indexes of frames and nodes; the files that could
+	 * not be used, to say so of those a sample needed */
 	uint32_t *frame_slots, *node_slots;
+	struct module_note *notes;
+	size_t note_count;
 	size_t frame_slot_count, node_slot_count;
 };
 

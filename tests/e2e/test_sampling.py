@@ -84,7 +84,7 @@ def test_a_thread_started_late_is_sampled(tmp_path):
     assert sum(stacks[f] for f in late_stacks if f.endswith(";spin_for;work")) >= 0.95 * late
 
 
-def test_a_stripped_binary_shows_module_and_offset(tmp_path):
+def test_a_stripped_binary_shows_module_and_address(tmp_path):
     stripped = tmp_path / "split-stripped"
     subprocess.run(["strip", "-o", str(stripped), SPLIT], check=True)
     (tmp_path / "out").mkdir()
@@ -93,8 +93,17 @@ def test_a_stripped_binary_shows_module_and_offset(tmp_path):
     total = sum(x["n"] for x in rows)
     ours = [x for x in rows if x["module"] == str(stripped)]
     assert sum(x["n"] for x in ours) >= 0.9 * total
-    for x in ours:  # never a wrong name: the file's name and the offset in it
+    for x in ours:  # never a wrong name: the file's name and the address in it
         assert re.fullmatch(r"split-stripped\+0x[0-9a-f]+", x["function"]), x
+    # the address is the ELF's virtual address, as addr2line and perf take it: the one of
+    # the unstripped file names the functions the program spends its time in
+    addresses = [x["function"].partition("+")[2] for x in ours]
+    named = subprocess.run(["addr2line", "-f", "-e", SPLIT, *addresses], capture_output=True,
+                           text=True, check=True).stdout.splitlines()[0::2]
+    by_function = collections.Counter()
+    for x, function in zip(ours, named):
+        by_function[function] += x["n"]
+    assert by_function["work"] >= 0.8 * sum(by_function.values()), by_function
     # the unwind tables survive stripping: the stacks still reach the C library's start
     assert all("__libc_start_call_main" in f for f in folded(out))
 

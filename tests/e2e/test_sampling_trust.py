@@ -267,6 +267,9 @@ def test_a_program_whose_file_is_gone_gets_no_invented_callers(tmp_path):
     # were sampled at all, a few)
     out = max(outputs(str(tmp_path / "run")),
               key=lambda o: o.query("SELECT COUNT(*) AS n FROM samples")[0]["n"])
+    assert f"{program}: cannot be read (removed since the run): its frames are [unknown] and " \
+        "the stacks through it stop there" in r.stderr
+    assert r.stderr.count(f"{program}: cannot be read") == 1  # once, however many samples
     roots, folded = stack_roots(out)
     doomed = [line for line in folded.splitlines() if "crowd" not in line and "[unknown]" in line]
     assert doomed, folded
@@ -313,3 +316,15 @@ def test_python_frames_survive_generators_coroutines_and_callbacks(tmp_path):
         assert sum(n for f, n in mine.items() if inner in f and below in f) >= 0.2 * total, part
     # the parts are the program's time (its start and end are the rest)
     assert running >= 0.9 * sum(stacks.values())
+
+
+def test_a_program_whose_file_changed_is_said_to_have_changed(tmp_path):
+    program = tmp_path / "changing"
+    program.write_bytes(open(SPLIT, "rb").read())
+    program.chmod(0o755)
+    (tmp_path / "run").mkdir()
+    r = run([GPUPROF, "sys", "--no-device-metrics", "--no-host-metrics", "--", "sh", "-c",
+             f"{program} crowd 1 300 & sleep 0.1; touch {program}; wait"], cwd=tmp_path / "run")
+    assert r.returncode == 0, r.stderr
+    assert r.stderr.count(f"{program}: changed since the process started: names and stacks "
+                          "through it may be wrong") == 1, r.stderr
