@@ -438,7 +438,7 @@ static uint32_t intern_locked(const char *text)
 	uint32_t id = (uint32_t)++intern_count;
 	intern_table[j] = (struct intern_entry){ copy, id };
 
-	unsigned char buffer[RECORD_MAX_SIZE];
+	static unsigned char buffer[RECORD_MAX_SIZE]; /* under metadata_lock: not on the stack */
 	struct record_string *s = (void *)buffer;
 	memset(buffer, 0, sizeof(buffer));
 	size_t len = record_text_copy(s->text, text, RECORD_MAX_SIZE - sizeof(*s));
@@ -497,20 +497,29 @@ static uint32_t current_tid(void)
 	return marker_tid;
 }
 
+#define MARKER_ON_STACK 512 /* bytes of a marker record built on the caller's stack */
+
 /* Emits the start of a range or a mark; returns its id (0 when markers are not traced). */
 static uint64_t marker_begin(uint32_t kind, const char *text, uint32_t domain_id,
 			     uint64_t parent_id)
 {
 	if (!recorder_ready() || !markers_traced)
 		return 0;
-	union {
+	/* a short text on the stack, a long one on the heap: 8 KiB on the program's stack
+	 * would put its callers beyond the stack a call-stack sample copies */
+	union marker_record {
 		struct record_marker m;
-		unsigned char bytes[RECORD_MAX_SIZE];
-	} u;
-	size_t length = text ? record_text_copy(u.m.text, text, RECORD_MAX_SIZE - sizeof(u.m)) : 0;
+		unsigned char bytes[MARKER_ON_STACK];
+	} small, *big = NULL;
+	size_t room = sizeof(small) - sizeof(small.m);
+	if (text && strnlen(text, room) == room)
+		big = malloc(RECORD_MAX_SIZE);
+	union marker_record *r = big ? big : &small;
+	size_t length = text ? record_text_copy(r->m.text, text, (big ? RECORD_MAX_SIZE
+								  : sizeof(small)) - sizeof(r->m)) : 0;
 	uint64_t now = clock_now_ns();
-	u.m = (struct record_marker){
-		.header = { RECORD_PADDED((uint32_t)(sizeof(u.m) + length)), RECORD_MARKER, 0 },
+	r->m = (struct record_marker){
+		.header = { RECORD_PADDED((uint32_t)(sizeof(r->m) + length)), RECORD_MARKER, 0 },
 		.id = atomic_fetch_add(&next_marker_id, 1) + 1,
 		.parent_id = parent_id,
 		.start_ns = now,
@@ -519,9 +528,11 @@ static uint64_t marker_begin(uint32_t kind, const char *text, uint32_t domain_id
 		.domain_id = domain_id,
 		.length = (uint32_t)length,
 	};
-	memset(u.m.text + length, 0, u.m.header.size - sizeof(u.m) - length);
-	recorder_emit(&u);
-	return u.m.id;
+	memset(r->m.text + length, 0, r->m.header.size - sizeof(r->m) - length);
+	recorder_emit(r);
+	uint64_t id = r->m.id;
+	free(big);
+	return id;
 }
 
 static void marker_end(uint64_t id)
