@@ -79,6 +79,22 @@ static int by_start(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+/* A process's own series end with its recording: a reading after the recorder's last
+ * flush measures gpuprof's ending of it (its writer thread gone, what it wrote then
+ * counted in the process's totals), not the program. The machine's and the GPUs' series
+ * are kept whole. */
+static void drop_process_metrics_after_end(struct recording *rec)
+{
+	size_t kept = 0;
+	for (size_t i = 0; i < rec->metrics.count; i++) {
+		const struct record_metric *m = (const void *)rec->metrics.items[i];
+		const struct record_metric_series *s = recording_metric_series(rec, m->series_id);
+		if (!(s && s->source == METRIC_PROCESS && m->time_ns > rec->end_ns))
+			rec->metrics.items[kept++] = rec->metrics.items[i];
+	}
+	rec->metrics.count = kept;
+}
+
 static int metric_by_time(const void *a, const void *b)
 {
 	const struct record_metric *x = *(const struct record_metric *const *)a;
@@ -242,6 +258,8 @@ int recording_read(struct recording *rec, const char *spool_path, struct error *
 			sort_array(timed[i]->items, timed[i]->count, sizeof(*timed[i]->items), by_start);
 	sort_array(rec->metrics.items, rec->metrics.count, sizeof(*rec->metrics.items),
 		   metric_by_time);
+	if (rec->stats.clean_exit)
+		drop_process_metrics_after_end(rec);
 	sort_array(rec->samples.items, rec->samples.count, sizeof(*rec->samples.items),
 		   sample_by_time);
 	sort_array(rec->counters.items, rec->counters.count, sizeof(*rec->counters.items),

@@ -46,8 +46,8 @@
 /* The kernel's buffers are sized for the offered rate: each CPU runs one sampled thread
  * at a time, so its buffer takes at most `frequency` samples a second, each of
  * SAMPLE_RING_BYTES whatever the depth of the stack (the kernel reserves the whole copy).
- * A buffer holds RING_SECONDS of them, and wakes the writer (recorder_set_wake_fds) when
- * it is a quarter full: the writer has three quarters of that time to drain it before a
+ * A buffer holds a quarter of a second of them (RING_SECONDS_DIVISOR), and wakes the writer
+ * (recorder_set_wake_fds) when it is a quarter full: the writer has three quarters of that time to drain it before a
  * sample is lost, however long its flush interval. The pages are locked memory: an
  * unprivileged user has perf_event_mlock_kb per CPU for all their events, then the
  * process's `ulimit -l`; a buffer the kernel refuses is tried at half the size. */
