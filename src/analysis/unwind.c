@@ -3,19 +3,14 @@
 
 #include <dwarf.h>
 #include <elfutils/libdwfl.h>
-#include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
+#include "analysis/unwind-modules.h"
 #include "util/hash.h"
 #include "util/sort.h"
 #include "util/strbuf.h"
-#include "util/vdso.h"
 
 /* __cxa_demangle of the C++ runtime: the one demangler on every system with a C++
  * compiler's runtime; declared here to keep this file C. */
@@ -89,13 +84,6 @@ static const Dwfl_Thread_Callbacks thread_callbacks = {
 	.set_initial_registers = set_initial_registers,
 };
 
-static char *debuginfo_path;
-static const Dwfl_Callbacks callbacks = {
-	.find_elf = dwfl_build_id_find_elf,
-	.find_debuginfo = dwfl_standard_find_debuginfo,
-	.section_address = dwfl_offline_section_address,
-	.debuginfo_path = &debuginfo_path,
-};
 
 static int on_frame(Dwfl_Frame *frame, void *arg)
 {
@@ -591,101 +579,6 @@ static uint32_t *last_leaf_slot(struct thread_leaves *t, uint32_t tid)
 	return &t->leaves[j];
 }
 
-/* ---- the modules of the process ------------------------------------------------------- */
-
-/* Whether the ELF file at path is ET_EXEC (not relocated): its addresses are absolute. */
-static int fixed_address(const char *path)
-{
-	unsigned char header[18];
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return 0;
-	ssize_t n = read(fd, header, sizeof(header));
-	close(fd);
-	return n == (ssize_t)sizeof(header) && header[16] == 2 /* ET_EXEC */;
-}
-
-/* The recorded process's vDSO, from this process's image when their build-ids agree
- * (the same kernel): a sample in clock_gettime is unwound past it and named. */
-static void report_vdso(Dwfl *dwfl, const struct recording *rec, const struct record_module *m)
-{
-	char own[128];
-	size_t size;
-	const void *image = vdso_image(&size);
-	if (!m->build_id || !image || vdso_build_id(own, sizeof(own)) ||
-	    strcmp(own, recording_string(rec, m->build_id)) || size > m->end - m->start)
-		return;
-	int fd = memfd_create("vdso", MFD_CLOEXEC);
-	if (fd < 0)
-		return;
-	if (write(fd, image, size) != (ssize_t)size ||
-	    !dwfl_report_elf(dwfl, "[vdso]", "[vdso]", fd, m->start, false))
-		close(fd); /* libdw keeps the descriptor of a module it took */
-}
-
-/* A file mapped in the process that cannot be used to unwind and name (gone, unreadable,
- * changed since the process started): said once, if a sample needed it. */
-struct module_note {
-	uint64_t start, end;
-	char *text; /* "PATH: WHY" */
-	int used;
-};
-
-static void note_module(struct sample_stacks *s, const struct recording *rec,
-		       const struct record_module *m, const char *path, Dwfl_Module *reported)
-{
-	struct stat st;
-	int missing = stat(path, &st);
-	struct strbuf text = STRBUF_INIT;
-	uint64_t started = rec->process ? rec->process->realtime_ns : 0;
-	if (missing)
-		strbuf_addf(&text, "%s: cannot be read (%s): its frames are [unknown] and the "
-				   "stacks through it stop there", path,
-			    errno == ENOENT ? "removed since the run" : strerror(errno));
-	else if (reported && started &&
-		 (uint64_t)st.st_mtim.tv_sec * 1000000000u + (uint64_t)st.st_mtim.tv_nsec > started)
-		strbuf_addf(&text, "%s: changed since the process started: names and stacks "
-				   "through it may be wrong", path);
-	else
-		return; /* readable as it was (a data file libdw does not take: no code) */
-	s->notes = xrealloc(s->notes, (s->note_count + 1) * sizeof(*s->notes));
-	s->notes[s->note_count++] = (struct module_note){ m->start, m->end, strbuf_detach(&text), 0 };
-}
-
-/* Marks the note of the file holding pc, if any, as needed. */
-static void note_used(struct sample_stacks *s, uint64_t pc)
-{
-	for (size_t i = 0; i < s->note_count; i++)
-		if (pc >= s->notes[i].start && pc < s->notes[i].end)
-			s->notes[i].used = 1;
-}
-
-static Dwfl *report_modules(const struct recording *rec, struct sample_stacks *s)
-{
-	Dwfl *dwfl = dwfl_begin(&callbacks);
-	if (!dwfl)
-		return NULL;
-	dwfl_report_begin(dwfl);
-	for (size_t i = 0; i < rec->modules.count; i++) {
-		const struct record_module *m = (const void *)rec->modules.items[i];
-		const char *path = recording_string(rec, m->path_id);
-		if (!*path || m->offset > m->start)
-			continue;
-		/* the same file mapped again later (a module recorded at each change) is
-		 * reported once: libdw refuses overlapping modules */
-		if (dwfl_addrmodule(dwfl, m->start))
-			continue;
-		if (!strcmp(path, "[vdso]")) {
-			report_vdso(dwfl, rec, m);
-			continue;
-		}
-		GElf_Addr base = fixed_address(path) ? 0 : m->start - m->offset;
-		note_module(s, rec, m, path, dwfl_report_elf(dwfl, path, path, -1, base, false));
-	}
-	dwfl_report_end(dwfl, NULL, NULL);
-	return dwfl;
-}
-
 int sample_stacks_build(const struct recording *rec, struct sample_stacks *out)
 {
 	memset(out, 0, sizeof(*out));
@@ -695,7 +588,7 @@ int sample_stacks_build(const struct recording *rec, struct sample_stacks *out)
 	out->leaf = xcalloc(out->sample_count ? out->sample_count : 1, sizeof(*out->leaf));
 	if (!rec->samples.count)
 		return 0;
-	Dwfl *dwfl = report_modules(rec, out);
+	Dwfl *dwfl = unwind_report_modules(rec, out);
 	struct pc_cache cache = { 0 };
 	struct pc_frames *named = NULL; /* by cache value - 1 */
 	struct unwinding *u = xcalloc(1, sizeof(*u));
@@ -772,7 +665,7 @@ int sample_stacks_build(const struct recording *rec, struct sample_stacks *out)
 				*cached = (uint32_t)cache.count;
 			}
 			which[f] = *cached - 1;
-			note_used(out, pc);
+			unwind_note_used(out, pc);
 			loops += evaluation_loop(out, &named[which[f]]);
 		}
 		const struct record_python_stack *python = nearest_tick(ticks, tick_count, sample,
@@ -845,89 +738,3 @@ void sample_stacks_release(struct sample_stacks *s)
 	free(s->node_slots);
 	memset(s, 0, sizeof(*s));
 }
-
-static int by_thread_then_time(const void *a, const void *b)
-{
-	const struct sample_input *x = a, *y = b;
-	if (x->tid != y->tid)
-		return x->tid < y->tid ? -1 : 1;
-	return (x->time > y->time) - (x->time < y->time);
-}
-
-static int by_start_then_depth(const void *a, const void *b)
-{
-	const struct sample_slice *x = a, *y = b;
-	if (x->start != y->start)
-		return x->start < y->start ? -1 : 1;
-	if (x->depth != y->depth)
-		return x->depth < y->depth ? -1 : 1;
-	return (x->tid > y->tid) - (x->tid < y->tid);
-}
-
-size_t sample_slices_build(const struct sample_stacks *s, struct sample_input *samples,
-			   size_t n, struct sample_slice **out)
-{
-	sort_array(samples, n, sizeof(*samples), by_thread_then_time);
-	struct sample_slice *slices = NULL;
-	size_t count = 0, alloc = 0;
-	uint32_t open[UNWIND_MAX_FRAMES];   /* the nodes open on the thread, root first */
-	size_t open_start[UNWIND_MAX_FRAMES];
-	size_t depth = 0;
-	for (size_t i = 0; i <= n; i++) {
-		int new_thread = i == n || (i > 0 && samples[i].tid != samples[i - 1].tid);
-		uint32_t path[UNWIND_MAX_FRAMES];
-		size_t length = 0, common = 0;
-		if (i < n && !new_thread) {
-			uint32_t reversed[UNWIND_MAX_FRAMES];
-			size_t m = 0;
-			for (uint32_t node = samples[i].leaf; node && m < UNWIND_MAX_FRAMES;
-			     node = s->nodes[node].parent)
-				reversed[m++] = node;
-			while (m)
-				path[length++] = reversed[--m];
-			while (common < depth && common < length && open[common] == path[common])
-				common++;
-		}
-		/* close what the new sample does not have: at its time, or at the end of the
-		 * thread's last sample */
-		int64_t at;
-		if (i < n && !new_thread) {
-			at = samples[i].time;
-		} else {
-			const struct sample_input *last = &samples[i - 1];
-			int64_t gap = i >= 2 && samples[i - 2].tid == last->tid
-				      ? last->time - samples[i - 2].time : 0;
-			at = last->time + (gap > 0 ? gap : 1);
-		}
-		while (depth > common) {
-			depth--;
-			if (count == alloc) {
-				alloc = alloc ? 2 * alloc : 1024;
-				slices = xrealloc(slices, alloc * sizeof(*slices));
-			}
-			slices[count++] = (struct sample_slice){
-				.tid = samples[open_start[depth]].tid, .start = samples[open_start[depth]].time,
-				.end = at, .depth = (uint32_t)depth, .frame = s->nodes[open[depth]].frame };
-		}
-		if (i == n)
-			break;
-		if (new_thread) { /* this sample begins the next thread: open its whole stack */
-			uint32_t reversed[UNWIND_MAX_FRAMES];
-			size_t m = 0;
-			for (uint32_t node = samples[i].leaf; node && m < UNWIND_MAX_FRAMES;
-			     node = s->nodes[node].parent)
-				reversed[m++] = node;
-			length = 0;
-			while (m)
-				path[length++] = reversed[--m];
-		}
-		for (; depth < length; depth++) {
-			open[depth] = path[depth];
-			open_start[depth] = i;
-		}
-	}
-	sort_array(slices, count, sizeof(*slices), by_start_then_depth);
-	*out = slices;
-	return count;
-}
-

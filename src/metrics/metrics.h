@@ -21,6 +21,11 @@ struct metrics_options {
 
 struct metrics;
 
+/* The series ids of the GPUs' spool start here (the machine's from 1), so that both
+ * spools' series can be appended to one process's spool. */
+#define METRICS_GPU_SERIES_FROM (1u << 24)
+#define METRICS_MAX_GPUS 64 /* GPUs sampled, the first by NVML's index */
+
 /* Starts sampling into spools named after base (base.host for the machine and the
  * processes, base.gpu for the GPUs), each on a thread of its own (every signal blocked on
  * it, so the program's signals reach gpuprof's main thread). The processes sampled are

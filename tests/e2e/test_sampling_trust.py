@@ -176,9 +176,14 @@ def test_the_metrics_of_a_process_are_the_programs_own(tmp_path):
     assert len(rates) >= 5
     written = sum(b["value"] * (b["time"] - a["time"]) / 1e9 for a, b in zip(rates, rates[1:]))
     start = len(out.prefix) + 64 + 32  # the spool's path and header
-    assert written <= len(r.stdout.encode()) + start + 1, (written, r.stdout)
-    # its threads: main, then main and the crowd's one (never gpuprof's writer or ticker)
-    assert by["threads"]["low"] >= 1 and by["threads"]["high"] == 2, by["threads"]
+    # (a sanitizer's runtime in the program writes too: its checks of memory go through
+    # a pipe, half a megabyte at a time)
+    if not os.environ.get("GPUPROF_SANITIZER"):
+        assert written <= len(r.stdout.encode()) + start + 1, (written, r.stdout)
+    # its threads: main, then main and the crowd's one (never gpuprof's writer or ticker;
+    # ThreadSanitizer's runtime has one of its own)
+    sanitizer = 1 if os.environ.get("GPUPROF_SANITIZER") == "thread" else 0
+    assert by["threads"]["low"] >= 1 and by["threads"]["high"] == 2 + sanitizer, by["threads"]
 
 
 def test_the_machine_series_show_once_and_say_whose_they_are(tmp_path):
