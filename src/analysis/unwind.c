@@ -218,7 +218,8 @@ struct pc_frames {
 	size_t count;
 };
 
-/* Addresses already named: most samples repeat the addresses of earlier ones. */
+/* Addresses already named: most samples repeat the addresses of earlier ones (also, keyed
+ * by thread, the leaf of each thread's last sample on the CPU). */
 struct pc_cache {
 	uint64_t *pcs;
 	uint32_t *frames;
@@ -545,40 +546,6 @@ static uint32_t python_frame(struct sample_stacks *s, const struct recording *re
 	return id;
 }
 
-/* ---- threads waiting for a CPU ------------------------------------------------------- */
-
-/* The leaf of each thread's last sample on the CPU, by tid (open addressing). */
-struct thread_leaves {
-	uint32_t *tids, *leaves;
-	size_t count, slots;
-};
-
-/* The thread's slot: its last leaf, 0 (the root) before it has one. */
-static uint32_t *last_leaf_slot(struct thread_leaves *t, uint32_t tid)
-{
-	if (2 * (t->count + 1) > t->slots) {
-		struct thread_leaves old = *t;
-		t->slots = old.slots ? 2 * old.slots : 64;
-		t->tids = xcalloc(t->slots, sizeof(*t->tids));
-		t->leaves = xcalloc(t->slots, sizeof(*t->leaves));
-		t->count = 0;
-		for (size_t i = 0; i < old.slots; i++)
-			if (old.tids[i]) {
-				*last_leaf_slot(t, old.tids[i]) = old.leaves[i];
-			}
-		free(old.tids);
-		free(old.leaves);
-	}
-	size_t j = hash_int(tid) & (t->slots - 1);
-	while (t->tids[j] && t->tids[j] != tid)
-		j = (j + 1) & (t->slots - 1);
-	if (!t->tids[j]) {
-		t->tids[j] = tid;
-		t->count++;
-	}
-	return &t->leaves[j];
-}
-
 int sample_stacks_build(const struct recording *rec, struct sample_stacks *out)
 {
 	memset(out, 0, sizeof(*out));
@@ -605,11 +572,11 @@ int sample_stacks_build(const struct recording *rec, struct sample_stacks *out)
 	sort_array(ticks, tick_count, sizeof(*ticks), by_thread_then_tick);
 	struct jit_symbols jit;
 	jit_symbols_build(&jit, rec);
-	struct thread_leaves last_leaf = { 0 };
+	struct pc_cache last_leaf = { 0 }; /* by tid: the leaf of its last sample on the CPU */
 	for (size_t i = 0; i < rec->samples.count; i++) {
 		const struct record_sample *sample = (const void *)rec->samples.items[i];
 		if (sample->flags & SAMPLE_RUNNABLE) { /* where its last sample stood */
-			uint32_t *where = last_leaf_slot(&last_leaf, sample->tid);
+			uint32_t *where = pc_cache_slot(&last_leaf, sample->tid);
 			out->leaf[i] = intern_node(out, *where, intern_frame(out, "[waiting for a CPU]",
 									   "", 0, "", 0, 0));
 			continue;
@@ -686,10 +653,13 @@ int sample_stacks_build(const struct recording *rec, struct sample_stacks *out)
 			for (size_t k = p->count - 1; k >= 1; k--) /* the outermost inlined first */
 				node = intern_node(out, node, p->frames[k]);
 		}
-		if (sample->flags & SAMPLE_OFF_CPU)
+		if (sample->flags & SAMPLE_OFF_CPU) {
 			node = intern_node(out, node, wait_frame(out, sample->syscall));
-		else
-			*last_leaf_slot(&last_leaf, sample->tid) = node;
+		} else {
+			uint32_t *slot = pc_cache_slot(&last_leaf, sample->tid);
+			last_leaf.count += !*slot; /* a thread's first (a node is never 0) */
+			*slot = node;
+		}
 		out->leaf[i] = node;
 	}
 	struct strbuf unreadable = STRBUF_INIT;
@@ -700,8 +670,8 @@ int sample_stacks_build(const struct recording *rec, struct sample_stacks *out)
 	strbuf_release(&unreadable);
 	free(u);
 	free(ticks);
-	free(last_leaf.tids);
-	free(last_leaf.leaves);
+	free(last_leaf.pcs);
+	free(last_leaf.frames);
 	free(jit.by_start);
 	free(cache.pcs);
 	free(cache.frames);

@@ -432,20 +432,30 @@ static union {                                   /* the waiting thread's record 
 	unsigned char bytes[sizeof(struct record_sample) + SAMPLE_STACK_BYTES];
 } waiting;
 
+/* Reads /proc/self/task/TID/NAME into text, NUL-terminated; returns the bytes read, or
+ * 0 or less when the thread is gone. */
+static ssize_t read_task_file(int task_dir, uint32_t tid, const char *name, char *text,
+			      size_t size)
+{
+	char path[48];
+	snprintf(path, sizeof(path), "%u/%s", tid, name);
+	int fd = openat(task_dir, path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	ssize_t n = read(fd, text, size - 1);
+	close(fd);
+	if (n > 0)
+		text[n] = '\0';
+	return n;
+}
+
 /* The state of thread tid from its syscall file: 1 when it waits (sets *call, *sp,
  * *ip), 0 when it runs or is gone. */
 static int read_wait(int task_dir, uint32_t tid, int *call, uint64_t *sp, uint64_t *ip)
 {
-	char path[32], text[256];
-	snprintf(path, sizeof(path), "%u/syscall", tid);
-	int fd = openat(task_dir, path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	char text[256];
+	if (read_task_file(task_dir, tid, "syscall", text, sizeof(text)) <= 0)
 		return 0;
-	ssize_t n = read(fd, text, sizeof(text) - 1);
-	close(fd);
-	if (n <= 0)
-		return 0;
-	text[n] = '\0';
 	/* "running", or "NR ARG1..ARG6 SP PC", or "-1 SP PC" (waiting, not in a call) */
 	char *end, *words[9];
 	int count = 0;
@@ -490,17 +500,10 @@ static struct last_wait *last_wait_of(uint32_t tid)
  * of its schedstat; the kernel adds a wait when it ends); 0 when unknown. */
 static uint64_t read_run_delay(int task_dir, uint32_t tid)
 {
-	char path[32], text[96];
-	snprintf(path, sizeof(path), "%u/schedstat", tid);
-	int fd = openat(task_dir, path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return 0;
-	ssize_t n = read(fd, text, sizeof(text) - 1);
-	close(fd);
+	char text[96];
 	unsigned long long run, delay;
-	if (n <= 0)
+	if (read_task_file(task_dir, tid, "schedstat", text, sizeof(text)) <= 0)
 		return 0;
-	text[n] = '\0';
 	return sscanf(text, "%llu %llu", &run, &delay) == 2 ? delay : 0;
 }
 

@@ -16,9 +16,10 @@ from conftest import GPUPROF, TESTS, outputs, run
 SPLIT = os.path.join(TESTS, "split")
 
 
-def sampled(tmp_path, command, options=()):
+def sampled(tmp_path, command, options=(), env=None):
+    tmp_path.mkdir(parents=True, exist_ok=True)
     r = run([GPUPROF, "sys", "--no-device-metrics", "--no-host-metrics", *options, "--",
-             *command], cwd=tmp_path)
+             *command], cwd=tmp_path, env=env)
     assert r.returncode == 0, r.stderr
     if "call stacks are not sampled" in r.stderr:
         pytest.skip("perf events are not allowed here: " + r.stderr.strip())

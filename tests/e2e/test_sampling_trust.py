@@ -13,19 +13,9 @@ import sqlite3
 import pytest
 
 from conftest import GPUPROF, TESTS, outputs, recording, run
+from test_sampling import sampled, system_python
 
 SPLIT = os.path.join(TESTS, "split")
-
-
-def sampled(directory, command, options=(), env=None):
-    directory.mkdir(parents=True, exist_ok=True)
-    r = run([GPUPROF, "sys", "--no-device-metrics", "--no-host-metrics", *options, "--",
-             *command], cwd=directory, env=env)
-    assert r.returncode == 0, r.stderr
-    if "call stacks are not sampled" in r.stderr:
-        pytest.skip("perf events are not allowed here: " + r.stderr.strip())
-    (out,) = outputs(str(directory))
-    return r, out
 
 
 def crowd_threads(stdout):
@@ -291,7 +281,6 @@ GENERATORS_PY = os.path.join(os.path.dirname(os.path.abspath(__file__)), "genera
 
 
 def test_python_frames_survive_generators_coroutines_and_callbacks(tmp_path):
-    from test_sampling import system_python
     python = system_python()
     r, out = sampled(tmp_path, [python, GENERATORS_PY, "3"], ["--sampling-freq", "1000"])
     roots, folded = stack_roots(out)
