@@ -250,17 +250,24 @@ def test_a_shallow_stack_is_never_called_deeper_than_copied(tmp_path):
     assert "[truncated" not in folded
 
 
-def test_a_program_whose_file_is_gone_gets_no_invented_callers(tmp_path):
-    # the program's file deleted while it runs: its frames cannot be unwound or named
-    # after the run; each sample keeps the one address it was taken at, under a root that
-    # says the unwinding stopped, never stack words read as callers
-    program = tmp_path / "doomed"
+def run_a_copy(tmp_path, name, arguments, then):
+    """A copy of split run under gpuprof sys with ARGUMENTS, while a shell does THEN (a
+    command that takes the copy's path last) to its file; returns the copy and the run."""
+    program = tmp_path / name
     program.write_bytes(open(SPLIT, "rb").read())
     program.chmod(0o755)
     (tmp_path / "run").mkdir()
     r = run([GPUPROF, "sys", "--no-device-metrics", "--no-host-metrics", "--", "sh", "-c",
-             f"{program} crowd 1 400 & sleep 0.2; rm {program}; wait"], cwd=tmp_path / "run")
+             f"{program} {arguments} & {then} {program}; wait"], cwd=tmp_path / "run")
     assert r.returncode == 0, r.stderr
+    return program, r
+
+
+def test_a_program_whose_file_is_gone_gets_no_invented_callers(tmp_path):
+    # the program's file deleted while it runs: its frames cannot be unwound or named
+    # after the run; each sample keeps the one address it was taken at, under a root that
+    # says the unwinding stopped, never stack words read as callers
+    program, r = run_a_copy(tmp_path, "doomed", "crowd 1 400", "sleep 0.2; rm")
     # the program's is the one with its 120 samples (the shell's and sleep's, if they
     # were sampled at all, a few)
     out = max(outputs(str(tmp_path / "run")),
@@ -316,12 +323,6 @@ def test_python_frames_survive_generators_coroutines_and_callbacks(tmp_path):
 
 
 def test_a_program_whose_file_changed_is_said_to_have_changed(tmp_path):
-    program = tmp_path / "changing"
-    program.write_bytes(open(SPLIT, "rb").read())
-    program.chmod(0o755)
-    (tmp_path / "run").mkdir()
-    r = run([GPUPROF, "sys", "--no-device-metrics", "--no-host-metrics", "--", "sh", "-c",
-             f"{program} crowd 1 300 & sleep 0.1; touch {program}; wait"], cwd=tmp_path / "run")
-    assert r.returncode == 0, r.stderr
+    program, r = run_a_copy(tmp_path, "changing", "crowd 1 300", "sleep 0.1; touch")
     assert r.stderr.count(f"{program}: changed since the process started: names and stacks "
                           "through it may be wrong") == 1, r.stderr
