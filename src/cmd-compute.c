@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -31,7 +32,8 @@ static const char description[] =
 	"Per-kernel hardware counters on NVIDIA GPUs through CUPTI, organised like\n"
 	"rocprof-compute's analysis blocks (2 Speed-of-Light, 3 memory chart, 4 roofline,\n"
 	"7 launch and occupancy, 10 instruction mix, 11 compute pipeline, 12 shared memory,\n"
-	"16 L1/TEX, 17 L2, 18 DRAM, 20 warp state). --list-available-metrics prints the catalog: each\n"
+	"16 L1/TEX, 17 L2, 18 DRAM, 20 warp state, 21 schedulers; --set full is all of them,\n"
+	"Nsight Compute's full set). --list-available-metrics prints the catalog: each\n"
 	"metric's id, unit, whether the chip has what it needs and its expression, and the\n"
 	"passes each block takes, from CUPTI's profiler host API, which needs no GPU (--chip\n"
 	"names the chip to plan for). With a COMMAND, runs it under gpuprof trace --pmc with\n"
@@ -84,8 +86,11 @@ static void describe_passes(const struct plan *p, struct strbuf *out)
 	}
 	struct strbuf refused = STRBUF_INIT;
 	long passes = host_list_passes(p->api, p->chip, p->names.buf, &refused);
-	if (passes < 0)
+	if (passes < 0 && refused.len)
 		strbuf_addf(out, "%zu CUPTI metrics; %s has no %s", cupti, p->chip, refused.buf);
+	else if (passes < 0)
+		strbuf_addf(out, "%zu CUPTI metrics; CUPTI cannot plan them together on %s, though "
+				 "it accepts each alone (select fewer with -b)", cupti, p->chip);
 	else
 		strbuf_addf(out, "%zu CUPTI metrics, %ld pass%s", cupti, passes,
 			    passes == 1 ? "" : "es");
@@ -137,10 +142,10 @@ static int list_metrics(const struct catalog *c, const struct option_list *block
 		}
 		struct strbuf passes = STRBUF_INIT;
 		describe_passes(&p, &passes);
-		printf("%-3d %s (", block->id, block->title);
+		printf("%-3d %s", block->id, block->title);
 		for (size_t a = 0; a < block->alias_count; a++)
-			printf("%s%s", a ? ", " : "", block->aliases[a]);
-		printf("): %s\n", passes.buf);
+			printf("%s%s", a ? ", " : " (", block->aliases[a]);
+		printf("%s: %s\n", block->alias_count ? ")" : "", passes.buf);
 		strbuf_release(&passes);
 		strbuf_release(&p.names);
 		for (size_t t = 0; t < block->count; t++) {
@@ -353,22 +358,6 @@ static int run_trace(const struct profile_run *p, long run, const char *trace_di
 	strbuf_release(&self);
 	strbuf_release(&metrics);
 	return status;
-}
-
-/* The kernels of an iteration-multiplexed workload left without metrics, in one warning. */
-static void print_incomplete(const char *command, const struct workload *w)
-{
-	if (!w->incomplete_count)
-		return;
-	struct strbuf list = STRBUF_INIT;
-	for (size_t i = 0; i < w->incomplete_count && i < 5; i++)
-		strbuf_addf(&list, "%s%s", i ? "; " : "", w->incomplete[i]);
-	if (w->incomplete_count > 5)
-		strbuf_addf(&list, "; and %zu more", w->incomplete_count - 5);
-	warn("%s: %s: %zu kernel%s dispatched fewer times than the %ld groups of metrics get no "
-	     "metrics: %s", command, w->dir, w->incomplete_count,
-	     w->incomplete_count == 1 ? "" : "s", w->groups, list.buf);
-	strbuf_release(&list);
 }
 
 /* `gpuprof roofline` on CUDA device 0 (the GPU profiled) into the workload directory:
@@ -616,7 +605,7 @@ static void warn_incomplete(const char *dir)
 		warn("compute profile: %s", err.message);
 		return;
 	}
-	print_incomplete("compute profile", &w);
+	workload_warn_incomplete("compute profile", &w);
 	workload_release(&w);
 }
 
@@ -823,8 +812,11 @@ static int compute_profile(int argc, char **argv)
 	size_t chip_count = 0;
 	int known = 0;
 	if (api.chips(&chips, &chip_count) == 0)
-		for (size_t i = 0; i < chip_count; i++)
-			known |= !strcmp(chips[i], chip);
+		for (size_t i = 0; i < chip_count && !known; i++)
+			if (!strcasecmp(chips[i], chip)) { /* gh100 is GH100 */
+				chip = chips[i];
+				known = 1;
+			}
 	if (!known)
 		die_with(EXIT_USAGE, "compute profile: --chip %s: CUPTI knows no such chip "
 				     "(gpuprof avail lists them)", chip);
@@ -916,166 +908,13 @@ static int compute_profile(int argc, char **argv)
 	return rc;
 }
 
-static const char analyze_usage[] = "gpuprof compute analyze -p DIR [-p DIR...] [options]";
-static const char analyze_description[] =
-	"Evaluates the catalog's metrics over the dispatches of workload directories (what\n"
-	"gpuprof compute profile writes: pmc_perf.csv, sysinfo.csv) and prints them as tables\n"
-	"per block: 0 the top kernels, 1 system info, then each table of the catalog with each\n"
-	"metric's average, minimum and maximum over the dispatches kept, its unit, peak and %\n"
-	"of peak, and under block 2 the bottleneck of each kernel. With two or more -p, the\n"
-	"first is the baseline and every other's average comes with its change in % and its\n"
-	"difference. A value that cannot be had (a counter not collected, a division by zero)\n"
-	"is N/A.\n"
-	"\n"
-	"Block 4 ends with the roofline of the first workload's top kernels: for each memory\n"
-	"level, the arithmetic intensity of the data type's work, its rate, the ceiling at that\n"
-	"intensity (from the workload's roofline.csv), the rate in % of it, and whether the\n"
-	"kernel is memory- or compute-bound; --roofline-plot draws the same points.";
-
-static int compute_analyze(int argc, char **argv)
-{
-	int help = -1, list_metrics_only = -1, list_stats = -1;
-	const char *normal = "per_kernel", *time_unit = "ns", *format = "stdout", *explain = NULL;
-	const char *max_text = "10", *data_type = "FP32", *sort = "kernels", *plot = NULL;
-	struct option_list paths = { 0 }, blocks = { 0 }, kernels = { 0 }, dispatches = { 0 };
-	struct option_list levels = { 0 };
-	const struct option table[] = {
-		{ OPTION_LIST, 'p', "path", &paths, "DIR",
-		  "a workload directory; the first given is the baseline of a comparison" },
-		{ OPTION_LIST, 'b', "block", &blocks, "ID",
-		  "blocks, tables or metrics to show: 0, 2, 7.1, 11.2.3, or an alias (dram...)" },
-		{ OPTION_LIST, 'k', "kernel", &kernels, "SUBSTRING",
-		  "only the dispatches of kernels whose name holds one of these" },
-		{ OPTION_LIST, 'd', "dispatch", &dispatches, "N|FROM:TO",
-		  "only these dispatches (their Dispatch_ID, from 1)" },
-		{ OPTION_ENUM, 'n', "normal-unit", &normal, "per_kernel|per_second|per_cycle|per_warp",
-		  "counts (bytes, instructions, sectors...) as they are, or per second, cycle or warp" },
-		{ OPTION_ENUM, 't', "time-unit", &time_unit, "s|ms|us|ns",
-		  "the unit of the top kernels' times (default: ns)" },
-		{ OPTION_STRING, 0, "max-stat-num", &max_text, "N",
-		  "kernels in the top-kernels, bottleneck and roofline tables (default: 10)" },
-		{ OPTION_STRING, 'g', "metric", &explain, "ID",
-		  "how a metric is computed: its expression, its inputs and the result" },
-		{ OPTION_BOOL, 0, "list-metrics", &list_metrics_only, NULL,
-		  "list the catalog's metrics and exit" },
-		{ OPTION_BOOL, 0, "list-stats", &list_stats, NULL,
-		  "list each workload's kernels and their dispatches, and exit" },
-		{ OPTION_ENUM, 0, "output-format", &format, "stdout|csv|md|json",
-		  "how to print the tables (default: stdout, aligned text)" },
-		{ OPTION_STRING, 'R', "roofline-data-type", &data_type,
-		  "FP64|FP32|FP16|BF16|FP8|I8|I32",
-		  "the roofline's data type: its work and its ceilings (default: FP32)" },
-		{ OPTION_LIST, 'm', "mem-level", &levels, "HBM|L2|L1|vL1D|LDS",
-		  "the roofline's memory levels (default: every one)", "HBM|L2|L1|vL1D|LDS" },
-		{ OPTION_ENUM, 0, "sort", &sort, "kernels|dispatches",
-		  "roofline points: the top kernels (their dispatches together) or the longest "
-		  "dispatches (default: kernels)" },
-		{ OPTION_STRING, 0, "roofline-plot", &plot, "FILE",
-		  "also write the first workload's roofline as a self-contained HTML file" },
-		{ OPTION_BOOL, 'h', "help", &help, NULL, "show this help" },
-		OPTION_END,
-	};
-	struct error err;
-	int next;
-	if (options_parse(table, argc, argv, &next, &err))
-		die_with(EXIT_USAGE, "compute analyze: %s", err.message);
-	if (help == 1) {
-		options_print_help(stdout, analyze_usage, analyze_description, table);
-		return 0;
-	}
-	if (next < argc)
-		die_with(EXIT_USAGE, "compute analyze: unexpected argument '%s' (workloads are given "
-				     "with -p)", argv[next]);
-	struct strbuf dir = STRBUF_INIT;
-	struct catalog c;
-	if (install_path("share/gpuprof/catalog", &dir, &err) || catalog_load(dir.buf, &c, &err))
-		die("compute: %s", err.message);
-	strbuf_release(&dir);
-	if (list_metrics_only == 1) {
-		for (size_t b = 0; b < c.count; b++) {
-			printf("%d %s\n", c.blocks[b].id, c.blocks[b].title);
-			for (size_t t = 0; t < c.blocks[b].count; t++) {
-				printf("  %s %s\n", c.blocks[b].tables[t].id, c.blocks[b].tables[t].title);
-				for (size_t i = 0; i < c.blocks[b].tables[t].count; i++)
-					printf("    %s %s (%s)\n", c.blocks[b].tables[t].metrics[i].id,
-					       c.blocks[b].tables[t].metrics[i].name,
-					       c.blocks[b].tables[t].metrics[i].unit);
-			}
-		}
-		catalog_release(&c);
-		return 0;
-	}
-	if (!paths.count)
-		die_with(EXIT_USAGE, "compute analyze: no workload given (-p DIR)");
-	for (int i = 0; i < blocks.count; i++)
-		if (strcmp(blocks.items[i], "0") && strcmp(blocks.items[i], "1") &&
-		    catalog_select(&c, blocks.items[i], NULL, NULL) < 0)
-			die_with(EXIT_USAGE, "compute analyze: -b %s: no block, table or metric has "
-					     "this id or alias (--list-metrics lists them)",
-				 blocks.items[i]);
-	for (int i = 0; i < dispatches.count; i++) {
-		long long from, to;
-		if (analyze_parse_dispatch(dispatches.items[i], &from, &to, &err))
-			die_with(EXIT_USAGE, "compute analyze: %s", err.message);
-	}
-	char *end;
-	long max = strtol(max_text, &end, 10);
-	if (*end || !*max_text || max < 1)
-		die_with(EXIT_USAGE, "compute analyze: --max-stat-num: '%s' is not a number from 1",
-			 max_text);
-	int vector, matrix;
-	if (roofline_data_type(data_type, &vector, &matrix))
-		die_with(EXIT_USAGE, "compute analyze: -R %s: not a data type (FP64, FP32, FP16, "
-				     "BF16, FP8, I8, I32)", data_type);
-	struct analyze_request r = {
-		.catalog = &c, .count = paths.count,
-		.blocks = (const char *const *)blocks.items, .block_count = blocks.count,
-		.kernels = (const char *const *)kernels.items, .kernel_count = kernels.count,
-		.dispatches = (const char *const *)dispatches.items,
-		.dispatch_count = dispatches.count,
-		.normal = !strcmp(normal, "per_second") ? PER_SECOND
-			  : !strcmp(normal, "per_cycle") ? PER_CYCLE
-			  : !strcmp(normal, "per_warp") ? PER_WARP : PER_KERNEL,
-		.time_scale = !strcmp(time_unit, "s") ? 1e9 : !strcmp(time_unit, "ms") ? 1e6
-			      : !strcmp(time_unit, "us") ? 1e3 : 1,
-		.time_unit = time_unit, .max_kernels = (int)max,
-		.format = !strcmp(format, "stdout") ? TABLE_TEXT : table_parse_format(format),
-		.out = stdout, .data_type = data_type, .per_dispatch = !strcmp(sort, "dispatches"),
-	};
-	for (int i = 0; i < levels.count; i++) {
-		int level = roofline_level(levels.items[i]);
-		if (level < 0)
-			die_with(EXIT_USAGE, "compute analyze: -m %s: not a memory level (HBM, L2, "
-					     "L1 or vL1D, LDS)", levels.items[i]);
-		r.levels[level] = 1;
-	}
-	r.workloads = xcalloc((size_t)paths.count, sizeof(*r.workloads));
-	for (int i = 0; i < paths.count; i++) {
-		if (workload_read(paths.items[i], &r.workloads[i], &err))
-			die("compute analyze: %s", err.message);
-		print_incomplete("compute analyze", &r.workloads[i]);
-	}
-	int rc = explain ? analyze_explain(&r, explain, &err)
-		 : list_stats == 1 ? analyze_list_stats(&r, &err) : analyze_print(&r, &err);
-	if (rc == 0 && plot && !explain && list_stats != 1)
-		rc = analyze_roofline_plot(&r, plot, &err);
-	if (rc)
-		die_with(explain ? EXIT_USAGE : 1, "compute analyze: %s", err.message);
-	for (int i = 0; i < paths.count; i++)
-		workload_release(&r.workloads[i]);
-	free(r.workloads);
-	catalog_release(&c);
-	options_release();
-	return 0;
-}
-
 int cmd_compute(int argc, char **argv)
 {
 	if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
 		printf("usage: gpuprof compute profile [options] [-- COMMAND]\n"
 		       "       %s\n\n%s\n\n%s\n\n"
 		       "gpuprof compute profile --help and gpuprof compute analyze --help tell "
-		       "their options.\n", analyze_usage, description, analyze_description);
+		       "their options.\n", compute_analyze_usage, description, compute_analyze_description);
 		return argc < 2 ? EXIT_USAGE : 0;
 	}
 	if (!strcmp(argv[1], "profile"))

@@ -416,15 +416,22 @@ int cmd_roofline(int argc, char **argv)
 	}
 	if (lock >= 0 && rerun != 1)
 		reused = cached(cache.buf, d, (int)experiments, &r);
+	struct strbuf inverted = STRBUF_INIT;
 	if (!reused) {
 		measure(d, (int)experiments, quiet == 1, &r);
+		if (roofline_check_order(&r, &inverted))
+			warn("roofline: %s (--rerun measures again)", inverted.buf);
 		if (lock >= 0 && write_csv(cache.buf, &r, &err))
 			warn("roofline: the result is not cached: %s", err.message);
-	} else if (quiet != 1) {
-		fprintf(stderr, "gpuprof: roofline: reusing the measurement of %s (%d experiments "
-				"per ceiling) cached in %s (--rerun measures again)\n", r.device_name,
-			r.experiments, cache.buf);
+	} else {
+		if (quiet != 1)
+			fprintf(stderr, "gpuprof: roofline: reusing the measurement of %s (%d "
+					"experiments per ceiling) cached in %s (--rerun measures "
+					"again)\n", r.device_name, r.experiments, cache.buf);
+		if (roofline_check_order(&r, &inverted))
+			warn("roofline: %s (--rerun measures again)", inverted.buf);
 	}
+	strbuf_release(&inverted);
 	if (lock >= 0)
 		close(lock);
 	if (write_csv(csv.buf, &r, &err))

@@ -618,11 +618,25 @@ struct job {
 	int sample_realtime;  /* threads off the CPU sampled too */
 };
 
-/* Puts "--pmc: " before err's message; returns -1. */
-static int pmc_error(struct error *err)
+/* Puts the options the counters came from before err's message (those of a preset
+ * named as the preset's, which the user did not type); returns -1. */
+static int pmc_error(const struct trace_options *o, struct error *err)
 {
 	struct error inner = *err;
-	return error_set(err, "--pmc: %s", inner.message);
+	const char *what = o->pmc.count && o->pmc_set.count ? "--pmc and --pmc-set"
+			   : o->pmc.count ? "--pmc" : "--pmc-set";
+	if (!o->preset)
+		return error_set(err, "%s: %s", what, inner.message);
+	struct strbuf names = STRBUF_INIT;
+	for (int i = 0; i < o->pmc_set.count; i++)
+		strbuf_addf(&names, "%s%s", names.len ? ", " : "pmc_set: ", o->pmc_set.items[i]);
+	for (int i = 0; i < o->pmc.count; i++)
+		strbuf_addf(&names, "%s%s", i ? ", " : names.len ? "; pmc: " : "pmc: ",
+			    o->pmc.items[i]);
+	error_set(err, "the counters of --preset %s (%s): %s", o->preset, names.buf,
+		  inner.message);
+	strbuf_release(&names);
+	return -1;
 }
 
 /* Adds the CUPTI metrics a catalog metric reads to the list (newline-separated). */
@@ -734,7 +748,7 @@ static int plan_counters(struct job *j, struct error *err)
 	free(names);
 	strbuf_release(&unique);
 	strbuf_release(&list);
-	return rc ? pmc_error(err) : 0;
+	return rc ? pmc_error(&j->o, err) : 0;
 }
 
 static int job_prepare(struct job *j, struct error *err)

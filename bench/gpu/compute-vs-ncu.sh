@@ -1,12 +1,13 @@
 #!/bin/sh
-# Speed-of-light counters for 50 kernels: `gpuprof compute profile -b 2` against
-# `ncu --section SpeedOfLight` on the same program (samples/cuda/vcopy, 50 launches of
-# 16M floats), wall-clock time of the whole run, median of ROUNDS, the order of the two
-# rotated every round. ncu locks the clocks to base and flushes the caches before every
-# pass; gpuprof leaves clocks and caches as the program has them (CUPTI's kernel replay
-# restores the memory a kernel writes, not the caches). Prints the two medians and the
-# ratio ncu / gpuprof.
-#   bench/gpu/compute-vs-ncu.sh [ROUNDS]
+# Counters for 50 kernels, gpuprof compute profile against Nsight Compute on the same
+# program (samples/cuda/vcopy, 50 launches of 16M floats): the speed-of-light block
+# (`-b 2.1` against `ncu --section SpeedOfLight`), or with SET=full every block (`--set
+# full` against `ncu --set full`); wall-clock time of the whole run, median of ROUNDS, the
+# order of the two rotated every round. ncu locks the clocks to base and flushes the
+# caches before every pass; gpuprof leaves clocks and caches as the program has them
+# (CUPTI's kernel replay restores the memory a kernel writes, not the caches). Prints the
+# two medians and the ratio ncu / gpuprof.
+#   bench/gpu/compute-vs-ncu.sh [ROUNDS]      SET=full bench/gpu/compute-vs-ncu.sh [ROUNDS]
 set -eu
 cd "$(dirname "$0")/../.."
 BUILD=$(cd "${BUILD:-build}" && pwd) || exit 1
@@ -23,11 +24,19 @@ fi
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 now() { date +%s.%N; }
+SET=${SET:-speed-of-light}
+case "$SET" in
+speed-of-light) ours="-b 2.1" theirs="--section SpeedOfLight" ;;
+full) ours="--set full" theirs="--set full" ;;
+*) echo "SET is speed-of-light or full, not '$SET'" >&2; exit 2 ;;
+esac
 run_gpuprof() {
-	"$BUILD/bin/gpuprof" compute profile -q -b 2 --overwrite \
+	# shellcheck disable=SC2086
+	"$BUILD/bin/gpuprof" compute profile -q $ours --no-roof --overwrite \
 		--output-directory "$work/w" -- "$VCOPY" -n 16777216 -i 50 >/dev/null
 }
-run_ncu() { ncu --section SpeedOfLight "$VCOPY" -n 16777216 -i 50 >"$work/ncu.txt"; }
+# shellcheck disable=SC2086
+run_ncu() { ncu $theirs "$VCOPY" -n 16777216 -i 50 >"$work/ncu.txt"; }
 : > "$work/times"
 round=0
 while [ "$round" -lt "$ROUNDS" ]; do
@@ -40,5 +49,5 @@ while [ "$round" -lt "$ROUNDS" ]; do
 done
 median() { grep "^$1 " "$work/times" | cut -d' ' -f2 | sort -n | awk '{v[NR]=$1} END {print v[int((NR+1)/2)]}'; }
 g=$(median gpuprof) n=$(median ncu)
-printf "speed-of-light, 50 kernels: gpuprof %.2f s, ncu %.2f s, ncu/gpuprof %.2f\n" \
-	"$g" "$n" "$(echo "$n / $g" | bc -l)"
+printf "%s, 50 kernels: gpuprof %.2f s, ncu %.2f s, ncu/gpuprof %.2f\n" \
+	"$SET" "$g" "$n" "$(echo "$n / $g" | bc -l)"

@@ -69,8 +69,10 @@ static int normal_divisor(const struct analyze_request *r, const struct workload
 		*out = 1;
 		return 0;
 	case PER_SECOND:
-		*out = (d->end - d->start) / 1e9;
-		return *out > 0 ? 0 : -1;
+		if (workload_duration(w, d, out))
+			return -1;
+		*out /= 1e9;
+		return 0;
 	case PER_CYCLE:
 		return workload_lookup("gpc__cycles_elapsed.max", out, &c) || *out <= 0 ? -1 : 0;
 	case PER_WARP:
@@ -87,6 +89,20 @@ struct stats {
 	int count, peak_count;
 };
 
+/* A metric's value for one dispatch, normalized as -n asks: 0, or -1 when it has none. */
+static int dispatch_value(const struct analyze_request *r, const struct workload *w,
+			  const struct workload_dispatch *d, const struct catalog_metric *m,
+			  double *v)
+{
+	struct workload_context c = { w, d };
+	double divisor = 1;
+	if (expr_eval(m->expr, workload_lookup, &c, v) ||
+	    (count_unit(m->unit) && normal_divisor(r, w, d, &divisor)))
+		return -1;
+	*v /= divisor;
+	return 0;
+}
+
 /* A metric over the dispatches kept of w (kernel: only those of this name when given). */
 static void metric_stats(const struct analyze_request *r, const struct workload *w,
 			 const struct catalog_metric *m, const char *kernel, struct stats *s)
@@ -97,11 +113,8 @@ static void metric_stats(const struct analyze_request *r, const struct workload 
 		if (!dispatch_kept(r, d) || (kernel && strcmp(kernel, d->kernel)))
 			continue;
 		struct workload_context c = { w, d };
-		double v, divisor, peak;
-		if (expr_eval(m->expr, workload_lookup, &c, &v) == 0 &&
-		    (!count_unit(m->unit) || normal_divisor(r, w, d, &divisor) == 0)) {
-			if (count_unit(m->unit))
-				v /= divisor;
+		double v, peak;
+		if (dispatch_value(r, w, d, m, &v) == 0) {
 			s->sum += v;
 			s->min = s->count && s->min < v ? s->min : v;
 			s->max = s->count && s->max > v ? s->max : v;
@@ -133,6 +146,114 @@ static const char *label(int i, struct strbuf *out)
 	strbuf_reset(out);
 	strbuf_addf(out, "W%d", i + 1);
 	return out->buf;
+}
+
+/* ---- what a selection names ----------------------------------------------------------- */
+
+/* The tables analyze makes itself rather than from the catalog's metrics. */
+static const struct own_table {
+	const char *id;
+	int block;
+} own_tables[] = { { "0.1", 0 }, { "1.1", 1 }, { "2.2", 2 }, { "4.3", 4 } };
+#define OWN_TABLES (sizeof(own_tables) / sizeof(own_tables[0]))
+
+/* Whether a selection names a block by its number or an alias. */
+static int names_block(const struct catalog *c, const char *selection, int block)
+{
+	char id[16];
+	snprintf(id, sizeof(id), "%d", block);
+	if (!strcmp(selection, id))
+		return 1;
+	for (size_t b = 0; b < c->count; b++)
+		for (size_t a = 0; c->blocks[b].id == block && a < c->blocks[b].alias_count; a++)
+			if (!strcmp(c->blocks[b].aliases[a], selection))
+				return 1;
+	return 0;
+}
+
+static int names_own(const struct catalog *c, const char *selection, const struct own_table *t)
+{
+	return !strcmp(selection, t->id) || names_block(c, selection, t->block);
+}
+
+int analyze_known_selection(const struct catalog *c, const char *selection)
+{
+	for (size_t i = 0; i < OWN_TABLES; i++)
+		if (names_own(c, selection, &own_tables[i]))
+			return 1;
+	return catalog_select(c, selection, NULL, NULL) >= 0;
+}
+
+/* Whether the request shows table id of own_tables. */
+static int own_shown(const struct analyze_request *r, const char *id)
+{
+	if (!r->block_count)
+		return 1;
+	for (size_t i = 0; i < OWN_TABLES; i++)
+		for (int k = 0; !strcmp(own_tables[i].id, id) && k < r->block_count; k++)
+			if (names_own(r->catalog, r->blocks[k], &own_tables[i]))
+				return 1;
+	return 0;
+}
+
+int analyze_check_kept(const struct analyze_request *r, struct error *err)
+{
+	for (int i = 0; i < r->count; i++) {
+		const struct workload *w = &r->workloads[i];
+		size_t kept = 0;
+		for (size_t k = 0; k < w->count && !kept; k++)
+			kept += dispatch_kept(r, &w->dispatches[k]);
+		if (kept)
+			continue;
+		struct strbuf filters = STRBUF_INIT;
+		for (int k = 0; k < r->kernel_count; k++)
+			strbuf_addf(&filters, "%s-k %s", filters.len ? " " : "", r->kernels[k]);
+		for (int k = 0; k < r->dispatch_count; k++)
+			strbuf_addf(&filters, "%s-d %s", filters.len ? " " : "", r->dispatches[k]);
+		error_set(err, "%s: no dispatch of %s is kept (--list-stats lists its kernels and "
+			       "dispatches)", filters.buf, w->dir);
+		strbuf_release(&filters);
+		return -1;
+	}
+	return 0;
+}
+
+/* ---- numbers for people ------------------------------------------------------------------ */
+
+/* A row's scale in text and Markdown: the values of a unit that takes an SI prefix, when
+ * the largest reaches a million, are shown in the prefix that keeps it under 1000
+ * (4.19 TB/s rather than 4194304000000.00 bytes/s); *shown is the unit with its prefix.
+ * 1 for CSV and JSON, which keep every digit, and for other units. */
+static double row_scale(const struct analyze_request *r, const char *unit, double largest,
+			struct strbuf *shown)
+{
+	static const struct { const char *unit, *stem; int space; } scalable[] = {
+		{ "bytes", "B", 0 }, { "bytes/s", "B/s", 0 }, { "Hz", "Hz", 0 },
+		{ "FLOP", "FLOP", 0 }, { "OP", "OP", 0 }, { "instructions", "instructions", 1 },
+		{ "sectors", "sectors", 1 }, { "requests", "requests", 1 },
+		{ "wavefronts", "wavefronts", 1 }, { "conflicts", "conflicts", 1 },
+		{ "cycles", "cycles", 1 }, { "threads", "threads", 1 },
+	};
+	static const char *const prefixes[] = { "k", "M", "G", "T", "P", "E" };
+	static const char *const per[] = { "", "/s", "/cycle", "/warp" };
+	strbuf_reset(shown);
+	shown_unit(r, unit, shown);
+	if (decimals_of(r) < 0 || !isfinite(largest) || fabs(largest) < 1e6)
+		return 1;
+	for (size_t i = 0; i < sizeof(scalable) / sizeof(scalable[0]); i++) {
+		if (strcmp(unit, scalable[i].unit))
+			continue;
+		int p = 0;
+		double scale = 1e3;
+		while (p + 1 < (int)(sizeof(prefixes) / sizeof(prefixes[0])) &&
+		       fabs(largest) >= scale * 1e3)
+			p++, scale *= 1e3;
+		strbuf_reset(shown);
+		strbuf_addf(shown, "%s%s%s%s", prefixes[p], scalable[i].space ? " " : "",
+			    scalable[i].stem, count_unit(unit) ? per[r->normal] : "");
+		return scale;
+	}
+	return 1;
 }
 
 /* ---- 0. top kernels, 1. system info ------------------------------------------------- */
@@ -168,7 +289,9 @@ static size_t kernel_times(const struct analyze_request *r, const struct workloa
 			k = xrealloc(k, (n + 1) * sizeof(*k));
 			k[n++] = (struct kernel_time){ d->kernel, 0, INFINITY, -INFINITY, 0 };
 		}
-		double t = d->end - d->start;
+		double t;
+		if (workload_duration(w, d, &t))
+			t = 0; /* counted, with no time */
 		k[j].sum += t;
 		k[j].min = fmin(k[j].min, t);
 		k[j].max = fmax(k[j].max, t);
@@ -269,8 +392,6 @@ static int print_table(const struct analyze_request *r, const struct catalog_blo
 		const struct catalog_metric *m = &table->metrics[i];
 		if (!catalog_selected(b, table, m, r->blocks, r->block_count))
 			continue;
-		strbuf_reset(&unit);
-		shown_unit(r, m->unit, &unit);
 		table_text(t, m->id);
 		table_text(t, m->name);
 		struct stats base;
@@ -278,24 +399,35 @@ static int print_table(const struct analyze_request *r, const struct catalog_blo
 		double avg = base.count ? base.sum / base.count : NAN;
 		if (r->count == 1) {
 			double peak = base.peak_count ? base.peak_sum / base.peak_count : NAN;
-			cell(r, t, avg, base.count);
-			cell(r, t, base.min, base.count);
-			cell(r, t, base.max, base.count);
+			double largest = base.count ? fmax(fabs(base.min), fabs(base.max)) : NAN;
+			double scale = row_scale(r, m->unit, base.peak_count && !isnan(largest)
+							       ? fmax(largest, fabs(peak)) : largest, &unit);
+			cell(r, t, avg / scale, base.count);
+			cell(r, t, base.min / scale, base.count);
+			cell(r, t, base.max / scale, base.count);
 			table_text(t, unit.buf);
-			cell(r, t, peak, base.peak_count);
+			cell(r, t, peak / scale, base.peak_count);
 			cell(r, t, 100 * avg / peak, base.count && base.peak_count && peak != 0);
 			continue;
 		}
-		table_text(t, unit.buf);
-		cell(r, t, avg, base.count);
+		struct stats *s = xcalloc((size_t)r->count, sizeof(*s));
+		double largest = base.count ? fabs(avg) : NAN;
 		for (int w = 1; w < r->count; w++) {
-			struct stats s;
-			metric_stats(r, &r->workloads[w], m, NULL, &s);
-			double other = s.count ? s.sum / s.count : NAN;
-			cell(r, t, other, s.count);
-			cell(r, t, 100 * (other - avg) / avg, s.count && base.count && avg != 0);
-			cell(r, t, other - avg, s.count && base.count);
+			metric_stats(r, &r->workloads[w], m, NULL, &s[w]);
+			if (s[w].count)
+				largest = isnan(largest) ? fabs(s[w].sum / s[w].count)
+							 : fmax(largest, fabs(s[w].sum / s[w].count));
 		}
+		double scale = row_scale(r, m->unit, largest, &unit);
+		table_text(t, unit.buf);
+		cell(r, t, avg / scale, base.count);
+		for (int w = 1; w < r->count; w++) {
+			double other = s[w].count ? s[w].sum / s[w].count : NAN;
+			cell(r, t, other / scale, s[w].count);
+			cell(r, t, 100 * (other - avg) / avg, s[w].count && base.count && avg != 0);
+			cell(r, t, (other - avg) / scale, s[w].count && base.count);
+		}
+		free(s);
 	}
 	for (int i = 0; i < r->count * 3; i++)
 		strbuf_release(&labels[i]);
@@ -408,13 +540,14 @@ static void roof_sum(const struct analyze_request *r, const struct workload *w,
 		double work, matrix_work, bytes;
 		int has_work = ceiling_count(r->catalog, vector, &c, &work) == 0;
 		int has_matrix = ceiling_count(r->catalog, matrix, &c, &matrix_work) == 0;
+		double ns;
 		if ((!has_work && !has_matrix) || ceiling_count(r->catalog, level, &c, &bytes) ||
-		    !(d->end > d->start))
+		    workload_duration(w, d, &ns))
 			continue;
 		s->work += (has_work ? work : 0) + (has_matrix ? matrix_work : 0);
 		s->matrix_work += has_matrix ? matrix_work : 0;
 		s->bytes += bytes;
-		s->ns += d->end - d->start;
+		s->ns += ns;
 		s->count++;
 	}
 }
@@ -618,59 +751,57 @@ int analyze_print(const struct analyze_request *r, struct error *err)
 {
 	table_output_begin(r->out, r->format);
 	int rc = 0;
-	int all = !r->block_count;
-	for (int i = 0; i < r->block_count; i++)
-		all |= !strcmp(r->blocks[i], "0") || !strcmp(r->blocks[i], "1");
-	for (int i = 0; rc == 0 && i < r->count && all; i++)
+	for (int i = 0; rc == 0 && i < r->count && own_shown(r, "0.1"); i++)
 		rc = print_top(r, i, err);
-	if (rc == 0 && all)
+	if (rc == 0 && own_shown(r, "1.1"))
 		rc = print_system(r, err);
 	for (size_t b = 0; rc == 0 && b < r->catalog->count; b++) {
 		const struct catalog_block *block = &r->catalog->blocks[b];
-		int shown = 0;
 		for (size_t t = 0; rc == 0 && t < block->count; t++) {
 			const struct catalog_table *table = &block->tables[t];
 			int any = 0;
 			for (size_t i = 0; i < table->count && !any; i++)
 				any = catalog_selected(block, table, &table->metrics[i], r->blocks,
 						       r->block_count);
-			if (any) {
+			if (any)
 				rc = print_table(r, block, table, err);
-				shown = 1;
-			}
 		}
-		if (rc == 0 && shown && block->id == 2)
+		if (rc == 0 && block->id == 2 && own_shown(r, "2.2"))
 			rc = print_bottleneck(r, r->catalog, err);
-		if (rc == 0 && shown && block->id == 4)
+		if (rc == 0 && block->id == 4 && own_shown(r, "4.3"))
 			rc = print_roofline(r, err);
 	}
 	table_output_end(r->out, r->format);
 	return rc;
 }
 
+/* One input of a metric for one dispatch, appended to a line. */
 struct explanation {
-	const struct analyze_request *r;
 	const struct workload *w;
+	const struct workload_dispatch *d;
+	struct strbuf *line;
 };
 
 static void explain_input(const char *name, void *arg)
 {
 	struct explanation *e = arg;
-	double sum = 0, v;
-	int count = 0;
-	for (size_t i = 0; i < e->w->count; i++) {
-		struct workload_context c = { e->w, &e->w->dispatches[i] };
-		if (dispatch_kept(e->r, c.d) && workload_lookup(name, &v, &c) == 0) {
-			sum += v;
-			count++;
-		}
-	}
-	if (count)
-		fprintf(e->r->out, "  %s = %.15g (average over %d dispatches)\n", name, sum / count,
-			count);
+	struct workload_context c = { e->w, e->d };
+	double v;
+	strbuf_addf(e->line, "%s%s = ", e->line->len ? ", " : "", name);
+	if (workload_lookup(name, &v, &c) == 0)
+		strbuf_addf(e->line, "%.15g", v);
 	else
-		fprintf(e->r->out, "  %s = N/A (no dispatch kept has it)\n", name);
+		strbuf_addstr(e->line, "N/A");
+	if (!strcmp(name, "launch.duration")) { /* which of the two measures it is */
+		struct workload_context measured = c;
+		double gpu;
+		strbuf_addstr(e->line, workload_lookup(CATALOG_DURATION, &gpu, &measured) == 0 && gpu > 0
+				       ? " (" CATALOG_DURATION ")" : " (End_Timestamp - Start_Timestamp)");
+	}
 }
+
+/* How many dispatches -g shows one by one. */
+#define EXPLAINED_DISPATCHES 20
 
 int analyze_explain(const struct analyze_request *r, const char *id, struct error *err)
 {
@@ -680,19 +811,40 @@ int analyze_explain(const struct analyze_request *r, const char *id, struct erro
 				const struct catalog_metric *m = &r->catalog->blocks[b].tables[t].metrics[i];
 				if (strcmp(m->id, id))
 					continue;
-				struct explanation e = { r, &r->workloads[0] };
-				struct strbuf unit = STRBUF_INIT;
+				const struct workload *w = &r->workloads[0];
+				struct strbuf unit = STRBUF_INIT, line = STRBUF_INIT;
 				shown_unit(r, m->unit, &unit);
 				fprintf(r->out, "%s %s (%s) = %s\n", m->id, m->name, unit.buf, m->expr_text);
-				expr_names(m->expr, explain_input, &e);
-				struct stats s;
-				metric_stats(r, e.w, m, NULL, &s);
-				if (s.count)
-					fprintf(r->out, "  = %.15g %s (average over %d dispatches)\n",
-						s.sum / s.count, unit.buf, s.count);
+				if (m->peak_text)
+					fprintf(r->out, "  peak = %s\n", m->peak_text);
+				int kept = 0;
+				for (size_t k = 0; k < w->count; k++) {
+					const struct workload_dispatch *d = &w->dispatches[k];
+					if (!dispatch_kept(r, d) || ++kept > EXPLAINED_DISPATCHES)
+						continue;
+					struct explanation e = { w, d, &line };
+					strbuf_reset(&line);
+					expr_names(m->expr, explain_input, &e);
+					double v;
+					fprintf(r->out, "  dispatch %lld (%s): %s", d->dispatch_id, d->kernel,
+						line.buf);
+					if (dispatch_value(r, w, d, m, &v) == 0)
+						fprintf(r->out, " -> %.15g %s\n", v, unit.buf);
+					else
+						fprintf(r->out, " -> N/A\n");
+				}
+				if (kept > EXPLAINED_DISPATCHES)
+					fprintf(r->out, "  (%d more dispatches)\n", kept - EXPLAINED_DISPATCHES);
+				struct stats st;
+				metric_stats(r, w, m, NULL, &st);
+				if (st.count)
+					fprintf(r->out, "  = %.15g %s: the mean of the %d dispatch%s values "
+							"(Avg of the tables)\n", st.sum / st.count, unit.buf,
+						st.count, st.count == 1 ? "'s" : "es'");
 				else
-					fprintf(r->out, "  = N/A\n");
+					fprintf(r->out, "  = N/A: no dispatch kept has every input\n");
 				strbuf_release(&unit);
+				strbuf_release(&line);
 				return 0;
 			}
 	return error_set(err, "-g %s: no metric has this id (--list-metrics lists them)", id);

@@ -39,6 +39,15 @@ struct analyze_request {
 	int per_dispatch;
 };
 
+/* Whether analyze shows something for a -b selection: a block, table or metric of the
+ * catalog, an alias, or a table analyze makes itself (0.1 top kernels, 1.1 system, 2.2
+ * bottleneck, 4.3 roofline). */
+int analyze_known_selection(const struct catalog *c, const char *selection);
+
+/* 0 when -k and -d keep a dispatch of every workload; -1 with err naming the first
+ * workload they leave empty. */
+int analyze_check_kept(const struct analyze_request *r, struct error *err);
+
 /* Checks a dispatch selection ("3", "3:5"): 0, or -1 with err. */
 int analyze_parse_dispatch(const char *text, long long *from, long long *to, struct error *err);
 
@@ -51,8 +60,9 @@ int analyze_parse_dispatch(const char *text, long long *from, long long *to, str
  * against the matrix ceiling when it has matrix work, else the vector one. */
 int analyze_print(const struct analyze_request *r, struct error *err);
 
-/* Prints how metric `id` is computed for the first workload: its expression, each input
- * with its average over the dispatches kept, and the result. */
+/* Prints how metric `id` is computed for the first workload: its expression (and peak),
+ * for each dispatch kept (the first 20) its inputs and its value, and the mean of those
+ * values, which is the tables' Avg. */
 int analyze_explain(const struct analyze_request *r, const char *id, struct error *err);
 
 /* The same points as a self-contained HTML plot (roofline/roofline.h) written to path,

@@ -15,7 +15,8 @@
 static const char *const derived_names[] = {
 	"launch.grid_size", "launch.block_size", "launch.registers_per_thread",
 	"launch.shared_memory_per_block", "launch.occupancy_warps", "launch.waves_per_sm",
-	"launch.duration",
+	"launch.duration", "launch.occupancy_limit_warps", "launch.occupancy_limit_registers",
+	"launch.occupancy_limit_shared_memory", "launch.occupancy_limit_blocks",
 	/* the numeric facts of a workload's sysinfo.csv (compute/workload.h) */
 	"device.sm_count", "device.warp_size", "device.max_warps_per_sm",
 	"device.max_blocks_per_sm", "device.registers_per_sm", "device.shared_memory_per_sm",
@@ -461,7 +462,9 @@ int catalog_select(const struct catalog *c, const char *selection,
 static void add_cupti_name(const char *name, void *arg)
 {
 	struct strbuf *names = arg;
-	if (catalog_derived(name))
+	if (!strcmp(name, "launch.duration"))
+		name = CATALOG_DURATION;
+	else if (catalog_derived(name))
 		return;
 	size_t n = strlen(name);
 	for (const char *at = names->buf; at && (at = strstr(at, name)); at += n)

@@ -79,8 +79,12 @@ int catalog_selected(const struct catalog_block *b, const struct catalog_table *
 int catalog_select(const struct catalog *c, const char *selection,
 		   void (*fn)(const struct catalog_metric *m, void *arg), void *arg);
 
+/* The counter that measures launch.duration, the time base of every rate: collected
+ * with any metric whose expression divides by the duration. */
+#define CATALOG_DURATION "gpu__time_duration.sum"
+
 /* The CUPTI metric names a metric's expressions use, each once, appended to names
- * (one per line) unless already there. */
+ * (one per line) unless already there; CATALOG_DURATION for launch.duration. */
 void catalog_cupti_names(const struct catalog_metric *m, struct strbuf *names);
 
 #endif

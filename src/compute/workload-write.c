@@ -59,6 +59,14 @@ int workload_write_dispatches(sqlite3 *db, FILE *out, size_t *rows, struct error
 			       "LEFT JOIN gpuprof_string s ON s.id = k.name_id "
 			       "LEFT JOIN gpuprof_agent a ON a.process_id = k.process_id "
 			       "AND a.agent_index = k.agent_index ORDER BY k.id", &kernels, err);
+	long long processes = 0;
+	sqlite3_stmt *count_processes = NULL;
+	if (rc == 0 && (rc = store_prepare(db, "SELECT COUNT(DISTINCT process_id) FROM "
+					   "gpuprof_kernel", &count_processes, err)) == 0) {
+		if (sqlite3_step(count_processes) == SQLITE_ROW)
+			processes = sqlite3_column_int64(count_processes, 0);
+		sqlite3_finalize(count_processes);
+	}
 	if (rc == 0 && has_counters)
 		rc = store_prepare(db, "SELECT n.string, c.value FROM gpuprof_counter c "
 				   "JOIN gpuprof_string n ON n.id = c.name_id "
@@ -89,7 +97,10 @@ int workload_write_dispatches(sqlite3 *db, FILE *out, size_t *rows, struct error
 			sqlite3_reset(counters);
 		}
 		strbuf_reset(&line);
-		for (int c = 0; c < 7; c++)
+		/* a workload's Dispatch_ID names one dispatch: the process's own where there
+		 * is one process, the dispatch's place in the recording where there are more */
+		csv_int(&line, processes > 1 ? (long long)*rows + 1 : sqlite3_column_int64(kernels, 0));
+		for (int c = 1; c < 7; c++)
 			csv_int(&line, sqlite3_column_int64(kernels, c));
 		csv_text(&line, (const char *)sqlite3_column_text(kernels, 7));
 		csv_int(&line, sqlite3_column_int64(kernels, 8));

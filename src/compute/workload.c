@@ -9,9 +9,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "compute/catalog.h"
 #include "store/store.h"
 #include "util/csv.h"
 #include "util/hash.h"
+#include "util/sort.h"
 #include "util/strbuf.h"
 
 /* The rows of a file's text, or -1 with err naming where a quote was left open. */
@@ -45,6 +47,38 @@ static int number(const char *text, double *out)
 	errno = 0;
 	*out = strtod(text, &end);
 	return *end || errno || !isfinite(*out) ? -1 : 0;
+}
+
+struct id_line {
+	long long id;
+	int line;
+};
+
+static int by_id(const void *a, const void *b)
+{
+	const struct id_line *x = a, *y = b;
+	if (x->id != y->id)
+		return x->id < y->id ? -1 : 1;
+	return x->line - y->line;
+}
+
+/* 0, or -1 with err naming the second row of a Dispatch_ID given twice (rows: those of
+ * w's dispatches, in order). */
+static int unique_ids(const char *name, const struct workload *w, const struct csv_row *rows,
+		      struct error *err)
+{
+	struct id_line *ids = xcalloc(w->count, sizeof(*ids));
+	for (size_t i = 0; i < w->count; i++)
+		ids[i] = (struct id_line){ w->dispatches[i].dispatch_id, rows[i].line };
+	sort_array(ids, w->count, sizeof(*ids), by_id);
+	int rc = 0;
+	for (size_t i = 1; i < w->count && rc == 0; i++)
+		if (ids[i].id == ids[i - 1].id)
+			rc = error_set(err, "%s:%d: Dispatch_ID %lld again (line %d has it: a "
+					    "dispatch has one row)", name, ids[i].line, ids[i].id,
+				       ids[i - 1].line);
+	free(ids);
+	return rc;
 }
 
 int workload_parse_dispatches(const char *name, const char *text, size_t size,
@@ -103,13 +137,37 @@ int workload_parse_dispatches(const char *name, const char *text, size_t size,
 		}
 		d->dispatch_id = (long long)id;
 		d->gpu_id = (long long)gpu;
-		for (size_t c = 0; c < w->column_count; c++)
+		const double sizes[] = { d->grid_threads, d->block_threads, d->shared_per_block,
+					 d->scratch_per_thread, d->registers, d->start, d->end };
+		for (size_t c = 0; c < sizeof(sizes) / sizeof(sizes[0]); c++)
+			if (sizes[c] < 0) {
+				rc = error_set(err, "%s:%d: %s is %s: sizes and times are not negative",
+					       name, row->line, fixed_columns[c < 5 ? c + 2 : c + 3],
+					       row->fields[c < 5 ? c + 2 : c + 3]);
+				goto done;
+			}
+		if (d->end < d->start) {
+			rc = error_set(err, "%s:%d: End_Timestamp %s is before Start_Timestamp %s",
+				       name, row->line, row->fields[9], row->fields[8]);
+			goto done;
+		}
+		for (size_t c = 0; c < w->column_count; c++) {
 			if (number(row->fields[FIXED_COLUMNS + c], &d->values[c])) {
 				rc = error_set(err, "%s:%d: %s: '%s' is not a number", name, row->line,
 					       w->columns[c], row->fields[FIXED_COLUMNS + c]);
 				goto done;
 			}
+			if (d->values[c] < 0) { /* no counter, ratio or duration is */
+				rc = error_set(err, "%s:%d: %s: %s is negative", name, row->line,
+					       w->columns[c], row->fields[FIXED_COLUMNS + c]);
+				goto done;
+			}
+		}
 	}
+	if (!w->count)
+		rc = error_set(err, "%s: no dispatches (a header and no rows)", name);
+	else
+		rc = unique_ids(name, w, rows + 1, err);
 done:
 	csv_rows_release(rows, count);
 	return rc ? -1 : 0;
@@ -382,6 +440,21 @@ void workload_multiplex(struct workload *w)
 	free(kernel);
 }
 
+void workload_warn_incomplete(const char *command, const struct workload *w)
+{
+	if (!w->incomplete_count)
+		return;
+	struct strbuf list = STRBUF_INIT;
+	for (size_t i = 0; i < w->incomplete_count && i < 5; i++)
+		strbuf_addf(&list, "%s%s", i ? "; " : "", w->incomplete[i]);
+	if (w->incomplete_count > 5)
+		strbuf_addf(&list, "; and %zu more", w->incomplete_count - 5);
+	warn("%s: %s: %zu kernel%s dispatched fewer times than the %ld groups of metrics get no "
+	     "metrics: %s", command, w->dir, w->incomplete_count,
+	     w->incomplete_count == 1 ? "" : "s", w->groups, list.buf);
+	strbuf_release(&list);
+}
+
 void workload_release(struct workload *w)
 {
 	for (size_t i = 0; i < w->incomplete_count; i++)
@@ -410,13 +483,18 @@ static int device_value(const struct workload *w, const char *name, double *valu
 	return text && number(text, value) == 0 && !isnan(*value) ? 0 : -1;
 }
 
-/* The warps an SM holds at once for this launch, by the CUDA occupancy rules: the fewest
- * blocks that the warp, block, register and shared-memory limits each allow, times the
- * warps of a block. Registers are allocated per warp in units of
- * register_allocation_unit; a block's shared memory in units of
- * shared_memory_allocation_unit, plus what the system reserves per block. */
-static int occupancy_warps(const struct workload *w, const struct workload_dispatch *d,
-			   double *out)
+/* The blocks an SM holds at once for this launch by each CUDA occupancy rule: its warp
+ * slots, its block slots, its registers (allocated per warp in units of
+ * register_allocation_unit) and its shared memory (per block in units of
+ * shared_memory_allocation_unit, plus what the system reserves per block; a launch
+ * without registers or shared memory has no limit there: INFINITY); and the warps of a
+ * block. 0, or -1 when the device facts are not known. */
+struct occupancy {
+	double warps, blocks, registers, shared_memory, block_warps;
+};
+
+static int occupancy_limits(const struct workload *w, const struct workload_dispatch *d,
+			    struct occupancy *o)
 {
 	double warp_size, max_warps, max_blocks, registers, register_unit, shared, reserved,
 		shared_unit;
@@ -430,18 +508,42 @@ static int occupancy_warps(const struct workload *w, const struct workload_dispa
 	    isnan(d->block_threads) || d->block_threads < 1 || warp_size < 1 ||
 	    register_unit < 1 || shared_unit < 1)
 		return -1;
-	double warps = ceil(d->block_threads / warp_size);
-	double blocks = fmin(floor(max_warps / warps), max_blocks);
+	o->block_warps = ceil(d->block_threads / warp_size);
+	o->warps = floor(max_warps / o->block_warps);
+	o->blocks = max_blocks;
+	o->registers = INFINITY;
 	if (!isnan(d->registers) && d->registers > 0) {
 		double per_warp = ceil(d->registers * warp_size / register_unit) * register_unit;
-		blocks = fmin(blocks, floor(floor(registers / per_warp) / warps));
+		o->registers = floor(floor(registers / per_warp) / o->block_warps);
 	}
 	double per_block = (isnan(d->shared_per_block) ? 0 : d->shared_per_block);
 	per_block = ceil((per_block + reserved) / shared_unit) * shared_unit;
-	if (per_block > 0)
-		blocks = fmin(blocks, floor(shared / per_block));
-	*out = blocks * warps;
+	o->shared_memory = per_block > 0 ? floor(shared / per_block) : INFINITY;
 	return 0;
+}
+
+/* The warps an SM holds at once for this launch: the fewest blocks the limits allow,
+ * times the warps of a block. */
+static int occupancy_warps(const struct workload *w, const struct workload_dispatch *d,
+			   double *out)
+{
+	struct occupancy o;
+	if (occupancy_limits(w, d, &o))
+		return -1;
+	*out = fmin(fmin(o.warps, o.blocks), fmin(o.registers, o.shared_memory)) * o.block_warps;
+	return 0;
+}
+
+int workload_duration(const struct workload *w, const struct workload_dispatch *d,
+		      double *value)
+{
+	for (size_t i = 0; i < w->column_count; i++)
+		if (!strcmp(w->columns[i], CATALOG_DURATION) && !isnan(d->values[i])) {
+			*value = d->values[i];
+			return *value > 0 ? 0 : -1;
+		}
+	*value = d->end - d->start;
+	return *value > 0 ? 0 : -1;
 }
 
 int workload_lookup(const char *name, double *value, void *context)
@@ -469,9 +571,18 @@ int workload_lookup(const char *name, double *value, void *context)
 		else if (!strcmp(what, "shared_memory_per_block"))
 			*value = d->shared_per_block;
 		else if (!strcmp(what, "duration"))
-			*value = d->end > d->start ? d->end - d->start : NAN;
+			return workload_duration(w, d, value);
 		else if (!strcmp(what, "occupancy_warps"))
 			return occupancy_warps(w, d, value);
+		else if (!strncmp(what, "occupancy_limit_", 16)) {
+			struct occupancy o;
+			if (occupancy_limits(w, d, &o))
+				return -1;
+			const char *limit = what + 16;
+			*value = !strcmp(limit, "warps") ? o.warps : !strcmp(limit, "blocks") ? o.blocks
+				 : !strcmp(limit, "registers") ? o.registers
+				 : !strcmp(limit, "shared_memory") ? o.shared_memory : NAN;
+		}
 		else if (!strcmp(what, "waves_per_sm")) {
 			double warps, sms, warp_size;
 			if (occupancy_warps(w, d, &warps) || device_value(w, "sm_count", &sms) ||

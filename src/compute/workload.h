@@ -60,6 +60,9 @@ int workload_parse_dispatches(const char *name, const char *text, size_t size,
 int workload_parse_facts(const char *name, const char *text, size_t size, struct workload *w,
 			 struct error *err);
 void workload_release(struct workload *w);
+/* The kernels of an iteration-multiplexed workload left without metrics, in one warning
+ * on stderr headed by command. */
+void workload_warn_incomplete(const char *command, const struct workload *w);
 
 /* profiling_config.yaml's iteration_multiplexing and multiplex_groups into w (nothing
  * when they are absent): 0, or -1 with err for a value that is not one. */
@@ -83,6 +86,13 @@ int workload_write_facts(sqlite3 *db, FILE *out, struct error *err);
 
 /* A fact of sysinfo.csv as text, NULL when absent. */
 const char *workload_fact(const struct workload *w, const char *name);
+
+/* The duration of a dispatch in ns, the one time base of every rate (the catalog's
+ * launch.duration, -n per_second, the top kernels, the roofline): the GPU's own measure
+ * of the kernel (CATALOG_DURATION, what Nsight Compute divides by) where it was
+ * collected, else End_Timestamp - Start_Timestamp. 0, or -1 when it is not positive. */
+int workload_duration(const struct workload *w, const struct workload_dispatch *d,
+		      double *value);
 
 /* The value of a catalog name for one dispatch: a metric column, launch.* (from the
  * row and the GPU's limits: the CUDA occupancy rules), device.* (sysinfo.csv) or

@@ -5,6 +5,7 @@
 #include "roofline/roofline.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "util/html.h"
@@ -17,19 +18,22 @@
 #define TOP 50
 #define BOTTOM 70
 
-#define AI_MIN 0.01   /* FLOP/byte */
+#define AI_MIN 0.01   /* FLOP/byte: the x axis at least, wider where a point lies outside */
 #define AI_MAX 1000.0
+#define LABEL_HEIGHT 13  /* px between two labels' baselines */
+#define LABEL_CHAR 6.5   /* px a character of an 11 px label takes, about */
 
 static const char *const colours[] = { "#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#8c564b",
 				       "#e377c2", "#17becf", "#bcbd22", "#ff7f0e", "#7f7f7f" };
 
 struct axes {
+	double x_min, x_max; /* FLOP/byte, powers of ten */
 	double y_min, y_max; /* GFLOP/s, powers of ten */
 };
 
-static double x_of(double ai)
+static double x_of(const struct axes *a, double ai)
 {
-	return LEFT + (log10(ai) - log10(AI_MIN)) / (log10(AI_MAX) - log10(AI_MIN)) *
+	return LEFT + (log10(ai) - log10(a->x_min)) / (log10(a->x_max) - log10(a->x_min)) *
 		      (WIDTH - LEFT - RIGHT);
 }
 
@@ -43,16 +47,16 @@ static double y_of(const struct axes *a, double gflops)
 static void axes_and_grid(FILE *out, const struct axes *a)
 {
 	fprintf(out, "<g class=\"axes\" stroke=\"#ccc\" stroke-width=\"1\">\n");
-	for (double ai = AI_MIN; ai <= AI_MAX * 1.001; ai *= 10)
-		fprintf(out, "<line x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\"/>\n", x_of(ai), TOP,
-			x_of(ai), HEIGHT - BOTTOM);
+	for (double ai = a->x_min; ai <= a->x_max * 1.001; ai *= 10)
+		fprintf(out, "<line x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\"/>\n", x_of(a, ai),
+			TOP, x_of(a, ai), HEIGHT - BOTTOM);
 	for (double g = a->y_min; g <= a->y_max * 1.001; g *= 10)
 		fprintf(out, "<line x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\"/>\n", LEFT,
 			y_of(a, g), WIDTH - RIGHT, y_of(a, g));
 	fprintf(out, "</g>\n<g class=\"ticks\" font-size=\"12\" fill=\"#333\">\n");
-	for (double ai = AI_MIN; ai <= AI_MAX * 1.001; ai *= 10)
-		fprintf(out, "<text x=\"%.1f\" y=\"%d\" text-anchor=\"middle\">%g</text>\n", x_of(ai),
-			HEIGHT - BOTTOM + 18, ai);
+	for (double ai = a->x_min; ai <= a->x_max * 1.001; ai *= 10)
+		fprintf(out, "<text x=\"%.1f\" y=\"%d\" text-anchor=\"middle\">%g</text>\n",
+			x_of(a, ai), HEIGHT - BOTTOM + 18, ai);
 	for (double g = a->y_min; g <= a->y_max * 1.001; g *= 10)
 		fprintf(out, "<text x=\"%d\" y=\"%.1f\" text-anchor=\"end\">%g</text>\n", LEFT - 8,
 			y_of(a, g) + 4, g);
@@ -70,19 +74,38 @@ static int drawn(const struct roofline *r, const int shown[ROOF_COUNT], int c)
 	return r->values[c].measured && r->values[c].mean > 0 && (!shown || shown[c]);
 }
 
+/* A label's box, for keeping labels apart. */
+struct label {
+	double x, y, width;
+};
+
+static int overlaps(const struct label *u, const struct label *w)
+{
+	return u->x < w->x + w->width && w->x < u->x + u->width &&
+	       fabs(u->y - w->y) < LABEL_HEIGHT;
+}
+
 void roofline_plot_figure(FILE *out, const struct roofline *r, const int shown[ROOF_COUNT],
 			  const struct roofline_point *points, size_t count, const char *note)
 {
 	/* the top compute ceiling: where the bandwidth lines stop */
 	double top = 0, low = INFINITY, high = 0;
+	struct axes a = { AI_MIN, AI_MAX, 0, 0 };
+	for (size_t i = 0; i < count; i++) /* the x axis holds every point */
+		if (points[i].flops > 0 && points[i].intensity > 0 && isfinite(points[i].intensity)) {
+			a.x_min = fmin(a.x_min, pow(10, floor(log10(points[i].intensity))));
+			a.x_max = fmax(a.x_max, pow(10, ceil(log10(points[i].intensity))));
+		}
+	if (a.x_max <= a.x_min * 10)
+		a.x_max = a.x_min * 10;
 	for (int c = 0; c < ROOF_COUNT; c++) {
 		const struct roofline_value *v = &r->values[c];
 		if (!drawn(r, shown, c))
 			continue;
 		if (!roofline_is_bandwidth(c) && v->mean > top)
 			top = v->mean;
-		if (roofline_is_bandwidth(c) && v->mean * AI_MIN < low)
-			low = v->mean * AI_MIN;
+		if (roofline_is_bandwidth(c) && v->mean * a.x_min < low)
+			low = v->mean * a.x_min;
 		high = v->mean > high ? v->mean : high;
 	}
 	for (size_t i = 0; i < count; i++) {
@@ -95,7 +118,8 @@ void roofline_plot_figure(FILE *out, const struct roofline *r, const int shown[R
 		low = top > 0 ? top / 1e4 : 1;
 	if (!(high > 0))
 		high = 1e3;
-	struct axes a = { pow(10, floor(log10(low))), pow(10, ceil(log10(high * 1.5))) };
+	a.y_min = pow(10, floor(log10(low)));
+	a.y_max = pow(10, ceil(log10(high * 1.5)));
 	if (a.y_max <= a.y_min)
 		a.y_max = a.y_min * 10;
 
@@ -109,6 +133,7 @@ void roofline_plot_figure(FILE *out, const struct roofline *r, const int shown[R
 	struct line {
 		int ceiling;
 		double x1, y1, x2, y2, label_y;
+		double from, to; /* the line's span in FLOP/byte */
 	} lines[ROOF_COUNT];
 	int count_lines = 0;
 	double fastest = 0; /* the highest bandwidth: where the flat ceilings start */
@@ -122,16 +147,16 @@ void roofline_plot_figure(FILE *out, const struct roofline *r, const int shown[R
 		struct line *l = &lines[count_lines++];
 		l->ceiling = c;
 		if (roofline_is_bandwidth(c)) { /* GB/s times FLOP/byte: GFLOP/s */
-			double knee = top > 0 ? top / v->mean : AI_MAX;
-			if (knee > AI_MAX)
-				knee = AI_MAX;
-			l->x1 = x_of(AI_MIN), l->y1 = y_of(&a, v->mean * AI_MIN);
-			l->x2 = x_of(knee), l->y2 = y_of(&a, v->mean * knee);
+			double knee = top > 0 ? top / v->mean : a.x_max;
+			l->from = a.x_min, l->to = knee > a.x_max ? a.x_max : knee;
+			l->x1 = x_of(&a, l->from), l->y1 = y_of(&a, v->mean * l->from);
+			l->x2 = x_of(&a, l->to), l->y2 = y_of(&a, v->mean * l->to);
 			l->label_y = l->y1 - 6;
 		} else {
-			double start = fastest > 0 ? v->mean / fastest : AI_MIN;
-			l->x1 = x_of(start < AI_MIN ? AI_MIN : start), l->y1 = y_of(&a, v->mean);
-			l->x2 = x_of(AI_MAX), l->y2 = l->y1;
+			double start = fastest > 0 ? v->mean / fastest : a.x_min;
+			l->from = start < a.x_min ? a.x_min : start, l->to = a.x_max;
+			l->x1 = x_of(&a, l->from), l->y1 = y_of(&a, v->mean);
+			l->x2 = x_of(&a, l->to), l->y2 = l->y1;
 			l->label_y = l->y1 + 4;
 		}
 	}
@@ -142,11 +167,11 @@ void roofline_plot_figure(FILE *out, const struct roofline *r, const int shown[R
 				struct line *u = &lines[i], *w = &lines[j];
 				if (i == j || roofline_is_bandwidth(u->ceiling) !=
 						  roofline_is_bandwidth(w->ceiling) ||
-				    u->label_y > w->label_y || w->label_y - u->label_y >= 13)
+				    u->label_y > w->label_y || w->label_y - u->label_y >= LABEL_HEIGHT)
 					continue;
 				if (u->label_y == w->label_y && i > j)
 					continue;
-				u->label_y = w->label_y - 13; /* the upper one moves up */
+				u->label_y = w->label_y - LABEL_HEIGHT; /* the upper one moves up */
 				moved = 1;
 			}
 		if (!moved)
@@ -159,21 +184,34 @@ void roofline_plot_figure(FILE *out, const struct roofline *r, const int shown[R
 		const char *name = roofline_column(l->ceiling), *stroke = colours[i % 10];
 		const char *unit = roofline_unit(l->ceiling);
 		fprintf(out, "<g class=\"ceiling\" data-name=\"%s\" data-value=\"%.6g\" "
-			     "data-low=\"%.6g\" data-high=\"%.6g\" data-unit=\"%s\">\n"
-			     "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\" "
+			     "data-low=\"%.6g\" data-high=\"%.6g\" data-unit=\"%s\">\n", name, v->mean,
+			v->low, v->high, unit);
+		/* the 95 % interval of the measurement, as a band around the line */
+		if (v->low > 0 && v->high > v->low) {
+			double lo_from = bandwidth ? v->low * l->from : v->low;
+			double lo_to = bandwidth ? v->low * l->to : v->low;
+			double hi_from = bandwidth ? v->high * l->from : v->high;
+			double hi_to = bandwidth ? v->high * l->to : v->high;
+			fprintf(out, "<polygon class=\"band\" points=\"%.1f,%.1f %.1f,%.1f %.1f,%.1f "
+				     "%.1f,%.1f\" fill=\"%s\" fill-opacity=\"0.18\"/>\n",
+				l->x1, y_of(&a, lo_from), l->x2, y_of(&a, lo_to), l->x2, y_of(&a, hi_to),
+				l->x1, y_of(&a, hi_from), stroke);
+		}
+		fprintf(out, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\" "
 			     "stroke-width=\"2\"/>\n"
 			     "<text x=\"%.1f\" y=\"%.1f\" font-size=\"12\" fill=\"%s\">%s %.4g %s</text>\n"
-			     "</g>\n", name, v->mean, v->low, v->high, unit,
-			l->x1, l->y1, l->x2, l->y2, stroke, bandwidth ? l->x1 + 4 : l->x2 + 4,
-			l->label_y, stroke, name, v->mean, unit);
+			     "</g>\n", l->x1, l->y1, l->x2, l->y2, stroke,
+			bandwidth ? l->x1 + 4 : l->x2 + 4, l->label_y, stroke, name, v->mean, unit);
 	}
+	/* each kernel's name by its first point, moved down past the names already placed
+	 * until it covers none */
+	struct label *placed = xcalloc(count + 1, sizeof(*placed));
+	size_t labels = 0;
 	for (size_t i = 0; i < count; i++) {
 		const struct roofline_point *p = &points[i];
 		if (!(p->flops > 0) || !(p->intensity > 0))
 			continue;
-		double ai = p->intensity < AI_MIN ? AI_MIN : p->intensity > AI_MAX ? AI_MAX
-			    : p->intensity;
-		double x = x_of(ai), y = y_of(&a, p->flops / 1e9);
+		double x = x_of(&a, p->intensity), y = y_of(&a, p->flops / 1e9);
 		const char *fill = "black"; /* the colour of its level's line */
 		for (int j = 0; j < count_lines; j++)
 			if (lines[j].ceiling == p->level)
@@ -193,24 +231,45 @@ void roofline_plot_figure(FILE *out, const struct roofline *r, const int shown[R
 			named = !strcmp(points[j].label, p->label) && points[j].flops > 0 &&
 				points[j].intensity > 0;
 		if (!named) {
-			fprintf(out, "<text x=\"%.1f\" y=\"%.1f\" font-size=\"11\">", x + 7, y - 7);
+			struct label l = { x + 7, y - 7, LABEL_CHAR * (double)strlen(p->label) };
+			for (size_t tries = 0; tries <= labels; tries++) {
+				int clear = 1;
+				for (size_t k = 0; k < labels && clear; k++)
+					if (overlaps(&l, &placed[k])) {
+						l.y = placed[k].y + LABEL_HEIGHT;
+						clear = 0;
+					}
+				if (clear)
+					break;
+			}
+			placed[labels++] = l;
+			fprintf(out, "<text class=\"label\" x=\"%.1f\" y=\"%.1f\" font-size=\"11\">",
+				l.x, l.y);
 			html_text(out, p->label);
 			fprintf(out, "</text>\n");
 		}
 		fprintf(out, "</g>\n");
 	}
+	free(placed);
 	fprintf(out, "</svg>\n");
 	if (note && *note) {
 		fprintf(out, "<p class=\"note\">");
 		html_text(out, note);
 		fprintf(out, "</p>\n");
 	}
+	struct strbuf inverted = STRBUF_INIT;
+	if (roofline_check_order(r, &inverted)) {
+		fprintf(out, "<p class=\"warning\" style=\"color: #a00\">");
+		html_text(out, inverted.buf);
+		fprintf(out, "</p>\n");
+	}
+	strbuf_release(&inverted);
 	fprintf(out, "<p style=\"color: #666; font-size: 12px\">gpuprof roofline: device %d, ",
 		r->device);
 	html_text(out, r->device_name);
 	fprintf(out, " (%s), %d experiments per ceiling; each ceiling is the mean of its "
-		     "experiments (data-low and data-high: the 95 %% confidence interval).</p>\n",
-		r->backend, r->experiments);
+		     "experiments, its band the 95 %% confidence interval (data-low, "
+		     "data-high).</p>\n", r->backend, r->experiments);
 }
 
 void roofline_plot_html(FILE *out, const struct roofline *r, const int shown[ROOF_COUNT],

@@ -226,3 +226,28 @@ out:
 	csv_rows_release(rows, count);
 	return rc;
 }
+
+int roofline_check_order(const struct roofline *r, struct strbuf *out)
+{
+	/* the cache hierarchy from the nearest level to the farthest (shared memory is beside
+	 * it, not in it: it may be slower than L1 where its banks or the benchmark's pattern
+	 * limit it) */
+	static const int levels[] = { ROOF_L1, ROOF_L2, ROOF_HBM };
+	const size_t n = sizeof(levels) / sizeof(levels[0]);
+	int found = 0;
+	for (size_t i = 0; i < n; i++)
+		for (size_t j = i + 1; j < n; j++) {
+			const struct roofline_value *near = &r->values[levels[i]],
+						    *far = &r->values[levels[j]];
+			if (!near->measured || !far->measured || !(near->mean > 0) ||
+			    near->mean >= far->mean)
+				continue;
+			strbuf_addf(out, "%sThe %s ceiling (%.6g GB/s) was measured below the %s ceiling "
+					 "(%.6g GB/s), which a nearer level never is: its measurement was "
+					 "disturbed or did not reach the level's peak; measure again "
+					 "(gpuprof roofline) before reading kernels against it.",
+				    found++ ? " " : "", roofline_column(levels[i]), near->mean,
+				    roofline_column(levels[j]), far->mean);
+		}
+	return found;
+}

@@ -9,6 +9,7 @@
 #include <stdio.h>
 
 #include "util/error.h"
+#include "util/strbuf.h"
 
 /* The ceilings, in the order of roofline.csv's columns. Bandwidths are in GB/s (1e9
  * bytes per second), throughputs in GFLOP/s or GOP/s (1e9 per second). */
@@ -51,6 +52,11 @@ int roofline_is_bandwidth(enum roofline_ceiling c);
 const char *roofline_unit(enum roofline_ceiling c);
 /* The ceiling named by a column, or -1. */
 int roofline_find(const char *column);
+
+/* The number of cache-level ceilings measured below a farther level's (L1, L2, HBM from
+ * the nearest: a nearer level is never slower, so such a ceiling was disturbed or missed
+ * its peak), each named in a sentence appended to out. */
+int roofline_check_order(const struct roofline *r, struct strbuf *out);
 
 /* roofline.csv: a header and one row. */
 void roofline_write_csv(FILE *out, const struct roofline *r);

@@ -2,6 +2,7 @@
 #include "util/csv.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 #include "util/strbuf.h"
 
@@ -23,6 +24,8 @@ int csv_parse(const char *text, size_t size, struct csv_row **out, size_t *count
 	const char *at = text, *end = text + size;
 	int line = 1;
 	struct strbuf field = STRBUF_INIT;
+	if (size >= 3 && !memcmp(at, "\xef\xbb\xbf", 3))
+		at += 3; /* a UTF-8 byte order mark, as spreadsheets write them */
 	while (at < end) {
 		struct csv_row row = { NULL, 0, line };
 		for (;;) { /* one field */

@@ -12,7 +12,8 @@ struct csv_row {
 	int line; /* where the row starts, from 1 */
 };
 
-/* The rows of size bytes of text into *out (freed with csv_rows_release); -1 with
+/* The rows of size bytes of text into *out (freed with csv_rows_release), a UTF-8 byte
+ * order mark at its start skipped; -1 with
  * *bad_line where a quote is not closed or text follows one. */
 int csv_parse(const char *text, size_t size, struct csv_row **out, size_t *count,
 	      int *bad_line);

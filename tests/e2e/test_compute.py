@@ -7,6 +7,7 @@ import html
 import json
 import os
 import re
+import shutil
 
 import pytest
 
@@ -48,18 +49,62 @@ def listing(tmp_path, *options):
 def test_every_catalog_metric_is_one_gh100_has(tmp_path, host_api):
     rows, blocks, total = listing(tmp_path, "--chip", "GH100")
     ids = catalog_ids()
-    assert [r[0] for r in rows] == ids and len(ids) == 102
+    assert [r[0] for r in rows] == ids and len(ids) == 228
     assert {r[3] for r in rows} == {"yes", "derived"}, [r for r in rows if r[3] == "no"]
     derived = [r[0] for r in rows if r[3] == "derived"]
-    assert derived == ["2.1.10", "7.1.0", "7.1.1", "7.1.2", "7.1.3", "7.1.4", "7.2.0"]
+    assert derived == ["2.1.10", "7.1.0", "7.1.1", "7.1.2", "7.1.3", "7.1.4", "7.2.0",
+                       "7.3.0", "7.3.1", "7.3.2", "7.3.3", "7.3.4"]
     # the passes, from the host API: the speed-of-light set takes 9 on GH100, raw DRAM
     # byte counters one
-    assert blocks["2"] == "10 CUPTI metrics, 9 passes"
-    assert blocks["18"] == "4 CUPTI metrics, 1 pass"
-    assert blocks["12"] == "4 CUPTI metrics, 1 pass"
-    assert blocks["4"] == "24 CUPTI metrics, 7 passes"
-    assert blocks["3"] == "17 CUPTI metrics, 3 passes"
-    assert total == ("102", "76 CUPTI metrics, 20 passes")
+    assert blocks == {
+        "2": "46 CUPTI metrics, 9 passes", "3": "27 CUPTI metrics, 10 passes",
+        "4": "30 CUPTI metrics, 7 passes", "7": "2 CUPTI metrics, 1 pass",
+        "10": "29 CUPTI metrics, 3 passes", "11": "28 CUPTI metrics, 10 passes",
+        "12": "4 CUPTI metrics, 1 pass", "16": "11 CUPTI metrics, 4 passes",
+        "17": "17 CUPTI metrics, 4 passes", "18": "4 CUPTI metrics, 1 pass",
+        "20": "20 CUPTI metrics, 7 passes", "21": "6 CUPTI metrics, 1 pass"}
+    assert total == ("228", "190 CUPTI metrics, 27 passes")
+    # any case of a chip's name is the chip
+    assert listing(tmp_path, "--chip", "gh100") == (rows, blocks, total)
+
+
+def test_the_catalog_holds_nsight_computes_full_set(tmp_path):
+    """The sections of Nsight Compute's full set, each where the catalog keeps it: the
+    speed-of-light breakdowns, the memory workload, local memory, occupancy limiters,
+    instruction classes, executed-instruction pipe utilization, hit rates by operation,
+    L2 eviction policies, its 19 stall reasons, the scheduler statistics; and the set
+    `full` that selects them all."""
+    expressions = {}
+    for path in sorted(glob.glob(os.path.join(CATALOG, "[0-9]*.yaml"))):
+        with open(path) as f:
+            expressions.update(re.findall(r"^      - id: (\S+)\n        name: .*\n"
+                                          r"        expr: (.*)$", f.read(), re.M))
+    every = " ".join(expressions.values())
+    stalls = re.findall(r"smsp__average_warps_issue_stalled_(\w+)_per_issue_active", every)
+    assert sorted(stalls) == sorted([
+        "long_scoreboard", "short_scoreboard", "barrier", "lg_throttle", "math_pipe_throttle",
+        "wait", "not_selected", "gmma", "mio_throttle", "tex_throttle", "membar",
+        "no_instruction", "branch_resolving", "dispatch_stall", "drain", "imc_miss", "misc",
+        "sleeping", "selected"])
+    for name in ["smsp__warps_eligible.avg.per_cycle_active",
+                 "smsp__issue_inst0.avg.pct_of_peak_sustained_active",
+                 "gpu__compute_memory_access_throughput", "gpu__compute_memory_request_throughput",
+                 "sm__memory_throughput", "l1tex__t_bytes_pipe_lsu_mem_local_op_ld.sum",
+                 "lts__t_sector_op_read_hit_rate.pct", "lts__t_sectors_srcunit_tex_evict_first.sum",
+                 "lts__t_sectors_aperture_peer_op_read.sum", "launch.occupancy_limit_registers",
+                 "sm__inst_executed_pipe_lsu.avg.pct_of_peak_sustained_active",
+                 "smsp__sass_thread_inst_executed_op_integer_pred_on.sum",
+                 "l1tex__lsu_writeback_active_mem_lgds.sum", "lts__lts2xbar_cycles_active.sum"]:
+        assert name in every, name
+    assert len([i for i in expressions if i.startswith("2.3.")]) == 16
+    assert len([i for i in expressions if i.startswith("2.4.")]) == 20
+    # 4.1.9, the shared-memory rate, is 4.2.12's bytes over the duration
+    assert expressions["4.1.9"] == expressions["4.2.12"] + " / launch.duration"
+    with open(os.path.join(CATALOG, "sets.yaml")) as f:
+        sets = f.read()
+    full = re.search(r"- name: full\n.*\n    select: \[(.*)\]", sets).group(1).split(", ")
+    blocks = sorted({i.split(".")[0] for i in expressions}, key=int)
+    assert full == blocks
 
 
 def test_a_selection_plans_what_it_names(tmp_path, host_api):
@@ -73,24 +118,26 @@ def test_a_selection_plans_what_it_names(tmp_path, host_api):
 
 
 def test_a_chip_without_a_metric_says_which(tmp_path, host_api):
-    # the Hopper metrics (warpgroup MMA, TMA, the tensor-core work on FP16 and FP8
-    # inputs) are not Ampere's: marked with the name missing, and the blocks that hold
-    # them say so
+    # the Hopper metrics (warpgroup MMA, TMA, FP8, the tensor-core work on FP16 inputs,
+    # distributed shared memory) are not Ampere's: marked with the name missing, and the
+    # blocks that hold them say so
     rows, blocks, total = listing(tmp_path, "--chip", "GA100")
     missing = {r[0]: r[4] for r in rows if r[3] == "no"}
+    assert sorted(missing) == ["10.3.3", "10.4.4", "11.2.4", "11.2.5", "11.3.10", "11.3.12",
+                               "11.3.4", "2.3.11", "20.1.8", "4.1.3", "4.2.13", "4.2.15",
+                               "4.2.3", "4.2.6"]
     fp8 = "sm__ops_path_tensor_src_fp8_sparsity_off.sum"
     assert missing.pop("4.1.3") == missing.pop("4.2.3").replace(
         "sm__ops_path_tensor_src_fp16.sum ", "sm__ops_path_tensor_src_fp16.sum / launch.duration ", 1)
     assert missing.pop("4.2.6").endswith(f"({fp8} missing)")
-    assert missing == {
-        "11.2.4": "sm__inst_executed_pipe_tensor_op_gmma.avg.pct_of_peak_sustained_elapsed  "
-                  "(sm__inst_executed_pipe_tensor_op_gmma.avg.pct_of_peak_sustained_elapsed missing)",
-        "11.2.5": "sm__pipe_tma_cycles_active.avg.pct_of_peak_sustained_elapsed  "
-                  "(sm__pipe_tma_cycles_active.avg.pct_of_peak_sustained_elapsed missing)",
-        "20.1.8": "smsp__average_warps_issue_stalled_gmma_per_issue_active.ratio  "
-                  "(smsp__average_warps_issue_stalled_gmma_per_issue_active.ratio missing)"}
-    assert blocks["11"].startswith("9 CUPTI metrics; GA100 has no sm__inst_executed_pipe_tensor")
-    assert blocks["20"] == ("9 CUPTI metrics; GA100 has no "
+    for expression in missing.values():  # each names the first name GA100 lacks
+        name = re.search(r"\((\S+) missing\)$", expression).group(1)
+        assert name in expression.rsplit("  (", 1)[0], expression
+    assert missing["11.2.4"] == (
+        "sm__inst_executed_pipe_tensor_op_gmma.avg.pct_of_peak_sustained_elapsed  "
+        "(sm__inst_executed_pipe_tensor_op_gmma.avg.pct_of_peak_sustained_elapsed missing)")
+    assert blocks["11"].startswith("28 CUPTI metrics; GA100 has no sm__inst_executed_pipe_tensor")
+    assert blocks["20"] == ("20 CUPTI metrics; GA100 has no "
                             "smsp__average_warps_issue_stalled_gmma_per_issue_active.ratio")
     assert blocks["18"] == "4 CUPTI metrics, 1 pass"
 
@@ -106,6 +153,7 @@ def test_sets_claimed_single_pass_take_one_pass(tmp_path, host_api):
     assert set(passes) == set(re.findall(r"- name: (\S+)", text))
     assert {name: passes[name] for name in claimed} == {name: "1" for name in claimed}
     assert passes["speed-of-light"] == "9"
+    assert passes["full"] == "27"  # every block of the catalog, as --list-available-metrics
     # application replay: one run per group of metrics that takes one pass, never fewer
     # runs than kernel replay's passes; a metric that takes several passes alone cannot
     runs = dict(re.findall(r"^(\S+) .*\((\d+) runs? by application replay\)", r.stdout, re.M))
@@ -266,13 +314,19 @@ def test_analyze_filters_normalizes_and_explains(tmp_path):
     assert rows_of(per_warp["18.1"])["18.1.0"]["Avg"] == pytest.approx(4194304 / 32768)
     r = run([GPUPROF, "compute", "analyze", "-p", a, "-g", "18.1.2", "-k", "vcopy"], cwd=tmp_path)
     assert r.returncode == 0, r.stderr
+    # each dispatch's inputs beside its own value, and the mean of those values (a mean of
+    # ratios: 8 MiB in 2 us and in 4 us average 3.1 TB/s, not the 2.8 TB/s of the means)
     assert r.stdout.splitlines() == [
         "18.1.2 Bandwidth (bytes/s) = (dram__bytes_read.sum + dram__bytes_write.sum) / "
-        "(gpu__time_duration.sum / 1e9)",
-        "  dram__bytes_read.sum = 4194304 (average over 2 dispatches)",
-        "  dram__bytes_write.sum = 4194304 (average over 2 dispatches)",
-        "  gpu__time_duration.sum = 3000 (average over 2 dispatches)",
-        "  = 3145728000000 bytes/s (average over 2 dispatches)"]
+        "(launch.duration / 1e9)",
+        "  peak = device.dram_bandwidth",
+        "  dispatch 1 (vcopy(float const*, float*)): dram__bytes_read.sum = 4194304, "
+        "dram__bytes_write.sum = 4194304, launch.duration = 2000 (gpu__time_duration.sum) "
+        "-> 4194304000000 bytes/s",
+        "  dispatch 2 (vcopy(float const*, float*)): dram__bytes_read.sum = 4194304, "
+        "dram__bytes_write.sum = 4194304, launch.duration = 4000 (gpu__time_duration.sum) "
+        "-> 2097152000000 bytes/s",
+        "  = 3145728000000 bytes/s: the mean of the 2 dispatches' values (Avg of the tables)"]
     r = run([GPUPROF, "compute", "analyze", "-p", a, "--list-stats"], cwd=tmp_path)
     assert re.search(r"^vcopy\(float const\*, float\*\) +2 +1 2$", r.stdout, re.M), r.stdout
     assert re.search(r"^fma_loop +1 +3$", r.stdout, re.M), r.stdout
@@ -306,21 +360,28 @@ def test_memory_chart_follows_the_traffic_level_by_level(tmp_path):
                 "lts__t_sectors_srcunit_tex_op_write.sum": 131072,
                 "lts__t_sector_hit_rate.pct": 12.5,
                 "dram__bytes_read.sum": 4194304,
-                "lts__t_sectors_aperture_sysmem_op_read.sum": 10}
+                "dram__bytes_write.sum": 0,
+                "lts__t_sectors_aperture_sysmem_op_read.sum": 10,
+                "lts__t_sectors_aperture_peer_op_read.sum": 3,
+                "gpu__compute_memory_access_throughput.avg.pct_of_peak_sustained_elapsed": 40,
+                "l1tex__t_bytes_pipe_lsu_mem_local_op_ld.sum": 2048}
     (path / "pmc_perf.csv").write_text(
         HEADER.split(",dram__")[0] + "," + ",".join(counters) + "\n" +
         f"1,0,1048576,256,0,0,16,{VCOPY},0,2000," + ",".join(map(str, counters.values())) +
         "\n")
     tables = analyze(tmp_path, "-p", str(path), "-b", "3")
-    assert set(tables) == {"3.1", "3.2", "3.3"}
-    chart = {**rows_of(tables["3.1"]), **rows_of(tables["3.2"]), **rows_of(tables["3.3"])}
+    assert set(tables) == {"3.1", "3.2", "3.3", "3.4", "3.5"}
+    chart = {k: v for t in tables.values() for k, v in rows_of(t).items()}
     average = {k: v["Avg"] for k, v in chart.items()}
     assert average == {
         "3.1.0": 32768, "3.1.1": 32768, "3.1.2": None, "3.1.3": None, "3.1.4": None,
         "3.1.5": None, "3.1.6": 32768, "3.1.7": None,
         "3.2.0": 0, "3.2.1": 131072, "3.2.2": 131072, "3.2.3": (131072 + 131072) * 32,
-        "3.3.0": 12.5, "3.3.1": None, "3.3.2": 4194304, "3.3.3": None, "3.3.4": 320,
-        "3.3.5": None}
+        "3.3.0": 12.5, "3.3.1": None, "3.3.2": 4194304, "3.3.3": 0, "3.3.4": 320,
+        "3.3.5": None, "3.3.6": 96, "3.3.7": None,
+        # the memory workload: 4 MiB in 2 us; the busiest memory unit; local memory
+        "3.4.0": 4194304 / 2000e-9, "3.4.1": 40, "3.4.2": None, "3.4.3": None,
+        "3.5.0": 2048, "3.5.1": None, "3.5.2": None, "3.5.3": None}
 
 
 # iteration multiplexing in two groups: the DRAM bytes, then the duration. vcopy four
@@ -382,10 +443,13 @@ def test_analyze_completes_multiplexed_dispatches_with_their_kernels_means(tmp_p
     bandwidths = [2 * b / (d * 1e-9) for b, d in zip(reads, durations)]
     assert dram["18.1.2"]["Avg"] == pytest.approx(sum(bandwidths) / 4, rel=1e-12)
 
-    # the same rows without multiplexing: a metric over both groups has no dispatch
+    # the same rows without multiplexing: a dispatch without the GPU's own duration
+    # (gpu__time_duration.sum) takes the trace's (End - Start) as its time base, and the
+    # dispatches without bytes have no bandwidth
     plain = workload(tmp_path / "plain", MULTIPLEXED)
     dram = rows_of(analyze(tmp_path, "-p", plain, "-b", "18.1")["18.1"])
-    assert dram["18.1.2"]["Avg"] is None
+    bandwidths = [8388608 / 2000e-9, 16777216 / 2000e-9, 8388608 / 2000e-9, 0]
+    assert dram["18.1.2"]["Avg"] == pytest.approx(sum(bandwidths) / 4, rel=1e-12)
     assert dram["18.1.0"]["Avg"] == pytest.approx((4194304 + 8388608 + 4194304 + 0) / 4)
 
     for text, message in [("iteration_multiplexing: sometimes\nmultiplex_groups: 2\n",
@@ -580,3 +644,226 @@ def test_roofline_plot_shows_every_ceiling_and_point_in_chromium(tmp_path):
         assert float(flops) == pytest.approx(rate, rel=1e-5)
         assert float(intensity) == pytest.approx(ai, rel=1e-5)
     assert "<script" not in dom and '&lt;script&gt;alert(1)&lt;/script&gt; &amp; "tc"' in dom
+
+
+# ---- analyze, tried as a user would ------------------------------------------------------
+
+def analyze_fails(tmp_path, *options):
+    r = run([GPUPROF, "compute", "analyze", *options], cwd=tmp_path)
+    assert r.returncode != 0 and r.stderr.count("\n") == 1, (options, r.stderr)
+    return r.returncode, r.stderr
+
+
+def test_analyze_selects_its_own_tables_by_their_ids(tmp_path):
+    """The tables analyze makes itself are selected as they are printed: 0.1 (or 0) the
+    top kernels, 1.1 (1) the system, 2.2 the bottleneck, 4.3 the roofline; a block's
+    number or alias brings its own table with it, a table of the catalog does not."""
+    a = workload(tmp_path / "a", ROWS_A)
+    assert set(analyze(tmp_path, "-p", a, "-b", "2.2")) == {"2.2"}
+    assert set(analyze(tmp_path, "-p", a, "-b", "4.3")) == {"4.3"}
+    assert set(analyze(tmp_path, "-p", a, "-b", "0")) == {"0.1"}
+    assert set(analyze(tmp_path, "-p", a, "-b", "1.1")) == {"1.1"}
+    assert set(analyze(tmp_path, "-p", a, "-b", "2.1")) == {"2.1"}
+    assert set(analyze(tmp_path, "-p", a, "-b", "sol")) == {"2.1", "2.2", "2.3", "2.4"}
+    bottleneck = analyze(tmp_path, "-p", a, "-b", "2.2")["2.2"]["rows"]
+    assert [row[0] for row in bottleneck] == ["fma_loop", "vcopy(float const*, float*)"]
+    assert analyze_fails(tmp_path, "-p", a, "-b", "2.9")[0] == 2
+
+
+def test_analyze_refuses_what_no_kernel_wrote(tmp_path):
+    """Rows a profiler cannot have written are refused with their line: an end before
+    its start, a negative duration or count, a dispatch id twice, no rows at all."""
+    def variant(name, rows, header=HEADER):
+        path = tmp_path / name
+        path.mkdir()
+        (path / "sysinfo.csv").write_text(SYSINFO)
+        (path / "pmc_perf.csv").write_text(header + "".join(
+            ",".join(map(str, [i, 0, grid, block, shared, 0, regs, kernel, start, end, *c]))
+            + "\n" for i, grid, block, shared, regs, kernel, start, end, *c in rows))
+        return str(path)
+    backwards = [ROWS_A[0], (2, 1048576, 256, 0, 16, VCOPY, 9000, 5000, 4194304, 4194304,
+                             4000, 22, 86, 6000)]
+    negative = [ROWS_A[0], (2, 1048576, 256, 0, 16, VCOPY, 5000, 9000, 4194304, 4194304,
+                            -4000, 22, 86, 6000)]
+    twice = [ROWS_A[0], ROWS_A[1], (1,) + ROWS_A[2][1:]]
+    cases = [
+        (variant("backwards", backwards), "backwards/pmc_perf.csv:3: End_Timestamp 5000 is "
+                                          "before Start_Timestamp 9000"),
+        (variant("negative", negative), "negative/pmc_perf.csv:3: gpu__time_duration.sum: -4000 "
+                                        "is negative"),
+        (variant("twice", twice), "twice/pmc_perf.csv:4: Dispatch_ID 1 again (line 2 has it: a "
+                                  "dispatch has one row)"),
+        (variant("empty", []), "empty/pmc_perf.csv: no dispatches (a header and no rows)"),
+    ]
+    for path, message in cases:
+        status, stderr = analyze_fails(tmp_path, "-p", path)
+        assert status == 1 and message in stderr, stderr
+    # a byte order mark (a spreadsheet's CSV) is not part of the first column's name
+    plain = workload(tmp_path / "plain", ROWS_A)
+    bom = workload(tmp_path / "bom", ROWS_A)
+    for name in ["sysinfo.csv", "pmc_perf.csv"]:
+        text = (tmp_path / "bom" / name).read_bytes()
+        (tmp_path / "bom" / name).write_bytes(b"\xef\xbb\xbf" + text)
+    rows = {name: t["rows"] for name, t in analyze(tmp_path, "-p", plain).items()}
+    assert {name: t["rows"] for name, t in analyze(tmp_path, "-p", bom).items()} == rows
+
+
+def test_analyze_filters_that_keep_nothing_say_so(tmp_path):
+    a = workload(tmp_path / "a", ROWS_A)
+    for options, message in [
+            (["-k", "nothing"], "-k nothing: no dispatch of " + a + " is kept"),
+            (["-d", "7", "-d", "9:"], "-d 7 -d 9:: no dispatch of " + a + " is kept"),
+            (["-k", "vcopy", "-d", "3"], "-k vcopy -d 3: no dispatch of " + a + " is kept")]:
+        for extra in [[], ["--list-stats"], ["-g", "18.1.2"]]:
+            status, stderr = analyze_fails(tmp_path, "-p", a, *options, *extra)
+            assert status == 1 and message in stderr and "--list-stats lists" in stderr, stderr
+
+
+def test_analyze_has_one_time_base(tmp_path):
+    """Every rate divides by one duration: the GPU's own (gpu__time_duration.sum) where it
+    was collected, else the trace's End - Start; the DRAM bandwidth of block 4 and of
+    block 18 are then the same number, and the top kernels' times are those durations."""
+    path = tmp_path / "w"
+    path.mkdir()
+    (path / "sysinfo.csv").write_text(SYSINFO)
+    names = ["dram__bytes_read.sum", "dram__bytes_write.sum", "gpu__time_duration.sum",
+             "lts__t_bytes.sum"]
+    (path / "pmc_perf.csv").write_text(
+        HEADER.split(",dram__")[0] + "," + ",".join(names) + "\n" +
+        # the trace saw 2.5 us (launch overhead included), the GPU 2 us
+        f"1,0,1048576,256,0,0,16,{VCOPY},1000,3500,4194304,4194304,2000,8388608\n"
+        # no GPU duration collected: 4 us from the trace
+        f"2,0,1048576,256,0,0,16,{VCOPY},5000,9000,4194304,4194304,,8388608\n")
+    tables = analyze(tmp_path, "-p", str(path))
+    per_dispatch = [8388608 / 2000e-9, 8388608 / 4000e-9]
+    dram = rows_of(tables["18.1"])["18.1.2"]
+    assert dram["Avg"] == pytest.approx(sum(per_dispatch) / 2, rel=1e-12)
+    assert rows_of(tables["4.1"])["4.1.6"]["Avg"] * 1e9 == pytest.approx(dram["Avg"], rel=1e-12)
+    assert rows_of(tables["17.1"])["17.1.4"]["Avg"] == pytest.approx(dram["Avg"], rel=1e-12)
+    assert rows_of(tables["4.1"])["4.1.7"]["Avg"] * 1e9 == pytest.approx(dram["Avg"], rel=1e-12)
+    assert tables["0.1"]["rows"] == [["vcopy(float const*, float*)", 2, 6000, 3000, 2000, 4000,
+                                      100]]
+    per_second = rows_of(analyze(tmp_path, "-p", str(path), "-b", "18.1.0", "-n",
+                                 "per_second")["18.1"])["18.1.0"]
+    assert per_second["Avg"] == pytest.approx((4194304 / 2e-6 + 4194304 / 4e-6) / 2, rel=1e-12)
+
+
+def test_analyze_prints_large_values_with_a_prefix(tmp_path):
+    """For people (text, Markdown) a row of large values takes an SI prefix; CSV and
+    JSON keep every digit."""
+    a = workload(tmp_path / "a", ROWS_A)
+    r = run([GPUPROF, "compute", "analyze", "-p", a, "-b", "18.1", "-k", "vcopy"], cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    rows = {line.split()[0]: line.split() for line in r.stdout.splitlines()[2:] if line.strip()}
+    # 8 MiB in 2 and 4 us: 4.19 and 2.10 TB/s, their mean 3.15; the peak 3.35 TB/s
+    assert rows["18.1.2"][1:] == ["Bandwidth", "3.15", "2.10", "4.19", "TB/s", "3.35", "93.90"]
+    assert rows["18.1.0"][1:] == ["Bytes", "read", "4.19", "4.19", "4.19", "MB"]
+    md = run([GPUPROF, "compute", "analyze", "-p", a, "-b", "18.1.2", "-k", "vcopy",
+              "--output-format", "md"], cwd=tmp_path).stdout
+    assert "| 3.15 |" in md and "| TB/s |" in md
+    csv = run([GPUPROF, "compute", "analyze", "-p", a, "-b", "18.1.2", "-k", "vcopy",
+               "--output-format", "csv"], cwd=tmp_path).stdout
+    assert "3145728000000" in csv and "bytes/s" in csv
+
+
+def test_analyze_derives_the_occupancy_limiters(tmp_path):
+    """Block 7.3: the blocks an SM holds by each limit, by the CUDA occupancy rules on
+    sysinfo.csv's GH100 facts (64 warps, 32 blocks, 64 Ki registers in units of 256, 228
+    KiB of shared memory in units of 128 with 1 KiB reserved per block)."""
+    a = workload(tmp_path / "a", ROWS_A)
+    vcopy = rows_of(analyze(tmp_path, "-p", a, "-b", "7.3", "-k", "vcopy")["7.3"])
+    fma = rows_of(analyze(tmp_path, "-p", a, "-b", "7.3", "-k", "fma_loop")["7.3"])
+    # vcopy: 8 warps a block, 16 registers (512 a warp), no shared memory but the 1 KiB
+    assert [vcopy[f"7.3.{i}"]["Avg"] for i in range(5)] == [8, 16, 228, 32, 8]
+    # fma_loop: 4 warps, 64 registers (2048 a warp), 48 KiB + 1 KiB of shared memory
+    assert [fma[f"7.3.{i}"]["Avg"] for i in range(5)] == [16, 8, 4, 32, 4]
+
+
+def test_fp8_sparse_work_counts_half_against_the_dense_ceiling(tmp_path):
+    """A structured-sparse FP8 operation runs at twice the dense rate: set against the
+    one (dense) FP8 ceiling it counts half, so a kernel of sparse work at the sparse peak
+    reads 100 % and not 200 %; dense and sparse halves of equal counts read 75 %."""
+    path = tmp_path / "fp8"
+    path.mkdir()
+    (path / "sysinfo.csv").write_text(SYSINFO)
+    names = ["sm__ops_path_tensor_src_fp8_sparsity_off.sum",
+             "sm__ops_path_tensor_src_fp8_sparsity_on.sum", "dram__bytes_read.sum",
+             "dram__bytes_write.sum", "gpu__time_duration.sum"]
+    (path / "pmc_perf.csv").write_text(
+        HEADER.split(",dram__")[0] + "," + ",".join(names) + "\n" +
+        "1,0,1024,256,0,0,32,mixed,0,1000,1e9,1e9,5e5,5e5,1000\n"
+        "2,0,1024,256,0,0,32,sparse,2000,3000,0,4e9,5e5,5e5,1000\n")
+    (path / "roofline.csv").write_text("device,device_name,backend,experiments,HBMBw,MFMAF8Flops\n"
+                                       "0,NVIDIA H100,cuda,100,3000,2000000\n")
+    tables = analyze(tmp_path, "-p", str(path), "-b", "4", "-R", "FP8", "-m", "HBM")
+    work = rows_of(tables["4.2"])
+    assert (work["4.2.6"]["Min"], work["4.2.6"]["Max"]) == (1.5e9, 2e9)
+    assert (work["4.2.13"]["Min"], work["4.2.13"]["Max"]) == (None, None)  # not all collected
+    roof = {row[0]: dict(zip(tables["4.3"]["columns"], row)) for row in tables["4.3"]["rows"]}
+    assert roof["mixed"]["Pct_of_Ceiling"] == pytest.approx(75)
+    assert roof["sparse"]["Pct_of_Ceiling"] == pytest.approx(100)
+    assert roof["sparse"]["Bound"] == "compute (MFMAF8Flops)"
+
+
+def test_metrics_refused_only_together_are_named_as_such(tmp_path, host_api):
+    """CUPTI accepts each of PCIe's and an SM's counters alone but not the two in one
+    collection: a catalog that held both says so, rather than "has no" with no name. (The
+    catalog itself holds no such pair: PCIe traffic is counted at L2, see block 3.)"""
+    root = tmp_path / "install"
+    (root / "bin").mkdir(parents=True)
+    shutil.copy(GPUPROF, root / "bin" / "gpuprof")  # gpuprof finds its files beside itself
+    (root / "lib").symlink_to(os.path.join(os.path.dirname(GPUPROF), "..", "lib"))
+    catalog = root / "share" / "gpuprof" / "catalog"
+    catalog.mkdir(parents=True)
+    (catalog / "sets.yaml").write_text("sets: []\n")
+    (catalog / "05-pair.yaml").write_text(
+        "block: 5\ntitle: A pair\ntables:\n  - id: 5.1\n    title: Pair\n    metrics:\n"
+        "      - id: 5.1.0\n        name: Warps\n        expr: smsp__warps_active.avg.per_cycle_active\n"
+        "        unit: warps\n        description: warps\n"
+        "      - id: 5.1.1\n        name: PCIe\n        expr: pcie__read_bytes.sum\n"
+        "        unit: bytes\n        description: bytes\n")
+    r = run([str(root / "bin" / "gpuprof"), "compute", "profile", "--list-available-metrics",
+             "--chip", "GH100"], cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert re.findall(r"^5 .*$", r.stdout, re.M) == [
+        "5   A pair: 2 CUPTI metrics; CUPTI cannot plan them together on GH100, though it "
+        "accepts each alone (select fewer with -b)"]
+    for metric in ["5.1.0", "5.1.1"]:
+        r = run([str(root / "bin" / "gpuprof"), "compute", "profile", "--list-available-metrics",
+                 "--chip", "GH100", "-b", metric], cwd=tmp_path)
+        assert re.search(r"^selected: 1 metrics, 1 CUPTI metrics, 1 pass$", r.stdout, re.M), r.stdout
+
+
+@NEEDS_CHROMIUM
+def test_roofline_plot_keeps_every_point_and_label_in_sight(tmp_path):
+    """Points beyond 0.01-1000 FLOP/byte widen the axis rather than sit on its edge; each
+    ceiling's 95 % interval is a band; labels of points at one place do not cover each
+    other; an L1 ceiling measured below L2's is named as a measurement to repeat."""
+    rows = [(1, "dense_gemm_with_a_long_name", 0, 1000, 0, 0, 5e9, 0, 5e5, 5e5, 1e6, 1e6),
+            (2, "sparse_scatter", 2000, 4000, 0, 0, 1e3, 0, 5e8, 5e8, 1e9, 1e9)]
+    rows += [(3 + i, f"twin_{i}", 5000 + 1000 * i, 5500 + 1000 * i, 0, 0, 1e6, 0, 4e6, 4e6,
+              8e6, 8e6) for i in range(3)]  # three kernels at one point
+    ceilings = dict(ROOFLINE, L1Bw=8000)  # below L2's 10000
+    a = roof_workload(tmp_path / "a", ceilings=ceilings, rows=rows)
+    plot = tmp_path / "roofline.html"
+    tables = analyze(tmp_path, "-p", a, "-b", "4.3", "-m", "HBM", "L1", "--roofline-plot",
+                     str(plot))
+    dom = chromium(plot, tmp_path / "profile", screenshot="compute-roofline-edges.png")
+    ticks = [float(t) for t in re.findall(r'<text x="[^"]+" y="\d+" text-anchor="middle">'
+                                          r'([0-9.e+-]+)</text>', dom)]
+    # intensities 2e10 / 1e6 = 10000 and 2e3 / 1e9 = 2e-6: the axis spans 1e-6 to 1e4
+    assert (min(ticks), max(ticks)) == (1e-6, 1e4), ticks
+    xs = {label: float(x) for label, x in re.findall(
+        r'<g class="point" data-label="([^"]+)" data-level="HBM"[^>]*>\n<circle cx="([^"]+)"', dom)}
+    assert 90 <= xs["sparse_scatter"] < xs["twin_0"] < xs["dense_gemm_with_a_long_name"] <= 770
+    bands = re.findall(r'<g class="ceiling" data-name="(\w+)"[^>]*>\n<polygon class="band"', dom)
+    assert sorted(bands) == ["FP32Flops", "HBMBw", "L1Bw", "MFMAF32Flops"]
+    labels = [(float(x), float(y), len(html.unescape(t))) for x, y, t in re.findall(
+        r'<text class="label" x="([^"]+)" y="([^"]+)" font-size="11">([^<]*)</text>', dom)]
+    assert len(labels) == 5
+    for i, (x, y, n) in enumerate(labels):  # 6.5 px a character, 13 px a line
+        for u, v, m in labels[:i]:
+            assert not (x < u + 6.5 * m and u < x + 6.5 * n and abs(y - v) < 12.9), labels
+    assert ('The L1Bw ceiling (8000 GB/s) was measured below the L2Bw ceiling (10000 GB/s)'
+            in dom)
+    assert len(tables["4.3"]["rows"]) == 10

@@ -255,8 +255,14 @@ def test_pmc_without_a_gpu_is_one_clear_line(tmp_path):
     assert (r.returncode, r.stderr) == (2, "gpuprof: trace: --pmc-set: no metric set is called "
                                            "'nope' (gpuprof compute profile --list-sets lists "
                                            "them)\n")
+    # the message names the option given: --pmc-set, or the preset that holds it
     r = trace(tmp_path, ["--pmc-set", "dram"], ["touch", str(marker)])
-    assert r.returncode == 2 and r.stderr.strip() == lines[0] and not marker.exists()
+    assert r.returncode == 2 and not marker.exists()
+    assert r.stderr.strip() == lines[0].replace("--pmc:", "--pmc-set:", 1)
+    r = trace(tmp_path, ["--preset", "compute-bound"], ["touch", str(marker)])
+    assert r.returncode == 2 and not marker.exists()
+    assert r.stderr.strip() == lines[0].replace(
+        "--pmc:", "the counters of --preset compute-bound (pmc_set: compute-bound):", 1)
     r = trace(tmp_path, ["--pmc", "dram__bytes_read.sum", "--kernel-trace=false"], ["true"])
     assert (r.returncode, r.stderr.strip()) == (2, "gpuprof: trace: --pmc reads the counters "
                                                    "of kernels: it cannot go with "

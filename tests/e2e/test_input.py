@@ -106,6 +106,17 @@ def test_presets_listed_and_applied(tmp_path):
         "agent_info.csv", "kernel_trace.csv", "results.json"]
     assert len(out.csv("kernel_trace.csv")) == 6
 
+    # sys and comprehensive say "every format": they write each one trace has
+    r = trace(tmp_path, ["--preset", "sys", "-d", "c"], BUSY)
+    assert r.returncode == 0, r.stderr
+    written = sorted(f.split("_", 1)[1] for f in files(tmp_path / "c"))
+    assert [f for f in written if not f.endswith(".csv")] == [
+        "report.html", "results.db", "results.json", "results.pftrace"], written
+    presets = os.path.join(os.path.dirname(GPUPROF), "..", "share", "gpuprof", "presets")
+    for name in ["sys", "comprehensive"]:
+        with open(os.path.join(presets, name + ".yaml")) as f:
+            assert "output_format: [csv, sqlite, json, pftrace, html]" in f.read(), name
+
     r = trace(tmp_path, ["--preset", "nope"], BUSY)
     assert r.returncode == 2
     assert ("unknown preset 'nope' (available: api-overhead, comprehensive, compute-bound, "
@@ -131,3 +142,5 @@ def test_counter_presets_name_metric_sets_that_plan(tmp_path):
         r = trace(tmp_path, ["--preset", name], ["touch", str(marker)])
         assert r.returncode == 2 and not marker.exists()
         assert r.stderr.count("\n") == 1 and "no CUDA device is usable here" in r.stderr, r.stderr
+        assert r.stderr.startswith(f"gpuprof: trace: the counters of --preset {name} "
+                                   f"(pmc_set: {', '.join(sets)}): "), r.stderr

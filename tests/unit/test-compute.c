@@ -153,16 +153,16 @@ static void test_catalog(void)
 	CHECK_STR(names.buf, "dram__bytes_read.sum\ndram__bytes_write.sum\ngpu__time_duration.sum\n"
 			     "gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed\n");
 	strbuf_release(&names);
-	CHECK(c.count == 11 && c.blocks[0].id == 2 && c.blocks[1].id == 3 &&
-	      c.blocks[c.count - 1].id == 20);
-	CHECK(metrics == 102);
+	CHECK(c.count == 12 && c.blocks[0].id == 2 && c.blocks[1].id == 3 &&
+	      c.blocks[c.count - 1].id == 21);
+	CHECK(metrics == 228);
 	int placed = 0; /* the roofline's counts: 7 data types, 4 memory levels */
 	for (size_t b = 0; b < c.count; b++)
 		for (size_t t = 0; t < c.blocks[b].count; t++)
 			for (size_t i = 0; i < c.blocks[b].tables[t].count; i++)
 				placed += c.blocks[b].tables[t].metrics[i].ceiling >= 0;
 	CHECK(placed == 13);
-	CHECK(c.set_count == 10);
+	CHECK(c.set_count == 11);
 	CHECK(catalog_set(&c, "dram") && catalog_set(&c, "dram")->single_pass);
 	CHECK(catalog_set(&c, "speed-of-light") && !catalog_set(&c, "speed-of-light")->single_pass);
 	CHECK(catalog_set(&c, "nope") == NULL);
