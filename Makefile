@@ -59,8 +59,8 @@ RECORDER_SRC := src/core/recorder.c src/core/sampler.c src/core/python.c
 STORE_SRC := src/core/recording.c src/core/kernel-filter.c $(wildcard src/store/*.c) $(wildcard src/writer/*.c) $(wildcard src/analysis/*.c) $(wildcard src/analysis/rules/*.c)
 # gpuprof compute: what the tests link (no loading of CUPTI), then the rest
 COMPUTE_SRC := src/compute/expr.c src/compute/catalog.c src/compute/workload.c \
-	src/compute/workload-write.c src/compute/analyze.c src/roofline/roofline.c \
-	src/roofline/plot.c src/metrics/nvml.c
+	src/compute/workload-write.c src/compute/analyze.c src/compute/analyze-roofline.c \
+	src/roofline/roofline.c src/roofline/plot.c src/metrics/nvml.c
 CLI_SRC := $(wildcard src/*.c) $(filter-out src/metrics/nvml.c,$(wildcard src/metrics/*.c)) \
 	$(COMPUTE_SRC) src/compute/host.c
 

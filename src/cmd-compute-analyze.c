@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cmd-compute.h"
 #include "commands.h"
 #include "compute/analyze.h"
 #include "compute/catalog.h"

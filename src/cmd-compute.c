@@ -15,6 +15,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "cmd-compute.h"
 #include "commands.h"
 #include "compute/analyze.h"
 #include "compute/catalog.h"
@@ -44,59 +45,6 @@ static const char description[] =
 	"log.txt, the database under trace/ and, unless --no-roof, the GPU's roofline.csv and\n"
 	"roofline.html (gpuprof roofline --backend cuda).";
 
-struct plan {
-	struct host_api *api;
-	const char *chip;
-	struct strbuf names;   /* the CUPTI metrics of what is selected, one per line */
-	int metrics;
-};
-
-/* Adds a metric to the plan: its CUPTI metrics, and one to the count. */
-static void plan_add(const struct catalog_metric *m, void *arg)
-{
-	struct plan *p = arg;
-	catalog_cupti_names(m, &p->names);
-	p->metrics++;
-}
-
-static void print_metric(const struct catalog_metric *m, void *arg)
-{
-	struct plan *p = arg;
-	struct strbuf names = STRBUF_INIT, refused = STRBUF_INIT;
-	catalog_cupti_names(m, &names);
-	const char *support = "derived";
-	if (names.len)
-		support = host_list_passes(p->api, p->chip, names.buf, &refused) < 0 ? "no" : "yes";
-	printf("    %-8s %-40s %-18s %-7s %s%s%s%s\n", m->id, m->name, m->unit, support,
-	       m->expr_text, refused.len ? "  (" : "", refused.buf, refused.len ? " missing)" : "");
-	plan_add(m, p);
-	strbuf_release(&names);
-	strbuf_release(&refused);
-}
-
-/* "N CUPTI metrics, P passes" of what p collected, or why not. */
-static void describe_passes(const struct plan *p, struct strbuf *out)
-{
-	size_t cupti = 0;
-	for (const char *c = p->names.buf; *c; c++)
-		cupti += *c == '\n';
-	if (!cupti) {
-		strbuf_addstr(out, "no CUPTI metric (all derived)");
-		return;
-	}
-	struct strbuf refused = STRBUF_INIT;
-	long passes = host_list_passes(p->api, p->chip, p->names.buf, &refused);
-	if (passes < 0 && refused.len)
-		strbuf_addf(out, "%zu CUPTI metrics; %s has no %s", cupti, p->chip, refused.buf);
-	else if (passes < 0)
-		strbuf_addf(out, "%zu CUPTI metrics; CUPTI cannot plan them together on %s, though "
-				 "it accepts each alone (select fewer with -b)", cupti, p->chip);
-	else
-		strbuf_addf(out, "%zu CUPTI metrics, %ld pass%s", cupti, passes,
-			    passes == 1 ? "" : "es");
-	strbuf_release(&refused);
-}
-
 /* The lines of a newline-separated list (a group's metrics), joined by sep into out. */
 static void join_lines(const char *list, const char *sep, struct strbuf *out)
 {
@@ -105,94 +53,6 @@ static void join_lines(const char *list, const char *sep, struct strbuf *out)
 			strbuf_addch(out, *c);
 		else if (c[1])
 			strbuf_addstr(out, sep);
-}
-
-/* Whether the -b selections name metric m (all of them when there is none). */
-static int wanted(const struct catalog_block *b, const struct catalog_table *t,
-		  const struct catalog_metric *m, const struct option_list *blocks)
-{
-	return catalog_selected(b, t, m, (const char *const *)blocks->items, blocks->count);
-}
-
-/* Adds to p the metrics of block b that -b selects. */
-static void plan_block(const struct catalog_block *b, const struct option_list *blocks,
-		       struct plan *p)
-{
-	for (size_t t = 0; t < b->count; t++)
-		for (size_t m = 0; m < b->tables[t].count; m++)
-			if (wanted(b, &b->tables[t], &b->tables[t].metrics[m], blocks))
-				plan_add(&b->tables[t].metrics[m], p);
-}
-
-/* The catalog, or what -b selects of it: each block with the passes its selected
- * metrics take, then each metric; last, the passes of the whole selection. */
-static int list_metrics(const struct catalog *c, const struct option_list *blocks,
-			struct host_api *api, const char *chip)
-{
-	struct plan total = { api, chip, STRBUF_INIT, 0 };
-	printf("gpuprof compute: the metric catalog on %s (CUPTI's profiler host API)\n", chip);
-	printf("    %-8s %-40s %-18s %-7s %s\n", "id", "metric", "unit", "on chip", "expression");
-	for (size_t b = 0; b < c->count; b++) {
-		const struct catalog_block *block = &c->blocks[b];
-		struct plan p = { api, chip, STRBUF_INIT, 0 };
-		plan_block(block, blocks, &p);
-		if (!p.metrics) {
-			strbuf_release(&p.names);
-			continue;
-		}
-		struct strbuf passes = STRBUF_INIT;
-		describe_passes(&p, &passes);
-		printf("%-3d %s", block->id, block->title);
-		for (size_t a = 0; a < block->alias_count; a++)
-			printf("%s%s", a ? ", " : " (", block->aliases[a]);
-		printf("%s: %s\n", block->alias_count ? ")" : "", passes.buf);
-		strbuf_release(&passes);
-		strbuf_release(&p.names);
-		for (size_t t = 0; t < block->count; t++) {
-			const struct catalog_table *table = &block->tables[t];
-			int shown = 0;
-			for (size_t m = 0; m < table->count; m++) {
-				if (!wanted(block, table, &table->metrics[m], blocks))
-					continue;
-				if (!shown++)
-					printf("  %-6s %s\n", table->id, table->title);
-				print_metric(&table->metrics[m], &total);
-			}
-		}
-	}
-	struct strbuf passes = STRBUF_INIT;
-	describe_passes(&total, &passes);
-	printf("selected: %d metrics, %s\n", total.metrics, passes.buf);
-	strbuf_release(&passes);
-	strbuf_release(&total.names);
-	return 0;
-}
-
-/* Each metric set with the passes it takes on the chip. */
-static int list_sets(const struct catalog *c, struct host_api *api, const char *chip)
-{
-	printf("gpuprof compute: metric sets on %s (--set NAME)\n", chip);
-	for (size_t i = 0; i < c->set_count; i++) {
-		const struct catalog_set *s = &c->sets[i];
-		struct plan p = { api, chip, STRBUF_INIT, 0 };
-		for (size_t k = 0; k < s->select_count; k++)
-			catalog_select(c, s->select[k], plan_add, &p);
-		struct strbuf passes = STRBUF_INIT, why = STRBUF_INIT, *groups;
-		describe_passes(&p, &passes);
-		long runs = p.names.len ? host_plan_groups(p.api, p.chip, p.names.buf, &groups, &why) : 0;
-		if (runs > 0) {
-			strbuf_addf(&passes, " (%ld run%s by application replay)", runs,
-				    runs == 1 ? "" : "s");
-			host_release_groups(groups, runs);
-		} else if (runs < 0) {
-			strbuf_addf(&passes, " (no application replay: %s)", why.buf);
-		}
-		strbuf_release(&why);
-		printf("%-15s %d metrics, %s: %s\n", s->name, p.metrics, passes.buf, s->description);
-		strbuf_release(&passes);
-		strbuf_release(&p.names);
-	}
-	return 0;
 }
 
 /* What `compute profile -- COMMAND` was asked for. */
@@ -765,6 +625,23 @@ static int compute_profile(int argc, char **argv)
 	if (install_path("share/gpuprof/catalog", &dir, &err) || catalog_load(dir.buf, &c, &err))
 		die("compute: %s", err.message);
 	strbuf_release(&dir);
+	/* analyze's own tables (2.2, 4.3...) collect what they are made of */
+	const int room = (int)(sizeof(blocks.items) / sizeof(blocks.items[0]));
+	for (int i = 0, count = blocks.count; i < count; i++) {
+		const char *reads = analyze_table_reads(blocks.items[i]);
+		if (!reads)
+			continue;
+		char *copy = xstrdup(reads), *save = NULL;
+		blocks.items[i] = NULL; /* the option parser's copy, freed with the others */
+		for (char *one = strtok_r(copy, ",", &save); one; one = strtok_r(NULL, ",", &save))
+			if (!blocks.items[i])
+				blocks.items[i] = xstrdup(one);
+			else if (blocks.count < room)
+				blocks.items[blocks.count++] = xstrdup(one);
+		free(copy);
+		if (!blocks.items[i]) /* made of nothing collected (1.1, the system) */
+			blocks.items[i] = xstrdup("7.1");
+	}
 	for (int i = 0; i < blocks.count; i++)
 		if (catalog_select(&c, blocks.items[i], NULL, NULL) < 0)
 			die_with(EXIT_USAGE, "compute profile: -b %s: no block, table or metric has "
@@ -776,7 +653,6 @@ static int compute_profile(int argc, char **argv)
 	if (set && !chosen)
 		die_with(EXIT_USAGE, "compute profile: --set %s: no such set (--list-sets lists them)",
 			 set);
-	const int room = (int)(sizeof(blocks.items) / sizeof(blocks.items[0]));
 	for (size_t k = 0; chosen && k < chosen->select_count && blocks.count < room; k++)
 		blocks.items[blocks.count++] = xstrdup(chosen->select[k]);
 	if (roof_only == 1 && no_roof == 1)
@@ -831,14 +707,14 @@ static int compute_profile(int argc, char **argv)
 				 run.name);
 		rc = bench_only(&run);
 	} else if (sets == 1) {
-		rc = list_sets(&c, &api, chip);
+		rc = compute_list_sets(&c, &api, chip);
 	} else if (list == 1) {
-		rc = list_metrics(&c, &blocks, &api, chip);
+		rc = compute_list_metrics(&c, &blocks, &api, chip);
 	} else if (next < argc) {
 		/* the CUPTI metrics of the selection, each once */
-		struct plan p = { &api, chip, STRBUF_INIT, 0 };
+		struct compute_plan p = { &api, chip, STRBUF_INIT, 0 };
 		for (size_t b = 0; b < c.count; b++)
-			plan_block(&c.blocks[b], &blocks, &p);
+			compute_plan_block(&c.blocks[b], &blocks, &p);
 		const char **names;
 		size_t n = host_split_names(p.names.buf, &names), unique = 0;
 		for (size_t i = 0; i < n; i++) {

@@ -31,9 +31,6 @@ int cmd_trace(int argc, char **argv);
 int cmd_sys(int argc, char **argv);
 int cmd_profile(int argc, char **argv);
 int cmd_compute(int argc, char **argv);
-/* gpuprof compute analyze (cmd-compute-analyze.c): argv[0] is "analyze". */
-int compute_analyze(int argc, char **argv);
-extern const char compute_analyze_usage[], compute_analyze_description[];
 int cmd_roofline(int argc, char **argv);
 /* A commented configuration file of gpuprof sys's defaults (gpuprof avail -G). */
 void trace_config_template(struct strbuf *out);

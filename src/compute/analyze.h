@@ -44,6 +44,10 @@ struct analyze_request {
  * bottleneck, 4.3 roofline). */
 int analyze_known_selection(const struct catalog *c, const char *selection);
 
+/* The catalog selections (comma-separated; "" for none) that one of analyze's own tables
+ * is made of, so that compute profile -b collects them; NULL for another id. */
+const char *analyze_table_reads(const char *id);
+
 /* 0 when -k and -d keep a dispatch of every workload; -1 with err naming the first
  * workload they leave empty. */
 int analyze_check_kept(const struct analyze_request *r, struct error *err);

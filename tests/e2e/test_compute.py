@@ -115,6 +115,12 @@ def test_a_selection_plans_what_it_names(tmp_path, host_api):
     assert blocks == {"2": "1 CUPTI metrics, 1 pass", "7": "2 CUPTI metrics, 1 pass",
                       "18": "4 CUPTI metrics, 1 pass"}
     assert total == ("8", "6 CUPTI metrics, 1 pass")  # the duration counted once
+    # analyze's own tables collect what they are made of: the bottleneck (2.2) reads the
+    # two throughputs and the waves, the roofline (4.3) block 4's counts
+    rows, blocks, total = listing(tmp_path, "--chip", "GH100", "-b", "2.2")
+    assert [r[0] for r in rows] == ["2.1.0", "2.1.1", "2.1.10"]
+    rows, blocks, total = listing(tmp_path, "--chip", "GH100", "-b", "4.3")
+    assert {r[0].rsplit(".", 1)[0] for r in rows} == {"4.2"}
 
 
 def test_a_chip_without_a_metric_says_which(tmp_path, host_api):
