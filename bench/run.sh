@@ -1,7 +1,8 @@
 #!/bin/sh
 # The benchmarks; each prints ratios measured in the same run.
 #   1. launch overhead: N tiny kernels on the first OpenCL device (PoCL here), loop time
-#      untraced, at the floor any OpenCL tracer pays, and under gpuprof trace
+#      untraced, at the floor any OpenCL tracer pays, and under gpuprof trace (kernels,
+#      the runtime, and kernels with each launch's call stack: --launch-stacks)
 #   2. post-processing: a synthetic spool of M records to database + CSV, records per
 #      second and peak memory
 #   3. timeline formats: pftrace and JSON written from that database, events per
@@ -60,30 +61,35 @@ if [ -x "$BUILD/bench/launches" ]; then
 			"$BUILD/bench/launches" "$launches" plain ;;
 		runtime) "$gpuprof" trace --runtime-trace -f sqlite -d "$work/r$2" -- \
 			"$BUILD/bench/launches" "$launches" plain ;;
+		stacks) "$gpuprof" trace --kernel-trace --launch-stacks -f sqlite -d "$work/s$2" -- \
+			"$BUILD/bench/launches" "$launches" plain ;;
 		esac 2>/dev/null >>"$work/$1"
 	}
 	# the order rotates every round: on a small machine the position in a round
 	# matters as much as the configuration
 	for i in $(seq "$rounds"); do
-		case $((i % 4)) in
-		0) order="plain floor kernel runtime" ;;
-		1) order="floor kernel runtime plain" ;;
-		2) order="kernel runtime plain floor" ;;
-		3) order="runtime plain floor kernel" ;;
+		case $((i % 5)) in
+		0) order="plain floor kernel runtime stacks" ;;
+		1) order="floor kernel runtime stacks plain" ;;
+		2) order="kernel runtime stacks plain floor" ;;
+		3) order="runtime stacks plain floor kernel" ;;
+		4) order="stacks plain floor kernel runtime" ;;
 		esac
 		for config in $order; do run_one "$config" "$i"; done
 	done
 	kernels=$(find "$work"/k1 -name '*_results.db' -exec sqlite3 {} 'SELECT COUNT(*) FROM kernels' \;)
 	plain=$(median <"$work/plain"); floor=$(median <"$work/floor")
 	kernel=$(median <"$work/kernel"); runtime=$(median <"$work/runtime")
-	awk -v p="$plain" -v f="$floor" -v k="$kernel" -v r="$runtime" -v n="$launches" 'BEGIN {
+	stacks=$(median <"$work/stacks")
+	awk -v p="$plain" -v f="$floor" -v k="$kernel" -v r="$runtime" -v s="$stacks" -v n="$launches" 'BEGIN {
 		printf "%-36s %10s %12s %12s\n", "run", "ms", "vs floor", "vs untraced"
 		printf "%-36s %10.1f %12.3f %12.3f\n", "untraced", p / 1e6, p / f, 1
 		printf "%-36s %10.1f %12.3f %12.3f\n", "floor (profiling queue + events)", f / 1e6, 1, f / p
 		printf "%-36s %10.1f %12.3f %12.3f\n", "gpuprof trace --kernel-trace", k / 1e6, k / f, k / p
 		printf "%-36s %10.1f %12.3f %12.3f\n", "gpuprof trace --runtime-trace", r / 1e6, r / f, r / p
-		printf "per launch: untraced %.2f us, floor %.2f us, --kernel-trace %.2f us, --runtime-trace %.2f us\n",
-			p / n / 1e3, f / n / 1e3, k / n / 1e3, r / n / 1e3 }'
+		printf "%-36s %10.1f %12.3f %12.3f\n", "  --kernel-trace --launch-stacks", s / 1e6, s / f, s / p
+		printf "per launch: untraced %.2f us, floor %.2f us, --kernel-trace %.2f us, --runtime-trace %.2f us, --launch-stacks %.2f us (%.2f us more than --kernel-trace)\n",
+			p / n / 1e3, f / n / 1e3, k / n / 1e3, r / n / 1e3, s / n / 1e3, (s - k) / n / 1e3 }'
 	echo "kernels recorded in round 1 under --kernel-trace: $kernels (the loop and its one warm-up launch: $((launches + 1)))"
 else
 	echo "== launch overhead: skipped (built without the OpenCL headers)"

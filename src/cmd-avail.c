@@ -131,6 +131,12 @@ static void print_sampling(void)
 		       "/proc/PID/task/TID/syscall\n");
 	printf("  Python functions: CPython 3.11 from its frames, read at every tick; 3.12 and later "
 	       "from their perf map (PYTHONPERFSUPPORT=1)\n");
+#if defined(__x86_64__)
+	printf("  yes launch call stacks (--launch-stacks): each kernel launch and copy's thread, "
+	       "copied by the thread itself (OpenCL), with its Python functions\n");
+#else
+	printf("  no  launch call stacks (--launch-stacks): x86-64 only\n");
+#endif
 	printf("  stacks are unwound after the run with elfutils' libdw %s\n\n", dwfl_version(NULL));
 }
 

@@ -26,7 +26,11 @@ static const char description[] =
 	"start, those taken inside a marker range of a given name on the same thread, and those\n"
 	"taken while the process had no kernel or copy running on any device (--device-idle)\n"
 	"or had one (--device-busy): what were the CPUs doing inside range X, or while the GPU\n"
-	"sat idle?";
+	"sat idle? With --kernels, the launches' call stacks (gpuprof trace --launch-stacks)\n"
+	"instead of samples: each kernel and copy weighted by its device time, as a child of\n"
+	"the API call that launched it, so that the flat profile gives the device time under\n"
+	"each function of the program, the tree the paths from main down to each kernel, and\n"
+	"the folded stacks a flame graph of device time.";
 
 /* ---- the call tree and the folded stacks ------------------------------------------------ */
 
@@ -112,10 +116,14 @@ static int parse_seconds(const char *text, const char *option, double *out, stru
 
 int cmd_profile(int argc, char **argv)
 {
-	int help = -1, tree_wanted = -1, device_idle = -1, device_busy = -1;
+	int help = -1, tree_wanted = -1, device_idle = -1, device_busy = -1, kernels = -1;
 	const char *format = "text", *tid = NULL, *from = NULL, *to = NULL, *range = NULL;
 	const char *limit_text = "30", *min_text = "1";
 	const struct option table[] = {
+		{ OPTION_BOOL, 0, "kernels", &kernels, NULL,
+		  "device time by the call paths that launched it (trace --launch-stacks): each "
+		  "kernel and copy weighted by its time on the device, beneath the API call that "
+		  "launched it; self and total in ns" },
 		{ OPTION_BOOL, 0, "tree", &tree_wanted, NULL,
 		  "the call tree (callers above their callees) instead of the flat profile" },
 		{ OPTION_ENUM, 0, "format", &format, "text|csv|md|json|folded",
@@ -147,6 +155,9 @@ int cmd_profile(int argc, char **argv)
 	f.range = range;
 	if (device_idle == 1 && device_busy == 1)
 		die_with(EXIT_USAGE, "profile: --device-idle and --device-busy keep no sample together");
+	if (kernels == 1 && (device_idle == 1 || device_busy == 1))
+		die_with(EXIT_USAGE, "profile: --kernels weighs launches by their device time: "
+				     "--device-idle and --device-busy select samples");
 	f.device = device_busy == 1 ? 1 : device_idle == 1 ? -1 : 0;
 	char *end;
 	double min_percent = 0, to_seconds = -1;
@@ -170,13 +181,19 @@ int cmd_profile(int argc, char **argv)
 	int rc = 0;
 	for (int i = 0; rc == 0 && i < count; i++) {
 		sqlite3 *db;
-		rc = store_open(inputs[i], &db, &err) || profile_gather(db, &f, &t, &err);
+		rc = store_open(inputs[i], &db, &err) ||
+		     (kernels == 1 ? profile_gather_launches(db, &f, &t, &err)
+				   : profile_gather(db, &f, &t, &err));
 		sqlite3_close(db);
 	}
 	free(inputs);
 	if (rc)
 		die("profile: %s", err.message);
-	if (!t.samples) {
+	if (!t.samples && kernels == 1) {
+		fprintf(stderr, "gpuprof: profile: no launch with a call stack and device time%s "
+				"(record them with gpuprof trace --launch-stacks --kernel-trace)\n",
+			tid || from || to || range ? " that the filters keep" : "");
+	} else if (!t.samples) {
 		fprintf(stderr, "gpuprof: profile: no call-stack samples%s (record them with gpuprof "
 				"sys, or trace --sample)\n",
 			tid || from || to || range || f.device ? " that the filters keep" : "");
@@ -191,8 +208,13 @@ int cmd_profile(int argc, char **argv)
 		profile_link(&t);
 		if (!strcmp(format, "json")) {
 			struct strbuf out = STRBUF_INIT;
-			strbuf_addf(&out, "{\"samples\":%llu,\"lost\":%llu,\"tree\":",
-				    (unsigned long long)t.samples, (unsigned long long)t.lost);
+			if (t.device_time)
+				strbuf_addf(&out, "{\"device_ns\":%llu,\"launches\":%llu,\"tree\":",
+					    (unsigned long long)t.samples,
+					    (unsigned long long)t.launches);
+			else
+				strbuf_addf(&out, "{\"samples\":%llu,\"lost\":%llu,\"tree\":",
+					    (unsigned long long)t.samples, (unsigned long long)t.lost);
 			print_tree_json(&t, 0, min_percent, &out);
 			strbuf_addstr(&out, "}");
 			puts(out.buf);
@@ -200,14 +222,16 @@ int cmd_profile(int argc, char **argv)
 		} else {
 			struct strbuf line = STRBUF_INIT;
 			profile_count_text(&t, &line);
-			printf("CALL TREE (%s; total %%, total, self)\n", line.buf);
+			printf("%s (%s; total %%, total, self)\n",
+			       t.device_time ? "LAUNCH TREE" : "CALL TREE", line.buf);
 			strbuf_reset(&line);
 			print_tree_text(&t, 0, 0, min_percent, &line);
 			strbuf_release(&line);
 		}
 	} else {
 		struct strbuf title = STRBUF_INIT;
-		strbuf_addstr(&title, "FLAT PROFILE (");
+		strbuf_addstr(&title, t.device_time ? "DEVICE TIME BY LAUNCHING FUNCTION ("
+						    : "FLAT PROFILE (");
 		profile_count_text(&t, &title);
 		strbuf_addch(&title, ')');
 		table_output_begin(stdout, (enum table_format)table_parse_format(format));

@@ -127,7 +127,7 @@ struct trace_options {
 	const char *directory, *file, *units;
 	struct option_list formats;
 	unsigned long long buffer_size, buffer_limit;
-	int host_metrics, device_metrics, sample, sampling_realtime;
+	int host_metrics, device_metrics, sample, sampling_realtime, launch_stacks;
 	const char *sampling_interval, *sampling_freq;
 	struct option_list pmc, pmc_set;
 	const char *pmc_multiplex; /* NULL, kernel or kernel_launch_params */
@@ -529,6 +529,11 @@ static void trace_table(struct trace_options *o, struct option table[TABLE_SIZE]
 		  "lock, I/O) are sampled at the same frequency of real time, their stacks ending "
 		  "in [off-CPU: CALL], and threads ready to run that wait for a CPU, in [waiting "
 		  "for a CPU] (with --sample)" },
+		{ OPTION_BOOL, 0, "launch-stacks", &o->launch_stacks, NULL,
+		  "the call stack of every kernel launch and copy, taken on the launching thread "
+		  "and unwound after the run as samples are: device time by the program's call "
+		  "paths (gpuprof profile --kernels), the stack on each launch's API slice "
+		  "(x86-64; with --kernel-trace or --memory-copy-trace)" },
 		{ OPTION_BOOL, 0, "host-metrics", &o->host_metrics, NULL,
 		  "per-CPU utilization and frequency, memory used; CPU, memory, page faults, "
 		  "context switches, threads and I/O of every traced process" },
@@ -616,6 +621,7 @@ struct job {
 			       * groups of one pass separated by ';' */
 	unsigned sample_freq; /* 0: no call-stack sampling */
 	int sample_realtime;  /* threads off the CPU sampled too */
+	int launch_stacks;    /* each launch's call stack */
 };
 
 /* Puts the options the counters came from before err's message (those of a preset
@@ -842,6 +848,15 @@ static int job_prepare(struct job *j, struct error *err)
 		return error_set(err, "--sampling-interval sets how often metrics are sampled, and "
 				 "none are: add --host-metrics or --device-metrics (gpuprof sys samples "
 				 "both unless turned off)");
+	j->launch_stacks = o->launch_stacks == 1;
+	if (j->launch_stacks && !strstr(j->trace.buf, "kernel") && !strstr(j->trace.buf, "memory_copy"))
+		return error_set(err, "--launch-stacks takes the call stacks of kernel launches and "
+				 "copies, and neither is traced: add --kernel-trace or "
+				 "--memory-copy-trace");
+#if !defined(__x86_64__)
+	if (j->launch_stacks)
+		return error_set(err, "--launch-stacks reads x86-64 registers: not on this machine");
+#endif
 	j->sample_freq = o->sample == 1 ? (unsigned)frequency : 0;
 	j->sample_realtime = j->sample_freq && o->sampling_realtime == 1;
 	return counters ? plan_counters(j, err) : 0;
@@ -1003,6 +1018,10 @@ static int job_run(struct job *j, const char *directory, char **command)
 		setenv("GPUPROF_SAMPLE_REALTIME", "1", 1);
 	else
 		unsetenv("GPUPROF_SAMPLE_REALTIME");
+	if (j->launch_stacks)
+		setenv("GPUPROF_LAUNCH_STACKS", "1", 1);
+	else
+		unsetenv("GPUPROF_LAUNCH_STACKS");
 	/* CPython 3.12 and later name their functions in /tmp/perf-PID.map when asked to;
 	 * a user's own setting is kept, and so is the map then */
 	static int user_perf_support = -1;

@@ -341,7 +341,7 @@ int output_from_spool(const char *spool_path, const char *prefix,
 	rec.rename_kernels = request->options.rename_kernels;
 	struct sample_stacks stacks;
 	sample_stacks_build(&rec, &stacks);
-	if (rec.samples.count)
+	if (rec.samples.count || rec.launch_stacks.count)
 		rec.stacks = &stacks;
 	size_t filtered = recording_filter_kernels(&rec, request->kernel_filter);
 	describe(spool_path, &rec);
@@ -379,7 +379,7 @@ int output_from_spool(const char *spool_path, const char *prefix,
 	int count = file_writers(request->formats, writers);
 	if (count)
 		rc = export_recording_with(&rec, writers, count, request, prefix, &written, err);
-	if (rc == 0 && rec.stacks && (request->formats & FORMAT_CSV))
+	if (rc == 0 && rec.stacks && rec.samples.count && (request->formats & FORMAT_CSV))
 		rc = write_folded(&rec, prefix, &written, err);
 	if (threaded)
 		pthread_join(thread, NULL);

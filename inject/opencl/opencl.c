@@ -781,6 +781,9 @@ static struct pending *pending_begin(const struct api_call *call, cl_command_que
 		recorder_count_dropped(DROPPED_NO_SLOT, 1);
 		return NULL;
 	}
+	if (recorder_launch_stacks()) /* the program's call stack, from here */
+		recorder_launch_stack(DOMAIN_OPENCL_API, function_string[call->function],
+				      call->correlation_id);
 	p->api_start_ns = call->start_ns;
 	p->device = q->device;
 	memset(&p->record, 0, sizeof(p->record));

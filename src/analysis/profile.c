@@ -87,16 +87,33 @@ static int load_device_busy(sqlite3 *db, struct error *err)
 	return rc || store_exec(db, "COMMIT", err) ? -1 : 0;
 }
 
-/* The samples a filter keeps, by process and stack: thread ?1, from ?2 and to ?3 ns after
- * the process's start, inside a marker range named ?4 on the sample's thread... */
-#define SAMPLES_KEPT \
-	"SELECT s.process_id, s.stack_id, COUNT(*) FROM gpuprof_sample s " \
-	"JOIN gpuprof_process p ON p.id = s.process_id " \
+/* What a filter keeps of the samples s (or launch stacks s) of process p: thread ?1,
+ * from ?2 and to ?3 ns after the process's start, inside a marker range named ?4 on the
+ * sample's thread... */
+#define FILTER \
 	"WHERE (?1 < 0 OR s.tid = ?1) AND s.time >= p.start + ?2 " \
 	"AND (?3 < 0 OR s.time < p.start + ?3) AND (?4 IS NULL OR EXISTS (" \
 	"  SELECT 1 FROM gpuprof_marker m JOIN gpuprof_string n ON n.id = m.name_id " \
 	"  WHERE m.process_id = s.process_id AND m.tid = s.tid AND n.string = ?4 " \
 	"  AND s.time >= m.start AND s.time < m.end)) "
+/* The samples kept, by process and stack */
+#define SAMPLES_KEPT \
+	"SELECT s.process_id, s.stack_id, COUNT(*), NULL FROM gpuprof_sample s " \
+	"JOIN gpuprof_process p ON p.id = s.process_id " FILTER
+/* The launches kept, by process, stack and what ran (a kernel by name, a copy by
+ * direction), weighted by their device time */
+#define LAUNCHES_KEPT \
+	"SELECT s.process_id, s.stack_id, SUM(k.end - k.start), n.string, COUNT(*) " \
+	"FROM gpuprof_launch_stack s JOIN gpuprof_process p ON p.id = s.process_id " \
+	"JOIN gpuprof_kernel k ON k.process_id = s.process_id " \
+	"AND k.correlation_id = s.correlation_id " \
+	"JOIN gpuprof_string n ON n.id = k.name_id " FILTER "GROUP BY 1, 2, 4 UNION ALL " \
+	"SELECT s.process_id, s.stack_id, SUM(c.end - c.start), " \
+	"'[copy ' || CASE c.direction WHEN 1 THEN 'host to device' WHEN 2 THEN 'device to host' " \
+	"WHEN 3 THEN 'device to device' WHEN 4 THEN 'host to host' ELSE 'unknown' END || ']', " \
+	"COUNT(*) FROM gpuprof_launch_stack s JOIN gpuprof_process p ON p.id = s.process_id " \
+	"JOIN gpuprof_memory_copy c ON c.process_id = s.process_id " \
+	"AND c.correlation_id = s.correlation_id " FILTER "GROUP BY 1, 2, 4"
 /* ... and while device work ran (?5 > 0) or while none did: the busy interval that
  * began last before the sample, found by the index, still running */
 #define DEVICE_STATE \
@@ -131,12 +148,12 @@ static int gather_lost(sqlite3 *db, const struct profile_filter *f, struct profi
 	return 0;
 }
 
-/* Adds the samples of one database that the filter keeps to the tree. */
-int profile_gather(sqlite3 *db, const struct profile_filter *f, struct profile_tree *t,
-		   struct error *err)
+/* Adds the samples (or the launches) of one database that the filter keeps to the tree. */
+static int gather(sqlite3 *db, const struct profile_filter *f, int launches,
+		  struct profile_tree *t, struct error *err)
 {
-	if (!store_has_table(db, "gpuprof_sample")) /* schema 3.0: no samples */
-		return 0;
+	if (!store_has_table(db, launches ? "gpuprof_launch_stack" : "gpuprof_sample"))
+		return 0; /* an older schema: none */
 	/* each process's stack tree, in id order (a caller before its callees) */
 	struct { int64_t process_id, id, parent; char *function, *module; } *stack = NULL;
 	size_t stacks = 0, alloc = 0;
@@ -158,18 +175,19 @@ int profile_gather(sqlite3 *db, const struct profile_filter *f, struct profile_t
 		stack[stacks++].module = xstrdup(mod ? (const char *)mod : "");
 	}
 	sqlite3_finalize(q);
-	if (rc == 0 && f->device)
+	if (rc == 0 && f->device && !launches)
 		rc = load_device_busy(db, err);
 	if (rc == 0)
-		rc = store_prepare(db, f->device ? SAMPLES_KEPT DEVICE_STATE "GROUP BY 1, 2"
-						 : SAMPLES_KEPT "GROUP BY 1, 2", &q, err);
+		rc = store_prepare(db, launches ? LAUNCHES_KEPT
+				   : f->device ? SAMPLES_KEPT DEVICE_STATE "GROUP BY 1, 2"
+					       : SAMPLES_KEPT "GROUP BY 1, 2", &q, err);
 	if (rc == 0) {
 		sqlite3_bind_int64(q, 1, f->tid);
 		sqlite3_bind_int64(q, 2, (sqlite3_int64)(f->from * 1e9));
 		sqlite3_bind_int64(q, 3, f->to < 0 ? -1 : (sqlite3_int64)(f->to * 1e9));
 		if (f->range)
 			sqlite3_bind_text(q, 4, f->range, -1, SQLITE_STATIC);
-		if (f->device)
+		if (f->device && !launches)
 			sqlite3_bind_int(q, 5, f->device);
 	}
 	uint32_t path_nodes[1024];
@@ -200,6 +218,12 @@ int profile_gather(sqlite3 *db, const struct profile_filter *f, struct profile_t
 					  stack[path_nodes[depth]].module);
 			t->nodes[node].total += samples;
 		}
+		if (launches && node) { /* what the launch ran, beneath the call */
+			const unsigned char *what = sqlite3_column_text(q, 3);
+			node = tree_child(t, node, what ? (const char *)what : "", "[device]");
+			t->nodes[node].total += samples;
+			t->launches += (uint64_t)sqlite3_column_int64(q, 4);
+		}
 		if (node)
 			t->nodes[node].self += samples;
 	}
@@ -209,11 +233,29 @@ int profile_gather(sqlite3 *db, const struct profile_filter *f, struct profile_t
 		free(stack[i].module);
 	}
 	free(stack);
-	return rc ? rc : gather_lost(db, f, t, err);
+	return rc || launches ? rc : gather_lost(db, f, t, err);
+}
+
+int profile_gather(sqlite3 *db, const struct profile_filter *f, struct profile_tree *t,
+		   struct error *err)
+{
+	return gather(db, f, 0, t, err);
+}
+
+int profile_gather_launches(sqlite3 *db, const struct profile_filter *f,
+			    struct profile_tree *t, struct error *err)
+{
+	t->device_time = 1;
+	return gather(db, f, 1, t, err);
 }
 
 void profile_count_text(const struct profile_tree *t, struct strbuf *out)
 {
+	if (t->device_time) {
+		strbuf_addf(out, "device time of %llu launches with a call stack: %.6f s, in ns",
+			    (unsigned long long)t->launches, (double)t->samples / 1e9);
+		return;
+	}
 	strbuf_addf(out, "call-stack samples: %llu", (unsigned long long)t->samples);
 	if (t->lost)
 		strbuf_addf(out, "; %llu more lost by the kernel between %.3f s and %.3f s",

@@ -40,6 +40,9 @@ struct profile_tree {
 	 * thread: how many, and from when to when (ns from their process's start) */
 	uint64_t lost;
 	int64_t lost_from, lost_to;
+	/* profile_gather_launches(): weights are device ns, not samples */
+	int device_time;
+	uint64_t launches;
 };
 
 void profile_init(struct profile_tree *t);
@@ -47,10 +50,18 @@ void profile_init(struct profile_tree *t);
  * the samples lost in its time window. */
 int profile_gather(sqlite3 *db, const struct profile_filter *f, struct profile_tree *t,
 		   struct error *err);
+/* Instead of samples, the launches of db with a call stack (--launch-stacks) that the
+ * filter keeps (thread, time, marker range of the launch; not the device filter), each
+ * weighted by the device time of the kernel or copy it launched, which becomes a node
+ * beneath the call (the kernel's name, or "[copy host to device]"..., module
+ * "[device]"): the tree's weights are then ns, device_time is set and launches counted. */
+int profile_gather_launches(sqlite3 *db, const struct profile_filter *f,
+			    struct profile_tree *t, struct error *err);
 void profile_release(struct profile_tree *t);
 
 /* "call-stack samples: N" for a title, and "; M more lost by the kernel between A s and
- * B s" when the kernel lost some in the time shown. */
+ * B s" when the kernel lost some in the time shown; for launches, their count and device
+ * time. */
 void profile_count_text(const struct profile_tree *t, struct strbuf *out);
 
 /* A function's samples: self (running), total (on the stack, once per sample however

@@ -546,6 +546,28 @@ static uint32_t python_frame(struct sample_stacks *s, const struct recording *re
 	return id;
 }
 
+/* The innermost frame of a launch stack that is the program's (u->pcs' index): the frame
+ * of the API function it called, where one has that name (gpuprof's interposer, or the
+ * vendor's library under CUPTI's callback); else the first below gpuprof's own libraries
+ * (libgpuprof-*.so), which called the API. */
+static int launch_leaf_frame(const struct sample_stacks *s, const struct recording *rec,
+			     const struct record_launch_stack *launch, const struct pc_frames *named,
+			     const uint32_t *which, int count)
+{
+	const char *api = recording_string(rec, launch->function_id);
+	for (int f = 0; *api && f < count; f++)
+		if (!strcmp(s->frames[named[which[f]].frames[0]].function, api))
+			return f;
+	int f = 0;
+	for (; f + 1 < count; f++) {
+		const char *module = s->frames[named[which[f]].frames[0]].module;
+		const char *base = strrchr(module, '/');
+		if (strncmp(base ? base + 1 : module, "libgpuprof-", 11))
+			break;
+	}
+	return f;
+}
+
 int sample_stacks_build(const struct recording *rec, struct sample_stacks *out)
 {
 	memset(out, 0, sizeof(*out));
@@ -553,7 +575,10 @@ int sample_stacks_build(const struct recording *rec, struct sample_stacks *out)
 	out->node_count = 1;
 	out->sample_count = rec->samples.count;
 	out->leaf = xcalloc(out->sample_count ? out->sample_count : 1, sizeof(*out->leaf));
-	if (!rec->samples.count)
+	out->launch_count = rec->launch_stacks.count;
+	out->launch_leaf = xcalloc(out->launch_count ? out->launch_count : 1,
+				   sizeof(*out->launch_leaf));
+	if (!rec->samples.count && !rec->launch_stacks.count)
 		return 0;
 	Dwfl *dwfl = unwind_report_modules(rec, out);
 	struct pc_cache cache = { 0 };
@@ -573,12 +598,21 @@ int sample_stacks_build(const struct recording *rec, struct sample_stacks *out)
 	struct jit_symbols jit;
 	jit_symbols_build(&jit, rec);
 	struct pc_cache last_leaf = { 0 }; /* by tid: the leaf of its last sample on the CPU */
-	for (size_t i = 0; i < rec->samples.count; i++) {
-		const struct record_sample *sample = (const void *)rec->samples.items[i];
+	/* the samples, then the launch stacks (a sample each, of the launching thread) */
+	for (size_t i = 0; i < rec->samples.count + rec->launch_stacks.count; i++) {
+		const struct record_launch_stack *launch = i < rec->samples.count ? NULL
+			: (const void *)rec->launch_stacks.items[i - rec->samples.count];
+		const struct record_sample *sample = launch ? &launch->sample
+					       : (const void *)rec->samples.items[i];
+		uint32_t *leaf = launch ? &out->launch_leaf[i - rec->samples.count] : &out->leaf[i];
+		if (launch && (launch->sample.header.size !=
+				       launch->header.size - offsetof(struct record_launch_stack, sample) ||
+			       !(launch->sample.flags & SAMPLE_LAUNCH)))
+			continue; /* corrupt */
 		if (sample->flags & SAMPLE_RUNNABLE) { /* where its last sample stood */
 			uint32_t *where = pc_cache_slot(&last_leaf, sample->tid);
-			out->leaf[i] = intern_node(out, *where, intern_frame(out, "[waiting for a CPU]",
-									   "", 0, "", 0, 0));
+			*leaf = intern_node(out, *where, intern_frame(out, "[waiting for a CPU]", "", 0,
+								   "", 0, 0));
 			continue;
 		}
 		u->sample = sample;
@@ -604,13 +638,13 @@ int sample_stacks_build(const struct recording *rec, struct sample_stacks *out)
 				  !outermost(dwfl, u->pcs[u->count - 1], u->activation[u->count - 1]))))
 			stopped = u->short_copy ? "[truncated: deeper than the stack copied]"
 						: "[unwinding stopped]";
-		out->incomplete += stopped && u->short_copy;
+		out->incomplete += stopped && u->short_copy && !launch;
 		if (!u->count) { /* no unwinding: the sampled address alone */
 			u->pcs[0] = sample->registers[16];
 			u->activation[0] = 1;
 			u->count = 1;
 		}
-		out->cut += (size_t)u->cut;
+		out->cut += launch ? 0 : (size_t)u->cut;
 		out->unwound_to_one += u->count == 1;
 		/* the Python frames of the nearest tick, one group per entry into the
 		 * evaluation loop, from the outermost: the n-th evaluation loop from the root
@@ -637,11 +671,12 @@ int sample_stacks_build(const struct recording *rec, struct sample_stacks *out)
 		}
 		const struct record_python_stack *python = nearest_tick(ticks, tick_count, sample,
 									  loops);
+		int first = launch ? launch_leaf_frame(out, rec, launch, named, which, u->count) : 0;
 		const struct python_frame *py = python ? (const void *)(python + 1) : NULL;
 		int py_next = python ? (int)python->count - 1 : -1; /* outermost not yet used */
 		uint32_t node = stopped ? intern_node(out, 0, intern_frame(out, stopped, "", 0, "", 0, 0))
 				: 0;
-		for (int f = u->count - 1; f >= 0; f--) { /* from the root down */
+		for (int f = u->count - 1; f >= first; f--) { /* from the root down */
 			const struct pc_frames *p = &named[which[f]];
 			if (py_next >= 0 && evaluation_loop(out, p)) {
 				do /* a group: its entry frame, then those it called */
@@ -655,12 +690,12 @@ int sample_stacks_build(const struct recording *rec, struct sample_stacks *out)
 		}
 		if (sample->flags & SAMPLE_OFF_CPU) {
 			node = intern_node(out, node, wait_frame(out, sample->syscall));
-		} else {
+		} else if (!launch) {
 			uint32_t *slot = pc_cache_slot(&last_leaf, sample->tid);
 			last_leaf.count += !*slot; /* a thread's first (a node is never 0) */
 			*slot = node;
 		}
-		out->leaf[i] = node;
+		*leaf = node;
 	}
 	struct strbuf unreadable = STRBUF_INIT;
 	for (size_t i = 0; i < out->note_count; i++)
@@ -700,6 +735,7 @@ void sample_stacks_release(struct sample_stacks *s)
 	free(s->frames);
 	free(s->nodes);
 	free(s->leaf);
+	free(s->launch_leaf);
 	free(s->unreadable);
 	for (size_t i = 0; i < s->note_count; i++)
 		free(s->notes[i].text);

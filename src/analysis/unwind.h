@@ -42,6 +42,10 @@ struct sample_stacks {
 	size_t node_count;
 	uint32_t *leaf;           /* per sample of the recording (in its order): its node */
 	size_t sample_count;
+	uint32_t *launch_leaf;    /* per launch stack of the recording (in its order): its
+				   * node, the API function called its leaf (gpuprof's own
+				   * frames below it left out); 0 for one that is corrupt */
+	size_t launch_count;
 	size_t cut;               /* samples whose stack was deeper than UNWIND_MAX_FRAMES */
 	size_t incomplete;        /* samples whose unwinding needed more of the stack than
 				   * was copied: their outermost frames are missing */
@@ -56,8 +60,8 @@ struct sample_stacks {
 	size_t frame_slot_count, node_slot_count;
 };
 
-/* Unwinds every sample of rec. Returns 0 (a sample that cannot be unwound keeps the
- * frames found, at least its own address). */
+/* Unwinds every sample and every launch stack of rec. Returns 0 (a sample that cannot be
+ * unwound keeps the frames found, at least its own address). */
 int sample_stacks_build(const struct recording *rec, struct sample_stacks *out);
 void sample_stacks_release(struct sample_stacks *s);
 

@@ -2,6 +2,7 @@
 #include "core/python.h"
 
 #include <dlfcn.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/uio.h>
@@ -45,7 +46,21 @@ static int layout_fits(const struct python_layout *l)
 	       l->frame_entry + 1 <= FRAME_HEAD;
 }
 
+/* Held while the interpreter's structures are read or the layout found: by the ticker,
+ * and by the threads that record their own frames at a launch. */
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+
+static int attach_locked(void);
+
 int python_attach(void)
+{
+	pthread_mutex_lock(&lock);
+	int rc = attach_locked();
+	pthread_mutex_unlock(&lock);
+	return rc;
+}
+
+static int attach_locked(void)
 {
 	if (layout) {
 		self = getpid(); /* a child made by fork() reads its own memory */
@@ -241,8 +256,11 @@ static int read_frames(uint64_t frame, struct python_frame *frames)
 
 void python_sample(uint64_t period_ns)
 {
-	if (!layout)
+	pthread_mutex_lock(&lock);
+	if (!layout) {
+		pthread_mutex_unlock(&lock);
 		return;
+	}
 	uint64_t interpreter = peek_pointer(runtime + layout->runtime_interpreters);
 	for (int i = 0; interpreter && i < 64; i++) {
 		uint64_t thread = peek_pointer(interpreter + layout->interpreter_threads);
@@ -264,4 +282,40 @@ void python_sample(uint64_t period_ns)
 		}
 		interpreter = peek_pointer(interpreter + layout->interpreter_next);
 	}
+	pthread_mutex_unlock(&lock);
+}
+
+void python_record_thread(uint32_t tid, uint64_t time_ns)
+{
+	static int attached; /* 0: no interpreter yet, 1: one, -1: one we cannot read */
+	pthread_mutex_lock(&lock);
+	if (!attached)
+		attached = attach_locked();
+	uint64_t interpreter = attached == 1 ? peek_pointer(runtime + layout->runtime_interpreters) : 0;
+	for (int i = 0; interpreter && i < 64; i++) {
+		uint64_t thread = peek_pointer(interpreter + layout->interpreter_threads);
+		for (int t = 0; thread && t < 4096; t++) {
+			uint64_t native = 0;
+			if (peek(thread + layout->thread_native_id, &native, 8) == 0 &&
+			    (uint32_t)native == tid) {
+				uint32_t read_tid;
+				if (read_thread(thread, &read_tid) == 0) {
+					struct record_python_stack *s = &pending.stack;
+					s->tid = tid;
+					s->time_ns = time_ns;
+					s->period_ns = PYTHON_LAUNCH_PERIOD;
+					s->header.type = RECORD_PYTHON_STACK;
+					s->header.flags = 0;
+					s->header.size = (uint32_t)RECORD_PADDED(
+						sizeof(*s) + s->count * sizeof(struct python_frame));
+					recorder_emit(&pending);
+				}
+				interpreter = 0;
+				break;
+			}
+			thread = peek_pointer(thread + layout->thread_next);
+		}
+		interpreter = interpreter ? peek_pointer(interpreter + layout->interpreter_next) : 0;
+	}
+	pthread_mutex_unlock(&lock);
 }

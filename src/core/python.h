@@ -22,4 +22,10 @@ int python_attach(void);
  * was read; period_ns: between two calls. */
 void python_sample(uint64_t period_ns);
 
+/* Records the Python frames of the calling thread (tid), at time_ns: at a launch
+ * (--launch-stacks), whose call stack takes them as a sample takes a tick's. Nothing
+ * where the process runs no Python that can be read. */
+#define PYTHON_LAUNCH_PERIOD 1000000u /* ns: how far a sample may be from it to take it */
+void python_record_thread(uint32_t tid, uint64_t time_ns);
+
 #endif

@@ -192,6 +192,7 @@ uint32_t record_min_size(uint32_t type)
 	case RECORD_SYMBOL: return sizeof(struct record_symbol);
 	case RECORD_COUNTER: return sizeof(struct record_counter);
 	case RECORD_SAMPLES_LOST: return sizeof(struct record_samples_lost);
+	case RECORD_LAUNCH_STACK: return sizeof(struct record_launch_stack);
 	}
 	return 0;
 }

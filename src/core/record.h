@@ -37,6 +37,7 @@ enum record_type {
 	RECORD_SYMBOL = 21,      /* code made at run time (a JIT), named in the perf map */
 	RECORD_COUNTER = 22,     /* a hardware counter's value for one kernel dispatch */
 	RECORD_SAMPLES_LOST = 23, /* call-stack samples the kernel lost, and when */
+	RECORD_LAUNCH_STACK = 24, /* the call stack of a thread as it launched GPU work */
 	RECORD_TYPE_COUNT
 };
 
@@ -384,6 +385,23 @@ struct record_samples_lost {
 /* A thread ready to run that waited for a CPU (--sampling-realtime): no registers and no
  * stack; it stands where the thread's last sample on the CPU before it stood. */
 #define SAMPLE_RUNNABLE 2u
+
+/* The call stack of a thread as it called an API function that launches GPU work (a
+ * kernel, a copy: --launch-stacks), tied to that call by its correlation id: its
+ * registers and the top of its stack, copied by the thread itself (core/launch-stack.c)
+ * and unwound after the run as a sample is. */
+struct record_launch_stack {
+	struct record_header header;
+	uint32_t domain;                /* enum record_domain of the call */
+	uint32_t function_id;           /* the API function's name (a string id) */
+	uint64_t correlation_id;        /* the API call's, and its GPU work's */
+	struct record_sample sample;    /* its header's size: the sample and the stack's bytes;
+					 * flags SAMPLE_LAUNCH */
+	/* followed by sample.stack_size bytes, padded to 8 */
+};
+
+/* A sample that is a launch's call stack, not a tick of CPU time. */
+#define SAMPLE_LAUNCH 4u
 
 /* The Python functions a thread was in at a tick of the sampler, innermost first; the
  * samples of that thread nearest in time take them in place of the interpreter's

@@ -125,7 +125,19 @@ RECORDER_API int recorder_collected_at(uint64_t ns);
 /* The path of this process's spool, or NULL when not started. */
 RECORDER_API const char *recorder_spool_path(void);
 
+/* Launch call stacks (--launch-stacks, core/launch-stack.c): whether they are asked for
+ * (GPUPROF_LAUNCH_STACKS=1, on x86-64), and, called by a backend on the thread that calls
+ * an API function launching GPU work, before it calls the real one: copies that thread's
+ * registers and top of stack into a RECORD_LAUNCH_STACK for the call (its domain, its
+ * function's string id, its correlation id). Nothing when not asked for. */
+RECORDER_API int recorder_launch_stacks(void);
+RECORDER_API void recorder_launch_stack(uint32_t domain, uint32_t function_id,
+					uint64_t correlation_id);
+
 /* Internal to the recorder library: whether tid is one of the recorder's own threads. */
 int recorder_own_thread(uint32_t tid);
+/* Internal: records the ELF files mapped in the process whenever they change (the
+ * sampler does for its samples; launch stacks need them as well). Once per process. */
+void sampler_track_modules(void);
 
 #endif

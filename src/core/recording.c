@@ -186,6 +186,7 @@ int recording_read(struct recording *rec, const char *spool_path, struct error *
 		case RECORD_METRIC: list_add(&rec->metrics, h); break;
 		case RECORD_SAMPLE: list_add(&rec->samples, h); break;
 		case RECORD_SAMPLES_LOST: list_add(&rec->samples_lost, h); break;
+		case RECORD_LAUNCH_STACK: list_add(&rec->launch_stacks, h); break;
 		case RECORD_MODULE: list_add(&rec->modules, h); break;
 		case RECORD_PYTHON_STACK: list_add(&rec->python_stacks, h); break;
 		case RECORD_SYMBOL: list_add(&rec->symbols, h); break;
@@ -711,7 +712,7 @@ void recording_release(struct recording *rec)
 					&rec->allocations, &rec->synchronizations, &rec->overheads,
 					&rec->calls_by_correlation, &rec->thread_names,
 					&rec->metric_series, &rec->metrics, &rec->samples,
-					&rec->samples_lost,
+					&rec->samples_lost, &rec->launch_stacks,
 					&rec->modules, &rec->python_stacks,
 					&rec->symbols, &rec->counters, &rec->owned };
 	for (size_t i = 0; i < rec->owned.count; i++)

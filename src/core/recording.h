@@ -68,6 +68,7 @@ struct recording {
 	struct record_list metrics;            /* by time, then file order */
 	struct record_list samples;            /* call-stack samples, by time */
 	struct record_list samples_lost;       /* samples the kernel lost, as written */
+	struct record_list launch_stacks;      /* launches' call stacks, as written */
 	struct record_list modules;            /* ELF files mapped, as written */
 	struct record_list python_stacks;      /* Python functions at sampling ticks */
 	struct record_list symbols;            /* code made at run time, from the perf map */

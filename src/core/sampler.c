@@ -664,6 +664,32 @@ static void start_ticker(unsigned frequency, int realtime)
  * the parent's rings and samples itself into a spool of its own, as the parent does. Its
  * recorder (whose own fork handler ran first) starts here. A child that calls exec()
  * starts again in the new image: the events are removed on exec. */
+/* The modules alone, for a process that is not sampled (its launch stacks). */
+static int collect_modules(int final)
+{
+	unsigned long long objects = 0;
+	dl_iterate_phdr(count_objects, &objects);
+	if (objects != loaded_objects) {
+		loaded_objects = objects;
+		record_modules();
+	}
+	return 0;
+}
+
+static void modules_forked_child(void)
+{
+	loaded_objects = ~0ull; /* the child's spool gets the modules too */
+}
+
+void sampler_track_modules(void)
+{
+	static atomic_int tracked;
+	if (rings || atomic_exchange(&tracked, 1)) /* sampling records them already */
+		return;
+	recorder_add_collector(collect_modules);
+	pthread_atfork(NULL, NULL, modules_forked_child);
+}
+
 static void sample_forked_child(void)
 {
 	size_t page = (size_t)sysconf(_SC_PAGESIZE);

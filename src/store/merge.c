@@ -49,6 +49,8 @@ static const struct {
 	{ "gpuprof_metric", "t.series_id, t.time + s.shift, t.value", "time, process_id" },
 	{ "gpuprof_sample", "t.tid, t.time + s.shift, t.stack_id", "time, process_id" },
 	{ "gpuprof_sample_lost", "t.tid, t.start + s.shift, t.end + s.shift, t.samples" },
+	{ "gpuprof_launch_stack", "t.correlation_id, t.domain, t.function_id + ?1, t.tid, "
+				  "t.time + s.shift, t.stack_id", "time, process_id" },
 };
 
 #define TIMED_COUNT (sizeof(timed) / sizeof(timed[0]))
@@ -72,7 +74,8 @@ static int copy_rows(sqlite3 *db, const char *sql, int64_t strings, int64_t proc
 }
 
 /* Whether the input attached as src has the table: an input of an older 3.x schema
- * lacks the tables added since (metrics and samples in 3.1, counters in 3.2, lost samples in 3.3), and is read
+ * lacks the tables added since (metrics and samples in 3.1, counters in 3.2, lost samples in 3.3,
+ * launch stacks in 3.4), and is read
  * as one without their rows. */
 static int src_has_table(sqlite3 *db, const char *table)
 {

@@ -70,6 +70,10 @@ CREATE TABLE gpuprof_stack (
   PRIMARY KEY (process_id, stack_id));
 CREATE TABLE gpuprof_sample (
   id INTEGER PRIMARY KEY, process_id INTEGER, tid INTEGER, time INTEGER, stack_id INTEGER);
+CREATE TABLE gpuprof_launch_stack (
+  id INTEGER PRIMARY KEY, process_id INTEGER, correlation_id INTEGER, domain INTEGER,
+  function_id INTEGER, tid INTEGER, time INTEGER, stack_id INTEGER);
+CREATE INDEX gpuprof_launch_stack_call ON gpuprof_launch_stack (process_id, correlation_id);
 CREATE TABLE gpuprof_sample_lost (
   id INTEGER PRIMARY KEY, process_id INTEGER, tid INTEGER, start INTEGER, end INTEGER,
   samples INTEGER);

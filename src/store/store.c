@@ -38,7 +38,8 @@ enum statement {
 	INSERT_STRING, INSERT_PROCESS, INSERT_AGENT, INSERT_QUEUE, INSERT_API, INSERT_KERNEL,
 	INSERT_COPY, INSERT_ALLOCATION, INSERT_SYNCHRONIZATION, INSERT_OVERHEAD, INSERT_DROPPED,
 	INSERT_METADATA, INSERT_MARKER, INSERT_THREAD, INSERT_METRIC_SERIES, INSERT_METRIC,
-	INSERT_FRAME, INSERT_STACK, INSERT_SAMPLE, INSERT_SAMPLES_LOST, INSERT_COUNTER,
+	INSERT_FRAME, INSERT_STACK, INSERT_SAMPLE, INSERT_SAMPLES_LOST, INSERT_LAUNCH_STACK,
+	INSERT_COUNTER,
 	STATEMENT_COUNT
 };
 
@@ -89,6 +90,8 @@ static const char *const statement_sql[STATEMENT_COUNT] = {
 			  "VALUES (1,?,?,?)",
 	[INSERT_SAMPLES_LOST] = "INSERT INTO gpuprof_sample_lost (process_id, tid, start, end, "
 				"samples) VALUES (1,?,?,?,?)",
+	[INSERT_LAUNCH_STACK] = "INSERT INTO gpuprof_launch_stack (process_id, correlation_id, "
+				"domain, function_id, tid, time, stack_id) VALUES (1,?,?,?,?,?,?)",
 	[INSERT_COUNTER] = "INSERT INTO gpuprof_counter (process_id, correlation_id, "
 			   "agent_index, name_id, value) VALUES (1,?,?,?,?)",
 };
@@ -460,6 +463,28 @@ static int load_samples(struct loader *l, struct error *err)
 	return 0;
 }
 
+/* Each launch's call stack: its API call (correlation id), thread, time and leaf. */
+static int load_launch_stacks(struct loader *l, struct error *err)
+{
+	const struct sample_stacks *st = l->rec->stacks;
+	for (size_t i = 0; st && i < l->rec->launch_stacks.count && i < st->launch_count; i++) {
+		const struct record_launch_stack *r = (const void *)l->rec->launch_stacks.items[i];
+		if (!st->launch_leaf[i])
+			continue; /* corrupt */
+		sqlite3_stmt *s = l->stmt[INSERT_LAUNCH_STACK];
+		int c = 0;
+		bind_i64(s, &c, (int64_t)r->correlation_id);
+		bind_i64(s, &c, r->domain);
+		bind_i64(s, &c, r->function_id);
+		bind_i64(s, &c, r->sample.tid);
+		bind_i64(s, &c, (int64_t)r->sample.time_ns);
+		bind_i64(s, &c, st->launch_leaf[i]);
+		if (step(l, INSERT_LAUNCH_STACK, err))
+			return -1;
+	}
+	return 0;
+}
+
 static int load_samples_lost(struct loader *l, struct error *err)
 {
 	for (size_t i = 0; i < l->rec->samples_lost.count; i++) {
@@ -546,6 +571,7 @@ int store_write(const struct recording *rec, const char *spool_path, const char 
 		if (load_list(&l, tables[t].list, tables[t].insert, err))
 			goto out;
 	if (load_markers(&l, err) || load_samples(&l, err) || load_samples_lost(&l, err) ||
+	    load_launch_stacks(&l, err) ||
 	    finish(&l, spool_path, err) ||
 	    store_exec(l.db, "COMMIT", err))
 		goto out;

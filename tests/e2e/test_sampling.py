@@ -468,12 +468,13 @@ def test_an_unprivileged_user_samples_and_avail_says_so():
         r = run([*user, GPUPROF, "avail"], cwd=top)
         assert r.returncode == 0, r.stderr
         lines = r.stdout.split("call-stack sampling (gpuprof sys, --sample):\n")[1]
-        cpu, wall, python, unwinder = lines.split("\n\n")[0].splitlines()
+        cpu, wall, python, launches, unwinder = lines.split("\n\n")[0].splitlines()
         if cpu.startswith("  no "):
             pytest.skip("perf events are not allowed for users here: " + cpu)
         assert cpu.startswith("  yes CPU time: software perf event task-clock"), cpu
         assert wall.startswith("  yes wall clock (--sampling-realtime)"), wall
         assert python.startswith("  Python functions: CPython 3.11 from its frames"), python
+        assert launches.startswith("  yes launch call stacks (--launch-stacks)"), launches
         assert unwinder.startswith("  stacks are unwound after the run with elfutils' libdw 0.")
         r = run([*user, GPUPROF, "sys", "--no-device-metrics", "--no-host-metrics",
                  "--sampling-realtime", "--", SPLIT, "wait"], cwd=top)

@@ -1,0 +1,255 @@
+"""Launch call stacks (trace --launch-stacks): the call stack of every kernel launch and
+copy, taken on the launching thread and unwound after the run, and gpuprof profile
+--kernels, the device time by the program's call paths. The premises are counts the
+program makes (launch-sites: light() launches N kernels, heavy() N/2 kernels and N/2
+copies) and the device times the database itself records for those kernels and copies:
+every figure of the profile is checked against an independent SQL sum, never a timing."""
+import json
+import os
+
+import pytest
+
+from conftest import GPUPROF, TESTS, outputs, pocl_linker, run, trace
+
+SITES = os.path.join(TESTS, "launch-sites")
+
+
+def processes(directory):
+    return [o for o in outputs(str(directory)) if not pocl_linker(o)]
+
+
+def frames_of(out, stack_id):
+    """The functions of a stack, from the root down."""
+    rows = out.query("WITH RECURSIVE up(id, depth) AS (SELECT ?, 0 UNION ALL "
+                     "SELECT k.parent_id, depth + 1 FROM gpuprof_stack k JOIN up "
+                     "ON k.stack_id = up.id WHERE up.id != 0) "
+                     "SELECT f.function FROM up JOIN gpuprof_stack k ON k.stack_id = up.id "
+                     "JOIN gpuprof_frame f ON f.frame_id = k.frame_id ORDER BY depth DESC",
+                     stack_id)
+    return [r["function"] for r in rows]
+
+
+def launches(out):
+    """Each launch stack: its API function, frames from the root, and what it launched
+    (a kernel's name or "copy") with its device time."""
+    rows = out.query(
+        "SELECT l.stack_id, s.string AS api, l.tid, "
+        "COALESCE(n.string, CASE WHEN c.id IS NOT NULL THEN 'copy' END) AS what, "
+        "COALESCE(k.end - k.start, c.end - c.start) AS ns, "
+        "COALESCE(k.tid, c.tid) AS work_tid "
+        "FROM gpuprof_launch_stack l JOIN gpuprof_string s ON s.id = l.function_id "
+        "LEFT JOIN gpuprof_kernel k ON k.correlation_id = l.correlation_id "
+        "LEFT JOIN gpuprof_string n ON n.id = k.name_id "
+        "LEFT JOIN gpuprof_memory_copy c ON c.correlation_id = l.correlation_id "
+        "ORDER BY l.id")
+    for r in rows:
+        r["frames"] = frames_of(out, r["stack_id"])
+    return rows
+
+
+def device_time(out, sql):
+    (row,) = out.query(sql)
+    return row["ns"]
+
+
+def check_sites(out, n, callers):
+    """n launches of light under callers["light"], n/2 of heavy and n/2 copies under
+    callers["heavy"]; every kernel and copy of the process has its launch stack."""
+    rows = launches(out)
+    kernels = out.query("SELECT COUNT(*) AS n FROM gpuprof_kernel")[0]["n"]
+    copies = out.query("SELECT COUNT(*) AS n FROM gpuprof_memory_copy")[0]["n"]
+    assert (kernels, copies, len(rows)) == (n + n // 2, n // 2, n + n)
+    for r in rows:
+        assert r["work_tid"] == r["tid"]  # the thread that launched it
+        site = "light" if r["what"] == "light" else "heavy"
+        api = "clEnqueueReadBuffer" if r["what"] == "copy" else "clEnqueueNDRangeKernel"
+        assert r["api"] == api and r["frames"][-1] == api, r
+        assert r["frames"][-3:-1] == [callers[site], site], r
+        assert not any(f.startswith(("recorder_", "pending_", "kernel_begin")) for f in
+                       r["frames"]), r  # gpuprof's own frames left out
+    counts = {w: sum(r["what"] == w for r in rows) for w in ("light", "heavy", "copy")}
+    assert counts == {"light": n, "heavy": n // 2, "copy": n // 2}
+
+
+def test_launches_are_attributed_to_the_functions_that_made_them(tmp_path):
+    n = 20
+    r = trace(tmp_path, ["--launch-stacks", "--kernel-trace", "--memory-copy-trace", "-d", "out"],
+              [SITES, "-n", str(n)])
+    assert r.returncode == 0, r.stderr
+    (out,) = processes(tmp_path / "out")
+    check_sites(out, n, {"light": "run", "heavy": "run"})
+    db = out.path("results.db")
+    light = device_time(out, "SELECT SUM(k.end - k.start) AS ns FROM gpuprof_kernel k "
+                             "JOIN gpuprof_string s ON s.id = k.name_id WHERE s.string = 'light'")
+    heavy = device_time(out, "SELECT SUM(k.end - k.start) AS ns FROM gpuprof_kernel k "
+                             "JOIN gpuprof_string s ON s.id = k.name_id WHERE s.string = 'heavy'")
+    copies = device_time(out, "SELECT SUM(end - start) AS ns FROM gpuprof_memory_copy")
+    # the flat profile: each function's total is the device time it launched
+    p = run([GPUPROF, "profile", "--kernels", "--format", "json", "--limit", "0", db],
+            cwd=tmp_path)
+    assert p.returncode == 0, p.stderr
+    (table,) = json.loads(p.stdout)
+    assert table["title"].startswith("DEVICE TIME BY LAUNCHING FUNCTION (device time of 40 "
+                                     "launches with a call stack: ")
+    rows = {(row[0], row[1]): row for row in table["rows"]}
+    # the program's functions (module launch-sites) and what ran (module [device], a
+    # kernel's own time as its self)
+    total = {name: row[4] for (name, module), row in rows.items()
+             if module == "launch-sites" and name in ("main", "run", "light", "heavy")}
+    assert total == {"main": light + heavy + copies, "run": light + heavy + copies,
+                     "light": light, "heavy": heavy + copies}
+    assert rows[("light", "[device]")][2:5:2] == [light, light]
+    assert rows[("heavy", "[device]")][2:5:2] == [heavy, heavy]
+    assert rows[("[copy device to host]", "[device]")][2] == copies
+    shares = {name: row[5] for (name, module), row in rows.items()
+              if name in ("light", "heavy") and module == "launch-sites"}
+    all_ns = light + heavy + copies
+    assert shares == {"light": pytest.approx(100 * light / all_ns, rel=1e-12),
+                      "heavy": pytest.approx(100 * (heavy + copies) / all_ns, rel=1e-12)}
+    # the folded stacks: one line per path down to what ran, weighted by device ns
+    p = run([GPUPROF, "profile", "--kernels", "--format", "folded", db], cwd=tmp_path)
+    folded = dict(line.rsplit(" ", 1) for line in p.stdout.splitlines())
+    ends = {";".join(k.split(";")[-4:]): int(v) for k, v in folded.items()}
+    assert ends == {"run;light;clEnqueueNDRangeKernel;light": light,
+                    "run;heavy;clEnqueueNDRangeKernel;heavy": heavy,
+                    "run;heavy;clEnqueueReadBuffer;[copy device to host]": copies}
+    assert all(";main;run;" in k for k in folded), folded
+    # the tree, from the root down to each kernel
+    p = run([GPUPROF, "profile", "--kernels", "--tree", "--format", "json", "--min-percent", "0",
+             db], cwd=tmp_path)
+    tree = json.loads(p.stdout)
+    assert (tree["device_ns"], tree["launches"]) == (all_ns, 40)
+
+    def find(nodes, name):
+        for node in nodes:
+            if node["function"] == name:
+                return node
+            found = find(node["children"], name)
+            if found:
+                return found
+    light_node = find(tree["tree"], "light")
+    assert light_node["total"] == light
+    assert [c["function"] for c in light_node["children"]] == ["clEnqueueNDRangeKernel"]
+    assert light_node["children"][0]["children"][0] == {
+        "function": "light", "module": "[device]", "total": light, "self": light, "children": []}
+
+
+def test_threads_and_a_forked_child_have_their_launch_stacks(tmp_path):
+    n = 10
+    r = trace(tmp_path, ["--launch-stacks", "--kernel-trace", "--memory-copy-trace", "-d", "out"],
+              [SITES, "-n", str(n), "--threads", "--fork"])
+    assert r.returncode == 0, r.stderr
+    outs = processes(tmp_path / "out")
+    assert len(outs) == 2  # the parent and its child, each with its own database
+    for out in outs:
+        check_sites(out, n, {"light": "light_thread", "heavy": "heavy_thread"})
+        tids = {r["tid"] for r in launches(out)}
+        assert len(tids) == 2 and out.pid not in tids  # the two threads, not main
+
+
+def test_without_the_option_there_are_none_and_profile_says_so(tmp_path):
+    r = trace(tmp_path, ["--kernel-trace", "-d", "out"], [SITES, "-n", "4"])
+    assert r.returncode == 0, r.stderr
+    (out,) = processes(tmp_path / "out")
+    assert out.query("SELECT COUNT(*) AS n FROM gpuprof_launch_stack") == [{"n": 0}]
+    p = run([GPUPROF, "profile", "--kernels", out.path("results.db")], cwd=tmp_path)
+    assert p.returncode == 0 and p.stdout == ""
+    assert p.stderr == ("gpuprof: profile: no launch with a call stack and device time "
+                        "(record them with gpuprof trace --launch-stacks --kernel-trace)\n")
+    # the option needs something launched to trace
+    r = trace(tmp_path, ["--launch-stacks", "--opencl-trace"], [SITES, "-n", "1"])
+    assert r.returncode == 2
+    assert r.stderr == ("gpuprof: trace: --launch-stacks takes the call stacks of kernel "
+                        "launches and copies, and neither is traced: add --kernel-trace or "
+                        "--memory-copy-trace\n")
+    p = run([GPUPROF, "profile", "--kernels", "--device-idle", out.path("results.db")],
+            cwd=tmp_path)
+    assert p.returncode == 2 and "--kernels weighs launches by their device time" in p.stderr
+
+
+def test_merge_keeps_each_process_launch_stacks(tmp_path):
+    r = trace(tmp_path, ["--launch-stacks", "--kernel-trace", "-d", "out"],
+              [SITES, "-n", "6", "--fork"])
+    assert r.returncode == 0, r.stderr
+    outs = processes(tmp_path / "out")
+    merged = str(tmp_path / "all.db")
+    m = run([GPUPROF, "merge", "-o", merged] + [o.path("results.db") for o in outs], cwd=tmp_path)
+    assert m.returncode == 0, m.stderr
+
+    def folded(db):
+        p = run([GPUPROF, "profile", "--kernels", "--format", "folded", db], cwd=tmp_path)
+        assert p.returncode == 0, p.stderr
+        lines = {}
+        for line in p.stdout.splitlines():
+            stack, ns = line.rsplit(" ", 1)
+            lines[stack] = lines.get(stack, 0) + int(ns)
+        return lines
+    separate = {}
+    for o in outs:
+        for stack, ns in folded(o.path("results.db")).items():
+            separate[stack] = separate.get(stack, 0) + ns
+    assert folded(merged) == separate and len(separate) == 2
+
+
+PYOPENCL_SCRIPT = '''
+import numpy as np
+import pyopencl as cl
+
+ctx = cl.create_some_context(interactive=False)
+queue = cl.CommandQueue(ctx)
+prg = cl.Program(ctx, """
+__kernel void twice(__global float *x) { int i = get_global_id(0); x[i] = 2 * x[i]; }
+__kernel void plus(__global float *x) { int i = get_global_id(0); x[i] = x[i] + 1; }
+""").build()
+a = np.ones(4096, dtype=np.float32)
+buf = cl.Buffer(ctx, cl.mem_flags.READ_WRITE | cl.mem_flags.COPY_HOST_PTR, hostbuf=a)
+twice, plus = prg.twice, prg.plus
+
+
+def doubling(n):
+    for _ in range(n):
+        twice(queue, a.shape, None, buf)
+
+
+def adding(n):
+    for _ in range(n):
+        plus(queue, a.shape, None, buf)
+
+
+def step():
+    doubling(6)
+    adding(3)
+
+
+step()
+queue.finish()
+'''
+
+
+def test_pyopencl_kernels_are_attributed_to_the_python_functions(tmp_path):
+    """A pyopencl script: each launch's stack holds the Python functions that made it
+    (in place of the interpreter's evaluation loop), from the module down."""
+    check = run(["/usr/bin/python3", "-c", "import pyopencl"], cwd=tmp_path)
+    if check.returncode:
+        pytest.skip("pyopencl is not installed (Debian's python3-pyopencl)")
+    script = tmp_path / "launcher.py"
+    script.write_text(PYOPENCL_SCRIPT)
+    r = trace(tmp_path, ["--launch-stacks", "--kernel-trace", "-d", "out"],
+              ["/usr/bin/python3", str(script)])
+    assert r.returncode == 0, r.stderr
+    (out,) = processes(tmp_path / "out")
+    rows = launches(out)
+    assert len(rows) == 9
+    for r in rows:
+        python = [f for f in r["frames"] if f.startswith("launcher.py:")]
+        caller = "launcher.py:doubling" if r["what"] == "twice" else "launcher.py:adding"
+        assert python == ["launcher.py:<module>", "launcher.py:step", caller], r["frames"]
+        assert r["frames"][-1] == "clEnqueueNDRangeKernel"
+    assert sorted(r["what"] for r in rows) == ["plus"] * 3 + ["twice"] * 6
+    p = run([GPUPROF, "profile", "--kernels", "--format", "json", "--limit", "0",
+             out.path("results.db")], cwd=tmp_path)
+    (table,) = json.loads(p.stdout)
+    total = {row[0]: row[4] for row in table["rows"]}
+    twice = device_time(out, "SELECT SUM(k.end - k.start) AS ns FROM gpuprof_kernel k "
+                             "JOIN gpuprof_string s ON s.id = k.name_id WHERE s.string = 'twice'")
+    assert total["launcher.py:doubling"] == twice
