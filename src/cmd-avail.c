@@ -133,7 +133,8 @@ static void print_sampling(void)
 	       "from their perf map (PYTHONPERFSUPPORT=1)\n");
 #if defined(__x86_64__)
 	printf("  yes launch call stacks (--launch-stacks): each kernel launch and copy's thread, "
-	       "copied by the thread itself (OpenCL), with its Python functions\n");
+	       "copied by the thread itself (OpenCL; CUDA through CUPTI's callback), with its Python "
+	       "functions\n");
 #else
 	printf("  no  launch call stacks (--launch-stacks): x86-64 only\n");
 #endif

@@ -268,13 +268,39 @@ static int collect(int final)
 
 /* ---- start and end --------------------------------------------------------------------- */
 
-static int counting; /* counters are collected (--pmc) */
+static int counting;      /* counters are collected (--pmc) */
+static int launch_stacks; /* each launch's call stack is taken (--launch-stacks) */
 
-/* The callbacks subscribed to: only the launches, when counters are collected. */
+/* Whether a driver API function launches device work: a kernel, a copy, a fill. */
+static int launches_work(const char *function)
+{
+	return function && (!strncmp(function, "cuLaunch", 8) || !strncmp(function, "cuMemcpy", 8) ||
+			    !strncmp(function, "cuMemset", 8));
+}
+
+static int counted_launch(CUpti_CallbackId cbid)
+{
+	for (size_t i = 0; i < counters_launch_callback_count; i++)
+		if (counters_launch_callbacks[i] == cbid)
+			return 1;
+	return 0;
+}
+
+/* The callbacks subscribed to: the launches, when counters are collected; every driver
+ * API call, of which those that launch work take their call stack, with
+ * --launch-stacks (on the launching thread, before the call: CUPTI's correlation id is
+ * the one the kernel's or copy's activity record carries). */
 static void CUPTIAPI on_callback(void *userdata, CUpti_CallbackDomain domain,
 				 CUpti_CallbackId cbid, const void *data)
 {
-	if (counting && domain == CUPTI_CB_DOMAIN_DRIVER_API && atomic_load(&cupti_usable))
+	if (domain != CUPTI_CB_DOMAIN_DRIVER_API || !atomic_load(&cupti_usable))
+		return;
+	const CUpti_CallbackData *call = data;
+	if (launch_stacks && call->callbackSite == CUPTI_API_ENTER &&
+	    launches_work(call->functionName))
+		recorder_launch_stack(DOMAIN_CUDA_DRIVER_API, recorder_intern(call->functionName),
+				      call->correlationId);
+	if (counting && counted_launch(cbid))
 		counters_callback(cbid, data);
 }
 
@@ -396,6 +422,9 @@ static void start(void)
 		enable(CUPTI_ACTIVITY_KIND_DRIVER, "CUDA driver API calls");
 	if (trace.runtime_api || trace.driver_api)
 		enable(CUPTI_ACTIVITY_KIND_SYNCHRONIZATION, "synchronisations");
+	if ((trace.kernel || trace.memory_copy) && recorder_launch_stacks() &&
+	    cuptiEnableDomain(1, subscriber, CUPTI_CB_DOMAIN_DRIVER_API) == CUPTI_SUCCESS)
+		launch_stacks = 1;
 	if (trace.kernel && counters_configure() == 1) {
 		counting = 1;
 		for (size_t i = 0; i < counters_launch_callback_count; i++)

@@ -381,3 +381,31 @@ def test_sys_names_python_functions(tmp_path):
     assert 0.65 <= seventy / (seventy + thirty) <= 0.75, (seventy, thirty)
     assert not os.path.exists("/tmp/perf-%d.map" % out.pid)  # gpuprof's map goes with it
 
+
+
+def test_launch_stacks_on_cuda(tmp_path, cuda_sample):
+    """--launch-stacks on CUDA (CUPTI's driver API callback): every kernel and copy of
+    vcopy has the call stack of its launch, from main down to the driver function, and
+    profile --kernels gives main the device time the kernels and copies took."""
+    r = trace(tmp_path, ["--kernel-trace", "--memory-copy-trace", "--launch-stacks"],
+              [cuda_sample("vcopy"), "-n", str(N), "-b", str(BLOCK), "-i", str(ITERATIONS)])
+    assert r.returncode == 0, r.stderr
+    out = only_process(tmp_path)
+    (row,) = out.query(
+        "SELECT (SELECT COUNT(*) FROM gpuprof_kernel) AS kernels, "
+        "(SELECT COUNT(*) FROM gpuprof_memory_copy) AS copies, "
+        "(SELECT COUNT(*) FROM gpuprof_launch_stack l JOIN gpuprof_kernel k "
+        " ON k.correlation_id = l.correlation_id) AS kernel_stacks, "
+        "(SELECT COUNT(*) FROM gpuprof_launch_stack l JOIN gpuprof_memory_copy c "
+        " ON c.correlation_id = l.correlation_id) AS copy_stacks, "
+        "(SELECT SUM(end - start) FROM gpuprof_kernel) + "
+        "(SELECT SUM(end - start) FROM gpuprof_memory_copy) AS ns")
+    assert (row["kernels"], row["copies"]) == (ITERATIONS, 2)
+    assert (row["kernel_stacks"], row["copy_stacks"]) == (ITERATIONS, 2)
+    p = run([GPUPROF, "profile", "--kernels", "--format", "folded", out.path("results.db")],
+            cwd=tmp_path)
+    assert p.returncode == 0, p.stderr
+    lines = [line.rsplit(" ", 1) for line in p.stdout.splitlines()]
+    assert all(";main;" in stack for stack, _ in lines), p.stdout
+    assert all(stack.split(";")[-2].startswith(("cuLaunch", "cuMemcpy")) for stack, _ in lines)
+    assert sum(int(ns) for _, ns in lines) == row["ns"]
