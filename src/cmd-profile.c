@@ -222,6 +222,8 @@ int cmd_profile(int argc, char **argv)
 		} else {
 			struct strbuf line = STRBUF_INIT;
 			profile_count_text(&t, &line);
+			if (t.device_time)
+				strbuf_addstr(&line, "; in ns");
 			printf("%s (%s; total %%, total, self)\n",
 			       t.device_time ? "LAUNCH TREE" : "CALL TREE", line.buf);
 			strbuf_reset(&line);
@@ -233,7 +235,7 @@ int cmd_profile(int argc, char **argv)
 		strbuf_addstr(&title, t.device_time ? "DEVICE TIME BY LAUNCHING FUNCTION ("
 						    : "FLAT PROFILE (");
 		profile_count_text(&t, &title);
-		strbuf_addch(&title, ')');
+		strbuf_addstr(&title, t.device_time ? "; self and total in ns)" : ")");
 		table_output_begin(stdout, (enum table_format)table_parse_format(format));
 		rc = profile_flat_table(&t, table_parse_format(format), "profile", title.buf,
 					(size_t)limit, &err);

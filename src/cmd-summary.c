@@ -77,6 +77,7 @@ struct summary {
 	} *metrics;
 	size_t metric_count;
 	struct profile_tree samples;  /* call-stack samples, every input */
+	struct profile_tree launches; /* launches with a call stack, every input */
 	struct findings findings;     /* gpuprof advise's, every input */
 	int64_t *finding_inputs;      /* the input of each finding */
 };
@@ -523,6 +524,40 @@ static int hot_functions_table(const struct printer *pr, const struct summary *s
 	return rc;
 }
 
+#define LAUNCH_SITES 20
+
+/* The functions that launched the most device time (trace --launch-stacks). */
+static int launch_sites_table(const struct printer *pr, const struct summary *s,
+			      struct error *err)
+{
+	if (!s->launches.samples)
+		return 0;
+	struct profile_launch_site *sites;
+	size_t count = profile_launch_sites(&s->launches, &sites);
+	struct strbuf title = STRBUF_INIT, time = STRBUF_INIT;
+	strbuf_addstr(&title, "LAUNCH SITES (");
+	profile_count_text(&s->launches, &title);
+	strbuf_addf(&title, "; the %d that launched the most)", LAUNCH_SITES);
+	strbuf_addf(&time, "Device time (%s)", pr->units);
+	const char *names[] = { "Function", "Module", "Call", "Launched", "Launches", time.buf,
+				"Pct" };
+	struct table *t = table_begin(stdout, pr->format, "launch_sites", title.buf, 7, names);
+	for (size_t i = 0; i < count && i < LAUNCH_SITES; i++) {
+		const char *base = strrchr(sites[i].module, '/');
+		table_text(t, sites[i].function);
+		table_text(t, base ? base + 1 : sites[i].module);
+		table_text(t, sites[i].call);
+		table_text(t, sites[i].launched);
+		table_int(t, (int64_t)sites[i].launches);
+		table_double(t, (double)sites[i].ns / pr->divisor, pr->decimals);
+		table_double(t, 100.0 * (double)sites[i].ns / (double)s->launches.samples, 2);
+	}
+	free(sites);
+	strbuf_release(&title);
+	strbuf_release(&time);
+	return table_end(t, err);
+}
+
 /* gpuprof advise's findings over one input. */
 static int gather_findings(sqlite3 *db, const char *path, struct summary *s, struct error *err)
 {
@@ -585,7 +620,8 @@ static int print_summary(const struct printer *pr, struct summary *s, struct err
 	rc = rc || stats_table(pr, "domains", "DOMAINS", &ds->domains, err) ||
 	     ranges_table(pr, s, err) || devices_table(pr, s, err) ||
 	     processes_table(pr, s, err) || metrics_table(pr, s, err) ||
-	     hot_functions_table(pr, s, err) || findings_table(pr, s, err);
+	     hot_functions_table(pr, s, err) || launch_sites_table(pr, s, err) ||
+	     findings_table(pr, s, err);
 	table_output_end(stdout, pr->format);
 	return rc;
 }
@@ -626,6 +662,7 @@ int summary_print(char *const *inputs, int count, const char *format, const char
 	domain_stats_init(&s.stats);
 	stats_init(&s.range_kernels);
 	profile_init(&s.samples);
+	profile_init(&s.launches);
 	struct output_options options = { .prefix = "", .context = &s };
 	const struct writer_ops *writer = &gather;
 	struct strbuf written = STRBUF_INIT;
@@ -651,6 +688,7 @@ int summary_print(char *const *inputs, int count, const char *format, const char
 			struct profile_filter all = PROFILE_ALL;
 			rc = export_database(db, &writer, 1, &options, &written, err) ||
 			     profile_gather(db, &all, &s.samples, err) ||
+			     profile_gather_launches(db, &all, &s.launches, err) ||
 			     gather_findings(db, inputs[i], &s, err);
 		}
 		sqlite3_close(db);
@@ -684,6 +722,7 @@ int summary_print(char *const *inputs, int count, const char *format, const char
 	}
 	free(s.metrics);
 	profile_release(&s.samples);
+	profile_release(&s.launches);
 	findings_release(&s.findings);
 	free(s.finding_inputs);
 	free(s.devices);

@@ -222,6 +222,7 @@ static int gather(sqlite3 *db, const struct profile_filter *f, int launches,
 			const unsigned char *what = sqlite3_column_text(q, 3);
 			node = tree_child(t, node, what ? (const char *)what : "", "[device]");
 			t->nodes[node].total += samples;
+			t->nodes[node].launches += (uint64_t)sqlite3_column_int64(q, 4);
 			t->launches += (uint64_t)sqlite3_column_int64(q, 4);
 		}
 		if (node)
@@ -252,7 +253,7 @@ int profile_gather_launches(sqlite3 *db, const struct profile_filter *f,
 void profile_count_text(const struct profile_tree *t, struct strbuf *out)
 {
 	if (t->device_time) {
-		strbuf_addf(out, "device time of %llu launches with a call stack: %.6f s, in ns",
+		strbuf_addf(out, "device time of %llu launches with a call stack: %.6f s",
 			    (unsigned long long)t->launches, (double)t->samples / 1e9);
 		return;
 	}
@@ -314,6 +315,45 @@ size_t profile_flat(const struct profile_tree *t, struct profile_function **out)
 	}
 	free(slots);
 	sort_array(rows, count, sizeof(*rows), by_total);
+	*out = rows;
+	return count;
+}
+
+static int by_device_time(const void *a, const void *b)
+{
+	const struct profile_launch_site *x = a, *y = b;
+	if (x->ns != y->ns)
+		return x->ns < y->ns ? 1 : -1;
+	int c = strcmp(x->function, y->function);
+	return c ? c : strcmp(x->launched, y->launched);
+}
+
+size_t profile_launch_sites(const struct profile_tree *t, struct profile_launch_site **out)
+{
+	struct profile_launch_site *rows = NULL;
+	size_t count = 0;
+	for (size_t i = 1; i < t->count; i++) {
+		const struct profile_node *n = &t->nodes[i];
+		if (!n->launches || !n->parent)
+			continue; /* not what a launch ran */
+		const struct profile_node *call = &t->nodes[n->parent];
+		const struct profile_node *caller = call->parent ? &t->nodes[call->parent] : NULL;
+		size_t r = 0;
+		for (; r < count; r++) /* the same site reached by other paths: one row */
+			if (!strcmp(rows[r].call, call->function) && !strcmp(rows[r].launched, n->function) &&
+			    !strcmp(rows[r].function, caller ? caller->function : "") &&
+			    !strcmp(rows[r].module, caller ? caller->module : ""))
+				break;
+		if (r == count) {
+			rows = xrealloc(rows, (count + 1) * sizeof(*rows));
+			rows[count++] = (struct profile_launch_site){
+				caller ? caller->function : "", caller ? caller->module : "",
+				call->function, n->function, 0, 0 };
+		}
+		rows[r].launches += n->launches;
+		rows[r].ns += n->total;
+	}
+	sort_array(rows, count, sizeof(*rows), by_device_time);
 	*out = rows;
 	return count;
 }

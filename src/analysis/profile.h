@@ -27,6 +27,8 @@ struct profile_node {
 	uint32_t parent;
 	char *function, *module;
 	uint64_t total, self;
+	uint64_t launches;  /* profile_gather_launches(): on a kernel's or copy's node, how
+			     * many it counts */
 	uint32_t first_child, next_sibling; /* after profile_link() */
 };
 
@@ -78,6 +80,18 @@ size_t profile_flat(const struct profile_tree *t, struct profile_function **out)
  * them), the first `limit` functions (0: all). */
 int profile_flat_table(const struct profile_tree *t, int format, const char *key,
 		       const char *title, size_t limit, struct error *err);
+
+/* A launch site of profile_gather_launches()'s tree: the program's function that called
+ * the API function that launched a kernel (or copy), with the launches and device time. */
+struct profile_launch_site {
+	const char *function, *module; /* the caller: "" when the API call was the root */
+	const char *call;              /* the API function */
+	const char *launched;          /* the kernel's name, or [copy ...] */
+	uint64_t launches, ns;
+};
+
+/* The launch sites of the tree, the most device time first; returns how many. */
+size_t profile_launch_sites(const struct profile_tree *t, struct profile_launch_site **out);
 
 /* Fills first_child and next_sibling. */
 void profile_link(struct profile_tree *t);

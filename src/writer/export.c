@@ -11,6 +11,7 @@
 #include "util/hash.h"
 #include "util/progress.h"
 #include "util/sort.h"
+#include "writer/launch-stacks.h"
 #include "writer/writer.h"
 
 void writer_truncate_name(const char *name, struct strbuf *out)
@@ -603,6 +604,7 @@ struct export_run {
 	struct progress_task *progress;
 	uint64_t events;
 	struct counter_index counters;
+	struct launch_stack_index launch_stacks; /* for the timelines' API slices */
 };
 
 static int run_begin(struct export_run *run, const struct writer_ops *const *writers,
@@ -633,6 +635,9 @@ static int run_event(struct export_run *run, struct event *e, struct error *err)
 	if (run->timeline && e->correlation_id && (e->kind == EVENT_API_CALL || e->kind == EVENT_KERNEL ||
 				  e->kind == EVENT_MEMORY_COPY))
 		e->linked = flows_link(&run->flows, e);
+	if (run->timeline && e->kind == EVENT_API_CALL && run->launch_stacks.count)
+		e->api.call_stack = launch_stacks_find(&run->launch_stacks, e->process_id,
+						       e->correlation_id);
 	for (int w = 0; w < run->count; w++)
 		if (run->writers[w]->event(run->states[w], e, err))
 			return -1;
@@ -656,6 +661,7 @@ static int run_end(struct export_run *run, int failed, struct strbuf *written,
 	free(run->counters.values);
 	free(run->flows.work);
 	free(run->flows.state);
+	launch_stacks_release(&run->launch_stacks);
 	progress_task_end(run->progress);
 	return rc;
 }
@@ -973,7 +979,8 @@ int export_database(sqlite3 *db, const struct writer_ops *const *writers, int co
 	int failed = names_load(db, &names, err) || run_begin(&run, writers, count, options, err) ||
 		     load_counters(db, &names, &run.counters, err) ||
 		     (run.timeline && (load_flows(db, &run.flows, err) ||
-				       load_slices(db, &slices, err)));
+				       load_slices(db, &slices, err) ||
+				       launch_stacks_load(db, &run.launch_stacks, err)));
 	if (!failed)
 		run.progress = progress_task_begin("files", approximate_events(db));
 	for (size_t q = 0; !failed && q < QUERY_COUNT; q++)
@@ -1269,6 +1276,8 @@ int export_recording(const struct recording *rec, const struct writer_ops *const
 		flows_add(&run.flows, 1, (int64_t)((const struct record_memory_copy *)
 						   rec->copies.items[i])->correlation_id);
 	flows_ready(&run.flows);
+	if (run.timeline)
+		launch_stacks_from_recording(rec, &run.launch_stacks);
 	for (size_t i = 0; i < rec->counters.count; i++) { /* sorted by correlation id */
 		const struct record_counter *c = (const void *)rec->counters.items[i];
 		counters_add(&run.counters, 1, (int64_t)c->correlation_id,

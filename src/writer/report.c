@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "analysis/insight.h"
+#include "analysis/profile.h"
 #include "analysis/stats.h"
 #include "store/store.h"
 #include "util/html.h"
@@ -54,6 +55,7 @@ struct report {
 	size_t series_count;
 	struct findings findings;
 	int64_t samples;
+	struct profile_tree launches; /* launches with a call stack (trace --launch-stacks) */
 	struct strbuf inputs;         /* what was read, a line per process */
 };
 
@@ -239,6 +241,9 @@ static int read_input(const char *path, int input, int inputs, struct report *r,
 	if (rc == 0 && store_has_table(db, "gpuprof_sample"))
 		rc = each_row(db, path, "SELECT function, COUNT(*) FROM samples GROUP BY function",
 			      add_function, r, err);
+	struct profile_filter all = PROFILE_ALL;
+	if (rc == 0)
+		rc = profile_gather_launches(db, &all, &r->launches, err);
 	if (rc == 0)
 		rc = add_series(db, input, inputs, r, err);
 	struct insight_run run;
@@ -433,6 +438,34 @@ static void functions_section(FILE *out, struct report *r)
 	fprintf(out, "</table></section>\n");
 }
 
+/* The functions that launched the most device time (trace --launch-stacks): a section
+ * only where launches were recorded with their call stacks. */
+static void launch_sites_section(FILE *out, const struct report *r)
+{
+	if (!r->launches.samples)
+		return;
+	struct profile_launch_site *sites;
+	size_t count = profile_launch_sites(&r->launches, &sites);
+	fprintf(out, "<section id=\"launch-sites\"><h2>Launch sites</h2>\n<p class=\"note\">"
+		     "Device time of %" PRIu64 " launches by the function that called the API "
+		     "(gpuprof profile --kernels gives the paths).</p>\n<table><tr><th>Function"
+		     "</th><th>Call</th><th>Launched</th><th>Launches</th><th>Device time (ms)"
+		     "</th><th>%%</th></tr>\n", r->launches.launches);
+	for (size_t i = 0; i < count && i < TOP_ROWS; i++) {
+		fprintf(out, "<tr><td class=\"name\">");
+		html_text(out, sites[i].function);
+		fprintf(out, "</td><td>");
+		html_text(out, sites[i].call);
+		fprintf(out, "</td><td class=\"name\">");
+		html_text(out, sites[i].launched);
+		fprintf(out, "</td><td>%" PRIu64 "</td><td>%.3f</td><td>%.2f</td></tr>\n",
+			sites[i].launches, (double)sites[i].ns / 1e6,
+			100.0 * (double)sites[i].ns / (double)r->launches.samples);
+	}
+	fprintf(out, "</table></section>\n");
+	free(sites);
+}
+
 static void metrics_section(FILE *out, const struct report *r)
 {
 	fprintf(out, "<section id=\"metrics\"><h2>Metrics over time</h2>\n");
@@ -484,6 +517,7 @@ static void write_page(FILE *out, struct report *r, const char *roofline)
 	stats_section(out, "ranges", "Marker ranges", "Range", &r->ranges,
 		      "No marker ranges were recorded (--marker-trace records them).");
 	functions_section(out, r);
+	launch_sites_section(out, r);
 	metrics_section(out, r);
 	fprintf(out, "<section id=\"roofline\"><h2>Roofline</h2>\n");
 	if (roofline)
@@ -505,6 +539,7 @@ int report_write(char *const *inputs, int count, const char *roofline, const cha
 	stats_init(&r.api);
 	stats_init(&r.ranges);
 	stats_init(&r.functions);
+	profile_init(&r.launches);
 	strbuf_init(&r.inputs);
 	int rc = 0;
 	for (int i = 0; rc == 0 && i < count; i++)
@@ -538,6 +573,7 @@ int report_write(char *const *inputs, int count, const char *roofline, const cha
 	}
 	free(r.series);
 	findings_release(&r.findings);
+	profile_release(&r.launches);
 	strbuf_release(&r.inputs);
 	return rc;
 }

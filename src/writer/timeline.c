@@ -583,6 +583,8 @@ int timeline_args(const struct event *e, struct slice_arg args[TIMELINE_MAX_ARGS
 		break;
 	case EVENT_API_CALL:
 		NONZERO("result", e->api.result);
+		if (e->api.call_stack)
+			TEXT("call_stack", e->api.call_stack);
 		break;
 	case EVENT_MARKER:
 		NUMBER("range_id", e->marker.range_id);

@@ -91,6 +91,8 @@ struct event {
 		struct {
 			const char *domain;
 			int64_t result;
+			const char *call_stack; /* trace --launch-stacks: its launch's, from
+						 * the root ("main;run;clEnqueue..."); or NULL */
 		} api;
 		struct {
 			const char *category; /* MARKER_CORE_API, MARKER_CORE_RANGE_API */

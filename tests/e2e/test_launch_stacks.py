@@ -127,6 +127,24 @@ def test_launches_are_attributed_to_the_functions_that_made_them(tmp_path):
             found = find(node["children"], name)
             if found:
                 return found
+    # summary and report: the launch sites, each the program's function that called
+    # the API, with the launches and device time of what it launched
+    p = run([GPUPROF, "summary", "--format", "json", db], cwd=tmp_path)
+    assert p.returncode == 0, p.stderr
+    (sites,) = [t for t in json.loads(p.stdout) if t["name"] == "launch_sites"]
+    assert sites["columns"] == ["Function", "Module", "Call", "Launched", "Launches",
+                                "Device time (nsec)", "Pct"]
+    assert sorted(tuple(row[:6]) for row in sites["rows"]) == sorted([
+        ("light", "launch-sites", "clEnqueueNDRangeKernel", "light", n, light),
+        ("heavy", "launch-sites", "clEnqueueNDRangeKernel", "heavy", n // 2, heavy),
+        ("heavy", "launch-sites", "clEnqueueReadBuffer", "[copy device to host]", n // 2, copies)])
+    report = tmp_path / "report.html"
+    p = run([GPUPROF, "report", "-o", str(report), db], cwd=tmp_path)
+    assert p.returncode == 0, p.stderr
+    section = report.read_text().split('<section id="launch-sites">')[1].split("</section>")[0]
+    assert f"Device time of {n + n} launches" in section
+    assert (f'<td class="name">light</td><td>clEnqueueNDRangeKernel</td><td class="name">light'
+            f'</td><td>{n}</td><td>{light / 1e6:.3f}</td>') in section
     light_node = find(tree["tree"], "light")
     assert light_node["total"] == light
     assert [c["function"] for c in light_node["children"]] == ["clEnqueueNDRangeKernel"]
@@ -253,3 +271,34 @@ def test_pyopencl_kernels_are_attributed_to_the_python_functions(tmp_path):
     twice = device_time(out, "SELECT SUM(k.end - k.start) AS ns FROM gpuprof_kernel k "
                              "JOIN gpuprof_string s ON s.id = k.name_id WHERE s.string = 'twice'")
     assert total["launcher.py:doubling"] == twice
+
+
+def test_timelines_carry_each_launch_stack_on_its_api_slice(tmp_path):
+    """The API slice of each launch carries its call stack (call_stack), in the Perfetto
+    trace and the JSON timeline, written at the run and converted from the database."""
+    from pftrace import Trace
+    n = 4
+    r = trace(tmp_path, ["--launch-stacks", "--kernel-trace", "--opencl-trace", "-f", "json",
+                         "pftrace", "sqlite", "-d", "out"], [SITES, "-n", str(n)])
+    assert r.returncode == 0, r.stderr
+    (out,) = processes(tmp_path / "out")
+    expected = sorted((r["api"], ";".join(r["frames"])) for r in launches(out))
+    assert len(expected) == n + n // 2
+
+    def from_json(path):
+        with open(path) as f:
+            events = json.load(f)["traceEvents"]
+        return sorted((e["name"], e["args"]["call_stack"]) for e in events
+                      if e.get("ph") == "X" and "call_stack" in e.get("args", {}))
+
+    def from_pftrace(path):
+        return sorted((s["name"], s["args"]["call_stack"]) for s in Trace(path).slices
+                      if "call_stack" in s["args"])
+    assert from_json(out.path("results.json")) == expected
+    assert from_pftrace(out.path("results.pftrace")) == expected
+    c = run([GPUPROF, "convert", "-f", "json", "pftrace", "-d", str(tmp_path / "again"),
+             out.path("results.db")], cwd=tmp_path)
+    assert c.returncode == 0, c.stderr
+    again = str(tmp_path / "again" / f"{out.pid}_results")
+    assert from_json(again + ".json") == expected
+    assert from_pftrace(again + ".pftrace") == expected
