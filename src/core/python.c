@@ -254,6 +254,19 @@ static int read_frames(uint64_t frame, struct python_frame *frames)
 	return resumable ? -1 : (int)count;
 }
 
+/* The frames read_thread() left in pending, as a record of thread tid at time_ns. */
+static void emit_pending(uint32_t tid, uint64_t time_ns, uint64_t period_ns)
+{
+	struct record_python_stack *s = &pending.stack;
+	s->tid = tid;
+	s->time_ns = time_ns;
+	s->period_ns = period_ns;
+	s->header.type = RECORD_PYTHON_STACK;
+	s->header.flags = 0;
+	s->header.size = (uint32_t)RECORD_PADDED(sizeof(*s) + s->count * sizeof(struct python_frame));
+	recorder_emit(&pending);
+}
+
 void python_sample(uint64_t period_ns)
 {
 	pthread_mutex_lock(&lock);
@@ -267,17 +280,8 @@ void python_sample(uint64_t period_ns)
 		for (int t = 0; thread && t < 4096; t++) {
 			uint32_t tid;
 			uint64_t read_at = clock_now_ns(); /* the frames are of now, not of the tick */
-			if (read_thread(thread, &tid) == 0 && tid) {
-				struct record_python_stack *s = &pending.stack;
-				s->tid = tid;
-				s->time_ns = read_at;
-				s->period_ns = period_ns;
-				s->header.type = RECORD_PYTHON_STACK;
-				s->header.flags = 0;
-				s->header.size = (uint32_t)RECORD_PADDED(sizeof(*s) +
-									 s->count * sizeof(struct python_frame));
-				recorder_emit(&pending);
-			}
+			if (read_thread(thread, &tid) == 0 && tid)
+				emit_pending(tid, read_at, period_ns);
 			thread = peek_pointer(thread + layout->thread_next);
 		}
 		interpreter = peek_pointer(interpreter + layout->interpreter_next);
@@ -299,17 +303,8 @@ void python_record_thread(uint32_t tid, uint64_t time_ns)
 			if (peek(thread + layout->thread_native_id, &native, 8) == 0 &&
 			    (uint32_t)native == tid) {
 				uint32_t read_tid;
-				if (read_thread(thread, &read_tid) == 0) {
-					struct record_python_stack *s = &pending.stack;
-					s->tid = tid;
-					s->time_ns = time_ns;
-					s->period_ns = PYTHON_LAUNCH_PERIOD;
-					s->header.type = RECORD_PYTHON_STACK;
-					s->header.flags = 0;
-					s->header.size = (uint32_t)RECORD_PADDED(
-						sizeof(*s) + s->count * sizeof(struct python_frame));
-					recorder_emit(&pending);
-				}
+				if (read_thread(thread, &read_tid) == 0)
+					emit_pending(tid, time_ns, PYTHON_LAUNCH_PERIOD);
 				interpreter = 0;
 				break;
 			}

@@ -351,7 +351,9 @@ static void record_modules(void)
 
 /* The recorder's collector: the rings into records. Returns 1 when the writer's buffer
  * filled (it drains and calls again). */
-static int collect(int final)
+/* The ELF files mapped, recorded again when the loader's count of loads and unloads
+ * moved. */
+static void record_modules_if_changed(void)
 {
 	unsigned long long objects = 0;
 	dl_iterate_phdr(count_objects, &objects);
@@ -359,6 +361,11 @@ static int collect(int final)
 		loaded_objects = objects;
 		record_modules();
 	}
+}
+
+static int collect(int final)
+{
+	record_modules_if_changed();
 	record_perf_map(final);
 	if (final) /* what the program does after this last pass is not sampled */
 		for (int i = 0; i < ring_count; i++)
@@ -667,12 +674,7 @@ static void start_ticker(unsigned frequency, int realtime)
 /* The modules alone, for a process that is not sampled (its launch stacks). */
 static int collect_modules(int final)
 {
-	unsigned long long objects = 0;
-	dl_iterate_phdr(count_objects, &objects);
-	if (objects != loaded_objects) {
-		loaded_objects = objects;
-		record_modules();
-	}
+	record_modules_if_changed();
 	return 0;
 }
 
