@@ -38,6 +38,10 @@ struct launch_buffer {
 
 static __thread struct launch_buffer *buffer;
 static __thread uintptr_t stack_top; /* 0: not known yet; 1: cannot be known */
+static __thread uintptr_t stack_low;
+/* Set once a launch waited WAIT_LIMIT_NS in vain (a writer that does not drain, as in a
+ * child of fork() whose writer could not start): later ones do not wait. */
+static atomic_int writer_stalled;
 static __thread uint32_t thread_tid;
 static pthread_key_t buffer_key;
 static pthread_once_t key_once = PTHREAD_ONCE_INIT;
@@ -50,6 +54,7 @@ static void release_buffer(void *b)
 static void forked_child(void)
 {
 	thread_tid = 0; /* the thread that forked is the child's only one, under a new id */
+	atomic_store(&writer_stalled, 0); /* the child's writer is its own */
 }
 
 static void make_key(void)
@@ -88,25 +93,29 @@ static void copy_stack(void *to, const void *from, size_t bytes)
  * thread (glibc's, exported by its dynamic loader). */
 extern void *__libc_stack_end;
 
-/* The highest address of the calling thread's stack that its frames use (the main
- * thread's from _start down, not its environment and arguments above), or 0 when it
- * cannot be known. */
-static uintptr_t top_of_stack(void)
+/* The bytes of the calling thread's stack from sp up that its frames use: to the top of
+ * its stack, or, on the main thread, to _start's frame (not the environment and the
+ * arguments above it); 0 when sp is not in the thread's stack (a coroutine's, a signal
+ * handler's alternate stack: nothing is copied from memory that may end sooner). */
+static size_t stack_bytes(uintptr_t sp)
 {
-	if (!stack_top && thread_tid == (uint32_t)getpid() && __libc_stack_end)
-		stack_top = (uintptr_t)__libc_stack_end + 64; /* _start's own words */
 	if (!stack_top) {
 		pthread_attr_t attr;
 		void *low;
 		size_t size;
 		stack_top = 1;
 		if (pthread_getattr_np(pthread_self(), &attr) == 0) {
-			if (pthread_attr_getstack(&attr, &low, &size) == 0)
+			if (pthread_attr_getstack(&attr, &low, &size) == 0) {
+				stack_low = (uintptr_t)low;
 				stack_top = (uintptr_t)low + size;
+			}
 			pthread_attr_destroy(&attr);
 		}
+		uintptr_t start = (uintptr_t)__libc_stack_end + 64; /* _start's own words */
+		if (__libc_stack_end && stack_top > 1 && start > stack_low && start < stack_top)
+			stack_top = start; /* the main thread's stack */
 	}
-	return stack_top > 1 ? stack_top : 0;
+	return stack_top > 1 && sp >= stack_low && sp < stack_top ? stack_top - sp : 0;
 }
 
 __attribute__((noinline)) void recorder_launch_stack(uint32_t domain, uint32_t function_id,
@@ -150,8 +159,8 @@ __attribute__((noinline)) void recorder_launch_stack(uint32_t domain, uint32_t f
 			 : "+r"(r), "=&r"(scratch)
 			 :
 			 : "memory");
-	uintptr_t sp = (uintptr_t)r[7], top = top_of_stack();
-	size_t bytes = top > sp ? top - sp : 0;
+	uintptr_t sp = (uintptr_t)r[7];
+	size_t bytes = stack_bytes(sp);
 	if (bytes > SAMPLE_STACK_BYTES)
 		bytes = SAMPLE_STACK_BYTES;
 	copy_stack(buffer->stack, (const void *)sp, bytes);
@@ -176,7 +185,9 @@ __attribute__((noinline)) void recorder_launch_stack(uint32_t domain, uint32_t f
 		uint64_t now = clock_now_ns();
 		if (!waited_since)
 			waited_since = now;
-		if (now - waited_since > WAIT_LIMIT_NS) {
+		if (atomic_load_explicit(&writer_stalled, memory_order_relaxed) ||
+		    now - waited_since > WAIT_LIMIT_NS) {
+			atomic_store(&writer_stalled, 1);
 			recorder_emit(l); /* counted as a loss */
 			break;
 		}
