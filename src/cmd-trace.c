@@ -503,6 +503,12 @@ static void trace_table(struct trace_options *o, struct option table[TABLE_SIZE]
 		  "kernels, copies, allocations, markers, OpenCL and CUDA runtime API calls" },
 		{ OPTION_BOOL, 's', "sys-trace", &o->sys, NULL,
 		  "everything --runtime-trace does, and CUDA driver API calls" },
+		{ OPTION_BOOL, 0, "launch-stacks", &o->launch_stacks, NULL,
+		  "the call stack of every kernel launch and copy, taken on the launching thread "
+		  "and unwound after the run as samples are: device time by the program's call "
+		  "paths (gpuprof profile --kernels), the stack on each launch's API slice "
+		  "(x86-64; with --kernel-trace or --memory-copy-trace; off unless given, in "
+		  "gpuprof sys too)" },
 		{ OPTION_LIST, 0, "pmc", &o->pmc, "METRIC...",
 		  "hardware counters of every kernel kept by the kernel filters (CUDA; CUPTI "
 		  "metric names, comma-separated: dram__bytes_read.sum,...): "
@@ -529,11 +535,6 @@ static void trace_table(struct trace_options *o, struct option table[TABLE_SIZE]
 		  "lock, I/O) are sampled at the same frequency of real time, their stacks ending "
 		  "in [off-CPU: CALL], and threads ready to run that wait for a CPU, in [waiting "
 		  "for a CPU] (with --sample)" },
-		{ OPTION_BOOL, 0, "launch-stacks", &o->launch_stacks, NULL,
-		  "the call stack of every kernel launch and copy, taken on the launching thread "
-		  "and unwound after the run as samples are: device time by the program's call "
-		  "paths (gpuprof profile --kernels), the stack on each launch's API slice "
-		  "(x86-64; with --kernel-trace or --memory-copy-trace)" },
 		{ OPTION_BOOL, 0, "host-metrics", &o->host_metrics, NULL,
 		  "per-CPU utilization and frequency, memory used; CPU, memory, page faults, "
 		  "context switches, threads and I/O of every traced process" },
