@@ -11,6 +11,7 @@
 #include "util/hash.h"
 #include "util/progress.h"
 #include "util/sort.h"
+#include "writer/export-run.h"
 #include "writer/launch-stacks.h"
 #include "writer/writer.h"
 
@@ -422,250 +423,6 @@ static const struct query queries[] = {
 
 #define QUERY_COUNT (sizeof(queries) / sizeof(queries[0]))
 
-/* Kernel names truncated once each, kept for the whole export (see writer.h): by the
- * address of the full name, which is stable too. */
-struct truncated {
-	const char **full;
-	char **names;
-	size_t count, slot_count;
-};
-
-static const char *truncated_name(struct truncated *t, const char *full)
-{
-	if (2 * (t->count + 1) > t->slot_count) {
-		const char **old_full = t->full;
-		char **old_names = t->names;
-		size_t old_count = t->slot_count;
-		t->slot_count = old_count ? 2 * old_count : 64;
-		t->full = xcalloc(t->slot_count, sizeof(*t->full));
-		t->names = xcalloc(t->slot_count, sizeof(*t->names));
-		for (size_t i = 0; i < old_count; i++) {
-			if (!old_full[i])
-				continue;
-			size_t j = (size_t)hash_int((uintptr_t)old_full[i]) & (t->slot_count - 1);
-			while (t->full[j])
-				j = (j + 1) & (t->slot_count - 1);
-			t->full[j] = old_full[i];
-			t->names[j] = old_names[i];
-		}
-		free(old_full);
-		free(old_names);
-	}
-	size_t i = (size_t)hash_int((uintptr_t)full) & (t->slot_count - 1);
-	for (; t->full[i]; i = (i + 1) & (t->slot_count - 1))
-		if (t->full[i] == full)
-			return t->names[i];
-	struct strbuf name = STRBUF_INIT;
-	writer_truncate_name(full, &name);
-	t->full[i] = full;
-	t->names[i] = strbuf_detach(&name);
-	t->count++;
-	return t->names[i];
-}
-
-static void truncated_release(struct truncated *t)
-{
-	for (size_t i = 0; i < t->slot_count; i++)
-		free(t->names[i]);
-	free(t->full);
-	free(t->names);
-}
-
-/* The ends of the flows that join an API call to the device work it enqueued (see
- * timeline_flow_id()), so that each flow is written with both its ends or none. The
- * device work in the output is known before the export begins; the calls are met as
- * they go by. Events come in start order, a call before its work: a call starts a flow
- * when its work is in the output and has not gone by, and the work ends the flow when
- * its call went by first. */
-struct flow_end {
-	int64_t process_id, correlation_id;
-};
-
-enum { FLOW_STARTED = 1, FLOW_WORK_PASSED = 2 };
-
-struct flows {
-	struct flow_end *work; /* sorted, without repeats */
-	uint8_t *state;
-	size_t count, alloc;
-};
-
-static void flows_add(struct flows *f, int64_t process_id, int64_t correlation_id)
-{
-	if (!correlation_id)
-		return;
-	if (f->count == f->alloc) {
-		f->alloc = f->alloc ? 2 * f->alloc : 1024;
-		f->work = xrealloc(f->work, f->alloc * sizeof(*f->work));
-	}
-	f->work[f->count++] = (struct flow_end){ process_id, correlation_id };
-}
-
-static int flow_end_compare(const void *a, const void *b)
-{
-	const struct flow_end *x = a, *y = b;
-	if (x->process_id != y->process_id)
-		return x->process_id < y->process_id ? -1 : 1;
-	return (x->correlation_id > y->correlation_id) - (x->correlation_id < y->correlation_id);
-}
-
-/* Called once every piece of device work was added. */
-static void flows_ready(struct flows *f)
-{
-	sort_array(f->work, f->count, sizeof(*f->work), flow_end_compare);
-	size_t kept = 0;
-	for (size_t i = 0; i < f->count; i++)
-		if (!kept || flow_end_compare(&f->work[kept - 1], &f->work[i]))
-			f->work[kept++] = f->work[i];
-	f->count = kept;
-	f->state = xcalloc(kept ? kept : 1, 1);
-}
-
-/* Whether e, an API call or device work, carries its flow. */
-static int flows_link(struct flows *f, const struct event *e)
-{
-	struct flow_end key = { e->process_id, e->correlation_id };
-	size_t lo = 0, hi = f->count;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (flow_end_compare(&f->work[mid], &key) < 0)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (lo == f->count || flow_end_compare(&f->work[lo], &key))
-		return 0; /* a call that enqueued nothing recorded */
-	uint8_t *state = &f->state[lo];
-	if (e->kind == EVENT_API_CALL) {
-		if (*state & FLOW_WORK_PASSED)
-			return 0; /* its work went by first: too late to start a flow */
-		*state |= FLOW_STARTED;
-		return 1;
-	}
-	if (*state & FLOW_STARTED)
-		return 1;
-	*state |= FLOW_WORK_PASSED;
-	return 0;
-}
-
-/* The kernels' hardware counters, by process and correlation id: kernel events point
- * into values, which stay valid until the export ends. */
-struct counter_index {
-	int64_t (*keys)[2];           /* process id, correlation id; sorted */
-	struct event_counter *values; /* in the order of keys */
-	size_t count, alloc;
-};
-
-static void counters_add(struct counter_index *ci, int64_t process_id, int64_t correlation_id,
-			 const char *name, double value)
-{
-	if (ci->count == ci->alloc) {
-		ci->alloc = ci->alloc ? ci->alloc * 2 : 256;
-		ci->keys = xrealloc(ci->keys, ci->alloc * sizeof(*ci->keys));
-		ci->values = xrealloc(ci->values, ci->alloc * sizeof(*ci->values));
-	}
-	ci->keys[ci->count][0] = process_id;
-	ci->keys[ci->count][1] = correlation_id;
-	ci->values[ci->count++] = (struct event_counter){ name, value };
-}
-
-static int key_below(const int64_t key[2], int64_t process_id, int64_t correlation_id)
-{
-	return key[0] < process_id || (key[0] == process_id && key[1] < correlation_id);
-}
-
-/* Points a kernel event at its counters. */
-static void counters_attach(const struct counter_index *ci, struct event *e)
-{
-	size_t lo = 0, hi = ci->count;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (key_below(ci->keys[mid], e->process_id, e->correlation_id))
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	size_t end = lo;
-	while (end < ci->count && ci->keys[end][0] == e->process_id &&
-	       ci->keys[end][1] == e->correlation_id)
-		end++;
-	e->kernel.counters = ci->values + lo;
-	e->kernel.counter_count = end - lo;
-}
-
-/* One pass of events through a set of writers. */
-struct export_run {
-	const struct writer_ops *const *writers;
-	void *states[8];
-	int count, begun;
-	const struct output_options *options;
-	struct truncated truncated;
-	int timeline; /* one of the writers is a timeline */
-	struct flows flows;
-	struct progress_task *progress;
-	uint64_t events;
-	struct counter_index counters;
-	struct launch_stack_index launch_stacks; /* for the timelines' API slices */
-};
-
-static int run_begin(struct export_run *run, const struct writer_ops *const *writers,
-		     int count, const struct output_options *options, struct error *err)
-{
-	memset(run, 0, sizeof(*run));
-	run->writers = writers;
-	run->count = count;
-	run->options = options;
-	if (count > 8)
-		return error_set(err, "too many output formats");
-	for (; run->begun < count; run->begun++) {
-		run->timeline |= writers[run->begun]->timeline;
-		if (writers[run->begun]->begin(&run->states[run->begun], options, err))
-			return -1;
-	}
-	return 0;
-}
-
-static int run_event(struct export_run *run, struct event *e, struct error *err)
-{
-	if (++run->events % 8192 == 0)
-		progress_set(run->progress, run->events);
-	if (e->kind == EVENT_KERNEL && run->options->truncate_kernels)
-		e->name = truncated_name(&run->truncated, e->name);
-	if (e->kind == EVENT_KERNEL && run->counters.count)
-		counters_attach(&run->counters, e);
-	if (run->timeline && e->correlation_id && (e->kind == EVENT_API_CALL || e->kind == EVENT_KERNEL ||
-				  e->kind == EVENT_MEMORY_COPY))
-		e->linked = flows_link(&run->flows, e);
-	if (run->timeline && e->kind == EVENT_API_CALL && run->launch_stacks.count)
-		e->api.call_stack = launch_stacks_find(&run->launch_stacks, e->process_id,
-						       e->correlation_id);
-	for (int w = 0; w < run->count; w++)
-		if (run->writers[w]->event(run->states[w], e, err))
-			return -1;
-	return 0;
-}
-
-/* Ends every writer that began: normally, or discarding its files when failed. */
-static int run_end(struct export_run *run, int failed, struct strbuf *written,
-		   struct error *err)
-{
-	int rc = failed ? -1 : 0;
-	for (int w = 0; w < run->begun; w++) {
-		struct error end_err;
-		if (run->writers[w]->end(run->states[w], failed, written, &end_err) && rc == 0) {
-			*err = end_err;
-			rc = -1;
-		}
-	}
-	truncated_release(&run->truncated);
-	free(run->counters.keys);
-	free(run->counters.values);
-	free(run->flows.work);
-	free(run->flows.state);
-	launch_stacks_release(&run->launch_stacks);
-	progress_task_end(run->progress);
-	return rc;
-}
-
 /* Steps s to its next row: 1 for a row, 0 at the end, -1 on error. */
 static int step_row(sqlite3 *db, sqlite3_stmt *s, struct error *err)
 {
@@ -710,7 +467,7 @@ static void *pipeline_writer(void *arg)
 		pthread_mutex_unlock(&p->lock);
 		int failed = 0;
 		for (int i = 0; !failed && i < p->batches[at].count; i++)
-			failed = run_event(p->run, &p->batches[at].events[i], &p->err);
+			failed = export_run_event(p->run, &p->batches[at].events[i], &p->err);
 		pthread_mutex_lock(&p->lock);
 		p->head = (p->head + 1) % BATCHES;
 		p->full--;
@@ -772,12 +529,12 @@ static int load_flows(sqlite3 *db, struct flows *flows, struct error *err)
 			return -1;
 		int row;
 		while ((row = step_row(db, s, err)) > 0)
-			flows_add(flows, sqlite3_column_int64(s, 0), sqlite3_column_int64(s, 1));
+			export_flows_add(flows, sqlite3_column_int64(s, 0), sqlite3_column_int64(s, 1));
 		sqlite3_finalize(s);
 		if (row < 0)
 			return -1;
 	}
-	flows_ready(flows);
+	export_flows_ready(flows);
 	return 0;
 }
 
@@ -793,7 +550,7 @@ static int load_counters(sqlite3 *db, const struct names *n, struct counter_inde
 		return -1;
 	int row;
 	while ((row = step_row(db, s, err)) > 0)
-		counters_add(ci, sqlite3_column_int64(s, 0), sqlite3_column_int64(s, 1),
+		export_counters_add(ci, sqlite3_column_int64(s, 0), sqlite3_column_int64(s, 1),
 			     name_of(n, sqlite3_column_int64(s, 2)),
 			     sqlite3_column_type(s, 3) == SQLITE_NULL ? NAN
 			     : sqlite3_column_double(s, 3));
@@ -827,9 +584,6 @@ static int queue_event(struct export_run *run, struct pipeline **pipe, pthread_t
 	}
 	return 0;
 }
-
-static void event_from_slice(const struct sample_stacks *stacks, const struct sample_slice *s,
-			     struct event *e);
 
 /* The sampled stacks of a database as slices for the timelines: each process's frames,
  * stack tree and samples loaded, then its slices built (analysis/unwind.h). */
@@ -976,7 +730,7 @@ int export_database(sqlite3 *db, const struct writer_ops *const *writers, int co
 	pthread_t writer;
 	struct database_slices slices = { 0 };
 	size_t next_slice = 0;
-	int failed = names_load(db, &names, err) || run_begin(&run, writers, count, options, err) ||
+	int failed = names_load(db, &names, err) || export_run_begin(&run, writers, count, options, err) ||
 		     load_counters(db, &names, &run.counters, err) ||
 		     (run.timeline && (load_flows(db, &run.flows, err) ||
 				       load_slices(db, &slices, err) ||
@@ -1014,7 +768,7 @@ int export_database(sqlite3 *db, const struct writer_ops *const *writers, int co
 			struct event e;
 			memset(&e, 0, sizeof(e));
 			size_t process = slices.items[next_slice].process;
-			event_from_slice(&slices.stacks[process], &slices.items[next_slice++].slice, &e);
+			export_event_from_slice(&slices.stacks[process], &slices.items[next_slice++].slice, &e);
 			e.process_id = slices.process_ids[process];
 			e.pid = pid_of(&names, e.process_id);
 			failed = queue_event(&run, &pipe, &writer, &e, err);
@@ -1024,7 +778,7 @@ int export_database(sqlite3 *db, const struct writer_ops *const *writers, int co
 			struct event e;
 			memset(&e, 0, sizeof(e));
 			queries[next].fill(stmts[next], &names, &e);
-			failed = run_event(&run, &e, err);
+			failed = export_run_event(&run, &e, err);
 		} else {
 			struct event e;
 			memset(&e, 0, sizeof(e));
@@ -1056,317 +810,8 @@ int export_database(sqlite3 *db, const struct writer_ops *const *writers, int co
 	}
 	for (size_t q = 0; q < QUERY_COUNT; q++)
 		sqlite3_finalize(stmts[q]);
-	int rc = run_end(&run, failed, written, err);
+	int rc = export_run_end(&run, failed, written, err);
 	database_slices_release(&slices);
 	names_release(&names);
 	return rc;
-}
-
-/* ---- the same events from a recording ------------------------------------------------- */
-
-static void event_from_agent(const struct recording *rec, const struct record_agent *r,
-			     struct event *e, char uuid[RECORD_UUID_TEXT])
-{
-	record_uuid_text(r->uuid, uuid);
-	e->agent.uuid = uuid;
-	e->kind = EVENT_AGENT;
-	e->pid = rec->process->pid;
-	e->agent.index = r->id;
-	e->agent.type_name = record_agent_type_name(r->type);
-	e->name = recording_string(rec, r->name_id);
-	e->agent.vendor_name = recording_string(rec, r->vendor_name_id);
-	e->agent.driver_version = recording_string(rec, r->driver_version_id);
-	e->agent.vendor_id = r->vendor_id;
-	e->agent.compute_units = r->compute_units;
-	e->agent.max_clock_mhz = r->max_clock_mhz;
-	e->agent.global_memory_bytes = (int64_t)r->global_memory_bytes;
-	e->agent.local_memory_bytes = (int64_t)r->local_memory_bytes;
-	e->agent.max_workgroup_size = r->max_workgroup_size;
-	for (int i = 0; i < 3; i++)
-		e->agent.max_workgroup[i] = r->max_workgroup_dim[i];
-	e->agent.pci_domain = r->pci_domain;
-	e->agent.pci_bus = r->pci_bus;
-	e->agent.pci_device = r->pci_device;
-	e->agent.pci_function = r->pci_function;
-	e->agent.compute_major = r->compute_major;
-	e->agent.compute_minor = r->compute_minor;
-	e->agent.warp_size = r->warp_size;
-	e->agent.l2_cache_bytes = r->l2_cache_bytes;
-	e->agent.memory_bandwidth = (int64_t)r->memory_bandwidth;
-	e->agent.device_index = r->device_index;
-}
-
-static void event_from_kernel(const struct recording *rec, const struct record_kernel *r,
-			      struct event *e)
-{
-	uint32_t tid = r->tid;
-	recording_enqueuer(rec, r->correlation_id, &tid, NULL);
-	e->kind = EVENT_KERNEL;
-	e->pid = rec->process->pid;
-	e->tid = tid;
-	e->kernel.agent = r->agent_id;
-	e->kernel.queue = r->queue_id;
-	e->kernel.kernel_id = recording_kernel_name(rec, r);
-	e->name = recording_string(rec, (uint32_t)e->kernel.kernel_id);
-	e->correlation_id = (int64_t)r->correlation_id;
-	e->kernel.dispatch_id = (int64_t)r->dispatch_id;
-	e->start_ns = (int64_t)r->start_ns;
-	e->end_ns = (int64_t)r->end_ns;
-	for (int i = 0; i < 3; i++) {
-		e->kernel.grid[i] = (int64_t)r->grid[i];
-		e->kernel.workgroup[i] = r->workgroup[i];
-	}
-	e->kernel.local_memory_bytes = r->local_memory_bytes;
-	e->kernel.private_memory_bytes = r->private_memory_bytes;
-	e->kernel.status = r->status;
-	e->kernel.registers = r->registers;
-	e->kernel.static_local_memory_bytes = r->static_local_memory_bytes;
-	e->kernel.dynamic_local_memory_bytes = r->dynamic_local_memory_bytes;
-	e->kernel.stream = r->stream_id;
-	e->kernel.context = r->context_id;
-	e->kernel.graph = r->graph_id;
-	e->kernel.graph_node = (int64_t)r->graph_node_id;
-	e->kernel.range_id = (int64_t)recording_kernel_range(rec, r);
-}
-
-static void event_from_copy(const struct recording *rec, const struct record_memory_copy *r,
-			    struct event *e)
-{
-	uint32_t tid = r->tid, function_id = r->function_id;
-	recording_enqueuer(rec, r->correlation_id, &tid, &function_id);
-	e->kind = EVENT_MEMORY_COPY;
-	e->pid = rec->process->pid;
-	e->tid = tid;
-	e->name = recording_string(rec, function_id);
-	e->copy.operation = record_operation_name(r->operation);
-	e->copy.direction = record_direction_name(r->direction);
-	e->copy.src_agent = r->src_agent_id;
-	e->copy.dst_agent = r->dst_agent_id;
-	e->copy.queue = r->queue_id;
-	e->copy.bytes = (int64_t)r->bytes;
-	e->start_ns = (int64_t)r->start_ns;
-	e->end_ns = (int64_t)r->end_ns;
-	e->correlation_id = (int64_t)r->correlation_id;
-	e->copy.status = r->status;
-	e->copy.src_memory_kind = record_memory_kind_name(r->src_memory_kind);
-	e->copy.dst_memory_kind = record_memory_kind_name(r->dst_memory_kind);
-	e->copy.stream = r->stream_id;
-}
-
-static void event_from_allocation(const struct recording *rec,
-				  const struct record_memory_allocation *r, struct event *e)
-{
-	uint32_t tid = r->tid;
-	recording_enqueuer(rec, r->correlation_id, &tid, NULL);
-	e->kind = EVENT_MEMORY_ALLOCATION;
-	e->pid = rec->process->pid;
-	e->tid = tid;
-	e->allocation.agent = r->agent_id;
-	e->allocation.operation = record_allocation_name(r->operation);
-	e->allocation.memory_kind = record_memory_kind_name(r->memory_kind);
-	e->allocation.address = (int64_t)r->address;
-	e->allocation.bytes = (int64_t)r->bytes;
-	e->correlation_id = (int64_t)r->correlation_id;
-	e->start_ns = (int64_t)r->start_ns;
-	e->end_ns = (int64_t)r->end_ns;
-	e->allocation.stream = r->stream_id;
-}
-
-static void event_from_api(const struct recording *rec, const struct record_api_call *r,
-			   struct event *e)
-{
-	e->kind = EVENT_API_CALL;
-	e->pid = rec->process->pid;
-	e->api.domain = record_domain_name(r->domain);
-	e->name = recording_string(rec, r->function_id);
-	e->tid = r->tid;
-	e->start_ns = (int64_t)r->start_ns;
-	e->end_ns = (int64_t)r->end_ns;
-	e->correlation_id = (int64_t)r->correlation_id;
-	e->api.result = r->result;
-}
-
-static void event_from_marker(const struct recording *rec, const struct recording_marker *m,
-			      struct event *e)
-{
-	e->kind = EVENT_MARKER;
-	e->pid = rec->process->pid;
-	e->tid = m->tid;
-	e->name = recording_string(rec, m->name_id);
-	e->start_ns = (int64_t)m->start_ns;
-	e->end_ns = (int64_t)m->end_ns;
-	e->marker.category = record_marker_domain(m->kind);
-	e->marker.domain = m->domain_id ? recording_string(rec, m->domain_id) : "";
-	e->marker.kind = m->kind;
-	e->marker.range_id = (int64_t)m->id;
-	e->marker.parent_id = (int64_t)m->parent_id;
-	e->marker.end_tid = m->end_tid;
-	e->marker.ended = m->ended;
-}
-
-static void event_from_metric(const struct recording *rec, const struct record_metric *m,
-			      struct event *e)
-{
-	const struct record_metric_series *r = recording_metric_series(rec, m->series_id);
-	e->kind = EVENT_METRIC;
-	e->pid = rec->process->pid;
-	e->start_ns = e->end_ns = (int64_t)m->time_ns;
-	e->metric.series = m->series_id;
-	e->metric.value = m->value;
-	/* the names are NUL-terminated by the writer; a corrupt spool's are cut at the field */
-	e->name = r && memchr(r->name, 0, sizeof(r->name)) ? r->name : "";
-	e->metric.unit = r && memchr(r->unit, 0, sizeof(r->unit)) ? r->unit : "";
-	e->metric.source = writer_metric_source_name(r ? r->source : 0);
-	e->metric.device = r ? r->device : -1;
-	e->metric.pid = r ? r->pid : 0;
-}
-
-static void event_from_slice(const struct sample_stacks *stacks, const struct sample_slice *s,
-			     struct event *e)
-{
-	const struct stack_frame *f = &stacks->frames[s->frame];
-	e->kind = EVENT_SAMPLE;
-	e->tid = s->tid;
-	e->start_ns = s->start;
-	e->end_ns = s->end;
-	e->name = f->function;
-	e->sample.module = f->module;
-	e->sample.depth = s->depth;
-}
-
-static void event_from_process(const struct recording *rec, struct event *e)
-{
-	const struct record_process *p = rec->process;
-	e->kind = EVENT_PROCESS;
-	e->process.hostname = recording_string(rec, p->hostname_id);
-	e->pid = p->pid;
-	e->process.ppid = p->ppid;
-	e->process.rank = p->rank;
-	e->process.size = p->size;
-	e->name = e->process.command = recording_string(rec, p->command_id);
-	e->start_ns = (int64_t)p->start_ns;
-	e->end_ns = (int64_t)rec->end_ns;
-	e->process.realtime_start_ns = (int64_t)p->realtime_ns;
-}
-
-/* The start of a timed record: kernels, copies, allocations and API calls. */
-static uint64_t record_start(const struct record_header *h)
-{
-	switch (h->type) {
-	case RECORD_KERNEL: return ((const struct record_kernel *)h)->start_ns;
-	case RECORD_MEMORY_COPY: return ((const struct record_memory_copy *)h)->start_ns;
-	case RECORD_MEMORY_ALLOCATION:
-		return ((const struct record_memory_allocation *)h)->start_ns;
-	default: return ((const struct record_api_call *)h)->start_ns;
-	}
-}
-
-int export_recording(const struct recording *rec, const struct writer_ops *const *writers,
-		     int count, const struct output_options *options, struct strbuf *written,
-		     struct error *err)
-{
-	struct export_run run;
-	struct event e;
-	char uuid[RECORD_UUID_TEXT];
-	int failed = run_begin(&run, writers, count, options, err);
-	for (size_t i = 0; run.timeline && i < rec->kernels.count; i++)
-		flows_add(&run.flows, 1, (int64_t)((const struct record_kernel *)
-						   rec->kernels.items[i])->correlation_id);
-	for (size_t i = 0; run.timeline && i < rec->copies.count; i++)
-		flows_add(&run.flows, 1, (int64_t)((const struct record_memory_copy *)
-						   rec->copies.items[i])->correlation_id);
-	flows_ready(&run.flows);
-	if (run.timeline)
-		launch_stacks_from_recording(rec, &run.launch_stacks);
-	for (size_t i = 0; i < rec->counters.count; i++) { /* sorted by correlation id */
-		const struct record_counter *c = (const void *)rec->counters.items[i];
-		counters_add(&run.counters, 1, (int64_t)c->correlation_id,
-			     recording_string(rec, c->name_id), c->value);
-	}
-	run.progress = progress_task_begin("files", rec->kernels.count + rec->copies.count +
-					   rec->allocations.count + rec->api_calls.count +
-					   rec->marker_count);
-	/* the order of export_database(): the process, agents, threads, then the timed lists
-	 * (each sorted by start) merged by start */
-	if (!failed) {
-		memset(&e, 0, sizeof(e));
-		event_from_process(rec, &e);
-		e.process_id = 1;
-		failed = run_event(&run, &e, err);
-	}
-	for (size_t i = 0; !failed && i < rec->agents.count; i++) {
-		memset(&e, 0, sizeof(e));
-		event_from_agent(rec, (const void *)rec->agents.items[i], &e, uuid);
-		e.process_id = 1;
-		failed = run_event(&run, &e, err);
-	}
-	for (size_t i = 0; !failed && i < rec->thread_names.count; i++) {
-		const struct record_thread_name *t = (const void *)rec->thread_names.items[i];
-		memset(&e, 0, sizeof(e));
-		e.kind = EVENT_THREAD;
-		e.process_id = 1;
-		e.pid = rec->process->pid;
-		e.tid = t->tid;
-		e.name = recording_string(rec, t->name_id);
-		failed = run_event(&run, &e, err);
-	}
-	const struct record_list *lists[] = { &rec->kernels, &rec->copies, &rec->allocations,
-					      &rec->api_calls };
-	/* the sampled stacks as slices, for the timelines */
-	struct sample_slice *slices = NULL;
-	size_t slice_count = 0;
-	if (run.timeline && rec->stacks && rec->samples.count) {
-		struct sample_input *in = xcalloc(rec->samples.count, sizeof(*in));
-		for (size_t i = 0; i < rec->samples.count; i++) {
-			const struct record_sample *r = (const void *)rec->samples.items[i];
-			in[i] = (struct sample_input){ r->tid, (int64_t)r->time_ns, rec->stacks->leaf[i] };
-		}
-		slice_count = sample_slices_build(rec->stacks, in, rec->samples.count, &slices);
-		free(in);
-	}
-	size_t at[7] = { 0 }; /* the four lists, the markers, the metrics, the stacks' slices */
-	while (!failed) {
-		int next = -1;
-		uint64_t next_start = 0;
-		for (int l = 0; l < 7; l++) {
-			size_t n = l < 4 ? lists[l]->count : l == 4 ? rec->marker_count
-				 : l == 5 ? rec->metrics.count : slice_count;
-			if (at[l] == n)
-				continue;
-			uint64_t start = l < 4 ? record_start(lists[l]->items[at[l]])
-				       : l == 4 ? rec->markers[at[l]].start_ns
-				       : l == 5 ? ((const struct record_metric *)
-						   rec->metrics.items[at[l]])->time_ns
-				       : (uint64_t)slices[at[l]].start;
-			if (next < 0 || start < next_start) {
-				next = l;
-				next_start = start;
-			}
-		}
-		if (next < 0)
-			break;
-		memset(&e, 0, sizeof(e));
-		if (next == 4) {
-			event_from_marker(rec, &rec->markers[at[4]++], &e);
-		} else if (next == 5) {
-			event_from_metric(rec, (const void *)rec->metrics.items[at[5]++], &e);
-		} else if (next == 6) {
-			event_from_slice(rec->stacks, &slices[at[6]++], &e);
-			e.pid = rec->process->pid;
-		} else {
-			const struct record_header *h = lists[next]->items[at[next]++];
-			if (h->type == RECORD_KERNEL)
-				event_from_kernel(rec, (const void *)h, &e);
-			else if (h->type == RECORD_MEMORY_COPY)
-				event_from_copy(rec, (const void *)h, &e);
-			else if (h->type == RECORD_MEMORY_ALLOCATION)
-				event_from_allocation(rec, (const void *)h, &e);
-			else
-				event_from_api(rec, (const void *)h, &e);
-		}
-		e.process_id = 1;
-		failed = run_event(&run, &e, err);
-	}
-	free(slices);
-	return run_end(&run, failed, written, err);
 }

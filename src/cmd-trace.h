@@ -1,0 +1,61 @@
+/* What the files of gpuprof trace (and sys) share: cmd-trace.c (the command, its options,
+ * the jobs), cmd-trace-run.c (the runs and their outputs), cmd-trace-counters.c (the hardware counters of --pmc and --pmc-set planned
+ * against the GPU's chip). */
+#ifndef GPUPROF_CMD_TRACE_H
+#define GPUPROF_CMD_TRACE_H
+
+#include "core/kernel-filter.h"
+#include "metrics/metrics.h"
+#include "output.h"
+#include "util/error.h"
+#include "util/options.h"
+#include "util/strbuf.h"
+
+/* The options of trace and sys, as parsed. */
+struct trace_options {
+	int kernel, memory_copy, memory_allocation, opencl, cuda_runtime, cuda_driver, marker;
+	int runtime, sys, kernel_rename, selected_regions;
+	const char *input, *preset, *config;
+	const char *period_unit;
+	struct option_list periods;
+	const char *kernel_include, *kernel_exclude, *kernel_iterations;
+	int stats, summary, truncate, mangled, keep_spool, help;
+	const char *directory, *file, *units;
+	struct option_list formats;
+	unsigned long long buffer_size, buffer_limit;
+	int host_metrics, device_metrics, sample, sampling_realtime, launch_stacks;
+	const char *sampling_interval, *sampling_freq;
+	struct option_list pmc, pmc_set;
+	const char *pmc_multiplex; /* NULL, kernel or kernel_launch_params */
+};
+
+/* One run of the program as the options describe it, checked before any run begins. */
+struct job {
+	struct trace_options o;
+	struct strbuf trace, periods;
+	int defaulted;
+	struct output_request request;
+	struct kernel_filter filter;
+	struct metrics_options metrics;
+	struct strbuf pmc;    /* the --pmc metrics, comma-separated; with --pmc-multiplex,
+			       * groups of one pass separated by ';' */
+	unsigned sample_freq; /* 0: no call-stack sampling */
+	int sample_realtime;  /* threads off the CPU sampled too */
+	int launch_stacks;    /* each launch's call stack */
+};
+
+/* "trace" or "sys": the command being run, for messages. */
+extern const char *trace_command_name;
+
+/* Sets LD_PRELOAD and the library paths for the recording libraries (once). */
+void trace_place_libraries(void);
+/* Runs one job: the program under the recording libraries, then its outputs into
+ * directory. Returns the program's exit status (or gpuprof's when it failed first). */
+int trace_job_run(struct job *j, const char *directory, char **command);
+
+/* --pmc and --pmc-set: the metrics checked against the GPU's chip into j->pmc (with
+ * --pmc-multiplex, in groups of one pass), and the passes they take said on stderr. 0,
+ * or -1 with err naming the options they came from. */
+int trace_plan_counters(struct job *j, struct error *err);
+
+#endif

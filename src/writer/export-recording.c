@@ -1,0 +1,303 @@
+/* The export of a recording (a spool read whole): the same events as export_database()
+ * gives, from the records, in the same order (see writer.h). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis/unwind.h"
+#include "core/record.h"
+#include "writer/export-run.h"
+#include "writer/writer.h"
+
+static void event_from_agent(const struct recording *rec, const struct record_agent *r,
+			     struct event *e, char uuid[RECORD_UUID_TEXT])
+{
+	record_uuid_text(r->uuid, uuid);
+	e->agent.uuid = uuid;
+	e->kind = EVENT_AGENT;
+	e->pid = rec->process->pid;
+	e->agent.index = r->id;
+	e->agent.type_name = record_agent_type_name(r->type);
+	e->name = recording_string(rec, r->name_id);
+	e->agent.vendor_name = recording_string(rec, r->vendor_name_id);
+	e->agent.driver_version = recording_string(rec, r->driver_version_id);
+	e->agent.vendor_id = r->vendor_id;
+	e->agent.compute_units = r->compute_units;
+	e->agent.max_clock_mhz = r->max_clock_mhz;
+	e->agent.global_memory_bytes = (int64_t)r->global_memory_bytes;
+	e->agent.local_memory_bytes = (int64_t)r->local_memory_bytes;
+	e->agent.max_workgroup_size = r->max_workgroup_size;
+	for (int i = 0; i < 3; i++)
+		e->agent.max_workgroup[i] = r->max_workgroup_dim[i];
+	e->agent.pci_domain = r->pci_domain;
+	e->agent.pci_bus = r->pci_bus;
+	e->agent.pci_device = r->pci_device;
+	e->agent.pci_function = r->pci_function;
+	e->agent.compute_major = r->compute_major;
+	e->agent.compute_minor = r->compute_minor;
+	e->agent.warp_size = r->warp_size;
+	e->agent.l2_cache_bytes = r->l2_cache_bytes;
+	e->agent.memory_bandwidth = (int64_t)r->memory_bandwidth;
+	e->agent.device_index = r->device_index;
+}
+
+static void event_from_kernel(const struct recording *rec, const struct record_kernel *r,
+			      struct event *e)
+{
+	uint32_t tid = r->tid;
+	recording_enqueuer(rec, r->correlation_id, &tid, NULL);
+	e->kind = EVENT_KERNEL;
+	e->pid = rec->process->pid;
+	e->tid = tid;
+	e->kernel.agent = r->agent_id;
+	e->kernel.queue = r->queue_id;
+	e->kernel.kernel_id = recording_kernel_name(rec, r);
+	e->name = recording_string(rec, (uint32_t)e->kernel.kernel_id);
+	e->correlation_id = (int64_t)r->correlation_id;
+	e->kernel.dispatch_id = (int64_t)r->dispatch_id;
+	e->start_ns = (int64_t)r->start_ns;
+	e->end_ns = (int64_t)r->end_ns;
+	for (int i = 0; i < 3; i++) {
+		e->kernel.grid[i] = (int64_t)r->grid[i];
+		e->kernel.workgroup[i] = r->workgroup[i];
+	}
+	e->kernel.local_memory_bytes = r->local_memory_bytes;
+	e->kernel.private_memory_bytes = r->private_memory_bytes;
+	e->kernel.status = r->status;
+	e->kernel.registers = r->registers;
+	e->kernel.static_local_memory_bytes = r->static_local_memory_bytes;
+	e->kernel.dynamic_local_memory_bytes = r->dynamic_local_memory_bytes;
+	e->kernel.stream = r->stream_id;
+	e->kernel.context = r->context_id;
+	e->kernel.graph = r->graph_id;
+	e->kernel.graph_node = (int64_t)r->graph_node_id;
+	e->kernel.range_id = (int64_t)recording_kernel_range(rec, r);
+}
+
+static void event_from_copy(const struct recording *rec, const struct record_memory_copy *r,
+			    struct event *e)
+{
+	uint32_t tid = r->tid, function_id = r->function_id;
+	recording_enqueuer(rec, r->correlation_id, &tid, &function_id);
+	e->kind = EVENT_MEMORY_COPY;
+	e->pid = rec->process->pid;
+	e->tid = tid;
+	e->name = recording_string(rec, function_id);
+	e->copy.operation = record_operation_name(r->operation);
+	e->copy.direction = record_direction_name(r->direction);
+	e->copy.src_agent = r->src_agent_id;
+	e->copy.dst_agent = r->dst_agent_id;
+	e->copy.queue = r->queue_id;
+	e->copy.bytes = (int64_t)r->bytes;
+	e->start_ns = (int64_t)r->start_ns;
+	e->end_ns = (int64_t)r->end_ns;
+	e->correlation_id = (int64_t)r->correlation_id;
+	e->copy.status = r->status;
+	e->copy.src_memory_kind = record_memory_kind_name(r->src_memory_kind);
+	e->copy.dst_memory_kind = record_memory_kind_name(r->dst_memory_kind);
+	e->copy.stream = r->stream_id;
+}
+
+static void event_from_allocation(const struct recording *rec,
+				  const struct record_memory_allocation *r, struct event *e)
+{
+	uint32_t tid = r->tid;
+	recording_enqueuer(rec, r->correlation_id, &tid, NULL);
+	e->kind = EVENT_MEMORY_ALLOCATION;
+	e->pid = rec->process->pid;
+	e->tid = tid;
+	e->allocation.agent = r->agent_id;
+	e->allocation.operation = record_allocation_name(r->operation);
+	e->allocation.memory_kind = record_memory_kind_name(r->memory_kind);
+	e->allocation.address = (int64_t)r->address;
+	e->allocation.bytes = (int64_t)r->bytes;
+	e->correlation_id = (int64_t)r->correlation_id;
+	e->start_ns = (int64_t)r->start_ns;
+	e->end_ns = (int64_t)r->end_ns;
+	e->allocation.stream = r->stream_id;
+}
+
+static void event_from_api(const struct recording *rec, const struct record_api_call *r,
+			   struct event *e)
+{
+	e->kind = EVENT_API_CALL;
+	e->pid = rec->process->pid;
+	e->api.domain = record_domain_name(r->domain);
+	e->name = recording_string(rec, r->function_id);
+	e->tid = r->tid;
+	e->start_ns = (int64_t)r->start_ns;
+	e->end_ns = (int64_t)r->end_ns;
+	e->correlation_id = (int64_t)r->correlation_id;
+	e->api.result = r->result;
+}
+
+static void event_from_marker(const struct recording *rec, const struct recording_marker *m,
+			      struct event *e)
+{
+	e->kind = EVENT_MARKER;
+	e->pid = rec->process->pid;
+	e->tid = m->tid;
+	e->name = recording_string(rec, m->name_id);
+	e->start_ns = (int64_t)m->start_ns;
+	e->end_ns = (int64_t)m->end_ns;
+	e->marker.category = record_marker_domain(m->kind);
+	e->marker.domain = m->domain_id ? recording_string(rec, m->domain_id) : "";
+	e->marker.kind = m->kind;
+	e->marker.range_id = (int64_t)m->id;
+	e->marker.parent_id = (int64_t)m->parent_id;
+	e->marker.end_tid = m->end_tid;
+	e->marker.ended = m->ended;
+}
+
+static void event_from_metric(const struct recording *rec, const struct record_metric *m,
+			      struct event *e)
+{
+	const struct record_metric_series *r = recording_metric_series(rec, m->series_id);
+	e->kind = EVENT_METRIC;
+	e->pid = rec->process->pid;
+	e->start_ns = e->end_ns = (int64_t)m->time_ns;
+	e->metric.series = m->series_id;
+	e->metric.value = m->value;
+	/* the names are NUL-terminated by the writer; a corrupt spool's are cut at the field */
+	e->name = r && memchr(r->name, 0, sizeof(r->name)) ? r->name : "";
+	e->metric.unit = r && memchr(r->unit, 0, sizeof(r->unit)) ? r->unit : "";
+	e->metric.source = writer_metric_source_name(r ? r->source : 0);
+	e->metric.device = r ? r->device : -1;
+	e->metric.pid = r ? r->pid : 0;
+}
+
+static void event_from_process(const struct recording *rec, struct event *e)
+{
+	const struct record_process *p = rec->process;
+	e->kind = EVENT_PROCESS;
+	e->process.hostname = recording_string(rec, p->hostname_id);
+	e->pid = p->pid;
+	e->process.ppid = p->ppid;
+	e->process.rank = p->rank;
+	e->process.size = p->size;
+	e->name = e->process.command = recording_string(rec, p->command_id);
+	e->start_ns = (int64_t)p->start_ns;
+	e->end_ns = (int64_t)rec->end_ns;
+	e->process.realtime_start_ns = (int64_t)p->realtime_ns;
+}
+
+/* The start of a timed record: kernels, copies, allocations and API calls. */
+static uint64_t record_start(const struct record_header *h)
+{
+	switch (h->type) {
+	case RECORD_KERNEL: return ((const struct record_kernel *)h)->start_ns;
+	case RECORD_MEMORY_COPY: return ((const struct record_memory_copy *)h)->start_ns;
+	case RECORD_MEMORY_ALLOCATION:
+		return ((const struct record_memory_allocation *)h)->start_ns;
+	default: return ((const struct record_api_call *)h)->start_ns;
+	}
+}
+
+int export_recording(const struct recording *rec, const struct writer_ops *const *writers,
+		     int count, const struct output_options *options, struct strbuf *written,
+		     struct error *err)
+{
+	struct export_run run;
+	struct event e;
+	char uuid[RECORD_UUID_TEXT];
+	int failed = export_run_begin(&run, writers, count, options, err);
+	for (size_t i = 0; run.timeline && i < rec->kernels.count; i++)
+		export_flows_add(&run.flows, 1, (int64_t)((const struct record_kernel *)
+						   rec->kernels.items[i])->correlation_id);
+	for (size_t i = 0; run.timeline && i < rec->copies.count; i++)
+		export_flows_add(&run.flows, 1, (int64_t)((const struct record_memory_copy *)
+						   rec->copies.items[i])->correlation_id);
+	export_flows_ready(&run.flows);
+	if (run.timeline)
+		launch_stacks_from_recording(rec, &run.launch_stacks);
+	for (size_t i = 0; i < rec->counters.count; i++) { /* sorted by correlation id */
+		const struct record_counter *c = (const void *)rec->counters.items[i];
+		export_counters_add(&run.counters, 1, (int64_t)c->correlation_id,
+			     recording_string(rec, c->name_id), c->value);
+	}
+	run.progress = progress_task_begin("files", rec->kernels.count + rec->copies.count +
+					   rec->allocations.count + rec->api_calls.count +
+					   rec->marker_count);
+	/* the order of export_database(): the process, agents, threads, then the timed lists
+	 * (each sorted by start) merged by start */
+	if (!failed) {
+		memset(&e, 0, sizeof(e));
+		event_from_process(rec, &e);
+		e.process_id = 1;
+		failed = export_run_event(&run, &e, err);
+	}
+	for (size_t i = 0; !failed && i < rec->agents.count; i++) {
+		memset(&e, 0, sizeof(e));
+		event_from_agent(rec, (const void *)rec->agents.items[i], &e, uuid);
+		e.process_id = 1;
+		failed = export_run_event(&run, &e, err);
+	}
+	for (size_t i = 0; !failed && i < rec->thread_names.count; i++) {
+		const struct record_thread_name *t = (const void *)rec->thread_names.items[i];
+		memset(&e, 0, sizeof(e));
+		e.kind = EVENT_THREAD;
+		e.process_id = 1;
+		e.pid = rec->process->pid;
+		e.tid = t->tid;
+		e.name = recording_string(rec, t->name_id);
+		failed = export_run_event(&run, &e, err);
+	}
+	const struct record_list *lists[] = { &rec->kernels, &rec->copies, &rec->allocations,
+					      &rec->api_calls };
+	/* the sampled stacks as slices, for the timelines */
+	struct sample_slice *slices = NULL;
+	size_t slice_count = 0;
+	if (run.timeline && rec->stacks && rec->samples.count) {
+		struct sample_input *in = xcalloc(rec->samples.count, sizeof(*in));
+		for (size_t i = 0; i < rec->samples.count; i++) {
+			const struct record_sample *r = (const void *)rec->samples.items[i];
+			in[i] = (struct sample_input){ r->tid, (int64_t)r->time_ns, rec->stacks->leaf[i] };
+		}
+		slice_count = sample_slices_build(rec->stacks, in, rec->samples.count, &slices);
+		free(in);
+	}
+	size_t at[7] = { 0 }; /* the four lists, the markers, the metrics, the stacks' slices */
+	while (!failed) {
+		int next = -1;
+		uint64_t next_start = 0;
+		for (int l = 0; l < 7; l++) {
+			size_t n = l < 4 ? lists[l]->count : l == 4 ? rec->marker_count
+				 : l == 5 ? rec->metrics.count : slice_count;
+			if (at[l] == n)
+				continue;
+			uint64_t start = l < 4 ? record_start(lists[l]->items[at[l]])
+				       : l == 4 ? rec->markers[at[l]].start_ns
+				       : l == 5 ? ((const struct record_metric *)
+						   rec->metrics.items[at[l]])->time_ns
+				       : (uint64_t)slices[at[l]].start;
+			if (next < 0 || start < next_start) {
+				next = l;
+				next_start = start;
+			}
+		}
+		if (next < 0)
+			break;
+		memset(&e, 0, sizeof(e));
+		if (next == 4) {
+			event_from_marker(rec, &rec->markers[at[4]++], &e);
+		} else if (next == 5) {
+			event_from_metric(rec, (const void *)rec->metrics.items[at[5]++], &e);
+		} else if (next == 6) {
+			export_event_from_slice(rec->stacks, &slices[at[6]++], &e);
+			e.pid = rec->process->pid;
+		} else {
+			const struct record_header *h = lists[next]->items[at[next]++];
+			if (h->type == RECORD_KERNEL)
+				event_from_kernel(rec, (const void *)h, &e);
+			else if (h->type == RECORD_MEMORY_COPY)
+				event_from_copy(rec, (const void *)h, &e);
+			else if (h->type == RECORD_MEMORY_ALLOCATION)
+				event_from_allocation(rec, (const void *)h, &e);
+			else
+				event_from_api(rec, (const void *)h, &e);
+		}
+		e.process_id = 1;
+		failed = export_run_event(&run, &e, err);
+	}
+	free(slices);
+	return export_run_end(&run, failed, written, err);
+}

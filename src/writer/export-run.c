@@ -1,0 +1,224 @@
+/* The writers run over the events of an export (see export-run.h). */
+#include "writer/export-run.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/hash.h"
+#include "util/sort.h"
+
+enum { FLOW_STARTED = 1, FLOW_WORK_PASSED = 2 };
+
+static const char *truncated_name(struct truncated *t, const char *full)
+{
+	if (2 * (t->count + 1) > t->slot_count) {
+		const char **old_full = t->full;
+		char **old_names = t->names;
+		size_t old_count = t->slot_count;
+		t->slot_count = old_count ? 2 * old_count : 64;
+		t->full = xcalloc(t->slot_count, sizeof(*t->full));
+		t->names = xcalloc(t->slot_count, sizeof(*t->names));
+		for (size_t i = 0; i < old_count; i++) {
+			if (!old_full[i])
+				continue;
+			size_t j = (size_t)hash_int((uintptr_t)old_full[i]) & (t->slot_count - 1);
+			while (t->full[j])
+				j = (j + 1) & (t->slot_count - 1);
+			t->full[j] = old_full[i];
+			t->names[j] = old_names[i];
+		}
+		free(old_full);
+		free(old_names);
+	}
+	size_t i = (size_t)hash_int((uintptr_t)full) & (t->slot_count - 1);
+	for (; t->full[i]; i = (i + 1) & (t->slot_count - 1))
+		if (t->full[i] == full)
+			return t->names[i];
+	struct strbuf name = STRBUF_INIT;
+	writer_truncate_name(full, &name);
+	t->full[i] = full;
+	t->names[i] = strbuf_detach(&name);
+	t->count++;
+	return t->names[i];
+}
+
+static void truncated_release(struct truncated *t)
+{
+	for (size_t i = 0; i < t->slot_count; i++)
+		free(t->names[i]);
+	free(t->full);
+	free(t->names);
+}
+
+
+
+
+void export_flows_add(struct flows *f, int64_t process_id, int64_t correlation_id)
+{
+	if (!correlation_id)
+		return;
+	if (f->count == f->alloc) {
+		f->alloc = f->alloc ? 2 * f->alloc : 1024;
+		f->work = xrealloc(f->work, f->alloc * sizeof(*f->work));
+	}
+	f->work[f->count++] = (struct flow_end){ process_id, correlation_id };
+}
+
+static int flow_end_compare(const void *a, const void *b)
+{
+	const struct flow_end *x = a, *y = b;
+	if (x->process_id != y->process_id)
+		return x->process_id < y->process_id ? -1 : 1;
+	return (x->correlation_id > y->correlation_id) - (x->correlation_id < y->correlation_id);
+}
+
+/* Called once every piece of device work was added. */
+void export_flows_ready(struct flows *f)
+{
+	sort_array(f->work, f->count, sizeof(*f->work), flow_end_compare);
+	size_t kept = 0;
+	for (size_t i = 0; i < f->count; i++)
+		if (!kept || flow_end_compare(&f->work[kept - 1], &f->work[i]))
+			f->work[kept++] = f->work[i];
+	f->count = kept;
+	f->state = xcalloc(kept ? kept : 1, 1);
+}
+
+/* Whether e, an API call or device work, carries its flow. */
+static int flows_link(struct flows *f, const struct event *e)
+{
+	struct flow_end key = { e->process_id, e->correlation_id };
+	size_t lo = 0, hi = f->count;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (flow_end_compare(&f->work[mid], &key) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == f->count || flow_end_compare(&f->work[lo], &key))
+		return 0; /* a call that enqueued nothing recorded */
+	uint8_t *state = &f->state[lo];
+	if (e->kind == EVENT_API_CALL) {
+		if (*state & FLOW_WORK_PASSED)
+			return 0; /* its work went by first: too late to start a flow */
+		*state |= FLOW_STARTED;
+		return 1;
+	}
+	if (*state & FLOW_STARTED)
+		return 1;
+	*state |= FLOW_WORK_PASSED;
+	return 0;
+}
+
+
+void export_counters_add(struct counter_index *ci, int64_t process_id, int64_t correlation_id,
+			 const char *name, double value)
+{
+	if (ci->count == ci->alloc) {
+		ci->alloc = ci->alloc ? ci->alloc * 2 : 256;
+		ci->keys = xrealloc(ci->keys, ci->alloc * sizeof(*ci->keys));
+		ci->values = xrealloc(ci->values, ci->alloc * sizeof(*ci->values));
+	}
+	ci->keys[ci->count][0] = process_id;
+	ci->keys[ci->count][1] = correlation_id;
+	ci->values[ci->count++] = (struct event_counter){ name, value };
+}
+
+static int key_below(const int64_t key[2], int64_t process_id, int64_t correlation_id)
+{
+	return key[0] < process_id || (key[0] == process_id && key[1] < correlation_id);
+}
+
+/* Points a kernel event at its counters. */
+static void counters_attach(const struct counter_index *ci, struct event *e)
+{
+	size_t lo = 0, hi = ci->count;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (key_below(ci->keys[mid], e->process_id, e->correlation_id))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	size_t end = lo;
+	while (end < ci->count && ci->keys[end][0] == e->process_id &&
+	       ci->keys[end][1] == e->correlation_id)
+		end++;
+	e->kernel.counters = ci->values + lo;
+	e->kernel.counter_count = end - lo;
+}
+
+
+int export_run_begin(struct export_run *run, const struct writer_ops *const *writers,
+		     int count, const struct output_options *options, struct error *err)
+{
+	memset(run, 0, sizeof(*run));
+	run->writers = writers;
+	run->count = count;
+	run->options = options;
+	if (count > 8)
+		return error_set(err, "too many output formats");
+	for (; run->begun < count; run->begun++) {
+		run->timeline |= writers[run->begun]->timeline;
+		if (writers[run->begun]->begin(&run->states[run->begun], options, err))
+			return -1;
+	}
+	return 0;
+}
+
+int export_run_event(struct export_run *run, struct event *e, struct error *err)
+{
+	if (++run->events % 8192 == 0)
+		progress_set(run->progress, run->events);
+	if (e->kind == EVENT_KERNEL && run->options->truncate_kernels)
+		e->name = truncated_name(&run->truncated, e->name);
+	if (e->kind == EVENT_KERNEL && run->counters.count)
+		counters_attach(&run->counters, e);
+	if (run->timeline && e->correlation_id && (e->kind == EVENT_API_CALL || e->kind == EVENT_KERNEL ||
+				  e->kind == EVENT_MEMORY_COPY))
+		e->linked = flows_link(&run->flows, e);
+	if (run->timeline && e->kind == EVENT_API_CALL && run->launch_stacks.count)
+		e->api.call_stack = launch_stacks_find(&run->launch_stacks, e->process_id,
+						       e->correlation_id);
+	for (int w = 0; w < run->count; w++)
+		if (run->writers[w]->event(run->states[w], e, err))
+			return -1;
+	return 0;
+}
+
+/* Ends every writer that began: normally, or discarding its files when failed. */
+int export_run_end(struct export_run *run, int failed, struct strbuf *written,
+		   struct error *err)
+{
+	int rc = failed ? -1 : 0;
+	for (int w = 0; w < run->begun; w++) {
+		struct error end_err;
+		if (run->writers[w]->end(run->states[w], failed, written, &end_err) && rc == 0) {
+			*err = end_err;
+			rc = -1;
+		}
+	}
+	truncated_release(&run->truncated);
+	free(run->counters.keys);
+	free(run->counters.values);
+	free(run->flows.work);
+	free(run->flows.state);
+	launch_stacks_release(&run->launch_stacks);
+	progress_task_end(run->progress);
+	return rc;
+}
+
+
+void export_event_from_slice(const struct sample_stacks *stacks, const struct sample_slice *s,
+			     struct event *e)
+{
+	const struct stack_frame *f = &stacks->frames[s->frame];
+	e->kind = EVENT_SAMPLE;
+	e->tid = s->tid;
+	e->start_ns = s->start;
+	e->end_ns = s->end;
+	e->name = f->function;
+	e->sample.module = f->module;
+	e->sample.depth = s->depth;
+}
