@@ -297,9 +297,17 @@ static void CUPTIAPI on_callback(void *userdata, CUpti_CallbackDomain domain,
 		return;
 	const CUpti_CallbackData *call = data;
 	if (launch_stacks && call->callbackSite == CUPTI_API_ENTER &&
-	    launches_work(call->functionName))
-		recorder_launch_stack(DOMAIN_CUDA_DRIVER_API, recorder_intern(call->functionName),
-				      call->correlationId);
+	    launches_work(call->functionName)) {
+		/* each function's name interned once, not at every launch */
+		static _Atomic uint32_t names[CUPTI_DRIVER_TRACE_CBID_SIZE];
+		uint32_t name = cbid < CUPTI_DRIVER_TRACE_CBID_SIZE ? atomic_load(&names[cbid]) : 0;
+		if (!name) {
+			name = recorder_intern(call->functionName);
+			if (cbid < CUPTI_DRIVER_TRACE_CBID_SIZE)
+				atomic_store(&names[cbid], name);
+		}
+		recorder_launch_stack(DOMAIN_CUDA_DRIVER_API, name, call->correlationId);
+	}
 	if (counting && counted_launch(cbid))
 		counters_callback(cbid, data);
 }

@@ -3,6 +3,7 @@
 
 #include <dlfcn.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/uio.h>
@@ -291,11 +292,21 @@ void python_sample(uint64_t period_ns)
 
 void python_record_thread(uint32_t tid, uint64_t time_ns)
 {
-	static int attached; /* 0: no interpreter yet, 1: one, -1: one we cannot read */
+	/* 0: no interpreter yet (looked for again a second later: a program without Python
+	 * pays two symbol lookups a second, not two a launch), 1: one, -1: one we cannot read */
+	static atomic_int attached;
+	static _Atomic uint64_t look_again;
+	int was = atomic_load_explicit(&attached, memory_order_acquire);
+	if (was < 0 || (was == 0 && time_ns < atomic_load_explicit(&look_again,
+								  memory_order_relaxed)))
+		return;
 	pthread_mutex_lock(&lock);
-	if (!attached)
-		attached = attach_locked();
-	uint64_t interpreter = attached == 1 ? peek_pointer(runtime + layout->runtime_interpreters) : 0;
+	if (!atomic_load(&attached)) {
+		atomic_store(&attached, attach_locked());
+		atomic_store(&look_again, time_ns + 1000000000u);
+	}
+	uint64_t interpreter = atomic_load(&attached) == 1
+				       ? peek_pointer(runtime + layout->runtime_interpreters) : 0;
 	for (int i = 0; interpreter && i < 64; i++) {
 		uint64_t thread = peek_pointer(interpreter + layout->interpreter_threads);
 		for (int t = 0; thread && t < 4096; t++) {
