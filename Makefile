@@ -124,6 +124,7 @@ NVCC := $(CUDA_HOME)/bin/nvcc
 NVCC_FLAGS ?= -O2 -gencode arch=compute_90,code=sm_90 -gencode arch=compute_90,code=compute_90
 CUPTI_LIBDIR := $(firstword $(wildcard $(CUDA_HOME)/extras/CUPTI/lib64) $(CUDA_HOME)/lib64)
 CUDA_INJECT_OBJ := $(call obj,inject/cuda/cuda.c inject/cuda/translate.c inject/cuda/nvidia-proc.c \
+	inject/cuda/pc-sampling.c \
 	inject/cuda/counters.c src/core/kernel-filter.c src/util/error.c src/util/strbuf.c)
 CUDA_SAMPLES := $(patsubst samples/cuda/%.cu,$(BUILD)/samples/cuda/%,$(wildcard samples/cuda/*.cu))
 GPU_PROGRAMS := $(patsubst %.cu,$(BUILD)/%,$(wildcard tests/gpu/*.cu bench/gpu/*.cu))
@@ -174,7 +175,7 @@ $(CUDA_INJECT_OBJ) $(BUILD)/obj/bench/gpu/cupti-floor.o: ALL_CFLAGS += -I$(CUDA_
 $(CUDA_LIB): $(CUDA_INJECT_OBJ) $(RECORDER_LIB)
 	$(CC) $(ALL_CFLAGS) -shared -Wl,--version-script=inject/cuda/exports.map \
 		-Wl,-soname,libgpuprof-cuda.so $(filter %.o,$^) -o $@ $(INJECT_LDLIBS) \
-		-L$(CUPTI_LIBDIR) -Wl,-rpath,$(CUPTI_LIBDIR) -lcupti -lstdc++ -ldl
+		-L$(CUPTI_LIBDIR) -Wl,-rpath,$(CUPTI_LIBDIR) -lcupti -lstdc++ -ldl -lm
 
 # NVTX injection: only the header-only nvtx3 API of the CUDA toolkit, no CUDA or CUPTI
 $(BUILD)/obj/inject/nvtx/nvtx.o: ALL_CFLAGS += -I$(CUDA_HOME)/include
@@ -221,7 +222,7 @@ $(GPU_PROGRAMS): $(BUILD)/%: %.cu
 
 $(BUILD)/tests/cuda-spool: tests/e2e/cuda-spool.c $(call obj,inject/cuda/translate.c $(CORE_SRC) $(UTIL_SRC))
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) -I$(CUDA_HOME)/include $^ -o $@ -lstdc++ -lz
+	$(CC) $(ALL_CFLAGS) -I$(CUDA_HOME)/include $^ -o $@ -lstdc++ -lz -lm
 
 # the Python layouts against the installed interpreter's internal headers, when present
 PYTHON_INCLUDES := $(shell /usr/bin/python3-config --includes 2>/dev/null)
@@ -232,7 +233,7 @@ $(BUILD)/tests/test-python: tests/unit/test-python.c src/core/python-layouts.h
 
 $(BUILD)/tests/test-cupti: tests/unit/test-cupti.c $(call obj,inject/cuda/translate.c inject/cuda/nvidia-proc.c src/core/record.c)
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) -I$(CUDA_HOME)/include $^ -o $@ -lstdc++
+	$(CC) $(ALL_CFLAGS) -I$(CUDA_HOME)/include $^ -o $@ -lstdc++ -lm
 
 $(BUILD)/samples/%: samples/opencl/%.c samples/opencl/common.h
 	@mkdir -p $(dir $@)

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis/pc-samples.h"
 #include "analysis/profile.h"
 #include "commands.h"
 #include "store/store.h"
@@ -30,7 +31,10 @@ static const char description[] =
 	"instead of samples: each kernel and copy weighted by its device time, as a child of\n"
 	"the API call that launched it, so that the flat profile gives the device time under\n"
 	"each function of the program, the tree the paths from main down to each kernel, and\n"
-	"the folded stacks a flame graph of device time.";
+	"the folded stacks a flame graph of device time. With --gpu, the PC samples of the\n"
+	"devices (gpuprof trace --pc-sampling-beta-enabled, CUDA) instead: each kernel's\n"
+	"samples beside its device time, the stall reasons, and the hottest source lines and\n"
+	"instructions, with why their warps stalled (folded: kernel;line;reason).";
 
 /* ---- the call tree and the folded stacks ------------------------------------------------ */
 
@@ -114,16 +118,73 @@ static int parse_seconds(const char *text, const char *option, double *out, stru
 	return 0;
 }
 
+/* profile --gpu: the PC samples of the inputs. */
+static int profile_gpu(char **inputs, int count, const char *kernel, const char *format,
+		       const char *limit_text, int sample_options)
+{
+	if (sample_options)
+		die_with(EXIT_USAGE, "profile: --gpu shows the devices' PC samples: --kernels, "
+				     "--tree, --tid, --from, --to, --range and --device-idle/busy "
+				     "select call-stack samples");
+	char *end;
+	long limit = strtol(limit_text, &end, 10);
+	if (*end || !*limit_text || limit < 0)
+		die_with(EXIT_USAGE, "profile: --limit: '%s' is not a number of rows", limit_text);
+	struct error err;
+	struct pc_samples p;
+	int rc = pc_samples_init(&p, &err);
+	for (int i = 0; rc == 0 && i < count; i++) {
+		sqlite3 *db;
+		rc = store_open(inputs[i], &db, &err) || pc_samples_gather(&p, db, kernel, &err);
+		sqlite3_close(db);
+	}
+	free(inputs);
+	if (rc)
+		die("profile: %s", err.message);
+	if (!p.samples) {
+		fprintf(stderr, "gpuprof: profile: no PC samples%s (record them on a CUDA device "
+				"with gpuprof trace --pc-sampling-beta-enabled --pc-sampling-method "
+				"stochastic --pc-sampling-unit cycles --pc-sampling-interval 131072)\n",
+			kernel ? " of the kernels named so" : p.taken ? " of the program's kernels" : "");
+	} else if (!strcmp(format, "folded")) {
+		struct strbuf folded = STRBUF_INIT;
+		rc = pc_samples_folded(&p, &folded, &err);
+		fputs(folded.buf, stdout);
+		strbuf_release(&folded);
+	} else {
+		int f = table_parse_format(format);
+		table_output_begin(stdout, (enum table_format)f);
+		rc = pc_samples_tables(&p, stdout, f, (size_t)limit, &err);
+		table_output_end(stdout, (enum table_format)f);
+	}
+	fflush(stdout);
+	if (p.dropped)
+		fprintf(stderr, "gpuprof: profile: the devices lost %llu of %llu PC samples (their "
+				"buffer was full): a longer --pc-sampling-interval samples less "
+				"often\n", (unsigned long long)p.dropped, (unsigned long long)p.taken);
+	pc_samples_release(&p);
+	if (rc)
+		die("profile: %s", err.message);
+	return 0;
+}
+
 int cmd_profile(int argc, char **argv)
 {
 	int help = -1, tree_wanted = -1, device_idle = -1, device_busy = -1, kernels = -1;
+	int gpu = -1;
 	const char *format = "text", *tid = NULL, *from = NULL, *to = NULL, *range = NULL;
+	const char *kernel = NULL;
 	const char *limit_text = "30", *min_text = "1";
 	const struct option table[] = {
 		{ OPTION_BOOL, 0, "kernels", &kernels, NULL,
 		  "device time by the call paths that launched it (trace --launch-stacks): each "
 		  "kernel and copy weighted by its time on the device, beneath the API call that "
 		  "launched it; self and total in ns" },
+		{ OPTION_BOOL, 0, "gpu", &gpu, NULL,
+		  "the devices' PC samples (trace --pc-sampling-beta-enabled, CUDA): samples and "
+		  "stall reasons by kernel, source line and instruction" },
+		{ OPTION_STRING, 0, "kernel", &kernel, "TEXT",
+		  "with --gpu: only the kernels whose name contains TEXT" },
 		{ OPTION_BOOL, 0, "tree", &tree_wanted, NULL,
 		  "the call tree (callers above their callees) instead of the flat profile" },
 		{ OPTION_ENUM, 0, "format", &format, "text|csv|md|json|folded",
@@ -151,6 +212,13 @@ int cmd_profile(int argc, char **argv)
 	if (command_parse_inputs("profile", usage, description, table, &help, "database", argc,
 				 argv, &inputs, &count))
 		return 0;
+	if (gpu == 1)
+		return profile_gpu(inputs, count, kernel, format, limit_text, tid || from || to ||
+				   range || device_idle == 1 || device_busy == 1 || kernels == 1 ||
+				   tree_wanted == 1);
+	if (kernel)
+		die_with(EXIT_USAGE, "profile: --kernel selects the PC samples of kernels: it "
+				     "goes with --gpu");
 	struct profile_filter f = PROFILE_ALL;
 	f.range = range;
 	if (device_idle == 1 && device_busy == 1)

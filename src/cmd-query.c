@@ -18,7 +18,8 @@ static const char description[] =
 	"Runs SQL over gpuprof databases and prints each statement's rows; a statement that\n"
 	"would write (VACUUM INTO, CREATE, DELETE...) is refused. The views are documented\n"
 	"in docs/SCHEMA.md: processes, threads, agents, kernels, memory_copies,\n"
-	"memory_allocations, synchronizations, overheads, regions, markers, metrics. With\n"
+	"memory_allocations, synchronizations, overheads, regions, markers, metrics,\n"
+	"pc_samples, pc_sampling. With\n"
 	"several databases each view is their union, with a leading column db (0 for the\n"
 	"first input, 1 for the second...), and the tables of input N are reached as\n"
 	"dbN.gpuprof_... (input 0 as main.gpuprof_...). A view that an input of an older\n"
@@ -27,7 +28,7 @@ static const char description[] =
 static const char *const views[] = { "processes", "threads", "agents", "kernels", "counters",
 				      "memory_copies", "memory_allocations",
 				      "synchronizations", "overheads", "regions", "markers",
-				      "metrics" };
+				      "metrics", "pc_samples", "pc_sampling" };
 
 /* Whether input i (attached as db<i>, or main) has the view: a database of an older
  * minor version of the schema may lack the newer ones (metrics). */

@@ -527,6 +527,10 @@ int trace_job_run(struct job *j, const char *directory, char **command)
 		setenv("GPUPROF_SAMPLE_REALTIME", "1", 1);
 	else
 		unsetenv("GPUPROF_SAMPLE_REALTIME");
+	if (j->pc_sampling[0])
+		setenv("GPUPROF_PC_SAMPLING", j->pc_sampling, 1);
+	else
+		unsetenv("GPUPROF_PC_SAMPLING");
 	if (j->launch_stacks)
 		setenv("GPUPROF_LAUNCH_STACKS", "1", 1);
 	else

@@ -81,7 +81,7 @@ static const struct trace_options defaults = {
 	.truncate = -1, .mangled = -1, .keep_spool = -1, .help = -1,
 	.period_unit = "sec", .directory = ".", .file = "%hostname%/%pid%", .units = "nsec",
 	.host_metrics = -1, .device_metrics = -1, .sampling_interval = "50", .sample = -1,
-	.sampling_freq = "300", .sampling_realtime = -1,
+	.sampling_freq = "300", .sampling_realtime = -1, .pc_sampling = -1,
 };
 
 /* gpuprof sys: the same options, with everything --sys-trace records and the metrics on */
@@ -137,6 +137,21 @@ static void trace_table(struct trace_options *o, struct option table[TABLE_SIZE]
 		  "no replay: the metrics in groups of one pass each, one group per dispatch of "
 		  "a kernel in turn (dispatches of the same name, or of the same name and launch "
 		  "size); a kernel needs one dispatch per group to be measured whole" },
+		{ OPTION_SECTION, .help = "PC sampling (CUDA, compute capability 7.0 and later; "
+					  "rocprofv3's options)" },
+		{ OPTION_BOOL, 0, "pc-sampling-beta-enabled", &o->pc_sampling, NULL,
+		  "sample the program counter of the warps on every SM, with why each warp "
+		  "stalled: samples by kernel, source line and instruction (gpuprof profile "
+		  "--gpu, the pc_samples view); kernels stay concurrent" },
+		{ OPTION_ENUM, 0, "pc-sampling-method", &o->pc_method, "stochastic|host_trap",
+		  "stochastic: the GPU's own sampler, the one NVIDIA GPUs have (host_trap, "
+		  "AMD's software sampling, is served by it too, said once)" },
+		{ OPTION_ENUM, 0, "pc-sampling-unit", &o->pc_unit, "cycles|time|instructions",
+		  "unit of --pc-sampling-interval: cycles (a power of two from 32 to 2^31) or time "
+		  "(microseconds, the nearest power of two of cycles at the device's clock); "
+		  "NVIDIA's sampler counts no instructions" },
+		{ OPTION_STRING, 0, "pc-sampling-interval", &o->pc_interval, "N",
+		  "between two samples of an SM (default: CUPTI's for the device)" },
 		{ OPTION_SECTION, .help = "sampling (on by default in gpuprof sys; --no-NAME turns "
 					  "one off)" },
 		{ OPTION_BOOL, 0, "sample", &o->sample, NULL,
@@ -225,6 +240,9 @@ static void trace_table(struct trace_options *o, struct option table[TABLE_SIZE]
 
 /* Options that only the command line sets. */
 static const char *const command_line_only[] = { "input", "preset", "config", "help", NULL };
+
+static int parse_pc_sampling(const struct trace_options *o, struct job *j, int counters,
+			     struct error *err);
 
 static int job_prepare(struct job *j, struct error *err)
 {
@@ -328,7 +346,66 @@ static int job_prepare(struct job *j, struct error *err)
 #endif
 	j->sample_freq = o->sample == 1 ? (unsigned)frequency : 0;
 	j->sample_realtime = j->sample_freq && o->sampling_realtime == 1;
+	if (parse_pc_sampling(o, j, counters, err))
+		return -1;
 	return counters ? trace_plan_counters(j, err) : 0;
+}
+
+/* The PC sampling options as the CUDA backend reads them (GPUPROF_PC_SAMPLING). */
+static int parse_pc_sampling(const struct trace_options *o, struct job *j, int counters,
+			     struct error *err)
+{
+	j->pc_sampling[0] = '\0';
+	int details = o->pc_method || o->pc_unit || o->pc_interval;
+	if (o->pc_sampling == 0 && details)
+		return error_set(err, "--pc-sampling-method, -unit and -interval set how the "
+				 "program counter is sampled, and it is not: drop "
+				 "--pc-sampling-beta-enabled=false");
+	if (o->pc_sampling != 1 && !details)
+		return 0;
+	if (o->pc_sampling != 1)
+		return error_set(err, "PC sampling is asked for with --pc-sampling-beta-enabled "
+				 "(as rocprofv3 does): add it to --pc-sampling-method, -unit and "
+				 "-interval");
+	if (counters)
+		return error_set(err, "--pc-sampling-beta-enabled and --pmc/--pmc-set cannot go "
+				 "together: counters replay and serialise kernels, which changes what "
+				 "the samples show; run them as two runs");
+	if (!o->pc_interval != !o->pc_unit)
+		return error_set(err, "--pc-sampling-interval and --pc-sampling-unit go together: "
+				 "give both (or neither, for CUPTI's default period)");
+	if (o->pc_method && !strcmp(o->pc_method, "host_trap"))
+		fprintf(stderr, "gpuprof: --pc-sampling-method host_trap: NVIDIA GPUs sample with "
+				"their own hardware sampler (as stochastic): it is used\n");
+	if (!o->pc_interval) {
+		snprintf(j->pc_sampling, sizeof(j->pc_sampling), "period=0");
+		return 0;
+	}
+	if (!strcmp(o->pc_unit, "instructions"))
+		return error_set(err, "--pc-sampling-unit instructions: NVIDIA's sampler counts "
+				 "cycles, not instructions; use cycles or time");
+	char *end;
+	errno = 0;
+	double value = strtod(o->pc_interval, &end);
+	if (!*o->pc_interval || *end || errno || !(value > 0))
+		return error_set(err, "--pc-sampling-interval: '%s' is not a positive number",
+				 o->pc_interval);
+	if (!strcmp(o->pc_unit, "time")) {
+		snprintf(j->pc_sampling, sizeof(j->pc_sampling), "time=%.17g", value);
+		return 0;
+	}
+	unsigned exponent = 0;
+	while (exponent < 63 && (double)(1ull << exponent) < value)
+		exponent++;
+	if (value != (double)(1ull << exponent) || exponent < 5 || exponent > 31)
+		return error_set(err, "--pc-sampling-interval %s cycles: NVIDIA's sampler takes a "
+				 "power of two from 32 to 2147483648 cycles (%.0f or %.0f?)",
+				 o->pc_interval, exponent > 5 && exponent <= 32 ?
+				 (double)(1ull << (exponent - 1)) : 32.0,
+				 exponent >= 5 && exponent <= 31 ? (double)(1ull << exponent) :
+				 exponent > 31 ? 2147483648.0 : 64.0);
+	snprintf(j->pc_sampling, sizeof(j->pc_sampling), "period=%u", exponent);
+	return 0;
 }
 
 static void job_release(struct job *j)

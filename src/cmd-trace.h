@@ -27,6 +27,8 @@ struct trace_options {
 	const char *sampling_interval, *sampling_freq;
 	struct option_list pmc, pmc_set;
 	const char *pmc_multiplex; /* NULL, kernel or kernel_launch_params */
+	int pc_sampling;           /* --pc-sampling-beta-enabled */
+	const char *pc_method, *pc_unit, *pc_interval;
 };
 
 /* One run of the program as the options describe it, checked before any run begins. */
@@ -42,6 +44,7 @@ struct job {
 	unsigned sample_freq; /* 0: no call-stack sampling */
 	int sample_realtime;  /* threads off the CPU sampled too */
 	int launch_stacks;    /* each launch's call stack */
+	char pc_sampling[48]; /* GPUPROF_PC_SAMPLING ("period=N", "time=US"); "" when off */
 };
 
 /* "trace" or "sys": the command being run, for messages. */

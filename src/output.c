@@ -238,7 +238,21 @@ static void describe(const char *spool_path, const struct recording *rec)
 		fprintf(stderr, ", %zu markers", rec->marker_count);
 	if (rec->samples.count)
 		fprintf(stderr, ", %zu call-stack samples", rec->samples.count);
+	uint64_t pc_taken = 0, pc_dropped = 0;
+	for (size_t i = 0; i < rec->pc_sampling.count; i++) {
+		const struct record_pc_sampling *p = (const void *)rec->pc_sampling.items[i];
+		pc_taken += p->samples;
+		pc_dropped += p->dropped;
+	}
+	if (rec->pc_sampling.count)
+		fprintf(stderr, ", %llu PC samples taken on the devices",
+			(unsigned long long)pc_taken);
 	fputc('\n', stderr);
+	if (pc_dropped)
+		fprintf(stderr, "gpuprof: %s: the devices lost %llu of their %llu PC samples (the "
+				"sample buffer was full): a longer --pc-sampling-interval samples less "
+				"often\n", spool_path, (unsigned long long)pc_dropped,
+			(unsigned long long)pc_taken);
 	if (rec->overheads.count) {
 		uint64_t total = 0;
 		for (size_t i = 0; i < rec->overheads.count; i++) {

@@ -26,6 +26,7 @@
 #include "core/recorder.h"
 #include "counters.h"
 #include "nvidia-proc.h"
+#include "pc-sampling.h"
 #include "translate.h"
 #include "util/strbuf.h"
 
@@ -258,7 +259,8 @@ static int collect(int final)
 		}
 		measure_clock_offset();
 	}
-	if (translate_queued() || counters_collect(&translator))
+	if (translate_queued() || counters_collect(&translator) ||
+	    pc_sampling_collect(&translator, final))
 		return 1;
 	size_t dropped = 0;
 	if (cuptiActivityGetNumDroppedRecords(NULL, 0, &dropped) == CUPTI_SUCCESS && dropped)
@@ -269,6 +271,7 @@ static int collect(int final)
 /* ---- start and end --------------------------------------------------------------------- */
 
 static int counting;      /* counters are collected (--pmc) */
+static int pc_sampling;   /* PC sampling (--pc-sampling-*) */
 static int launch_stacks; /* each launch's call stack is taken (--launch-stacks) */
 
 /* Whether a driver API function launches device work: a kernel, a copy, a fill. */
@@ -293,7 +296,14 @@ static int counted_launch(CUpti_CallbackId cbid)
 static void CUPTIAPI on_callback(void *userdata, CUpti_CallbackDomain domain,
 				 CUpti_CallbackId cbid, const void *data)
 {
-	if (domain != CUPTI_CB_DOMAIN_DRIVER_API || !atomic_load(&cupti_usable))
+	if (!atomic_load(&cupti_usable))
+		return;
+	if (domain == CUPTI_CB_DOMAIN_RESOURCE) {
+		if (pc_sampling)
+			pc_sampling_resource(cbid, data);
+		return;
+	}
+	if (domain != CUPTI_CB_DOMAIN_DRIVER_API)
 		return;
 	const CUpti_CallbackData *call = data;
 	if (launch_stacks && call->callbackSite == CUPTI_API_ENTER &&
@@ -319,6 +329,7 @@ static void after_fork_child(void)
 	atomic_store(&cupti_usable, 0);
 	queue_count = 0;
 	current = NULL;
+	pc_sampling_after_fork();
 }
 
 static void at_exit(void)
@@ -382,8 +393,9 @@ static int op_collected_at(void *ctx, uint64_t ns)
 static void start(void)
 {
 	read_config();
+	int sampling = pc_sampling_configure();
 	if (!trace.kernel && !trace.memory_copy && !trace.runtime_api && !trace.driver_api &&
-	    !trace.memory_allocation)
+	    !trace.memory_allocation && !sampling)
 		return;
 	if (subscribe())
 		return;
@@ -397,6 +409,7 @@ static void start(void)
 		.api_name = op_api_name,
 		.describe_device = op_describe_device,
 		.collected_at = op_collected_at,
+		.source_line = pc_sampling_source_line,
 	};
 	translator_init(&translator, &ops);
 	translator.keep_mangled = trace.mangled;
@@ -433,6 +446,17 @@ static void start(void)
 	if ((trace.kernel || trace.memory_copy) && recorder_launch_stacks() &&
 	    cuptiEnableDomain(1, subscriber, CUPTI_CB_DOMAIN_DRIVER_API) == CUPTI_SUCCESS)
 		launch_stacks = 1;
+	if (sampling) {
+		static const CUpti_CallbackId resources[] = {
+			CUPTI_CBID_RESOURCE_CONTEXT_CREATED,
+			CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING,
+			CUPTI_CBID_RESOURCE_MODULE_LOADED,
+			CUPTI_CBID_RESOURCE_MODULE_UNLOAD_STARTING,
+		};
+		pc_sampling = 1;
+		for (size_t i = 0; i < sizeof(resources) / sizeof(resources[0]); i++)
+			cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_RESOURCE, resources[i]);
+	}
 	if (trace.kernel && counters_configure() == 1) {
 		counting = 1;
 		for (size_t i = 0; i < counters_launch_callback_count; i++)

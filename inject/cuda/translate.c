@@ -1,6 +1,7 @@
 /* CUPTI activity records -> gpuprof records (see translate.h). */
 #include "translate.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -591,6 +592,84 @@ int translator_counters(struct translator *t, uint64_t correlation_id, uint32_t 
 		};
 		if (t->ops.emit(t->ops.ctx, &c) == -1)
 			return -1;
+	}
+	return 0;
+}
+
+/* ---- PC sampling ----------------------------------------------------------------------- */
+
+uint32_t translator_pc_period(double microseconds, int clock_khz)
+{
+	double cycles = microseconds * clock_khz / 1000.0;
+	double exponent = cycles > 1 ? round(log2(cycles)) : 0;
+	return exponent < 5 ? 5 : exponent > 31 ? 31 : (uint32_t)exponent;
+}
+
+static const char *stall_reason_name(const struct translate_stall_reasons *reasons,
+				     uint32_t index)
+{
+	for (size_t i = 0; reasons && i < reasons->count; i++)
+		if (reasons->index[i] == index)
+			return reasons->name[i];
+	return NULL;
+}
+
+int translator_pc_samples(struct translator *t, const CUpti_PCSamplingData *data,
+			  uint32_t cuda_device, uint32_t period_log2,
+			  const struct translate_stall_reasons *reasons,
+			  struct translate_pc_cursor *cursor)
+{
+	uint32_t agent_id = agent_for(t, cuda_device);
+	if (!cursor->totals_done) {
+		struct record_pc_sampling totals = {
+			.header = { sizeof(totals), RECORD_PC_SAMPLING, 0 },
+			.agent_id = agent_id,
+			.period_log2 = period_log2,
+			.samples = data->totalSamples,
+			.dropped = data->droppedSamples,
+			.other_samples = data->nonUsrKernelsTotalSamples,
+			.buffer_full = data->hardwareBufferFull ? 1 : 0,
+		};
+		if (t->ops.emit(t->ops.ctx, &totals) == -1)
+			return -1;
+		cursor->totals_done = 1;
+	}
+	for (; cursor->pc < data->totalNumPcs; cursor->pc++, cursor->reason = 0) {
+		const CUpti_PCSamplingPCData *pc = &data->pPcData[cursor->pc];
+		uint32_t function_id = 0, file_id = 0, line = 0;
+		for (; cursor->reason < pc->stallReasonCount; cursor->reason++) {
+			const CUpti_PCSamplingStallReason *r = &pc->stallReason[cursor->reason];
+			if (!r->samples)
+				continue;
+			if (!function_id) { /* once per instruction */
+				function_id = kernel_name(t, pc->functionName);
+				if (t->ops.source_line)
+					t->ops.source_line(t->ops.ctx, pc->cubinCrc,
+							   pc->functionName, pc->pcOffset,
+							   &file_id, &line);
+			}
+			const char *name = stall_reason_name(reasons, r->pcSamplingStallReasonIndex);
+			char unknown[48];
+			if (!name) {
+				snprintf(unknown, sizeof(unknown), "stall reason %u",
+					 r->pcSamplingStallReasonIndex);
+				name = unknown;
+			}
+			struct record_pc_sample sample = {
+				.header = { sizeof(sample), RECORD_PC_SAMPLE, 0 },
+				.cubin_crc = pc->cubinCrc,
+				.pc_offset = pc->pcOffset,
+				.correlation_id = pc->correlationId,
+				.agent_id = agent_id,
+				.function_id = function_id,
+				.reason_id = t->ops.intern(t->ops.ctx, name),
+				.samples = r->samples,
+				.file_id = file_id,
+				.line = line,
+			};
+			if (t->ops.emit(t->ops.ctx, &sample) == -1)
+				return -1;
+		}
 	}
 	return 0;
 }

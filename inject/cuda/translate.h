@@ -10,6 +10,7 @@
 #define GPUPROF_INJECT_CUDA_TRANSLATE_H
 
 #include <cupti_activity.h>
+#include <cupti_pcsampling.h>
 #include <stdint.h>
 
 #include "core/record.h"
@@ -34,6 +35,11 @@ struct translate_ops {
 	/* Whether collection was on at a trace-clock time (pause/resume, collection
 	 * periods); work that began while it was off is not emitted. NULL: always on. */
 	int (*collected_at)(void *ctx, uint64_t ns);
+	/* The source line of an instruction of function (its mangled name) in the module
+	 * of that CRC: *file_id (a string id) and *line; 0 when the module has no line
+	 * information or is not known. NULL: never known. */
+	void (*source_line)(void *ctx, uint64_t cubin_crc, const char *function,
+			    uint64_t pc_offset, uint32_t *file_id, uint32_t *line);
 	void *ctx;
 };
 
@@ -84,6 +90,34 @@ int translator_record(struct translator *t, CUpti_Activity *record);
 int translator_counters(struct translator *t, uint64_t correlation_id, uint32_t cuda_device,
 			const char *const *names, const double *values, size_t count,
 			size_t *done);
+
+/* The stall reasons of a device (cuptiPCSamplingGetStallReasons): CUPTI's index and
+ * name of each. */
+struct translate_stall_reasons {
+	size_t count;
+	const uint32_t *index;
+	char *const *name;
+};
+
+/* How far the translation of one buffer of PC sampling data has come. */
+struct translate_pc_cursor {
+	size_t pc, reason; /* the next instruction and stall reason to emit */
+	int totals_done;   /* the buffer's totals are emitted */
+};
+
+/* Emits a buffer of PC sampling data (CUpti_PCSamplingData, parsed format) of CUPTI's
+ * device cuda_device, sampled every 2^period_log2 cycles: its totals, then one
+ * RECORD_PC_SAMPLE per instruction and stall reason that has samples. Starts at *cursor
+ * (zeroed for a new buffer) and advances it; returns -1 when the recorder's buffer filled
+ * first (call again with the same cursor), 0 when the buffer is done with. */
+int translator_pc_samples(struct translator *t, const CUpti_PCSamplingData *data,
+			  uint32_t cuda_device, uint32_t period_log2,
+			  const struct translate_stall_reasons *reasons,
+			  struct translate_pc_cursor *cursor);
+
+/* CUPTI's sampling period for a time in microseconds at a clock in kHz: the power of
+ * two nearest to that many cycles (in log2), within the 5..31 CUPTI accepts. */
+uint32_t translator_pc_period(double microseconds, int clock_khz);
 
 /* A CUPTI timestamp in the trace clock; 0 stays 0 (not collected). */
 uint64_t translator_time(const struct translator *t, uint64_t cupti_ns);

@@ -13,6 +13,8 @@ _Static_assert(sizeof(struct record_memory_copy) == 88, "record_memory_copy layo
 _Static_assert(sizeof(struct record_memory_allocation) == 72, "allocation layout");
 _Static_assert(sizeof(struct record_synchronization) == 56, "synchronization layout");
 _Static_assert(sizeof(struct record_overhead) == 40, "record_overhead layout");
+_Static_assert(sizeof(struct record_pc_sample) == 56, "record_pc_sample layout");
+_Static_assert(sizeof(struct record_pc_sampling) == 48, "record_pc_sampling layout");
 
 size_t record_text_copy(char *dst, const char *text, size_t room)
 {
@@ -193,6 +195,8 @@ uint32_t record_min_size(uint32_t type)
 	case RECORD_COUNTER: return sizeof(struct record_counter);
 	case RECORD_SAMPLES_LOST: return sizeof(struct record_samples_lost);
 	case RECORD_LAUNCH_STACK: return sizeof(struct record_launch_stack);
+	case RECORD_PC_SAMPLE: return sizeof(struct record_pc_sample);
+	case RECORD_PC_SAMPLING: return sizeof(struct record_pc_sampling);
 	}
 	return 0;
 }

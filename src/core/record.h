@@ -38,6 +38,8 @@ enum record_type {
 	RECORD_COUNTER = 22,     /* a hardware counter's value for one kernel dispatch */
 	RECORD_SAMPLES_LOST = 23, /* call-stack samples the kernel lost, and when */
 	RECORD_LAUNCH_STACK = 24, /* the call stack of a thread as it launched GPU work */
+	RECORD_PC_SAMPLE = 25,   /* a device instruction's PC samples with one stall reason */
+	RECORD_PC_SAMPLING = 26, /* a device's PC sampling totals: all samples, those lost */
 	RECORD_TYPE_COUNT
 };
 
@@ -454,6 +456,39 @@ struct record_counter {
 	uint32_t agent_id;       /* the device that counted */
 	uint32_t name_id;        /* string id of the metric: "dram__bytes_read.sum" */
 	double value;            /* in the metric's own unit; NaN: the profiler gave none */
+};
+
+/* PC sampling (gpuprof trace --pc-sampling-*, CUDA): the device samples the program
+ * counter of a warp on every SM at a fixed period, and tells for each sample why the
+ * warp was stalled (or that it issued). The vendor aggregates the samples per
+ * instruction and stall reason; each record is one such count. Samples of continuous
+ * collection are the function's over all of its launches (correlation_id 0); those of
+ * serialised collection belong to the launch of correlation_id. */
+struct record_pc_sample {
+	struct record_header header;
+	uint64_t cubin_crc;      /* the module's binary (CUPTI's CRC): which code */
+	uint64_t pc_offset;      /* the instruction: its byte offset in the function */
+	uint64_t correlation_id; /* the launch's; 0: every launch of the function */
+	uint32_t agent_id;       /* the device sampled */
+	uint32_t function_id;    /* string id of the kernel's name, as its kernel records */
+	uint32_t reason_id;      /* string id of the stall reason, the vendor's name:
+				  * "smsp__pcsamp_warps_issue_stalled_long_scoreboard" */
+	uint32_t samples;
+	uint32_t file_id;        /* string id of the source file ("dir/file.cu"); 0: the
+				  * module has no line information */
+	uint32_t line;           /* 0: unknown */
+};
+
+/* A device's totals since the previous record of its kind (deltas: readers add them). */
+struct record_pc_sampling {
+	struct record_header header;
+	uint32_t agent_id;
+	uint32_t period_log2;    /* samples every 2^period_log2 cycles per SM */
+	uint64_t samples;        /* all samples taken, those of the vendor's own kernels too */
+	uint64_t dropped;        /* samples lost (the device's buffer was full) */
+	uint64_t other_samples;  /* samples of kernels not the program's (the vendor's) */
+	uint32_t buffer_full;    /* times the device's buffer filled up */
+	uint32_t reserved;
 };
 
 struct record_dropped {

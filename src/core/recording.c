@@ -191,6 +191,8 @@ int recording_read(struct recording *rec, const char *spool_path, struct error *
 		case RECORD_PYTHON_STACK: list_add(&rec->python_stacks, h); break;
 		case RECORD_SYMBOL: list_add(&rec->symbols, h); break;
 		case RECORD_COUNTER: list_add(&rec->counters, h); break;
+		case RECORD_PC_SAMPLE: list_add(&rec->pc_samples, h); break;
+		case RECORD_PC_SAMPLING: list_add(&rec->pc_sampling, h); break;
 		case RECORD_PROCESS:
 			if (!rec->process)
 				rec->process = (const void *)h;
@@ -571,6 +573,15 @@ size_t recording_filter_kernels(struct recording *rec, const struct kernel_filte
 			rec->counters.items[counters++] = rec->counters.items[i];
 	}
 	rec->counters.count = counters;
+	/* PC samples by their kernel's name: continuous sampling counts a function's samples
+	 * over all its launches, so the iteration range cannot select among them */
+	size_t pcs = 0;
+	for (size_t i = 0; i < rec->pc_samples.count; i++) {
+		const struct record_pc_sample *p = (const void *)rec->pc_samples.items[i];
+		if (kernel_filter_name(filter, recording_string(rec, p->function_id)))
+			rec->pc_samples.items[pcs++] = rec->pc_samples.items[i];
+	}
+	rec->pc_samples.count = pcs;
 	free(correlations);
 	free(order);
 	free(names);
@@ -702,6 +713,7 @@ int recording_empty(const struct recording *rec)
 	return !rec->api_calls.count && !rec->kernels.count && !rec->copies.count &&
 	       !rec->allocations.count && !rec->synchronizations.count && !rec->marker_count &&
 	       !rec->samples.count && !rec->counters.count && !rec->overheads.count &&
+	       !rec->pc_samples.count && !rec->pc_sampling.count &&
 	       !rec->stats.dropped_records;
 }
 
@@ -714,7 +726,8 @@ void recording_release(struct recording *rec)
 					&rec->metric_series, &rec->metrics, &rec->samples,
 					&rec->samples_lost, &rec->launch_stacks,
 					&rec->modules, &rec->python_stacks,
-					&rec->symbols, &rec->counters, &rec->owned };
+					&rec->symbols, &rec->counters, &rec->pc_samples,
+					&rec->pc_sampling, &rec->owned };
 	for (size_t i = 0; i < rec->owned.count; i++)
 		free((void *)rec->owned.items[i]);
 	free(rec->markers);

@@ -74,6 +74,8 @@ struct recording {
 	struct record_list symbols;            /* code made at run time, from the perf map */
 	struct record_list counters;           /* hardware counters, by the kernel's correlation
 						  id, then file order */
+	struct record_list pc_samples;         /* device instructions' PC samples, as written */
+	struct record_list pc_sampling;        /* devices' PC sampling totals, as written */
 	const struct sample_stacks *stacks;    /* the samples unwound (analysis/unwind.h), set
 						  by the caller; NULL when not */
 	struct record_list calls_by_correlation; /* API calls by correlation id, then domain;

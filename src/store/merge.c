@@ -75,7 +75,7 @@ static int copy_rows(sqlite3 *db, const char *sql, int64_t strings, int64_t proc
 
 /* Whether the input attached as src has the table: an input of an older 3.x schema
  * lacks the tables added since (metrics and samples in 3.1, counters in 3.2, lost samples in 3.3,
- * launch stacks in 3.4), and is read
+ * launch stacks in 3.4, PC samples in 3.5), and is read
  * as one without their rows. */
 static int src_has_table(sqlite3 *db, const char *table)
 {
@@ -217,6 +217,18 @@ static int merge_one(sqlite3 *db, int index, const char *path, struct hosts *hos
 		  "name_id, value) SELECT process_id + ?2, correlation_id, agent_index, "
 		  "name_id + ?1, value FROM src.gpuprof_counter "
 		  "WHERE process_id IN (SELECT id FROM temp.merge_shift) ORDER BY id" },
+		{ "gpuprof_pc_sample",
+		  "INSERT INTO main.gpuprof_pc_sample (process_id, agent_index, correlation_id, "
+		  "function_id, cubin_crc, pc_offset, reason_id, samples, file_id, line) SELECT "
+		  "process_id + ?2, agent_index, correlation_id, function_id + ?1, cubin_crc, "
+		  "pc_offset, reason_id + ?1, samples, CASE file_id WHEN 0 THEN 0 ELSE file_id + ?1 "
+		  "END, line FROM src.gpuprof_pc_sample "
+		  "WHERE process_id IN (SELECT id FROM temp.merge_shift) ORDER BY id" },
+		{ "gpuprof_pc_sampling",
+		  "INSERT INTO main.gpuprof_pc_sampling SELECT process_id + ?2, agent_index, "
+		  "period_log2, samples, dropped, other_samples, buffer_full "
+		  "FROM src.gpuprof_pc_sampling WHERE process_id IN (SELECT id FROM "
+		  "temp.merge_shift)" },
 	};
 	for (size_t i = 0; rc == 0 && i < sizeof(untimed) / sizeof(untimed[0]); i++)
 		if (src_has_table(db, untimed[i].table))

@@ -81,6 +81,13 @@ CREATE TABLE gpuprof_counter (
   id INTEGER PRIMARY KEY, process_id INTEGER, correlation_id INTEGER, agent_index INTEGER,
   name_id INTEGER, value REAL);
 CREATE INDEX gpuprof_counter_kernel ON gpuprof_counter (process_id, correlation_id);
+CREATE TABLE gpuprof_pc_sample (
+  id INTEGER PRIMARY KEY, process_id INTEGER, agent_index INTEGER, correlation_id INTEGER,
+  function_id INTEGER, cubin_crc INTEGER, pc_offset INTEGER, reason_id INTEGER,
+  samples INTEGER, file_id INTEGER, line INTEGER);
+CREATE TABLE gpuprof_pc_sampling (
+  process_id INTEGER, agent_index INTEGER, period_log2 INTEGER, samples INTEGER,
+  dropped INTEGER, other_samples INTEGER, buffer_full INTEGER);
 
 CREATE VIEW processes AS
   SELECT id, hostname, pid, ppid, rank, size, command, start, end, end - start AS duration,
@@ -223,3 +230,21 @@ CREATE VIEW counters AS
   JOIN gpuprof_kernel k ON k.process_id = c.process_id AND k.correlation_id = c.correlation_id
   LEFT JOIN gpuprof_string s ON s.id = k.name_id
   LEFT JOIN gpuprof_string n ON n.id = c.name_id;
+CREATE VIEW pc_samples AS
+  SELECT s.id, p.pid, s.agent_index AS agent_id, f.string AS kernel_name,
+         s.correlation_id AS corr_id, printf('%016x', s.cubin_crc) AS cubin_crc, s.pc_offset,
+         src.string AS source_file, NULLIF(s.line, 0) AS line,
+         replace(replace(r.string, 'smsp__pcsamp_warps_issue_stalled_', ''), '_not_issued', '')
+           AS reason,
+         substr(r.string, -11) = '_not_issued' AS not_issued, r.string AS stall_reason,
+         s.samples
+  FROM gpuprof_pc_sample s JOIN gpuprof_process p ON p.id = s.process_id
+  LEFT JOIN gpuprof_string f ON f.id = s.function_id
+  LEFT JOIN gpuprof_string r ON r.id = s.reason_id
+  LEFT JOIN gpuprof_string src ON src.id = s.file_id AND s.file_id != 0;
+CREATE VIEW pc_sampling AS
+  SELECT p.pid, t.agent_index AS agent_id, max(t.period_log2) AS period_log2,
+         sum(t.samples) AS samples, sum(t.dropped) AS dropped,
+         sum(t.other_samples) AS other_samples, sum(t.buffer_full) AS buffer_full
+  FROM gpuprof_pc_sampling t JOIN gpuprof_process p ON p.id = t.process_id
+  GROUP BY t.process_id, t.agent_index;

@@ -39,7 +39,7 @@ enum statement {
 	INSERT_COPY, INSERT_ALLOCATION, INSERT_SYNCHRONIZATION, INSERT_OVERHEAD, INSERT_DROPPED,
 	INSERT_METADATA, INSERT_MARKER, INSERT_THREAD, INSERT_METRIC_SERIES, INSERT_METRIC,
 	INSERT_FRAME, INSERT_STACK, INSERT_SAMPLE, INSERT_SAMPLES_LOST, INSERT_LAUNCH_STACK,
-	INSERT_COUNTER,
+	INSERT_COUNTER, INSERT_PC_SAMPLE, INSERT_PC_SAMPLING,
 	STATEMENT_COUNT
 };
 
@@ -94,6 +94,10 @@ static const char *const statement_sql[STATEMENT_COUNT] = {
 				"domain, function_id, tid, time, stack_id) VALUES (1,?,?,?,?,?,?)",
 	[INSERT_COUNTER] = "INSERT INTO gpuprof_counter (process_id, correlation_id, "
 			   "agent_index, name_id, value) VALUES (1,?,?,?,?)",
+	[INSERT_PC_SAMPLE] = "INSERT INTO gpuprof_pc_sample (process_id, agent_index, "
+			     "correlation_id, function_id, cubin_crc, pc_offset, reason_id, "
+			     "samples, file_id, line) VALUES (1,?,?,?,?,?,?,?,?,?)",
+	[INSERT_PC_SAMPLING] = "INSERT INTO gpuprof_pc_sampling VALUES (1,?,?,?,?,?,?)",
 };
 
 /* Rows per multi-row INSERT for the large tables: one statement step per batch
@@ -277,6 +281,29 @@ static void bind_record(sqlite3_stmt *s, int c, const struct record_header *h,
 			sqlite3_bind_double(s, ++c, r->value);
 		else
 			sqlite3_bind_null(s, ++c); /* no value (NaN) */
+		return;
+	}
+	case RECORD_PC_SAMPLE: {
+		const struct record_pc_sample *r = (const void *)h;
+		bind_i64(s, &c, r->agent_id);
+		bind_i64(s, &c, (int64_t)r->correlation_id);
+		bind_i64(s, &c, r->function_id);
+		bind_i64(s, &c, (int64_t)r->cubin_crc);
+		bind_i64(s, &c, (int64_t)r->pc_offset);
+		bind_i64(s, &c, r->reason_id);
+		bind_i64(s, &c, r->samples);
+		bind_i64(s, &c, r->file_id);
+		bind_i64(s, &c, r->line);
+		return;
+	}
+	case RECORD_PC_SAMPLING: {
+		const struct record_pc_sampling *r = (const void *)h;
+		bind_i64(s, &c, r->agent_id);
+		bind_i64(s, &c, r->period_log2);
+		bind_i64(s, &c, (int64_t)r->samples);
+		bind_i64(s, &c, (int64_t)r->dropped);
+		bind_i64(s, &c, (int64_t)r->other_samples);
+		bind_i64(s, &c, r->buffer_full);
 		return;
 	}
 	case RECORD_MEMORY_COPY: {
@@ -550,7 +577,8 @@ int store_write(const struct recording *rec, const char *spool_path, const char 
 		if (store_prepare(l.db, statement_sql[i], &l.stmt[i], err))
 			goto out;
 	if (prepare_batch(&l, INSERT_API, err) || prepare_batch(&l, INSERT_KERNEL, err) ||
-	    prepare_batch(&l, INSERT_COPY, err) || prepare_batch(&l, INSERT_COUNTER, err))
+	    prepare_batch(&l, INSERT_COPY, err) || prepare_batch(&l, INSERT_COUNTER, err) ||
+	    prepare_batch(&l, INSERT_PC_SAMPLE, err))
 		goto out;
 	/* tables in start-time order: rowid order is time order for readers */
 	const struct { const struct record_list *list; enum statement insert; } tables[] = {
@@ -561,7 +589,8 @@ int store_write(const struct recording *rec, const char *spool_path, const char 
 		{ &rec->synchronizations, INSERT_SYNCHRONIZATION },
 		{ &rec->overheads, INSERT_OVERHEAD }, { &rec->thread_names, INSERT_THREAD },
 		{ &rec->metric_series, INSERT_METRIC_SERIES }, { &rec->metrics, INSERT_METRIC },
-		{ &rec->counters, INSERT_COUNTER },
+		{ &rec->counters, INSERT_COUNTER }, { &rec->pc_samples, INSERT_PC_SAMPLE },
+		{ &rec->pc_sampling, INSERT_PC_SAMPLING },
 	};
 	uint64_t rows = rec->marker_count + rec->samples.count;
 	for (size_t t = 0; t < sizeof(tables) / sizeof(tables[0]); t++)

@@ -3,7 +3,7 @@
  * translation (inject/cuda/translate.c) and are written with the spool writer, so that
  * tests/e2e/test_cuda_cpu.py checks the whole path from CUPTI records to the outputs.
  *
- *   cuda-spool PATH [--counters]
+ *   cuda-spool PATH [--counters] [--pc-sampling]
  *
  * The program it imitates, on one thread (tid 777) of process 4242: cudaMalloc,
  * cudaMemcpy (host to device, 4 MiB), cudaMemset, three cudaLaunchKernel of vecCopy on
@@ -15,7 +15,16 @@
  * collection adds what it reads for the four kernels (gpuprof trace --pmc): for launch i
  * of vecCopy (correlation 4 + i), dram__bytes_read.sum = 4194304 + i and
  * smsp__inst_executed.sum = 1000 * (i + 1); for the cuLaunchKernel one (correlation 7),
- * dram__bytes_read.sum with no value (NaN) and smsp__inst_executed.sum = 0.5. */
+ * dram__bytes_read.sum with no value (NaN) and smsp__inst_executed.sum = 0.5.
+ * With --pc-sampling, the CUDA backend's PC sampling hands over two buffers of device 0
+ * sampled every 2^17 cycles (inject/cuda/pc-sampling.c), in continuous mode:
+ *   vecCopy (module 0x1234, with lines: offsets below 0x100 are vcopy.cu:12 until 0x60,
+ *   vcopy.cu:14 after), first buffer: 0x40 long_scoreboard 600 (590 of them not
+ *   issued), selected 20; 0x50 math_pipe_throttle 50; totals 700 taken, 20 lost, 30
+ *   not the program's. Second buffer: 0x80 selected 200, wait 30; and chase (module
+ *   0x9999, no lines) 0x10 long_scoreboard 100; totals 400 taken, 20 lost, 30 not the
+ *   program's. Counted once each: 1000 samples, long_scoreboard 700, selected 220,
+ *   math_pipe_throttle 50, wait 30; vcopy.cu:12 670, vcopy.cu:14 230, chase 100. */
 #include <cupti.h>
 #include <fcntl.h>
 #include <math.h>
@@ -163,6 +172,60 @@ static void kernel(uint32_t correlation, uint64_t at_us)
 	translate(&k);
 }
 
+/* The lines of the module 0x1234 (the backend asks CUPTI, from the module's binary). */
+static void source_line(void *ctx, uint64_t crc, const char *function, uint64_t pc,
+			uint32_t *file_id, uint32_t *line)
+{
+	*file_id = *line = 0;
+	if (crc == 0x1234 && pc < 0x100) {
+		*file_id = intern(ctx, "/home/user/vcopy.cu");
+		*line = pc < 0x60 ? 12 : 14;
+	}
+}
+
+static const uint32_t reason_index[] = { 1, 2, 3, 4, 5 };
+static char *reason_name[] = { "smsp__pcsamp_warps_issue_stalled_long_scoreboard",
+			       "smsp__pcsamp_warps_issue_stalled_long_scoreboard_not_issued",
+			       "smsp__pcsamp_warps_issue_stalled_selected",
+			       "smsp__pcsamp_warps_issue_stalled_math_pipe_throttle",
+			       "smsp__pcsamp_warps_issue_stalled_wait" };
+
+static int pc_buffer(CUpti_PCSamplingPCData *pcs, size_t n, uint64_t taken)
+{
+	const struct translate_stall_reasons reasons = { 5, reason_index, reason_name };
+	CUpti_PCSamplingData d;
+	memset(&d, 0, sizeof(d));
+	d.size = sizeof(d);
+	d.totalNumPcs = n;
+	d.pPcData = pcs;
+	d.totalSamples = taken;
+	d.droppedSamples = 20;
+	d.nonUsrKernelsTotalSamples = 30;
+	struct translate_pc_cursor cursor = { 0, 0, 0 };
+	return translator_pc_samples(&t, &d, 0, 17, &reasons, &cursor);
+}
+
+static int pc_sampling(void)
+{
+	CUpti_PCSamplingStallReason a[] = { { 1, 600 }, { 2, 590 }, { 3, 20 } };
+	CUpti_PCSamplingStallReason b[] = { { 4, 50 } };
+	CUpti_PCSamplingStallReason c[] = { { 3, 200 }, { 5, 30 } };
+	CUpti_PCSamplingStallReason d[] = { { 1, 100 } };
+	CUpti_PCSamplingPCData first[] = {
+		{ .size = sizeof(first[0]), .cubinCrc = 0x1234, .pcOffset = 0x40,
+		  .functionName = "_Z7vecCopyPKfPfj", .stallReasonCount = 3, .stallReason = a },
+		{ .size = sizeof(first[0]), .cubinCrc = 0x1234, .pcOffset = 0x50,
+		  .functionName = "_Z7vecCopyPKfPfj", .stallReasonCount = 1, .stallReason = b },
+	};
+	CUpti_PCSamplingPCData second[] = {
+		{ .size = sizeof(second[0]), .cubinCrc = 0x1234, .pcOffset = 0x80,
+		  .functionName = "_Z7vecCopyPKfPfj", .stallReasonCount = 2, .stallReason = c },
+		{ .size = sizeof(second[0]), .cubinCrc = 0x9999, .pcOffset = 0x10,
+		  .functionName = "_Z5chasePKjPj", .stallReasonCount = 1, .stallReason = d },
+	};
+	return pc_buffer(first, 2, 700) || pc_buffer(second, 2, 400);
+}
+
 /* What the CUDA backend adds to a device record: its driver's versions (inject/cuda/cuda.c) */
 static void describe_device(void *ctx, struct record_agent *agent)
 {
@@ -171,9 +234,17 @@ static void describe_device(void *ctx, struct record_agent *agent)
 
 int main(int argc, char **argv)
 {
-	int counters = argc == 3 && !strcmp(argv[2], "--counters");
-	if (argc != 2 && !counters) {
-		fprintf(stderr, "usage: cuda-spool PATH [--counters]\n");
+	int counters = 0, sampling = 0;
+	for (int i = 2; i < argc; i++) {
+		if (!strcmp(argv[i], "--counters"))
+			counters = 1;
+		else if (!strcmp(argv[i], "--pc-sampling"))
+			sampling = 1;
+		else
+			argc = 0;
+	}
+	if (argc < 2) {
+		fprintf(stderr, "usage: cuda-spool PATH [--counters] [--pc-sampling]\n");
 		return 2;
 	}
 	int fd = open(argv[1], O_WRONLY | O_CREAT | O_TRUNC, 0644);
@@ -185,6 +256,7 @@ int main(int argc, char **argv)
 		.intern = intern, .emit = emit, .emit_metadata = emit_metadata,
 		.count_dropped = count_dropped, .new_agent_id = new_agent,
 		.new_queue_id = new_queue, .api_name = api_name, .describe_device = describe_device,
+		.source_line = source_line,
 	};
 	translator_init(&t, &ops);
 	t.clock_offset_ns = (int64_t)START - (int64_t)BASE;
@@ -270,6 +342,10 @@ int main(int argc, char **argv)
 			fprintf(stderr, "cuda-spool: counters refused\n");
 			return 1;
 		}
+	}
+	if (sampling && pc_sampling()) {
+		fprintf(stderr, "cuda-spool: PC samples refused\n");
+		return 1;
 	}
 	marker(1, 0, MARKER_PUSH_POP, "train", 790, 900);
 	marker(2, 1, MARKER_PUSH_POP, "step", 805, 815);

@@ -91,7 +91,7 @@ def test_presets_listed_and_applied(tmp_path):
     assert r.returncode == 0, r.stderr
     names = [line.split()[0] for line in r.stdout.splitlines()[1:] if not line.startswith(" " * 5)]
     assert names == ["api-overhead", "comprehensive", "compute-bound", "lightweight",
-                     "memory-bound", "perfetto", "sys"]
+                     "memory-bound", "pc-sampling", "perfetto", "sys"]
     assert "options: --kernel-trace --opencl-trace --cuda-runtime-trace --output-format=json" in r.stdout
 
     r = trace(tmp_path, ["--preset", "lightweight", "-d", "a"], BUSY)
@@ -120,7 +120,7 @@ def test_presets_listed_and_applied(tmp_path):
     r = trace(tmp_path, ["--preset", "nope"], BUSY)
     assert r.returncode == 2
     assert ("unknown preset 'nope' (available: api-overhead, comprehensive, compute-bound, "
-            "lightweight, memory-bound, perfetto, sys)") in r.stderr
+            "lightweight, memory-bound, pc-sampling, perfetto, sys)") in r.stderr
 
 
 def test_counter_presets_name_metric_sets_that_plan(tmp_path):

@@ -23,6 +23,8 @@ struct sink {
 	uint64_t dropped[DROPPED_REASON_COUNT];
 	uint32_t next_agent, next_queue;
 	int refuse_next_emit;        /* emit() answers "full" this many times */
+	int full_at;                 /* > 0: emit() answers "full" once, when record_count
+				      * is full_at - 1 */
 	int describe_calls;
 };
 
@@ -41,6 +43,10 @@ static int s_emit(void *ctx, const void *record)
 	struct sink *s = ctx;
 	if (s->refuse_next_emit > 0) {
 		s->refuse_next_emit--;
+		return -1;
+	}
+	if (s->full_at && s->record_count == s->full_at - 1) {
+		s->full_at = 0;
 		return -1;
 	}
 	const struct record_header *h = record;
@@ -578,6 +584,99 @@ static void test_nvidia_proc(void)
 	CHECK_STR(version, "");
 }
 
+/* A source line for the instructions of "_Z5chasePKjPj" below offset 0x100. */
+static void s_source_line(void *ctx, uint64_t crc, const char *function, uint64_t pc,
+			  uint32_t *file_id, uint32_t *line)
+{
+	*file_id = *line = 0;
+	if (crc == 0xc0ffee && !strcmp(function, "_Z5chasePKjPj") && pc < 0x100) {
+		*file_id = s_intern(ctx, "/src/chase.cu");
+		*line = 40 + (uint32_t)(pc / 0x10);
+	}
+}
+
+static void test_pc_samples(void)
+{
+	struct translator t;
+	setup(&t);
+	t.ops.source_line = s_source_line;
+	static const uint32_t index[] = { 3, 7, 9 };
+	static char *names[] = { "smsp__pcsamp_warps_issue_stalled_long_scoreboard",
+				 "smsp__pcsamp_warps_issue_stalled_selected",
+				 "smsp__pcsamp_warps_issue_stalled_long_scoreboard_not_issued" };
+	const struct translate_stall_reasons reasons = { 3, index, names };
+	CUpti_PCSamplingStallReason first[] = { { 3, 90 }, { 7, 0 }, { 9, 85 } };
+	CUpti_PCSamplingStallReason second[] = { { 7, 5 }, { 11, 2 } };
+	CUpti_PCSamplingStallReason third[] = { { 7, 1 } };
+	CUpti_PCSamplingPCData pcs[3];
+	memset(pcs, 0, sizeof(pcs));
+	pcs[0] = (CUpti_PCSamplingPCData){ .size = sizeof(pcs[0]), .cubinCrc = 0xc0ffee,
+					   .pcOffset = 0x30, .functionName = "_Z5chasePKjPj",
+					   .stallReasonCount = 3, .stallReason = first };
+	pcs[1] = (CUpti_PCSamplingPCData){ .size = sizeof(pcs[1]), .cubinCrc = 0xc0ffee,
+					   .pcOffset = 0x200, .functionName = "_Z5chasePKjPj",
+					   .stallReasonCount = 2, .stallReason = second,
+					   .correlationId = 12 };
+	pcs[2] = (CUpti_PCSamplingPCData){ .size = sizeof(pcs[2]), .cubinCrc = 0xbeef,
+					   .pcOffset = 0x10, .functionName = "plain_kernel",
+					   .stallReasonCount = 1, .stallReason = third };
+	CUpti_PCSamplingData data;
+	memset(&data, 0, sizeof(data));
+	data.size = sizeof(data);
+	data.totalNumPcs = 3;
+	data.pPcData = pcs;
+	data.totalSamples = 200;
+	data.droppedSamples = 4;
+	data.nonUsrKernelsTotalSamples = 11;
+	data.hardwareBufferFull = 1;
+
+	/* the recorder's buffer fills before each record in turn: the same six records come
+	 * out, none twice */
+	for (int full_at = 0; full_at <= 6; full_at++) {
+		struct translate_pc_cursor cursor = { 0, 0, 0 };
+		sink.record_count = 0;
+		sink.full_at = full_at + 1;
+		int calls = 1;
+		while (translator_pc_samples(&t, &data, 0, 17, &reasons, &cursor) == -1)
+			calls++;
+		CHECK(sink.record_count == 6); /* the totals and five counts: the zero left out */
+		CHECK(calls == (full_at < 6 ? 2 : 1));
+	}
+
+	const struct record_pc_sampling *totals = RECORD(0, struct record_pc_sampling);
+	CHECK(totals->header.type == RECORD_PC_SAMPLING);
+	CHECK(totals->samples == 200 && totals->dropped == 4 && totals->other_samples == 11);
+	CHECK(totals->buffer_full == 1 && totals->period_log2 == 17);
+	CHECK(totals->agent_id == 1); /* CUDA device 0, seen first here */
+	const struct record_pc_sample *s = RECORD(1, struct record_pc_sample);
+	CHECK(s->header.type == RECORD_PC_SAMPLE && s->header.size == sizeof(*s));
+	CHECK_STR(text(&sink, s->function_id), "chase(unsigned int const*, unsigned int*)");
+	CHECK_STR(text(&sink, s->reason_id), "smsp__pcsamp_warps_issue_stalled_long_scoreboard");
+	CHECK(s->samples == 90 && s->pc_offset == 0x30 && s->cubin_crc == 0xc0ffee);
+	CHECK_STR(text(&sink, s->file_id), "/src/chase.cu");
+	CHECK(s->line == 43 && s->correlation_id == 0 && s->agent_id == 1);
+	s = RECORD(2, struct record_pc_sample);
+	CHECK_STR(text(&sink, s->reason_id),
+		  "smsp__pcsamp_warps_issue_stalled_long_scoreboard_not_issued");
+	CHECK(s->samples == 85 && s->line == 43);
+	s = RECORD(3, struct record_pc_sample);
+	CHECK_STR(text(&sink, s->reason_id), "smsp__pcsamp_warps_issue_stalled_selected");
+	CHECK(s->samples == 5 && s->file_id == 0 && s->line == 0 && s->correlation_id == 12);
+	s = RECORD(4, struct record_pc_sample); /* an index the device did not list */
+	CHECK_STR(text(&sink, s->reason_id), "stall reason 11");
+	CHECK(s->samples == 2);
+	s = RECORD(5, struct record_pc_sample);
+	CHECK_STR(text(&sink, s->function_id), "plain_kernel");
+	CHECK(s->samples == 1 && s->cubin_crc == 0xbeef && s->pc_offset == 0x10);
+
+	/* CUPTI's period for a time at the device's clock: 1000 us at 1,980 MHz is
+	 * 1.98e6 cycles, nearest 2^21; the range ends at 2^5 and 2^31 */
+	CHECK(translator_pc_period(1000, 1980000) == 21);
+	CHECK(translator_pc_period(0.001, 1000000) == 5);
+	CHECK(translator_pc_period(1e9, 2000000) == 31);
+	translator_release(&t);
+}
+
 int main(void)
 {
 	test_kernel();
@@ -589,6 +688,7 @@ int main(void)
 	test_time_and_names();
 	test_collection_control();
 	test_nvidia_proc();
+	test_pc_samples();
 	sink_reset(&sink);
 	return check_summary("test-cupti");
 }
