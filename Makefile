@@ -216,6 +216,8 @@ $(BUILD)/samples/cuda/%: samples/cuda/%.cu samples/cuda/common.h
 
 $(BUILD)/tests/gpu/cupti-holder: NVCC_LIBS = -I$(CUDA_HOME)/include -L$(CUPTI_LIBDIR) \
 	-Xlinker -rpath,$(CUPTI_LIBDIR) -lcupti
+# the PC sampling test names source lines: line information in its code
+$(BUILD)/tests/gpu/pc-chase: NVCC_FLAGS += -lineinfo
 $(GPU_PROGRAMS): $(BUILD)/%: %.cu
 	@mkdir -p $(dir $@)
 	$(NVCC) $(NVCC_FLAGS) $< -o $@ $(NVCC_LIBS)

@@ -64,7 +64,9 @@ static void print_libraries(void)
 		const char *file, *what;
 	} libraries[] = {
 		{ "libgpuprof-opencl.so", "OpenCL: every OpenCL device (preloaded)" },
-		{ "libgpuprof-cuda.so", "CUDA: NVIDIA GPUs through CUPTI (named to the driver)" },
+		{ "libgpuprof-cuda.so", "CUDA: NVIDIA GPUs through CUPTI (named to the driver); PC "
+		  "sampling with stall reasons (--pc-sampling-beta-enabled, compute capability 7.0 "
+		  "and later)" },
 		{ "libgpuprof-nvtx.so", "NVTX ranges and marks (named to NVTX)" },
 		{ "markers/libroctx64.so.4", "ROCTX ranges and marks (libroctx64, on the library path)" },
 	};

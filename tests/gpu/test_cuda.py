@@ -1,5 +1,6 @@
 """gpuprof trace on real CUDA programs and PyTorch, with exact expectations. Run by
 tests/gpu/run.sh, which skips them (exit 77) on a machine without a usable GPU."""
+import json
 import os
 import signal
 import subprocess
@@ -409,3 +410,50 @@ def test_launch_stacks_on_cuda(tmp_path, cuda_sample):
     assert all(";main;" in stack for stack, _ in lines), p.stdout
     assert all(stack.split(";")[-2].startswith(("cuLaunch", "cuMemcpy")) for stack, _ in lines)
     assert sum(int(ns) for _, ns in lines) == row["ns"]
+
+
+def test_pc_sampling_finds_the_stalled_line(tmp_path):
+    """PC sampling (CUPTI's PC Sampling API) on a kernel whose time goes to one line of
+    dependent loads (tests/gpu/pc-chase.cu, built with -lineinfo): that line holds most
+    samples, with a memory-dependency (long scoreboard) stall as its top reason."""
+    source = os.path.join(os.path.dirname(__file__), "pc-chase.cu")
+    line = next(i for i, text in enumerate(open(source), 1) if "/* CHASE */" in text)
+    r = trace(tmp_path, ["--kernel-trace", "--pc-sampling-beta-enabled", "--pc-sampling-method",
+                         "stochastic", "--pc-sampling-unit", "cycles",
+                         "--pc-sampling-interval", "4096"],
+              [os.path.join(GPU_TESTS, "pc-chase")])
+    assert r.returncode == 0, r.stderr
+    out = only_process(tmp_path)
+    (totals,) = out.query("SELECT period_log2, samples, dropped FROM pc_sampling")
+    assert totals["period_log2"] == 12 and totals["samples"] > 1000, dict(totals)
+    p = run([GPUPROF, "profile", "--gpu", "--format", "json", out.path("results.db")],
+            cwd=tmp_path)
+    assert p.returncode == 0, p.stderr
+    tables = {t["name"]: t for t in json.loads(p.stdout)}
+    kernels = tables["kernels"]["rows"]
+    assert kernels[0][0].startswith("chase(") and kernels[0][1] == 1, kernels
+    top = tables["source_lines"]["rows"][0]
+    assert top[0].endswith(f"pc-chase.cu:{line}"), tables["source_lines"]["rows"][:3]
+    assert top[3] > 50 and top[4] == "long_scoreboard", top
+
+
+def test_pytorch_launches_attributed_to_python(tmp_path, torch_available):
+    """--launch-stacks on PyTorch: the kernels the training step launches from Python
+    have train_step on their stack, the model's forward kernels beneath Net.forward and
+    the optimizer's beneath its step; every kernel has a launch stack."""
+    r = trace(tmp_path, ["--kernel-trace", "--launch-stacks"],
+              [sys.executable, TRAIN, "--steps", "5", "--warmup", "1"])
+    assert r.returncode == 0, r.stderr
+    out = only_process(tmp_path)
+    (row,) = out.query("SELECT (SELECT COUNT(*) FROM gpuprof_kernel) AS kernels, "
+                       "(SELECT COUNT(*) FROM gpuprof_kernel k JOIN gpuprof_launch_stack l "
+                       " ON l.correlation_id = k.correlation_id) AS stacked")
+    assert row["kernels"] > 0 and row["stacked"] == row["kernels"], dict(row)
+    p = run([GPUPROF, "profile", "--kernels", "--format", "folded", out.path("results.db")],
+            cwd=tmp_path)
+    assert p.returncode == 0, p.stderr
+    stacks = [line.rsplit(" ", 1)[0].split(";") for line in p.stdout.splitlines()]
+    in_step = [s for s in stacks if "train_step" in s]
+    assert any(any(f.endswith("forward") for f in s[s.index("train_step"):]) for s in in_step)
+    assert any(any(f.endswith(".step") or f == "step" for f in s[s.index("train_step") + 1:])
+               for s in in_step)
