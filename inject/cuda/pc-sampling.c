@@ -24,7 +24,7 @@
 
 #include "core/recorder.h"
 
-#define MAX_CONTEXTS 64
+#define MAX_CONTEXTS 1024            /* over the process's life: each is kept */
 #define BUFFER_PCS 8192               /* instructions per buffer handed to CUPTI */
 #define KEPT_MODULE_BYTES (256u << 20) /* the modules kept for their lines, at most */
 
@@ -370,9 +370,20 @@ static void context_created(CUcontext context)
 		return;
 	}
 	pthread_mutex_lock(&contexts_lock);
-	if (context_count < MAX_CONTEXTS)
+	int kept = context_count < MAX_CONTEXTS;
+	if (kept)
 		contexts[context_count++] = c;
 	pthread_mutex_unlock(&contexts_lock);
+	if (!kept) { /* its samples could never be read: not sampled, and said */
+		CUpti_PCSamplingDisableParams off = {
+			.size = CUpti_PCSamplingDisableParamsSize,
+			.ctx = context,
+		};
+		cuptiPCSamplingDisable(&off);
+		recorder_report("PC sampling: more than %d CUDA contexts in this process: the "
+				"later ones are not sampled", MAX_CONTEXTS);
+		release_context(c);
+	}
 }
 
 static struct sampled_context *find_context(CUcontext context)
@@ -556,11 +567,10 @@ int pc_sampling_collect(struct translator *t, int final)
 {
 	if (!config.asked)
 		return 0;
-	struct sampled_context *all[MAX_CONTEXTS];
 	pthread_mutex_lock(&contexts_lock);
-	int n = context_count;
-	memcpy(all, contexts, (size_t)n * sizeof(*all));
+	int n = context_count; /* entries are only added, never moved */
 	pthread_mutex_unlock(&contexts_lock);
+	struct sampled_context **all = contexts;
 	for (int i = 0; i < n; i++) {
 		pthread_mutex_lock(&all[i]->lock);
 		if (all[i]->enabled) {
