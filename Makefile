@@ -60,6 +60,7 @@ STORE_SRC := src/core/recording.c src/core/kernel-filter.c $(wildcard src/store/
 # gpuprof compute: what the tests link (no loading of CUPTI), then the rest
 COMPUTE_SRC := src/compute/expr.c src/compute/catalog.c src/compute/workload.c \
 	src/compute/workload-write.c src/compute/analyze.c src/compute/analyze-roofline.c \
+	src/compute/analyze-pc.c \
 	src/roofline/roofline.c src/roofline/plot.c src/metrics/nvml.c
 CLI_SRC := $(wildcard src/*.c) $(filter-out src/metrics/nvml.c,$(wildcard src/metrics/*.c)) \
 	$(COMPUTE_SRC) src/compute/host.c
@@ -87,6 +88,9 @@ PRESETS := $(patsubst presets/%,$(BUILD)/share/gpuprof/presets/%,$(wildcard pres
 TARGETS += $(PRESETS)
 # The metric catalog of gpuprof compute: <prefix>/share/gpuprof/catalog
 CATALOG := $(patsubst catalog/%,$(BUILD)/share/gpuprof/catalog/%,$(wildcard catalog/*.yaml))
+# a block file renamed or removed in catalog/ leaves the build's copy: removed, or the
+# catalog would hold the old block beside the new
+$(foreach f,$(filter-out $(CATALOG),$(wildcard $(BUILD)/share/gpuprof/catalog/*.yaml)),$(shell rm -f $(f)))
 TARGETS += $(CATALOG)
 # Backend libraries share the one recorder of the process, found beside them.
 INJECT_LDLIBS := -L$(LIBDIR) -lgpuprof-recorder -Wl,-rpath,'$$ORIGIN'
@@ -413,6 +417,7 @@ install: all
 		$(DESTDIR)$(PREFIX)/lib/gpuprof/markers/libgpuprof-markers.so.1
 	install -m 644 include/gpuprof/markers.h $(DESTDIR)$(PREFIX)/include/gpuprof/
 	install -d $(DESTDIR)$(PREFIX)/share/gpuprof/catalog
+	rm -f $(DESTDIR)$(PREFIX)/share/gpuprof/catalog/*.yaml
 	install -m 644 catalog/*.yaml $(DESTDIR)$(PREFIX)/share/gpuprof/catalog/
 	$(if $(filter yes,$(HAVE_CUDA)),install -m 755 $(HOST_LIB) $(ROOFLINE_CUDA) $(DESTDIR)$(PREFIX)/lib/gpuprof/)
 	install -d $(DESTDIR)$(PREFIX)/share/gpuprof/presets

@@ -29,13 +29,18 @@ const char compute_analyze_description[] =
 	"Block 4 ends with the roofline of the first workload's top kernels (4.3): for each memory\n"
 	"level, the arithmetic intensity of the data type's work, its rate, the ceiling at that\n"
 	"intensity (from the workload's roofline.csv), the rate in % of it, and whether the\n"
-	"kernel is memory- or compute-bound; --roofline-plot draws the same points.";
+	"kernel is memory- or compute-bound; --roofline-plot draws the same points.\n"
+	"\n"
+	"Block 21 is PC sampling (compute profile --pc-sampling): the first workload's\n"
+	"instructions by samples, with their source line and most frequent stall reason\n"
+	"(21.1); -k applies, -d cannot (a kernel's launches are sampled together).";
 
 int compute_analyze(int argc, char **argv)
 {
 	int help = -1, list_metrics_only = -1, list_stats = -1;
 	const char *normal = "per_kernel", *time_unit = "ns", *format = "stdout", *explain = NULL;
 	const char *max_text = "10", *data_type = "FP32", *sort = "kernels", *plot = NULL;
+	const char *pc_sort = "count", *pc_rows_text = "20";
 	struct option_list paths = { 0 }, blocks = { 0 }, kernels = { 0 }, dispatches = { 0 };
 	struct option_list levels = { 0 };
 	const struct option table[] = {
@@ -43,7 +48,8 @@ int compute_analyze(int argc, char **argv)
 		  "a workload directory; the first given is the baseline of a comparison" },
 		{ OPTION_LIST, 'b', "block", &blocks, "ID",
 		  "blocks, tables or metrics to show: 0, 2, 7.1, 11.2.3, an alias (dram...), or "
-		  "analyze's own tables 0.1, 1.1, 2.2 (bottleneck), 4.3 (roofline)" },
+		  "analyze's own tables 0.1, 1.1, 2.2 (bottleneck), 4.3 (roofline), 21 or 21.1 "
+		  "(PC sampling)" },
 		{ OPTION_LIST, 'k', "kernel", &kernels, "SUBSTRING",
 		  "only the dispatches of kernels whose name holds one of these" },
 		{ OPTION_LIST, 'd', "dispatch", &dispatches, "N|FROM:TO",
@@ -73,6 +79,11 @@ int compute_analyze(int argc, char **argv)
 		  "dispatches (default: kernels)" },
 		{ OPTION_STRING, 0, "roofline-plot", &plot, "FILE",
 		  "also write the first workload's roofline as a self-contained HTML file" },
+		{ OPTION_ENUM, 0, "pc-sampling-sorting-type", &pc_sort, "count|offset",
+		  "table 21.1, PC sampling: instructions by samples (count, the default) or in the "
+		  "order of each kernel's code (offset)" },
+		{ OPTION_STRING, 0, "pc-sampling-rows", &pc_rows_text, "N",
+		  "rows of table 21.1 (default: 20; 0: all)" },
 		{ OPTION_BOOL, 'h', "help", &help, NULL, "show this help" },
 		OPTION_END,
 	};
@@ -123,6 +134,10 @@ int compute_analyze(int argc, char **argv)
 	if (*end || !*max_text || max < 1)
 		die_with(EXIT_USAGE, "compute analyze: --max-stat-num: '%s' is not a number from 1",
 			 max_text);
+	long pc_rows = strtol(pc_rows_text, &end, 10);
+	if (*end || !*pc_rows_text || pc_rows < 0 || pc_rows > 1000000000)
+		die_with(EXIT_USAGE, "compute analyze: --pc-sampling-rows: '%s' is not a number of "
+				     "rows", pc_rows_text);
 	int vector, matrix;
 	if (roofline_data_type(data_type, &vector, &matrix))
 		die_with(EXIT_USAGE, "compute analyze: -R %s: not a data type (FP64, FP32, FP16, "
@@ -141,6 +156,7 @@ int compute_analyze(int argc, char **argv)
 		.time_unit = time_unit, .max_kernels = (int)max,
 		.format = !strcmp(format, "stdout") ? TABLE_TEXT : table_parse_format(format),
 		.out = stdout, .data_type = data_type, .per_dispatch = !strcmp(sort, "dispatches"),
+		.pc_rows = (int)pc_rows, .pc_by_offset = !strcmp(pc_sort, "offset"),
 	};
 	for (int i = 0; i < levels.count; i++) {
 		int level = roofline_level(levels.items[i]);

@@ -7,12 +7,12 @@
 #include <dirent.h>
 #include <errno.h>
 #include <libgen.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "cmd-compute.h"
@@ -23,7 +23,6 @@
 #include "compute/workload.h"
 #include "core/paths.h"
 #include "install.h"
-#include "store/store.h"
 #include "util/error.h"
 #include "util/options.h"
 #include "util/strbuf.h"
@@ -33,7 +32,7 @@ static const char description[] =
 	"Per-kernel hardware counters on NVIDIA GPUs through CUPTI, organised like\n"
 	"rocprof-compute's analysis blocks (2 Speed-of-Light, 3 memory chart, 4 roofline,\n"
 	"7 launch and occupancy, 10 instruction mix, 11 compute pipeline, 12 shared memory,\n"
-	"16 L1/TEX, 17 L2, 18 DRAM, 20 warp state, 21 schedulers; --set full is all of them,\n"
+	"16 L1/TEX, 17 L2, 18 DRAM, 20 warp state, 22 schedulers; --set full is all of them,\n"
 	"Nsight Compute's full set). --list-available-metrics prints the catalog: each\n"
 	"metric's id, unit, whether the chip has what it needs and its expression, and the\n"
 	"passes each block takes, from CUPTI's profiler host API, which needs no GPU (--chip\n"
@@ -44,35 +43,6 @@ static const char description[] =
 	"gpuprof compute analyze reads: pmc_perf.csv, sysinfo.csv, profiling_config.yaml,\n"
 	"log.txt, the database under trace/ and, unless --no-roof, the GPU's roofline.csv and\n"
 	"roofline.html (gpuprof roofline --backend cuda).";
-
-/* The lines of a newline-separated list (a group's metrics), joined by sep into out. */
-static void join_lines(const char *list, const char *sep, struct strbuf *out)
-{
-	for (const char *c = list; *c; c++)
-		if (*c != '\n')
-			strbuf_addch(out, *c);
-		else if (c[1])
-			strbuf_addstr(out, sep);
-}
-
-/* What `compute profile -- COMMAND` was asked for. */
-struct profile_run {
-	const char *name, *directory, *chip;
-	struct option_list *kernels, *dispatches;
-	int overwrite, quiet, roofline; /* roofline: measure the GPU's into the workload */
-	const char **metrics;
-	size_t metric_count, passes;
-	struct strbuf *groups; /* application replay: the metrics of each run; else NULL */
-	long runs;             /* 1 with kernel replay */
-	const char *multiplex; /* iteration multiplexing: kernel or kernel_launch_params */
-	long multiplex_groups; /* its groups of one pass */
-	char **command;
-};
-
-/* The files a workload directory holds; --overwrite removes these, and only these. */
-static const char *const workload_files[] = { "pmc_perf.csv", "sysinfo.csv",
-					      "profiling_config.yaml", "log.txt", "roofline.csv",
-					      "roofline.html" };
 
 /* Whether dir holds anything. */
 static int directory_used(const char *dir)
@@ -92,9 +62,9 @@ static int directory_used(const char *dir)
 static void remove_workload(const char *dir)
 {
 	struct strbuf path = STRBUF_INIT;
-	for (size_t i = 0; i < sizeof(workload_files) / sizeof(workload_files[0]); i++) {
+	for (size_t i = 0; compute_workload_files[i]; i++) {
 		strbuf_reset(&path);
-		strbuf_addf(&path, "%s/%s", dir, workload_files[i]);
+		strbuf_addf(&path, "%s/%s", dir, compute_workload_files[i]);
 		unlink(path.buf);
 	}
 	strbuf_reset(&path);
@@ -146,170 +116,6 @@ static int profile_filters(const struct profile_run *p, struct strbuf *include,
 	return 0;
 }
 
-/* Runs argv (argv[0] a path) and waits for it: its exit status, 128 + the signal that
- * ended it, or -1 when it could not start. */
-static int run_child(const char *const *argv)
-{
-	fflush(NULL);
-	pid_t child = fork();
-	if (child == 0) {
-		execv(argv[0], (char **)argv);
-		_exit(127);
-	}
-	int status = 0;
-	while (child > 0 && waitpid(child, &status, 0) < 0 && errno == EINTR)
-		;
-	if (child < 0)
-		return -1;
-	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-}
-
-/* Runs `gpuprof trace --pmc` on the command for the metrics of run (newline-separated
- * in application replay; all of them otherwise); returns its exit status (the
- * program's), or -1 when it could not run. */
-static int run_trace(const struct profile_run *p, long run, const char *trace_dir,
-		     const char *include, const char *iterations)
-{
-	struct strbuf self = STRBUF_INIT, metrics = STRBUF_INIT;
-	struct error err;
-	if (install_path("bin/gpuprof", &self, &err)) {
-		warn("compute profile: %s", err.message);
-		return -1;
-	}
-	if (p->groups) {
-		join_lines(p->groups[run].buf, ",", &metrics);
-	} else {
-		for (size_t i = 0; i < p->metric_count; i++)
-			strbuf_addf(&metrics, "%s%s", i ? "," : "", p->metrics[i]);
-	}
-	const char *args[64];
-	int n = 0;
-	args[n++] = self.buf;
-	args[n++] = "trace";
-	args[n++] = "--pmc";
-	args[n++] = metrics.buf;
-	if (p->multiplex) {
-		args[n++] = "--pmc-multiplex";
-		args[n++] = p->multiplex;
-	}
-	if (*include) {
-		args[n++] = "--kernel-include-regex";
-		args[n++] = include;
-	}
-	if (*iterations) {
-		args[n++] = "--kernel-iteration-range";
-		args[n++] = iterations;
-	}
-	args[n++] = "-d";
-	args[n++] = trace_dir;
-	args[n++] = "-o";
-	args[n++] = "%hostname%_%pid%";
-	args[n++] = "-f";
-	args[n++] = "sqlite";
-	args[n++] = "--";
-	size_t command_count = 0;
-	while (p->command[command_count])
-		command_count++;
-	const char **argv = xcalloc((size_t)n + command_count + 1, sizeof(*argv));
-	memcpy(argv, args, (size_t)n * sizeof(*argv));
-	memcpy(argv + n, p->command, command_count * sizeof(*argv));
-	int status = run_child(argv);
-	free(argv);
-	strbuf_release(&self);
-	strbuf_release(&metrics);
-	return status;
-}
-
-/* `gpuprof roofline` on CUDA device 0 (the GPU profiled) into the workload directory:
- * roofline.csv and roofline.html, measured or taken from the cache. 0, or the status it
- * failed with. */
-static int run_roofline(const char *dir, int quiet)
-{
-	struct strbuf self = STRBUF_INIT;
-	struct error err;
-	if (install_path("bin/gpuprof", &self, &err)) {
-		warn("compute profile: %s", err.message);
-		return -1;
-	}
-	const char *argv[] = { self.buf, "roofline", "--backend", "cuda", "--device", "0", "-o",
-			       dir, "-q", NULL };
-	if (!quiet)
-		fprintf(stderr, "gpuprof: compute profile: the roofline of CUDA device 0 (gpuprof "
-				"roofline: measured once, then reused from its cache)\n");
-	int status = run_child(argv);
-	strbuf_release(&self);
-	return status;
-}
-
-/* The databases trace wrote, joined into one when the program made several processes. */
-static int workload_database(const char *trace_dir, struct strbuf *db, struct error *err)
-{
-	DIR *d = opendir(trace_dir);
-	if (!d)
-		return error_set(err, "'%s': %s", trace_dir, strerror(errno));
-	char *inputs[256];
-	int count = 0;
-	struct dirent *e;
-	while ((e = readdir(d)) && count < 256) {
-		size_t n = strlen(e->d_name);
-		if (n > 11 && !strcmp(e->d_name + n - 11, "_results.db")) {
-			struct strbuf path = STRBUF_INIT;
-			strbuf_addf(&path, "%s/%s", trace_dir, e->d_name);
-			inputs[count++] = strbuf_detach(&path);
-		}
-	}
-	closedir(d);
-	int rc = 0;
-	if (!count) {
-		rc = error_set(err, "the program left no database in '%s' (it made no CUDA "
-				    "work, or the trace failed: see above)", trace_dir);
-	} else if (count == 1) {
-		strbuf_addstr(db, inputs[0]);
-	} else {
-		struct strbuf warnings = STRBUF_INIT;
-		strbuf_addf(db, "%s/all_results.db", trace_dir);
-		rc = store_merge(inputs, count, NULL, 0, db->buf, &warnings, err);
-		strbuf_release(&warnings);
-	}
-	for (int i = 0; i < count; i++)
-		free(inputs[i]);
-	return rc;
-}
-
-/* pmc_perf.csv and sysinfo.csv from the database, written whole or not at all. */
-static int write_workload(const char *dir, const char *db_path, size_t *dispatches,
-			  struct error *err)
-{
-	sqlite3 *db;
-	if (store_open(db_path, &db, err))
-		return -1;
-	struct strbuf path = STRBUF_INIT;
-	int rc = 0;
-	for (int f = 0; rc == 0 && f < 2; f++) {
-		strbuf_reset(&path);
-		strbuf_addf(&path, "%s/%s.partial", dir, workload_files[f]);
-		FILE *out = fopen(path.buf, "w");
-		if (!out) {
-			rc = error_set(err, "cannot create '%s': %s", path.buf, strerror(errno));
-			break;
-		}
-		rc = f == 0 ? workload_write_dispatches(db, out, dispatches, err)
-			    : workload_write_facts(db, out, err);
-		if ((ferror(out) | fclose(out)) && rc == 0)
-			rc = error_set(err, "cannot write '%s': %s", path.buf, strerror(errno));
-		struct strbuf final = STRBUF_INIT;
-		strbuf_addf(&final, "%s/%s", dir, workload_files[f]);
-		if (rc == 0 && rename(path.buf, final.buf) < 0)
-			rc = error_set(err, "cannot create '%s': %s", final.buf, strerror(errno));
-		if (rc)
-			unlink(path.buf);
-		strbuf_release(&final);
-	}
-	strbuf_release(&path);
-	sqlite3_close(db);
-	return rc;
-}
-
 /* A YAML scalar, quoted. */
 static void yaml_text(FILE *out, const char *text)
 {
@@ -339,6 +145,9 @@ static void write_config(const struct profile_run *p, const char *dir, const cha
 	if (p->multiplex)
 		fprintf(out, "iteration_multiplexing: %s\nmultiplex_groups: %ld\n", p->multiplex,
 			p->multiplex_groups);
+	if (p->pc_unit)
+		fprintf(out, "pc_sampling_method: %s\npc_sampling_unit: %s\n"
+			     "pc_sampling_interval: %s\n", p->pc_method, p->pc_unit, p->pc_interval);
 	fprintf(out, "selection: ");
 	yaml_text(out, selection);
 	fprintf(out, "\nkernel_include_regex: ");
@@ -352,7 +161,7 @@ static void write_config(const struct profile_run *p, const char *dir, const cha
 		fprintf(out, "run_metrics:\n");
 		for (long r = 0; r < p->runs; r++) {
 			struct strbuf run = STRBUF_INIT;
-			join_lines(p->groups[r].buf, ", ", &run);
+			compute_join_lines(p->groups[r].buf, ", ", &run);
 			fprintf(out, "  - [%s]\n", run.buf);
 			strbuf_release(&run);
 		}
@@ -364,58 +173,6 @@ static void write_config(const struct profile_run *p, const char *dir, const cha
 		fputc('\n', out);
 	}
 	fclose(out);
-}
-
-/* The program run under trace --pmc: once (kernel replay), or once per group of metrics
- * (application replay, each into trace/pass_N, their counters joined onto the first
- * run's kernels; a run that fails ends the replay, the later groups not collected).
- * The program's exit status into *status; the workload's database into db, or -1 with
- * err when there is none. */
-static int collect(const struct profile_run *p, const char *trace_dir, const char *include,
-		   const char *iterations, struct strbuf *db, int *status, struct error *err)
-{
-	if (!p->groups) {
-		if ((*status = run_trace(p, 0, trace_dir, include, iterations)) < 0)
-			die("compute profile: cannot run gpuprof trace");
-		return workload_database(trace_dir, db, err);
-	}
-	char **runs = xcalloc((size_t)p->runs, sizeof(*runs));
-	long done = 0;
-	int failed = 0;
-	*status = 0;
-	while (done < p->runs && *status == 0 && !failed) {
-		struct strbuf pass = STRBUF_INIT, one = STRBUF_INIT;
-		strbuf_addf(&pass, "%s/pass_%ld", trace_dir, done + 1);
-		if (!p->quiet)
-			fprintf(stderr, "gpuprof: compute profile: run %ld of %ld\n", done + 1,
-				p->runs);
-		if ((*status = run_trace(p, done, pass.buf, include, iterations)) < 0)
-			die("compute profile: cannot run gpuprof trace");
-		failed = workload_database(pass.buf, &one, err);
-		if (!failed)
-			runs[done++] = strbuf_detach(&one);
-		else if (done)
-			warn("compute profile: %s", err->message);
-		if ((*status || failed) && done < p->runs)
-			warn("compute profile: run %ld of %ld %s: the metrics of the later runs "
-			     "are not collected", done + failed, p->runs,
-			     failed ? "left no database" : "failed");
-		strbuf_release(&pass);
-		strbuf_release(&one);
-	}
-	int rc = done ? 0 : -1;
-	if (done) {
-		struct strbuf warnings = STRBUF_INIT;
-		strbuf_addf(db, "%s/all_results.db", trace_dir);
-		rc = store_merge(runs, 1, runs + 1, (int)done - 1, db->buf, &warnings, err);
-		for (const char *line = warnings.buf; *line; line = strchr(line, '\n') + 1)
-			warn("compute profile: %.*s", (int)(strchr(line, '\n') - line), line);
-		strbuf_release(&warnings);
-	}
-	for (long i = 0; i < done; i++)
-		free(runs[i]);
-	free(runs);
-	return rc;
 }
 
 /* The workload's directory, from --output-directory or the default, made and checked
@@ -502,8 +259,11 @@ static int profile_command(struct profile_run *p, const char *selection)
 	struct strbuf db = STRBUF_INIT, log = STRBUF_INIT;
 	int code;
 	size_t dispatches = 0;
-	int failed = collect(p, trace_dir.buf, include.buf, iterations.buf, &db, &code, &err) ||
-		     write_workload(dir.buf, db.buf, &dispatches, &err);
+	int failed = compute_collect(p, trace_dir.buf, include.buf, iterations.buf, &db, &code, &err) ||
+		     compute_write_workload(dir.buf, db.buf, &dispatches, &err);
+	size_t pc_rows = 0;
+	int pc_failed = !failed && code == 0 && p->pc_unit ?
+			compute_sample_pcs(p, dir.buf, trace_dir.buf, include.buf, &pc_rows) : 0;
 	strbuf_addf(&log, "%s/log.txt", dir.buf);
 	FILE *out = fopen(log.buf, "w");
 	if (out) {
@@ -514,13 +274,16 @@ static int profile_command(struct profile_run *p, const char *selection)
 		else
 			fprintf(out, "dispatches: %zu (pmc_perf.csv); database: %s\n", dispatches,
 				db.buf);
+		if (p->pc_unit && !failed)
+			fprintf(out, pc_failed ? "PC sampling: failed (see the warnings)\n"
+					       : "PC sampling: %zu rows (pc_sampling.csv)\n", pc_rows);
 		fclose(out);
 	}
 	if (failed)
 		warn("compute profile: %s", err.message);
 	else if (p->multiplex)
 		warn_incomplete(dir.buf);
-	int roofline = !failed && p->roofline ? run_roofline(dir.buf, p->quiet) : 0;
+	int roofline = !failed && p->roofline ? compute_run_roofline(dir.buf, p->quiet) : 0;
 	if (roofline)
 		warn("compute profile: no roofline.csv in %s: the roofline measurement failed (exit "
 		     "status %d; gpuprof roofline --backend cuda -o %s measures it again)", dir.buf,
@@ -535,7 +298,7 @@ static int profile_command(struct profile_run *p, const char *selection)
 	strbuf_release(&iterations);
 	strbuf_release(&trace_dir);
 	strbuf_release(&dir);
-	return code == 0 && failed ? EXIT_FAILED : code;
+	return code == 0 && (failed || pc_failed) ? EXIT_FAILED : code;
 }
 
 /* compute profile --bench-only: the GPU's roofline into a workload directory, no program
@@ -544,7 +307,7 @@ static int bench_only(struct profile_run *p)
 {
 	struct strbuf dir = STRBUF_INIT;
 	workload_directory(p, &dir);
-	int status = run_roofline(dir.buf, p->quiet);
+	int status = compute_run_roofline(dir.buf, p->quiet);
 	if (status)
 		warn("compute profile: --bench-only: the roofline measurement failed (exit status "
 		     "%d)", status);
@@ -559,8 +322,9 @@ static int bench_only(struct profile_run *p)
 static int compute_profile(int argc, char **argv)
 {
 	int help = -1, list = -1, sets = -1, overwrite = -1, quiet = -1, no_roof = -1;
-	int roof_only = -1, bench = -1;
+	int roof_only = -1, bench = -1, pc_sampling = -1;
 	const char *chip = NULL, *set = NULL, *name = NULL, *directory = NULL;
+	const char *pc_method = NULL, *pc_interval = NULL;
 	const char *replay = "kernel", *multiplex = NULL;
 	struct option_list blocks = { 0 }, kernels = { 0 }, dispatches = { 0 };
 	const struct option table[] = {
@@ -606,6 +370,16 @@ static int compute_profile(int argc, char **argv)
 		  "from gpuprof roofline's cache, into the workload's roofline.csv)" },
 		{ OPTION_BOOL, 0, "roof-only", &roof_only, NULL,
 		  "only the roofline: block 4's counters and the GPU's ceilings" },
+		{ OPTION_BOOL, 0, "pc-sampling", &pc_sampling, NULL,
+		  "block 21: one more run with PC sampling (gpuprof trace "
+		  "--pc-sampling-beta-enabled), into pc_sampling.csv: each instruction's samples "
+		  "and stall reasons (-b 21 asks for it too)" },
+		{ OPTION_ENUM, 0, "pc-sampling-method", &pc_method, "stochastic|host_trap",
+		  "stochastic (the default): interval in cycles; host_trap: in microseconds; both "
+		  "use the GPU's hardware sampler" },
+		{ OPTION_STRING, 0, "pc-sampling-interval", &pc_interval, "N",
+		  "between two samples of an SM: a power of two of cycles from 32 (default "
+		  "1048576), or microseconds with host_trap (default 512)" },
 		{ OPTION_BOOL, 0, "bench-only", &bench, NULL,
 		  "only the GPU's ceilings (gpuprof roofline) into a workload directory named by "
 		  "-n (default: roofline): no program is run, no counters collected" },
@@ -625,6 +399,31 @@ static int compute_profile(int argc, char **argv)
 	if (install_path("share/gpuprof/catalog", &dir, &err) || catalog_load(dir.buf, &c, &err))
 		die("compute: %s", err.message);
 	strbuf_release(&dir);
+	/* block 21, PC sampling, is a run of its own: what -b names of it turns it on */
+	for (int i = 0; i < blocks.count; i++)
+		if (!strcmp(blocks.items[i], "21") || !strcmp(blocks.items[i], "21.1")) {
+			pc_sampling = 1;
+			blocks.items[i] = xstrdup("7.1"); /* and one cheap pass of counters (the
+							   * parser's copy is freed with the rest) */
+		}
+	if (pc_sampling != 1 && (pc_method || pc_interval))
+		die_with(EXIT_USAGE, "compute profile: --pc-sampling-method and -interval set how "
+				     "block 21 samples: add --pc-sampling or -b 21");
+	const char *pc_unit = NULL;
+	if (pc_sampling == 1) {
+		if (!pc_method)
+			pc_method = "stochastic";
+		pc_unit = !strcmp(pc_method, "host_trap") ? "time" : "cycles";
+		if (!pc_interval)
+			pc_interval = !strcmp(pc_method, "host_trap") ? "512" : "1048576";
+		char *end;
+		double v = strtod(pc_interval, &end);
+		int power = v >= 32 && v <= 2147483648.0 && v == (double)(1ull << (int)log2(v));
+		if (*end || !*pc_interval || !(v > 0) || (!strcmp(pc_unit, "cycles") && !power))
+			die_with(EXIT_USAGE, "compute profile: --pc-sampling-interval %s: %s",
+				 pc_interval, strcmp(pc_unit, "cycles") ? "not a positive number of "
+				 "microseconds" : "not a power of two of cycles from 32 to 2147483648");
+	}
 	/* analyze's own tables (2.2, 4.3...) collect what they are made of */
 	const int room = (int)(sizeof(blocks.items) / sizeof(blocks.items[0]));
 	for (int i = 0, count = blocks.count; i < count; i++) {
@@ -663,11 +462,13 @@ static int compute_profile(int argc, char **argv)
 	if (roof_only == 1)
 		blocks.items[blocks.count++] = xstrdup("4");
 	if (bench == 1 && (roof_only == 1 || no_roof == 1 || blocks.count || kernels.count ||
+			   pc_sampling == 1 ||
 			   dispatches.count || strcmp(replay, "kernel") || multiplex || sets == 1 ||
 			   list == 1 || next < argc))
 		die_with(EXIT_USAGE, "compute profile: --bench-only measures the GPU's ceilings "
 				     "alone: it takes no COMMAND and no -b, --set, -k, -d, --replay, "
-				     "--iteration-multiplexing, --roof-only, --no-roof or listing");
+				     "--iteration-multiplexing, --roof-only, --no-roof, --pc-sampling or "
+				     "listing");
 	if (multiplex && strcmp(replay, "kernel"))
 		die_with(EXIT_USAGE, "compute profile: --iteration-multiplexing replays nothing: it "
 				     "cannot go with --replay %s", replay);
@@ -732,6 +533,7 @@ static int compute_profile(int argc, char **argv)
 			.dispatches = &dispatches, .overwrite = overwrite == 1, .quiet = quiet == 1,
 			.roofline = no_roof != 1,
 			.metrics = names, .metric_count = unique, .command = argv + next,
+			.pc_unit = pc_unit, .pc_interval = pc_interval, .pc_method = pc_method,
 		};
 		if (!run.name) {
 			char *copy = xstrdup(argv[next]);

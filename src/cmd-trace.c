@@ -397,13 +397,19 @@ static int parse_pc_sampling(const struct trace_options *o, struct job *j, int c
 	unsigned exponent = 0;
 	while (exponent < 63 && (double)(1ull << exponent) < value)
 		exponent++;
-	if (value != (double)(1ull << exponent) || exponent < 5 || exponent > 31)
+	if (value != (double)(1ull << exponent) || exponent < 5 || exponent > 31) {
+		char nearest[48];
+		if (exponent <= 5)
+			snprintf(nearest, sizeof(nearest), "32 at the least");
+		else if (exponent > 31)
+			snprintf(nearest, sizeof(nearest), "2147483648 at the most");
+		else
+			snprintf(nearest, sizeof(nearest), "%llu or %llu?", 1ull << (exponent - 1),
+				 1ull << exponent);
 		return error_set(err, "--pc-sampling-interval %s cycles: NVIDIA's sampler takes a "
-				 "power of two from 32 to 2147483648 cycles (%.0f or %.0f?)",
-				 o->pc_interval, exponent > 5 && exponent <= 32 ?
-				 (double)(1ull << (exponent - 1)) : 32.0,
-				 exponent >= 5 && exponent <= 31 ? (double)(1ull << exponent) :
-				 exponent > 31 ? 2147483648.0 : 64.0);
+				 "power of two from 32 to 2147483648 cycles (%s)", o->pc_interval,
+				 nearest);
+	}
 	snprintf(j->pc_sampling, sizeof(j->pc_sampling), "period=%u", exponent);
 	return 0;
 }

@@ -8,7 +8,9 @@
 
 #include "analysis/profile.h"
 #include "store/store.h"
+#include "util/csv.h"
 #include "util/table.h"
+#include "writer/csv-format.h"
 
 static const char schema[] =
 	"CREATE TABLE pcs (kernel TEXT, crc TEXT, pc INTEGER, file TEXT, line INTEGER, "
@@ -70,6 +72,8 @@ static int copy_rows(struct pc_samples *p, sqlite3 *db, const char *query, const
 	return rc == SQLITE_DONE ? 0 : -1;
 }
 
+static int count_samples(struct pc_samples *p, struct error *err);
+
 int pc_samples_gather(struct pc_samples *p, sqlite3 *db, const char *kernel,
 		      struct error *err)
 {
@@ -101,6 +105,13 @@ int pc_samples_gather(struct pc_samples *p, sqlite3 *db, const char *kernel,
 		p->inputs_with_samples++;
 	}
 	sqlite3_finalize(s);
+	return count_samples(p, err);
+}
+
+/* p->samples again, after rows were added or removed. */
+static int count_samples(struct pc_samples *p, struct error *err)
+{
+	sqlite3_stmt *s;
 	if (store_prepare(p->db, "SELECT coalesce(sum(samples), 0) FROM pcs WHERE NOT not_issued",
 			  &s, err))
 		return -1;
@@ -108,6 +119,133 @@ int pc_samples_gather(struct pc_samples *p, sqlite3 *db, const char *kernel,
 		p->samples = (uint64_t)sqlite3_column_int64(s, 0);
 	sqlite3_finalize(s);
 	return 0;
+}
+
+int pc_samples_keep_kernels(struct pc_samples *p, const char *const *kernels, int count,
+			    struct error *err)
+{
+	if (!count)
+		return 0;
+	struct strbuf sql = STRBUF_INIT;
+	strbuf_addstr(&sql, "DELETE FROM pcs WHERE NOT (");
+	for (int i = 0; i < count; i++)
+		strbuf_addf(&sql, "%sinstr(kernel, ?%d) > 0", i ? " OR " : "", i + 1);
+	strbuf_addstr(&sql, ")");
+	sqlite3_stmt *s;
+	int rc = store_prepare(p->db, sql.buf, &s, err);
+	strbuf_release(&sql);
+	if (rc)
+		return -1;
+	for (int i = 0; i < count; i++)
+		sqlite3_bind_text(s, i + 1, kernels[i], -1, SQLITE_STATIC);
+	rc = sqlite3_step(s) == SQLITE_DONE ? 0 : error_set(err, "cannot select PC samples: %s",
+							     sqlite3_errmsg(p->db));
+	sqlite3_finalize(s);
+	return rc ? rc : count_samples(p, err);
+}
+
+/* ---- pc_sampling.csv --------------------------------------------------------------------- */
+
+static const char *const csv_columns[] = { "Kernel_Name", "Cubin_Crc", "Pc_Offset",
+					   "Source_File", "Line", "Stall_Reason", "Not_Issued",
+					   "Samples" };
+#define CSV_COLUMNS (sizeof(csv_columns) / sizeof(csv_columns[0]))
+
+int pc_samples_write_csv(sqlite3 *db, FILE *out, size_t *rows, struct error *err)
+{
+	struct strbuf line = STRBUF_INIT;
+	for (size_t i = 0; i < CSV_COLUMNS; i++)
+		csv_text(&line, csv_columns[i]);
+	strbuf_addch(&line, '\n');
+	fputs(line.buf, out);
+	*rows = 0;
+	if (!store_has_table(db, "gpuprof_pc_sample")) {
+		strbuf_release(&line);
+		return 0;
+	}
+	sqlite3_stmt *s;
+	if (store_prepare(db, "SELECT kernel_name, cubin_crc, pc_offset, source_file, line, "
+			  "reason, not_issued, sum(samples) FROM pc_samples GROUP BY 1, 2, 3, 4, 5, "
+			  "6, 7 ORDER BY 1, 2, 3, 6, 7", &s, err)) {
+		strbuf_release(&line);
+		return -1;
+	}
+	while (sqlite3_step(s) == SQLITE_ROW) {
+		strbuf_reset(&line);
+		csv_text(&line, (const char *)sqlite3_column_text(s, 0));
+		csv_text(&line, (const char *)sqlite3_column_text(s, 1));
+		csv_int(&line, sqlite3_column_int64(s, 2));
+		csv_text(&line, sqlite3_column_type(s, 3) == SQLITE_NULL ? ""
+				: (const char *)sqlite3_column_text(s, 3));
+		csv_int(&line, sqlite3_column_int64(s, 4));
+		csv_text(&line, (const char *)sqlite3_column_text(s, 5));
+		csv_int(&line, sqlite3_column_int64(s, 6));
+		csv_int(&line, sqlite3_column_int64(s, 7));
+		strbuf_addch(&line, '\n');
+		fputs(line.buf, out);
+		++*rows;
+	}
+	sqlite3_finalize(s);
+	strbuf_release(&line);
+	return ferror(out) ? error_set(err, "cannot write the PC samples") : 0;
+}
+
+int pc_samples_read_csv(struct pc_samples *p, const char *name, const char *text, size_t size,
+			struct error *err)
+{
+	struct csv_row *rows;
+	size_t count;
+	int bad_line;
+	if (csv_parse(text, size, &rows, &count, &bad_line))
+		return error_set(err, "%s:%d: a quoted field is not closed", name, bad_line);
+	int rc = 0;
+	if (!count || rows[0].count != CSV_COLUMNS)
+		rc = error_set(err, "%s: not a PC sampling file (its header is not %zu columns "
+			       "Kernel_Name...Samples)", name, CSV_COLUMNS);
+	for (size_t c = 0; rc == 0 && c < CSV_COLUMNS; c++)
+		if (strcmp(rows[0].fields[c], csv_columns[c]))
+			rc = error_set(err, "%s: column %zu is '%s', not %s", name, c + 1,
+				       rows[0].fields[c], csv_columns[c]);
+	sqlite3_stmt *insert = NULL;
+	if (rc == 0)
+		rc = store_prepare(p->db, "INSERT INTO pcs VALUES (?,?,?,?,?,?,?,?)", &insert, err);
+	for (size_t i = 1; rc == 0 && i < count; i++) {
+		const struct csv_row *r = &rows[i];
+		char *end;
+		long long pc = 0, line = 0, not_issued = 0, samples = 0;
+		int ok = r->count == CSV_COLUMNS;
+		const int numeric[] = { 2, 4, 6, 7 };
+		long long *values[] = { &pc, &line, &not_issued, &samples };
+		for (size_t k = 0; ok && k < 4; k++) {
+			*values[k] = strtoll(r->fields[numeric[k]], &end, 10);
+			ok = *r->fields[numeric[k]] && !*end && *values[k] >= 0;
+		}
+		if (!ok || not_issued > 1) {
+			rc = error_set(err, "%s:%d: not a row of %zu fields with a whole offset, "
+				       "line, not-issued flag (0 or 1) and samples", name, r->line,
+				       CSV_COLUMNS);
+			break;
+		}
+		sqlite3_bind_text(insert, 1, r->fields[0], -1, SQLITE_TRANSIENT);
+		sqlite3_bind_text(insert, 2, r->fields[1], -1, SQLITE_TRANSIENT);
+		sqlite3_bind_int64(insert, 3, pc);
+		if (*r->fields[3]) {
+			sqlite3_bind_text(insert, 4, r->fields[3], -1, SQLITE_TRANSIENT);
+			sqlite3_bind_int64(insert, 5, line);
+		} else {
+			sqlite3_bind_null(insert, 4);
+			sqlite3_bind_null(insert, 5);
+		}
+		sqlite3_bind_text(insert, 6, r->fields[5], -1, SQLITE_TRANSIENT);
+		sqlite3_bind_int64(insert, 7, not_issued);
+		sqlite3_bind_int64(insert, 8, samples);
+		if (sqlite3_step(insert) != SQLITE_DONE)
+			rc = error_set(err, "cannot gather PC samples: %s", sqlite3_errmsg(p->db));
+		sqlite3_reset(insert);
+	}
+	sqlite3_finalize(insert);
+	csv_rows_release(rows, count);
+	return rc ? rc : count_samples(p, err);
 }
 
 /* ---- tables ------------------------------------------------------------------------------ */
@@ -140,6 +278,13 @@ static const char reasons_sql[] =
 
 static const char lines_sql[] = GROUPED("kernel, file, line", "");
 static const char instructions_sql[] = GROUPED("kernel, crc, pc", "max(file) file, max(line) line,");
+/* the same, in the order of the code: kernel, module, offset */
+static const char instructions_by_offset_sql[] =
+	"WITH r AS (SELECT kernel, crc, pc, max(file) file, max(line) line, reason, sum(samples) n "
+	"           FROM pcs WHERE NOT not_issued GROUP BY kernel, crc, pc, reason), "
+	"t AS (SELECT *, sum(n) OVER (PARTITION BY kernel, crc, pc) total, row_number() OVER "
+	"      (PARTITION BY kernel, crc, pc ORDER BY n DESC, reason) k FROM r) "
+	"SELECT * FROM t WHERE k = 1 ORDER BY kernel, crc, pc";
 
 static void percent_cell(struct table *t, const struct pc_samples *p, int64_t n)
 {
@@ -247,32 +392,38 @@ int pc_samples_tables(const struct pc_samples *p, FILE *out, int format, size_t 
 		rc = -1;
 	}
 
-	/* instructions: kernel, crc, pc, file, line, reason, n, total, k */
-	const char *pc_columns[] = { "Kernel", "PC offset", "Source", "Samples", "Samples %",
-				     "Top reason", "Top reason %" };
-	if (rc == 0 && run(p, instructions_sql, &s, err) == 0) {
-		t = table_begin(out, f, "instructions", "HOT INSTRUCTIONS (offsets into the "
-				"kernel's SASS code: cuobjdump -sass shows them)", 7, pc_columns);
-		for (rows = 0; sqlite3_step(s) == SQLITE_ROW && (!limit || rows < limit); rows++) {
-			int64_t total = sqlite3_column_int64(s, 7);
-			char offset[32];
-			snprintf(offset, sizeof(offset), "0x%llx",
-				 (unsigned long long)sqlite3_column_int64(s, 2));
-			table_text(t, (const char *)sqlite3_column_text(s, 0));
-			table_text(t, offset);
-			source_cell(t, s, 3, 4);
-			table_int(t, total);
-			percent_cell(t, p, total);
-			table_text(t, (const char *)sqlite3_column_text(s, 5));
-			table_double(t, 100.0 * (double)sqlite3_column_int64(s, 6) / (double)total, 2);
-		}
-		sqlite3_finalize(s);
-		rc = table_end(t, err);
-	} else if (rc == 0) {
-		rc = -1;
-	}
+	if (rc == 0)
+		rc = pc_samples_instructions(p, out, format, "instructions", "HOT INSTRUCTIONS "
+					     "(offsets into the kernel's SASS code: cuobjdump -sass "
+					     "shows them)", limit, 0, err);
 	strbuf_release(&title);
 	return rc;
+}
+
+int pc_samples_instructions(const struct pc_samples *p, FILE *out, int format, const char *key,
+			    const char *title, size_t limit, int by_offset, struct error *err)
+{
+	/* rows: kernel, crc, pc, file, line, reason, n, total, k */
+	const char *columns[] = { "Kernel", "PC offset", "Source", "Samples", "Samples %",
+				  "Top reason", "Top reason %" };
+	sqlite3_stmt *s;
+	if (run(p, by_offset ? instructions_by_offset_sql : instructions_sql, &s, err))
+		return -1;
+	struct table *t = table_begin(out, (enum table_format)format, key, title, 7, columns);
+	for (size_t rows = 0; sqlite3_step(s) == SQLITE_ROW && (!limit || rows < limit); rows++) {
+		int64_t total = sqlite3_column_int64(s, 7);
+		char offset[32];
+		snprintf(offset, sizeof(offset), "0x%llx", (unsigned long long)sqlite3_column_int64(s, 2));
+		table_text(t, (const char *)sqlite3_column_text(s, 0));
+		table_text(t, offset);
+		source_cell(t, s, 3, 4);
+		table_int(t, total);
+		percent_cell(t, p, total);
+		table_text(t, (const char *)sqlite3_column_text(s, 5));
+		table_double(t, 100.0 * (double)sqlite3_column_int64(s, 6) / (double)total, 2);
+	}
+	sqlite3_finalize(s);
+	return table_end(t, err);
 }
 
 int pc_samples_folded(const struct pc_samples *p, struct strbuf *out, struct error *err)

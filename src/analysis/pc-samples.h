@@ -35,10 +35,29 @@ void pc_samples_release(struct pc_samples *p);
 int pc_samples_gather(struct pc_samples *p, sqlite3 *db, const char *kernel,
 		      struct error *err);
 
+/* Keeps only the samples of kernels whose name contains one of kernels[] (count 0: all). */
+int pc_samples_keep_kernels(struct pc_samples *p, const char *const *kernels, int count,
+			    struct error *err);
+
+/* pc_sampling.csv (a gpuprof compute workload): the samples of the database db, one row
+ * per kernel, instruction and reason (Kernel_Name, Cubin_Crc, Pc_Offset, Source_File
+ * (empty: no line information), Line, Stall_Reason (short: long_scoreboard), Not_Issued
+ * (1: the vendor's not-issued subset of the reason's samples), Samples); *rows written. */
+int pc_samples_write_csv(sqlite3 *db, FILE *out, size_t *rows, struct error *err);
+/* Adds the rows of such a file (its text; name for messages): 0, or -1 with err naming
+ * the line at fault. */
+int pc_samples_read_csv(struct pc_samples *p, const char *name, const char *text, size_t size,
+			struct error *err);
+
 /* The tables (kernels, stall reasons, source lines, instructions) in a table format
  * (util/table.h), limit rows each (0: all). */
 int pc_samples_tables(const struct pc_samples *p, FILE *out, int format, size_t limit,
 		      struct error *err);
+
+/* The instructions by samples (or, by_offset, in the order of each kernel's code), limit
+ * rows (0: all), as one table of the given key and title. */
+int pc_samples_instructions(const struct pc_samples *p, FILE *out, int format, const char *key,
+			    const char *title, size_t limit, int by_offset, struct error *err);
 
 /* One line per kernel, source line and stall reason: "kernel;file:line;reason N". */
 int pc_samples_folded(const struct pc_samples *p, struct strbuf *out, struct error *err);

@@ -1,4 +1,5 @@
-/* What the files of gpuprof compute analyze share (analyze.c, analyze-roofline.c). */
+/* What the files of gpuprof compute analyze share (analyze.c, analyze-roofline.c,
+ * analyze-pc.c). */
 #ifndef GPUPROF_COMPUTE_ANALYZE_INTERNAL_H
 #define GPUPROF_COMPUTE_ANALYZE_INTERNAL_H
 
@@ -25,5 +26,9 @@ void analyze_cell(const struct analyze_request *r, struct table *t, double v, in
 
 /* Table 4.3: the roofline of the first workload's top kernels. */
 int analyze_print_roofline(const struct analyze_request *r, struct error *err);
+
+/* Table 21.1: the first workload's PC samples by instruction, when it has some (asked:
+ * -b named the table, and its absence is said). */
+int analyze_print_pc_sampling(const struct analyze_request *r, int asked, struct error *err);
 
 #endif

@@ -157,7 +157,7 @@ static const struct own_table {
 	int block;
 	const char *reads; /* the catalog selections it is made of (comma-separated) */
 } own_tables[] = { { "0.1", 0, "2.1.5" }, { "1.1", 1, "" }, { "2.2", 2, "2.1.0,2.1.1,2.1.10" },
-		   { "4.3", 4, "4.2" } };
+		   { "4.3", 4, "4.2" }, { "21.1", 21, "" } };
 #define OWN_TABLES (sizeof(own_tables) / sizeof(own_tables[0]))
 
 /* Whether a selection names a block by its number or an alias. */
@@ -504,8 +504,13 @@ int analyze_print(const struct analyze_request *r, struct error *err)
 		rc = print_top(r, i, err);
 	if (rc == 0 && own_shown(r, "1.1"))
 		rc = print_system(r, err);
+	int pc_done = !own_shown(r, "21.1");
 	for (size_t b = 0; rc == 0 && b < r->catalog->count; b++) {
 		const struct catalog_block *block = &r->catalog->blocks[b];
+		if (!pc_done && block->id > 21) { /* block 21 in its place */
+			rc = analyze_print_pc_sampling(r, r->block_count > 0, err);
+			pc_done = 1;
+		}
 		for (size_t t = 0; rc == 0 && t < block->count; t++) {
 			const struct catalog_table *table = &block->tables[t];
 			int any = 0;
@@ -520,6 +525,8 @@ int analyze_print(const struct analyze_request *r, struct error *err)
 		if (rc == 0 && block->id == 4 && own_shown(r, "4.3"))
 			rc = analyze_print_roofline(r, err);
 	}
+	if (rc == 0 && !pc_done)
+		rc = analyze_print_pc_sampling(r, r->block_count > 0, err);
 	table_output_end(r->out, r->format);
 	return rc;
 }

@@ -37,11 +37,14 @@ struct analyze_request {
 	const char *data_type;
 	int levels[ROOF_COUNT];
 	int per_dispatch;
+	/* PC sampling (table 21.1): rows shown (0: all), by the order of the code rather than
+	 * by samples */
+	int pc_rows, pc_by_offset;
 };
 
 /* Whether analyze shows something for a -b selection: a block, table or metric of the
  * catalog, an alias, or a table analyze makes itself (0.1 top kernels, 1.1 system, 2.2
- * bottleneck, 4.3 roofline). */
+ * bottleneck, 4.3 roofline, 21.1 PC sampling). */
 int analyze_known_selection(const struct catalog *c, const char *selection);
 
 /* The catalog selections (comma-separated; "" for none) that one of analyze's own tables

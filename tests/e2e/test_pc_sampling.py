@@ -189,9 +189,9 @@ def test_options_reach_the_backend(tmp_path, options, expected):
      "--pc-sampling-interval 1000 cycles: NVIDIA's sampler takes a power of two from 32 to "
      "2147483648 cycles (512 or 1024?)"),
     (["--pc-sampling-beta-enabled", "--pc-sampling-unit", "cycles",
-      "--pc-sampling-interval", "16"], "(32 or 64?)"),
+      "--pc-sampling-interval", "16"], "(32 at the least)"),
     (["--pc-sampling-beta-enabled", "--pc-sampling-unit", "cycles",
-      "--pc-sampling-interval", "4294967296"], "(2147483648 or 2147483648?)"),
+      "--pc-sampling-interval", "4294967296"], "(2147483648 at the most)"),
     (["--pc-sampling-beta-enabled", "--pc-sampling-unit", "instructions",
       "--pc-sampling-interval", "100"], "NVIDIA's sampler counts cycles, not instructions"),
     (["--pc-sampling-beta-enabled", "--pc-sampling-interval", "100"],
@@ -216,3 +216,87 @@ def test_host_trap_is_said_once(tmp_path):
     assert r.returncode == 0, r.stderr
     assert r.stdout.strip() == "[period=0]"
     assert r.stderr.count("NVIDIA GPUs sample with their own hardware sampler") == 1
+
+
+PC_CSV = (
+    '"Kernel_Name","Cubin_Crc","Pc_Offset","Source_File","Line","Stall_Reason","Not_Issued",'
+    '"Samples"\n'
+    '"gemm(float*)","00000000000000ab",256,"/src/gemm.cu",40,"long_scoreboard",0,300\n'
+    '"gemm(float*)","00000000000000ab",256,"/src/gemm.cu",40,"long_scoreboard",1,280\n'
+    '"gemm(float*)","00000000000000ab",256,"/src/gemm.cu",40,"selected",0,100\n'
+    '"gemm(float*)","00000000000000ab",64,"/src/gemm.cu",38,"wait",0,50\n'
+    '"copy(int*)","00000000000000cd",16,"",0,"lg_throttle",0,50\n')
+
+
+def compute_workload(path):
+    """A compute workload directory (one dispatch of gemm) with block 21's
+    pc_sampling.csv, as compute profile --pc-sampling writes it."""
+    path.mkdir()
+    (path / "sysinfo.csv").write_text(
+        "host_name,gpu_name,gpu_chip,sm_count,warp_size\nnode,NVIDIA H100,GH100,132,32\n")
+    (path / "pmc_perf.csv").write_text(
+        "Dispatch_ID,GPU_ID,Grid_Size,Workgroup_Size,LDS_Per_Workgroup,Scratch_Per_Workitem,"
+        "Registers_Per_Thread,Kernel_Name,Start_Timestamp,End_Timestamp,"
+        "gpu__time_duration.sum\n1,0,1024,256,0,0,32,\"gemm(float*)\",1000,3000,2000\n")
+    (path / "pc_sampling.csv").write_text(PC_CSV)
+    return str(path)
+
+
+def analyze_json(tmp_path, *options):
+    r = run([GPUPROF, "compute", "analyze", *options, "--output-format", "json"], cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    return r, tables(r.stdout)
+
+
+def test_compute_analyze_block_21(tmp_path):
+    w = compute_workload(tmp_path / "w")
+    r, t = analyze_json(tmp_path, "-p", w, "-b", "21")
+    assert list(t) == ["21.1"]
+    assert t["21.1"]["title"] == "21.1 PC sampling: 500 samples by instruction"
+    assert t["21.1"]["rows"] == [
+        ["gemm(float*)", "0x100", "/src/gemm.cu:40", 400, 80.0, "long_scoreboard", 75.0],
+        ["copy(int*)", "0x10", "(no line information)", 50, 10.0, "lg_throttle", 100.0],
+        ["gemm(float*)", "0x40", "/src/gemm.cu:38", 50, 10.0, "wait", 100.0]]  # ties by name
+    # in the order of the code, one row, one kernel (-k), and -d said to cover every launch
+    _, t = analyze_json(tmp_path, "-p", w, "-b", "21.1", "--pc-sampling-sorting-type", "offset",
+                        "--pc-sampling-rows", "1", "-k", "gemm", "-d", "1")
+    assert t["21.1"]["title"] == ("21.1 PC sampling: 450 samples by instruction, in the order "
+                                  "of the code (of every dispatch: continuous sampling does "
+                                  "not tell the dispatches of a kernel apart)")
+    assert t["21.1"]["rows"] == [
+        ["gemm(float*)", "0x40", "/src/gemm.cu:38", 50, 11.11, "wait", 100.0]]
+    # shown after block 20 and before 22 when every block is, and not with other blocks
+    _, t = analyze_json(tmp_path, "-p", w)
+    names = list(t)
+    assert names.index("21.1") == names.index("22.1") - 1 and names.index("20.1") < names.index("21.1")
+    _, t = analyze_json(tmp_path, "-p", w, "-b", "2")
+    assert "21.1" not in t
+
+    # a workload without PC samples: said when asked for, nothing shown otherwise
+    (tmp_path / "w" / "pc_sampling.csv").unlink()
+    r, t = analyze_json(tmp_path, "-p", w, "-b", "21")
+    assert t == {} and "has no PC samples (compute profile --pc-sampling collects them)" in r.stderr
+    # a damaged file is refused with its line
+    (tmp_path / "w" / "pc_sampling.csv").write_text(PC_CSV + '"x","y",1,"",0,"wait",2,1\n')
+    r = run([GPUPROF, "compute", "analyze", "-p", w, "-b", "21"], cwd=tmp_path)
+    assert r.returncode == 1 and "pc_sampling.csv:7: not a row of 8 fields" in r.stderr
+
+
+def test_compute_analyze_reads_a_database(tmp_path):
+    _, db = sampled_database(tmp_path)
+    _, t = analyze_json(tmp_path, "-p", str(db), "-b", "21")
+    assert t["21.1"]["rows"][0] == [VCOPY, "0x40", "/home/user/vcopy.cu:12", 620, 62.0,
+                                    "long_scoreboard", 96.77]
+
+
+@pytest.mark.parametrize("options, message", [
+    (["--pc-sampling-interval", "100"], "add --pc-sampling or -b 21"),
+    (["--pc-sampling", "--pc-sampling-interval", "1000"],
+     "--pc-sampling-interval 1000: not a power of two of cycles from 32 to 2147483648"),
+    (["--pc-sampling", "--pc-sampling-method", "host_trap", "--pc-sampling-interval", "0"],
+     "--pc-sampling-interval 0: not a positive number of microseconds"),
+    (["--bench-only", "--pc-sampling"], "--bench-only measures the GPU's ceilings alone"),
+])
+def test_compute_profile_option_errors(tmp_path, options, message):
+    r = run([GPUPROF, "compute", "profile", *options, "--", "true"], cwd=tmp_path)
+    assert r.returncode == 2 and message in r.stderr, r.stderr

@@ -261,3 +261,25 @@ def test_full_set_collects_every_block(tmp_path, cuda_sample):
     dram = {row[0]: row for row in tables["18.1"]["rows"]}
     moved = dram["18.1.0"][2] + dram["18.1.1"][2]
     assert abs(moved - 2 * n * 4) <= 0.02 * 2 * n * 4, dram
+
+
+def test_compute_profile_block_21_pc_sampling(tmp_path):
+    """compute profile -b 21 runs the program once more under PC sampling: the workload's
+    pc_sampling.csv holds the pointer-chasing line of tests/gpu/pc-chase.cu as its hottest
+    instruction's source, which analyze's table 21.1 shows first, stalled on memory."""
+    source = os.path.join(os.path.dirname(__file__), "pc-chase.cu")
+    line = next(i for i, text in enumerate(open(source), 1) if "/* CHASE */" in text)
+    workload = tmp_path / "w"
+    r = run([GPUPROF, "compute", "profile", "-n", "chase", "-b", "21", "--no-roof",
+             "--pc-sampling-interval", "4096", "--output-directory", str(workload), "--",
+             os.path.join(GPU_TESTS, "pc-chase")], cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    with open(workload / "pc_sampling.csv", newline="") as f:
+        rows = list(csv.DictReader(f))
+    assert rows and all(row["Kernel_Name"].startswith("chase(") for row in rows)
+    assert "pc_sampling_interval: 4096" in (workload / "profiling_config.yaml").read_text()
+    r = run([GPUPROF, "compute", "analyze", "-p", str(workload), "-b", "21",
+             "--output-format", "csv"], cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    first = list(csv.reader(r.stdout.splitlines()[2:3]))[0]
+    assert first[2].endswith(f"pc-chase.cu:{line}") and first[5] == "long_scoreboard", first

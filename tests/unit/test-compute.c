@@ -154,7 +154,7 @@ static void test_catalog(void)
 			     "gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed\n");
 	strbuf_release(&names);
 	CHECK(c.count == 12 && c.blocks[0].id == 2 && c.blocks[1].id == 3 &&
-	      c.blocks[c.count - 1].id == 21);
+	      c.blocks[c.count - 1].id == 22);
 	CHECK(metrics == 228);
 	int placed = 0; /* the roofline's counts: 7 data types, 4 memory levels */
 	for (size_t b = 0; b < c.count; b++)

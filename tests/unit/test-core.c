@@ -9,11 +9,14 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "analysis/pc-samples.h"
 #include "analysis/stats.h"
 #include "check.h"
 #include "core/paths.h"
 #include "core/recorder.h"
+#include "core/recording.h"
 #include "core/spool.h"
+#include "store/store.h"
 #include "util/options.h"
 #include "util/strbuf.h"
 #include "writer/csv-format.h"
@@ -248,6 +251,98 @@ static void test_stats(void)
 /* An append that finds no memory, in gpuprof's libraries inside a program (this test
  * links the recorder, which makes its process fail softly): left out, the buffer as it
  * was, `failed` set; later appends go on. */
+/* Appends a string record (id, text) to a chunk. */
+static size_t add_string(unsigned char *chunk, size_t used, uint32_t id, const char *text)
+{
+	struct record_string *r = (void *)(chunk + used);
+	uint32_t length = (uint32_t)strlen(text);
+	r->header = (struct record_header){ RECORD_PADDED(sizeof(*r) + length), RECORD_STRING, 0 };
+	r->id = id;
+	r->length = length;
+	memcpy(r->text, text, length);
+	return used + r->header.size;
+}
+
+/* PC samples from a spool through the database into a compute workload's pc_sampling.csv
+ * and back: the same rows, each sample counted once. */
+static void test_pc_samples_csv(void)
+{
+	_Alignas(8) unsigned char chunk[4096];
+	memset(chunk, 0, sizeof(chunk));
+	size_t used = 0;
+	const char *strings[] = { "host", "./app", "k(int)",
+				  "smsp__pcsamp_warps_issue_stalled_long_scoreboard",
+				  "smsp__pcsamp_warps_issue_stalled_long_scoreboard_not_issued",
+				  "smsp__pcsamp_warps_issue_stalled_wait", "/src/a \"b\".cu" };
+	for (uint32_t i = 0; i < 7; i++)
+		used = add_string(chunk, used, i + 1, strings[i]);
+	struct record_process *p = (void *)(chunk + used);
+	*p = (struct record_process){ .header = { sizeof(*p), RECORD_PROCESS, 0 }, .pid = 7,
+				      .start_ns = 1000, .hostname_id = 1, .command_id = 2,
+				      .rank = -1, .size = -1 };
+	used += sizeof(*p);
+	const struct { uint64_t pc; uint32_t reason, samples, file, line; } rows[] = {
+		{ 0x20, 4, 30, 7, 9 }, { 0x20, 5, 25, 7, 9 }, { 0x30, 6, 10, 0, 0 },
+		{ 0x20, 4, 5, 7, 9 }, /* a second buffer of the same instruction: added up */
+	};
+	for (int i = 0; i < 4; i++) {
+		struct record_pc_sample *r = (void *)(chunk + used);
+		*r = (struct record_pc_sample){ .header = { sizeof(*r), RECORD_PC_SAMPLE, 0 },
+						.cubin_crc = 0xab, .pc_offset = rows[i].pc,
+						.agent_id = 1, .function_id = 3,
+						.reason_id = rows[i].reason, .samples = rows[i].samples,
+						.file_id = rows[i].file, .line = rows[i].line };
+		used += sizeof(*r);
+	}
+	char spool[256], db_path[256], csv[256];
+	snprintf(spool, sizeof(spool), "%s/pc.spool", workdir);
+	snprintf(db_path, sizeof(db_path), "%s/pc.db", workdir);
+	snprintf(csv, sizeof(csv), "%s/pc_sampling.csv", workdir);
+	int fd = open(spool, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	CHECK(spool_write_header(fd, NULL) == 0);
+	CHECK(spool_write_chunk(fd, chunk, (uint32_t)used, 12, NULL) == 0);
+	close(fd);
+	struct recording rec;
+	struct error err;
+	CHECK(recording_read(&rec, spool, &err) == 0);
+	CHECK(store_write(&rec, spool, db_path, &err) == 0);
+	recording_release(&rec);
+	sqlite3 *db;
+	CHECK(store_open(db_path, &db, &err) == 0);
+	FILE *out = fopen(csv, "w");
+	size_t written = 0;
+	CHECK(pc_samples_write_csv(db, out, &written, &err) == 0 && written == 3);
+	fclose(out);
+	sqlite3_close(db);
+	struct strbuf text = STRBUF_INIT;
+	FILE *in = fopen(csv, "r");
+	char buffer[1024];
+	size_t n = fread(buffer, 1, sizeof(buffer), in);
+	fclose(in);
+	strbuf_add(&text, buffer, n);
+	CHECK_STR(text.buf, "\"Kernel_Name\",\"Cubin_Crc\",\"Pc_Offset\",\"Source_File\",\"Line\","
+			    "\"Stall_Reason\",\"Not_Issued\",\"Samples\"\n"
+			    "\"k(int)\",\"00000000000000ab\",32,\"/src/a \"\"b\"\".cu\",9,"
+			    "\"long_scoreboard\",0,35\n"
+			    "\"k(int)\",\"00000000000000ab\",32,\"/src/a \"\"b\"\".cu\",9,"
+			    "\"long_scoreboard\",1,25\n"
+			    "\"k(int)\",\"00000000000000ab\",48,\"\",0,\"wait\",0,10\n");
+	struct pc_samples ps;
+	CHECK(pc_samples_init(&ps, &err) == 0);
+	CHECK(pc_samples_read_csv(&ps, csv, text.buf, text.len, &err) == 0);
+	CHECK(ps.samples == 45); /* 35 + 10: the not-issued 25 are among the 35 */
+	const char *other[] = { "other" };
+	CHECK(pc_samples_keep_kernels(&ps, other, 1, &err) == 0 && ps.samples == 0);
+	pc_samples_release(&ps);
+	/* a damaged row is refused with its line */
+	CHECK(pc_samples_init(&ps, &err) == 0);
+	strbuf_addstr(&text, "\"k\",\"ab\",x,\"\",0,\"wait\",0,1\n");
+	CHECK(pc_samples_read_csv(&ps, "pc_sampling.csv", text.buf, text.len, &err) < 0);
+	CHECK(strstr(err.message, "pc_sampling.csv:5:") != NULL);
+	pc_samples_release(&ps);
+	strbuf_release(&text);
+}
+
 static void test_strbuf_without_memory(void)
 {
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
@@ -481,6 +576,7 @@ int main(void)
 	test_welch();
 	test_names_and_csv();
 	test_strbuf_without_memory();
+	test_pc_samples_csv();
 	/* the recorder starts once per process: each recorder test gets a fresh one */
 	if (thread_sanitizer) {
 		printf("skipped: the fork test (ThreadSanitizer cannot follow a thread started "
