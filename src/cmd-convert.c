@@ -47,6 +47,7 @@ int cmd_convert(int argc, char **argv)
 	int stats = -1, summary = -1, truncate = -1, rename = -1, help = -1;
 	const char *directory = NULL, *units = "nsec";
 	const char *include = NULL, *exclude = NULL, *iterations = NULL;
+	const char *from = NULL, *to = NULL;
 	struct option_list formats = { 0 };
 	const struct option table[] = {
 		{ OPTION_LIST, 'f', "output-format", &formats, "FORMAT...",
@@ -69,6 +70,12 @@ int cmd_convert(int argc, char **argv)
 		  "leave out kernels whose name matches (after the include; spools only)" },
 		{ OPTION_STRING, 0, "kernel-iteration-range", &iterations, "SET",
 		  "keep only these dispatches of each kept kernel name, from 1 (spools only)" },
+		{ OPTION_STRING, 0, "from", &from, "SECONDS",
+		  "only what ran at this time of its process or later (seconds from the process's "
+		  "start): a window of a run too large to open whole; CSV, JSON, pftrace and the "
+		  "summary (the database and the report keep the whole run)" },
+		{ OPTION_STRING, 0, "to", &to, "SECONDS",
+		  "only what began by this time of its process (seconds from its start)" },
 		{ OPTION_BOOL, 'h', "help", &help, NULL, "show this help" },
 		OPTION_END,
 	};
@@ -86,6 +93,27 @@ int cmd_convert(int argc, char **argv)
 	request.options.truncate_kernels = truncate == 1;
 	request.options.rename_kernels = rename == 1;
 	request.options.summary_units = units;
+	double window[2] = { 0, 0 };
+	const char *window_text[2] = { from, to };
+	for (int i = 0; i < 2; i++) {
+		char *end;
+		if (!window_text[i])
+			continue;
+		window[i] = strtod(window_text[i], &end);
+		if (!*window_text[i] || *end || !(window[i] >= 0) || window[i] > 1e9)
+			die_with(EXIT_USAGE, "convert: --%s: '%s' is not a number of seconds from the "
+					     "process's start", i ? "to" : "from", window_text[i]);
+	}
+	if (to && window[1] <= window[0])
+		die_with(EXIT_USAGE, "convert: --to %s is not after --from %s: the window is empty",
+			 to, from ? from : "0");
+	request.options.window_from_ns = (int64_t)(window[0] * 1e9 + 0.5);
+	request.options.window_to_ns = (int64_t)(window[1] * 1e9 + 0.5); /* 0: no end */
+	if (to && request.options.window_to_ns < 1)
+		request.options.window_to_ns = 1;
+	if ((from || to) && (request.formats & (FORMAT_SQLITE | FORMAT_HTML)))
+		fprintf(stderr, "gpuprof: convert: the window applies to CSV, JSON, pftrace and the "
+				"summary; the database and the report keep the whole run\n");
 	struct kernel_filter filter;
 	if (kernel_filter_init(&filter, include, exclude, iterations, &err))
 		die_with(EXIT_USAGE, "convert: %s", err.message);

@@ -167,10 +167,39 @@ int export_run_begin(struct export_run *run, const struct writer_ops *const *wri
 	return 0;
 }
 
+/* Whether the window of the options leaves e out: a timed event wholly before its
+ * process's start + from, or after its start + to. */
+static int outside_window(struct export_run *run, const struct event *e)
+{
+	const struct output_options *o = run->options;
+	if (e->kind == EVENT_PROCESS) {
+		run->starts = xrealloc(run->starts, (run->start_count + 1) * sizeof(*run->starts));
+		run->starts[run->start_count].process_id = e->process_id;
+		run->starts[run->start_count++].start_ns = e->start_ns;
+		return 0;
+	}
+	if (e->kind == EVENT_AGENT || e->kind == EVENT_THREAD)
+		return 0;
+	int64_t start = 0;
+	for (size_t i = run->start_count; i-- > 0;)
+		if (run->starts[i].process_id == e->process_id) {
+			start = run->starts[i].start_ns;
+			break;
+		}
+	int64_t end = e->end_ns > e->start_ns ? e->end_ns : e->start_ns;
+	return end - start < o->window_from_ns ||
+	       (o->window_to_ns > 0 && e->start_ns - start > o->window_to_ns);
+}
+
 int export_run_event(struct export_run *run, struct event *e, struct error *err)
 {
 	if (++run->events % 8192 == 0)
 		progress_set(run->progress, run->events);
+	if ((run->options->window_from_ns > 0 || run->options->window_to_ns > 0) &&
+	    outside_window(run, e)) {
+		run->outside++;
+		return 0;
+	}
 	if (e->kind == EVENT_KERNEL && run->options->truncate_kernels)
 		e->name = truncated_name(&run->truncated, e->name);
 	if (e->kind == EVENT_KERNEL && run->counters.count)
@@ -205,6 +234,7 @@ int export_run_end(struct export_run *run, int failed, struct strbuf *written,
 	free(run->flows.work);
 	free(run->flows.state);
 	launch_stacks_release(&run->launch_stacks);
+	free(run->starts);
 	progress_task_end(run->progress);
 	return rc;
 }

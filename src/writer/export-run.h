@@ -57,6 +57,11 @@ struct export_run {
 	uint64_t events;
 	struct counter_index counters;
 	struct launch_stack_index launch_stacks; /* for the timelines' API slices */
+	struct {                  /* each process's start, for the time window */
+		int64_t process_id, start_ns;
+	} *starts;
+	size_t start_count;
+	uint64_t outside;         /* timed events left out by the window */
 };
 
 /* The flows' work: a kernel or copy of that process and correlation id (none for 0);

@@ -210,7 +210,8 @@ static int json_end(void *state, int failed, struct strbuf *written, struct erro
 	if (bytes > JSON_BROWSER_LIMIT)
 		progress_message("gpuprof: %s is %.1f GB: browsers (chrome://tracing, the Perfetto "
 				 "UI) cannot load JSON beyond about 1.5 GB; write pftrace (-f "
-				 "pftrace), which they read at any size\n", s->file.path, bytes / 1e9);
+				 "pftrace, several times smaller) or a window of the run (gpuprof "
+				 "convert --from S --to S)\n", s->file.path, bytes / 1e9);
 	int rc = output_file_close(&s->file, failed, written, err);
 	timeline_free(s->timeline);
 	strbuf_release(&s->buf);

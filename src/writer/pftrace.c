@@ -11,6 +11,7 @@
 
 #include "store/store.h"
 #include "util/hash.h"
+#include "util/progress.h"
 #include "util/utf8.h"
 #include "writer/output-file.h"
 #include "writer/protobuf.h"
@@ -318,11 +319,23 @@ static int pftrace_event(void *state, const struct event *e, struct error *err)
 	return timeline_event(s->timeline, e, err);
 }
 
+/* Beyond this, the Perfetto UI running in a browser may not hold the trace: browsers
+ * allow a page about 2 GB, and the UI's form of a trace is 2 to 4 times the file
+ * (perfetto.dev, "Visualising large traces"). */
+#define PFTRACE_BROWSER_BYTES 500000000L
+
 static int pftrace_end(void *state, int failed, struct strbuf *written, struct error *err)
 {
 	struct pftrace_state *s = state;
 	if (!failed && s->file.out)
 		failed = timeline_finish(s->timeline, err) || flush_buffer(s, err);
+	long bytes = !failed && s->file.out ? ftell(s->file.out) : -1;
+	if (bytes > PFTRACE_BROWSER_BYTES)
+		progress_message("gpuprof: %s is %.1f GB: the Perfetto UI holds about 2 GB in a "
+				 "browser, and a trace takes 2 to 4 times its size there: open it "
+				 "through trace_processor --httpd (the UI's native accelerator), or "
+				 "write a window of the run with gpuprof convert --from S --to S "
+				 "(seconds from the process's start)\n", s->file.path, bytes / 1e9);
 	int rc = output_file_close(&s->file, failed, written, err);
 	timeline_free(s->timeline);
 	for (int k = 0; k < INTERN_KINDS; k++)

@@ -17,6 +17,9 @@ struct output_options {
 	int rename_kernels;   /* kernels named after their innermost marker range (spools) */
 	int stats;            /* also the *_stats.csv files */
 	const char *summary_units; /* for the summary writer: sec, msec, usec or nsec */
+	/* a time window, in ns from each process's start: the timed events that end before
+	 * from or begin after to are left out (to 0: no end); both 0 (as zeroed): all */
+	int64_t window_from_ns, window_to_ns;
 	void *context;        /* for writers that gather across exports (gpuprof summary) */
 };
 

@@ -1,15 +1,19 @@
 """gpuprof convert: the same outputs from a kept spool or a database, and clear errors
 for spools and databases that are corrupt or truncated."""
+import csv
 import filecmp
+import json
 import os
 import pty
 import re
 import shutil
 import signal
+import sqlite3
 import subprocess
 import time
 
-from conftest import BUILD, GPUPROF, HOST, outputs, run, trace
+from conftest import BUILD, GPUPROF, HOST, outputs, recording, run, trace
+from pftrace import Trace
 
 
 def traced_spool(tmp_path, vcopy, iterations=6):
@@ -204,3 +208,52 @@ def test_progress_is_shown_on_a_terminal_only(tmp_path):
     assert run([MAKE_SPOOL, str(small), "1000"], cwd=tmp_path).returncode == 0
     rc, shown = on_a_terminal([GPUPROF, "convert", *formats, "-d", "small", str(small)], tmp_path)
     assert rc == 0 and "%" not in shown and "\r\n" in shown, shown
+
+
+def test_time_window(tmp_path):
+    """convert --from/--to: a window of a run too large to open whole. Kernels, copies,
+    API calls and marker ranges that overlap the window (seconds from the process's
+    start) are kept whole, the others left out, in CSV, JSON and pftrace alike; the
+    database keeps the whole run, and says so."""
+    lines = ["process pid=4242 start=1000000000", "agent id=1 type=gpu name=GPU",
+             "queue id=1 agent=1"]
+    for i in range(10):  # a kernel each 100 ms, 10 ms long, launched 1 ms before
+        at = 1000000000 + i * 100000000
+        lines += [f"api name=clEnqueueNDRangeKernel tid=4242 start={at - 1000000} end={at - 900000}",
+                  f"kernel name=k{i} start={at} end={at + 10000000}"]
+    lines += ["push id=1 tid=4242 start=1250000000 text=middle", "pop id=1 tid=4242 end=1450000000",
+              "end time=2100000000"]
+    db = recording(tmp_path / "rec", lines)
+    spool = tmp_path / "rec" / "4242.spool"
+    out = tmp_path / "w"
+    r = run([GPUPROF, "convert", str(spool), "-d", str(out), "-f", "csv", "json", "pftrace",
+             "sqlite", "--from", "0.305", "--to", "0.6"], cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert "the database and the report keep the whole run" in r.stderr
+    with open(out / "4242_kernel_trace.csv", newline="") as f:
+        kernels = [row["Kernel_Name"] for row in csv.DictReader(f)]
+    # k3 (300-310 ms) ends after 305 ms; k6 starts at 600 ms, not after it
+    assert kernels == ["k3", "k4", "k5", "k6"]
+    with open(out / "4242_opencl_api_trace.csv", newline="") as f:
+        calls = [int(row["Start_Timestamp"]) for row in csv.DictReader(f)]
+    assert calls == [1000000000 + i * 100000000 - 1000000 for i in (4, 5, 6)]
+    with open(out / "4242_marker_api_trace.csv", newline="") as f:
+        assert [row["Function"] for row in csv.DictReader(f)] == ["middle"]
+    events = json.load(open(out / "4242_results.json"))["traceEvents"]
+    assert sorted(e["name"] for e in events if e.get("cat") == "KERNEL_DISPATCH") == ["k3", "k4", "k5", "k6"]
+    slices = Trace(str(out / "4242_results.pftrace")).slices
+    assert sorted(s["name"] for s in slices if s["name"].startswith("k")) == ["k3", "k4", "k5", "k6"]
+    con = sqlite3.connect(out / "4242_results.db")
+    assert con.execute("SELECT COUNT(*) FROM kernels").fetchone() == (10,)
+    # from a database, with no end
+    r = run([GPUPROF, "convert", db, "-d", str(tmp_path / "d"), "-f", "csv", "--from", "0.75"],
+            cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert "keep the whole run" not in r.stderr
+    with open(tmp_path / "d" / "4242_kernel_trace.csv", newline="") as f:
+        assert [row["Kernel_Name"] for row in csv.DictReader(f)] == ["k8", "k9"]
+    for bad, message in [(["--from", "-1"], "--from: '-1' is not a number of seconds"),
+                         (["--from", "2", "--to", "1"], "--to 1 is not after --from 2"),
+                         (["--to", "x"], "--to: 'x' is not a number")]:
+        r = run([GPUPROF, "convert", db, "-f", "csv", *bad], cwd=tmp_path)
+        assert r.returncode == 2 and message in r.stderr, r.stderr
