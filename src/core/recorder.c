@@ -1,5 +1,6 @@
 /* The in-process recorder (see recorder.h): per-thread rings, the metadata path, the
- * background writer and fork handling. */
+ * background writer and fork handling; its markers are in recorder-markers.c, its
+ * collection control (pause, resume, periods) in recorder-control.c. */
 #include "core/recorder.h"
 
 #include <dlfcn.h>
@@ -23,6 +24,7 @@
 #include <unistd.h>
 
 #include "core/clock.h"
+#include "core/recorder-internal.h"
 #include "core/paths.h"
 #include "core/spool.h"
 #include "util/hash.h"
@@ -41,7 +43,7 @@ static int fd_above_stdio(int fd)
 	return moved;
 }
 
-static int open_private(const char *path, int flags, mode_t mode)
+int recorder_open_private(const char *path, int flags, mode_t mode)
 {
 	return fd_above_stdio(open(path, flags | O_CLOEXEC, mode));
 }
@@ -327,11 +329,11 @@ static void drain_all(int final)
 static pthread_mutex_t writer_lock = PTHREAD_MUTEX_INITIALIZER;
 
 /* The recorder's own threads, which the sampler of waiting threads leaves out. */
-static _Atomic uint32_t writer_tid, period_tid;
+static _Atomic uint32_t writer_tid;
 
 int recorder_own_thread(uint32_t tid)
 {
-	return tid == atomic_load(&writer_tid) || tid == atomic_load(&period_tid);
+	return tid == atomic_load(&writer_tid) || tid == atomic_load(&recorder_period_tid);
 }
 
 /* The descriptors that wake the writer besides wake_fd (recorder_set_wake_fds). */
@@ -480,300 +482,6 @@ void recorder_emit_metadata(const void *record)
 	errno = saved;
 }
 
-/* ---- markers ------------------------------------------------------------------------ */
-
-#define MARKER_STACK RECORD_RANGE_DEPTH /* deeper push/pop ranges are dropped */
-
-static int markers_traced; /* GPUPROF_TRACE names "marker" */
-static _Atomic uint64_t next_marker_id;
-static __thread uint64_t range_stack[MARKER_STACK];
-static __thread int range_depth;
-static __thread uint32_t marker_tid;
-
-static uint32_t current_tid(void)
-{
-	if (!marker_tid)
-		marker_tid = (uint32_t)syscall(SYS_gettid);
-	return marker_tid;
-}
-
-#define MARKER_ON_STACK 512 /* bytes of a marker record built on the caller's stack */
-
-/* Emits the start of a range or a mark; returns its id (0 when markers are not traced). */
-static uint64_t marker_begin(uint32_t kind, const char *text, uint32_t domain_id,
-			     uint64_t parent_id)
-{
-	if (!recorder_ready() || !markers_traced)
-		return 0;
-	/* a short text on the stack, a long one on the heap: 8 KiB on the program's stack
-	 * would put its callers beyond the stack a call-stack sample copies */
-	union marker_record {
-		struct record_marker m;
-		unsigned char bytes[MARKER_ON_STACK];
-	} small, *big = NULL;
-	size_t room = sizeof(small) - sizeof(small.m);
-	if (text && strnlen(text, room) == room)
-		big = malloc(RECORD_MAX_SIZE);
-	union marker_record *r = big ? big : &small;
-	size_t length = text ? record_text_copy(r->m.text, text, (big ? RECORD_MAX_SIZE
-								  : sizeof(small)) - sizeof(r->m)) : 0;
-	uint64_t now = clock_now_ns();
-	r->m = (struct record_marker){
-		.header = { RECORD_PADDED((uint32_t)(sizeof(r->m) + length)), RECORD_MARKER, 0 },
-		.id = atomic_fetch_add(&next_marker_id, 1) + 1,
-		.parent_id = parent_id,
-		.start_ns = now,
-		.tid = current_tid(),
-		.kind = kind,
-		.domain_id = domain_id,
-		.length = (uint32_t)length,
-	};
-	memset(r->m.text + length, 0, r->m.header.size - sizeof(r->m) - length);
-	recorder_emit(r);
-	uint64_t id = r->m.id;
-	free(big);
-	return id;
-}
-
-static void marker_end(uint64_t id)
-{
-	struct record_marker_end e = {
-		.header = { sizeof(e), RECORD_MARKER_END, 0 },
-		.id = id,
-		.end_ns = clock_now_ns(),
-		.tid = current_tid(),
-	};
-	if (id)
-		recorder_emit(&e);
-}
-
-/* Ranges nested deeper than the stack are not recorded, only counted; the depth is
- * still followed, so that every push keeps its pop and no recorded range loses its end. */
-int recorder_range_push(const char *text, uint32_t domain_id)
-{
-	int depth = range_depth++;
-	if (depth >= MARKER_STACK) {
-		if (recorder_ready() && markers_traced)
-			recorder_count_dropped(DROPPED_MARKER_DEPTH, 1);
-		return depth;
-	}
-	range_stack[depth] = marker_begin(MARKER_PUSH_POP, text, domain_id,
-					  depth > 0 ? range_stack[depth - 1] : 0);
-	return depth;
-}
-
-int recorder_range_pop(void)
-{
-	if (range_depth == 0)
-		return -1;
-	int depth = --range_depth;
-	if (depth < MARKER_STACK)
-		marker_end(range_stack[depth]);
-	return depth;
-}
-
-uint64_t recorder_range_start(const char *text, uint32_t domain_id)
-{
-	uint64_t parent = range_depth > 0 && range_depth <= MARKER_STACK ? range_stack[range_depth - 1] : 0;
-	uint64_t id = marker_begin(MARKER_START_STOP, text, domain_id, parent);
-	/* ids are handed out even when markers are not traced, as ROCTX does */
-	return id ? id : atomic_fetch_add(&next_marker_id, 1) + 1;
-}
-
-void recorder_range_stop(uint64_t id)
-{
-	if (markers_traced)
-		marker_end(id);
-}
-
-void recorder_mark(const char *text, uint32_t domain_id)
-{
-	uint64_t parent = range_depth > 0 && range_depth <= MARKER_STACK ? range_stack[range_depth - 1] : 0;
-	marker_begin(MARKER_MARK, text, domain_id, parent);
-}
-
-void recorder_name_thread(const char *name)
-{
-	if (!recorder_ready())
-		return;
-	struct record_thread_name r = {
-		.header = { sizeof(r), RECORD_THREAD_NAME, 0 },
-		.tid = current_tid(),
-		.name_id = recorder_intern(name ? name : ""),
-	};
-	recorder_emit(&r);
-}
-
-uint64_t recorder_current_range(void)
-{
-	return range_depth > 0 && range_depth <= MARKER_STACK ? range_stack[range_depth - 1] : 0;
-}
-
-/* ---- collection control ------------------------------------------------------------- */
-
-#define TRANSITIONS 4096 /* changes of the collection state remembered for _collected_at */
-
-static _Atomic int paused, period_off;
-static _Atomic int collecting = 1;
-static pthread_mutex_t transition_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct {
-	uint64_t ns;
-	int on;
-} transitions[TRANSITIONS];
-static _Atomic uint32_t transition_count;
-
-static void update_collecting(void)
-{
-	pthread_mutex_lock(&transition_lock);
-	int on = !atomic_load(&paused) && !atomic_load(&period_off);
-	uint32_t n = atomic_load(&transition_count);
-	if (on != atomic_load(&collecting) || n == 0) {
-		atomic_store(&collecting, on);
-		if (n < TRANSITIONS) {
-			transitions[n].ns = clock_now_ns();
-			transitions[n].on = on;
-			atomic_store_explicit(&transition_count, n + 1, memory_order_release);
-		} else { /* the history is full: the latest state stands for every later time */
-			transitions[n - 1].on = on;
-		}
-	}
-	pthread_mutex_unlock(&transition_lock);
-}
-
-void recorder_pause(void)
-{
-	atomic_store(&paused, 1);
-	update_collecting();
-}
-
-void recorder_resume(void)
-{
-	atomic_store(&paused, 0);
-	update_collecting();
-}
-
-int recorder_collecting(void)
-{
-	return atomic_load_explicit(&collecting, memory_order_relaxed);
-}
-
-int recorder_collected_at(uint64_t ns)
-{
-	uint32_t n = atomic_load_explicit(&transition_count, memory_order_acquire);
-	uint32_t lo = 0, hi = n; /* the last transition at or before ns */
-	while (lo < hi) {
-		uint32_t mid = lo + (hi - lo) / 2;
-		if (transitions[mid].ns <= ns)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo ? transitions[lo - 1].on : n ? transitions[0].on : 1;
-}
-
-/* When this process began, on the trace clock: collection periods count from it. */
-static uint64_t process_start_ns(void)
-{
-	char stat[1024];
-	int fd = open_private("/proc/self/stat", O_RDONLY, 0);
-	ssize_t n = fd >= 0 ? read(fd, stat, sizeof(stat) - 1) : -1;
-	if (fd >= 0)
-		close(fd);
-	uint64_t now = clock_now_ns();
-	char *p = n > 0 ? (stat[n] = '\0', strrchr(stat, ')')) : NULL;
-	unsigned long long ticks = 0;
-	/* after the command: fields 3 to 21, then starttime (clock ticks since boot) */
-	for (int field = 3; p && field <= 22; field++) {
-		p = strchr(p + 1, ' ');
-		if (p && field == 22)
-			ticks = strtoull(p + 1, NULL, 10);
-	}
-	struct timespec boot;
-	long hz = sysconf(_SC_CLK_TCK);
-	if (!ticks || hz <= 0 || clock_gettime(CLOCK_BOOTTIME, &boot) < 0)
-		return now;
-	uint64_t boot_ns = (uint64_t)boot.tv_sec * 1000000000u + (uint64_t)boot.tv_nsec;
-	uint64_t started = (uint64_t)ticks * (1000000000u / (uint64_t)hz);
-	uint64_t age = boot_ns > started ? boot_ns - started : 0;
-	return now > age ? now - age : now;
-}
-
-struct period {
-	uint64_t delay, duration, repeat; /* ns, ns, count (0: for ever) */
-};
-
-static struct period periods[64];
-static int period_count;
-
-static void sleep_until(uint64_t ns)
-{
-	struct timespec t = { (time_t)(ns / 1000000000u), (long)(ns % 1000000000u) };
-	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &t, NULL) == EINTR)
-		;
-}
-
-static void *period_main(void *arg)
-{
-	uint64_t at = *(uint64_t *)arg;
-	free(arg);
-	atomic_store(&period_tid, (uint32_t)syscall(SYS_gettid));
-	pthread_setname_np(pthread_self(), RECORDER_THREAD_PREFIX "period");
-	for (int i = 0; i < period_count; i++) {
-		for (uint64_t r = 0; periods[i].repeat == 0 || r < periods[i].repeat; r++) {
-			at += periods[i].delay;
-			sleep_until(at);
-			atomic_store(&period_off, 0);
-			update_collecting();
-			at += periods[i].duration;
-			sleep_until(at);
-			atomic_store(&period_off, 1);
-			update_collecting();
-		}
-	}
-	return NULL;
-}
-
-/* GPUPROF_COLLECTION_PERIOD: "DELAY:DURATION:REPEAT" triples in ns, ';'-separated, as
- * `gpuprof trace` wrote them (it checked the syntax). */
-static void start_collection_control(void)
-{
-	const char *selected = getenv("GPUPROF_SELECTED_REGIONS");
-	const char *spec = getenv("GPUPROF_COLLECTION_PERIOD");
-	atomic_store(&paused, selected && !strcmp(selected, "1"));
-	period_count = 0;
-	for (const char *p = spec; p && *p && period_count < 64;) {
-		unsigned long long d, l, r;
-		int used = 0;
-		if (sscanf(p, "%llu:%llu:%llu%n", &d, &l, &r, &used) != 3)
-			break;
-		periods[period_count++] = (struct period){ d, l, r };
-		p += used;
-		p += *p == ';';
-	}
-	atomic_store(&period_off, period_count > 0);
-	atomic_store(&transition_count, 0);
-	update_collecting();
-	if (!period_count)
-		return;
-	pthread_t thread;
-	pthread_attr_t attr;
-	uint64_t *origin = malloc(sizeof(*origin));
-	if (!origin)
-		return;
-	*origin = process_start_ns();
-	pthread_attr_init(&attr);
-	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-	sigset_t all, old;
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
-	if (pthread_create(&thread, &attr, period_main, origin)) {
-		free(origin);
-		recorder_report("cannot start the collection period thread: nothing is collected");
-	}
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	pthread_attr_destroy(&attr);
-}
-
 /* ---- life cycle ----------------------------------------------------------------- */
 
 static uint64_t env_size(const char *name, uint64_t fallback)
@@ -795,7 +503,7 @@ static uint64_t round_up_pow2(uint64_t n)
 static void read_command_line(struct strbuf *out)
 {
 	char buffer[4096];
-	int fd = open_private("/proc/self/cmdline", O_RDONLY, 0);
+	int fd = recorder_open_private("/proc/self/cmdline", O_RDONLY, 0);
 	ssize_t n = fd >= 0 ? read(fd, buffer, sizeof(buffer) - 1) : -1;
 	if (fd >= 0)
 		close(fd);
@@ -842,7 +550,7 @@ static int open_spool(const struct path_context *ctx)
 			recorder_report("%s; collection disabled", err.message);
 			goto out;
 		}
-		fd = open_private(spool_path, O_RDWR | O_CREAT | O_EXCL | O_APPEND, 0666);
+		fd = recorder_open_private(spool_path, O_RDWR | O_CREAT | O_EXCL | O_APPEND, 0666);
 		if (fd >= 0 || errno != EEXIST)
 			break;
 	}
@@ -869,7 +577,7 @@ static void register_spool(void)
 	const char *manifest = getenv("GPUPROF_MANIFEST");
 	if (!manifest || !*manifest)
 		return;
-	int fd = open_private(manifest, O_WRONLY | O_APPEND, 0);
+	int fd = recorder_open_private(manifest, O_WRONLY | O_APPEND, 0);
 	if (fd < 0)
 		return;
 	/* one write of the path and its NUL: appends of processes never interleave */
@@ -928,7 +636,7 @@ static void fork_child(void)
 static void emit_host_agent_locked(void)
 {
 	char model[256] = "host CPU";
-	int cpuinfo = open_private("/proc/cpuinfo", O_RDONLY, 0);
+	int cpuinfo = recorder_open_private("/proc/cpuinfo", O_RDONLY, 0);
 	FILE *f = cpuinfo >= 0 ? fdopen(cpuinfo, "r") : NULL;
 	if (cpuinfo >= 0 && !f)
 		close(cpuinfo);
@@ -968,8 +676,8 @@ static int start(void)
 	if (flush_interval_ms > DEFAULT_FLUSH_MS)
 		flush_interval_ms = DEFAULT_FLUSH_MS;
 	const char *traced = getenv("GPUPROF_TRACE");
-	markers_traced = !traced || strstr(traced, "marker") != NULL;
-	start_collection_control();
+	recorder_markers_configure(!traced || strstr(traced, "marker") != NULL);
+	recorder_control_start();
 
 	if (!metadata_ring.data && ring_init(&metadata_ring, METADATA_BUFFER) < 0)
 		return -1;
@@ -1105,7 +813,7 @@ static void restore_spool(void)
 	struct error err;
 	int fd = -1;
 	if (path_make_parents(spool_path, 1, &err) == 0)
-		fd = open_private(spool_path, O_WRONLY | O_CREAT | O_EXCL, 0666);
+		fd = recorder_open_private(spool_path, O_WRONLY | O_CREAT | O_EXCL, 0666);
 	if (fd < 0) {
 		recorder_report("'%s' was removed while the program ran and cannot be made again: "
 				"%s; its records are lost", spool_path, strerror(errno));

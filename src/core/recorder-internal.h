@@ -1,0 +1,24 @@
+/* What the files of the recorder share (recorder.c, recorder-markers.c,
+ * recorder-control.c): nothing of it is exported from the library. */
+#ifndef GPUPROF_CORE_RECORDER_INTERNAL_H
+#define GPUPROF_CORE_RECORDER_INTERNAL_H
+
+#include <stdatomic.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+/* Whether marker ranges are recorded (GPUPROF_TRACE names "marker"), from start(). */
+void recorder_markers_configure(int traced);
+
+/* Reads GPUPROF_SELECTED_REGIONS and GPUPROF_COLLECTION_PERIOD and starts the period
+ * thread when there are periods; from start(). */
+void recorder_control_start(void);
+
+/* open() of a descriptor of the recorder's own: close-on-exec, and never 0, 1 or 2 (a
+ * program started with its standard streams closed must not write into the spool). */
+int recorder_open_private(const char *path, int flags, mode_t mode);
+
+/* The period thread's tid once it runs: one of the recorder's own threads. */
+extern _Atomic uint32_t recorder_period_tid;
+
+#endif
