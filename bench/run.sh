@@ -26,6 +26,7 @@
 #   9. roofline: the ceilings gpuprof roofline measures on OpenCL device 0 and what
 #      clpeak (scripts/install-deps.sh --bench) measures there, and the time each takes;
 #      device memory against a plain C triad (tests/e2e/triad.c)
+#  (bench/scale.sh, apart: every command that reads a recording at 10^7 and 10^8 records)
 # Usage: bench/run.sh [LAUNCHES [RECORDS [ROUNDS]]]   (defaults 20000 5000000 9)
 set -eu
 cd "$(dirname "$0")/.."

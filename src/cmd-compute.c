@@ -355,7 +355,8 @@ static int compute_profile(int argc, char **argv)
 		  "no replay: the metrics in groups of one pass, the successive dispatches of a "
 		  "kernel (by name, or by name and launch size) each collecting the next group; "
 		  "analyze completes each dispatch with its kernel's means; a kernel dispatched "
-		  "fewer times than there are groups gets no metrics" },
+		  "fewer times than there are groups gets no metrics (alone: "
+		  "kernel_launch_params, as rocprof-compute)", "kernel_launch_params" },
 		{ OPTION_STRING, 'n', "name", &name, "NAME",
 		  "the workload's name (default: the command's file name)" },
 		{ OPTION_STRING, 0, "output-directory", &directory, "DIR",

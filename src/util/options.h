@@ -18,7 +18,9 @@ enum option_type {
 	OPTION_LIST,    /* struct option_list: values split at commas; the arguments that
 	                   follow are taken too while they are among `words` (`-f csv sqlite`) */
 	OPTION_SIZE,    /* unsigned long long: bytes, with an optional K, M or G suffix */
-	OPTION_ENUM,    /* const char *: one of the '|'-separated words in arg_name */
+	OPTION_ENUM,    /* const char *: one of the '|'-separated words in arg_name; with
+	                   `words` set, the value may be left out (`--x -- cmd`, `--x --y`):
+	                   it is then `words` */
 };
 
 struct option_list {
@@ -34,7 +36,8 @@ struct option {
 	const char *arg_name;  /* shown in help: "DIR"; for OPTION_ENUM the choices */
 	const char *help;      /* one line */
 	const char *words;     /* OPTION_LIST: '|'-separated values that may follow as
-	                          separate arguments; NULL when only commas separate values */
+	                          separate arguments; NULL when only commas separate values.
+	                          OPTION_ENUM: the value when none follows; NULL: one must */
 };
 
 #define OPTION_END { .type = OPTION_SECTION, .long_name = NULL, .help = NULL }
