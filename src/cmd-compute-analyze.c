@@ -37,7 +37,7 @@ const char compute_analyze_description[] =
 
 int compute_analyze(int argc, char **argv)
 {
-	int help = -1, list_metrics_only = -1, list_stats = -1;
+	int help = -1, list_metrics_only = -1, list_stats = -1, experimental = -1;
 	const char *normal = "per_kernel", *time_unit = "ns", *format = "stdout", *explain = NULL;
 	const char *max_text = "10", *data_type = "FP32", *sort = "kernels", *plot = NULL;
 	const char *pc_sort = "count", *pc_rows_text = "20";
@@ -84,6 +84,8 @@ int compute_analyze(int argc, char **argv)
 		  "order of each kernel's code (offset)" },
 		{ OPTION_STRING, 0, "pc-sampling-rows", &pc_rows_text, "N",
 		  "rows of table 21.1 (default: 20; 0: all)" },
+		{ OPTION_BOOL, 0, "experimental", &experimental, NULL,
+		  "accepted, as rocprof-compute's: gpuprof's features need no gate" },
 		{ OPTION_BOOL, 'h', "help", &help, NULL, "show this help" },
 		OPTION_END,
 	};

@@ -322,9 +322,11 @@ static int bench_only(struct profile_run *p)
 static int compute_profile(int argc, char **argv)
 {
 	int help = -1, list = -1, sets = -1, overwrite = -1, quiet = -1, no_roof = -1;
-	int roof_only = -1, bench = -1, pc_sampling = -1;
+	int roof_only = -1, bench = -1, pc_sampling = -1, experimental = -1, retain = -1;
+	int no_native = -1;
 	const char *chip = NULL, *set = NULL, *name = NULL, *directory = NULL;
-	const char *pc_method = NULL, *pc_interval = NULL;
+	const char *pc_method = NULL, *pc_interval = NULL, *rocprof_format = NULL;
+	const char *path = NULL, *subpath = NULL, *attach = NULL;
 	const char *replay = "kernel", *multiplex = NULL;
 	struct option_list blocks = { 0 }, kernels = { 0 }, dispatches = { 0 };
 	const struct option table[] = {
@@ -384,6 +386,23 @@ static int compute_profile(int argc, char **argv)
 		{ OPTION_BOOL, 0, "bench-only", &bench, NULL,
 		  "only the GPU's ceilings (gpuprof roofline) into a workload directory named by "
 		  "-n (default: roofline): no program is run, no counters collected" },
+		{ OPTION_SECTION, .help = "rocprof-compute's options, mapped" },
+		{ OPTION_BOOL, 0, "experimental", &experimental, NULL,
+		  "accepted: gpuprof's features need no gate" },
+		{ OPTION_ENUM, 0, "format-rocprof-output", &rocprof_format, "csv|rocpd",
+		  "the underlying tool's output: gpuprof writes pmc_perf.csv and keeps the "
+		  "database (its rocpd) under trace/ either way" },
+		{ OPTION_BOOL, 0, "retain-rocpd-output", &retain, NULL,
+		  "keep the database: gpuprof always keeps it, under trace/" },
+		{ OPTION_BOOL, 0, "no-native-tool", &no_native, NULL,
+		  "rocprof-compute's other counter collection tool: gpuprof has one (CUPTI)" },
+		{ OPTION_STRING, 'p', "path", &path, "DIR",
+		  "deprecated, as in rocprof-compute: the workload goes to DIR/<gpu model> (use "
+		  "--output-directory)" },
+		{ OPTION_ENUM, 0, "subpath", &subpath, "gpu_model|node_name",
+		  "deprecated with --path: DIR/<gpu model> (the default) or DIR/<host name>" },
+		{ OPTION_STRING, 0, "attach-pid", &attach, "PID",
+		  "refused: CUPTI starts with the program, gpuprof cannot attach to one running" },
 		{ OPTION_BOOL, 'h', "help", &help, NULL, "show this help" },
 		OPTION_END,
 	};
@@ -391,6 +410,34 @@ static int compute_profile(int argc, char **argv)
 	int next;
 	if (options_parse(table, argc, argv, &next, &err))
 		die_with(EXIT_USAGE, "compute profile: %s", err.message);
+	if (attach)
+		die_with(EXIT_USAGE, "compute profile: --attach-pid %s: gpuprof cannot attach to a "
+				     "running process (the CUDA driver loads CUPTI through its "
+				     "injection hook as the program starts): run the program under "
+				     "gpuprof compute profile -- COMMAND", attach);
+	if (rocprof_format || retain == 1 || no_native == 1)
+		fprintf(stderr, "gpuprof: compute profile: %s: gpuprof writes pmc_perf.csv and keeps "
+				"the database under trace/ with its one counter collection (CUPTI); "
+				"nothing changes\n", rocprof_format ? "--format-rocprof-output"
+				: retain == 1 ? "--retain-rocpd-output" : "--no-native-tool");
+	if (no_native == 1 && multiplex)
+		die_with(EXIT_USAGE, "compute profile: --no-native-tool cannot go with "
+				     "--iteration-multiplexing (as in rocprof-compute)");
+	if (subpath && !path)
+		die_with(EXIT_USAGE, "compute profile: --subpath names the directory under --path: "
+				     "give --path (or use --output-directory)");
+	struct strbuf path_directory = STRBUF_INIT;
+	if (path) {
+		if (directory)
+			die_with(EXIT_USAGE, "compute profile: --path and --output-directory both "
+					     "name the workload's directory: give --output-directory");
+		warn("compute profile: --path is deprecated (as in rocprof-compute): the workload "
+		     "goes to %s/%s; use --output-directory", path,
+		     subpath && !strcmp(subpath, "node_name") ? "%hostname%" : "%gpumodel%");
+		strbuf_addf(&path_directory, "%s/%s", path,
+			    subpath && !strcmp(subpath, "node_name") ? "%hostname%" : "%gpumodel%");
+		directory = path_directory.buf;
+	}
 	if (help == 1) {
 		options_print_help(stdout, usage, description, table);
 		return 0;
@@ -589,6 +636,13 @@ static int compute_profile(int argc, char **argv)
 
 int cmd_compute(int argc, char **argv)
 {
+	/* rocprof-compute's gate of its experimental features, before the mode: gpuprof's
+	 * features need none (profile and analyze take it too) */
+	while (argc >= 2 && !strcmp(argv[1], "--experimental")) {
+		argv[1] = argv[0];
+		argc--;
+		argv++;
+	}
 	if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
 		printf("usage: gpuprof compute profile [options] [-- COMMAND]\n"
 		       "       %s\n\n%s\n\n%s\n\n"

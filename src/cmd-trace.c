@@ -125,6 +125,24 @@ static void trace_table(struct trace_options *o, struct option table[TABLE_SIZE]
 		  "paths (gpuprof profile --kernels), the stack on each launch's API slice "
 		  "(x86-64; with --kernel-trace or --memory-copy-trace; off unless given, in "
 		  "gpuprof sys too)" },
+		{ OPTION_SECTION, .help = "the names of rocprofv3, rocprof and rocprofv2, and of "
+					  "rocprof-sys-run and -sample, mapped (said once)" },
+		{ OPTION_BOOL, 0, "hip-trace", &o->hip, NULL,
+		  "HIP, AMD's runtime API: here the CUDA runtime and OpenCL API calls "
+		  "(--cuda-runtime-trace --opencl-trace)" },
+		{ OPTION_BOOL, 0, "hsa-trace", &o->hsa, NULL,
+		  "HSA, the layer below HIP: here the CUDA driver API calls (--cuda-driver-trace)" },
+		{ OPTION_BOOL, 0, "roctx-trace", &o->roctx, NULL, "ROCTX ranges: --marker-trace" },
+		{ OPTION_ENUM, 0, "plugin", &o->plugin, "perfetto|file",
+		  "rocprofv2's output plugins: perfetto is --output-format pftrace, file csv" },
+		{ OPTION_BOOL, 0, "trace", &o->sys_trace_file, NULL,
+		  "rocprof-sys-run's Perfetto trace: --output-format pftrace" },
+		{ OPTION_BOOL, 0, "profile", &o->sys_profile, NULL,
+		  "rocprof-sys-run's call-stack profile: --sample (the folded stacks)" },
+		{ OPTION_STRING, 'I', "include", &o->sys_include, "all",
+		  "rocprof-sys-sample's data sources: all (what gpuprof sys records; one source is "
+		  "turned off with --no-sample, --no-host-metrics, --no-device-metrics)" },
+		{ OPTION_BOOL, 0, "version", &o->version, NULL, "print gpuprof's version and exit" },
 		{ OPTION_LIST, 0, "pmc", &o->pmc, "METRIC...",
 		  "hardware counters of every kernel kept by the kernel filters (CUDA; CUPTI "
 		  "metric names, comma-separated: dram__bytes_read.sum,...): "
@@ -244,6 +262,61 @@ static const char *const command_line_only[] = { "input", "preset", "config", "h
 static int parse_pc_sampling(const struct trace_options *o, struct job *j, int counters,
 			     struct error *err);
 
+/* Says once on stderr what a seed's option was taken as. */
+static void said_once(int *said, const char *text)
+{
+	if (!*said)
+		fprintf(stderr, "gpuprof: %s\n", text);
+	*said = 1;
+}
+
+/* The options of rocprofv3, rocprof, rocprofv2 and rocprof-sys-run/-sample that have a
+ * meaning here, turned into gpuprof's (an option given as well keeps its value). */
+static int map_seed_options(struct trace_options *o, struct error *err)
+{
+	static int said[6];
+	if (o->hip == 1) {
+		said_once(&said[0], "--hip-trace: HIP is AMD's runtime API; traced here as the CUDA "
+				    "runtime and OpenCL API calls (--cuda-runtime-trace "
+				    "--opencl-trace)");
+		if (o->cuda_runtime == -1)
+			o->cuda_runtime = 1;
+		if (o->opencl == -1)
+			o->opencl = 1;
+	}
+	if (o->hsa == 1) {
+		said_once(&said[1], "--hsa-trace: HSA is the layer below HIP; traced here as the "
+				    "CUDA driver API calls (--cuda-driver-trace)");
+		if (o->cuda_driver == -1)
+			o->cuda_driver = 1;
+	}
+	if (o->roctx == 1 && o->marker == -1)
+		o->marker = 1; /* the same thing under ROCm's name: nothing to say */
+	const char *format = o->plugin && !strcmp(o->plugin, "perfetto") ? "pftrace"
+			     : o->plugin ? "csv" : NULL;
+	if (format) {
+		said_once(&said[2], !strcmp(format, "pftrace")
+			  ? "--plugin perfetto: --output-format pftrace"
+			  : "--plugin file: --output-format csv");
+		if (o->formats.count < (int)(sizeof(o->formats.items) / sizeof(o->formats.items[0])))
+			o->formats.items[o->formats.count++] = (char *)format;
+	}
+	if (o->sys_trace_file == 1) {
+		said_once(&said[3], "--trace (rocprof-sys-run): a Perfetto trace, --output-format "
+				    "pftrace");
+		if (o->formats.count < (int)(sizeof(o->formats.items) / sizeof(o->formats.items[0])))
+			o->formats.items[o->formats.count++] = (char *)"pftrace";
+	}
+	if (o->sys_profile == 1 && o->sample == -1)
+		o->sample = 1;
+	if (o->sys_include && strcmp(o->sys_include, "all"))
+		return error_set(err, "--include %s: gpuprof sys records every source it has "
+				 "(-I all); turn one off with --no-sample, --no-host-metrics or "
+				 "--no-device-metrics, and choose what is traced with the trace options",
+				 o->sys_include);
+	return 0;
+}
+
 static int job_prepare(struct job *j, struct error *err)
 {
 	struct trace_options *o = &j->o;
@@ -251,6 +324,8 @@ static int job_prepare(struct job *j, struct error *err)
 	strbuf_init(&j->periods);
 	strbuf_init(&j->pmc);
 	memset(&j->filter, 0, sizeof(j->filter));
+	if (map_seed_options(o, err))
+		return -1;
 	int counters = o->pmc.count || o->pmc_set.count;
 	if (counters && o->kernel == 0)
 		return error_set(err, "--pmc reads the counters of kernels: it cannot go with "
@@ -461,6 +536,10 @@ static int trace_main(int argc, char **argv, const struct trace_options *base,
 	int next;
 	if (options_parse(table, argc, argv, &next, &err))
 		die_with(EXIT_USAGE, "%s: %s", trace_command_name, err.message);
+	if (o.version == 1) {
+		printf("gpuprof %s\n", GPUPROF_VERSION);
+		return 0;
+	}
 	if (o.help == 1) {
 		options_print_help(stdout, usage_text, description_text, table);
 		printf("\nPlaceholders in -d and -o: %%pid%% %%ppid%% %%hostname%% %%rank%% %%size%% "

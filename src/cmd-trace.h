@@ -28,6 +28,10 @@ struct trace_options {
 	struct option_list pmc, pmc_set;
 	const char *pmc_multiplex; /* NULL, kernel or kernel_launch_params */
 	int pc_sampling;           /* --pc-sampling-beta-enabled */
+	/* the seeds' names (rocprofv3, rocprof, rocprofv2, rocprof-sys-run/-sample): mapped
+	 * onto the options above in job_prepare(), said once */
+	int hip, hsa, roctx, sys_trace_file, sys_profile, version;
+	const char *plugin, *sys_include;
 	const char *pc_method, *pc_unit, *pc_interval;
 };
 

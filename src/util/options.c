@@ -267,8 +267,9 @@ int options_parse(const struct option *table, int argc, char **argv, int *next,
 		}
 		const char *value = inline_value;
 		if (!value && o->type == OPTION_ENUM && o->words &&
-		    (i >= argc || !is_word(o->arg_name, argv[i])))
-			value = o->words; /* a value that may be left out, and was */
+		    (i >= argc || argv[i][0] == '-'))
+			value = o->words; /* a value that may be left out, and was (before an
+					   * option or --; a word is the value, checked) */
 		if (!value) {
 			/* "--" ends the options: it is never a value (-d -- ./app) */
 			if (i >= argc || !strcmp(argv[i], "--"))

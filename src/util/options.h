@@ -19,8 +19,8 @@ enum option_type {
 	                   follow are taken too while they are among `words` (`-f csv sqlite`) */
 	OPTION_SIZE,    /* unsigned long long: bytes, with an optional K, M or G suffix */
 	OPTION_ENUM,    /* const char *: one of the '|'-separated words in arg_name; with
-	                   `words` set, the value may be left out (`--x -- cmd`, `--x --y`):
-	                   it is then `words` */
+	                   `words` set, the value may be left out before an option or `--`
+	                   (`--x -- cmd`, `--x --y`): it is then `words` */
 };
 
 struct option_list {

@@ -175,6 +175,26 @@ static void test_options(void)
 	CHECK(next == 10);
 	CHECK_STR(argv1[next], "prog");
 
+	/* an enum whose value may be left out: before an option or --, it is the default */
+	const char *mode = NULL;
+	const struct option optional[] = {
+		{ OPTION_ENUM, 0, "multiplex", &mode, "kernel|launch", "", "launch" },
+		{ OPTION_BOOL, 0, "kernel-trace", &flag, NULL, "" },
+		OPTION_END,
+	};
+	char *alone[] = { "x", "--multiplex", "--", "prog", NULL };
+	CHECK(options_parse(optional, 4, alone, &next, &err) == 0);
+	CHECK_STR(mode, "launch");
+	CHECK(next == 3);
+	char *before_option[] = { "x", "--multiplex", "--kernel-trace", NULL };
+	CHECK(options_parse(optional, 3, before_option, &next, &err) == 0 && flag == 1);
+	CHECK_STR(mode, "launch");
+	char *given[] = { "x", "--multiplex", "kernel", "prog", NULL };
+	CHECK(options_parse(optional, 4, given, &next, &err) == 0 && next == 3);
+	CHECK_STR(mode, "kernel");
+	char *wrong[] = { "x", "--multiplex", "sometimes", "--", "prog", NULL };
+	CHECK(options_parse(optional, 5, wrong, &next, &err) < 0); /* a word is the value */
+
 	char *argv2[] = { "x", "--kernel-trase", NULL };
 	CHECK(options_parse(table, 2, argv2, &next, &err) < 0);
 	CHECK_STR(err.message, "unknown option '--kernel-trase'; did you mean '--kernel-trace'?");
