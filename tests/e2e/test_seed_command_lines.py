@@ -1,5 +1,7 @@
-"""Every command line of the product's seed documents (../shared/seeds/: rocprofv3,
-rocprof-compute, rocprof-sys-* and madengine's rocprof_wrapper.sh) runs under gpuprof
+"""Every command line of the product's seed documents (rocprofv3, rocprof-compute,
+rocprof-sys-* and madengine's rocprof_wrapper.sh; kept in seed-command-lines.txt beside
+this file, and checked against the seeds themselves where they are, ../shared/seeds/
+beside the repository) runs under gpuprof
 with the tool's name replaced by gpuprof's (rocprofv3 and rocprof_wrapper.sh: gpuprof
 trace; rocprof-compute: gpuprof compute; rocprof-sys-run and -sample: gpuprof sys;
 rocprof-sys-avail: gpuprof avail) and the program by a small bundled one: no option of
@@ -15,6 +17,7 @@ import pytest
 from conftest import BUILD, GPUPROF, run
 
 SEEDS = os.path.join(os.path.dirname(__file__), "..", "..", "..", "shared", "seeds")
+KEPT = os.path.join(os.path.dirname(__file__), "seed-command-lines.txt")
 VCOPY = os.path.join(BUILD, "samples", "vcopy")
 TOOLS = {"rocprofv3": ["trace"], "rocprof_wrapper.sh": ["trace"], "rocprof-compute": ["compute"],
          "rocprof-sys-run": ["sys"], "rocprof-sys-sample": ["sys"], "rocprof-sys-avail": ["avail"]}
@@ -59,11 +62,25 @@ def seed_command_lines():
     return found
 
 
-LINES = seed_command_lines()
+def kept_command_lines():
+    """The lines as kept in the repository: "SEED<TAB>COMMAND LINE" per line."""
+    with open(KEPT, encoding="utf-8") as f:
+        return [tuple(line.rstrip("\n").split("\t", 1)) for line in f if line.strip()]
+
+
+LINES = kept_command_lines()
+
+
+def test_the_kept_lines_are_the_seeds():
+    """The kept lines are those the seeds show today (where the seeds are: a clone of the
+    repository alone has only the kept copy)."""
+    if not os.path.isdir(SEEDS):
+        pytest.skip(f"the seed documents are not beside this clone ({os.path.normpath(SEEDS)})")
+    assert seed_command_lines() == LINES, "regenerate tests/e2e/seed-command-lines.txt"
 
 
 def test_the_seeds_have_command_lines():
-    """The extraction finds the lines the seeds show (guarding the test below)."""
+    """The kept lines cover every tool of the seeds (guarding the test below)."""
     tools = {shlex.split(text)[0] for _, text in LINES}
     assert tools == {"rocprofv3", "rocprof_wrapper.sh", "rocprof-compute", "rocprof-sys-run",
                      "rocprof-sys-sample"}, tools
