@@ -102,12 +102,13 @@ static void print_sampling(void)
 	printf("call-stack sampling (gpuprof sys, --sample):\n");
 	struct perf_event_attr a;
 	sample_event_attr(&a, 300, 1ull << 6 | 1ull << 7 | 1ull << 8 /* bp, sp, ip */,
-			  SAMPLE_STACK_BYTES);
+			  SAMPLE_STACK_DEFAULT);
 	a.disabled = 1;
 	int fd = (int)syscall(SYS_perf_event_open, &a, 0, 0, -1, PERF_FLAG_FD_CLOEXEC);
 	if (fd >= 0) {
-		printf("  yes CPU time: software perf event task-clock per CPU (perf_event_paranoid %s)\n",
-		       paranoid);
+		printf("  yes CPU time: software perf event task-clock per CPU (perf_event_paranoid %s); "
+		       "%d bytes of stack copied per sample, up to %d (--sampling-stack-size)\n",
+		       paranoid, SAMPLE_STACK_DEFAULT, SAMPLE_STACK_MAX);
 		close(fd);
 	} else {
 		printf("  no  CPU time: perf_event_open: %s (perf_event_paranoid %s: 3 or more refuses "

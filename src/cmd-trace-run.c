@@ -523,6 +523,10 @@ int trace_job_run(struct job *j, const char *directory, char **command)
 		set_env_number("GPUPROF_SAMPLE_FREQ", j->sample_freq);
 	else
 		unsetenv("GPUPROF_SAMPLE_FREQ");
+	if (j->sample_freq)
+		set_env_number("GPUPROF_SAMPLE_STACK_BYTES", j->sample_stack);
+	else
+		unsetenv("GPUPROF_SAMPLE_STACK_BYTES");
 	if (j->sample_realtime)
 		setenv("GPUPROF_SAMPLE_REALTIME", "1", 1);
 	else

@@ -13,6 +13,7 @@
 #include "cmd-trace.h"
 #include "commands.h"
 #include "core/kernel-filter.h"
+#include "core/record.h"
 #include "input-file.h"
 #include "install.h"
 #include "metrics/metrics.h"
@@ -179,6 +180,11 @@ static void trace_table(struct trace_options *o, struct option table[TABLE_SIZE]
 		{ OPTION_STRING, 0, "sampling-freq", &o->sampling_freq, "HZ",
 		  "call-stack samples per second of a thread's CPU time (default: 300; up to "
 		  "10000; with --sample)" },
+		{ OPTION_STRING, 0, "sampling-stack-size", &o->sampling_stack, "BYTES",
+		  "bytes of each sampled thread's stack copied for its unwinding (default: 16384; "
+		  "up to 65528, the kernel's most; K for KiB): deeper stacks lose their outermost "
+		  "frames, under one [truncated] root; each sample reserves this much of the "
+		  "kernel's buffer (with --sample)" },
 		{ OPTION_BOOL, 0, "sampling-realtime", &o->sampling_realtime, NULL,
 		  "wall-clock sampling: threads that wait (in clFinish, cudaDeviceSynchronize, a "
 		  "lock, I/O) are sampled at the same frequency of real time, their stacks ending "
@@ -400,7 +406,8 @@ static int job_prepare(struct job *j, struct error *err)
 	/* an option of a source that is off would do nothing: said, not ignored (a value
 	 * given, even the default's, is another string than the default's) */
 	const char *sampling = o->sampling_freq != defaults.sampling_freq ? "--sampling-freq"
-			       : o->sampling_realtime == 1 ? "--sampling-realtime" : NULL;
+			       : o->sampling_realtime == 1 ? "--sampling-realtime"
+			       : o->sampling_stack ? "--sampling-stack-size" : NULL;
 	if (o->sample != 1 && sampling)
 		return error_set(err, "%s sets how call stacks are sampled, and none are: add "
 				 "--sample (gpuprof trace samples only when asked; gpuprof sys unless "
@@ -421,6 +428,21 @@ static int job_prepare(struct job *j, struct error *err)
 #endif
 	j->sample_freq = o->sample == 1 ? (unsigned)frequency : 0;
 	j->sample_realtime = j->sample_freq && o->sampling_realtime == 1;
+	j->sample_stack = SAMPLE_STACK_DEFAULT;
+	if (o->sampling_stack) {
+		unsigned long long bytes = strtoull(o->sampling_stack, &end, 10);
+		if (end != o->sampling_stack && (*end == 'K' || *end == 'k') && !end[1]) {
+			bytes *= 1024;
+			end++;
+		}
+		if (!*o->sampling_stack || *end || o->sampling_stack[0] == '-' || bytes < 8 ||
+		    bytes > 65536)
+			return error_set(err, "--sampling-stack-size: '%s' is not a number of bytes "
+					 "from 8 to %d (64K is taken as %d: the kernel copies whole "
+					 "words, at most %d)", o->sampling_stack, SAMPLE_STACK_MAX,
+					 SAMPLE_STACK_MAX, SAMPLE_STACK_MAX);
+		j->sample_stack = bytes > SAMPLE_STACK_MAX ? SAMPLE_STACK_MAX : (unsigned)(bytes & ~7ull);
+	}
 	if (parse_pc_sampling(o, j, counters, err))
 		return -1;
 	return counters ? trace_plan_counters(j, err) : 0;

@@ -24,7 +24,7 @@ struct trace_options {
 	struct option_list formats;
 	unsigned long long buffer_size, buffer_limit;
 	int host_metrics, device_metrics, sample, sampling_realtime, launch_stacks;
-	const char *sampling_interval, *sampling_freq;
+	const char *sampling_interval, *sampling_freq, *sampling_stack;
 	struct option_list pmc, pmc_set;
 	const char *pmc_multiplex; /* NULL, kernel or kernel_launch_params */
 	int pc_sampling;           /* --pc-sampling-beta-enabled */
@@ -47,6 +47,7 @@ struct job {
 			       * groups of one pass separated by ';' */
 	unsigned sample_freq; /* 0: no call-stack sampling */
 	int sample_realtime;  /* threads off the CPU sampled too */
+	unsigned sample_stack; /* bytes of stack copied per sample */
 	int launch_stacks;    /* each launch's call stack */
 	char pc_sampling[48]; /* GPUPROF_PC_SAMPLING ("period=N", "time=US"); "" when off */
 };

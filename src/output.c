@@ -367,8 +367,10 @@ int output_from_spool(const char *spool_path, const char *prefix,
 			UNWIND_MAX_FRAMES);
 	if (stacks.incomplete)
 		fprintf(stderr, "gpuprof: %s: %zu of %zu call-stack samples had stacks deeper than "
-				"the %d bytes copied: their outermost frames are missing\n", spool_path,
-			stacks.incomplete, rec.samples.count, SAMPLE_STACK_BYTES);
+				"the %u bytes copied: their outermost frames are missing, under one "
+				"[truncated] root (--sampling-stack-size, up to %d, copies more)\n",
+			spool_path, stacks.incomplete, rec.samples.count, stacks.copied_bytes,
+			SAMPLE_STACK_MAX);
 	if (filtered)
 		fprintf(stderr, "gpuprof: %s: %zu kernels left out by the kernel filters, %zu kept\n",
 			spool_path, filtered, rec.kernels.count);

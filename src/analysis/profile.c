@@ -258,6 +258,13 @@ void profile_count_text(const struct profile_tree *t, struct strbuf *out)
 		return;
 	}
 	strbuf_addf(out, "call-stack samples: %llu", (unsigned long long)t->samples);
+	uint64_t cut = 0; /* rooted at the frame that says the copy was too short */
+	for (size_t i = 1; i < t->count; i++)
+		if (t->nodes[i].parent == 0 && !strncmp(t->nodes[i].function, "[truncated", 10))
+			cut += t->nodes[i].total;
+	if (cut)
+		strbuf_addf(out, ", %llu of them cut short (deeper than the stack copied: "
+			    "--sampling-stack-size copies more)", (unsigned long long)cut);
 	if (t->lost)
 		strbuf_addf(out, "; %llu more lost by the kernel between %.3f s and %.3f s",
 			    (unsigned long long)t->lost, t->lost_from / 1e9, t->lost_to / 1e9);

@@ -54,8 +54,10 @@ static bool memory_read(Dwfl *dwfl, Dwarf_Addr address, Dwarf_Word *result, void
 		return false;
 	}
 	if (address - sp + sizeof(*result) > u->sample->stack_size) {
-		/* a copy shorter than asked for reached the top of the stack: nothing above */
-		if (u->sample->stack_size >= SAMPLE_STACK_BYTES)
+		/* a copy shorter than asked for reached the top of the stack: nothing above;
+		 * a full one was cut (the spools before the flag: SAMPLE_STACK_BYTES long) */
+		if ((u->sample->flags & SAMPLE_STACK_FULL) ||
+		    u->sample->stack_size == SAMPLE_STACK_BYTES)
 			u->short_copy = 1;
 		return false;
 	}
@@ -639,6 +641,8 @@ int sample_stacks_build(const struct recording *rec, struct sample_stacks *out)
 			stopped = u->short_copy ? "[truncated: deeper than the stack copied]"
 						: "[unwinding stopped]";
 		out->incomplete += stopped && u->short_copy && !launch;
+		if (stopped && u->short_copy && !launch && sample->stack_size > out->copied_bytes)
+			out->copied_bytes = sample->stack_size;
 		if (!u->count) { /* no unwinding: the sampled address alone */
 			u->pcs[0] = sample->registers[16];
 			u->activation[0] = 1;

@@ -17,7 +17,8 @@
 
 #include "core/recording.h"
 
-#define UNWIND_MAX_FRAMES 256 /* deeper stacks are cut there (their root frames dropped) */
+#define UNWIND_MAX_FRAMES 4096 /* deeper stacks are cut there (their root frames dropped):
+				* the most frames of 16 bytes in the largest copy (SAMPLE_STACK_MAX) */
 
 struct stack_frame {
 	char *function; /* "seventy", "std::vector<int>::push_back(int const&)", or
@@ -49,6 +50,7 @@ struct sample_stacks {
 	size_t cut;               /* samples whose stack was deeper than UNWIND_MAX_FRAMES */
 	size_t incomplete;        /* samples whose unwinding needed more of the stack than
 				   * was copied: their outermost frames are missing */
+	uint32_t copied_bytes;    /* the most stack copied in one of them */
 	size_t unwound_to_one;    /* samples that gave a single frame (no unwind info there) */
 	char *unreadable;         /* the files mapped in the process that could not be used to
 				   * unwind and name, one line each: "PATH: WHY\n"; NULL if none */

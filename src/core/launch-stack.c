@@ -161,7 +161,8 @@ __attribute__((noinline)) void recorder_launch_stack(uint32_t domain, uint32_t f
 			 : "memory");
 	uintptr_t sp = (uintptr_t)r[7];
 	size_t bytes = stack_bytes(sp);
-	if (bytes > SAMPLE_STACK_BYTES)
+	int full = bytes >= SAMPLE_STACK_BYTES; /* cut here: the stack goes on above */
+	if (full)
 		bytes = SAMPLE_STACK_BYTES;
 	copy_stack(buffer->stack, (const void *)sp, bytes);
 	size_t padded = (bytes + 7) & ~(size_t)7;
@@ -170,7 +171,7 @@ __attribute__((noinline)) void recorder_launch_stack(uint32_t domain, uint32_t f
 	s->tid = thread_tid;
 	s->stack_size = (uint32_t)bytes;
 	s->time_ns = clock_now_ns();
-	s->flags = SAMPLE_LAUNCH;
+	s->flags = SAMPLE_LAUNCH | (full ? SAMPLE_STACK_FULL : 0);
 	s->syscall = -1;
 	struct record_launch_stack *l = &buffer->record;
 	l->header = (struct record_header){ (uint32_t)(sizeof(*l) + padded), RECORD_LAUNCH_STACK, 0 };

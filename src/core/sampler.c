@@ -45,14 +45,20 @@
 
 /* The kernel's buffers are sized for the offered rate: each CPU runs one sampled thread
  * at a time, so its buffer takes at most `frequency` samples a second, each of
- * SAMPLE_RING_BYTES whatever the depth of the stack (the kernel reserves the whole copy).
+ * sample_ring_bytes() whatever the depth of the stack (the kernel reserves the whole copy).
  * A buffer holds a quarter of a second of them (RING_SECONDS_DIVISOR), and wakes the writer
  * (recorder_set_wake_fds) when it is a quarter full: the writer has three quarters of that time to drain it before a
  * sample is lost, however long its flush interval. The pages are locked memory: an
  * unprivileged user has perf_event_mlock_kb per CPU for all their events, then the
  * process's `ulimit -l`; a buffer the kernel refuses is tried at half the size. */
-#define SAMPLE_RING_BYTES (sizeof(struct perf_event_header) + 4 * 8 + SAMPLE_REGISTERS * 8 + \
-			   8 + SAMPLE_STACK_BYTES + 8)
+static uint32_t stack_bytes = SAMPLE_STACK_DEFAULT; /* GPUPROF_SAMPLE_STACK_BYTES */
+
+/* The bytes the kernel reserves for a sample, however deep its stack. */
+static uint64_t sample_ring_bytes(void)
+{
+	return sizeof(struct perf_event_header) + 4 * 8 + SAMPLE_REGISTERS * 8 + 8 +
+	       stack_bytes + 8;
+}
 #define RING_SECONDS_DIVISOR 4 /* a quarter of a second */
 #define RING_MIN_PAGES 16
 #define RING_MAX_PAGES 1024    /* 4 MiB of 4 KiB pages per CPU */
@@ -87,13 +93,13 @@ static int register_slot[SAMPLE_REGISTERS]; /* where each register is in a sampl
 static unsigned long long loaded_objects = ~0ull; /* dl_iterate_phdr's adds + subs */
 static union {                                   /* the record being assembled */
 	struct record_sample sample;
-	unsigned char bytes[sizeof(struct record_sample) + SAMPLE_STACK_BYTES];
+	unsigned char bytes[sizeof(struct record_sample) + SAMPLE_STACK_MAX];
 } pending;
 
 /* Pages of data per CPU for the offered rate: a power of two. */
 static size_t ring_pages_wanted(unsigned frequency, size_t page, long cpus)
 {
-	uint64_t bytes = (uint64_t)frequency * SAMPLE_RING_BYTES / RING_SECONDS_DIVISOR;
+	uint64_t bytes = (uint64_t)frequency * sample_ring_bytes() / RING_SECONDS_DIVISOR;
 	uint64_t most = RINGS_MAX_BYTES / (uint64_t)cpus / page;
 	size_t pages = RING_MIN_PAGES;
 	while (pages < RING_MAX_PAGES && pages < most && (uint64_t)pages * page < bytes)
@@ -126,12 +132,18 @@ static int open_rings(unsigned frequency)
 			;
 		pages = wanted;
 	}
+	/* room for two samples at least, whatever was asked: a buffer that holds none loses
+	 * them all */
+	while ((uint64_t)pages * page < 2 * sample_ring_bytes() && pages < (1u << 20))
+		pages *= 2;
+	if (wanted < pages)
+		wanted = pages;
 	for (long cpu = 0; cpu < cpus; cpu++) {
 		void *map = MAP_FAILED;
 		int fd, open_error = 0, map_error = 0;
 		for (;;) { /* over the locked-memory budget: half the size, from this CPU on */
 			struct perf_event_attr a;
-			sample_event_attr(&a, frequency, register_mask, SAMPLE_STACK_BYTES);
+			sample_event_attr(&a, frequency, register_mask, stack_bytes);
 			a.disabled = 1; /* until the ticking thread runs: see enable_rings() */
 			a.watermark = 1;
 			a.wakeup_watermark = (uint32_t)(pages * page / 4);
@@ -170,10 +182,11 @@ static int open_rings(unsigned frequency)
 		return -1;
 	if (pages < wanted)
 		recorder_report("call stacks: the kernel's sample buffers hold %zu KiB per CPU, "
-				"not the %zu KiB that %u samples a second need: samples may be lost "
-				"(counted where the profile is shown); a larger `ulimit -l` or "
-				"/proc/sys/kernel/perf_event_mlock_kb, or a lower --sampling-freq, helps",
-				pages * page / 1024, wanted * page / 1024, frequency);
+				"not the %zu KiB that %u samples a second of %u bytes of stack need: "
+				"samples may be lost (counted where the profile is shown); a larger "
+				"`ulimit -l` or /proc/sys/kernel/perf_event_mlock_kb, or a lower "
+				"--sampling-freq or --sampling-stack-size, helps",
+				pages * page / 1024, wanted * page / 1024, frequency, stack_bytes);
 	int fds[MAX_CPUS];
 	for (int i = 0; i < ring_count; i++)
 		fds[i] = rings[i].fd;
@@ -220,7 +233,7 @@ static int build_sample(const struct cpu_ring *r, uint64_t at, size_t size)
 	offset += (uint64_t)count * 8;
 	ring_copy(r, offset, &stack_size, 8);
 	offset += 8;
-	if (stack_size > SAMPLE_STACK_BYTES)
+	if (stack_size > SAMPLE_STACK_MAX)
 		return -1;
 	uint64_t dynamic = 0;
 	if (stack_size)
@@ -234,6 +247,8 @@ static int build_sample(const struct cpu_ring *r, uint64_t at, size_t size)
 	for (int i = 0; i < SAMPLE_REGISTERS; i++)
 		s->registers[i] = registers[register_slot[i]];
 	s->stack_size = (uint32_t)dynamic;
+	if (dynamic >= stack_size)
+		s->flags |= SAMPLE_STACK_FULL;
 	ring_copy(r, offset, pending.bytes + sizeof(*s), (size_t)dynamic);
 	s->header.type = RECORD_SAMPLE;
 	s->header.size = (uint32_t)RECORD_PADDED(sizeof(*s) + dynamic);
@@ -436,7 +451,7 @@ static unsigned tick_frequency;
 static int sample_realtime;
 static union {                                   /* the waiting thread's record */
 	struct record_sample sample;
-	unsigned char bytes[sizeof(struct record_sample) + SAMPLE_STACK_BYTES];
+	unsigned char bytes[sizeof(struct record_sample) + SAMPLE_STACK_MAX];
 } waiting;
 
 /* Reads /proc/self/task/TID/NAME into text, NUL-terminated; returns the bytes read, or
@@ -552,8 +567,8 @@ static void sample_waiting(int task_dir, uint32_t tid, uint64_t tick, uint64_t m
 	sample_runnable(task_dir, tid, tick, period); /* whatever it does now */
 	if (!read_wait(task_dir, tid, &call, &sp, &ip))
 		return;
-	struct iovec local = { waiting.bytes + sizeof(waiting.sample), SAMPLE_STACK_BYTES };
-	struct iovec remote = { (void *)(uintptr_t)sp, SAMPLE_STACK_BYTES };
+	struct iovec local = { waiting.bytes + sizeof(waiting.sample), stack_bytes };
+	struct iovec remote = { (void *)(uintptr_t)sp, stack_bytes };
 	ssize_t copied = process_vm_readv(getpid(), &local, 1, &remote, 1, 0);
 	if (copied <= 0 || !read_wait(task_dir, tid, &again_call, &again_sp, &again_ip) ||
 	    again_call != call || again_sp != sp || again_ip != ip)
@@ -564,7 +579,7 @@ static void sample_waiting(int task_dir, uint32_t tid, uint64_t tick, uint64_t m
 	s->time_ns = tick;
 	s->registers[7] = sp;
 	s->registers[16] = ip;
-	s->flags = SAMPLE_OFF_CPU;
+	s->flags = SAMPLE_OFF_CPU | ((size_t)copied >= stack_bytes ? SAMPLE_STACK_FULL : 0);
 	s->syscall = call;
 	s->stack_size = (uint32_t)copied;
 	s->header.type = RECORD_SAMPLE;
@@ -732,6 +747,10 @@ __attribute__((constructor)) static void sampler_start(void)
 		frequency = 0;
 	if ((!frequency && !(at_start && !strcmp(at_start, "1"))) || rings || !recorder_ready())
 		return;
+	const char *stack = getenv("GPUPROF_SAMPLE_STACK_BYTES");
+	unsigned long bytes = stack ? strtoul(stack, &end, 10) : 0;
+	if (stack && !*end && bytes >= 8 && bytes <= SAMPLE_STACK_MAX)
+		stack_bytes = (uint32_t)(bytes & ~7ul); /* the kernel copies whole words */
 	if (frequency && open_rings((unsigned)frequency) == 0) {
 		recorder_add_collector(collect);
 		const char *wall = getenv("GPUPROF_SAMPLE_REALTIME");

@@ -597,20 +597,36 @@ def test_recursion_200_deep_is_intact_and_deeper_stacks_are_counted(tmp_path):
     # any sample reported short (a sanitizer's runtime in the stack, say) is not whole
     short = re.search(r": (\d+) of \d+ call-stack samples had stacks deeper", r.stderr)
     assert not short or int(short.group(1)) <= total - whole, (r.stderr, whole, total)
-    # 1,000 calls need more than the 7,936 bytes of stack copied: the outermost frames
+    # 1,000 calls need more than the 16,384 bytes of stack copied: the outermost frames
     # are missing, and gpuprof says of how many samples
     (tmp_path / "1000").mkdir()
     r, out = sampled(tmp_path / "1000", [SPLIT, "recurse", "1000"])
     stacks = folded(out)
     total = sum(stacks.values())
-    short = int(re.search(r": (\d+) of %d call-stack samples had stacks deeper than the 7936 "
-                          r"bytes copied: their outermost frames are missing" % total,
-                          r.stderr).group(1))
+    short = int(re.search(r": (\d+) of %d call-stack samples had stacks deeper than the 16384 "
+                          r"bytes copied: their outermost frames are missing, under one "
+                          r"\[truncated\] root" % total, r.stderr).group(1))
     # each of them rooted at one frame that says so, never at a false caller
     starting_low = sum(n for f, n in stacks.items()
                        if f.startswith("[truncated: deeper than the stack copied];descend;"))
     assert short == starting_low and short >= 0.95 * total, (short, starting_low, total)
     assert not [f for f in stacks if f.startswith("descend;")]
+    # and the profile's title counts them
+    p = run([GPUPROF, "profile", "--limit", "1", out.path("results.db")], cwd=tmp_path)
+    assert p.returncode == 0, p.stderr
+    assert (f"call-stack samples: {total}, {short} of them cut short (deeper than the stack "
+            f"copied: --sampling-stack-size copies more)") in p.stdout.splitlines()[0], p.stdout
+    # the same 1,000 calls whole with the most stack the kernel copies
+    (tmp_path / "1000-64K").mkdir()
+    r, out = sampled(tmp_path / "1000-64K", [SPLIT, "recurse", "1000"],
+                     ["--sampling-stack-size", "64K"])
+    stacks = folded(out)
+    total = sum(stacks.values())
+    whole = sum(n for f, n in stacks.items()
+                if f.startswith("_start;") and f.split(";").count("descend") == 1001 and
+                f.endswith(";descend;spin_for;work"))
+    assert whole >= 0.95 * total, (whole, total)
+    assert "deeper than the" not in r.stderr, r.stderr
 
 
 def test_a_sample_in_the_vdso_is_unwound_and_named(tmp_path):
@@ -667,3 +683,24 @@ def test_profile_keeps_the_samples_taken_while_the_device_was_idle_or_busy(tmp_p
     r = run([GPUPROF, "profile", "--device-idle", "--device-busy", out.path("results.db")],
             cwd=tmp_path)
     assert r.returncode == 2 and "keep no sample together" in r.stderr
+
+
+@pytest.mark.parametrize("options, message", [
+    (["--sample", "--sampling-stack-size", "4"], "'4' is not a number of bytes from 8 to 65528"),
+    (["--sample", "--sampling-stack-size", "70000"], "'70000' is not a number of bytes"),
+    (["--sample", "--sampling-stack-size", "8x"], "'8x' is not a number of bytes"),
+    (["--sampling-stack-size", "32K"], "--sampling-stack-size sets how call stacks are sampled, "
+                                       "and none are: add --sample"),
+])
+def test_sampling_stack_size_errors(tmp_path, options, message):
+    r = run([GPUPROF, "trace", *options, "--", "true"], cwd=tmp_path)
+    assert r.returncode == 2 and message in r.stderr, r.stderr
+
+
+@pytest.mark.parametrize("given, copied", [(None, "16384"), ("32K", "32768"), ("64K", "65528"),
+                                           ("1001", "1000")])
+def test_sampling_stack_size_reaches_the_recorder(tmp_path, given, copied):
+    options = ["--sampling-stack-size", given] if given else []
+    r = run([GPUPROF, "trace", "--sample", *options, "--", "sh", "-c",
+             "echo $GPUPROF_SAMPLE_STACK_BYTES"], cwd=tmp_path)
+    assert r.returncode == 0 and r.stdout.strip() == copied, r.stderr

@@ -40,7 +40,8 @@ def test_2000_samples_a_second_lose_nothing(tmp_path):
 
 
 def test_a_buffer_too_small_loses_samples_counted_with_their_time(tmp_path):
-    # a buffer of 4 pages (two samples) at 5000 a second: what was kept and what was
+    # a buffer of two samples (16 KiB asked, raised to hold two) at 5000 a second: what
+    # was kept and what was
     # lost add up to the rate, however many were lost (the writer drains it when it gets
     # a CPU; on a busy machine, hundreds are)
     env = {"GPUPROF_SAMPLE_BUFFER_KB": "16"}
