@@ -263,7 +263,8 @@ static void trace_table(struct trace_options *o, struct option table[TABLE_SIZE]
 }
 
 /* Options that only the command line sets. */
-static const char *const command_line_only[] = { "input", "preset", "config", "help", NULL };
+static const char *const command_line_only[] = { "input", "preset", "config", "help", "version",
+						  NULL };
 
 static int parse_pc_sampling(const struct trace_options *o, struct job *j, int counters,
 			     struct error *err);
