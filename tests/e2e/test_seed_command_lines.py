@@ -89,7 +89,13 @@ def test_the_seeds_have_command_lines():
 
 def gpuprof_command(text, tmp_path):
     words = shlex.split(text)
-    command = [GPUPROF] + TOOLS[words[0]] + words[1:]
+    # the seeds' placeholders: a configuration that gpuprof avail -G writes, as the
+    # rocprof-sys guide does, and output directories under the test's own
+    args = [str(tmp_path / "sys.cfg") if w == "$RSP_CFG" else
+            w.replace("/tmp/", str(tmp_path) + "/").replace("/shared/profiles",
+                                                            str(tmp_path / "profiles"))
+            for w in words[1:]]
+    command = [GPUPROF] + TOOLS[words[0]] + args
     # the program: after --, or from the first word that names one
     if "--" in command:
         cut = command.index("--") + 1
@@ -99,12 +105,6 @@ def gpuprof_command(text, tmp_path):
         command = command[:cut] + [VCOPY]
     elif words[0] == "rocprof_wrapper.sh":  # madengine appends the model's command
         command += ["--", VCOPY]
-    # the seeds' placeholders: a configuration that gpuprof avail -G writes, as the
-    # rocprof-sys guide does, and output directories under the test's own
-    command = [str(tmp_path / "sys.cfg") if w == "$RSP_CFG" else w for w in command]
-    command = [w.replace("/tmp/", str(tmp_path) + "/").replace("/shared/profiles",
-                                                                str(tmp_path / "profiles"))
-               for w in command]
     return command
 
 
