@@ -3,6 +3,8 @@
 #  1. depth: a PyTorch training loop (bench/torch-mlp.py, Debian's python3-torch) under
 #     gpuprof sys and under perf record --call-graph dwarf at the same sizes: the share of
 #     samples whose stack reaches the program's entry (_start, or a thread's clone);
+#     and the same for a C++ program deep in templates: clang++ (Debian's clang 14)
+#     checking a source that instantiates a chain of 800 templates;
 #  2. cost: a CPU-bound C loop (tests/split 100), the loop's own seconds untraced, under
 #     gpuprof sys and under perf record at each size, median of ROUNDS rotating rounds:
 #     what a sample costs the program, (traced - untraced) / (300 x untraced seconds).
@@ -55,6 +57,42 @@ for size in 7936 16384 32768 65528; do
 	rm -rf g"$size"
 done
 
+
+deep=$work/deep-templates.cpp
+cat >"$deep" <<'CPP'
+#include <regex>
+template <int N> struct fib { static constexpr long value = fib<N - 1>::value + fib<N - 2>::value; };
+template <> struct fib<1> { static constexpr long value = 1; };
+template <> struct fib<0> { static constexpr long value = 0; };
+template <int N> struct chain { using next = typename chain<N - 1>::next; };
+template <> struct chain<0> { using next = int; };
+long use() { chain<800>::next x = fib<80>::value; std::regex r("a+b"); return x; }
+CPP
+clang=$(command -v clang++-14 || command -v clang++ || true)
+if [ -n "$clang" ]; then
+	echo
+	echo "== 1b. depth: $clang -fsyntax-only on 800 nested template instantiations, 300 Hz"
+	echo "| stack bytes | gpuprof sys: samples | reaching the entry | perf record: samples | reaching the entry |"
+	echo "|------------:|---------------------:|-------------------:|---------------------:|-------------------:|"
+	for size in 7936 16384 32768 65528; do
+		"$gpuprof" sys --no-host-metrics --no-device-metrics --sampling-stack-size "$size" -f csv \
+			-d "c$size" -- "$clang" -std=c++17 -fsyntax-only -ftemplate-depth=2000 "$deep" \
+			>/dev/null 2>&1
+		ours=$(cat c"$size"/*/*_stacks.folded | reach)
+		theirs="0 0"
+		if command -v perf >/dev/null; then
+			perf record -q -e task-clock -F 300 --call-graph dwarf,"$size" -o c.data -- \
+				"$clang" -std=c++17 -fsyntax-only -ftemplate-depth=2000 "$deep" >/dev/null 2>&1
+			theirs=$(perf script -i c.data -F ip,sym 2>/dev/null | awk 'BEGIN { RS = "" } {
+				n = split($0, l, "\n"); split(l[n], f, " "); print f[2] " 1" }' | reach)
+			rm -f c.data
+		fi
+		echo "$size $ours $theirs" | awk '{ n = "-"; r = "-"
+			if ($4) { n = $4; r = sprintf("%.1f %%", $5) }
+			printf "| %d | %d | %.1f %% | %s | %s |\n", $1, $2, $3, n, r }'
+		rm -rf c"$size"
+	done
+fi
 echo
 echo "== 2. cost: tests/split 100 at 300 Hz, median of $rounds rounds (the loop's own seconds)"
 loop() { sed -n 's/.*loop \([0-9.]*\) s.*/\1/p'; }

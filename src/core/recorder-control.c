@@ -172,13 +172,15 @@ void recorder_control_start(void)
 		return;
 	*origin = process_start_ns();
 	pthread_attr_init(&attr);
-	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
 	sigset_t all, old;
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
 	if (pthread_create(&thread, &attr, period_main, origin)) {
 		free(origin);
 		recorder_report("cannot start the collection period thread: nothing is collected");
+	} else { /* named at once, as the ticker is (sampler.c) */
+		pthread_setname_np(thread, RECORDER_THREAD_PREFIX "period");
+		pthread_detach(thread);
 	}
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	pthread_attr_destroy(&attr);

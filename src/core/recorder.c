@@ -730,6 +730,8 @@ static int start(void)
 	sem_t started;
 	sem_init(&started, 0, 0);
 	int rc = pthread_create(&writer_thread, NULL, writer_main, &started);
+	if (!rc) /* named at once too: gpuprof's metrics tell its threads by their names */
+		pthread_setname_np(writer_thread, RECORDER_THREAD_PREFIX "writer");
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	while (!rc && sem_wait(&started) && errno == EINTR)
 		;

@@ -670,13 +670,17 @@ static void start_ticker(unsigned frequency, int realtime)
 	pthread_t thread;
 	pthread_attr_t attr;
 	pthread_attr_init(&attr);
-	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
 	sigset_t all, old; /* the program's signals are never delivered to it */
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
-	if (pthread_create(&thread, &attr, ticker_main, NULL))
+	if (pthread_create(&thread, &attr, ticker_main, NULL)) {
 		recorder_report("threads off the CPU and Python functions are not sampled: "
 				"cannot start a thread");
+	} else { /* named at once: gpuprof's metrics tell its threads by their names, and
+		  * a loaded machine may not run the new thread for a while */
+		pthread_setname_np(thread, RECORDER_THREAD_PREFIX "ticker");
+		pthread_detach(thread);
+	}
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	pthread_attr_destroy(&attr);
 }
