@@ -119,6 +119,14 @@ static int allocate_buffer(CUpti_PCSamplingData *d, size_t reasons)
 	return 0;
 }
 
+/* d read: nothing in it is taken again (CUPTI's next fill sets what it fills). */
+static void empty(CUpti_PCSamplingData *d)
+{
+	d->totalNumPcs = 0;
+	d->totalSamples = d->droppedSamples = d->nonUsrKernelsTotalSamples = 0;
+	d->hardwareBufferFull = 0;
+}
+
 /* Copies the data of d into the pending queue (one allocation), and empties d. The
  * function names stay CUPTI's: it keeps one per function for the process's life. */
 static void queue_copy(CUpti_PCSamplingData *d, const struct sampled_context *c)
@@ -130,9 +138,9 @@ static void queue_copy(CUpti_PCSamplingData *d, const struct sampled_context *c)
 		reasons += d->pPcData[i].stallReasonCount;
 	struct pending *p = malloc(sizeof(*p) + d->totalNumPcs * sizeof(CUpti_PCSamplingPCData) +
 				   reasons * sizeof(CUpti_PCSamplingStallReason));
-	if (!p) {
+	if (!p) { /* no memory: counted as lost, never taken twice */
 		recorder_count_dropped(DROPPED_BY_TRACER, d->totalNumPcs);
-		d->totalNumPcs = 0;
+		empty(d);
 		return;
 	}
 	memset(p, 0, sizeof(*p));
@@ -154,9 +162,7 @@ static void queue_copy(CUpti_PCSamplingData *d, const struct sampled_context *c)
 	*pending_tail = p;
 	pending_tail = &p->next;
 	pthread_mutex_unlock(&pending_lock);
-	d->totalNumPcs = 0;
-	d->totalSamples = d->droppedSamples = d->nonUsrKernelsTotalSamples = 0;
-	d->hardwareBufferFull = 0;
+	empty(d);
 }
 
 static void report_once(const char *what, CUptiResult rc)
