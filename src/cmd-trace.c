@@ -126,6 +126,18 @@ static void trace_table(struct trace_options *o, struct option table[TABLE_SIZE]
 		  "paths (gpuprof profile --kernels), the stack on each launch's API slice "
 		  "(x86-64; with --kernel-trace or --memory-copy-trace; off unless given, in "
 		  "gpuprof sys too)" },
+		{ OPTION_LIST, 0, "pmc", &o->pmc, "METRIC...",
+		  "hardware counters of every kernel kept by the kernel filters (CUDA; CUPTI "
+		  "metric names, comma-separated: dram__bytes_read.sum,...): "
+		  "counter_collection.csv, the counters view; each kernel is replayed once per "
+		  "pass and launches are serialised" },
+		{ OPTION_LIST, 0, "pmc-set", &o->pmc_set, "NAME...",
+		  "the CUPTI metrics of these metric sets of gpuprof compute (gpuprof compute "
+		  "profile --list-sets lists them), with those of --pmc" },
+		{ OPTION_ENUM, 0, "pmc-multiplex", &o->pmc_multiplex, "kernel|kernel_launch_params",
+		  "no replay: the metrics in groups of one pass each, one group per dispatch of "
+		  "a kernel in turn (dispatches of the same name, or of the same name and launch "
+		  "size); a kernel needs one dispatch per group to be measured whole" },
 		{ OPTION_SECTION, .help = "the names of rocprofv3, rocprof and rocprofv2, and of "
 					  "rocprof-sys-run and -sample, mapped (said once)" },
 		{ OPTION_BOOL, 0, "hip-trace", &o->hip, NULL,
@@ -144,18 +156,6 @@ static void trace_table(struct trace_options *o, struct option table[TABLE_SIZE]
 		  "rocprof-sys-sample's data sources: all (what gpuprof sys records; one source is "
 		  "turned off with --no-sample, --no-host-metrics, --no-device-metrics)" },
 		{ OPTION_BOOL, 0, "version", &o->version, NULL, "print gpuprof's version and exit" },
-		{ OPTION_LIST, 0, "pmc", &o->pmc, "METRIC...",
-		  "hardware counters of every kernel kept by the kernel filters (CUDA; CUPTI "
-		  "metric names, comma-separated: dram__bytes_read.sum,...): "
-		  "counter_collection.csv, the counters view; each kernel is replayed once per "
-		  "pass and launches are serialised" },
-		{ OPTION_LIST, 0, "pmc-set", &o->pmc_set, "NAME...",
-		  "the CUPTI metrics of these metric sets of gpuprof compute (gpuprof compute "
-		  "profile --list-sets lists them), with those of --pmc" },
-		{ OPTION_ENUM, 0, "pmc-multiplex", &o->pmc_multiplex, "kernel|kernel_launch_params",
-		  "no replay: the metrics in groups of one pass each, one group per dispatch of "
-		  "a kernel in turn (dispatches of the same name, or of the same name and launch "
-		  "size); a kernel needs one dispatch per group to be measured whole" },
 		{ OPTION_SECTION, .help = "PC sampling (CUDA, compute capability 7.0 and later; "
 					  "rocprofv3's options)" },
 		{ OPTION_BOOL, 0, "pc-sampling-beta-enabled", &o->pc_sampling, NULL,
