@@ -276,32 +276,38 @@ static int read_counters(const char *dir, long page_size, struct process_reading
 
 /* gpuprof's own threads in process p (RECORDER_THREAD_PREFIX), looked for again at every
  * reading of a process of up to 64 threads; in a larger one, whenever its count of threads
- * changed and every 16 readings. */
-static void find_own_threads(struct process *p, uint64_t threads)
+ * changed and every 16 readings. Returns the threads the look saw, 0 when it did not
+ * look. */
+static uint64_t find_own_threads(struct process *p, uint64_t threads)
 {
 	/* a thread just started may not have its name yet: looked for at every reading in
 	 * a process of a few threads (a name missed for one reading lets what the thread
 	 * did before be counted as the program's), every 16 readings in a larger one */
 	if (threads > 64 && threads == p->threads_seen && p->readings++ % 16)
-		return;
+		return 0;
 	p->threads_seen = threads;
 	p->own_count = 0;
 	char path[64];
 	snprintf(path, sizeof(path), "/proc/%d/task", (int)p->pid);
 	DIR *d = opendir(path);
 	if (!d)
-		return;
+		return 0;
 	struct dirent *e;
-	while ((e = readdir(d)) && p->own_count < OWN_THREADS) {
+	uint64_t tasks = 0;
+	while ((e = readdir(d))) {
 		char file[400], name[64];
 		if (e->d_name[0] < '0' || e->d_name[0] > '9')
 			continue;
 		snprintf(file, sizeof(file), "%s/%s/comm", path, e->d_name);
-		if (read_file(file, name, sizeof(name)) > 0 &&
-		    !strncmp(name, RECORDER_THREAD_PREFIX, strlen(RECORDER_THREAD_PREFIX)))
+		if (read_file(file, name, sizeof(name)) <= 0)
+			continue; /* ended meanwhile */
+		tasks++;
+		if (!strncmp(name, RECORDER_THREAD_PREFIX, strlen(RECORDER_THREAD_PREFIX)) &&
+		    p->own_count < OWN_THREADS)
 			p->own[p->own_count++] = (pid_t)atoi(e->d_name);
 	}
 	closedir(d);
+	return tasks;
 }
 
 #define RAISE(field) own->field = sum.field > own->field ? sum.field : own->field
@@ -314,7 +320,9 @@ static int read_process(struct process *p, long page_size, struct process_readin
 	snprintf(dir, sizeof(dir), "/proc/%d", (int)p->pid);
 	if (read_counters(dir, page_size, r))
 		return -1;
-	find_own_threads(p, r->threads);
+	/* the program's threads from one look at its tasks where there was one: the count
+	 * of /proc/PID/stat, read before, may miss a thread the look finds named gpuprof's */
+	uint64_t tasks = find_own_threads(p, r->threads);
 	struct process_reading sum = { 0 }, one, *own = &p->own_total;
 	for (int i = 0; i < p->own_count; i++) {
 		char task[96];
@@ -346,7 +354,9 @@ static int read_process(struct process *p, long page_size, struct process_readin
 	TAKE(read);
 	TAKE(written);
 #undef TAKE
-	r->threads = r->threads > sum.threads ? r->threads - sum.threads : 0;
+	uint64_t all = tasks ? tasks : r->threads, own_threads = tasks ? (uint64_t)p->own_count
+									 : sum.threads;
+	r->threads = all > own_threads ? all - own_threads : 0;
 	return 0;
 }
 
