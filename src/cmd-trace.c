@@ -277,11 +277,18 @@ static void said_once(int *said, const char *text)
 	*said = 1;
 }
 
+/* An output format added to those of -f. */
+static void add_format(struct trace_options *o, const char *format)
+{
+	if (o->formats.count < (int)(sizeof(o->formats.items) / sizeof(o->formats.items[0])))
+		o->formats.items[o->formats.count++] = (char *)format;
+}
+
 /* The options of rocprofv3, rocprof, rocprofv2 and rocprof-sys-run/-sample that have a
  * meaning here, turned into gpuprof's (an option given as well keeps its value). */
 static int map_seed_options(struct trace_options *o, struct error *err)
 {
-	static int said[6];
+	static int said[4];
 	if (o->hip == 1) {
 		said_once(&said[0], "--hip-trace: HIP is AMD's runtime API; traced here as the CUDA "
 				    "runtime and OpenCL API calls (--cuda-runtime-trace "
@@ -305,14 +312,12 @@ static int map_seed_options(struct trace_options *o, struct error *err)
 		said_once(&said[2], !strcmp(format, "pftrace")
 			  ? "--plugin perfetto: --output-format pftrace"
 			  : "--plugin file: --output-format csv");
-		if (o->formats.count < (int)(sizeof(o->formats.items) / sizeof(o->formats.items[0])))
-			o->formats.items[o->formats.count++] = (char *)format;
+		add_format(o, format);
 	}
 	if (o->sys_trace_file == 1) {
 		said_once(&said[3], "--trace (rocprof-sys-run): a Perfetto trace, --output-format "
 				    "pftrace");
-		if (o->formats.count < (int)(sizeof(o->formats.items) / sizeof(o->formats.items[0])))
-			o->formats.items[o->formats.count++] = (char *)"pftrace";
+		add_format(o, "pftrace");
 	}
 	if (o->sys_profile == 1 && o->sample == -1)
 		o->sample = 1;

@@ -291,21 +291,20 @@ static void percent_cell(struct table *t, const struct pc_samples *p, int64_t n)
 	table_double(t, p->samples ? 100.0 * (double)n / (double)p->samples : 0, 2);
 }
 
-static void source_cell(struct table *t, sqlite3_stmt *s, int file, int line)
+/* "file:line" of a row's file and line columns, or "(no line information)". */
+static const char *source_text(sqlite3_stmt *s, int file, int line, char *text, size_t size)
 {
 	const char *path = (const char *)sqlite3_column_text(s, file);
-	if (!path) {
-		table_text(t, "(no line information)");
-		return;
-	}
-	char text[4200];
-	snprintf(text, sizeof(text), "%s:%d", path, sqlite3_column_int(s, line));
-	table_text(t, text);
+	if (!path)
+		return "(no line information)";
+	snprintf(text, size, "%s:%d", path, sqlite3_column_int(s, line));
+	return text;
 }
 
-static int run(const struct pc_samples *p, const char *sql, sqlite3_stmt **s, struct error *err)
+static void source_cell(struct table *t, sqlite3_stmt *s, int file, int line)
 {
-	return store_prepare(p->db, sql, s, err);
+	char text[4200];
+	table_text(t, source_text(s, file, line, text, sizeof(text)));
 }
 
 int pc_samples_tables(const struct pc_samples *p, FILE *out, int format, size_t limit,
@@ -329,7 +328,7 @@ int pc_samples_tables(const struct pc_samples *p, FILE *out, int format, size_t 
 	strbuf_addstr(&title, ")");
 	const char *kernel_columns[] = { "Kernel", "Launches", "Device ns", "Samples",
 					 "Samples %", "Top reason", "Top reason %" };
-	if (run(p, kernels_sql, &s, err))
+	if (store_prepare(p->db, kernels_sql, &s, err))
 		return -1;
 	struct table *t = table_begin(out, f, "kernels", title.buf, 7, kernel_columns);
 	for (rows = 0; sqlite3_step(s) == SQLITE_ROW && (!limit || rows < limit); rows++) {
@@ -356,7 +355,7 @@ int pc_samples_tables(const struct pc_samples *p, FILE *out, int format, size_t 
 	rc = table_end(t, err);
 
 	const char *reason_columns[] = { "Reason", "Samples", "Samples %", "Not issued" };
-	if (rc == 0 && run(p, reasons_sql, &s, err) == 0) {
+	if (rc == 0 && store_prepare(p->db, reasons_sql, &s, err) == 0) {
 		t = table_begin(out, f, "stall_reasons", "STALL REASONS (each sample's warp: why it "
 				"did not issue, or 'selected' when it issued; 'Not issued': the "
 				"vendor's not-issued subset of the same samples)", 4, reason_columns);
@@ -375,7 +374,7 @@ int pc_samples_tables(const struct pc_samples *p, FILE *out, int format, size_t 
 	/* lines: kernel, file, line, reason, n, total, k */
 	const char *line_columns[] = { "Source", "Kernel", "Samples", "Samples %", "Top reason",
 				       "Top reason %" };
-	if (rc == 0 && run(p, lines_sql, &s, err) == 0) {
+	if (rc == 0 && store_prepare(p->db, lines_sql, &s, err) == 0) {
 		t = table_begin(out, f, "source_lines", "HOT SOURCE LINES", 6, line_columns);
 		for (rows = 0; sqlite3_step(s) == SQLITE_ROW && (!limit || rows < limit); rows++) {
 			int64_t total = sqlite3_column_int64(s, 5);
@@ -407,7 +406,7 @@ int pc_samples_instructions(const struct pc_samples *p, FILE *out, int format, c
 	const char *columns[] = { "Kernel", "PC offset", "Source", "Samples", "Samples %",
 				  "Top reason", "Top reason %" };
 	sqlite3_stmt *s;
-	if (run(p, by_offset ? instructions_by_offset_sql : instructions_sql, &s, err))
+	if (store_prepare(p->db, by_offset ? instructions_by_offset_sql : instructions_sql, &s, err))
 		return -1;
 	struct table *t = table_begin(out, (enum table_format)format, key, title, 7, columns);
 	for (size_t rows = 0; sqlite3_step(s) == SQLITE_ROW && (!limit || rows < limit); rows++) {
@@ -429,17 +428,13 @@ int pc_samples_instructions(const struct pc_samples *p, FILE *out, int format, c
 int pc_samples_folded(const struct pc_samples *p, struct strbuf *out, struct error *err)
 {
 	sqlite3_stmt *s;
-	if (run(p, "SELECT kernel, file, line, reason, sum(samples) FROM pcs WHERE NOT not_issued "
-		   "GROUP BY 1, 2, 3, 4 ORDER BY 1, 2, 3, 4", &s, err))
+	if (store_prepare(p->db, "SELECT kernel, file, line, reason, sum(samples) FROM pcs "
+			  "WHERE NOT not_issued GROUP BY 1, 2, 3, 4 ORDER BY 1, 2, 3, 4", &s, err))
 		return -1;
 	while (sqlite3_step(s) == SQLITE_ROW) {
-		char source[4200];
-		const char *file = (const char *)sqlite3_column_text(s, 1);
-		if (file)
-			snprintf(source, sizeof(source), "%s:%d", file, sqlite3_column_int(s, 2));
-		else
-			snprintf(source, sizeof(source), "(no line information)");
-		const char *frames[] = { (const char *)sqlite3_column_text(s, 0), source,
+		char text[4200];
+		const char *frames[] = { (const char *)sqlite3_column_text(s, 0),
+					 source_text(s, 1, 2, text, sizeof(text)),
 					 (const char *)sqlite3_column_text(s, 3) };
 		profile_folded_line(out, frames, 3, (uint64_t)sqlite3_column_int64(s, 4));
 	}
