@@ -54,17 +54,17 @@ int advise_print(char *const *inputs, int count, const char *format, FILE *out,
 	size_t total = 0;
 	for (int i = 0; rc == 0 && i < count; i++) {
 		sqlite3 *db;
-		struct insight_run run;
 		if (store_open(inputs[i], &db, err)) {
 			rc = -1;
 			break;
 		}
-		rc = insight_read(db, inputs[i], &run, err);
-		sqlite3_close(db);
-		if (rc)
-			break;
 		struct findings found = { NULL, 0 };
-		insight_check(&run, &found);
+		rc = insight_check(db, inputs[i], NULL, &found, err);
+		sqlite3_close(db);
+		if (rc) {
+			findings_release(&found);
+			break;
+		}
 		if (kind == TABLE_TEXT && count > 1)
 			fprintf(out, "%s%s:\n", i ? "\n" : "", inputs[i]);
 		for (size_t f = 0; f < found.count; f++) {
@@ -91,7 +91,6 @@ int advise_print(char *const *inputs, int count, const char *format, FILE *out,
 				insight_rule_count);
 		total += found.count;
 		findings_release(&found);
-		insight_run_release(&run);
 	}
 	if (t) {
 		if (table_end(t, err))

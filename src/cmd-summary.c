@@ -561,18 +561,14 @@ static int launch_sites_table(const struct printer *pr, const struct summary *s,
 /* gpuprof advise's findings over one input. */
 static int gather_findings(sqlite3 *db, const char *path, struct summary *s, struct error *err)
 {
-	struct insight_run run;
-	if (insight_read(db, path, &run, err))
-		return -1;
 	size_t first = s->findings.count;
-	insight_check(&run, &s->findings);
+	int rc = insight_check(db, path, NULL, &s->findings, err);
 	s->finding_inputs = xrealloc(s->finding_inputs,
 				     (s->findings.count ? s->findings.count : 1) *
 				     sizeof(*s->finding_inputs));
 	for (size_t i = first; i < s->findings.count; i++)
 		s->finding_inputs[i] = s->input;
-	insight_run_release(&run);
-	return 0;
+	return rc;
 }
 
 static int findings_table(const struct printer *pr, const struct summary *s,

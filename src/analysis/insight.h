@@ -1,6 +1,7 @@
 /* Findings that explain a recorded run (gpuprof advise, gpuprof summary's findings): the
- * run read back from a database into per-process arrays, and rules over them, each in
- * its own file under src/analysis/rules/ and listed in insight.c's table. A finding
+ * run streamed from a database, a process at a time in order of time, through rules
+ * that keep state per device, thread, queue or name (never per event), each in its own
+ * file under src/analysis/rules/ and listed in insight.c's table. A finding
  * says what it costs (ns, and % of its process's recorded time), the evidence (time
  * ranges, kernels, API calls, threads) and what to change. */
 #ifndef GPUPROF_ANALYSIS_INSIGHT_H
@@ -20,10 +21,21 @@ enum insight_kind { INSIGHT_KERNEL, INSIGHT_COPY, INSIGHT_OTHER_MEMORY };
 enum { INSIGHT_PAGEABLE = 1 };
 enum { INSIGHT_HOST_TO_DEVICE = 1, INSIGHT_DEVICE_TO_HOST = 2 };
 
+/* An API call at the top of its thread's stack of calls (a driver call made by a
+ * runtime call is left out: the runtime call covers it). */
+struct insight_call {
+	int64_t tid, start, end;      /* ns */
+	const char *name;             /* NULL where the stream does not carry it */
+	unsigned launch : 1;          /* it enqueued a kernel */
+	unsigned blocking : 1;        /* it enqueued a copy and returned after its end */
+	unsigned waited : 1;          /* a launch its thread waited for (a wait call, or a
+					 blocking copy) before it launched again */
+};
+
 struct insight_activity {
 	int64_t start, end;           /* ns, trace clock */
 	int64_t queue;                /* the process's queue index; -1 when unknown */
-	int64_t correlation_id;       /* links it to the API call that enqueued it */
+	size_t queue_index;           /* its place in its device's queues; SIZE_MAX: none */
 	int64_t tid;                  /* the thread that enqueued it */
 	int64_t bytes;                /* copies: bytes moved */
 	const char *name;             /* kernel name, or the copy's function */
@@ -32,69 +44,46 @@ struct insight_activity {
 	/* kernels measured with the speed-of-light counters (gpuprof trace --pmc, compute
 	 * profile -b 2): the busiest unit of the SMs and of memory, % of peak; NAN without */
 	double sm_pct, memory_pct;
+	const struct insight_call *call; /* the top-level call that enqueued it; NULL: none */
 };
 
-/* An API call at the top of its thread's stack of calls (a driver call made by a
- * runtime call is left out: the runtime call covers it). */
-struct insight_call {
-	int64_t tid, start, end, correlation_id; /* ns */
-	const char *name;
-	unsigned launch : 1;          /* it enqueued a kernel */
-	unsigned blocking : 1;        /* it enqueued a copy and returned after its end */
-	unsigned waited : 1;          /* a launch its thread waited for (a wait call, or a
-					 blocking copy) before it launched again */
+struct insight_interval {
+	int64_t start, end;
 };
 
-/* A call-stack sample: the function it was in. */
-struct insight_sample {
-	int64_t tid, time;            /* ns */
-	const char *function;
-};
-
-/* A device of a process and what ran on it, sorted by start. */
+/* A device of a process. Its work is streamed in order of start; busy intervals are
+ * its items merged where they overlap or touch. */
 struct insight_device {
+	size_t index;                 /* in its process's devices */
 	int64_t agent;
 	char *label;                  /* "GPU 1 (NVIDIA H100 80GB HBM3)" */
-	struct insight_activity *items;
-	size_t count;
-	/* its busy intervals: the items merged where they overlap, sorted */
-	struct insight_interval {
-		int64_t start, end;
-	} *busy;
+	int64_t kernels_from, kernels_to; /* its first kernel's start, last kernel's end;
+					     from >= to: no kernel */
+	size_t count;                 /* its items */
+	/* while its items stream: the busy interval of the last item (merged so far), and
+	 * the end of the interval before it (INT64_MIN: none) */
+	struct insight_interval open;
+	int64_t before_open;
+	int64_t *queues;              /* the queues its work ran on, in order of first use */
+	size_t queue_count;           /* (so far, while streaming) */
+	/* after its items streamed: busy time, and idle time between the first start and
+	 * the last end */
 	size_t busy_count;
-	int64_t busy_ns, idle_ns;     /* idle: between the first start and the last end */
+	int64_t busy_ns, idle_ns;
 };
+
+struct insight_engine;
 
 struct insight_process {
 	int64_t id, pid;
 	char *host;
-	int64_t start, end;           /* ns: the recording's bounds */
+	int64_t start, end;           /* ns: the recording's bounds (its records' where the
+					 process never ended cleanly) */
 	struct insight_device *devices;
 	size_t device_count;
-	struct insight_call *calls;   /* sorted by thread, then start */
-	size_t call_count;
-	struct insight_sample *samples; /* sorted by time */
-	size_t sample_count;
 	int has_calls, has_samples;   /* API calls / samples were recorded */
-	/* correlation id -> index in calls of the top-level call (open addressing) */
-	struct insight_link {
-		int64_t correlation_id;
-		size_t call;              /* index + 1; 0: an empty slot */
-	} *links;
-	size_t link_slots;
+	struct insight_engine *engine; /* what replays need */
 };
-
-struct insight_run {
-	char *path;
-	struct insight_process *processes;
-	size_t process_count;
-	char **strings;               /* the names the arrays point to */
-	size_t string_count;
-};
-
-/* Reads a database: 0, or -1 with err set. */
-int insight_read(sqlite3 *db, const char *path, struct insight_run *run, struct error *err);
-void insight_run_release(struct insight_run *run);
 
 struct finding {
 	const char *rule;             /* the rule's id */
@@ -105,6 +94,7 @@ struct finding {
 	struct strbuf what;           /* one sentence: what happened */
 	struct strbuf evidence;       /* lines: the numbers, time ranges, names, threads */
 	struct strbuf advice;         /* what to change */
+	size_t order;                 /* found after the findings of lower order */
 };
 
 struct findings {
@@ -112,19 +102,48 @@ struct findings {
 	size_t count;
 };
 
-/* A rule: a name, a line of what it looks for, and its check of one process. */
+/* A rule: a name, a line of what it looks for, and its hooks into the stream of one
+ * process: begin() makes its state; call() sees each top-level API call (by thread, then
+ * start); item() each device's work (a device after another, each in order of start; the
+ * device's open interval already holds the item); busy() each busy interval as it
+ * closes, with the item that opens the next (NULL at the device's end); finish() adds
+ * its findings and frees its state. Any hook but begin and finish may be NULL. The
+ * state holds what a rule needs per device, thread, queue or name: never per event. */
 struct insight_rule {
 	const char *id;
 	const char *title;
-	void (*check)(const struct insight_process *p, struct findings *out);
+	void *(*begin)(const struct insight_process *p);
+	void (*call)(void *state, const struct insight_process *p, const struct insight_call *c);
+	void (*item)(void *state, const struct insight_process *p, const struct insight_device *d,
+		     const struct insight_activity *a);
+	void (*busy)(void *state, const struct insight_process *p, const struct insight_device *d,
+		     const struct insight_interval *b, const struct insight_activity *next);
+	void (*finish)(void *state, const struct insight_process *p, struct findings *out);
 };
 
 extern const struct insight_rule insight_rules[];
 extern const size_t insight_rule_count;
 
-/* Every rule over every process of run, the findings added to out (most costly first
- * within a run). */
-void insight_check(const struct insight_run *run, struct findings *out);
+/* What a caller sees of a run besides the findings (gpuprof report's lanes): each
+ * process before its devices, each device before its busy intervals, every busy
+ * interval, and each device after them (its busy_ns final). Any may be NULL. */
+struct insight_observer {
+	void *arg;
+	void (*process)(void *arg, const struct insight_process *p);
+	void (*device)(void *arg, const struct insight_process *p, const struct insight_device *d);
+	void (*busy)(void *arg, const struct insight_process *p, const struct insight_device *d,
+		     const struct insight_interval *b);
+	void (*device_end)(void *arg, const struct insight_process *p,
+			   const struct insight_device *d);
+};
+
+/* Every rule over every process of a database (opened with store_open), streamed: the
+ * findings added to out (most costly first within the database), the observer (may be
+ * NULL) told what ran. Memory holds a process's devices, threads, queues and names,
+ * never its events: SQLite's temporary tables (in its temporary directory) carry those.
+ * 0, or -1 with err set. */
+int insight_check(sqlite3 *db, const char *path, const struct insight_observer *observer,
+		  struct findings *out, struct error *err);
 void findings_release(struct findings *f);
 
 /* ---- for the rules ------------------------------------------------------------------- */
@@ -138,29 +157,33 @@ struct finding *finding_add(struct findings *out, const char *rule,
 /* Whether an API call waits for the device (clFinish, cudaStreamSynchronize, ...). */
 int insight_is_wait(const char *name);
 
-/* The median of count values (sorted in place); 0 for none. */
-int64_t insight_median(int64_t *values, size_t count);
-
 /* A time in ns for people: "12.345 ms". */
 void insight_duration(struct strbuf *out, int64_t ns);
 
-/* The queues a device's work ran on, each once, in order of first use (malloc()ed into
- * *queues, NULL for none); returns how many. */
-size_t insight_device_queues(const struct insight_device *d, int64_t **queues);
+/* The device's items streamed again (a rule that needs a second pass: a median), the
+ * busy intervals merged as in the first: item() and busy() called as a rule's are, with
+ * arg for state. An error ends the stream and is reported by insight_check. */
+typedef void (*insight_item_fn)(void *arg, const struct insight_device *d,
+				const struct insight_activity *a);
+typedef void (*insight_busy_fn)(void *arg, const struct insight_device *d,
+				const struct insight_interval *b,
+				const struct insight_activity *next);
+void insight_replay(const struct insight_process *p, const struct insight_device *d,
+		    insight_item_fn item, insight_busy_fn busy, void *arg);
 
-/* The process's calls of thread tid: the first and one past the last index. */
-void insight_thread_calls(const struct insight_process *p, int64_t tid, size_t *first,
-			  size_t *end);
+/* An exact median over a second pass: values added one at a time (kept by SQLite, not
+ * in memory), then the median read (0 for none). */
+struct insight_median;
+struct insight_median *insight_median_begin(const struct insight_process *p);
+void insight_median_add(struct insight_median *m, int64_t value);
+int64_t insight_median_end(struct insight_median *m);
 
-/* The top-level call that enqueued an activity (by correlation id), NULL when none. */
-const struct insight_call *insight_call_of(const struct insight_process *p,
-					   const struct insight_activity *a);
-
-/* What the host was doing during the device's idle gaps: the API calls it was in
- * (their names, with the share of the idle time), the idle time outside any call and,
- * where samples were taken, the functions sampled then; lines added to out. */
-void insight_describe_gaps(const struct insight_process *p,
-			   const struct insight_interval *gaps, size_t gap_count,
-			   struct strbuf *out);
+/* What the host was doing while device d sat idle in its gaps inside [from, to] (a gap
+ * counts when the busy interval before it ends at from or later and the one after it
+ * starts at to or earlier): the API calls it was in (their names, with the share of
+ * the idle time), the idle time outside any call and, where samples were taken, the
+ * functions sampled then; lines added to out. A second pass over the device's work. */
+void insight_describe_gaps(const struct insight_process *p, const struct insight_device *d,
+			   int64_t from, int64_t to, struct strbuf *out);
 
 #endif

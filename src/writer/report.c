@@ -140,31 +140,51 @@ static void spread(double bins[BINS], int64_t start, int64_t end, int64_t a, int
 	}
 }
 
-static void add_lanes(const struct insight_run *run, int input, int inputs, struct report *r)
+/* The lanes: a device's busy intervals spread over its process's time. */
+struct lanes {
+	struct report *r;
+	const char *path;
+	int input, inputs;
+};
+
+static void lane_process(void *arg, const struct insight_process *p)
 {
-	for (size_t p = 0; p < run->process_count; p++) {
-		const struct insight_process *proc = &run->processes[p];
-		strbuf_addf(&r->inputs, "%s: pid %" PRId64 " on %s, ", run->path, proc->pid,
-			    proc->host);
-		insight_duration(&r->inputs, proc->end - proc->start);
-		strbuf_addch(&r->inputs, '\n');
-		for (size_t d = 0; d < proc->device_count; d++) {
-			const struct insight_device *dev = &proc->devices[d];
-			r->lanes = xrealloc(r->lanes, (r->lane_count + 1) * sizeof(*r->lanes));
-			struct lane *l = &r->lanes[r->lane_count++];
-			memset(l, 0, sizeof(*l));
-			struct strbuf label = STRBUF_INIT;
-			if (inputs > 1)
-				strbuf_addf(&label, "%d: ", input + 1);
-			strbuf_addf(&label, "pid %" PRId64 " %s", proc->pid, dev->label);
-			l->label = strbuf_detach(&label);
-			l->start = proc->start;
-			l->end = proc->end;
-			l->busy_ns = dev->busy_ns;
-			for (size_t b = 0; b < dev->busy_count; b++)
-				spread(l->busy, l->start, l->end, dev->busy[b].start, dev->busy[b].end);
-		}
-	}
+	struct lanes *x = arg;
+	strbuf_addf(&x->r->inputs, "%s: pid %" PRId64 " on %s, ", x->path, p->pid, p->host);
+	insight_duration(&x->r->inputs, p->end - p->start);
+	strbuf_addch(&x->r->inputs, '\n');
+}
+
+static void lane_device(void *arg, const struct insight_process *p, const struct insight_device *d)
+{
+	struct lanes *x = arg;
+	struct report *r = x->r;
+	r->lanes = xrealloc(r->lanes, (r->lane_count + 1) * sizeof(*r->lanes));
+	struct lane *l = &r->lanes[r->lane_count++];
+	memset(l, 0, sizeof(*l));
+	struct strbuf label = STRBUF_INIT;
+	if (x->inputs > 1)
+		strbuf_addf(&label, "%d: ", x->input + 1);
+	strbuf_addf(&label, "pid %" PRId64 " %s", p->pid, d->label);
+	l->label = strbuf_detach(&label);
+	l->start = p->start;
+	l->end = p->end;
+}
+
+static void lane_busy(void *arg, const struct insight_process *p, const struct insight_device *d,
+		      const struct insight_interval *b)
+{
+	(void)p, (void)d;
+	struct lanes *x = arg;
+	struct lane *l = &x->r->lanes[x->r->lane_count - 1];
+	spread(l->busy, l->start, l->end, b->start, b->end);
+}
+
+static void lane_end(void *arg, const struct insight_process *p, const struct insight_device *d)
+{
+	(void)p;
+	struct lanes *x = arg;
+	x->r->lanes[x->r->lane_count - 1].busy_ns = d->busy_ns;
 }
 
 static int add_series(sqlite3 *db, int input, int inputs, struct report *r, struct error *err)
@@ -246,12 +266,11 @@ static int read_input(const char *path, int input, int inputs, struct report *r,
 		rc = profile_gather_launches(db, &all, &r->launches, err);
 	if (rc == 0)
 		rc = add_series(db, input, inputs, r, err);
-	struct insight_run run;
-	if (rc == 0 && (rc = insight_read(db, path, &run, err)) == 0) {
-		add_lanes(&run, input, inputs, r);
-		insight_check(&run, &r->findings);
-		insight_run_release(&run);
-	}
+	struct lanes lanes = { r, path, input, inputs };
+	const struct insight_observer observer = { &lanes, lane_process, lane_device, lane_busy,
+						   lane_end };
+	if (rc == 0)
+		rc = insight_check(db, path, &observer, &r->findings, err);
 	sqlite3_close(db);
 	return rc;
 }

@@ -2,12 +2,12 @@
 (bench/make-spool's mix: 375,001 kernels, 124,999 copies, 500,000 API calls), each
 under a hard cap of 32 MiB of data memory (RLIMIT_DATA: heap and private writable
 mappings; SQLite's mapped database pages do not count), far below what arrays of the
-run need (some 100 MiB): those that stream give their exact results; those that still
-hold the run in memory are expected failures, named with what they hold, until they
-stream (issue 33), and fail cleanly under the cap: a message and status 1, no crash.
-The timelines' flow index (13 bytes a kernel or copy: 6.5 MiB here) fits under the cap at
-this size, so this test cannot tell it from streaming: bench/scale.sh measures it."""
+run need (some 100 MiB), with their exact results: the findings (advise, summary,
+report) recomputed here from the rows. The timelines' flow index (13 bytes a kernel or
+copy: 6.5 MiB here) fits under the cap at this size, so this test cannot tell it from
+streaming: bench/scale.sh measures it."""
 import csv
+import io
 import os
 import resource
 import sqlite3
@@ -77,21 +77,110 @@ def test_diff_query_and_profile_under_the_cap(run_db, tmp_path):
     assert r.returncode == 0 and "no launch with a call stack" in r.stderr, r.stderr
 
 
-# what each command still holds for the whole run (docs/PERFORMANCE.md, issue 33)
-HOLDING = {
-    "summary": "the findings' arrays of the whole run",
-    "advise": "the findings' arrays of the whole run",
-    "report": "the findings' arrays of the whole run",
-}
+def duration(ns):
+    """gpuprof's durations for people (insight_duration)."""
+    for scale, unit in ((1e9, "s"), (1e6, "ms"), (1e3, "us")):
+        if abs(ns) >= scale:
+            return f"{ns / scale:.3f} {unit}"
+    return f"{ns} ns"
 
 
-@pytest.mark.parametrize("command", sorted(HOLDING))
-def test_not_yet_bounded(run_db, tmp_path, command):
-    args = {"summary": ["summary", str(run_db)], "advise": ["advise", str(run_db)],
-            "report": ["report", str(run_db), "-o", str(tmp_path / "r.html")]}[command]
-    r = capped([GPUPROF, *args], tmp_path)
-    if r.returncode == 0:
-        pytest.fail(f"{command} now runs under the cap: move it to the bounded tests")
-    # fails cleanly: one message, status 1, no signal
-    assert r.returncode == 1 and "out of memory" in r.stderr, (r.returncode, r.stderr[-400:])
-    pytest.xfail(f"{command} holds {HOLDING[command]}")
+def expected_findings(db):
+    """The run's two findings recomputed here from its rows: its one device's busy
+    intervals and the gaps between them inside the kernels' window, the part of each gap
+    before the API call that enqueued the next work returned, the calls the thread was in
+    during the gaps; and its one queue's copies and kernels."""
+    call_end = {}
+    items = rows(db, "SELECT start, end, correlation_id, 0 FROM gpuprof_kernel UNION ALL "
+                     "SELECT start, end, correlation_id, 1 FROM gpuprof_memory_copy "
+                     "ORDER BY 1, 4")
+    calls = []  # the top-level ones: a call inside the one before is made by it
+    for start, end, corr, name in rows(db, "SELECT c.start, c.end, c.correlation_id, s.string "
+                                           "FROM gpuprof_api_call c JOIN gpuprof_string s ON "
+                                           "s.id = c.function_id ORDER BY c.start, c.end DESC"):
+        if calls and start >= calls[-1][0] and end <= calls[-1][1]:
+            call_end[corr] = calls[-1][1]
+        else:
+            calls.append((start, end, corr, name))
+            call_end[corr] = end
+    first = min(start for start, _, _, kind in items if kind == 0)
+    last = max(end for _, end, _, kind in items if kind == 0)
+    gaps, busy_end = [], None
+    for start, end, corr, _ in items:
+        if busy_end is not None and start > busy_end:
+            gaps.append((busy_end, start, corr))
+        busy_end = end if busy_end is None else max(busy_end, end)
+    gaps = [g for g in gaps if g[0] >= first and g[1] <= last]
+    idle = sum(e - s for s, e, _ in gaps)
+    starved = sum(max(0, min(call_end[c], e) - s) for s, e, c in gaps)
+    longest = max(gaps, key=lambda g: g[1] - g[0])  # the first of the longest
+    in_calls, named, outside, i = {}, {}, 0, 0
+    for s, e, _ in gaps:  # the calls are one thread's, one after another
+        while i < len(calls) and calls[i][1] <= s:
+            i += 1
+        covered, best, name, j = 0, 0, None, i
+        while j < len(calls) and calls[j][0] < e:
+            part = min(calls[j][1], e) - max(calls[j][0], s)
+            if part > 0:
+                covered += part
+                if part > best:
+                    best, name = part, calls[j][3]
+            j += 1
+        if covered:
+            in_calls[name] = in_calls.get(name, 0) + covered
+            named[name] = named.get(name, 0) + 1
+        outside += e - s - covered
+    copies = [(s, e) for s, e, _, kind in items if kind == 1]
+    kernels = [(s, e) for s, e, _, kind in items if kind == 0]
+    copy_ns = sum(e - s for s, e in copies)
+    kernel_ns = sum(e - s for s, e in kernels)
+    return {
+        "idle": idle, "gaps": len(gaps), "starved": starved, "longest": longest,
+        "in_calls": in_calls, "named": named, "outside": outside,
+        "copies": len(copies), "copy_ns": copy_ns, "kernels": len(kernels),
+        "kernel_ns": kernel_ns,
+        "interleaved": sum(1 for s, e in copies if s > first and e < last),
+    }
+
+
+@pytest.fixture(scope="module")
+def expected(run_db):
+    return expected_findings(run_db)
+
+
+def test_advise_under_the_cap(run_db, tmp_path, expected):
+    r = capped([GPUPROF, "advise", "--format", "csv", str(run_db)], tmp_path)
+    assert r.returncode == 0, r.stderr
+    found = list(csv.DictReader(io.StringIO(r.stdout.split("\n", 1)[1])))
+    assert [f["Rule"] for f in found] == ["device-idle", "copy-kernel-serial"]
+    idle, serial = found
+    x = expected
+    assert int(idle["Cost_ns"]) == x["idle"]
+    assert f"in {x['gaps']} gaps; for {duration(x['starved'])} of it" in idle["Finding"]
+    (start, end, _) = x["longest"]
+    assert f"longest gap: {duration(end - start)} from" in idle["Evidence"]
+    [(name, ns)] = x["in_calls"].items()
+    assert (f"while idle, thread 4243 was in {name}: {duration(ns)} "
+            f"({100 * ns / x['idle']:.1f} % of the idle time, in {x['named'][name]} gaps)"
+            in idle["Evidence"]), idle["Evidence"]
+    assert (f"in no API call (the host's own code): {duration(x['outside'])} "
+            f"({100 * x['outside'] / x['idle']:.1f} %)" in idle["Evidence"]), idle["Evidence"]
+    assert int(serial["Cost_ns"]) == min(x["copy_ns"], x["kernel_ns"])
+    assert (f"ran {x['copies']} copies ({duration(x['copy_ns'])}) and {x['kernels']} kernels "
+            f"({duration(x['kernel_ns'])})" in serial["Finding"]), serial["Finding"]
+    assert serial["Evidence"].startswith(f"{x['interleaved']} of the copies came between")
+
+
+def test_summary_and_report_under_the_cap(run_db, tmp_path, expected):
+    r = capped([GPUPROF, "summary", "--format", "csv", str(run_db)], tmp_path)
+    assert r.returncode == 0, r.stderr
+    table = r.stdout.split("# FINDINGS")[1].splitlines()[1:4]
+    costs = [(f["Rule"], int(f["Cost (nsec)"])) for f in csv.DictReader(table)]
+    assert costs == [("device-idle", expected["idle"]), (
+        "copy-kernel-serial", min(expected["copy_ns"], expected["kernel_ns"]))]
+    page = tmp_path / "r.html"
+    r = capped([GPUPROF, "report", str(run_db), "-o", str(page)], tmp_path)
+    assert r.returncode == 0, r.stderr
+    html = page.read_text()
+    assert f"in {expected['gaps']} gaps" in html
+    assert html.count("copy-kernel-serial") >= 1

@@ -13,79 +13,115 @@
 #define SERIAL_MIN_SHARE 0.1
 #define SERIAL_MAX_OVERLAP 0.01
 
-/* The time the device ran a copy and a kernel at once. */
-static int64_t overlap(const struct insight_device *d)
+struct queue {
+	int64_t first, last;          /* its kernels' window */
+	int64_t copy_ns, kernel_ns;
+	size_t kernels, copies, interleaved;
+};
+
+struct serial {
+	int64_t together;             /* the time the device ran a copy and a kernel at once */
+	int64_t copy_end, kernel_end;
+	struct queue *queues;         /* by the device's queue index */
+	size_t queue_count;
+};
+
+void *rule_copy_kernel_serial_begin(const struct insight_process *p)
 {
-	int64_t total = 0, copy_end = INT64_MIN, kernel_end = INT64_MIN;
-	for (size_t k = 0; k < d->count; k++) {
-		const struct insight_activity *a = &d->items[k];
-		int64_t *other = a->kind == INSIGHT_KERNEL ? &copy_end : &kernel_end;
-		int64_t *same = a->kind == INSIGHT_KERNEL ? &kernel_end : &copy_end;
-		if (a->kind == INSIGHT_OTHER_MEMORY)
-			continue;
-		if (*other > a->start)
-			total += (*other < a->end ? *other : a->end) - a->start;
-		if (a->end > *same)
-			*same = a->end;
-	}
-	return total;
+	struct serial *x = xcalloc(p->device_count ? p->device_count : 1, sizeof(*x));
+	for (size_t i = 0; i < p->device_count; i++)
+		x[i].copy_end = x[i].kernel_end = INT64_MIN;
+	return x;
 }
 
-void rule_copy_kernel_serial(const struct insight_process *p, struct findings *out)
+void rule_copy_kernel_serial_item(void *state, const struct insight_process *p,
+				  const struct insight_device *d, const struct insight_activity *a)
+{
+	(void)p;
+	struct serial *x = (struct serial *)state + d->index;
+	if (a->kind == INSIGHT_OTHER_MEMORY)
+		return;
+	int64_t *other = a->kind == INSIGHT_KERNEL ? &x->copy_end : &x->kernel_end;
+	int64_t *same = a->kind == INSIGHT_KERNEL ? &x->kernel_end : &x->copy_end;
+	if (*other > a->start)
+		x->together += (*other < a->end ? *other : a->end) - a->start;
+	if (a->end > *same)
+		*same = a->end;
+	if (a->queue_index == SIZE_MAX)
+		return;
+	while (x->queue_count <= a->queue_index) {
+		x->queues = xrealloc(x->queues, (x->queue_count + 1) * sizeof(*x->queues));
+		x->queues[x->queue_count++] = (struct queue){ .first = INT64_MAX, .last = INT64_MIN };
+	}
+	struct queue *q = &x->queues[a->queue_index];
+	if (a->kind == INSIGHT_KERNEL) {
+		q->first = a->start < q->first ? a->start : q->first;
+		q->last = a->end > q->last ? a->end : q->last;
+		q->kernels++;
+		q->kernel_ns += a->end - a->start;
+	} else {
+		q->copies++;
+		q->copy_ns += a->end - a->start;
+	}
+}
+
+/* The second pass: the copies that came between their queue's first and last kernel. */
+static void count_interleaved(void *arg, const struct insight_device *d,
+			      const struct insight_activity *a)
+{
+	(void)d;
+	struct serial *x = arg;
+	if (a->kind != INSIGHT_COPY || a->queue_index >= x->queue_count)
+		return;
+	struct queue *q = &x->queues[a->queue_index];
+	q->interleaved += a->start > q->first && a->end < q->last;
+}
+
+/* Whether a queue holds the finding but for its interleaved copies. */
+static int serialised(const struct serial *x, const struct queue *q)
+{
+	int64_t smaller = q->copy_ns < q->kernel_ns ? q->copy_ns : q->kernel_ns;
+	int64_t total = q->copy_ns + q->kernel_ns;
+	return q->kernels && q->copies && (double)smaller >= SERIAL_MIN_SHARE * (double)total &&
+	       (double)x->together < SERIAL_MAX_OVERLAP * (double)smaller;
+}
+
+void rule_copy_kernel_serial_finish(void *state, const struct insight_process *p,
+				    struct findings *out)
 {
 	for (size_t i = 0; i < p->device_count; i++) {
 		const struct insight_device *d = &p->devices[i];
-		int64_t together = overlap(d);
-		/* each queue of the device in turn */
-		int64_t *queues;
-		size_t queue_count = insight_device_queues(d, &queues);
-		for (size_t q = 0; q < queue_count; q++) {
-			int64_t queue = queues[q];
-			size_t k = 0;
-			int64_t first = INT64_MAX, last = INT64_MIN, copy_ns = 0, kernel_ns = 0;
-			size_t kernels = 0, copies = 0, interleaved = 0;
-			for (size_t j = k; j < d->count; j++) {
-				const struct insight_activity *a = &d->items[j];
-				if (a->queue != queue || a->kind != INSIGHT_KERNEL)
-					continue;
-				first = a->start < first ? a->start : first;
-				last = a->end > last ? a->end : last;
-				kernels++;
-				kernel_ns += a->end - a->start;
-			}
-			for (size_t j = k; j < d->count; j++) {
-				const struct insight_activity *a = &d->items[j];
-				if (a->queue != queue || a->kind != INSIGHT_COPY)
-					continue;
-				copies++;
-				copy_ns += a->end - a->start;
-				interleaved += a->start > first && a->end < last;
-			}
-			int64_t smaller = copy_ns < kernel_ns ? copy_ns : kernel_ns;
-			int64_t total = copy_ns + kernel_ns;
-			if (interleaved < SERIAL_MIN_INTERLEAVED ||
-			    (double)smaller < SERIAL_MIN_SHARE * (double)total ||
-			    (double)together >= SERIAL_MAX_OVERLAP * (double)smaller)
+		struct serial *x = (struct serial *)state + i;
+		int again = 0;
+		for (size_t q = 0; q < x->queue_count; q++)
+			again |= serialised(x, &x->queues[q]);
+		if (again)
+			insight_replay(p, d, count_interleaved, NULL, x);
+		for (size_t q = 0; q < x->queue_count; q++) {
+			const struct queue *k = &x->queues[q];
+			if (!serialised(x, k) || k->interleaved < SERIAL_MIN_INTERLEAVED)
 				continue;
+			int64_t smaller = k->copy_ns < k->kernel_ns ? k->copy_ns : k->kernel_ns;
 			struct finding *f = finding_add(out, "copy-kernel-serial", p, d, smaller);
-			strbuf_addf(&f->what, "queue %" PRId64 " of %s ran %zu copies (", queue, d->label,
-				    copies);
-			insight_duration(&f->what, copy_ns);
-			strbuf_addf(&f->what, ") and %zu kernels (", kernels);
-			insight_duration(&f->what, kernel_ns);
+			strbuf_addf(&f->what, "queue %" PRId64 " of %s ran %zu copies (", d->queues[q],
+				    d->label, k->copies);
+			insight_duration(&f->what, k->copy_ns);
+			strbuf_addf(&f->what, ") and %zu kernels (", k->kernels);
+			insight_duration(&f->what, k->kernel_ns);
 			strbuf_addstr(&f->what, ") one after the other; overlapping them could hide up "
 						"to ");
 			insight_duration(&f->what, smaller);
 			strbuf_addf(&f->evidence, "%zu of the copies came between the queue's first and "
 						  "last kernel; copies and kernels overlapped on the device "
-						  "for ", interleaved);
-			insight_duration(&f->evidence, together);
+						  "for ", k->interleaved);
+			insight_duration(&f->evidence, x->together);
 			strbuf_addstr(&f->evidence, "\n");
 			strbuf_addstr(&f->advice, "split the data into chunks and put copies and kernels "
 						  "on separate queues (streams), ordered by events, so the "
 						  "next chunk's copy runs during this chunk's kernel (with "
 						  "pinned host memory in CUDA)");
 		}
-		free(queues);
+		free(x->queues);
 	}
+	free(state);
 }

@@ -8,6 +8,8 @@
 #include <string.h>
 
 #include "analysis/insight.h"
+#include "util/hash.h"
+#include "util/sort.h"
 
 /* Both the SMs' and memory's throughput below LATENCY_MAX_PCT % of peak (their average
  * over the kernel's measured dispatches, weighted by duration); the kernel at least
@@ -19,40 +21,82 @@ struct kernel {
 	const char *name;
 	int64_t ns, measured_ns;
 	size_t dispatches;
-	double sm, memory; /* sums of % x ns */
+	double sm, memory;            /* sums of % x ns */
+	size_t measured;              /* its place among the measured (first met); 0: none */
 };
 
-void rule_latency_bound(const struct insight_process *p, struct findings *out)
+/* A device's kernels by name (names are interned: a name is its pointer), an
+ * open-addressing index over a growing array. */
+struct kernels {
+	struct kernel *items;
+	size_t count, measured;
+	size_t *slots, size;          /* index + 1; 0: empty */
+};
+
+void *rule_latency_bound_begin(const struct insight_process *p)
+{
+	return xcalloc(p->device_count ? p->device_count : 1, sizeof(struct kernels));
+}
+
+static struct kernel *kernel_of(struct kernels *k, const char *name)
+{
+	if (2 * (k->count + 1) > k->size) {
+		k->size = k->size ? 2 * k->size : 64;
+		free(k->slots);
+		k->slots = xcalloc(k->size, sizeof(*k->slots));
+		for (size_t i = 0; i < k->count; i++) {
+			size_t j = hash_int((uintptr_t)k->items[i].name) & (k->size - 1);
+			while (k->slots[j])
+				j = (j + 1) & (k->size - 1);
+			k->slots[j] = i + 1;
+		}
+	}
+	size_t j = hash_int((uintptr_t)name) & (k->size - 1);
+	for (; k->slots[j]; j = (j + 1) & (k->size - 1))
+		if (k->items[k->slots[j] - 1].name == name)
+			return &k->items[k->slots[j] - 1];
+	k->items = xrealloc(k->items, (k->count + 1) * sizeof(*k->items));
+	k->items[k->count] = (struct kernel){ .name = name };
+	k->slots[j] = ++k->count;
+	return &k->items[k->count - 1];
+}
+
+void rule_latency_bound_item(void *state, const struct insight_process *p,
+			     const struct insight_device *d, const struct insight_activity *a)
+{
+	(void)p;
+	struct kernels *x = (struct kernels *)state + d->index;
+	if (a->kind != INSIGHT_KERNEL)
+		return;
+	struct kernel *k = kernel_of(x, a->name);
+	int64_t ns = a->end - a->start;
+	k->ns += ns; /* all its dispatches' time */
+	if (isnan(a->sm_pct) || isnan(a->memory_pct))
+		return;
+	if (!k->measured)
+		k->measured = ++x->measured;
+	k->measured_ns += ns;
+	k->dispatches++;
+	k->sm += a->sm_pct * (double)ns;
+	k->memory += a->memory_pct * (double)ns;
+}
+
+static int by_measured(const void *a, const void *b)
+{
+	const struct kernel *x = a, *y = b;
+	return (x->measured > y->measured) - (x->measured < y->measured);
+}
+
+void rule_latency_bound_finish(void *state, const struct insight_process *p,
+			       struct findings *out)
 {
 	for (size_t i = 0; i < p->device_count; i++) {
 		const struct insight_device *d = &p->devices[i];
-		struct kernel *kernels = NULL;
-		size_t count = 0;
-		for (size_t k = 0; k < d->count; k++) {
-			const struct insight_activity *a = &d->items[k];
-			if (a->kind != INSIGHT_KERNEL || isnan(a->sm_pct) || isnan(a->memory_pct))
-				continue;
-			size_t j = 0; /* names are interned: one pointer per name */
-			while (j < count && kernels[j].name != a->name)
-				j++;
-			if (j == count) {
-				kernels = xrealloc(kernels, (count + 1) * sizeof(*kernels));
-				kernels[count++] = (struct kernel){ a->name, 0, 0, 0, 0, 0 };
-			}
-			int64_t ns = a->end - a->start;
-			kernels[j].measured_ns += ns;
-			kernels[j].dispatches++;
-			kernels[j].sm += a->sm_pct * (double)ns;
-			kernels[j].memory += a->memory_pct * (double)ns;
-		}
-		for (size_t j = 0; j < count; j++) { /* all their dispatches' time */
-			for (size_t k = 0; k < d->count; k++)
-				if (d->items[k].kind == INSIGHT_KERNEL && d->items[k].name == kernels[j].name)
-					kernels[j].ns += d->items[k].end - d->items[k].start;
-		}
-		for (size_t j = 0; j < count; j++) {
-			const struct kernel *k = &kernels[j];
-			if (k->measured_ns <= 0)
+		struct kernels *x = (struct kernels *)state + i;
+		sort_array(x->items, x->count, sizeof(*x->items), by_measured);
+		for (size_t j = 0; j < x->count; j++) {
+			const struct kernel *k = &x->items[j];
+			if (!k->measured || k->measured_ns <= 0)
 				continue;
 			double sm = k->sm / (double)k->measured_ns, memory = k->memory / (double)k->measured_ns;
 			if (sm >= LATENCY_MAX_PCT || memory >= LATENCY_MAX_PCT ||
@@ -73,6 +117,8 @@ void rule_latency_bound(const struct insight_process *p, struct findings *out)
 						  "more independent loads per thread, a grid of more than one "
 						  "wave; see the warp-state stalls (compute analyze -b 20)");
 		}
-		free(kernels);
+		free(x->items);
+		free(x->slots);
 	}
+	free(state);
 }

@@ -13,60 +13,110 @@
 #define LAUNCH_MIN_KERNELS 100
 #define LAUNCH_MAX_BUSY_SHARE 0.5
 
-void rule_launch_bound(const struct insight_process *p, struct findings *out)
+struct launches {
+	size_t n;                     /* kernels counted */
+	int64_t first, last, idle;    /* their window; the idle time before them */
+	int64_t busy_closed;          /* busy time since first in the intervals closed */
+	int64_t busy;                 /* busy time from first to last */
+};
+
+void *rule_launch_bound_begin(const struct insight_process *p)
+{
+	return xcalloc(p->device_count ? p->device_count : 1, sizeof(struct launches));
+}
+
+/* A kernel counted: not one its thread waited for. */
+static int counted(const struct insight_activity *a)
+{
+	return a->kind == INSIGHT_KERNEL && !(a->call && a->call->waited);
+}
+
+/* The idle time before a kernel: when it starts a busy interval after the first, and
+ * is not the first kernel counted (n before it). */
+static int64_t idle_before(const struct insight_device *d, const struct insight_activity *a,
+			   size_t n)
+{
+	return n && d->before_open != INT64_MIN && d->open.start == a->start
+	       ? a->start - d->before_open : 0;
+}
+
+void rule_launch_bound_item(void *state, const struct insight_process *p,
+			    const struct insight_device *d, const struct insight_activity *a)
+{
+	(void)p;
+	struct launches *x = (struct launches *)state + d->index;
+	if (!counted(a))
+		return;
+	x->idle += idle_before(d, a, x->n);
+	if (!x->n++)
+		x->first = a->start; /* the stream is in order of start */
+	if (x->n == 1 || a->end > x->last) {
+		/* the busy time up to a new last: the closed intervals, and the open one's
+		 * part from first to it */
+		x->last = a->end;
+		int64_t from = d->open.start > x->first ? d->open.start : x->first;
+		x->busy = x->busy_closed + (x->last - from);
+	}
+}
+
+void rule_launch_bound_busy(void *state, const struct insight_process *p,
+			    const struct insight_device *d, const struct insight_interval *b,
+			    const struct insight_activity *next)
+{
+	(void)p, (void)next;
+	struct launches *x = (struct launches *)state + d->index;
+	if (x->n)
+		x->busy_closed += b->end - (b->start > x->first ? b->start : x->first);
+}
+
+/* The second pass: the medians of the kernels' durations and of the idle time before
+ * them. */
+struct medians {
+	size_t n;
+	struct insight_median *durations, *before;
+};
+
+static void add_medians(void *arg, const struct insight_device *d, const struct insight_activity *a)
+{
+	struct medians *m = arg;
+	if (!counted(a))
+		return;
+	insight_median_add(m->durations, a->end - a->start);
+	insight_median_add(m->before, idle_before(d, a, m->n++));
+}
+
+void rule_launch_bound_finish(void *state, const struct insight_process *p, struct findings *out)
 {
 	for (size_t i = 0; i < p->device_count; i++) {
 		const struct insight_device *d = &p->devices[i];
-		int64_t *durations = xcalloc(d->count ? d->count : 1, sizeof(*durations));
-		int64_t *before = xcalloc(d->count ? d->count : 1, sizeof(*before));
-		int64_t first = INT64_MAX, last = INT64_MIN, idle = 0;
-		size_t n = 0, b = 0;
-		for (size_t k = 0; k < d->count; k++) { /* sorted by start */
-			const struct insight_activity *a = &d->items[k];
-			const struct insight_call *c = insight_call_of(p, a);
-			if (a->kind != INSIGHT_KERNEL || (c && c->waited))
-				continue;
-			while (b < d->busy_count && d->busy[b].end < a->start)
-				b++;
-			/* the idle time before it: when it starts a busy interval after the first */
-			int64_t gap = n && b < d->busy_count && b > 0 && d->busy[b].start == a->start
-				      ? a->start - d->busy[b - 1].end : 0;
-			durations[n] = a->end - a->start;
-			before[n++] = gap;
-			idle += gap;
-			first = a->start < first ? a->start : first;
-			last = a->end > last ? a->end : last;
-		}
-		int64_t duration = insight_median(durations, n), wait = insight_median(before, n);
-		free(durations);
-		free(before);
-		if (n < LAUNCH_MIN_KERNELS)
+		const struct launches *x = (struct launches *)state + i;
+		int64_t window = x->last - x->first;
+		if (x->n < LAUNCH_MIN_KERNELS ||
+		    (double)x->busy >= LAUNCH_MAX_BUSY_SHARE * (double)window)
 			continue;
-		int64_t window = last - first, busy = 0;
-		for (size_t k = 0; k < d->busy_count; k++) {
-			int64_t s = d->busy[k].start > first ? d->busy[k].start : first;
-			int64_t e = d->busy[k].end < last ? d->busy[k].end : last;
-			busy += e > s ? e - s : 0;
-		}
-		if ((double)busy >= LAUNCH_MAX_BUSY_SHARE * (double)window ||
-		    duration >= wait)
+		struct medians m = { 0, insight_median_begin(p), insight_median_begin(p) };
+		insight_replay(p, d, add_medians, NULL, &m);
+		int64_t duration = insight_median_end(m.durations);
+		int64_t wait = insight_median_end(m.before);
+		if (duration >= wait)
 			continue;
-		struct finding *f = finding_add(out, "launch-bound", p, d, idle);
-		strbuf_addf(&f->what, "%zu kernels on %s ran ", n, d->label);
+		struct finding *f = finding_add(out, "launch-bound", p, d, x->idle);
+		strbuf_addf(&f->what, "%zu kernels on %s ran ", x->n, d->label);
 		insight_duration(&f->what, duration);
 		strbuf_addstr(&f->what, " each (median) after the device had idled ");
 		insight_duration(&f->what, wait);
 		strbuf_addf(&f->what, " for them: it was busy %.1f %% of the time from the first to "
-				      "the last", 100.0 * (double)busy / (double)window);
+				      "the last", 100.0 * (double)x->busy / (double)window);
 		strbuf_addstr(&f->evidence, "kernels from +");
-		insight_duration(&f->evidence, first - p->start);
+		insight_duration(&f->evidence, x->first - p->start);
 		strbuf_addstr(&f->evidence, " to +");
-		insight_duration(&f->evidence, last - p->start);
+		insight_duration(&f->evidence, x->last - p->start);
 		strbuf_addstr(&f->evidence, "; idle before them: ");
-		insight_duration(&f->evidence, idle);
+		insight_duration(&f->evidence, x->idle);
 		strbuf_addstr(&f->evidence, "\n");
 		strbuf_addstr(&f->advice, "give each launch more work: fuse small kernels, process "
 					  "several items per launch, or record the sequence once and "
 					  "replay it (CUDA graphs)");
 	}
+	free(state);
 }

@@ -17,64 +17,86 @@ struct sender {
 	size_t items;
 };
 
-void rule_one_queue(const struct insight_process *p, struct findings *out)
+struct queue {
+	struct sender *senders;       /* in order of their first item */
+	size_t sender_count;
+	int64_t total, overlapped, end;
+};
+
+struct queues {
+	struct queue *queues;         /* by the device's queue index */
+	size_t count;
+};
+
+void *rule_one_queue_begin(const struct insight_process *p)
+{
+	return xcalloc(p->device_count ? p->device_count : 1, sizeof(struct queues));
+}
+
+void rule_one_queue_item(void *state, const struct insight_process *p,
+			 const struct insight_device *d, const struct insight_activity *a)
+{
+	(void)p;
+	struct queues *x = (struct queues *)state + d->index;
+	if (a->queue_index == SIZE_MAX)
+		return;
+	while (x->count <= a->queue_index) {
+		x->queues = xrealloc(x->queues, (x->count + 1) * sizeof(*x->queues));
+		x->queues[x->count++] = (struct queue){ .end = INT64_MIN };
+	}
+	struct queue *q = &x->queues[a->queue_index];
+	size_t s = 0;
+	while (s < q->sender_count && q->senders[s].tid != a->tid)
+		s++;
+	if (s == q->sender_count) {
+		q->senders = xrealloc(q->senders, (q->sender_count + 1) * sizeof(*q->senders));
+		q->senders[q->sender_count++] = (struct sender){ a->tid, 0, 0 };
+	}
+	q->senders[s].ns += a->end - a->start;
+	q->senders[s].items++;
+	q->total += a->end - a->start;
+	if (q->end > a->start)
+		q->overlapped += (q->end < a->end ? q->end : a->end) - a->start;
+	if (a->end > q->end)
+		q->end = a->end;
+}
+
+void rule_one_queue_finish(void *state, const struct insight_process *p, struct findings *out)
 {
 	for (size_t i = 0; i < p->device_count; i++) {
 		const struct insight_device *d = &p->devices[i];
-		int64_t *queues;
-		size_t queue_count = insight_device_queues(d, &queues);
-		for (size_t q = 0; q < queue_count; q++) {
-			struct sender *senders = NULL;
-			size_t sender_count = 0;
-			int64_t total = 0, overlapped = 0, end = INT64_MIN;
-			for (size_t k = 0; k < d->count; k++) {
-				const struct insight_activity *a = &d->items[k];
-				if (a->queue != queues[q])
-					continue;
-				size_t s = 0;
-				while (s < sender_count && senders[s].tid != a->tid)
-					s++;
-				if (s == sender_count) {
-					senders = xrealloc(senders, (sender_count + 1) * sizeof(*senders));
-					senders[sender_count++] = (struct sender){ a->tid, 0, 0 };
-				}
-				senders[s].ns += a->end - a->start;
-				senders[s].items++;
-				total += a->end - a->start;
-				if (end > a->start)
-					overlapped += (end < a->end ? end : a->end) - a->start;
-				if (a->end > end)
-					end = a->end;
-			}
+		struct queues *x = (struct queues *)state + i;
+		for (size_t q = 0; q < x->count; q++) {
+			const struct queue *k = &x->queues[q];
 			size_t busy = 0, top = 0;
-			for (size_t s = 0; s < sender_count; s++) {
-				busy += senders[s].items >= ONE_QUEUE_MIN_ITEMS;
-				if (senders[s].ns > senders[top].ns)
+			for (size_t s = 0; s < k->sender_count; s++) {
+				busy += k->senders[s].items >= ONE_QUEUE_MIN_ITEMS;
+				if (k->senders[s].ns > k->senders[top].ns)
 					top = s;
 			}
 			if (busy < ONE_QUEUE_MIN_THREADS ||
-			    (double)overlapped >= ONE_QUEUE_MAX_OVERLAP * (double)total) {
-				free(senders);
+			    (double)k->overlapped >= ONE_QUEUE_MAX_OVERLAP * (double)k->total)
 				continue;
-			}
-			int64_t others = total - senders[top].ns;
+			int64_t others = k->total - k->senders[top].ns;
 			struct finding *f = finding_add(out, "one-queue", p, d, others);
 			strbuf_addf(&f->what, "%zu threads sent their work to queue %" PRId64 " of %s, "
 					      "where it ran one item at a time: the work of all but "
-					      "the busiest thread (", busy, queues[q], d->label);
+					      "the busiest thread (", busy, d->queues[q], d->label);
 			insight_duration(&f->what, others);
 			strbuf_addstr(&f->what, ") could have overlapped on queues of their own");
-			for (size_t s = 0; s < sender_count; s++) {
-				strbuf_addf(&f->evidence, "thread %" PRId64 ": %zu items, ", senders[s].tid,
-					    senders[s].items);
-				insight_duration(&f->evidence, senders[s].ns);
+			for (size_t s = 0; s < k->sender_count; s++) {
+				strbuf_addf(&f->evidence, "thread %" PRId64 ": %zu items, ",
+					    k->senders[s].tid, k->senders[s].items);
+				insight_duration(&f->evidence, k->senders[s].ns);
 				strbuf_addstr(&f->evidence, "\n");
 			}
 			strbuf_addstr(&f->advice, "give each thread its own queue (CUDA: a stream per "
 						  "thread, or --default-stream per-thread) and order what "
 						  "depends on another thread's work with events");
-			free(senders);
 		}
-		free(queues);
+		for (size_t q = 0; q < x->count; q++)
+			free(x->queues[q].senders);
+		free(x->queues);
 	}
+	free(state);
 }

@@ -13,70 +13,132 @@
 #define SYNC_MIN_LAUNCHES 20
 #define SYNC_MIN_SHARE 0.9
 
-void rule_sync_per_launch(const struct insight_process *p, struct findings *out)
+/* A launching thread: its calls' tallies, then what its waited-for kernels left idle. */
+struct thread {
+	int64_t tid;
+	size_t launches, waited, kernels;
+	int64_t wait_ns, idle;
+	const char *wait_name, *launch_name, *kernel_name;
+	int waiting;                  /* the last launch was waited for: its wait comes next */
+	size_t where;                 /* the device of its last such kernel; SIZE_MAX: none */
+};
+
+struct sync {
+	struct thread *threads;       /* by tid, as the calls stream */
+	size_t thread_count;
+	/* the threads whose waited-for kernel ended at the open busy interval's end so far */
+	int64_t *ending, ends_at;
+	size_t ending_count;
+};
+
+void *rule_sync_per_launch_begin(const struct insight_process *p)
 {
-	if (!p->has_calls)
+	(void)p;
+	return xcalloc(1, sizeof(struct sync));
+}
+
+void rule_sync_per_launch_call(void *state, const struct insight_process *p,
+			       const struct insight_call *c)
+{
+	(void)p;
+	struct sync *x = state;
+	if (!x->thread_count || x->threads[x->thread_count - 1].tid != c->tid) {
+		x->threads = xrealloc(x->threads, (x->thread_count + 1) * sizeof(*x->threads));
+		x->threads[x->thread_count++] = (struct thread){ .tid = c->tid, .where = SIZE_MAX };
+	}
+	struct thread *t = &x->threads[x->thread_count - 1];
+	if (c->launch) {
+		t->launches++;
+		t->waited += c->waited;
+		t->waiting = c->waited;
+		t->launch_name = c->name;
+	} else if (t->waiting && (c->blocking || insight_is_wait(c->name))) {
+		t->wait_ns += c->end - c->start;
+		t->wait_name = c->name;
+		t->waiting = 0;
+	}
+}
+
+static struct thread *thread_of(struct sync *x, int64_t tid)
+{
+	size_t lo = 0, hi = x->thread_count;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (x->threads[mid].tid < tid)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < x->thread_count && x->threads[lo].tid == tid ? &x->threads[lo] : NULL;
+}
+
+/* A kernel its thread waited for: counted, and its thread noted when it ends its busy
+ * interval so far. */
+void rule_sync_per_launch_item(void *state, const struct insight_process *p,
+			       const struct insight_device *d, const struct insight_activity *a)
+{
+	(void)p;
+	struct sync *x = state;
+	struct thread *t;
+	if (a->kind != INSIGHT_KERNEL || !a->call || !a->call->waited ||
+	    !(t = thread_of(x, a->call->tid)))
 		return;
-	for (size_t first = 0, end; first < p->call_count; first = end) {
-		int64_t tid = p->calls[first].tid;
-		insight_thread_calls(p, tid, &first, &end);
-		size_t launches = 0, waited = 0;
-		int64_t wait_ns = 0;
-		const char *wait_name = NULL, *launch_name = NULL;
-		int waiting = 0; /* the last launch was waited for: its wait comes next */
-		for (size_t i = first; i < end; i++) {
-			const struct insight_call *c = &p->calls[i];
-			if (c->launch) {
-				launches++;
-				waited += c->waited;
-				waiting = c->waited;
-				launch_name = c->name;
-			} else if (waiting && (c->blocking || insight_is_wait(c->name))) {
-				wait_ns += c->end - c->start;
-				wait_name = c->name;
-				waiting = 0;
-			}
-		}
-		if (launches < SYNC_MIN_LAUNCHES || (double)waited < SYNC_MIN_SHARE * (double)launches)
+	t->kernels++;
+	t->kernel_name = a->name;
+	t->where = d->index;
+	if (a->end != d->open.end)
+		return;
+	if (x->ends_at != a->end)
+		x->ending_count = 0, x->ends_at = a->end;
+	for (size_t i = 0; i < x->ending_count; i++)
+		if (x->ending[i] == t->tid)
+			return;
+	x->ending = xrealloc(x->ending, (x->ending_count + 1) * sizeof(*x->ending));
+	x->ending[x->ending_count++] = t->tid;
+}
+
+/* The cost: the device's idle time after each such kernel that ended its busy interval,
+ * until its next work; each gap once per thread. */
+void rule_sync_per_launch_busy(void *state, const struct insight_process *p,
+			       const struct insight_device *d, const struct insight_interval *b,
+			       const struct insight_activity *next)
+{
+	(void)p, (void)d;
+	struct sync *x = state;
+	if (next && x->ending_count && x->ends_at == b->end)
+		for (size_t i = 0; i < x->ending_count; i++)
+			thread_of(x, x->ending[i])->idle += next->start - b->end;
+	x->ending_count = 0;
+}
+
+void rule_sync_per_launch_finish(void *state, const struct insight_process *p,
+				 struct findings *out)
+{
+	struct sync *x = state;
+	for (size_t i = 0; i < x->thread_count; i++) {
+		const struct thread *t = &x->threads[i];
+		if (t->launches < SYNC_MIN_LAUNCHES ||
+		    (double)t->waited < SYNC_MIN_SHARE * (double)t->launches)
 			continue;
-		/* the cost: the device's idle time after each such kernel, until its next work */
-		int64_t idle = 0;
-		size_t kernels = 0;
-		const struct insight_device *where = NULL;
-		const char *kernel_name = NULL;
-		for (size_t i = 0; i < p->device_count; i++) {
-			const struct insight_device *d = &p->devices[i];
-			size_t b = 0, counted = SIZE_MAX; /* each gap once */
-			for (size_t k = 0; k < d->count; k++) {
-				const struct insight_activity *a = &d->items[k];
-				const struct insight_call *c = insight_call_of(p, a);
-				if (a->kind != INSIGHT_KERNEL || !c || c->tid != tid || !c->waited)
-					continue;
-				while (b < d->busy_count && d->busy[b].end < a->end)
-					b++;
-				kernels++;
-				kernel_name = a->name;
-				where = d;
-				if (b + 1 < d->busy_count && d->busy[b].end == a->end && b != counted) {
-					idle += d->busy[b + 1].start - d->busy[b].end;
-					counted = b;
-				}
-			}
-		}
-		struct finding *f = finding_add(out, "sync-per-launch", p, where, idle);
+		struct finding *f = finding_add(out, "sync-per-launch", p,
+						t->where == SIZE_MAX ? NULL : &p->devices[t->where],
+						t->idle);
 		strbuf_addf(&f->what, "thread %" PRId64 " waited for the device after %zu of its %zu "
 				      "launches, each before launching the next; the device sat idle ",
-			    tid, waited, launches);
-		insight_duration(&f->what, idle);
+			    t->tid, t->waited, t->launches);
+		insight_duration(&f->what, t->idle);
 		strbuf_addstr(&f->what, " after those kernels");
 		strbuf_addf(&f->evidence, "launches: %s (kernel %s, %zu run)\nwaits: %s, the thread "
-					  "blocked in them for ", launch_name, kernel_name ? kernel_name : "?",
-			    kernels, wait_name);
-		insight_duration(&f->evidence, wait_ns);
+					  "blocked in them for ", t->launch_name,
+			    t->kernel_name ? t->kernel_name : "?", t->kernels, t->wait_name);
+		insight_duration(&f->evidence, t->wait_ns);
 		strbuf_addstr(&f->evidence, "\n");
 		strbuf_addstr(&f->advice, "launch the loop's kernels back to back and wait once after "
 					  "the loop, or only where the host needs a result; order "
 					  "dependent work with events or the queue's order instead of "
 					  "waits; read results with non-blocking copies");
 	}
+	free(x->threads);
+	free(x->ending);
+	free(x);
 }

@@ -1,0 +1,162 @@
+/* Unit tests of the temporary record files and the external sort (src/util/extsort.c):
+ * exact order and every record once, in memory and through many runs on disk; the
+ * errors of an unusable temporary directory and of a file that cannot grow. */
+#include <signal.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "util/extsort.h"
+
+struct rec {
+	uint32_t key;
+	uint32_t pad;
+	uint64_t seq;
+	uint64_t payload;
+};
+
+static int by_key(const void *a, const void *b, void *arg)
+{
+	const struct rec *x = a, *y = b;
+	(*(int *)arg)++;
+	if (x->key != y->key)
+		return x->key < y->key ? -1 : 1;
+	return (x->seq > y->seq) - (x->seq < y->seq);
+}
+
+/* n records with keys from a small range (many equal), sorted with memory bytes: in
+ * order of (key, seq), each once with its payload. */
+static void sort_records(size_t n, size_t memory)
+{
+	int compares = 0;
+	struct extsort *s = extsort_begin(sizeof(struct rec), memory, by_key, &compares);
+	struct error err = { "" };
+	uint32_t state = 12345;
+	int added = 0;
+	for (size_t i = 0; i < n; i++) {
+		state = state * 1103515245 + 12345;
+		struct rec r = { (state >> 8) % 1000, 0, i, i * 7 + 3 };
+		added += extsort_add(s, &r, &err) == 0;
+	}
+	CHECK(added == (int)n);
+	CHECK(extsort_count(s) == n);
+	CHECK(extsort_sorted(s, &err) == 0);
+	unsigned char *seen = calloc(n ? n : 1, 1);
+	const void *v;
+	struct rec last = { 0, 0, 0, 0 };
+	size_t count = 0, ordered = 0, right = 0, once = 0;
+	int got;
+	while ((got = extsort_next(s, &v, &err)) > 0) {
+		const struct rec *r = v;
+		ordered += !count || r->key > last.key || (r->key == last.key && r->seq > last.seq);
+		right += r->seq < n && r->payload == r->seq * 7 + 3;
+		if (r->seq < n && !seen[r->seq]++)
+			once++;
+		last = *r;
+		count++;
+	}
+	CHECK(got == 0);
+	CHECK(count == n);
+	CHECK(ordered == n);
+	CHECK(right == n);
+	CHECK(once == n);
+	CHECK(extsort_next(s, &v, &err) == 0); /* stays at the end */
+	free(seen);
+	extsort_free(s);
+}
+
+static void test_sorts(void)
+{
+	sort_records(0, 1 << 20);
+	sort_records(1, 1 << 20);
+	sort_records(5000, 1 << 20);     /* in memory */
+	sort_records(200000, 64 << 10);  /* about 200 runs of 2,000 */
+	sort_records(100000, 1);         /* runs of the smallest size: 16 records */
+}
+
+static void test_records(void)
+{
+	struct tempfile t;
+	struct error err = { "" };
+	CHECK(tempfile_open(&t, &err) == 0);
+	struct record_writer w;
+	record_writer_begin(&w, &t, sizeof(uint64_t), 100); /* a buffer of 12 records */
+	int ok = 0;
+	for (uint64_t i = 0; i < 1000; i++)
+		ok += record_writer_add(&w, &i, &err) == 0;
+	CHECK(ok == 1000);
+	CHECK(record_writer_end(&w, &err) == 0);
+	CHECK(t.size == 8000);
+	/* a range read back through a small buffer, with one record rewritten in place */
+	uint64_t patched = 999999;
+	CHECK(tempfile_pwrite(&t, 500 * 8, &patched, 8, &err) == 0);
+	struct record_reader r;
+	record_reader_begin(&r, &t, sizeof(uint64_t), 490, 510, 24);
+	const void *v;
+	uint64_t expect = 490, right = 0, count = 0;
+	while (record_reader_next(&r, &v, &err) > 0) {
+		uint64_t x = *(const uint64_t *)v;
+		right += x == (expect == 500 ? patched : expect);
+		expect++, count++;
+	}
+	record_reader_end(&r);
+	CHECK(count == 20 && right == 20);
+	tempfile_close(&t);
+	CHECK(t.fd == -1);
+}
+
+static void test_errors(void)
+{
+	struct error err = { "" };
+	char *saved = getenv("TMPDIR") ? strdup(getenv("TMPDIR")) : NULL;
+	setenv("TMPDIR", "/nonexistent-gpuprof-dir", 1);
+	int compares = 0;
+	struct extsort *s = extsort_begin(sizeof(struct rec), 1, by_key, &compares);
+	int rc = 0;
+	for (uint64_t i = 0; rc == 0 && i < 100; i++) {
+		struct rec r = { (uint32_t)(100 - i), 0, i, 0 };
+		rc = extsort_add(s, &r, &err);
+	}
+	CHECK(rc == -1);
+	CHECK(strstr(err.message, "/nonexistent-gpuprof-dir") != NULL);
+	CHECK(strstr(err.message, "TMPDIR") != NULL);
+	extsort_free(s);
+	if (saved)
+		setenv("TMPDIR", saved, 1);
+	else
+		unsetenv("TMPDIR");
+	free(saved);
+	/* a file that cannot grow (as on a full disk): the spill fails with the reason */
+	pid_t child = fork();
+	if (child == 0) {
+		signal(SIGXFSZ, SIG_IGN);
+		struct rlimit limit = { 64 << 10, 64 << 10 };
+		setrlimit(RLIMIT_FSIZE, &limit);
+		struct extsort *big = extsort_begin(sizeof(struct rec), 32 << 10, by_key, &compares);
+		struct error e = { "" };
+		int failed = 0;
+		for (uint64_t i = 0; !failed && i < 100000; i++) {
+			struct rec r = { (uint32_t)i, 0, i, 0 };
+			failed = extsort_add(big, &r, &e) != 0;
+		}
+		int sorted = failed || extsort_sorted(big, &e) != 0;
+		extsort_free(big);
+		_exit(sorted && strstr(e.message, "cannot write a temporary file") &&
+		      strstr(e.message, "File too large") ? 0 : 1);
+	}
+	int status = -1;
+	waitpid(child, &status, 0);
+	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+
+int main(void)
+{
+	test_sorts();
+	test_records();
+	test_errors();
+	return check_summary("test-extsort");
+}
