@@ -1,5 +1,5 @@
 /* The run laid out for the findings (insight_build, see insight-internal.h), in three
- * passes over the database and three external sorts:
+ * passes over the database and four external sorts:
  *   1. the API calls by process, thread and start (SQLite's sort): the top-level ones
  *      written to the calls' file, every call's correlation id sorted beside the index
  *      of its top-level call;

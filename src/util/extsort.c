@@ -126,11 +126,15 @@ void record_reader_begin(struct record_reader *r, const struct tempfile *file, s
 	r->filled = r->at = 0;
 	r->next = first;
 	r->end = end;
+	r->release = 0;
 }
 
 int record_reader_next(struct record_reader *r, const void **record, struct error *err)
 {
 	if (r->at == r->filled) {
+		if (r->release && r->filled) /* read once: its disk space given back */
+			fallocate(r->file->fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
+				  (off_t)((r->next * r->record) - r->filled), (off_t)r->filled);
 		if (r->next >= r->end)
 			return 0;
 		uint64_t count = r->size / r->record;
@@ -284,6 +288,7 @@ int extsort_sorted(struct extsort *s, struct error *err)
 	for (size_t i = 0; i < s->run_count; i++) {
 		struct run *r = &s->runs[i];
 		record_reader_begin(&r->reader, &s->file, s->record, r->first, r->end, buffer);
+		r->reader.release = 1; /* a run is read once */
 		int got = record_reader_next(&r->reader, &r->head, err);
 		if (got < 0)
 			return -1;

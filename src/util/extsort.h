@@ -46,6 +46,9 @@ struct record_reader {
 	char *buffer;
 	size_t size, filled, at;      /* bytes */
 	uint64_t next, end;           /* record indexes: the next to read from the file */
+	int release;                  /* records read are not read again: their disk space
+					 is given back as the reader moves on (where the
+					 file system can) */
 };
 
 void record_reader_begin(struct record_reader *r, const struct tempfile *file, size_t record,

@@ -200,13 +200,14 @@ int export_recording(const struct recording *rec, const struct writer_ops *const
 	struct event e;
 	char uuid[RECORD_UUID_TEXT];
 	int failed = export_run_begin(&run, writers, count, options, err);
-	for (size_t i = 0; run.timeline && i < rec->kernels.count; i++)
-		export_flows_add(&run.flows, 1, (int64_t)((const struct record_kernel *)
-						   rec->kernels.items[i])->correlation_id);
-	for (size_t i = 0; run.timeline && i < rec->copies.count; i++)
-		export_flows_add(&run.flows, 1, (int64_t)((const struct record_memory_copy *)
-						   rec->copies.items[i])->correlation_id);
-	export_flows_ready(&run.flows);
+	for (size_t i = 0; !failed && run.timeline && i < rec->kernels.count; i++)
+		failed = export_flows_add(&run.flows, 1, (int64_t)((const struct record_kernel *)
+							 rec->kernels.items[i])->correlation_id, err);
+	for (size_t i = 0; !failed && run.timeline && i < rec->copies.count; i++)
+		failed = export_flows_add(&run.flows, 1, (int64_t)((const struct record_memory_copy *)
+							 rec->copies.items[i])->correlation_id, err);
+	if (!failed)
+		failed = export_flows_ready(&run.flows, err);
 	if (run.timeline)
 		launch_stacks_from_recording(rec, &run.launch_stacks);
 	for (size_t i = 0; i < rec->counters.count; i++) { /* sorted by correlation id */

@@ -1,8 +1,10 @@
 /* The writers run over the events of an export (see export-run.h). */
 #include "writer/export-run.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "util/hash.h"
 #include "util/sort.h"
@@ -53,17 +55,6 @@ static void truncated_release(struct truncated *t)
 
 
 
-void export_flows_add(struct flows *f, int64_t process_id, int64_t correlation_id)
-{
-	if (!correlation_id)
-		return;
-	if (f->count == f->alloc) {
-		f->alloc = f->alloc ? 2 * f->alloc : 1024;
-		f->work = xrealloc(f->work, f->alloc * sizeof(*f->work));
-	}
-	f->work[f->count++] = (struct flow_end){ process_id, correlation_id };
-}
-
 static int flow_end_compare(const void *a, const void *b)
 {
 	const struct flow_end *x = a, *y = b;
@@ -72,16 +63,71 @@ static int flow_end_compare(const void *a, const void *b)
 	return (x->correlation_id > y->correlation_id) - (x->correlation_id < y->correlation_id);
 }
 
-/* Called once every piece of device work was added. */
-void export_flows_ready(struct flows *f)
+static int flow_end_order(const void *a, const void *b, void *arg)
 {
-	sort_array(f->work, f->count, sizeof(*f->work), flow_end_compare);
-	size_t kept = 0;
-	for (size_t i = 0; i < f->count; i++)
-		if (!kept || flow_end_compare(&f->work[kept - 1], &f->work[i]))
-			f->work[kept++] = f->work[i];
-	f->count = kept;
-	f->state = xcalloc(kept ? kept : 1, 1);
+	(void)arg;
+	return flow_end_compare(a, b);
+}
+
+/* What the sort of the work may hold. */
+#define FLOWS_SORT_MEMORY (16 << 20)
+
+int export_flows_add(struct flows *f, int64_t process_id, int64_t correlation_id,
+		     struct error *err)
+{
+	if (!correlation_id)
+		return 0;
+	if (!f->adding)
+		f->adding = extsort_begin(sizeof(struct flow_end), FLOWS_SORT_MEMORY, flow_end_order,
+					  NULL);
+	struct flow_end end = { process_id, correlation_id, 0 };
+	return extsort_add(f->adding, &end, err);
+}
+
+/* Called once every piece of device work was added. */
+int export_flows_ready(struct flows *f, struct error *err)
+{
+	if (!f->adding)
+		return 0;
+	int rc = extsort_sorted(f->adding, err);
+	if (rc == 0 && (rc = tempfile_open(&f->file, err)) == 0) {
+		f->has_file = 1;
+		struct record_writer w;
+		record_writer_begin(&w, &f->file, sizeof(struct flow_end), 1 << 20);
+		struct flow_end last = { 0, 0, 0 };
+		const void *next;
+		int got;
+		while ((got = extsort_next(f->adding, &next, err)) > 0) {
+			if (f->count && !flow_end_compare(&last, next))
+				continue;
+			last = *(const struct flow_end *)next;
+			f->count++;
+			if (record_writer_add(&w, &last, err)) {
+				got = -1;
+				break;
+			}
+		}
+		rc = record_writer_end(&w, err) || got < 0 ? -1 : 0;
+	}
+	extsort_free(f->adding);
+	f->adding = NULL;
+	if (rc == 0 && f->count) {
+		void *map = mmap(NULL, f->file.size, PROT_READ | PROT_WRITE, MAP_SHARED, f->file.fd, 0);
+		if (map == MAP_FAILED)
+			return error_set(err, "cannot map a temporary file: %s", strerror(errno));
+		f->work = map;
+	}
+	return rc;
+}
+
+static void flows_release(struct flows *f)
+{
+	extsort_free(f->adding);
+	if (f->work)
+		munmap(f->work, f->file.size);
+	if (f->has_file)
+		tempfile_close(&f->file);
+	memset(f, 0, sizeof(*f));
 }
 
 /* Whether e, an API call or device work, carries its flow. */
@@ -98,7 +144,7 @@ static int flows_link(struct flows *f, const struct event *e)
 	}
 	if (lo == f->count || flow_end_compare(&f->work[lo], &key))
 		return 0; /* a call that enqueued nothing recorded */
-	uint8_t *state = &f->state[lo];
+	uint8_t *state = &f->work[lo].state;
 	if (e->kind == EVENT_API_CALL) {
 		if (*state & FLOW_WORK_PASSED)
 			return 0; /* its work went by first: too late to start a flow */
@@ -231,8 +277,7 @@ int export_run_end(struct export_run *run, int failed, struct strbuf *written,
 	truncated_release(&run->truncated);
 	free(run->counters.keys);
 	free(run->counters.values);
-	free(run->flows.work);
-	free(run->flows.state);
+	flows_release(&run->flows);
 	launch_stacks_release(&run->launch_stacks);
 	free(run->starts);
 	progress_task_end(run->progress);

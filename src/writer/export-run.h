@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include "analysis/unwind.h"
+#include "util/extsort.h"
 #include "util/progress.h"
 #include "writer/launch-stacks.h"
 #include "writer/writer.h"
@@ -28,12 +29,18 @@ struct truncated {
  * its call went by first. */
 struct flow_end {
 	int64_t process_id, correlation_id;
+	uint8_t state;
 };
 
+/* The work is sorted on disk (an external sort) and looked up in a shared mapping of a
+ * temporary file: its pages are the kernel's to keep or drop, so that the export holds
+ * no memory per event. */
 struct flows {
-	struct flow_end *work; /* sorted, without repeats */
-	uint8_t *state;
-	size_t count, alloc;
+	struct extsort *adding;       /* until ready */
+	struct tempfile file;         /* from ready: the work sorted, without repeats */
+	int has_file;
+	struct flow_end *work;        /* the file mapped */
+	size_t count;
 };
 
 /* The kernels' hardware counters, by process and correlation id: kernel events point
@@ -65,9 +72,11 @@ struct export_run {
 };
 
 /* The flows' work: a kernel or copy of that process and correlation id (none for 0);
- * export_flows_ready() sorts them once all are added. */
-void export_flows_add(struct flows *f, int64_t process_id, int64_t correlation_id);
-void export_flows_ready(struct flows *f);
+ * export_flows_ready() sorts them once all are added. 0, or -1 with err set (a
+ * temporary file that cannot be written). */
+int export_flows_add(struct flows *f, int64_t process_id, int64_t correlation_id,
+		     struct error *err);
+int export_flows_ready(struct flows *f, struct error *err);
 /* A kernel's counter, for its event. */
 void export_counters_add(struct counter_index *ci, int64_t process_id, int64_t correlation_id,
 			 const char *name, double value);

@@ -529,13 +529,16 @@ static int load_flows(sqlite3 *db, struct flows *flows, struct error *err)
 			return -1;
 		int row;
 		while ((row = step_row(db, s, err)) > 0)
-			export_flows_add(flows, sqlite3_column_int64(s, 0), sqlite3_column_int64(s, 1));
+			if (export_flows_add(flows, sqlite3_column_int64(s, 0),
+					     sqlite3_column_int64(s, 1), err)) {
+				row = -1;
+				break;
+			}
 		sqlite3_finalize(s);
 		if (row < 0)
 			return -1;
 	}
-	export_flows_ready(flows);
-	return 0;
+	return export_flows_ready(flows, err);
 }
 
 /* The kernels' counters in the database (schema 3.2 and later). */
