@@ -14,7 +14,6 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 
 #include "analysis/insight-internal.h"
 #include "store/store.h"
@@ -519,21 +518,9 @@ static void label_devices(struct insight_engine *e)
 
 /* ---- the whole ------------------------------------------------------------------------------- */
 
-/* What an external sort may hold: 16 MiB, less under a smaller limit of data memory
- * (four sorts may be alive at once, and SQLite's own). */
-static size_t sort_memory(void)
-{
-	size_t memory = 16 << 20;
-	struct rlimit limit;
-	if (getrlimit(RLIMIT_DATA, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY &&
-	    limit.rlim_cur / 16 < memory)
-		memory = limit.rlim_cur / 16 > (256 << 10) ? limit.rlim_cur / 16 : 256 << 10;
-	return memory;
-}
-
 void insight_build(struct insight_engine *e)
 {
-	e->memory = sort_memory();
+	e->memory = extsort_memory();
 	e->calls.fd = e->items.fd = -1;
 	read_processes(e);
 	struct extsort *links = extsort_begin(sizeof(struct link), e->memory, by_correlation, NULL);

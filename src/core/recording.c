@@ -10,14 +10,7 @@
 #include "util/sort.h"
 #include "util/strbuf.h"
 
-static void list_add(struct record_list *list, const struct record_header *h)
-{
-	if (list->count == list->alloc) {
-		list->alloc = list->alloc ? list->alloc * 2 : 1024;
-		list->items = xrealloc(list->items, list->alloc * sizeof(*list->items));
-	}
-	list->items[list->count++] = h;
-}
+#define list_add record_list_add
 
 static int by_u64(const void *a, const void *b);
 static int counter_by_correlation(const void *a, const void *b);
@@ -136,7 +129,7 @@ static void index_by_id(struct record_list *list)
 {
 	if (!list->count)
 		return;
-	sort_array(list->items, list->count, sizeof(*list->items), by_id);
+	sort_pointers((const void **)list->items, list->count, by_id);
 	size_t kept = 0;
 	for (size_t i = 0; i < list->count; i++) {
 		if (kept && id_of(list->items[kept - 1]) == id_of(list->items[i]))
@@ -220,15 +213,15 @@ int recording_read(struct recording *rec, const char *spool_path, struct error *
 	}
 	progress_task_end(progress);
 	if (more < 0) {
-		free(marker_begins.items);
-		free(marker_ends.items);
+		record_list_release(&marker_begins);
+		record_list_release(&marker_ends);
 		recording_release(rec);
 		return -1;
 	}
 	stats->truncated_bytes = rec->reader.truncated_bytes;
 	if (!rec->process) {
-		free(marker_begins.items);
-		free(marker_ends.items);
+		record_list_release(&marker_begins);
+		record_list_release(&marker_ends);
 		recording_release(rec);
 		return error_set(err, "'%s' holds no process record: it is empty or was cut off "
 				 "before its first flush", spool_path);
@@ -248,8 +241,8 @@ int recording_read(struct recording *rec, const char *spool_path, struct error *
 	index_by_id(&rec->thread_names);
 	index_by_id(&rec->metric_series);
 	int joined = join_markers(rec, &marker_begins, &marker_ends, err);
-	free(marker_begins.items);
-	free(marker_ends.items);
+	record_list_release(&marker_begins);
+	record_list_release(&marker_ends);
 	if (joined < 0) {
 		recording_release(rec);
 		return -1;
@@ -258,20 +251,18 @@ int recording_read(struct recording *rec, const char *spool_path, struct error *
 					&rec->allocations, &rec->synchronizations, &rec->overheads };
 	for (size_t i = 0; i < sizeof(timed) / sizeof(timed[0]); i++)
 		if (!is_sorted(timed[i])) /* one recording thread gives sorted lists */
-			sort_array(timed[i]->items, timed[i]->count, sizeof(*timed[i]->items), by_start);
-	sort_array(rec->metrics.items, rec->metrics.count, sizeof(*rec->metrics.items),
-		   metric_by_time);
+			sort_pointers((const void **)timed[i]->items, timed[i]->count, by_start);
+	sort_pointers((const void **)rec->metrics.items, rec->metrics.count, metric_by_time);
 	if (rec->stats.clean_exit)
 		drop_process_metrics_after_end(rec);
-	sort_array(rec->samples.items, rec->samples.count, sizeof(*rec->samples.items),
-		   sample_by_time);
-	sort_array(rec->counters.items, rec->counters.count, sizeof(*rec->counters.items),
-		   counter_by_correlation);
+	sort_pointers((const void **)rec->samples.items, rec->samples.count, sample_by_time);
+	sort_pointers((const void **)rec->counters.items, rec->counters.count,
+		      counter_by_correlation);
 	if (needs_enqueuers(rec)) {
 		for (size_t i = 0; i < rec->api_calls.count; i++)
 			list_add(&rec->calls_by_correlation, rec->api_calls.items[i]);
-		sort_array(rec->calls_by_correlation.items, rec->calls_by_correlation.count,
-		      sizeof(*rec->calls_by_correlation.items), by_correlation);
+		sort_pointers((const void **)rec->calls_by_correlation.items,
+			      rec->calls_by_correlation.count, by_correlation);
 	}
 	attribute_kernels(rec);
 	return 0;
@@ -356,7 +347,7 @@ static uint32_t intern_text(struct recording *rec, struct text_table *t, const c
 static int join_markers(struct recording *rec, const struct record_list *begins,
 			const struct record_list *ends, struct error *err)
 {
-	sort_array(ends->items, ends->count, sizeof(*ends->items), end_by_id);
+	sort_pointers((const void **)ends->items, ends->count, end_by_id);
 	rec->markers = begins->count ? xcalloc(begins->count, sizeof(*rec->markers)) : NULL;
 	struct text_table table = { NULL, 0 };
 	for (size_t i = 0; i < begins->count; i++) {
@@ -738,7 +729,7 @@ void recording_release(struct recording *rec)
 		free(rec->texts[i]);
 	free(rec->texts);
 	for (size_t i = 0; i < sizeof(lists) / sizeof(lists[0]); i++)
-		free(lists[i]->items);
+		record_list_release(lists[i]);
 	spool_reader_release(&rec->reader);
 	memset(rec, 0, sizeof(*rec));
 }

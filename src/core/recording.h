@@ -32,11 +32,21 @@ struct recording_marker {
 	int ended;               /* 0: still open when recording ended, which ends it */
 };
 
-/* Records of one kind, as pointers into the mapped spool. */
+/* A list of records: pointers into the spool's mapping. Past RECORD_LIST_IN_MEMORY
+ * bytes its pointers move to a shared mapping of an unnamed temporary file (its pages
+ * are the kernel's to write out), so that a run of any length holds little memory. */
 struct record_list {
 	const struct record_header **items;
 	size_t count, alloc;
+	int fd;                       /* the temporary file, when mapped */
+	unsigned mapped : 1;
 };
+
+#define RECORD_LIST_IN_MEMORY (8 << 20)
+
+/* A record at the end (no failure: memory is the fallback of a file). */
+void record_list_add(struct record_list *list, const struct record_header *h);
+void record_list_release(struct record_list *list);
 
 struct sample_stacks;
 

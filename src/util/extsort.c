@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "util/strbuf.h"
@@ -160,6 +161,16 @@ void record_reader_end(struct record_reader *r)
 /* ---- the external sort ----------------------------------------------------------------------- */
 
 #define MIN_MERGE_BUFFER (16 * 1024)
+
+size_t extsort_memory(void)
+{
+	size_t memory = 16 << 20;
+	struct rlimit limit;
+	if (getrlimit(RLIMIT_DATA, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY &&
+	    limit.rlim_cur / 16 < memory)
+		memory = limit.rlim_cur / 16 > (256 << 10) ? limit.rlim_cur / 16 : 256 << 10;
+	return memory;
+}
 
 struct extsort {
 	size_t record, capacity;      /* bytes a record; records a chunk holds */

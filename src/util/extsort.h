@@ -63,6 +63,10 @@ void record_reader_end(struct record_reader *r);
  * records (a sequence number breaks ties): the sort is not stable. */
 struct extsort;
 
+/* What one sort should hold: 16 MiB, less under a smaller limit of data memory (a
+ * sixteenth of it: a command may have a few sorts alive, and SQLite its own). */
+size_t extsort_memory(void);
+
 struct extsort *extsort_begin(size_t record, size_t memory,
 			      int (*compare)(const void *a, const void *b, void *arg), void *arg);
 int extsort_add(struct extsort *s, const void *record, struct error *err);

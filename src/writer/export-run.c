@@ -69,16 +69,13 @@ static int flow_end_order(const void *a, const void *b, void *arg)
 	return flow_end_compare(a, b);
 }
 
-/* What the sort of the work may hold. */
-#define FLOWS_SORT_MEMORY (16 << 20)
-
 int export_flows_add(struct flows *f, int64_t process_id, int64_t correlation_id,
 		     struct error *err)
 {
 	if (!correlation_id)
 		return 0;
 	if (!f->adding)
-		f->adding = extsort_begin(sizeof(struct flow_end), FLOWS_SORT_MEMORY, flow_end_order,
+		f->adding = extsort_begin(sizeof(struct flow_end), extsort_memory(), flow_end_order,
 					  NULL);
 	struct flow_end end = { process_id, correlation_id, 0 };
 	return extsort_add(f->adding, &end, err);

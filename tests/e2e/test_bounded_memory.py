@@ -64,6 +64,30 @@ def test_csv_under_the_cap(run_db, tmp_path):
         (375001, 124999, 500000)]
 
 
+SPOOL_RECORDS = 3000000
+SPOOL_CAP = 24 << 20
+
+
+def test_spool_converted_under_the_cap(tmp_path):
+    """A spool converted to CSV and to a timeline under 24 MiB, where the lists of its
+    records alone (a pointer each, doubling as they grow) need some 36 MiB."""
+    spool = tmp_path / "run.spool"
+    subprocess.run([MAKE_SPOOL, str(spool), str(SPOOL_RECORDS)], check=True)
+
+    def limit():
+        resource.setrlimit(resource.RLIMIT_DATA, (SPOOL_CAP, SPOOL_CAP))
+    r = subprocess.run([GPUPROF, "convert", "-f", "csv", "-f", "pftrace", "-d", str(tmp_path),
+                        str(spool)], capture_output=True, text=True, timeout=300,
+                       preexec_fn=limit)
+    assert r.returncode == 0, r.stderr
+    assert "1125001 kernels, 374999 memory copies, 1500000 API calls" in r.stderr
+    for name, count in [("kernel_trace", 1125001), ("memory_copy_trace", 374999),
+                        ("opencl_api_trace", 1500000)]:
+        with open(tmp_path / f"run_{name}.csv", newline="") as f:
+            assert sum(1 for _ in csv.DictReader(f)) == count, name
+    assert (tmp_path / "run_results.pftrace").stat().st_size > 0
+
+
 def test_diff_query_and_profile_under_the_cap(run_db, tmp_path):
     r = capped([GPUPROF, "diff", "--format", "csv", str(run_db), str(run_db)], tmp_path)
     assert r.returncode == 0, r.stderr

@@ -1,6 +1,8 @@
-/* Unit tests of the temporary record files and the external sort (src/util/extsort.c):
- * exact order and every record once, in memory and through many runs on disk; the
- * errors of an unusable temporary directory and of a file that cannot grow. */
+/* Unit tests of the sorts for data that grows with a run: the temporary record files and
+ * the external sort (src/util/extsort.c): exact order and every record once, in memory
+ * and through many runs on disk, the errors of an unusable temporary directory and of a
+ * file that cannot grow; the in-place sort of pointers (src/util/sort.c) against qsort
+ * on sorted, reversed, repeated and random keys. */
 #include <signal.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -11,6 +13,7 @@
 
 #include "check.h"
 #include "util/extsort.h"
+#include "util/sort.h"
 
 struct rec {
 	uint32_t key;
@@ -153,10 +156,54 @@ static void test_errors(void)
 	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 }
 
+/* Keys through pointers, ties broken by address: a total order, as the callers' are. */
+static int by_pointed(const void *a, const void *b)
+{
+	const uint32_t *x = *(const uint32_t *const *)a, *y = *(const uint32_t *const *)b;
+	if (*x != *y)
+		return *x < *y ? -1 : 1;
+	return x < y ? -1 : x > y;
+}
+
+static void test_sort_pointers(void)
+{
+	enum { N = 20000 };
+	static uint32_t keys[N];
+	static const void *items[N], *expect[N];
+	for (int pattern = 0; pattern < 5; pattern++) {
+		uint32_t state = 7;
+		for (size_t n = 0; n <= N; n = n ? n * 3 : 1) {
+			for (size_t i = 0; i < n; i++) {
+				state = state * 1103515245 + 12345;
+				keys[i] = pattern == 0 ? (uint32_t)i             /* sorted */
+					: pattern == 1 ? (uint32_t)(n - i)       /* reversed */
+					: pattern == 2 ? 5                       /* all equal */
+					: pattern == 3 ? (uint32_t)(i % 7)       /* few values */
+					: state >> 4;                            /* random */
+				items[i] = expect[i] = &keys[i];
+			}
+			/* a scrambled start, the same for both */
+			for (size_t i = n; i > 1; i--) {
+				state = state * 1103515245 + 12345;
+				size_t j = (state >> 8) % i;
+				const void *t = items[i - 1];
+				items[i - 1] = items[j];
+				items[j] = t;
+				expect[i - 1] = items[i - 1];
+				expect[j] = items[j];
+			}
+			sort_array(expect, n, sizeof(*expect), by_pointed);
+			sort_pointers(items, n, by_pointed);
+			CHECK(!memcmp(items, expect, n * sizeof(*items)));
+		}
+	}
+}
+
 int main(void)
 {
+	test_sort_pointers();
 	test_sorts();
 	test_records();
 	test_errors();
-	return check_summary("test-extsort");
+	return check_summary("test-sorting");
 }
