@@ -404,8 +404,7 @@ int store_merge(char *const *inputs, int count, char *const *replays, int replay
 			  db ? sqlite3_errmsg(db) : "out of memory");
 		goto out;
 	}
-	if (store_exec(db, "PRAGMA page_size = 65536; PRAGMA journal_mode = OFF; "
-			 "PRAGMA synchronous = OFF; PRAGMA cache_size = -65536;", err) ||
+	if (store_writing(db, err) ||
 	    store_exec(db, store_schema_sql, err) ||
 	    store_exec(db, "CREATE TEMP TABLE merge_shift (id INTEGER PRIMARY KEY, shift INTEGER)",
 		     err))

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "core/recording.h"
@@ -20,6 +21,20 @@ int store_prepare(sqlite3 *db, const char *sql, sqlite3_stmt **stmt, struct erro
 		return error_set(err, "cannot read '%s': %s", sqlite3_db_filename(db, "main"),
 				 sqlite3_errmsg(db));
 	return 0;
+}
+
+int store_writing(sqlite3 *db, struct error *err)
+{
+	/* the page cache: 64 MiB, a quarter of a smaller limit of data memory */
+	long long kib = 65536;
+	struct rlimit limit;
+	if (getrlimit(RLIMIT_DATA, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY &&
+	    (long long)(limit.rlim_cur / 4096) < kib)
+		kib = limit.rlim_cur / 4096 > 1024 ? (long long)(limit.rlim_cur / 4096) : 1024;
+	char sql[200];
+	snprintf(sql, sizeof(sql), "PRAGMA page_size = 65536; PRAGMA journal_mode = OFF; "
+		 "PRAGMA synchronous = OFF; PRAGMA cache_size = -%lld", kib);
+	return store_exec(db, sql, err);
 }
 
 int store_exec(sqlite3 *db, const char *sql, struct error *err)
@@ -568,9 +583,7 @@ int store_write(const struct recording *rec, const char *spool_path, const char 
 			  l.db ? sqlite3_errmsg(l.db) : "out of memory");
 		goto out;
 	}
-	if (store_exec(l.db, "PRAGMA page_size = 65536; PRAGMA journal_mode = OFF; "
-		       "PRAGMA synchronous = OFF; "
-		       "PRAGMA locking_mode = EXCLUSIVE; PRAGMA cache_size = -65536;", err) ||
+	if (store_writing(l.db, err) || store_exec(l.db, "PRAGMA locking_mode = EXCLUSIVE", err) ||
 	    store_exec(l.db, store_schema_sql, err) || store_exec(l.db, "BEGIN", err))
 		goto out;
 	for (int i = 0; i < STATEMENT_COUNT; i++)

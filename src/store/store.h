@@ -50,6 +50,10 @@ int store_open(const char *db_path, sqlite3 **db, struct error *err);
 /* Runs SQL that returns no rows; on failure err names the database and the message. */
 int store_exec(sqlite3 *db, const char *sql, struct error *err);
 
+/* A database being written: no journal, no sync, 64 KiB pages and a page cache of
+ * 64 MiB (a quarter of a smaller limit of data memory). 0, or -1 with err. */
+int store_writing(sqlite3 *db, struct error *err);
+
 /* Prepares a statement; on failure err names the database and SQLite's message. */
 int store_prepare(sqlite3 *db, const char *sql, sqlite3_stmt **stmt, struct error *err);
 

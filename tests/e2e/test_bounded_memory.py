@@ -8,6 +8,7 @@ copy: 6.5 MiB here) fits under the cap at this size, so this test cannot tell it
 streaming: bench/scale.sh measures it."""
 import csv
 import io
+import json
 import os
 import resource
 import sqlite3
@@ -69,16 +70,16 @@ SPOOL_CAP = 24 << 20
 
 
 def test_spool_converted_under_the_cap(tmp_path):
-    """A spool converted to CSV and to a timeline under 24 MiB, where the lists of its
-    records alone (a pointer each, doubling as they grow) need some 36 MiB."""
+    """A spool converted to CSV, a timeline and a database under 24 MiB, where the lists
+    of its records alone (a pointer each, doubling as they grow) need some 36 MiB."""
     spool = tmp_path / "run.spool"
     subprocess.run([MAKE_SPOOL, str(spool), str(SPOOL_RECORDS)], check=True)
 
     def limit():
         resource.setrlimit(resource.RLIMIT_DATA, (SPOOL_CAP, SPOOL_CAP))
-    r = subprocess.run([GPUPROF, "convert", "-f", "csv", "-f", "pftrace", "-d", str(tmp_path),
-                        str(spool)], capture_output=True, text=True, timeout=300,
-                       preexec_fn=limit)
+    r = subprocess.run([GPUPROF, "convert", "-f", "csv", "-f", "pftrace", "-f", "sqlite", "-d",
+                        str(tmp_path), str(spool)], capture_output=True, text=True,
+                       timeout=300, preexec_fn=limit)
     assert r.returncode == 0, r.stderr
     assert "1125001 kernels, 374999 memory copies, 1500000 API calls" in r.stderr
     for name, count in [("kernel_trace", 1125001), ("memory_copy_trace", 374999),
@@ -86,6 +87,21 @@ def test_spool_converted_under_the_cap(tmp_path):
         with open(tmp_path / f"run_{name}.csv", newline="") as f:
             assert sum(1 for _ in csv.DictReader(f)) == count, name
     assert (tmp_path / "run_results.pftrace").stat().st_size > 0
+    assert rows(tmp_path / "run_results.db", "SELECT (SELECT COUNT(*) FROM gpuprof_kernel), "
+                "(SELECT COUNT(*) FROM gpuprof_memory_copy), (SELECT COUNT(*) FROM "
+                "gpuprof_api_call)") == [(1125001, 374999, 1500000)]
+
+
+def test_json_under_the_cap(run_db, tmp_path):
+    r = capped([GPUPROF, "convert", str(run_db), "-f", "json", "-d", str(tmp_path)], tmp_path)
+    assert r.returncode == 0, r.stderr
+    with open(tmp_path / "run_results.json") as f:
+        events = json.load(f)["traceEvents"]
+    names = {}
+    for e in events:
+        if e.get("ph") == "X":
+            names[e.get("cat")] = names.get(e.get("cat"), 0) + 1
+    assert sum(names.values()) == 375001 + 124999 + 500000, names
 
 
 def test_diff_query_and_profile_under_the_cap(run_db, tmp_path):
