@@ -88,6 +88,9 @@ TARGETS += $(MARKERS_LIB) $(ROCTX_LIB) $(MARKERS_PC)
 # Presets ship beside the command: <prefix>/share/gpuprof/presets
 PRESETS := $(patsubst presets/%,$(BUILD)/share/gpuprof/presets/%,$(wildcard presets/*.yaml))
 TARGETS += $(PRESETS)
+# trace --torch-trace's Python hooks: <prefix>/share/gpuprof/python
+PYTHON_HOOKS := $(patsubst python/%,$(BUILD)/share/gpuprof/python/%,$(wildcard python/*.py))
+TARGETS += $(PYTHON_HOOKS)
 # The metric catalog of gpuprof compute: <prefix>/share/gpuprof/catalog
 CATALOG := $(patsubst catalog/%,$(BUILD)/share/gpuprof/catalog/%,$(wildcard catalog/*.yaml))
 # a block file renamed or removed in catalog/ leaves the build's copy: removed, or the
@@ -352,6 +355,10 @@ $(BUILD)/share/gpuprof/presets/%.yaml: presets/%.yaml
 	@mkdir -p $(dir $@)
 	cp $< $@
 
+$(BUILD)/share/gpuprof/python/%.py: python/%.py
+	@mkdir -p $(dir $@)
+	cp $< $@
+
 $(BUILD)/share/gpuprof/catalog/%.yaml: catalog/%.yaml
 	@mkdir -p $(dir $@)
 	cp $< $@
@@ -425,6 +432,8 @@ install: all
 	$(if $(filter yes,$(HAVE_CUDA)),install -m 755 $(HOST_LIB) $(ROOFLINE_CUDA) $(DESTDIR)$(PREFIX)/lib/gpuprof/)
 	install -d $(DESTDIR)$(PREFIX)/share/gpuprof/presets
 	install -m 644 presets/*.yaml $(DESTDIR)$(PREFIX)/share/gpuprof/presets/
+	install -d $(DESTDIR)$(PREFIX)/share/gpuprof/python
+	install -m 644 python/*.py $(DESTDIR)$(PREFIX)/share/gpuprof/python/
 	sed 's|@VERSION@|$(VERSION)|; s|@LIBDIR@|$(PREFIX)/lib|; s|@INCLUDEDIR@|$(PREFIX)/include|' \
 		markers/gpuprof-markers.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/gpuprof-markers.pc
 

@@ -24,8 +24,10 @@ static void resolve(void)
 		recorder.name_thread = (void (*)(const char *))dlsym(lib, "recorder_name_thread");
 		recorder.pause = (void (*)(void))dlsym(lib, "recorder_pause");
 		recorder.resume = (void (*)(void))dlsym(lib, "recorder_resume");
+		recorder.intern = (uint32_t (*)(const char *))dlsym(lib, "recorder_intern");
 		if (recorder.push && recorder.pop && recorder.start && recorder.stop &&
-		    recorder.mark && recorder.name_thread && recorder.pause && recorder.resume)
+		    recorder.mark && recorder.name_thread && recorder.pause && recorder.resume &&
+		    recorder.intern)
 			atomic_store(&bound, &recorder);
 	}
 	atomic_store_explicit(&resolved, 1, memory_order_release);

@@ -16,6 +16,7 @@ struct marker_recorder {
 	void (*name_thread)(const char *name);
 	void (*pause)(void);
 	void (*resume)(void);
+	uint32_t (*intern)(const char *text); /* a domain's name: its id */
 };
 
 /* The recorder's functions, or NULL when no profiler is present. */

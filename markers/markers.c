@@ -11,6 +11,13 @@ API int gpuprof_range_push(const char *message)
 	return r ? r->push(message, 0) : marker_depth_push();
 }
 
+API int gpuprof_domain_range_push(const char *domain, const char *message)
+{
+	const struct marker_recorder *r = marker_recorder();
+	return r ? r->push(message, domain && *domain ? r->intern(domain) : 0)
+		 : marker_depth_push();
+}
+
 API int gpuprof_range_pop(void)
 {
 	const struct marker_recorder *r = marker_recorder();

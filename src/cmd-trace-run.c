@@ -112,6 +112,24 @@ static void make_markers_findable(void)
 	strbuf_release(&path);
 }
 
+/* --torch-trace: gpuprof's sitecustomize first on the Python path, which installs the
+ * operator hooks (share/gpuprof/python/gpuprof_torch.py) once torch is imported. */
+static void torch_trace_setup(void)
+{
+	struct strbuf dir = STRBUF_INIT;
+	struct error err;
+	if (install_path("share/gpuprof/python", &dir, &err) == 0) {
+		const char *old = getenv("PYTHONPATH");
+		if (old && *old)
+			strbuf_addf(&dir, ":%s", old);
+		setenv("PYTHONPATH", dir.buf, 1);
+		setenv("GPUPROF_TORCH_TRACE", "1", 1);
+	} else {
+		warn("--torch-trace: %s: no operator ranges", err.message);
+	}
+	strbuf_release(&dir);
+}
+
 static void set_env_number(const char *name, unsigned long long value)
 {
 	char text[32];
@@ -495,6 +513,10 @@ int trace_job_run(struct job *j, const char *directory, char **command)
 		}
 	}
 	strbuf_release(&nvtx);
+	if (o->torch_trace == 1)
+		torch_trace_setup();
+	else
+		unsetenv("GPUPROF_TORCH_TRACE");
 	if (o->selected_regions == 1)
 		setenv("GPUPROF_SELECTED_REGIONS", "1", 1);
 	else

@@ -116,6 +116,10 @@ static void trace_table(struct trace_options *o, struct option table[TABLE_SIZE]
 		  "CUDA driver API calls (cu*) and synchronisations" },
 		{ OPTION_BOOL, 0, "marker-trace", &o->marker, NULL,
 		  "marker ranges and marks: gpuprof markers, ROCTX, NVTX (marker_api_trace.csv)" },
+		{ OPTION_BOOL, 0, "torch-trace", &o->torch_trace, NULL,
+		  "PyTorch's operators as marker ranges named by their hierarchy "
+		  "(nn.Module.Net.forward/nn.Module.Linear.forward), each kernel attributed to "
+		  "the innermost: Python programs that import torch (implies --marker-trace)" },
 		{ OPTION_BOOL, 'r', "runtime-trace", &o->runtime, NULL,
 		  "kernels, copies, allocations, markers, OpenCL and CUDA runtime API calls" },
 		{ OPTION_BOOL, 's', "sys-trace", &o->sys, NULL,
@@ -350,6 +354,9 @@ static int job_prepare(struct job *j, struct error *err)
 	if (o->marker == 0 && o->kernel_rename == 1)
 		return error_set(err, "--kernel-rename needs the marker ranges: it cannot go with "
 				 "--marker-trace=false");
+	if (o->marker == 0 && o->torch_trace == 1)
+		return error_set(err, "--torch-trace records PyTorch's operators as marker ranges: "
+				 "it cannot go with --marker-trace=false");
 	int runtime = o->sys == 1 || o->runtime == 1;
 	struct {
 		int *option, implied;
@@ -361,7 +368,7 @@ static int job_prepare(struct job *j, struct error *err)
 		{ &o->opencl, runtime, "opencl_api" },
 		{ &o->cuda_runtime, runtime, "cuda_api" },
 		{ &o->cuda_driver, o->sys == 1, "cuda_driver_api" },
-		{ &o->marker, runtime || o->kernel_rename == 1, "marker" },
+		{ &o->marker, runtime || o->kernel_rename == 1 || o->torch_trace == 1, "marker" },
 	};
 	int chosen = 0, given = o->sys != -1 || o->runtime != -1;
 	for (size_t i = 0; i < sizeof(parts) / sizeof(parts[0]); i++) {

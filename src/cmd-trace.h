@@ -14,7 +14,7 @@
 /* The options of trace and sys, as parsed. */
 struct trace_options {
 	int kernel, memory_copy, memory_allocation, opencl, cuda_runtime, cuda_driver, marker;
-	int runtime, sys, kernel_rename, selected_regions;
+	int runtime, sys, kernel_rename, selected_regions, torch_trace;
 	const char *input, *preset, *config;
 	const char *period_unit;
 	struct option_list periods;

@@ -19,6 +19,9 @@ extern "C" {
 
 /* Opens a range on this thread; returns how many were open before it (0: outermost). */
 int gpuprof_range_push(const char *message);
+/* As gpuprof_range_push(), in a named domain (the profile keeps the domain with the
+ * range: "torch" for gpuprof trace --torch-trace's operators). */
+int gpuprof_domain_range_push(const char *domain, const char *message);
 /* Closes this thread's innermost range; returns how many stay open, -1 when none was. */
 int gpuprof_range_pop(void);
 /* Opens a range that gpuprof_range_stop() closes, from any thread; returns its id. */

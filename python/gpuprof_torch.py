@@ -1,0 +1,104 @@
+"""PyTorch operators as gpuprof marker ranges (gpuprof trace --torch-trace).
+
+Installed by gpuprof's sitecustomize once the program imports torch. Each operator is a
+range in the domain "torch", named by the operators open on its thread, outermost
+first, as rocprof-compute's operator mapping names them:
+
+    nn.Module.Net.forward
+    nn.Module.Net.forward/nn.Module.Linear.forward
+    nn.Module.Net.forward/torch.nn.functional.relu
+    torch.autograd.backward
+
+A module's forward call (torch's global forward hooks), a call of a torch.nn.functional
+function (wrapped), and autograd's backward pass (torch.autograd.backward, which
+Tensor.backward calls) each open one. Kernels launched inside a range are attributed
+to the innermost one open on the launching thread, so a kernel's operator is the
+range it ran under. Outside gpuprof (no recorder) every range costs one ctypes call
+that returns at once."""
+import ctypes
+import functools
+import threading
+
+DOMAIN = b"torch"
+
+_markers = None
+_local = threading.local()
+
+
+def _stack():
+    stack = getattr(_local, "stack", None)
+    if stack is None:
+        stack = _local.stack = []
+    return stack
+
+
+def _push(name, owner):
+    """Opens a range named by the ranges open on this thread and name; owner closes it."""
+    stack = _stack()
+    path = f"{stack[-1][1]}/{name}" if stack else name
+    stack.append((owner, path))
+    _markers.gpuprof_domain_range_push(DOMAIN, path.encode())
+
+
+def _pop(owner):
+    """Closes owner's range and any opened inside it and left open (an exception that
+    skipped their ends); nothing when owner has none open."""
+    stack = _stack()
+    for depth in range(len(stack) - 1, -1, -1):
+        if stack[depth][0] is owner:
+            while len(stack) > depth:
+                stack.pop()
+                _markers.gpuprof_range_pop()
+            return
+
+
+def _forward_pre_hook(module, inputs):
+    _push(f"nn.Module.{type(module).__name__}.forward", module)
+
+
+def _forward_hook(module, inputs, output):
+    _pop(module)
+
+
+def _wrap(name, function):
+    @functools.wraps(function)
+    def operator(*args, **kwargs):
+        token = object()
+        _push(name, token)
+        try:
+            return function(*args, **kwargs)
+        finally:
+            _pop(token)
+    operator.__gpuprof_operator__ = True
+    return operator
+
+
+def install(torch):
+    """The hooks, once: None when installed (or already), or why they could not be."""
+    global _markers
+    if _markers is not None:
+        return None
+    try:
+        markers = ctypes.CDLL("libgpuprof-markers.so.1")
+        markers.gpuprof_domain_range_push.argtypes = [ctypes.c_char_p, ctypes.c_char_p]
+        markers.gpuprof_domain_range_push.restype = ctypes.c_int
+        markers.gpuprof_range_pop.restype = ctypes.c_int
+    except (OSError, AttributeError) as e:
+        return f"libgpuprof-markers cannot be loaded ({e})"
+    modules = torch.nn.modules.module
+    if not hasattr(modules, "register_module_forward_pre_hook"):
+        return f"torch {torch.__version__} has no global module hooks (1.9 and later do)"
+    _markers = markers
+    modules.register_module_forward_pre_hook(_forward_pre_hook)
+    modules.register_module_forward_hook(_forward_hook)
+    functional = torch.nn.functional
+    for name in dir(functional):
+        value = getattr(functional, name)
+        if (name.startswith("_") or not callable(value) or isinstance(value, type) or
+                getattr(value, "__module__", None) != "torch.nn.functional" or
+                getattr(value, "__gpuprof_operator__", False)):
+            continue
+        setattr(functional, name, _wrap(f"torch.nn.functional.{name}", value))
+    backward = _wrap("torch.autograd.backward", torch.autograd.backward)
+    torch.autograd.backward = backward
+    return None

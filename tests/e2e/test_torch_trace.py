@@ -1,0 +1,101 @@
+"""gpuprof trace --torch-trace on Debian's CPU build of PyTorch: every operator of a small
+model trained N times is a marker range in the domain "torch", named by its hierarchy
+(exact counts per name, nesting by time and parent), forward and backward apart; the
+program's status and its own sitecustomize kept; Python without torch gets a note and
+runs unchanged; the option's errors."""
+import os
+import sqlite3
+import subprocess
+
+import pytest
+
+from conftest import GPUPROF, outputs, run, trace
+
+PYTHON = "/usr/bin/python3"
+NET = os.path.join(os.path.dirname(os.path.abspath(__file__)), "torch", "net.py")
+
+
+def has_torch():
+    try:
+        return subprocess.run([PYTHON, "-c", "import torch"], capture_output=True,
+                              timeout=120).returncode == 0
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+
+
+needs_torch = pytest.mark.skipif(not has_torch(), reason="python3-torch is not installed")
+
+
+def ranges(tmp_path):
+    [out] = outputs(str(tmp_path))
+    with sqlite3.connect(out.path("results.db")) as db:
+        return db.execute(
+            "SELECT m.id, m.range_id, m.parent_id, d.string, s.string, m.start, m.end, m.tid "
+            "FROM gpuprof_marker m JOIN gpuprof_string s ON s.id = m.name_id LEFT JOIN "
+            "gpuprof_string d ON d.id = m.domain_id WHERE m.kind = 1 ORDER BY m.start"
+        ).fetchall()
+
+
+@needs_torch
+def test_operators_of_a_training_loop(tmp_path):
+    steps = 4
+    r = trace(tmp_path, ["--torch-trace", "-f", "sqlite", "csv"], [PYTHON, NET, str(steps), "3"])
+    assert r.returncode == 3, r.stderr  # the program's status
+    assert "did not import torch" not in r.stderr
+    rows = ranges(tmp_path)
+    counts = {}
+    for _, _, _, domain, name, _, _, _ in rows:
+        assert domain == "torch", (domain, name)
+        counts[name] = counts.get(name, 0) + 1
+    assert counts == {
+        "nn.Module.Net.forward": steps,
+        "nn.Module.Net.forward/nn.Module.Linear.forward": 2 * steps,
+        "nn.Module.Net.forward/torch.nn.functional.relu": steps,
+        "torch.autograd.backward": steps,
+    }
+    by_range = {row[1]: row for row in rows}
+    for _, _, parent, _, name, start, end, tid in rows:
+        if name.startswith("nn.Module.Net.forward/"):
+            outer = by_range[parent]
+            assert outer[4] == "nn.Module.Net.forward"
+            assert outer[5] <= start and end <= outer[6] and outer[7] == tid
+        else:
+            assert parent == 0, name
+    # each step: the forward, its three operators in order, then the backward after it
+    names = [row[4].rsplit("/", 1)[-1] for row in rows]
+    assert names == ["nn.Module.Net.forward", "nn.Module.Linear.forward",
+                     "torch.nn.functional.relu", "nn.Module.Linear.forward",
+                     "torch.autograd.backward"] * steps
+    [out] = outputs(str(tmp_path))
+    functions = [x["Function"] for x in out.csv("marker_api_trace.csv")]
+    assert functions.count("nn.Module.Net.forward/nn.Module.Linear.forward") == 2 * steps
+
+
+@needs_torch
+def test_the_programs_own_sitecustomize_still_runs(tmp_path):
+    own = tmp_path / "own"
+    own.mkdir()
+    (own / "sitecustomize.py").write_text("import os\nos.environ['OWN_SITE'] = 'ran'\n")
+    script = tmp_path / "check.py"
+    script.write_text("import os, torch\nprint(os.environ.get('OWN_SITE'))\n"
+                      "torch.nn.functional.relu(torch.ones(2))\n")
+    r = trace(tmp_path, ["--torch-trace", "-f", "sqlite"], [PYTHON, str(script)],
+              env={"PYTHONPATH": str(own)})
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == "ran\n"
+    assert [row[4] for row in ranges(tmp_path)] == ["torch.nn.functional.relu"]
+
+
+def test_python_without_torch_runs_with_a_note(tmp_path):
+    script = tmp_path / "plain.py"
+    script.write_text("import sys\nprint('plain')\nsys.exit(5)\n")
+    r = trace(tmp_path, ["--torch-trace", "-f", "csv"], [PYTHON, str(script)])
+    assert r.returncode == 5 and r.stdout == "plain\n", r.stderr
+    assert "this Python program did not import torch: no operator ranges" in r.stderr
+
+
+def test_torch_trace_needs_the_markers(tmp_path):
+    r = run([GPUPROF, "trace", "--torch-trace", "--marker-trace=false", "--", "true"],
+            cwd=tmp_path)
+    assert r.returncode == 2
+    assert "--torch-trace records PyTorch's operators as marker ranges" in r.stderr
