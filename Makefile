@@ -62,7 +62,7 @@ STORE_SRC := src/core/recording.c src/core/record-list.c src/core/kernel-filter.
 # gpuprof compute: what the tests link (no loading of CUPTI), then the rest
 COMPUTE_SRC := src/compute/expr.c src/compute/catalog.c src/compute/workload.c \
 	src/compute/workload-write.c src/compute/analyze.c src/compute/analyze-roofline.c \
-	src/compute/analyze-pc.c \
+	src/compute/analyze-pc.c src/compute/torch-ops.c \
 	src/roofline/roofline.c src/roofline/plot.c src/metrics/nvml.c
 CLI_SRC := $(wildcard src/*.c) $(filter-out src/metrics/nvml.c,$(wildcard src/metrics/*.c)) \
 	$(COMPUTE_SRC) src/compute/host.c

@@ -7,6 +7,7 @@
 #include "cmd-compute.h"
 #include "commands.h"
 #include "compute/analyze.h"
+#include "compute/torch-ops.h"
 #include "compute/catalog.h"
 #include "compute/workload.h"
 #include "install.h"
@@ -40,7 +41,8 @@ int compute_analyze(int argc, char **argv)
 	int help = -1, list_metrics_only = -1, list_stats = -1, experimental = -1;
 	const char *normal = "per_kernel", *time_unit = "ns", *format = "stdout", *explain = NULL;
 	const char *max_text = "10", *data_type = "FP32", *sort = "kernels", *plot = NULL;
-	const char *pc_sort = "count", *pc_rows_text = "20";
+	const char *pc_sort = "count", *pc_rows_text = "20", *torch_operator = NULL;
+	int list_torch = -1;
 	struct option_list paths = { 0 }, blocks = { 0 }, kernels = { 0 }, dispatches = { 0 };
 	struct option_list levels = { 0 };
 	const struct option table[] = {
@@ -84,6 +86,13 @@ int compute_analyze(int argc, char **argv)
 		  "order of each kernel's code (offset)" },
 		{ OPTION_STRING, 0, "pc-sampling-rows", &pc_rows_text, "N",
 		  "rows of table 21.1 (default: 20; 0: all)" },
+		{ OPTION_BOOL, 0, "list-torch-operators", &list_torch, NULL,
+		  "the first workload's PyTorch operators (compute profile --torch-trace): each "
+		  "one's dispatches, kernel time and counters, and exit" },
+		{ OPTION_STRING, 0, "torch-operator", &torch_operator, "NAME",
+		  "the counters of the first workload's operators whose hierarchy matches NAME "
+		  "(whole, prefix, or from one of its levels on: nn.Module.Linear.forward), "
+		  "summed over their dispatches, and exit" },
 		{ OPTION_BOOL, 0, "experimental", &experimental, NULL,
 		  "accepted, as rocprof-compute's: gpuprof's features need no gate" },
 		{ OPTION_BOOL, 'h', "help", &help, NULL, "show this help" },
@@ -121,6 +130,17 @@ int compute_analyze(int argc, char **argv)
 	}
 	if (!paths.count)
 		die_with(EXIT_USAGE, "compute analyze: no workload given (-p DIR)");
+	if (list_torch == 1 || torch_operator) {
+		if (list_torch == 1 && torch_operator)
+			die_with(EXIT_USAGE, "compute analyze: --list-torch-operators lists them all: "
+					     "it cannot go with --torch-operator");
+		catalog_release(&c);
+		enum table_format kind = !strcmp(format, "stdout") ? TABLE_TEXT
+								   : table_parse_format(format);
+		if (torch_ops_print(paths.items[0], torch_operator, kind, stdout, &err))
+			die("compute analyze: %s", err.message);
+		return 0;
+	}
 	for (int i = 0; i < blocks.count; i++)
 		if (!analyze_known_selection(&c, blocks.items[i]))
 			die_with(EXIT_USAGE, "compute analyze: -b %s: no block, table or metric has "

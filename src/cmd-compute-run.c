@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -15,12 +16,14 @@
 #include "compute/workload.h"
 #include "install.h"
 #include "store/store.h"
+#include "compute/torch-ops.h"
 #include "util/error.h"
 #include "util/strbuf.h"
 
 const char *const compute_workload_files[] = { "pmc_perf.csv", "sysinfo.csv",
 					       "profiling_config.yaml", "log.txt", "roofline.csv",
-					       "roofline.html", "pc_sampling.csv", NULL };
+					       "roofline.html", "pc_sampling.csv",
+					       "torch_trace/consolidated.csv", NULL };
 
 /* The lines of a newline-separated list (a group's metrics), joined by sep into out. */
 void compute_join_lines(const char *list, const char *sep, struct strbuf *out)
@@ -93,6 +96,8 @@ static int run_trace(const struct profile_run *p, long run, const char *trace_di
 		args[n++] = "--pmc-multiplex";
 		args[n++] = p->multiplex;
 	}
+	if (p->torch)
+		args[n++] = "--torch-trace";
 	if (*include) {
 		args[n++] = "--kernel-include-regex";
 		args[n++] = include;
@@ -218,6 +223,48 @@ int compute_sample_pcs(const struct profile_run *p, const char *dir, const char 
 	strbuf_release(&pc_dir);
 	strbuf_release(&db_path);
 	strbuf_release(&path);
+	return rc;
+}
+
+int compute_write_torch(const char *dir, const char *db_path, size_t *rows, size_t *inside,
+			size_t *dispatches, struct error *err)
+{
+	sqlite3 *db;
+	if (store_open(db_path, &db, err))
+		return -1;
+	struct strbuf path = STRBUF_INIT, final = STRBUF_INIT;
+	strbuf_addf(&final, "%s/torch_trace", dir);
+	mkdir(final.buf, 0777);
+	strbuf_addstr(&final, "/consolidated.csv");
+	strbuf_addf(&path, "%s.partial", final.buf);
+	int rc = 0;
+	FILE *out = fopen(path.buf, "w");
+	if (!out)
+		rc = error_set(err, "cannot create '%s': %s", path.buf, strerror(errno));
+	if (rc == 0) {
+		rc = torch_ops_write(db, out, rows, err);
+		if ((ferror(out) | fclose(out)) && rc == 0)
+			rc = error_set(err, "cannot write '%s': %s", path.buf, strerror(errno));
+		if (rc == 0 && rename(path.buf, final.buf) < 0)
+			rc = error_set(err, "cannot create '%s': %s", final.buf, strerror(errno));
+		if (rc)
+			unlink(path.buf);
+	}
+	sqlite3_stmt *s;
+	*inside = *dispatches = 0;
+	if (rc == 0 && store_prepare(db, "SELECT COUNT(*), COUNT(m.id) FROM gpuprof_kernel k "
+				     "LEFT JOIN gpuprof_marker m ON m.process_id = k.process_id AND "
+				     "m.range_id = k.range_id AND m.domain_id IN (SELECT id FROM "
+				     "gpuprof_string WHERE string = 'torch')", &s, err) == 0) {
+		if (sqlite3_step(s) == SQLITE_ROW) {
+			*dispatches = (size_t)sqlite3_column_int64(s, 0);
+			*inside = (size_t)sqlite3_column_int64(s, 1);
+		}
+		sqlite3_finalize(s);
+	}
+	strbuf_release(&path);
+	strbuf_release(&final);
+	sqlite3_close(db);
 	return rc;
 }
 

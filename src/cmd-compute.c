@@ -262,6 +262,16 @@ static int profile_command(struct profile_run *p, const char *selection)
 	size_t dispatches = 0;
 	int failed = compute_collect(p, trace_dir.buf, include.buf, iterations.buf, &db, &code, &err) ||
 		     compute_write_workload(dir.buf, db.buf, &dispatches, &err);
+	size_t torch_rows = 0, inside = 0, all = 0;
+	int torch_failed = !failed && p->torch
+			   ? compute_write_torch(dir.buf, db.buf, &torch_rows, &inside, &all, &err)
+			   : 0;
+	if (torch_failed)
+		warn("compute profile: no torch_trace/consolidated.csv: %s", err.message);
+	else if (!failed && p->torch && !p->quiet)
+		fprintf(stderr, "gpuprof: compute profile: %zu of %zu dispatches ran inside a "
+				"PyTorch operator (torch_trace/consolidated.csv: %zu rows)\n", inside,
+			all, torch_rows);
 	size_t pc_rows = 0;
 	int pc_failed = !failed && code == 0 && p->pc_unit ?
 			compute_sample_pcs(p, dir.buf, trace_dir.buf, include.buf, &pc_rows) : 0;
@@ -324,7 +334,7 @@ static int compute_profile(int argc, char **argv)
 {
 	int help = -1, list = -1, sets = -1, overwrite = -1, quiet = -1, no_roof = -1;
 	int roof_only = -1, bench = -1, pc_sampling = -1, experimental = -1, retain = -1;
-	int no_native = -1;
+	int no_native = -1, torch_trace = -1;
 	const char *chip = NULL, *set = NULL, *name = NULL, *directory = NULL;
 	const char *pc_method = NULL, *pc_interval = NULL, *rocprof_format = NULL;
 	const char *path = NULL, *subpath = NULL, *attach = NULL;
@@ -374,6 +384,12 @@ static int compute_profile(int argc, char **argv)
 		  "from gpuprof roofline's cache, into the workload's roofline.csv)" },
 		{ OPTION_BOOL, 0, "roof-only", &roof_only, NULL,
 		  "only the roofline: block 4's counters and the GPU's ceilings" },
+		{ OPTION_BOOL, 0, "torch-trace", &torch_trace, NULL,
+		  "PyTorch's operator mapping: the program run under gpuprof trace --torch-trace, "
+		  "each kernel and its counters attributed to the operator that launched it "
+		  "(nn.Module.Net.forward/nn.Module.Linear.forward), into "
+		  "torch_trace/consolidated.csv (compute analyze --list-torch-operators, "
+		  "--torch-operator)" },
 		{ OPTION_BOOL, 0, "pc-sampling", &pc_sampling, NULL,
 		  "block 21: one more run with PC sampling (gpuprof trace "
 		  "--pc-sampling-beta-enabled), into pc_sampling.csv: each instruction's samples "
@@ -583,6 +599,7 @@ static int compute_profile(int argc, char **argv)
 			.roofline = no_roof != 1,
 			.metrics = names, .metric_count = unique, .command = argv + next,
 			.pc_unit = pc_unit, .pc_interval = pc_interval, .pc_method = pc_method,
+			.torch = torch_trace == 1,
 		};
 		if (!run.name) {
 			char *copy = xstrdup(argv[next]);

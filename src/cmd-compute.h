@@ -51,6 +51,7 @@ struct profile_run {
 	/* PC sampling (block 21): one more run of the program under gpuprof trace with
 	 * these options (--pc-sampling-unit and -interval), NULL when not asked for */
 	const char *pc_unit, *pc_interval, *pc_method;
+	int torch; /* --torch-trace: the program's PyTorch operators as ranges */
 };
 
 /* The files a workload directory holds (NULL-terminated); --overwrite removes these,
@@ -66,6 +67,10 @@ void compute_join_lines(const char *list, const char *sep, struct strbuf *out);
  * database into db, or -1 with err when there is none. */
 int compute_collect(const struct profile_run *p, const char *trace_dir, const char *include,
 		    const char *iterations, struct strbuf *db, int *status, struct error *err);
+/* torch_trace/consolidated.csv from the database (compute profile --torch-trace): *rows
+ * of it, and *inside of the *dispatches kernels ran inside an operator. 0, or -1. */
+int compute_write_torch(const char *dir, const char *db_path, size_t *rows, size_t *inside,
+			size_t *dispatches, struct error *err);
 /* pmc_perf.csv and sysinfo.csv from the database, written whole or not at all. */
 int compute_write_workload(const char *dir, const char *db_path, size_t *dispatches,
 			   struct error *err);

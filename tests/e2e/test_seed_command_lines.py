@@ -23,8 +23,6 @@ TOOLS = {"rocprofv3": ["trace"], "rocprof_wrapper.sh": ["trace"], "rocprof-compu
          "rocprof-sys-run": ["sys"], "rocprof-sys-sample": ["sys"], "rocprof-sys-avail": ["avail"]}
 # what each seed line names as its program, replaced by the bundled one
 PROGRAM = re.compile(r"^(python3?|julia|mpirun|\./\S+|\$\{\S+\}/\S+)$")
-# the seeds' lines that need a feature gpuprof does not have yet, with the reason
-PENDING = {"--torch-trace": "PyTorch operator mapping: issue 35's first part, not built yet"}
 
 
 def seed_command_lines():
@@ -110,11 +108,7 @@ def gpuprof_command(text, tmp_path):
 
 @pytest.mark.parametrize("seed, text", LINES, ids=[f"{s}:{t[:60]}" for s, t in LINES])
 def test_seed_command_line_has_no_unknown_option(tmp_path, seed, text):
-    pending = [reason for option, reason in PENDING.items() if option in text.split()]
     assert run([GPUPROF, "avail", "-G", str(tmp_path / "sys.cfg")], cwd=tmp_path).returncode == 0
     r = run(gpuprof_command(text, tmp_path), cwd=tmp_path, timeout=300)
     unknown = "unknown option" in r.stderr or "needs a value" in r.stderr
-    if pending:
-        assert unknown, "the pending feature is here: take the line out of PENDING"
-        pytest.xfail(pending[0])
     assert not unknown, r.stderr

@@ -4,6 +4,7 @@ import csv
 import os
 import shutil
 import subprocess
+import sys
 
 import pytest
 from conftest import GPU_TESTS, GPUPROF, only_process, run, trace
@@ -283,3 +284,34 @@ def test_compute_profile_block_21_pc_sampling(tmp_path):
     assert r.returncode == 0, r.stderr
     first = list(csv.reader(r.stdout.splitlines()[2:3]))[0]
     assert first[2].endswith(f"pc-chase.cu:{line}") and first[5] == "long_scoreboard", first
+
+
+def test_compute_profile_torch_operator_mapping(tmp_path, torch_available):
+    """compute profile --torch-trace on PyTorch training steps (samples/python/train.py):
+    the profile says the share of dispatches inside an operator, every kernel of
+    consolidated.csv names one of the model's operators, and analyze --torch-operator
+    sums the counters of the Linear layers' kernels."""
+    train = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", "samples",
+                                         "python", "train.py"))
+    workload = tmp_path / "w"
+    r = run([GPUPROF, "compute", "--experimental", "profile", "-n", "train", "-b", "2",
+             "--no-roof", "--torch-trace", "--output-directory", str(workload), "--",
+             sys.executable, train, "--steps", "3", "--warmup", "1"], cwd=tmp_path,
+            timeout=900)
+    assert r.returncode == 0, r.stderr
+    inside, total = (int(x) for x in
+                     r.stderr.split(" dispatches ran inside a PyTorch operator")[0]
+                     .rsplit("\n", 1)[-1].split("compute profile: ")[1].split(" of "))
+    print(f"dispatches inside an operator: {inside} of {total}")
+    assert total > 0 and inside > 0
+    with open(workload / "torch_trace" / "consolidated.csv", newline="") as f:
+        rows = list(csv.DictReader(f))
+    assert rows and all(row["Operator_Name"].split("/")[-1].startswith(
+        ("nn.Module.", "torch.nn.functional.", "torch.autograd.backward")) for row in rows)
+    assert any("nn.Module.Linear.forward" in row["Operator_Name"] for row in rows)
+    r = run([GPUPROF, "compute", "analyze", "-p", str(workload), "--torch-operator",
+             "nn.Module.Linear.forward", "--output-format", "csv"], cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    table = list(csv.reader(r.stdout.splitlines()[1:]))
+    assert table[0] == ["Operator", "Counter", "Dispatches", "Sum", "Mean", "Min", "Max"]
+    assert all("nn.Module.Linear.forward" in row[0] and int(row[2]) > 0 for row in table[1:])

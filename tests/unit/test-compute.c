@@ -8,6 +8,8 @@
 #include "check.h"
 #include "compute/catalog.h"
 #include "compute/expr.h"
+#include "compute/torch-ops.h"
+#include "store/schema.h"
 #include "roofline/roofline.h"
 #include "util/strbuf.h"
 
@@ -242,8 +244,45 @@ static void test_placement(void)
 	CHECK_STR(roofline_level_name(ROOF_LDS), "LDS");
 }
 
+/* torch_trace/consolidated.csv from a database: an operator's kernels with each counter,
+ * a kernel without counters once, kernels outside a torch range left out; quoting. */
+static void test_torch_operators(void)
+{
+	sqlite3 *db;
+	CHECK(sqlite3_open(":memory:", &db) == SQLITE_OK);
+	CHECK(sqlite3_exec(db, store_schema_sql, NULL, NULL, NULL) == SQLITE_OK);
+	CHECK(sqlite3_exec(db,
+		"INSERT INTO gpuprof_string VALUES (1, 'torch'), (2, 'nn.Module.Net.forward/\"q\"'), "
+		"(3, 'gemm'), (4, 'sm__inst'), (5, 'dram__bytes'), (6, 'user'), (7, 'epoch');"
+		"INSERT INTO gpuprof_marker (process_id, tid, kind, domain_id, name_id, range_id, "
+		"start, end) VALUES (1, 9, 1, 1, 2, 1, 100, 900), (1, 9, 1, 6, 7, 2, 1000, 2000);"
+		"INSERT INTO gpuprof_kernel (id, process_id, name_id, correlation_id, start, end, "
+		"context_id, range_id) VALUES (1, 1, 3, 11, 200, 300, 5, 1), (2, 1, 3, 12, 400, "
+		"450, 5, 1), (3, 1, 3, 13, 1100, 1200, 5, 2), (4, 1, 3, 14, 950, 960, 5, 0);"
+		"INSERT INTO gpuprof_counter (process_id, correlation_id, name_id, value) VALUES "
+		"(1, 11, 4, 10), (1, 11, 5, 2.5), (1, 13, 4, 1), (1, 14, 4, 1);",
+		NULL, NULL, NULL) == SQLITE_OK);
+	char *text = NULL;
+	size_t size = 0, rows = 0;
+	FILE *out = open_memstream(&text, &size);
+	struct error err;
+	CHECK(torch_ops_write(db, out, &rows, &err) == 0);
+	fclose(out);
+	CHECK(rows == 3);
+	CHECK_STR(text,
+		  "\"Operator_Name\",\"Context_Id\",\"Kernel_Name\",\"Counter_Name\","
+		  "\"Counter_Value\",\"Start_Timestamp_function\",\"End_Timestamp_function\","
+		  "\"Start_Timestamp_kernel\",\"End_Timestamp_kernel\"\n"
+		  "\"nn.Module.Net.forward/\"\"q\"\"\",5,\"gemm\",\"dram__bytes\",2.5,100,900,200,300\n"
+		  "\"nn.Module.Net.forward/\"\"q\"\"\",5,\"gemm\",\"sm__inst\",10,100,900,200,300\n"
+		  "\"nn.Module.Net.forward/\"\"q\"\"\",5,\"gemm\",\"\",,100,900,400,450\n");
+	free(text);
+	sqlite3_close(db);
+}
+
 int main(void)
 {
+	test_torch_operators();
 	test_catalog();
 	test_placement();
 	test_values();
