@@ -99,3 +99,30 @@ def test_torch_trace_needs_the_markers(tmp_path):
             cwd=tmp_path)
     assert r.returncode == 2
     assert "--torch-trace records PyTorch's operators as marker ranges" in r.stderr
+
+
+def has_pyopencl():
+    return subprocess.run([PYTHON, "-c", "import pyopencl"], capture_output=True,
+                          timeout=120).returncode == 0
+
+
+@needs_torch
+@pytest.mark.skipif(not has_pyopencl(), reason="python3-pyopencl is not installed")
+def test_opencl_kernels_attributed_to_their_modules(tmp_path):
+    """Real kernels (OpenCL on PoCL) launched by torch modules' forward: each attributed
+    to the innermost operator open when it was launched, the one launched outside none."""
+    steps = 5
+    script = os.path.join(os.path.dirname(NET), "opencl_modules.py")
+    r = trace(tmp_path, ["--torch-trace", "--kernel-trace", "-f", "sqlite"],
+              [PYTHON, script, str(steps)], env={"PYOPENCL_CTX": "0"})
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == f"{2.0 ** (steps + 2) - 2}\n"  # 1, then (x * 2 + 1) each step, * 2
+    [out] = outputs(str(tmp_path))
+    with sqlite3.connect(out.path("results.db")) as db:
+        kernels = db.execute("SELECT name, range_name, COUNT(*) FROM kernels GROUP BY 1, 2 "
+                             "ORDER BY 1, 2").fetchall()
+    assert kernels == [
+        ("scale", None, 1),
+        ("scale", "nn.Module.Pipe.forward/nn.Module.Scale.forward", steps),
+        ("shift", "nn.Module.Pipe.forward/nn.Module.Shift.forward", steps),
+    ]
