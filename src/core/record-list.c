@@ -1,4 +1,5 @@
-/* Lists of records that outgrow memory (see struct record_list in recording.h). */
+/* Lists and blocks of records that outgrow memory (see struct record_list and struct
+ * record_block in recording.h). */
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -71,4 +72,35 @@ void record_list_release(struct record_list *list)
 		free(list->items);
 	}
 	memset(list, 0, sizeof(*list));
+}
+
+void *record_block_alloc(struct record_block *b, size_t bytes)
+{
+	memset(b, 0, sizeof(*b));
+	if (!bytes)
+		return NULL;
+	b->bytes = bytes;
+	if (bytes > RECORD_LIST_IN_MEMORY) {
+		struct tempfile t;
+		if (tempfile_open(&t, NULL) == 0) {
+			void *map = ftruncate(t.fd, (off_t)bytes) == 0
+				    ? mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, t.fd, 0)
+				    : MAP_FAILED;
+			tempfile_close(&t); /* the mapping keeps the file */
+			if (map != MAP_FAILED) {
+				b->mapped = 1;
+				return b->data = map;
+			}
+		}
+	}
+	return b->data = xcalloc(1, bytes);
+}
+
+void record_block_free(struct record_block *b)
+{
+	if (b->mapped)
+		munmap(b->data, b->bytes);
+	else
+		free(b->data);
+	memset(b, 0, sizeof(*b));
 }

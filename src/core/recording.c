@@ -279,21 +279,28 @@ static int end_by_id(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+/* The markers' orders, through pointers; of equal keys, by address (the order the
+ * markers were in, so that an in-place sort keeps it). */
 static int marker_by_id(const void *a, const void *b)
 {
 	const struct recording_marker *x = *(const struct recording_marker *const *)a;
 	const struct recording_marker *y = *(const struct recording_marker *const *)b;
-	return x->id < y->id ? -1 : x->id > y->id;
+	if (x->id != y->id)
+		return x->id < y->id ? -1 : 1;
+	return x < y ? -1 : x > y;
 }
 
 static int marker_by_start(const void *a, const void *b)
 {
-	const struct recording_marker *x = a, *y = b;
+	const struct recording_marker *x = *(const struct recording_marker *const *)a;
+	const struct recording_marker *y = *(const struct recording_marker *const *)b;
 	if (x->start_ns != y->start_ns)
 		return x->start_ns < y->start_ns ? -1 : 1;
 	if (x->end_ns != y->end_ns)
 		return x->end_ns > y->end_ns ? -1 : 1;
-	return x->id < y->id ? -1 : x->id > y->id;
+	if (x->id != y->id)
+		return x->id < y->id ? -1 : 1;
+	return x < y ? -1 : x > y;
 }
 
 /* Interns marker texts as strings of the recording, with ids after the spool's own. */
@@ -348,16 +355,19 @@ static int join_markers(struct recording *rec, const struct record_list *begins,
 			const struct record_list *ends, struct error *err)
 {
 	sort_pointers((const void **)ends->items, ends->count, end_by_id);
-	rec->markers = begins->count ? xcalloc(begins->count, sizeof(*rec->markers)) : NULL;
+	struct record_block unsorted;
+	struct recording_marker *read = record_block_alloc(&unsorted, begins->count *
+							   sizeof(*rec->markers));
 	struct text_table table = { NULL, 0 };
 	for (size_t i = 0; i < begins->count; i++) {
 		const struct record_marker *b = (const void *)begins->items[i];
 		if (b->length > b->header.size - sizeof(*b)) {
 			free(table.ids);
+			record_block_free(&unsorted);
 			return error_set(err, "marker record %llu is corrupt: its text of %u bytes "
 					 "overruns the record", (unsigned long long)b->id, b->length);
 		}
-		struct recording_marker *m = &rec->markers[rec->marker_count++];
+		struct recording_marker *m = &read[rec->marker_count++];
 		*m = (struct recording_marker){
 			.id = b->id, .parent_id = b->parent_id, .start_ns = b->start_ns,
 			.end_ns = b->start_ns, .tid = b->tid, .end_tid = b->tid, .kind = b->kind,
@@ -384,12 +394,23 @@ static int join_markers(struct recording *rec, const struct record_list *begins,
 		}
 	}
 	free(table.ids);
-	sort_array(rec->markers, rec->marker_count, sizeof(*rec->markers), marker_by_start);
+	/* by start: pointers sorted in place, then the markers copied in their order (of
+	 * equal keys, in the order read: the pointers' order) */
+	size_t n = rec->marker_count;
+	const struct recording_marker **order = record_block_alloc(&rec->markers_by_id_block,
+								   n * sizeof(*order));
+	for (size_t i = 0; i < n; i++)
+		order[i] = &read[i];
+	sort_pointers((const void **)order, n, marker_by_start);
+	rec->markers = record_block_alloc(&rec->markers_block, n * sizeof(*rec->markers));
+	for (size_t i = 0; i < n; i++)
+		rec->markers[i] = *order[i];
+	record_block_free(&unsorted);
 	/* by id for recording_marker(): ids rise with start within a thread, not across */
-	rec->markers_by_id = rec->marker_count ? xcalloc(rec->marker_count, sizeof(*rec->markers_by_id)) : NULL;
-	for (size_t i = 0; i < rec->marker_count; i++)
+	rec->markers_by_id = (struct recording_marker **)order;
+	for (size_t i = 0; i < n; i++)
 		rec->markers_by_id[i] = &rec->markers[i];
-	sort_array(rec->markers_by_id, rec->marker_count, sizeof(*rec->markers_by_id), marker_by_id);
+	sort_pointers((const void **)rec->markers_by_id, n, marker_by_id);
 	return 0;
 }
 
@@ -435,7 +456,9 @@ static int by_thread_then_start(const void *a, const void *b)
 		return x->tid < y->tid ? -1 : 1;
 	if (x->start_ns != y->start_ns)
 		return x->start_ns < y->start_ns ? -1 : 1;
-	return x->id < y->id ? -1 : x->id > y->id;
+	if (x->id != y->id)
+		return x->id < y->id ? -1 : 1;
+	return x < y ? -1 : x > y;
 }
 
 /* Kernels that recorded no range but name their launching API call (CUDA): the
@@ -449,17 +472,22 @@ static void attribute_kernels(struct recording *rec)
 		candidates += !((const struct record_kernel *)rec->kernels.items[i])->range_id;
 	if (!ranges || !candidates || !rec->calls_by_correlation.count)
 		return;
-	struct recording_marker **by_thread = xrealloc(NULL, ranges * sizeof(*by_thread));
+	struct record_block block;
+	struct recording_marker **by_thread = record_block_alloc(&block, ranges * sizeof(*by_thread));
 	size_t n = 0;
 	for (size_t i = 0; i < rec->marker_count; i++)
 		if (rec->markers[i].kind == MARKER_PUSH_POP)
 			by_thread[n++] = &rec->markers[i];
-	sort_array(by_thread, n, sizeof(*by_thread), by_thread_then_start);
+	sort_pointers((const void **)by_thread, n, by_thread_then_start);
 	rec->attributed.slots = 64;
 	while (rec->attributed.slots < 2 * candidates)
 		rec->attributed.slots *= 2;
-	rec->attributed.kernels = xcalloc(rec->attributed.slots, sizeof(*rec->attributed.kernels));
-	rec->attributed.ranges = xcalloc(rec->attributed.slots, sizeof(*rec->attributed.ranges));
+	rec->attributed.kernels = record_block_alloc(&rec->attributed.kernels_block,
+						     rec->attributed.slots *
+						     sizeof(*rec->attributed.kernels));
+	rec->attributed.ranges = record_block_alloc(&rec->attributed.ranges_block,
+						    rec->attributed.slots *
+						    sizeof(*rec->attributed.ranges));
 	size_t mask = rec->attributed.slots - 1;
 	for (size_t i = 0; i < rec->kernels.count; i++) {
 		const struct record_kernel *k = (const void *)rec->kernels.items[i];
@@ -493,7 +521,7 @@ static void attribute_kernels(struct recording *rec)
 		rec->attributed.kernels[j] = &k->header;
 		rec->attributed.ranges[j] = m->id;
 	}
-	free(by_thread);
+	record_block_free(&block);
 }
 
 static int by_address(const void *a, const void *b)
@@ -721,10 +749,10 @@ void recording_release(struct recording *rec)
 					&rec->pc_sampling, &rec->owned };
 	for (size_t i = 0; i < rec->owned.count; i++)
 		free((void *)rec->owned.items[i]);
-	free(rec->markers);
-	free(rec->markers_by_id);
-	free(rec->attributed.kernels);
-	free(rec->attributed.ranges);
+	record_block_free(&rec->markers_block);
+	record_block_free(&rec->markers_by_id_block);
+	record_block_free(&rec->attributed.kernels_block);
+	record_block_free(&rec->attributed.ranges_block);
 	for (size_t i = 0; rec->texts && i < rec->strings.count; i++)
 		free(rec->texts[i]);
 	free(rec->texts);

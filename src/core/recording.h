@@ -44,6 +44,18 @@ struct record_list {
 
 #define RECORD_LIST_IN_MEMORY (8 << 20)
 
+/* A zeroed block of memory that grows with a run (the markers, their indexes): past
+ * RECORD_LIST_IN_MEMORY bytes, a shared mapping of an unnamed temporary file. */
+struct record_block {
+	void *data;
+	size_t bytes;
+	unsigned mapped : 1;
+};
+
+/* bytes of zeroes (no failure: memory is the fallback of a file); NULL for none. */
+void *record_block_alloc(struct record_block *b, size_t bytes);
+void record_block_free(struct record_block *b);
+
 /* A record at the end (no failure: memory is the fallback of a file). */
 void record_list_add(struct record_list *list, const struct record_header *h);
 void record_list_release(struct record_list *list);
@@ -67,10 +79,12 @@ struct recording {
 	struct recording_marker *markers;      /* by start time (of equal starts the longer first) */
 	size_t marker_count;
 	struct recording_marker **markers_by_id;
+	struct record_block markers_block, markers_by_id_block; /* what those two hold */
 	struct {                               /* ranges of kernels whose record has none */
 		const struct record_header **kernels; /* open addressing by address */
 		uint64_t *ranges;
 		size_t slots;
+		struct record_block kernels_block, ranges_block;
 	} attributed;
 	struct record_list owned;              /* records made while reading (marker texts) */
 	struct record_list thread_names;       /* by tid; of equal tids the last written wins */
