@@ -108,7 +108,7 @@ static void read_calls(struct insight_engine *e, struct extsort *links)
 	struct insight_call_record top = { .process = UINT32_MAX };
 	uint64_t count = 0;
 	uint32_t last = 0;
-	int step;
+	int step = SQLITE_DONE;
 	while (!e->failed && (step = sqlite3_step(s)) == SQLITE_ROW) {
 		uint32_t pi = process_index(e, sqlite3_column_int64(s, 0), &last);
 		if (pi == UINT32_MAX)
