@@ -126,8 +126,10 @@ static int64_t covered(struct insight_engine *e, struct cursor *c, int64_t start
 	size_t drop = 0;
 	while (drop < c->held_count && c->held[drop].end <= start)
 		drop++;
-	memmove(c->held, c->held + drop, (c->held_count - drop) * sizeof(*c->held));
-	c->held_count -= drop;
+	if (drop) {
+		memmove(c->held, c->held + drop, (c->held_count - drop) * sizeof(*c->held));
+		c->held_count -= drop;
+	}
 	int64_t total = 0, longest = 0;
 	for (size_t i = 0; i < c->held_count; i++)
 		cover(&c->held[i], start, end, &total, &longest, name);

