@@ -241,7 +241,6 @@ static void read_items(struct insight_engine *e, struct extsort *items)
 				d->kernels_from = r.start < d->kernels_from ? r.start : d->kernels_from;
 				d->kernels_to = r.end > d->kernels_to ? r.end : d->kernels_to;
 			}
-			d->count++;
 			/* a process that never ended cleanly: its bounds are its records' */
 			if (r.end > p->end)
 				p->end = r.end;

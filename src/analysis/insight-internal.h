@@ -96,8 +96,8 @@ sqlite3_stmt *insight_prepare(struct insight_engine *e, const char *sql);
  * the two files. Errors leave e->failed set. */
 void insight_build(struct insight_engine *e);
 
-/* A device's work in order of start, its busy intervals merged; its busy_count,
- * busy_ns and idle_ns set at the end. */
+/* A device's work in order of start, its busy intervals merged; its busy_ns and idle_ns
+ * set at the end. */
 void insight_stream_device(struct insight_engine *e, const struct insight_process *p,
 			   const struct insight_device *d, insight_item_fn item,
 			   insight_busy_fn busy, void *arg);

@@ -198,7 +198,6 @@ void insight_stream_device(struct insight_engine *e, const struct insight_proces
 	record_reader_begin(&reader, &e->items, sizeof(struct insight_item_record),
 			    x->device_first[d->index], x->device_end[d->index], 1 << 20);
 	int open = 0, got;
-	size_t busy_count = 0;
 	int64_t busy_ns = 0, idle_ns = 0;
 	d->before_open = INT64_MIN;
 	const void *read;
@@ -232,7 +231,6 @@ void insight_stream_device(struct insight_engine *e, const struct insight_proces
 				d->before_open = d->open.end;
 			}
 			d->open = (struct insight_interval){ a.start, a.end };
-			busy_count++;
 			open = 1;
 		}
 		if (item)
@@ -248,7 +246,6 @@ void insight_stream_device(struct insight_engine *e, const struct insight_proces
 			busy(arg, d, &d->open, NULL);
 		busy_ns += d->open.end - d->open.start;
 	}
-	d->busy_count = busy_count;
 	d->busy_ns = busy_ns;
 	d->idle_ns = idle_ns;
 }

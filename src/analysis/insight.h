@@ -59,7 +59,6 @@ struct insight_device {
 	char *label;                  /* "GPU 1 (NVIDIA H100 80GB HBM3)" */
 	int64_t kernels_from, kernels_to; /* its first kernel's start, last kernel's end;
 					     from >= to: no kernel */
-	size_t count;                 /* its items */
 	/* while its items stream: the busy interval of the last item (merged so far), and
 	 * the end of the interval before it (INT64_MIN: none) */
 	struct insight_interval open;
@@ -68,7 +67,6 @@ struct insight_device {
 	size_t queue_count;           /* (so far, while streaming) */
 	/* after its items streamed: busy time, and idle time between the first start and
 	 * the last end */
-	size_t busy_count;
 	int64_t busy_ns, idle_ns;
 };
 

@@ -117,11 +117,7 @@ static int read_rows(const char *workload, struct strbuf *text, struct csv_row *
 				       : "cannot read %s: %s", errno == ENOENT ? workload : path.buf,
 				       strerror(errno));
 		} else {
-			char chunk[65536];
-			size_t n;
-			while ((n = fread(chunk, 1, sizeof(chunk), in)) > 0)
-				strbuf_add(text, chunk, n);
-			if (ferror(in))
+			if (strbuf_add_stream(text, in))
 				rc = error_set(err, "cannot read '%s': %s", path.buf, strerror(errno));
 			fclose(in);
 		}

@@ -213,11 +213,7 @@ static int read_file(const char *dir, const char *file, struct strbuf *out, stru
 		strbuf_release(&path);
 		return -1;
 	}
-	char buffer[65536];
-	size_t n;
-	while ((n = fread(buffer, 1, sizeof(buffer), f)) > 0)
-		strbuf_add(out, buffer, n);
-	int failed = ferror(f);
+	int failed = strbuf_add_stream(out, f);
 	fclose(f);
 	if (failed)
 		error_set(err, "%s: cannot be read", path.buf);

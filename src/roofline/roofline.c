@@ -149,11 +149,7 @@ int roofline_read_csv(const char *path, struct roofline *r, struct error *err)
 	if (!f)
 		return error_set(err, "cannot open '%s': %s", path, strerror(errno));
 	struct strbuf text = STRBUF_INIT;
-	char chunk[4096];
-	size_t n;
-	while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0)
-		strbuf_add(&text, chunk, n);
-	int read_failed = ferror(f);
+	int read_failed = strbuf_add_stream(&text, f);
 	fclose(f);
 	int rc = read_failed ? error_set(err, "cannot read '%s'", path)
 		 : roofline_parse_csv(path, text.buf, text.len, r, err);

@@ -97,6 +97,15 @@ int strbuf_grow(struct strbuf *sb, size_t extra)
 	return 0;
 }
 
+int strbuf_add_stream(struct strbuf *sb, FILE *in)
+{
+	char chunk[65536];
+	size_t n;
+	while ((n = fread(chunk, 1, sizeof(chunk), in)) > 0)
+		strbuf_add(sb, chunk, n);
+	return ferror(in) ? -1 : 0;
+}
+
 void strbuf_add(struct strbuf *sb, const void *data, size_t len)
 {
 	if (strbuf_grow(sb, len))

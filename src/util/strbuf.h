@@ -11,6 +11,7 @@
 
 #include <stdarg.h>
 #include <stddef.h>
+#include <stdio.h>
 
 struct strbuf {
 	char *buf;    /* NUL-terminated contents */
@@ -29,6 +30,8 @@ void strbuf_reset(struct strbuf *sb);
  * strbuf_fail_softly(); `failed` is then set). */
 int strbuf_grow(struct strbuf *sb, size_t extra);
 void strbuf_add(struct strbuf *sb, const void *data, size_t len);
+/* What is left of a stream appended: 0, or -1 when reading it failed (ferror). */
+int strbuf_add_stream(struct strbuf *sb, FILE *in);
 void strbuf_addstr(struct strbuf *sb, const char *s);
 void strbuf_addch(struct strbuf *sb, char c);
 void strbuf_addf(struct strbuf *sb, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
