@@ -114,10 +114,15 @@ FUZZ_LINK := $(call obj,tests/fuzz/fuzz.c src/output.c src/input-file.c src/cmd-
 	src/commands.c $(STORE_SRC) $(CORE_SRC) $(UTIL_SRC) $(COMPUTE_SRC))
 TARGETS += $(patsubst %,$(BUILD)/tests/test-fuzz-%,$(FUZZ_NAMES))
 
+# The backend run without a GPU: stand-ins for CUPTI, the driver and the host library,
+# and the program that replays CUPTI's callbacks and records through them.
+CUPTI_REPLAY_SRC := tests/e2e/fake-cupti.c tests/e2e/fake-cuda.c tests/e2e/fake-cupti-host.c \
+	tests/e2e/cupti-replay.c
+
 ifeq ($(HAVE_OPENCL),yes)
 TARGETS += $(OPENCL_LIB) $(ROOFLINE_OPENCL)
 SAMPLES := $(patsubst samples/opencl/%.c,$(BUILD)/samples/%,$(wildcard samples/opencl/*.c))
-TEST_PROGRAMS := $(patsubst tests/e2e/%.c,$(BUILD)/tests/%,$(filter-out tests/e2e/cuda-spool.c tests/e2e/make-recording.c tests/e2e/nvtx-app.c tests/e2e/enospc.c tests/e2e/clwork-lib.c tests/e2e/nvml-double.c tests/e2e/hot-library.c,\
+TEST_PROGRAMS := $(patsubst tests/e2e/%.c,$(BUILD)/tests/%,$(filter-out tests/e2e/cuda-spool.c tests/e2e/make-recording.c tests/e2e/nvtx-app.c tests/e2e/enospc.c tests/e2e/clwork-lib.c tests/e2e/nvml-double.c tests/e2e/hot-library.c $(CUPTI_REPLAY_SRC),\
 	$(wildcard tests/e2e/*.c))) $(BUILD)/tests/libclwork.so $(BUILD)/tests/libnvml-double.so \
 	$(BUILD)/tests/libhot-library.so
 TEST_PROGRAMS += $(patsubst tests/e2e/%.cpp,$(BUILD)/tests/%,$(wildcard tests/e2e/*.cpp)) \
@@ -128,6 +133,9 @@ TARGETS += $(BUILD)/bench/make-spool $(BUILD)/bench/read-db $(BUILD)/bench/marke
 	$(BUILD)/tests/make-recording
 
 # ---- CUDA: the CUPTI backend, the CUDA samples, the GPU tests and benchmarks --------
+# The backend run without a GPU (built with the CUDA backend, below)
+CUPTI_REPLAY := $(BUILD)/tests/cupti-replay $(BUILD)/tests/fake/libcupti.so.13 \
+	$(BUILD)/tests/fake/libcuda.so.1 $(BUILD)/tests/fake/libgpuprof-cupti-host.so
 NVCC := $(CUDA_HOME)/bin/nvcc
 # Hopper machine code, and PTX that any newer GPU compiles when it loads the program.
 NVCC_FLAGS ?= -O2 -gencode arch=compute_90,code=sm_90 -gencode arch=compute_90,code=compute_90
@@ -140,7 +148,7 @@ GPU_PROGRAMS := $(patsubst %.cu,$(BUILD)/%,$(wildcard tests/gpu/*.cu bench/gpu/*
 ifeq ($(HAVE_CUDA),yes)
 TARGETS += $(NVTX_LIB) $(BUILD)/tests/nvtx-app
 TARGETS += $(CUDA_LIB) $(CUDA_SAMPLES) $(GPU_PROGRAMS) $(BUILD)/bench/gpu/libcupti-floor.so \
-	$(BUILD)/tests/cuda-spool $(HOST_LIB) $(ROOFLINE_CUDA)
+	$(BUILD)/tests/cuda-spool $(HOST_LIB) $(ROOFLINE_CUDA) $(CUPTI_REPLAY)
 endif
 
 all: $(TARGETS)
@@ -231,6 +239,21 @@ $(BUILD)/tests/gpu/pc-chase: NVCC_FLAGS += -lineinfo
 $(GPU_PROGRAMS): $(BUILD)/%: %.cu
 	@mkdir -p $(dir $@)
 	$(NVCC) $(NVCC_FLAGS) $< -o $@ $(NVCC_LIBS)
+
+$(BUILD)/tests/fake/libcupti.so.13: tests/e2e/fake-cupti.c tests/e2e/fake-cupti.h
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -fvisibility=default -I$(CUDA_HOME)/include -shared \
+		-Wl,-soname,libcupti.so.13 $< -o $@ -ldl
+$(BUILD)/tests/fake/libcuda.so.1: tests/e2e/fake-cuda.c
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -fvisibility=default -I$(CUDA_HOME)/include -shared \
+		-Wl,-soname,libcuda.so.1 $< -o $@
+$(BUILD)/tests/fake/libgpuprof-cupti-host.so: tests/e2e/fake-cupti-host.c
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -shared $< -o $@
+$(BUILD)/tests/cupti-replay: tests/e2e/cupti-replay.c tests/e2e/fake-cupti.h
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -I$(CUDA_HOME)/include $< -o $@ -ldl
 
 $(BUILD)/tests/cuda-spool: tests/e2e/cuda-spool.c $(call obj,inject/cuda/translate.c $(CORE_SRC) $(UTIL_SRC))
 	@mkdir -p $(dir $@)

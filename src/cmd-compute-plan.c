@@ -121,6 +121,10 @@ int compute_list_metrics(const struct catalog *c, const struct option_list *bloc
 int compute_list_sets(const struct catalog *c, struct host_api *api, const char *chip)
 {
 	printf("gpuprof compute: metric sets on %s (--set NAME)\n", chip);
+	int width = 0;
+	for (size_t i = 0; i < c->set_count; i++)
+		if ((int)strlen(c->sets[i].name) > width)
+			width = (int)strlen(c->sets[i].name);
 	for (size_t i = 0; i < c->set_count; i++) {
 		const struct catalog_set *s = &c->sets[i];
 		struct compute_plan p = { api, chip, STRBUF_INIT, 0 };
@@ -137,7 +141,11 @@ int compute_list_sets(const struct catalog *c, struct host_api *api, const char 
 			strbuf_addf(&passes, " (no application replay: %s)", why.buf);
 		}
 		strbuf_release(&why);
-		printf("%-15s %d metrics, %s: %s\n", s->name, p.metrics, passes.buf, s->description);
+		printf("%-*s %d metrics, %s: %s", width, s->name, p.metrics, passes.buf,
+		       s->description);
+		for (size_t a = 0; a < s->alias_count; a++)
+			printf("%s%s", a ? ", " : " (for rocprof-compute's ", s->aliases[a]);
+		printf("%s\n", s->alias_count ? ")" : "");
 		strbuf_release(&passes);
 		strbuf_release(&p.names);
 	}

@@ -517,6 +517,10 @@ static int compute_profile(int argc, char **argv)
 	if (set && !chosen)
 		die_with(EXIT_USAGE, "compute profile: --set %s: no such set (--list-sets lists them)",
 			 set);
+	struct strbuf note = STRBUF_INIT;
+	if (chosen && catalog_set_note(chosen, set, &note))
+		fprintf(stderr, "gpuprof: compute profile: --set %s\n", note.buf);
+	strbuf_release(&note);
 	for (size_t k = 0; chosen && k < chosen->select_count && blocks.count < room; k++)
 		blocks.items[blocks.count++] = xstrdup(chosen->select[k]);
 	if (roof_only == 1 && no_roof == 1)

@@ -51,9 +51,13 @@ static int set_metrics(const struct option_list *sets, struct strbuf *names,
 	}
 	for (int i = 0; rc == 0 && i < sets->count; i++) {
 		const struct catalog_set *s = catalog_set(&c, sets->items[i]);
+		struct strbuf note = STRBUF_INIT;
 		if (!s)
 			rc = error_set(err, "--pmc-set: no metric set is called '%s' (gpuprof compute "
 					    "profile --list-sets lists them)", sets->items[i]);
+		else if (catalog_set_note(s, sets->items[i], &note))
+			fprintf(stderr, "gpuprof: --pmc-set %s\n", note.buf);
+		strbuf_release(&note);
 		for (size_t k = 0; s && k < s->select_count; k++)
 			catalog_select(&c, s->select[k], add_set_metric, names);
 	}

@@ -5,7 +5,8 @@
  * (GPUPROF_PMC_MULTIPLEX) nothing is replayed: the metrics come in groups of one pass, and
  * the successive dispatches of a kernel each collect the next group.
  *
- * The launch callbacks of the driver API bracket each kernel that the filters keep: on
+ * The launch callbacks of the runtime and driver APIs (cuda.c subscribes to both: a
+ * runtime launch fires no driver callback) bracket each kernel that the filters keep: on
  * entry the profiler starts, on exit it stops, decodes the one range and the host API
  * (libgpuprof-cupti-host.so, beside this library) turns the counters into the metrics'
  * values. The values wait in a list until the recorder's writer thread translates them
@@ -49,8 +50,6 @@ static size_t group_count;
  * it there is one group, every pass of which kernel replay makes. */
 static enum { MULTIPLEX_NONE, MULTIPLEX_KERNEL, MULTIPLEX_LAUNCH } multiplex;
 static struct kernel_filter filter;
-/* The driver's, found at run time: the library must load whatever the driver's version */
-static CUresult (*func_get_name)(const char **name, CUfunction function);
 
 static struct {
 	void *library;
@@ -173,18 +172,6 @@ int counters_configure(void)
 			       getenv("GPUPROF_KERNEL_ITERATION_RANGE"), &err)) {
 		recorder_report("counters: %s: no counters are collected", err.message);
 		return -1;
-	}
-	if (kernel_filter_active(&filter) || multiplex) {
-		void *driver = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
-		if (driver)
-			*(void **)&func_get_name = dlsym(driver, "cuFuncGetName");
-		if (!func_get_name) {
-			recorder_report("counters: this CUDA driver cannot name a kernel at its "
-					"launch (no cuFuncGetName), so the kernel filters and "
-					"multiplexing cannot choose what to measure: no counters are "
-					"collected");
-			return -1;
-		}
 	}
 	if (load_host())
 		return -1;
@@ -348,47 +335,79 @@ static struct name_count *name_slot(struct name_table *t, const char *name)
 	return &t->slots[j];
 }
 
-/* What a driver API launch launches, and its size: threads in the grid and in a block,
- * dynamic shared memory per block. */
+/* What a launch launches: its kernel's (mangled) name, as CUPTI gives it to launch
+ * callbacks of both domains, and its size: threads in the grid and in a block, dynamic
+ * shared memory per block. */
 struct launch {
-	CUfunction function;
+	const char *symbol;
 	uint64_t grid_threads, block_threads, shared_bytes;
 };
 
-static struct launch launch_of(CUpti_CallbackId cbid, const void *params)
+static void set_size(struct launch *l, unsigned grid_x, unsigned grid_y, unsigned grid_z,
+		     unsigned block_x, unsigned block_y, unsigned block_z, uint64_t shared)
 {
-	struct launch l = { NULL, 0, 0, 0 };
+	l->block_threads = (uint64_t)block_x * block_y * block_z;
+	l->grid_threads = l->block_threads * grid_x * grid_y * grid_z;
+	l->shared_bytes = shared;
+}
+
+/* The launch's size from its parameters; 0 when the function launches no single kernel
+ * whose size CUPTI's parameters give (a graph, several devices at once): not measured. */
+static int launch_of(CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
+		     const CUpti_CallbackData *data, struct launch *l)
+{
+	memset(l, 0, sizeof(*l));
+	l->symbol = data->symbolName;
+	const void *params = data->functionParams;
+	if (domain == CUPTI_CB_DOMAIN_RUNTIME_API) {
+		/* __cudaLaunchKernel (what <<<>>> calls from CUDA 13 on) takes the arguments
+		 * of cudaLaunchKernel, a kernel handle for the function */
+		const cudaLaunchKernel_v7000_params *k = params;
+		const cudaLaunchKernelExC_v11060_params *ex = params;
+		switch (cbid) {
+		case CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000:
+		case CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_ptsz_v7000:
+		case CUPTI_RUNTIME_TRACE_CBID_cudaLaunchCooperativeKernel_v9000:
+		case CUPTI_RUNTIME_TRACE_CBID_cudaLaunchCooperativeKernel_ptsz_v9000:
+		case CUPTI_RUNTIME_TRACE_CBID___cudaLaunchKernel_v13000:
+		case CUPTI_RUNTIME_TRACE_CBID___cudaLaunchKernel_ptsz_v13000:
+			set_size(l, k->gridDim.x, k->gridDim.y, k->gridDim.z, k->blockDim.x,
+				 k->blockDim.y, k->blockDim.z, k->sharedMem);
+			return 1;
+		case CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_v11060:
+		case CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_ptsz_v11060:
+			if (ex->config)
+				set_size(l, ex->config->gridDim.x, ex->config->gridDim.y,
+					 ex->config->gridDim.z, ex->config->blockDim.x,
+					 ex->config->blockDim.y, ex->config->blockDim.z,
+					 ex->config->dynamicSmemBytes);
+			return 1;
+		}
+		return 0;
+	}
 	const cuLaunchKernel_params *k = params;
 	const cuLaunchCooperativeKernel_params *co = params;
-	const CUlaunchConfig *config;
+	const CUlaunchConfig *config = ((const cuLaunchKernelEx_params *)params)->config;
 	switch (cbid) {
 	case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel:
 	case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz:
-		l.function = k->f;
-		l.block_threads = (uint64_t)k->blockDimX * k->blockDimY * k->blockDimZ;
-		l.grid_threads = l.block_threads * k->gridDimX * k->gridDimY * k->gridDimZ;
-		l.shared_bytes = k->sharedMemBytes;
-		break;
+		set_size(l, k->gridDimX, k->gridDimY, k->gridDimZ, k->blockDimX, k->blockDimY,
+			 k->blockDimZ, k->sharedMemBytes);
+		return 1;
 	case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx:
 	case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz:
-		l.function = ((const cuLaunchKernelEx_params *)params)->f;
-		if ((config = ((const cuLaunchKernelEx_params *)params)->config)) {
-			l.block_threads = (uint64_t)config->blockDimX * config->blockDimY *
-					  config->blockDimZ;
-			l.grid_threads = l.block_threads * config->gridDimX * config->gridDimY *
-					 config->gridDimZ;
-			l.shared_bytes = config->sharedMemBytes;
-		}
-		break;
+		if (config)
+			set_size(l, config->gridDimX, config->gridDimY, config->gridDimZ,
+				 config->blockDimX, config->blockDimY, config->blockDimZ,
+				 config->sharedMemBytes);
+		return 1;
 	case CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel:
 	case CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel_ptsz:
-		l.function = co->f;
-		l.block_threads = (uint64_t)co->blockDimX * co->blockDimY * co->blockDimZ;
-		l.grid_threads = l.block_threads * co->gridDimX * co->gridDimY * co->gridDimZ;
-		l.shared_bytes = co->sharedMemBytes;
-		break;
+		set_size(l, co->gridDimX, co->gridDimY, co->gridDimZ, co->blockDimX, co->blockDimY,
+			 co->blockDimZ, co->sharedMemBytes);
+		return 1;
 	}
-	return l;
+	return 0;
 }
 
 /* Whether the filters keep this launch (counting its iterations), and the group of
@@ -398,8 +417,8 @@ static int wanted(const struct launch *l, size_t *group)
 	*group = 0;
 	if (!kernel_filter_active(&filter) && !multiplex)
 		return 1;
-	const char *mangled = NULL;
-	if (!l->function || func_get_name(&mangled, l->function) != CUDA_SUCCESS || !mangled)
+	const char *mangled = l->symbol;
+	if (!mangled)
 		return 0;
 	char *demangled = translator_demangle(mangled);
 	const char *name = demangled ? demangled : mangled;
@@ -424,15 +443,6 @@ static int wanted(const struct launch *l, size_t *group)
 	free(demangled);
 	return keep;
 }
-
-const CUpti_CallbackId counters_launch_callbacks[] = {
-	CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz,
-	CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz,
-	CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel,
-	CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel_ptsz,
-};
-const size_t counters_launch_callback_count =
-	sizeof(counters_launch_callbacks) / sizeof(counters_launch_callbacks[0]);
 
 /* The counters of the range just measured (of a group's metrics), queued for the
  * writer thread. */
@@ -469,14 +479,21 @@ static void finish(struct context *c, size_t group, uint64_t correlation_id)
 	}
 }
 
-void counters_callback(CUpti_CallbackId cbid, const CUpti_CallbackData *data)
+void counters_callback(CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
+		       const CUpti_CallbackData *data)
 {
+	struct launch l;
+	if (!launch_of(domain, cbid, data, &l)) /* a copy, a fill, a graph: not measured */
+		return;
 	if (data->callbackSite == CUPTI_API_ENTER) {
 		if (depth++)
 			return;
+		if (!data->context) { /* none current yet: no profiler to start */
+			recorder_count_dropped(DROPPED_COUNTERS, 1);
+			return;
+		}
 		pthread_mutex_lock(&lock);
 		struct context *c = context_of(data->context);
-		struct launch l = launch_of(cbid, data->functionParams);
 		size_t group;
 		if (c && !c->broken && wanted(&l, &group)) {
 			CUpti_RangeProfiler_Start_Params start = {

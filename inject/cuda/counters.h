@@ -11,10 +11,11 @@
  * stderr; the trace goes on without them). */
 int counters_configure(void);
 
-/* The driver API launches to subscribe to, and what to do at each (entry and exit). */
-extern const CUpti_CallbackId counters_launch_callbacks[];
-extern const size_t counters_launch_callback_count;
-void counters_callback(CUpti_CallbackId cbid, const CUpti_CallbackData *data);
+/* At each entry and exit of an API function that launches work, runtime or driver:
+ * the kernel launches that the filters keep are measured, from the outermost launching
+ * call's entry to its exit, under that call's correlation id. */
+void counters_callback(CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
+		       const CUpti_CallbackData *data);
 
 /* Emits the values read so far, on the recorder's writer thread: 0, or 1 when its
  * buffer filled first (call again). */

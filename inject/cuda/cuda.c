@@ -44,7 +44,7 @@
 /* ---- configuration ---------------------------------------------------------------- */
 
 static struct {
-	int kernel, memory_copy, runtime_api, driver_api, memory_allocation, mangled;
+	int kernel, memory_copy, runtime_api, driver_api, memory_allocation, markers, mangled;
 } trace;
 
 static int has_token(const char *list, const char *token)
@@ -70,6 +70,7 @@ static void read_config(void)
 	trace.runtime_api = has_token(list, "cuda_api");
 	trace.driver_api = has_token(list, "cuda_driver_api");
 	trace.memory_allocation = has_token(list, "memory_allocation");
+	trace.markers = has_token(list, "marker");
 }
 
 /* ---- buffers -------------------------------------------------------------------------- */
@@ -268,31 +269,95 @@ static int collect(int final)
 	return 0;
 }
 
-/* ---- start and end --------------------------------------------------------------------- */
+/* ---- launches ------------------------------------------------------------------------ */
+
+/* The callbacks of the API functions that launch device work, in both domains: a program
+ * that launches with <<<>>>, cudaLaunchKernel, cudaMemcpy or cudaGraphLaunch reaches the
+ * driver through internal entry points, so no driver callback fires for it and its
+ * kernel's activity record carries the runtime call's correlation id; one that calls the
+ * driver itself (cuLaunchKernel: Triton, JITs) is seen in the driver domain. Each
+ * launching call, whichever domain, is where its work's stack, launch point and counters
+ * are taken, under its own correlation id (docs/CUDA.md says why). */
+enum { RUNTIME, DRIVER, LAUNCH_DOMAINS };
+#define MAX_CBID 1024 /* above both domains' CBID_SIZE in CUPTI 13 */
+
+static struct {
+	uint8_t launches[LAUNCH_DOMAINS][MAX_CBID]; /* 1: the function launches device work */
+	_Atomic uint32_t names[LAUNCH_DOMAINS][MAX_CBID]; /* its name's string id, once */
+	int points[LAUNCH_DOMAINS]; /* a launch point is recorded (no API record, no stack) */
+} launch;
 
 static int counting;      /* counters are collected (--pmc) */
 static int pc_sampling;   /* PC sampling (--pc-sampling-*) */
 static int launch_stacks; /* each launch's call stack is taken (--launch-stacks) */
 
-/* Whether a driver API function launches device work: a kernel, a copy, a fill. */
+/* Whether an API function, by its name (cuptiGetCallbackName's, or the callback's),
+ * launches device work: a kernel, a copy, a fill, a graph. */
 static int launches_work(const char *function)
 {
-	return function && (!strncmp(function, "cuLaunch", 8) || !strncmp(function, "cuMemcpy", 8) ||
-			    !strncmp(function, "cuMemset", 8));
-}
-
-static int counted_launch(CUpti_CallbackId cbid)
-{
-	for (size_t i = 0; i < counters_launch_callback_count; i++)
-		if (counters_launch_callbacks[i] == cbid)
+	static const char *const prefixes[] = { "cudaLaunch", "cudaMemcpy", "cudaMemset",
+						"cudaGraphLaunch", "cuLaunch", "cuMemcpy",
+						"cuMemset", "cuGraphLaunch" };
+	if (!function)
+		return 0;
+	while (*function == '_') /* __cudaLaunchKernel: what <<<>>> calls in CUDA 13 */
+		function++;
+	if (strstr(function, "HostFunc")) /* cudaLaunchHostFunc: work of the host's */
+		return 0;
+	for (size_t i = 0; i < sizeof(prefixes) / sizeof(prefixes[0]); i++)
+		if (!strncmp(function, prefixes[i], strlen(prefixes[i])))
 			return 1;
 	return 0;
 }
 
-/* The callbacks subscribed to: the launches, when counters are collected; every driver
- * API call, of which those that launch work take their call stack, with
- * --launch-stacks (on the launching thread, before the call: CUPTI's correlation id is
- * the one the kernel's or copy's activity record carries). */
+/* Subscribes to the callbacks of every launching function of both domains: 0, or -1
+ * when CUPTI names none (then nothing is subscribed). */
+static int subscribe_launches(CUpti_SubscriberHandle subscriber)
+{
+	static const CUpti_CallbackDomain domains[LAUNCH_DOMAINS] = {
+		[RUNTIME] = CUPTI_CB_DOMAIN_RUNTIME_API, [DRIVER] = CUPTI_CB_DOMAIN_DRIVER_API };
+	static const uint32_t sizes[LAUNCH_DOMAINS] = {
+		[RUNTIME] = CUPTI_RUNTIME_TRACE_CBID_SIZE, [DRIVER] = CUPTI_DRIVER_TRACE_CBID_SIZE };
+	int found = 0;
+	for (int d = 0; d < LAUNCH_DOMAINS; d++)
+		for (uint32_t cbid = 1; cbid < sizes[d] && cbid < MAX_CBID; cbid++) {
+			const char *name = NULL;
+			if (cuptiGetCallbackName(domains[d], cbid, &name) != CUPTI_SUCCESS ||
+			    !launches_work(name) ||
+			    cuptiEnableCallback(1, subscriber, domains[d], cbid) != CUPTI_SUCCESS)
+				continue;
+			launch.launches[d][cbid] = 1;
+			found++;
+		}
+	if (!found)
+		recorder_report("CUPTI names no API function that launches work: no launch stacks, "
+				"counters or kernel ranges in this process");
+	return found ? 0 : -1;
+}
+
+/* At each launching call, on the launching thread: on entry, before the real function
+ * runs, its call stack or its launch point, keyed by the correlation id its work's
+ * activity records carry; counters bracket the kernel from entry to exit. */
+static void on_launch(int d, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
+		      const CUpti_CallbackData *call)
+{
+	if (call->callbackSite == CUPTI_API_ENTER && (launch_stacks || launch.points[d])) {
+		uint32_t name = atomic_load(&launch.names[d][cbid]);
+		if (!name) {
+			name = recorder_intern(call->functionName);
+			atomic_store(&launch.names[d][cbid], name);
+		}
+		uint32_t record_domain = d == RUNTIME ? DOMAIN_CUDA_API : DOMAIN_CUDA_DRIVER_API;
+		if (launch_stacks)
+			recorder_launch_stack(record_domain, name, call->correlationId);
+		else
+			recorder_launch(record_domain, name, call->correlationId);
+	}
+	if (counting)
+		counters_callback(domain, cbid, call);
+}
+
+/* Every callback subscribed to: the launches, and CUPTI's resources for PC sampling. */
 static void CUPTIAPI on_callback(void *userdata, CUpti_CallbackDomain domain,
 				 CUpti_CallbackId cbid, const void *data)
 {
@@ -303,24 +368,13 @@ static void CUPTIAPI on_callback(void *userdata, CUpti_CallbackDomain domain,
 			pc_sampling_resource(cbid, data);
 		return;
 	}
-	if (domain != CUPTI_CB_DOMAIN_DRIVER_API)
-		return;
-	const CUpti_CallbackData *call = data;
-	if (launch_stacks && call->callbackSite == CUPTI_API_ENTER &&
-	    launches_work(call->functionName)) {
-		/* each function's name interned once, not at every launch */
-		static _Atomic uint32_t names[CUPTI_DRIVER_TRACE_CBID_SIZE];
-		uint32_t name = cbid < CUPTI_DRIVER_TRACE_CBID_SIZE ? atomic_load(&names[cbid]) : 0;
-		if (!name) {
-			name = recorder_intern(call->functionName);
-			if (cbid < CUPTI_DRIVER_TRACE_CBID_SIZE)
-				atomic_store(&names[cbid], name);
-		}
-		recorder_launch_stack(DOMAIN_CUDA_DRIVER_API, name, call->correlationId);
-	}
-	if (counting && counted_launch(cbid))
-		counters_callback(cbid, data);
+	int d = domain == CUPTI_CB_DOMAIN_RUNTIME_API ? RUNTIME
+		: domain == CUPTI_CB_DOMAIN_DRIVER_API ? DRIVER : -1;
+	if (d >= 0 && cbid < MAX_CBID && launch.launches[d][cbid])
+		on_launch(d, domain, cbid, data);
 }
+
+/* ---- start and end --------------------------------------------------------------------- */
 
 /* The child of a fork() has none of CUPTI's threads: it must not call CUPTI, and the
  * buffers queued so far hold the parent's records, which the parent writes. */
@@ -443,9 +497,15 @@ static void start(void)
 		enable(CUPTI_ACTIVITY_KIND_DRIVER, "CUDA driver API calls");
 	if (trace.runtime_api || trace.driver_api)
 		enable(CUPTI_ACTIVITY_KIND_SYNCHRONIZATION, "synchronisations");
-	if ((trace.kernel || trace.memory_copy) && recorder_launch_stacks() &&
-	    cuptiEnableDomain(1, subscriber, CUPTI_CB_DOMAIN_DRIVER_API) == CUPTI_SUCCESS)
-		launch_stacks = 1;
+	int launching = trace.kernel || trace.memory_copy;
+	launch_stacks = launching && recorder_launch_stacks();
+	counting = trace.kernel && counters_configure() == 1;
+	/* a launch point where nothing else says where a launch began, so that the marker
+	 * ranges (--marker-trace, --torch-trace) take their kernels and counted kernels name
+	 * their thread: the callbacks are taken for them anyway */
+	int points = launching && (trace.markers || counting);
+	launch.points[RUNTIME] = points && !trace.runtime_api;
+	launch.points[DRIVER] = points && !trace.driver_api;
 	if (sampling) {
 		static const CUpti_CallbackId resources[] = {
 			CUPTI_CBID_RESOURCE_CONTEXT_CREATED,
@@ -457,11 +517,10 @@ static void start(void)
 		for (size_t i = 0; i < sizeof(resources) / sizeof(resources[0]); i++)
 			cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_RESOURCE, resources[i]);
 	}
-	if (trace.kernel && counters_configure() == 1) {
-		counting = 1;
-		for (size_t i = 0; i < counters_launch_callback_count; i++)
-			cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_DRIVER_API,
-					    counters_launch_callbacks[i]);
+	if ((launch_stacks || launch.points[RUNTIME] || launch.points[DRIVER] || counting) &&
+	    subscribe_launches(subscriber)) {
+		launch_stacks = counting = 0;
+		launch.points[RUNTIME] = launch.points[DRIVER] = 0;
 	}
 }
 

@@ -5,7 +5,9 @@
  * configured period and continuous collection, and a buffer of our own that CUPTI fills
  * by itself when a module is unloaded and when sampling is disabled. The recorder's
  * writer thread asks CUPTI for what it has gathered at every flush
- * (cuptiPCSamplingGetData, which never waits for the device). Everything CUPTI hands over
+ * (cuptiPCSamplingGetData, which never waits for the device), with the sampled context
+ * made current on it first, as CUPTI's own samples do: CUPTI's PC sampling calls act
+ * where the context is current. Everything CUPTI hands over
  * is copied at once into a queue of pending buffers, under the context's lock, and
  * translated from the queue on the writer thread: a context destroyed on the program's
  * thread, or a module loaded there, only copies. The modules' binaries are kept, by
@@ -43,6 +45,9 @@ struct sampled_context {
 	CUpti_PCSamplingData fetched;    /* cuptiPCSamplingGetData's */
 	CUpti_PCSamplingData configured; /* CUPTI's own flushes (unload, disable) */
 	struct translate_stall_reasons reasons;
+	struct totals {                  /* of buffers handed over while more remained */
+		uint64_t samples, dropped, other;
+	} held;
 };
 
 /* A buffer of sampling data copied out of CUPTI's hands, waiting for translation. */
@@ -165,6 +170,67 @@ static void queue_copy(CUpti_PCSamplingData *d, const struct sampled_context *c)
 	empty(d);
 }
 
+/* The driver's context calls, found at run time (the library loads whatever the
+ * driver's version); NULL where the driver has none. */
+static struct {
+	CUresult (*get)(CUcontext *context);
+	CUresult (*push)(CUcontext context);
+	CUresult (*pop)(CUcontext *context);
+	int (*attribute)(int *value, int attribute, int device);
+} driver;
+static pthread_once_t driver_once = PTHREAD_ONCE_INIT;
+
+static void find_driver(void)
+{
+	void *library = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD); /* kept: it is loaded */
+	if (!library)
+		return;
+	*(void **)&driver.get = dlsym(library, "cuCtxGetCurrent");
+	*(void **)&driver.push = dlsym(library, "cuCtxPushCurrent_v2");
+	*(void **)&driver.pop = dlsym(library, "cuCtxPopCurrent_v2");
+	*(void **)&driver.attribute = dlsym(library, "cuDeviceGetAttribute");
+}
+
+/* Makes context current on the calling thread (the writer's has none) for CUPTI's calls;
+ * returns 1 when it pushed it, to be popped by leave_context(). */
+static int enter_context(CUcontext context)
+{
+	pthread_once(&driver_once, find_driver);
+	CUcontext current = NULL;
+	if (!driver.get || !driver.push || !driver.pop ||
+	    (driver.get(&current) == CUDA_SUCCESS && current == context))
+		return 0;
+	return driver.push(context) == CUDA_SUCCESS;
+}
+
+static void leave_context(int pushed)
+{
+	CUcontext popped;
+	if (pushed)
+		driver.pop(&popped);
+}
+
+/* CUPTI hands a range's instructions over in several buffers when they outnumber one
+ * (remainingNumPcs > 0 after a call), and its documentation does not say whether each
+ * buffer repeats the range's totals or holds them once. So the totals of such a run of
+ * buffers are counted once whichever it does: the largest of each, given with the run's
+ * last buffer, the others' set to 0. */
+static void count_totals_once(struct totals *held, CUpti_PCSamplingData *d, int more)
+{
+	held->samples = d->totalSamples > held->samples ? d->totalSamples : held->samples;
+	held->dropped = d->droppedSamples > held->dropped ? d->droppedSamples : held->dropped;
+	held->other = d->nonUsrKernelsTotalSamples > held->other ? d->nonUsrKernelsTotalSamples
+								 : held->other;
+	if (more) {
+		d->totalSamples = d->droppedSamples = d->nonUsrKernelsTotalSamples = 0;
+		return;
+	}
+	d->totalSamples = held->samples;
+	d->droppedSamples = held->dropped;
+	d->nonUsrKernelsTotalSamples = held->other;
+	*held = (struct totals){ 0, 0, 0 };
+}
+
 static void report_once(const char *what, CUptiResult rc)
 {
 	static _Atomic int reported;
@@ -179,6 +245,7 @@ static void report_once(const char *what, CUptiResult rc)
  * copying each buffer into the queue. Under c->lock. */
 static void fetch(struct sampled_context *c, int all)
 {
+	int pushed = enter_context(c->context);
 	for (int round = 0; round < 1024; round++) {
 		CUpti_PCSamplingGetDataParams params = {
 			.size = CUpti_PCSamplingGetDataParamsSize,
@@ -189,7 +256,7 @@ static void fetch(struct sampled_context *c, int all)
 		int more = c->fetched.remainingNumPcs > 0;
 		if (rc != CUPTI_SUCCESS && !c->fetched.hardwareBufferFull) {
 			report_once("cannot read the samples", rc);
-			return;
+			break;
 		}
 		if (c->fetched.hardwareBufferFull) {
 			static _Atomic int reported;
@@ -198,10 +265,12 @@ static void fetch(struct sampled_context *c, int all)
 						"samples were lost (a longer --pc-sampling-interval "
 						"samples less often)");
 		}
+		count_totals_once(&c->held, &c->fetched, more);
 		queue_copy(&c->fetched, c);
 		if (!all || !more)
-			return;
+			break;
 	}
+	leave_context(pushed);
 }
 
 /* Ends sampling of c: what CUPTI holds, then what it flushes into its configured buffer
@@ -215,7 +284,9 @@ static void disable(struct sampled_context *c)
 		.size = CUpti_PCSamplingDisableParamsSize,
 		.ctx = c->context,
 	};
+	int pushed = enter_context(c->context);
 	cuptiPCSamplingDisable(&params);
+	leave_context(pushed);
 	queue_copy(&c->configured, c);
 	c->enabled = 0;
 }
@@ -224,16 +295,11 @@ static void disable(struct sampled_context *c)
 
 static int device_clock_khz(uint32_t device)
 {
-	int (*attribute)(int *, int, int) = NULL;
-	void *driver = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
-	if (driver)
-		*(void **)&attribute = dlsym(driver, "cuDeviceGetAttribute");
+	pthread_once(&driver_once, find_driver);
 	int khz = 0;
-	if (!attribute || attribute(&khz, 13 /* CU_DEVICE_ATTRIBUTE_CLOCK_RATE */,
-				    (int)device) != 0)
+	if (!driver.attribute || driver.attribute(&khz, 13 /* CU_DEVICE_ATTRIBUTE_CLOCK_RATE */,
+						  (int)device) != 0)
 		khz = 0;
-	if (driver)
-		dlclose(driver);
 	return khz;
 }
 

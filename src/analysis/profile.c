@@ -109,8 +109,10 @@ static int load_device_busy(sqlite3 *db, struct error *err)
 	"AND k.correlation_id = s.correlation_id " \
 	"JOIN gpuprof_string n ON n.id = k.name_id " FILTER "GROUP BY 1, 2, 4 UNION ALL " \
 	"SELECT s.process_id, s.stack_id, SUM(c.end - c.start), " \
-	"'[copy ' || CASE c.direction WHEN 1 THEN 'host to device' WHEN 2 THEN 'device to host' " \
-	"WHEN 3 THEN 'device to device' WHEN 4 THEN 'host to host' ELSE 'unknown' END || ']', " \
+	"CASE c.operation WHEN 2 THEN '[fill]' WHEN 3 THEN '[map]' WHEN 4 THEN '[unmap]' " \
+	"WHEN 5 THEN '[migrate]' WHEN 6 THEN '[marker]' WHEN 7 THEN '[barrier]' WHEN 8 THEN '[free]' " \
+	"ELSE '[copy ' || CASE c.direction WHEN 1 THEN 'host to device' WHEN 2 THEN 'device to host' " \
+	"WHEN 3 THEN 'device to device' WHEN 4 THEN 'host to host' ELSE 'unknown' END || ']' END, " \
 	"COUNT(*) FROM gpuprof_launch_stack s JOIN gpuprof_process p ON p.id = s.process_id " \
 	"JOIN gpuprof_memory_copy c ON c.process_id = s.process_id " \
 	"AND c.correlation_id = s.correlation_id " FILTER "GROUP BY 1, 2, 4"

@@ -551,7 +551,8 @@ static uint32_t python_frame(struct sample_stacks *s, const struct recording *re
 /* The innermost frame of a launch stack that is the program's (u->pcs' index): the frame
  * of the API function it called, where one has that name (gpuprof's interposer, or the
  * vendor's library under CUPTI's callback); else the first below gpuprof's own libraries
- * (libgpuprof-*.so), which called the API. */
+ * (libgpuprof-*.so) and CUPTI's (libcupti.so.*, which calls gpuprof back from inside the
+ * API function), which called the API. */
 static int launch_leaf_frame(const struct sample_stacks *s, const struct recording *rec,
 			     const struct record_launch_stack *launch, const struct pc_frames *named,
 			     const uint32_t *which, int count)
@@ -564,7 +565,8 @@ static int launch_leaf_frame(const struct sample_stacks *s, const struct recordi
 	for (; f + 1 < count; f++) {
 		const char *module = s->frames[named[which[f]].frames[0]].module;
 		const char *base = strrchr(module, '/');
-		if (strncmp(base ? base + 1 : module, "libgpuprof-", 11))
+		const char *name = base ? base + 1 : module;
+		if (strncmp(name, "libgpuprof-", 11) && strncmp(name, "libcupti.", 9))
 			break;
 	}
 	return f;

@@ -288,7 +288,8 @@ static int read_set(struct reader *r, yaml_node_t *map, const struct catalog *c,
 		    struct catalog_set *s)
 {
 	if (map->type != YAML_MAPPING_NODE)
-		return fault(r, map, "a set is a mapping of name, description, select, single_pass");
+		return fault(r, map, "a set is a mapping of name, description, select, single_pass, "
+				     "rocprof_compute");
 	FOR_PAIRS(r, map, key, value) {
 		const char *text = scalar(value);
 		if (!strcmp(key, "name") && text && !s->name) {
@@ -298,6 +299,16 @@ static int read_set(struct reader *r, yaml_node_t *map, const struct catalog *c,
 		} else if (!strcmp(key, "single_pass") && text && (!strcmp(text, "true") ||
 								    !strcmp(text, "false"))) {
 			s->single_pass = !strcmp(text, "true");
+		} else if (!strcmp(key, "rocprof_compute") && value->type == YAML_SEQUENCE_NODE &&
+			   !s->aliases) {
+			for (yaml_node_item_t *i = value->data.sequence.items.start;
+			     i < value->data.sequence.items.top; i++) {
+				const char *one = scalar(yaml_document_get_node(r->doc, *i));
+				if (!one)
+					return fault(r, value, "rocprof_compute lists set names");
+				s->aliases = xrealloc(s->aliases, (s->alias_count + 1) * sizeof(char *));
+				s->aliases[s->alias_count++] = xstrdup(one);
+			}
 		} else if (!strcmp(key, "select") && value->type == YAML_SEQUENCE_NODE && !s->select) {
 			for (yaml_node_item_t *i = value->data.sequence.items.start;
 			     i < value->data.sequence.items.top; i++) {
@@ -352,8 +363,13 @@ static int load_sets(const char *dir, struct catalog *c, struct error *err)
 			memset(s, 0, sizeof(*s));
 			rc = read_set(&r, yaml_document_get_node(&doc, *i), c, s);
 			for (size_t k = 0; rc == 0 && k + 1 < c->set_count; k++)
-				if (!strcmp(c->sets[k].name, s->name))
+				if (catalog_set_named(&c->sets[k], s->name))
 					rc = fault(&r, yaml_document_get_node(&doc, *i), "a set name twice");
+			for (size_t a = 0; rc == 0 && a < s->alias_count; a++)
+				for (size_t k = 0; rc == 0 && k + 1 < c->set_count; k++)
+					if (catalog_set_named(&c->sets[k], s->aliases[a]))
+						rc = fault(&r, yaml_document_get_node(&doc, *i),
+							   "a set name twice");
 		}
 		yaml_document_delete(&doc);
 	}
@@ -363,10 +379,29 @@ static int load_sets(const char *dir, struct catalog *c, struct error *err)
 	return rc ? -1 : 0;
 }
 
+int catalog_set_named(const struct catalog_set *s, const char *name)
+{
+	if (!strcmp(s->name, name))
+		return 1;
+	for (size_t a = 0; a < s->alias_count; a++)
+		if (!strcmp(s->aliases[a], name))
+			return 2;
+	return 0;
+}
+
+int catalog_set_note(const struct catalog_set *s, const char *name, struct strbuf *note)
+{
+	if (catalog_set_named(s, name) != 2)
+		return 0;
+	strbuf_addf(note, "'%s' is rocprof-compute's set (AMD's counters): its nearest here, "
+		    "'%s', is collected: %s", name, s->name, s->description);
+	return 1;
+}
+
 const struct catalog_set *catalog_set(const struct catalog *c, const char *name)
 {
 	for (size_t i = 0; i < c->set_count; i++)
-		if (!strcmp(c->sets[i].name, name))
+		if (catalog_set_named(&c->sets[i], name))
 			return &c->sets[i];
 	return NULL;
 }
@@ -413,6 +448,9 @@ void catalog_release(struct catalog *c)
 	for (size_t i = 0; i < c->set_count; i++) {
 		for (size_t k = 0; k < c->sets[i].select_count; k++)
 			free(c->sets[i].select[k]);
+		for (size_t a = 0; a < c->sets[i].alias_count; a++)
+			free(c->sets[i].aliases[a]);
+		free(c->sets[i].aliases);
 		free(c->sets[i].select), free(c->sets[i].name), free(c->sets[i].description);
 	}
 	free(c->sets);

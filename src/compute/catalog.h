@@ -44,6 +44,8 @@ struct catalog_set {
 	char **select;
 	size_t select_count;
 	int single_pass; /* claimed to take one pass (the tests check it) */
+	char **aliases;  /* rocprof-compute's names of its nearest sets (AMD's) */
+	size_t alias_count;
 };
 
 struct catalog {
@@ -64,8 +66,14 @@ void catalog_release(struct catalog *c);
  * metric; for such names that gpuprof does not know, -1. */
 int catalog_derived(const char *name);
 
-/* The set called name, or NULL. */
+/* The set called name, by its own name or a rocprof-compute name it stands for; NULL
+ * when none. */
 const struct catalog_set *catalog_set(const struct catalog *c, const char *name);
+/* Whether set s is called name: 1 by its own name, 2 by a rocprof-compute name, else 0. */
+int catalog_set_named(const struct catalog_set *s, const char *name);
+/* When name is a rocprof-compute name of set s: what a user of rocprof-compute is told
+ * (which set stands for it), appended to note, and 1; else 0. */
+int catalog_set_note(const struct catalog_set *s, const char *name, struct strbuf *note);
 
 /* Whether a selection (see catalog_select) names metric m of table t of block b. */
 int catalog_matches(const struct catalog_block *b, const struct catalog_table *t,

@@ -1,4 +1,5 @@
-/* Launch call stacks (--launch-stacks, see recorder.h): a backend calls
+/* Launch call stacks (--launch-stacks, see recorder.h), and launch points (where and when
+ * a launch began, without its stack: recorder_launch()): a backend calls
  * recorder_launch_stack() on the thread that launches a kernel or a copy, before the real
  * API function runs. It copies that thread's registers and the top of its stack as the
  * kernel copies them for a sample (core/sampler.c), so that one unwinder
@@ -77,6 +78,23 @@ int recorder_launch_stacks(void)
 		atomic_store(&asked, a);
 	}
 	return a;
+}
+
+void recorder_launch(uint32_t domain, uint32_t function_id, uint64_t correlation_id)
+{
+	if (!recorder_ready())
+		return;
+	if (!thread_tid)
+		thread_tid = (uint32_t)syscall(SYS_gettid);
+	struct record_launch l = {
+		.header = { sizeof(l), RECORD_LAUNCH, 0 },
+		.tid = thread_tid,
+		.domain = domain,
+		.function_id = function_id,
+		.correlation_id = correlation_id,
+		.time_ns = clock_now_ns(),
+	};
+	recorder_emit(&l); /* a full buffer counts it as lost */
 }
 
 #if defined(__x86_64__)

@@ -197,6 +197,7 @@ uint32_t record_min_size(uint32_t type)
 	case RECORD_LAUNCH_STACK: return sizeof(struct record_launch_stack);
 	case RECORD_PC_SAMPLE: return sizeof(struct record_pc_sample);
 	case RECORD_PC_SAMPLING: return sizeof(struct record_pc_sampling);
+	case RECORD_LAUNCH: return sizeof(struct record_launch);
 	}
 	return 0;
 }

@@ -40,6 +40,7 @@ enum record_type {
 	RECORD_LAUNCH_STACK = 24, /* the call stack of a thread as it launched GPU work */
 	RECORD_PC_SAMPLE = 25,   /* a device instruction's PC samples with one stall reason */
 	RECORD_PC_SAMPLING = 26, /* a device's PC sampling totals: all samples, those lost */
+	RECORD_LAUNCH = 27,      /* a thread launched GPU work: which thread, when, its call */
 	RECORD_TYPE_COUNT
 };
 
@@ -405,6 +406,20 @@ struct record_launch_stack {
 	struct record_sample sample;    /* its header's size: the sample and the stack's bytes;
 					 * flags SAMPLE_LAUNCH */
 	/* followed by sample.stack_size bytes, padded to 8 */
+};
+
+/* Where and when an API call that launches GPU work began, for a backend whose device
+ * records name only the call's correlation id (CUDA) when the API calls themselves are
+ * not traced: the kernel is then attributed to the marker range open on that thread at
+ * that time, as it is from its API call record. A launch stack holds the same facts. */
+struct record_launch {
+	struct record_header header;
+	uint32_t tid;                   /* the launching thread */
+	uint32_t domain;                /* enum record_domain of the call */
+	uint32_t function_id;           /* the API function's name (a string id) */
+	uint32_t reserved;
+	uint64_t correlation_id;        /* the API call's, and its GPU work's */
+	uint64_t time_ns;               /* when the call began (trace clock) */
 };
 
 /* A sample that is a launch's call stack, not a tick of CPU time. */

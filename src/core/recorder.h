@@ -133,6 +133,10 @@ RECORDER_API const char *recorder_spool_path(void);
 RECORDER_API int recorder_launch_stacks(void);
 RECORDER_API void recorder_launch_stack(uint32_t domain, uint32_t function_id,
 					uint64_t correlation_id);
+/* Called likewise where no stack is taken: records where and when the call began (a
+ * RECORD_LAUNCH), so that its GPU work finds the marker range open there. */
+RECORDER_API void recorder_launch(uint32_t domain, uint32_t function_id,
+				  uint64_t correlation_id);
 
 /* Internal to the recorder library: whether tid is one of the recorder's own threads. */
 int recorder_own_thread(uint32_t tid);

@@ -145,6 +145,54 @@ static int join_markers(struct recording *rec, const struct record_list *begins,
 			const struct record_list *ends, struct error *err);
 static void attribute_kernels(struct recording *rec);
 
+/* A launch point's or a launch stack's correlation id, thread and time. */
+static uint64_t launch_correlation(const struct record_header *h, uint32_t *tid, uint64_t *ns)
+{
+	if (h->type == RECORD_LAUNCH) {
+		const struct record_launch *l = (const void *)h;
+		*tid = l->tid;
+		*ns = l->time_ns;
+		return l->correlation_id;
+	}
+	const struct record_launch_stack *l = (const void *)h;
+	*tid = l->sample.tid;
+	*ns = l->sample.time_ns;
+	return l->correlation_id;
+}
+
+static int launch_by_correlation(const void *a, const void *b)
+{
+	const struct record_header *x = *(const struct record_header *const *)a;
+	const struct record_header *y = *(const struct record_header *const *)b;
+	uint32_t tid;
+	uint64_t ns, cx = launch_correlation(x, &tid, &ns), cy = launch_correlation(y, &tid, &ns);
+	if (cx != cy)
+		return cx < cy ? -1 : 1;
+	return x < y ? -1 : x > y;
+}
+
+/* The thread and time of the launch whose correlation id is given (the first recorded),
+ * and its function's name: 0 when none was recorded. */
+static int recording_launch(const struct recording *rec, uint64_t correlation_id, uint32_t *tid,
+			    uint64_t *ns, uint32_t *function_id)
+{
+	const struct record_list *list = &rec->launches;
+	size_t lo = 0, hi = list->count;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (launch_correlation(list->items[mid], tid, ns) < correlation_id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == list->count || launch_correlation(list->items[lo], tid, ns) != correlation_id)
+		return 0;
+	const struct record_header *h = list->items[lo];
+	*function_id = h->type == RECORD_LAUNCH ? ((const struct record_launch *)h)->function_id
+						: ((const struct record_launch_stack *)h)->function_id;
+	return 1;
+}
+
 int recording_read(struct recording *rec, const char *spool_path, struct error *err)
 {
 	memset(rec, 0, sizeof(*rec));
@@ -179,7 +227,11 @@ int recording_read(struct recording *rec, const char *spool_path, struct error *
 		case RECORD_METRIC: list_add(&rec->metrics, h); break;
 		case RECORD_SAMPLE: list_add(&rec->samples, h); break;
 		case RECORD_SAMPLES_LOST: list_add(&rec->samples_lost, h); break;
-		case RECORD_LAUNCH_STACK: list_add(&rec->launch_stacks, h); break;
+		case RECORD_LAUNCH_STACK:
+			list_add(&rec->launch_stacks, h);
+			list_add(&rec->launches, h);
+			break;
+		case RECORD_LAUNCH: list_add(&rec->launches, h); break;
 		case RECORD_MODULE: list_add(&rec->modules, h); break;
 		case RECORD_PYTHON_STACK: list_add(&rec->python_stacks, h); break;
 		case RECORD_SYMBOL: list_add(&rec->symbols, h); break;
@@ -264,6 +316,8 @@ int recording_read(struct recording *rec, const char *spool_path, struct error *
 		sort_pointers((const void **)rec->calls_by_correlation.items,
 			      rec->calls_by_correlation.count, by_correlation);
 	}
+	sort_pointers((const void **)rec->launches.items, rec->launches.count,
+		      launch_by_correlation);
 	attribute_kernels(rec);
 	return 0;
 }
@@ -461,24 +515,92 @@ static int by_thread_then_start(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* Kernels that recorded no range but name their launching API call (CUDA): the
- * innermost push/pop range open on that call's thread when it began. */
+/* PyTorch runs a backward pass on its autograd engine's threads (one per device) while
+ * the thread that called it waits in the range gpuprof_torch.py opens around the call:
+ * work those threads launch outside any range of their own is that call's. */
+#define TORCH_DOMAIN "torch"
+#define TORCH_BACKWARD "torch.autograd.backward"
+
+static int is_backward_call(const struct recording *rec, const struct recording_marker *m)
+{
+	if (m->kind != MARKER_PUSH_POP || !m->domain_id ||
+	    strcmp(recording_string(rec, m->domain_id), TORCH_DOMAIN))
+		return 0;
+	const char *name = recording_string(rec, m->name_id);
+	size_t n = strlen(name), k = strlen(TORCH_BACKWARD);
+	return n >= k && !strcmp(name + n - k, TORCH_BACKWARD) &&
+	       (n == k || name[n - k - 1] == '/');
+}
+
+/* The innermost range open on thread tid at time ns (by_thread: the thread's ranges by
+ * start, n in all), NULL when none. */
+static const struct recording_marker *open_range(const struct recording *rec,
+						 struct recording_marker *const *by_thread, size_t n,
+						 uint32_t tid, uint64_t ns)
+{
+	/* the last range of the thread that began at or before ns ... */
+	size_t lo = 0, hi = n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		const struct recording_marker *m = by_thread[mid];
+		if (m->tid < tid || (m->tid == tid && m->start_ns <= ns))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	const struct recording_marker *m = lo ? by_thread[lo - 1] : NULL;
+	if (!m || m->tid != tid)
+		return NULL;
+	/* ... or, when it had ended, the innermost of its ancestors still open */
+	for (int depth = 0; m && m->end_ns < ns; depth++)
+		m = m->parent_id && depth < RECORD_RANGE_DEPTH ? recording_marker(rec, m->parent_id)
+							       : NULL;
+	return m;
+}
+
+/* The backward call open at ns (backward: those calls by start, n in all): the last to
+ * begin at or before ns, if it had not ended; NULL otherwise. */
+static const struct recording_marker *backward_at(struct recording_marker *const *backward,
+						  size_t n, uint64_t ns)
+{
+	size_t lo = 0, hi = n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (backward[mid]->start_ns <= ns)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo && backward[lo - 1]->end_ns >= ns ? backward[lo - 1] : NULL;
+}
+
+/* Kernels that recorded no range but name their launching API call or launch (CUDA):
+ * the innermost push/pop range open on that thread when it began; failing one, the
+ * PyTorch backward call open then on another thread (above). */
 static void attribute_kernels(struct recording *rec)
 {
-	size_t ranges = 0, candidates = 0;
-	for (size_t i = 0; i < rec->marker_count; i++)
+	size_t ranges = 0, candidates = 0, backwards = 0;
+	for (size_t i = 0; i < rec->marker_count; i++) {
 		ranges += rec->markers[i].kind == MARKER_PUSH_POP;
+		backwards += is_backward_call(rec, &rec->markers[i]);
+	}
 	for (size_t i = 0; i < rec->kernels.count; i++)
 		candidates += !((const struct record_kernel *)rec->kernels.items[i])->range_id;
-	if (!ranges || !candidates || !rec->calls_by_correlation.count)
+	if (!ranges || !candidates || (!rec->calls_by_correlation.count && !rec->launches.count))
 		return;
-	struct record_block block;
+	struct record_block block, backward_block;
 	struct recording_marker **by_thread = record_block_alloc(&block, ranges * sizeof(*by_thread));
-	size_t n = 0;
-	for (size_t i = 0; i < rec->marker_count; i++)
+	struct recording_marker **backward = record_block_alloc(
+		&backward_block, (backwards ? backwards : 1) * sizeof(*backward));
+	size_t n = 0, b = 0;
+	for (size_t i = 0; i < rec->marker_count; i++) {
 		if (rec->markers[i].kind == MARKER_PUSH_POP)
 			by_thread[n++] = &rec->markers[i];
+		if (b < backwards && is_backward_call(rec, &rec->markers[i]))
+			backward[b++] = &rec->markers[i];
+	}
 	sort_pointers((const void **)by_thread, n, by_thread_then_start);
+	sort_pointers((const void **)backward, b, marker_by_start);
 	rec->attributed.slots = 64;
 	while (rec->attributed.slots < 2 * candidates)
 		rec->attributed.slots *= 2;
@@ -493,26 +615,19 @@ static void attribute_kernels(struct recording *rec)
 		const struct record_kernel *k = (const void *)rec->kernels.items[i];
 		if (k->range_id)
 			continue;
+		/* where the launch began: its API call, else its launch point or stack */
 		const struct record_api_call *call = recording_call(rec, k->correlation_id);
-		if (!call)
+		uint32_t tid, function_id;
+		uint64_t start_ns;
+		if (call) {
+			tid = call->tid;
+			start_ns = call->start_ns;
+		} else if (!recording_launch(rec, k->correlation_id, &tid, &start_ns, &function_id)) {
 			continue;
-		/* the last range of the thread that began at or before the call ... */
-		size_t lo = 0, hi = n;
-		while (lo < hi) {
-			size_t mid = lo + (hi - lo) / 2;
-			const struct recording_marker *m = by_thread[mid];
-			if (m->tid < call->tid || (m->tid == call->tid && m->start_ns <= call->start_ns))
-				lo = mid + 1;
-			else
-				hi = mid;
 		}
-		const struct recording_marker *m = lo ? by_thread[lo - 1] : NULL;
-		if (!m || m->tid != call->tid)
-			continue;
-		/* ... or, when it had ended, the innermost of its ancestors still open */
-		for (int depth = 0; m && m->end_ns < call->start_ns; depth++)
-			m = m->parent_id && depth < RECORD_RANGE_DEPTH ?
-				    recording_marker(rec, m->parent_id) : NULL;
+		const struct recording_marker *m = open_range(rec, by_thread, n, tid, start_ns);
+		if (!m)
+			m = backward_at(backward, b, start_ns);
 		if (!m)
 			continue;
 		size_t j = (size_t)hash_int((uintptr_t)k) & mask;
@@ -521,6 +636,7 @@ static void attribute_kernels(struct recording *rec)
 		rec->attributed.kernels[j] = &k->header;
 		rec->attributed.ranges[j] = m->id;
 	}
+	record_block_free(&backward_block);
 	record_block_free(&block);
 }
 
@@ -687,11 +803,17 @@ void recording_enqueuer(const struct recording *rec, uint64_t correlation_id, ui
 	if (*tid)
 		return;
 	const struct record_api_call *call = recording_call(rec, correlation_id);
-	if (!call)
-		return;
-	*tid = call->tid;
-	if (function_id && !*function_id)
-		*function_id = call->function_id;
+	uint32_t launch_tid, launch_function;
+	uint64_t ns;
+	if (call) {
+		*tid = call->tid;
+		if (function_id && !*function_id)
+			*function_id = call->function_id;
+	} else if (recording_launch(rec, correlation_id, &launch_tid, &ns, &launch_function)) {
+		*tid = launch_tid; /* no API trace: the launch's own record */
+		if (function_id && !*function_id)
+			*function_id = launch_function;
+	}
 }
 
 const struct record_metric_series *recording_metric_series(const struct recording *rec,
@@ -741,7 +863,8 @@ void recording_release(struct recording *rec)
 	struct record_list *lists[] = { &rec->strings, &rec->agents, &rec->queues,
 					&rec->api_calls, &rec->kernels, &rec->copies,
 					&rec->allocations, &rec->synchronizations, &rec->overheads,
-					&rec->calls_by_correlation, &rec->thread_names,
+					&rec->calls_by_correlation, &rec->launches,
+					&rec->thread_names,
 					&rec->metric_series, &rec->metrics, &rec->samples,
 					&rec->samples_lost, &rec->launch_stacks,
 					&rec->modules, &rec->python_stacks,

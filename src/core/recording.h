@@ -104,6 +104,8 @@ struct recording {
 						  by the caller; NULL when not */
 	struct record_list calls_by_correlation; /* API calls by correlation id, then domain;
 						    built when device records need them */
+	struct record_list launches;           /* launch points and launch stacks, by
+						  correlation id then file order */
 	int rename_kernels;                    /* kernels take the name of their range (set by
 						  the caller before reading names) */
 	uint64_t dropped[DROPPED_REASON_COUNT][2];                /* by enum dropped_reason: records, bytes */
@@ -126,8 +128,9 @@ const struct record_metric_series *recording_metric_series(const struct recordin
 /* The thread and function of the API call that enqueued device work (kernel, copy,
  * allocation, synchronization), for backends whose device records leave them out (tid
  * 0): CUPTI gives only the correlation id. Of several calls with that id, the one of the
- * lowest domain (the runtime API before the driver API) is taken. Fields are left as
- * they are when no call matches or when the record names its own thread. */
+ * lowest domain (the runtime API before the driver API) is taken; without API calls,
+ * the launch's own record (RECORD_LAUNCH, or its launch stack). Fields are left as
+ * they are when nothing matches or when the record names its own thread. */
 void recording_enqueuer(const struct recording *rec, uint64_t correlation_id, uint32_t *tid,
 			uint32_t *function_id);
 

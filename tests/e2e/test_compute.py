@@ -152,7 +152,8 @@ def test_sets_claimed_single_pass_take_one_pass(tmp_path, host_api):
     with open(os.path.join(CATALOG, "sets.yaml")) as f:
         text = f.read()
     claimed = re.findall(r"- name: (\S+)\n(?:    .*\n)*?    single_pass: true", text)
-    assert claimed == ["launch", "dram", "shared-memory", "cache-traffic"]
+    assert claimed == ["launch", "pipe-utilization", "memory-throughput", "dram",
+                       "shared-memory", "cache-traffic"]
     r = run([GPUPROF, "compute", "profile", "--list-sets", "--chip", "GH100"], cwd=tmp_path)
     assert r.returncode == 0, r.stderr
     passes = dict(re.findall(r"^(\S+) +\d+ metrics, \d+ CUPTI metrics, (\d+) pass", r.stdout, re.M))
@@ -172,6 +173,12 @@ def test_sets_claimed_single_pass_take_one_pass(tmp_path, host_api):
     rows, blocks, total = listing(tmp_path, "--chip", "GH100", "--set", "dram")
     assert [r[0] for r in rows] == ["2.1.5", "18.1.0", "18.1.1", "18.1.2"]
     assert total == ("4", "3 CUPTI metrics, 1 pass")
+    # rocprof-compute's sets, by their names: each stands for one here, said once
+    assert re.search(r"^pipe-utilization .* \(for rocprof-compute's compute_thruput_util\)$",
+                     r.stdout, re.M), r.stdout
+    rows, blocks, total = listing(tmp_path, "--chip", "GH100", "--set", "compute_thruput_util")
+    assert [r[0] for r in rows] == ["2.1.5", "11.3.1", "11.3.2", "11.3.3", "11.3.6"]
+    assert total == ("5", "5 CUPTI metrics, 1 pass")
 
 
 def test_bad_input_is_one_clear_line(tmp_path, host_api):

@@ -4,9 +4,11 @@ this file, and checked against the seeds themselves where they are, ../shared/se
 beside the repository) runs under gpuprof
 with the tool's name replaced by gpuprof's (rocprofv3 and rocprof_wrapper.sh: gpuprof
 trace; rocprof-compute: gpuprof compute; rocprof-sys-run and -sample: gpuprof sys;
-rocprof-sys-avail: gpuprof avail) and the program by a small bundled one: no option of
-them is unknown to gpuprof. A line may still fail for a reason of this machine (no
-NVIDIA GPU for compute profile, a metric set that is AMD's), never for its options."""
+rocprof-sys-avail: gpuprof avail) and the program by a small bundled one, and does what
+it says: every trace and sys line ends well and writes the files it lists; every
+compute line, on a machine without an NVIDIA GPU, stops with the one line that says so
+(with one, it ends well), and a line that names a set of rocprof-compute's is told the
+NVIDIA set that stands for it."""
 import glob
 import os
 import re
@@ -106,9 +108,43 @@ def gpuprof_command(text, tmp_path):
     return command
 
 
+def has_gpu():
+    """Whether gpuprof compute finds an NVIDIA GPU to plan for here."""
+    r = run([GPUPROF, "compute", "profile", "--list-sets"], cwd="/")
+    return "no NVIDIA GPU here" not in r.stderr
+
+
+NO_GPU = ("gpuprof: compute profile: no NVIDIA GPU is usable here: counters need one (no "
+          "driver, no GPU, or one hidden by CUDA_VISIBLE_DEVICES); --chip plans a listing "
+          "without",
+          "gpuprof: compute profile: no NVIDIA GPU here to plan for: name a chip with --chip "
+          "(gpuprof avail lists those CUPTI knows)")
+ROCPROF_SETS = {"compute_thruput_util": "pipe-utilization", "launch_stats": "launch",
+                "compute_thruput_flops": "flops", "mem_thruput": "memory-throughput"}
+
+
 @pytest.mark.parametrize("seed, text", LINES, ids=[f"{s}:{t[:60]}" for s, t in LINES])
-def test_seed_command_line_has_no_unknown_option(tmp_path, seed, text):
+def test_seed_command_line_runs(tmp_path, seed, text):
     assert run([GPUPROF, "avail", "-G", str(tmp_path / "sys.cfg")], cwd=tmp_path).returncode == 0
-    r = run(gpuprof_command(text, tmp_path), cwd=tmp_path, timeout=300)
-    unknown = "unknown option" in r.stderr or "needs a value" in r.stderr
-    assert not unknown, r.stderr
+    command = gpuprof_command(text, tmp_path)
+    r = run(command, cwd=tmp_path, timeout=300)
+    assert "unknown option" not in r.stderr and "needs a value" not in r.stderr, r.stderr
+    words = shlex.split(text)
+    if "--set" in words:
+        wanted = words[words.index("--set") + 1]
+        assert (f"--set '{wanted}' is rocprof-compute's set (AMD's counters): its nearest here, "
+                f"'{ROCPROF_SETS[wanted]}', is collected: ") in r.stderr, r.stderr
+    if command[1] == "compute" and not has_gpu():
+        assert r.returncode == 1, r.stderr
+        assert r.stderr.splitlines()[-1] in NO_GPU, r.stderr
+        return
+    assert r.returncode == 0, r.stderr
+    if "--version" in words:
+        assert r.stdout.startswith("gpuprof "), r.stdout
+        return
+    if command[1] in ("trace", "sys"):
+        written = [line.split(None, 1)[1] for line in r.stderr.splitlines()
+                   if line.startswith("gpuprof:   ")]
+        assert written, r.stderr
+        for path in written:
+            assert os.path.exists(os.path.join(tmp_path, path)), path

@@ -164,8 +164,22 @@ static void test_catalog(void)
 			for (size_t i = 0; i < c.blocks[b].tables[t].count; i++)
 				placed += c.blocks[b].tables[t].metrics[i].ceiling >= 0;
 	CHECK(placed == 13);
-	CHECK(c.set_count == 11);
+	CHECK(c.set_count == 14);
 	CHECK(catalog_set(&c, "dram") && catalog_set(&c, "dram")->single_pass);
+	/* rocprof-compute's sets, by the names its users type */
+	const struct catalog_set *util = catalog_set(&c, "compute_thruput_util");
+	CHECK(util && !strcmp(util->name, "pipe-utilization") && util->single_pass);
+	CHECK(catalog_set_named(util, "pipe-utilization") == 1);
+	CHECK(catalog_set_named(util, "compute_thruput_util") == 2);
+	CHECK(catalog_set(&c, "launch_stats") == catalog_set(&c, "launch"));
+	CHECK(catalog_set(&c, "mem_thruput") == catalog_set(&c, "memory-throughput"));
+	CHECK(catalog_set(&c, "compute_thruput_flops") == catalog_set(&c, "flops"));
+	struct strbuf note = STRBUF_INIT;
+	CHECK(catalog_set_note(util, "pipe-utilization", &note) == 0 && note.len == 0);
+	CHECK(catalog_set_note(util, "compute_thruput_util", &note) == 1);
+	CHECK(strstr(note.buf, "'compute_thruput_util' is rocprof-compute's set (AMD's counters): "
+			       "its nearest here, 'pipe-utilization', is collected: ") == note.buf);
+	strbuf_release(&note);
 	CHECK(catalog_set(&c, "speed-of-light") && !catalog_set(&c, "speed-of-light")->single_pass);
 	CHECK(catalog_set(&c, "nope") == NULL);
 	catalog_release(&c);

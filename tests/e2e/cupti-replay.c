@@ -1,0 +1,297 @@
+/* cupti-replay: runs the real CUDA backend (libgpuprof-cuda.so) against fake-cupti.c and
+ * fake-cuda.c, standing in for the CUDA driver that loads it and for CUPTI that calls it
+ * back, and replays what CUPTI does while a small CUDA program runs, as CUPTI's
+ * documentation and its samples' outputs show it:
+ *
+ *   cupti-replay LIBRARY launches|counters|pc-sampling|backward
+ *
+ * LIBRARY is the backend to load (CUDA_INJECTION64_PATH's, or a copy beside a stand-in
+ * host library). The program's thread makes context 0x1000 current and creates it; then,
+ * each from a function of its own (so that each launch stack is told apart):
+ *   copy_in()        cudaMemcpy, correlation 1: a copy record, host to device
+ *   chevrons()       __cudaLaunchKernel (what <<<>>> calls in CUDA 13), 2: vecCopy
+ *   runtime_launch() cudaLaunchKernel, 3: vecCopy, inside the marker range "step"
+ *   fill()           cudaMemset, 4: a memset record
+ *   driver_launch()  cuLaunchKernel (the driver's own entry), 5: chase
+ *   graph_launch()   cudaGraphLaunch, 6: two kernels "step" with correlation 6
+ *   host_function()  cudaLaunchHostFunc, 7: host work, no device record
+ *   ex_launch()      cudaLaunchKernelExC, 8: vecCopy
+ *   nested_launch()  cudaLaunchKernel 9 with a cuLaunchKernel 10 inside it, as older
+ *                    drivers showed it: the kernel carries the runtime's id, 9
+ * all inside the marker range "train" (pushed when markers are traced). A runtime launch
+ * fires its runtime callbacks only: no driver callback, as with CUDA 12 and 13.
+ * counters: GPUPROF_PMC names two metrics, the stand-in host library evaluates them.
+ * pc-sampling: GPUPROF_PC_SAMPLING=period=17; CUPTI hands one range over in two buffers
+ * (remainingNumPcs 1, then 0), each with the range's totals (1000 samples, 20 dropped,
+ * 30 of other kernels), vecCopy 0x40 long_scoreboard 600 then 0x80 selected 200; it
+ * answers only where the context is current.
+ * backward: as PyTorch does a backward pass on CUDA: the program's thread opens the
+ * range "torch.autograd.backward" (domain "torch") and waits while another thread (the
+ * autograd engine's) launches vecCopy with cudaLaunchKernel, 11, in no range of its own;
+ * then the program's thread launches vecCopy, 12, in no range.
+ * Prints what the fake saw: ranges started, GetData calls refused. */
+#include <cupti.h>
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "fake-cupti.h"
+
+#define CONTEXT ((CUcontext)0x1000)
+
+static struct {
+	__typeof__(fake_cupti_api) *api;
+	__typeof__(fake_cupti_resource) *resource;
+	__typeof__(fake_cupti_activity) *activity;
+	__typeof__(fake_cupti_ranges_started) *ranges_started;
+	__typeof__(fake_cupti_get_data_refused) *get_data_refused;
+	__typeof__(fake_cupti_pc_sampling) *pc_sampling;
+} fake;
+static int (*range_push)(const char *text, uint32_t domain_id);
+static int (*range_pop)(void);
+static uint32_t (*intern)(const char *text);
+
+static uint64_t cupti_now(void)
+{
+	struct timespec now;
+	clock_gettime(CLOCK_REALTIME, &now);
+	return (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec;
+}
+
+static void kernel(uint32_t correlation, const char *name)
+{
+	CUpti_ActivityKernel10 k;
+	memset(&k, 0, sizeof(k));
+	k.kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
+	k.start = cupti_now() + 1000000;
+	k.end = k.start + 40000;
+	k.deviceId = 0, k.contextId = 1, k.streamId = 13;
+	k.gridX = 4096, k.gridY = k.gridZ = 1;
+	k.blockX = 256, k.blockY = k.blockZ = 1;
+	k.correlationId = correlation;
+	k.name = name;
+	fake.activity(&k, sizeof(k));
+}
+
+static void copy(uint32_t correlation, int fill)
+{
+	if (fill) {
+		CUpti_ActivityMemset4 m;
+		memset(&m, 0, sizeof(m));
+		m.kind = CUPTI_ACTIVITY_KIND_MEMSET;
+		m.bytes = 4096;
+		m.start = cupti_now() + 500000;
+		m.end = m.start + 1000;
+		m.streamId = 13;
+		m.correlationId = correlation;
+		m.memoryKind = CUPTI_ACTIVITY_MEMORY_KIND_DEVICE;
+		fake.activity(&m, sizeof(m));
+		return;
+	}
+	CUpti_ActivityMemcpy6 c;
+	memset(&c, 0, sizeof(c));
+	c.kind = CUPTI_ACTIVITY_KIND_MEMCPY;
+	c.copyKind = CUPTI_ACTIVITY_MEMCPY_KIND_HTOD;
+	c.srcKind = CUPTI_ACTIVITY_MEMORY_KIND_PAGEABLE;
+	c.dstKind = CUPTI_ACTIVITY_MEMORY_KIND_DEVICE;
+	c.bytes = 1 << 20;
+	c.start = cupti_now() + 500000;
+	c.end = c.start + 100000;
+	c.streamId = 13;
+	c.correlationId = correlation;
+	fake.activity(&c, sizeof(c));
+}
+
+/* One API call: its entry callback, the real function (nothing here), its exit. */
+static void call(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, uint32_t correlation,
+		 const char *symbol, const void *params)
+{
+	fake.api(domain, cbid, CUPTI_API_ENTER, correlation, symbol, params, CONTEXT);
+	fake.api(domain, cbid, CUPTI_API_EXIT, correlation, symbol, params, CONTEXT);
+}
+
+#define RUNTIME(id) CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_##id
+#define VECCOPY "_Z7vecCopyPKfPfj"
+
+static const cudaLaunchKernel_v7000_params launch_params = {
+	.gridDim = { 4096, 1, 1 }, .blockDim = { 256, 1, 1 } };
+
+__attribute__((noinline)) static void copy_in(void)
+{
+	call(RUNTIME(cudaMemcpy_v3020), 1, NULL, NULL);
+	copy(1, 0);
+}
+
+__attribute__((noinline)) static void chevrons(void)
+{
+	call(RUNTIME(__cudaLaunchKernel_v13000), 2, VECCOPY, &launch_params);
+	kernel(2, VECCOPY);
+}
+
+__attribute__((noinline)) static void runtime_launch(void)
+{
+	if (range_push)
+		range_push("step", 0);
+	call(RUNTIME(cudaLaunchKernel_v7000), 3, VECCOPY, &launch_params);
+	kernel(3, VECCOPY);
+	if (range_pop)
+		range_pop();
+}
+
+__attribute__((noinline)) static void fill(void)
+{
+	call(RUNTIME(cudaMemset_v3020), 4, NULL, NULL);
+	copy(4, 1);
+}
+
+__attribute__((noinline)) static void driver_launch(void)
+{
+	cuLaunchKernel_params params = { .gridDimX = 64, .gridDimY = 1, .gridDimZ = 1,
+					 .blockDimX = 128, .blockDimY = 1, .blockDimZ = 1 };
+	call(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, 5, "_Z5chasePj",
+	     &params);
+	kernel(5, "_Z5chasePj");
+}
+
+__attribute__((noinline)) static void graph_launch(void)
+{
+	call(RUNTIME(cudaGraphLaunch_v10000), 6, NULL, NULL);
+	kernel(6, "_Z4stepv");
+	kernel(6, "_Z4stepv");
+}
+
+__attribute__((noinline)) static void host_function(void)
+{
+	call(RUNTIME(cudaLaunchHostFunc_v10000), 7, NULL, NULL);
+}
+
+__attribute__((noinline)) static void ex_launch(void)
+{
+	cudaLaunchConfig_t config = { .gridDim = { 32, 1, 1 }, .blockDim = { 64, 1, 1 } };
+	cudaLaunchKernelExC_v11060_params params = { .config = &config };
+	call(RUNTIME(cudaLaunchKernelExC_v11060), 8, VECCOPY, &params);
+	kernel(8, VECCOPY);
+}
+
+__attribute__((noinline)) static void nested_launch(void)
+{
+	cuLaunchKernel_params inner = { .gridDimX = 4096, .gridDimY = 1, .gridDimZ = 1,
+					.blockDimX = 256, .blockDimY = 1, .blockDimZ = 1 };
+	fake.api(RUNTIME(cudaLaunchKernel_v7000), CUPTI_API_ENTER, 9, VECCOPY, &launch_params,
+		 CONTEXT);
+	call(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, 10, VECCOPY,
+	     &inner);
+	fake.api(RUNTIME(cudaLaunchKernel_v7000), CUPTI_API_EXIT, 9, VECCOPY, &launch_params,
+		 CONTEXT);
+	kernel(9, VECCOPY);
+}
+
+__attribute__((noinline)) static void *autograd_engine(void *unused)
+{
+	call(RUNTIME(cudaLaunchKernel_v7000), 11, VECCOPY, &launch_params);
+	kernel(11, VECCOPY);
+	return NULL;
+}
+
+static void backward(void)
+{
+	pthread_t engine;
+	if (range_push)
+		range_push("torch.autograd.backward", intern("torch"));
+	if (pthread_create(&engine, NULL, autograd_engine, NULL) == 0)
+		pthread_join(engine, NULL);
+	if (range_pop)
+		range_pop();
+	call(RUNTIME(cudaLaunchKernel_v7000), 12, VECCOPY, &launch_params);
+	kernel(12, VECCOPY);
+}
+
+static const struct fake_pc first_pcs[] = { { 0x40, VECCOPY, 10, 600 } };
+static const struct fake_pc last_pcs[] = { { 0x80, VECCOPY, 11, 200 } };
+static const struct fake_pc_buffer pc_buffers[] = {
+	{ 1000, 20, 30, 1, 1, first_pcs, 1 },
+	{ 1000, 20, 30, 0, 1, last_pcs, 1 },
+};
+
+static void *symbol(void *library, const char *name)
+{
+	void *s = dlsym(library, name);
+	if (!s) {
+		fprintf(stderr, "cupti-replay: no %s: %s\n", name, dlerror());
+		exit(103);
+	}
+	return s;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc != 3) {
+		fprintf(stderr, "usage: cupti-replay LIBRARY launches|counters|pc-sampling|backward\n");
+		return 2;
+	}
+	const char *scenario = argv[2];
+	if (!strcmp(scenario, "counters"))
+		setenv("GPUPROF_PMC", "dram__bytes_read.sum,smsp__inst_executed.sum", 1);
+	else if (!strcmp(scenario, "pc-sampling"))
+		setenv("GPUPROF_PC_SAMPLING", "period=17", 1);
+	void *driver = dlopen("libcuda.so.1", RTLD_NOW | RTLD_GLOBAL);
+	void *backend = driver ? dlopen(argv[1], RTLD_NOW) : NULL;
+	void *cupti = backend ? dlopen("libcupti.so.13", RTLD_NOW | RTLD_NOLOAD) : NULL;
+	if (!cupti) {
+		fprintf(stderr, "cupti-replay: %s\n", dlerror());
+		return 101;
+	}
+	*(void **)&fake.api = symbol(cupti, "fake_cupti_api");
+	*(void **)&fake.resource = symbol(cupti, "fake_cupti_resource");
+	*(void **)&fake.activity = symbol(cupti, "fake_cupti_activity");
+	*(void **)&fake.ranges_started = symbol(cupti, "fake_cupti_ranges_started");
+	*(void **)&fake.get_data_refused = symbol(cupti, "fake_cupti_get_data_refused");
+	*(void **)&fake.pc_sampling = symbol(cupti, "fake_cupti_pc_sampling");
+	CUresult (*set_current)(CUcontext) = (CUresult(*)(CUcontext))symbol(driver,
+									   "cuCtxSetCurrent");
+	int (*initialize)(void) = (int (*)(void))symbol(backend, "InitializeInjection");
+	initialize();
+	void *recorder = dlopen("libgpuprof-recorder.so", RTLD_NOW | RTLD_NOLOAD);
+	if (recorder && getenv("GPUPROF_TRACE") && strstr(getenv("GPUPROF_TRACE"), "marker")) {
+		*(void **)&range_push = symbol(recorder, "recorder_range_push");
+		*(void **)&range_pop = symbol(recorder, "recorder_range_pop");
+		*(void **)&intern = symbol(recorder, "recorder_intern");
+	}
+
+	if (!strcmp(scenario, "pc-sampling"))
+		fake.pc_sampling(pc_buffers, sizeof(pc_buffers) / sizeof(pc_buffers[0]));
+	set_current(CONTEXT);
+	fake.resource(CUPTI_CBID_RESOURCE_CONTEXT_CREATED, CONTEXT);
+	CUpti_ActivityDevice5 d;
+	memset(&d, 0, sizeof(d));
+	d.kind = CUPTI_ACTIVITY_KIND_DEVICE;
+	d.numMultiprocessors = 132;
+	d.numThreadsPerWarp = 32;
+	d.computeCapabilityMajor = 9;
+	d.name = strdup("NVIDIA H100"); /* the client frees it, as CUPTI says */
+	fake.activity(&d, sizeof(d));
+
+	if (!strcmp(scenario, "backward")) {
+		backward();
+		return 0;
+	}
+	if (range_push)
+		range_push("train", 0);
+	copy_in();
+	chevrons();
+	runtime_launch();
+	fill();
+	driver_launch();
+	graph_launch();
+	host_function();
+	ex_launch();
+	nested_launch();
+	if (range_pop)
+		range_pop();
+	printf("ranges started %u, GetData refused %u\n", fake.ranges_started(),
+	       fake.get_data_refused());
+	return 0;
+}

@@ -1,0 +1,146 @@
+"""The CUDA backend run for real without a GPU: build/tests/cupti-replay loads
+libgpuprof-cuda.so as the driver does, against stand-ins for CUPTI and the driver
+(tests/e2e/fake-cupti.c, fake-cuda.c), and replays what CUPTI does while a small CUDA
+program runs, as its documentation and its samples' outputs show it: a runtime launch
+(<<<>>>, cudaLaunchKernel, cudaLaunchKernelExC, cudaGraphLaunch, cudaMemcpy, cudaMemset)
+fires runtime callbacks only and its work's records carry the runtime call's
+correlation id; a driver launch (cuLaunchKernel) fires driver callbacks. Every launch
+must get its stack, its marker range and its counters; PC sampling must read where the
+context is current and count a range's totals once. See cupti-replay.c for the program."""
+import csv
+import os
+import shutil
+
+import pytest
+
+from conftest import BUILD, GPUPROF, TESTS, outputs, run
+
+CUDA_LIB = os.path.join(BUILD, "lib", "gpuprof", "libgpuprof-cuda.so")
+REPLAY = os.path.join(TESTS, "cupti-replay")
+FAKE = os.path.join(TESTS, "fake")
+
+pytestmark = pytest.mark.skipif(not os.path.exists(REPLAY),
+                                reason="gpuprof was built without the CUDA toolkit")
+
+VECCOPY = "vecCopy(float const*, float*, unsigned int)"
+
+
+def frames_of(out, stack_id):
+    """The functions of a stack, from the root down."""
+    rows = out.query("WITH RECURSIVE up(id, depth) AS (SELECT ?, 0 UNION ALL "
+                     "SELECT k.parent_id, depth + 1 FROM gpuprof_stack k JOIN up "
+                     "ON k.stack_id = up.id WHERE up.id != 0) "
+                     "SELECT f.function FROM up JOIN gpuprof_stack k ON k.stack_id = up.id "
+                     "JOIN gpuprof_frame f ON f.frame_id = k.frame_id ORDER BY depth DESC",
+                     stack_id)
+    return [r["function"] for r in rows]
+
+
+def from_main(frames):
+    return frames[frames.index("main"):] if "main" in frames else frames
+
+
+def replay(tmp_path, options, scenario, library=CUDA_LIB):
+    r = run([GPUPROF, "trace", *options, "--", REPLAY, library, scenario], cwd=tmp_path,
+            env={"LD_LIBRARY_PATH": FAKE})
+    assert r.returncode == 0, r.stderr
+    (out,) = outputs(str(tmp_path))
+    return r, out
+
+
+def test_every_launch_gets_its_stack_through_either_api(tmp_path):
+    """Each kernel, copy and fill has the stack of the function that launched it, whether
+    it went through the runtime (no driver callback at all) or the driver; a graph's two
+    kernels share their cudaGraphLaunch's; cudaLaunchHostFunc launches nothing."""
+    r, out = replay(tmp_path, ["--kernel-trace", "--memory-copy-trace", "--launch-stacks"],
+                    "launches")
+    rows = out.query("SELECT l.correlation_id AS id, s.string AS api, l.stack_id "
+                     "FROM gpuprof_launch_stack l JOIN gpuprof_string s ON s.id = l.function_id "
+                     "ORDER BY l.correlation_id")
+    paths = [(x["id"], x["api"], from_main(frames_of(out, x["stack_id"]))) for x in rows]
+    assert paths == [
+        (1, "cudaMemcpy", ["main", "copy_in", "call"]),
+        (2, "__cudaLaunchKernel", ["main", "chevrons", "call"]),
+        (3, "cudaLaunchKernel", ["main", "runtime_launch", "call"]),
+        (4, "cudaMemset", ["main", "fill", "call"]),
+        (5, "cuLaunchKernel", ["main", "driver_launch", "call"]),
+        (6, "cudaGraphLaunch", ["main", "graph_launch", "call"]),
+        (8, "cudaLaunchKernelExC", ["main", "ex_launch", "call"]),
+        (9, "cudaLaunchKernel", ["main", "nested_launch"]),
+        (10, "cuLaunchKernel", ["main", "nested_launch", "call"])]
+    # every kernel and copy is weighed under its launching function, none left out
+    r = run([GPUPROF, "profile", "--kernels", "--format", "csv", out.path("results.db")],
+            cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    launches = out.query("SELECT COUNT(*) AS n FROM gpuprof_kernel")[0]["n"] + \
+        out.query("SELECT COUNT(*) AS n FROM gpuprof_memory_copy")[0]["n"]
+    assert launches == 9
+    assert "device time of 9 launches with a call stack" in r.stdout + r.stderr
+    # the work names its launching thread without the API trace
+    assert {k["tid"] for k in out.query("SELECT tid FROM kernels")} == {out.pid}
+    assert {c["tid"] for c in out.query("SELECT tid FROM memory_copies")} == {out.pid}
+
+
+def test_kernels_find_their_marker_range_without_the_api_trace(tmp_path):
+    """With markers and no API trace, each launch records where and when it began, and
+    its kernels go to the range open on that thread then: "step" around the one
+    cudaLaunchKernel, "train" around the rest."""
+    r, out = replay(tmp_path, ["--kernel-trace", "--marker-trace"], "launches")
+    assert [(k["corr_id"], k["range_name"]) for k in out.query(
+        "SELECT corr_id, range_name FROM kernels ORDER BY corr_id, id")] == [
+        (2, "train"), (3, "step"), (5, "train"), (6, "train"), (6, "train"), (8, "train"),
+        (9, "train")]
+    assert out.query("SELECT COUNT(*) AS n FROM gpuprof_launch_stack") == [{"n": 0}]
+    assert [row["Kernel_Name"] for row in out.csv("kernel_trace.csv")] == [
+        VECCOPY, VECCOPY, "chase(unsigned int*)", "step()", "step()", VECCOPY, VECCOPY]
+    renamed = tmp_path / "renamed"
+    renamed.mkdir()
+    r, out = replay(renamed, ["--kernel-trace", "--kernel-rename"], "launches")
+    assert [k["Kernel_Name"] for k in out.csv("kernel_trace.csv")] == [
+        "train", "step", "train", "train", "train", "train", "train"]
+
+
+def test_backward_kernels_of_the_autograd_thread_go_to_the_backward_call(tmp_path):
+    """PyTorch's autograd engine launches a backward pass's kernels from a thread of its
+    own, where no range is open: they go to the torch.autograd.backward range open on the
+    thread that called it; a kernel launched outside it stays in none."""
+    r, out = replay(tmp_path, ["--kernel-trace", "--marker-trace"], "backward")
+    rows = out.query("SELECT corr_id, range_name, tid FROM kernels ORDER BY corr_id")
+    assert [(k["corr_id"], k["range_name"]) for k in rows] == [
+        (11, "torch.autograd.backward"), (12, None)]
+    assert rows[0]["tid"] != out.pid and rows[1]["tid"] == out.pid
+
+
+def test_counters_of_runtime_and_driver_launches(tmp_path):
+    """Every kernel launch, runtime or driver, is measured once, under the correlation id
+    its kernel record carries: the stand-in host library evaluates metric i of the r-th
+    range measured to 1000 r + i. A runtime launch with a driver launch inside it (older
+    drivers) is one measurement; a graph launch, a copy and a fill are none."""
+    lib = tmp_path / "lib"
+    lib.mkdir()
+    for path in (CUDA_LIB, os.path.join(os.path.dirname(CUDA_LIB), "libgpuprof-recorder.so"),
+                 os.path.join(FAKE, "libgpuprof-cupti-host.so")):
+        shutil.copy(path, lib)
+    r, out = replay(tmp_path, ["--kernel-trace"], "counters",
+                    library=str(lib / "libgpuprof-cuda.so"))
+    assert r.stdout.strip() == "ranges started 5, GetData refused 0"
+    with open(out.path("counter_collection.csv"), newline="") as f:
+        rows = [(int(x["Correlation_Id"]), x["Thread_Id"], x["Counter_Name"], x["Counter_Value"])
+                for x in csv.DictReader(f)]
+    tid = str(out.pid)
+    assert rows == [(c, tid, name, str(1000 * (i + 1) + m))
+                    for i, c in enumerate((2, 3, 5, 8, 9))
+                    for m, name in enumerate(("dram__bytes_read.sum", "smsp__inst_executed.sum"))]
+
+
+def test_pc_sampling_reads_with_the_context_current_and_counts_totals_once(tmp_path):
+    """The writer thread has no context of its own: CUPTI answers it only once the sampled
+    context is made current there. One range handed over in two buffers, each with the
+    range's totals, is counted once: 1000 samples, 20 lost, 30 of other kernels."""
+    r, out = replay(tmp_path, ["--kernel-trace", "--pc-sampling-beta-enabled"], "pc-sampling")
+    assert "cannot read the samples" not in r.stderr
+    assert out.query("SELECT samples, dropped, other_samples FROM pc_sampling") == [
+        {"samples": 1000, "dropped": 20, "other_samples": 30}]
+    assert [(x["pc_offset"], x["reason"], x["samples"]) for x in out.query(
+        "SELECT pc_offset, reason, samples FROM pc_samples ORDER BY pc_offset")] == [
+        (0x40, "long_scoreboard", 600), (0x80, "selected", 200)]
