@@ -37,7 +37,7 @@ reach() {
 echo "== 1. depth: sampled stacks of a PyTorch training loop, $seconds s at 300 Hz ($(nproc) CPUs)"
 echo "| stack bytes | gpuprof sys: samples | reaching the entry | perf record: samples | reaching the entry |"
 echo "|------------:|---------------------:|-------------------:|---------------------:|-------------------:|"
-for size in 7936 16384 32768 65528; do
+for size in 7936 16384 32768 65344; do
 	"$gpuprof" sys --no-host-metrics --no-device-metrics --sampling-stack-size "$size" -f csv \
 		-d "g$size" -- "$PYTHON" "$script" "$seconds" >/dev/null 2>&1
 	ours=$(cat g"$size"/*/*_stacks.folded | reach)
@@ -74,7 +74,7 @@ if [ -n "$clang" ]; then
 	echo "== 1b. depth: $clang -fsyntax-only on 800 nested template instantiations, 300 Hz"
 	echo "| stack bytes | gpuprof sys: samples | reaching the entry | perf record: samples | reaching the entry |"
 	echo "|------------:|---------------------:|-------------------:|---------------------:|-------------------:|"
-	for size in 7936 16384 32768 65528; do
+	for size in 7936 16384 32768 65344; do
 		"$gpuprof" sys --no-host-metrics --no-device-metrics --sampling-stack-size "$size" -f csv \
 			-d "c$size" -- "$clang" -std=c++17 -fsyntax-only -ftemplate-depth=2000 "$deep" \
 			>/dev/null 2>&1
@@ -98,10 +98,10 @@ echo "== 2. cost: tests/split 100 at 300 Hz, median of $rounds rounds (the loop'
 loop() { sed -n 's/.*loop \([0-9.]*\) s.*/\1/p'; }
 median() { sort -n | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 : >plain
-for size in 7936 16384 32768 65528; do : >"g$size.t"; : >"p$size.t"; done
+for size in 7936 16384 32768 65344; do : >"g$size.t"; : >"p$size.t"; done
 for i in $(seq "$rounds"); do
 	"$split" 100 | loop >>plain
-	for size in 7936 16384 32768 65528; do
+	for size in 7936 16384 32768 65344; do
 		rm -rf s
 		"$gpuprof" sys --no-host-metrics --no-device-metrics --sampling-stack-size "$size" \
 			-f sqlite -d s -- "$split" 100 2>/dev/null | loop >>"g$size.t"
@@ -116,7 +116,7 @@ plain_s=$(median <plain)
 echo "untraced loop: $plain_s s"
 echo "| stack bytes | gpuprof sys: loop s | per sample | perf record: loop s | per sample |"
 echo "|------------:|--------------------:|-----------:|--------------------:|-----------:|"
-for size in 7936 16384 32768 65528; do
+for size in 7936 16384 32768 65344; do
 	g=$(median <"g$size.t")
 	p=$( [ -s "p$size.t" ] && median <"p$size.t" || echo 0)
 	awk -v s="$size" -v g="$g" -v p="$p" -v b="$plain_s" 'BEGIN { n = 300 * b

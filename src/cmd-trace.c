@@ -186,7 +186,7 @@ static void trace_table(struct trace_options *o, struct option table[TABLE_SIZE]
 		  "10000; with --sample)" },
 		{ OPTION_STRING, 0, "sampling-stack-size", &o->sampling_stack, "BYTES",
 		  "bytes of each sampled thread's stack copied for its unwinding (default: 16384; "
-		  "up to 65528, the kernel's most; K for KiB): deeper stacks lose their outermost "
+		  "up to 65344, the kernel's most; K for KiB): deeper stacks lose their outermost "
 		  "frames, under one [truncated] root; each sample reserves this much of the "
 		  "kernel's buffer (with --sample)" },
 		{ OPTION_BOOL, 0, "sampling-realtime", &o->sampling_realtime, NULL,

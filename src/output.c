@@ -18,6 +18,7 @@
 #include "writer/output-file.h"
 #include "util/progress.h"
 #include "util/strbuf.h"
+#include "util/thread.h"
 #include "writer/report.h"
 
 #define FORMATS_AVAILABLE "csv, sqlite, json, pftrace, html"
@@ -387,7 +388,7 @@ int output_from_spool(const char *spool_path, const char *prefix,
 	if (request->formats & (FORMAT_SQLITE | FORMAT_HTML)) {
 		strbuf_addf(&db_path, temporary ? "%s_report.db.partial" : "%s_results.db", prefix);
 		job.db_path = db_path.buf;
-		threaded = pthread_create(&thread, NULL, build_database, &job) == 0;
+		threaded = thread_create(&thread, build_database, &job) == 0;
 		if (!threaded)
 			build_database(&job);
 	}

@@ -2,7 +2,8 @@
 # GPU overhead benchmarks, each measured against an untraced run in the same call:
 #   launch-bound  bench/gpu/empty: LAUNCHES empty kernels; untraced, under the minimal
 #                 CUPTI client (libcupti-floor.so: CONCURRENT_KERNEL only, buffers thrown
-#                 away: the floor of any CUPTI tracer) and under gpuprof --kernel-trace
+#                 away: the floor of any CUPTI tracer), under gpuprof --kernel-trace and
+#                 under gpuprof --kernel-trace --launch-stacks (a stack per launch)
 #   GPU-bound     bench/gpu/matmul: large SGEMMs; untraced and under gpuprof
 #   PyTorch       samples/python/train.py; untraced, under gpuprof --kernel-trace, and
 #                 under torch.profiler with CUDA activities
@@ -40,6 +41,7 @@ measure() { # measure NAME VARIANT COMMAND...: appends NAME VARIANT SECONDS to r
 }
 
 traced() { "$GPUPROF" trace --kernel-trace -d "$work/out" -f sqlite -- "$@"; }
+stacked() { "$GPUPROF" trace --kernel-trace --launch-stacks -d "$work/out" -f sqlite -- "$@"; }
 floor() { CUDA_INJECTION64_PATH="$FLOOR" "$@"; }
 
 has_torch=no
@@ -54,6 +56,7 @@ for round in $(seq 1 "$ROUNDS"); do
 		1) measure launch floor floor "$BUILD/bench/gpu/empty" -n "$LAUNCHES"
 		   [ $has_torch = no ] || measure pytorch torch.profiler python3 "$TRAIN" --steps 50 --torch-profiler ;;
 		2) measure launch gpuprof traced "$BUILD/bench/gpu/empty" -n "$LAUNCHES"
+		   measure launch stacks stacked "$BUILD/bench/gpu/empty" -n "$LAUNCHES"
 		   measure gemm gpuprof traced "$BUILD/bench/gpu/matmul"
 		   [ $has_torch = no ] || measure pytorch gpuprof traced python3 "$TRAIN" --steps 50 ;;
 		esac
@@ -72,6 +75,9 @@ printf '%-42s %12s %12s %12s %10s %s\n' workload untraced floor gpuprof ratio ta
 lu=$(median launch untraced) lf=$(median launch floor) lg=$(median launch gpuprof)
 printf '%-42s %12s %12s %12s %10s %s\n' "launch-bound: $LAUNCHES empty kernels" "$lu" "$lf" "$lg" \
 	"$(ratio "$lg" "$lf")" "gpuprof/floor <= 1.15"
+ls=$(median launch stacks)
+printf '%-42s %12s %12s %12s %10s %s\n' "  the same with --launch-stacks" "$lu" "$lg" "$ls" \
+	"$(ratio "$ls" "$lg")" "stacks/--kernel-trace (floor column: --kernel-trace)"
 gu=$(median gemm untraced) gg=$(median gemm gpuprof)
 printf '%-42s %12s %12s %12s %10s %s\n' "GPU-bound: 50 SGEMM 4096^3" "$gu" "-" "$gg" \
 	"$(ratio "$gg" "$gu")" "gpuprof/untraced <= 1.02"
@@ -84,4 +90,5 @@ else
 fi
 echo "launch-bound overhead per launch: untraced $(awk -v t="$lu" -v n="$LAUNCHES" 'BEGIN{printf "%.2f", t/n*1e6}') us," \
 	"floor $(awk -v t="$lf" -v n="$LAUNCHES" 'BEGIN{printf "%.2f", t/n*1e6}') us," \
-	"gpuprof $(awk -v t="$lg" -v n="$LAUNCHES" 'BEGIN{printf "%.2f", t/n*1e6}') us"
+	"gpuprof $(awk -v t="$lg" -v n="$LAUNCHES" 'BEGIN{printf "%.2f", t/n*1e6}') us," \
+	"with --launch-stacks $(awk -v t="$ls" -v n="$LAUNCHES" 'BEGIN{printf "%.2f", t/n*1e6}') us"

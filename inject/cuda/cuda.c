@@ -291,27 +291,37 @@ static int counting;      /* counters are collected (--pmc) */
 static int pc_sampling;   /* PC sampling (--pc-sampling-*) */
 static int launch_stacks; /* each launch's call stack is taken (--launch-stacks) */
 
-/* Whether an API function, by its name (cuptiGetCallbackName's, or the callback's),
- * launches device work: a kernel, a copy, a fill, a graph. */
+enum { LAUNCHES_NOTHING, LAUNCHES_KERNELS, LAUNCHES_COPIES };
+
+/* What an API function, by its name (cuptiGetCallbackName's, or the callback's),
+ * launches on the device: kernels (a kernel, a graph of them) or copies (a copy, a
+ * fill), else nothing. */
 static int launches_work(const char *function)
 {
-	static const char *const prefixes[] = { "cudaLaunch", "cudaMemcpy", "cudaMemset",
-						"cudaGraphLaunch", "cuLaunch", "cuMemcpy",
-						"cuMemset", "cuGraphLaunch" };
+	static const struct {
+		const char *prefix;
+		int what;
+	} prefixes[] = {
+		{ "cudaLaunch", LAUNCHES_KERNELS }, { "cudaGraphLaunch", LAUNCHES_KERNELS },
+		{ "cuLaunch", LAUNCHES_KERNELS },   { "cuGraphLaunch", LAUNCHES_KERNELS },
+		{ "cudaMemcpy", LAUNCHES_COPIES },  { "cudaMemset", LAUNCHES_COPIES },
+		{ "cuMemcpy", LAUNCHES_COPIES },    { "cuMemset", LAUNCHES_COPIES },
+	};
 	if (!function)
-		return 0;
+		return LAUNCHES_NOTHING;
 	while (*function == '_') /* __cudaLaunchKernel: what <<<>>> calls in CUDA 13 */
 		function++;
 	if (strstr(function, "HostFunc")) /* cudaLaunchHostFunc: work of the host's */
-		return 0;
+		return LAUNCHES_NOTHING;
 	for (size_t i = 0; i < sizeof(prefixes) / sizeof(prefixes[0]); i++)
-		if (!strncmp(function, prefixes[i], strlen(prefixes[i])))
-			return 1;
-	return 0;
+		if (!strncmp(function, prefixes[i].prefix, strlen(prefixes[i].prefix)))
+			return prefixes[i].what;
+	return LAUNCHES_NOTHING;
 }
 
-/* Subscribes to the callbacks of every launching function of both domains: 0, or -1
- * when CUPTI names none (then nothing is subscribed). */
+/* Subscribes to the callbacks of every function of both domains that launches what is
+ * traced (kernels, copies): 0, or -1 when CUPTI names none (then nothing is
+ * subscribed). */
 static int subscribe_launches(CUpti_SubscriberHandle subscriber)
 {
 	static const CUpti_CallbackDomain domains[LAUNCH_DOMAINS] = {
@@ -322,9 +332,13 @@ static int subscribe_launches(CUpti_SubscriberHandle subscriber)
 	for (int d = 0; d < LAUNCH_DOMAINS; d++)
 		for (uint32_t cbid = 1; cbid < sizes[d] && cbid < MAX_CBID; cbid++) {
 			const char *name = NULL;
-			if (cuptiGetCallbackName(domains[d], cbid, &name) != CUPTI_SUCCESS ||
-			    !launches_work(name) ||
-			    cuptiEnableCallback(1, subscriber, domains[d], cbid) != CUPTI_SUCCESS)
+			if (cuptiGetCallbackName(domains[d], cbid, &name) != CUPTI_SUCCESS)
+				continue;
+			int what = launches_work(name);
+			if (!(what == LAUNCHES_KERNELS && trace.kernel) &&
+			    !(what == LAUNCHES_COPIES && trace.memory_copy))
+				continue;
+			if (cuptiEnableCallback(1, subscriber, domains[d], cbid) != CUPTI_SUCCESS)
 				continue;
 			launch.launches[d][cbid] = 1;
 			found++;

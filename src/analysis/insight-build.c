@@ -90,16 +90,54 @@ static int by_correlation(const void *a, const void *b, void *arg)
 	return (x->call > y->call) - (x->call < y->call);
 }
 
-/* Enclosing calls come before the calls they made (by start, the longer first): a call
- * inside the last top-level call of its thread is made by it. */
+/* An API call as read, to be put in order by gpuprof's own sort (SQLite's ORDER BY of
+ * a whole table holds memory by the number of its sorted runs). */
+struct call_row {
+	int64_t process_id, tid, start, end, correlation_id, name_id, id;
+	int64_t has_name;
+};
+
+/* Enclosing calls come before the calls they made (by start, the longer first). */
+static int by_thread_then_start(const void *a, const void *b, void *arg)
+{
+	(void)arg;
+	const struct call_row *x = a, *y = b;
+	if (x->process_id != y->process_id)
+		return x->process_id < y->process_id ? -1 : 1;
+	if (x->tid != y->tid)
+		return x->tid < y->tid ? -1 : 1;
+	if (x->start != y->start)
+		return x->start < y->start ? -1 : 1;
+	if (x->end != y->end)
+		return x->end > y->end ? -1 : 1;
+	return (x->id > y->id) - (x->id < y->id);
+}
+
+/* The API calls in that order: a call inside the last top-level call of its thread is
+ * made by it. */
 static void read_calls(struct insight_engine *e, struct extsort *links)
 {
 	sqlite3_stmt *s = insight_prepare(e, "SELECT c.process_id, c.tid, c.start, c.end, "
-					  "c.correlation_id, c.function_id FROM gpuprof_api_call c "
-					  "WHERE " VALID_TIMES("c") " ORDER BY c.process_id, c.tid, "
-					  "c.start, c.end DESC, c.id");
-	if (!s || tempfile_open(&e->calls, e->err)) {
-		sqlite3_finalize(s);
+					  "c.correlation_id, c.function_id, c.id FROM "
+					  "gpuprof_api_call c WHERE " VALID_TIMES("c"));
+	struct extsort *sorted = extsort_begin(sizeof(struct call_row), e->memory,
+					       by_thread_then_start, NULL);
+	int step = SQLITE_DONE;
+	while (s && !e->failed && (step = sqlite3_step(s)) == SQLITE_ROW) {
+		struct call_row r = {
+			sqlite3_column_int64(s, 0), sqlite3_column_int64(s, 1),
+			sqlite3_column_int64(s, 2), sqlite3_column_int64(s, 3),
+			sqlite3_column_int64(s, 4), sqlite3_column_int64(s, 5),
+			sqlite3_column_int64(s, 6), sqlite3_column_type(s, 5) != SQLITE_NULL,
+		};
+		if (extsort_add(sorted, &r, e->err))
+			sort_failed(e);
+	}
+	if (s && !e->failed && step != SQLITE_DONE)
+		insight_fail(e);
+	sqlite3_finalize(s);
+	if (!s || e->failed || extsort_sorted(sorted, e->err) || tempfile_open(&e->calls, e->err)) {
+		extsort_free(sorted);
 		e->failed = 1;
 		return;
 	}
@@ -108,44 +146,45 @@ static void read_calls(struct insight_engine *e, struct extsort *links)
 	struct insight_call_record top = { .process = UINT32_MAX };
 	uint64_t count = 0;
 	uint32_t last = 0;
-	int step = SQLITE_DONE;
-	while (!e->failed && (step = sqlite3_step(s)) == SQLITE_ROW) {
-		uint32_t pi = process_index(e, sqlite3_column_int64(s, 0), &last);
+	const void *next;
+	int got = 0;
+	while (!e->failed && (got = extsort_next(sorted, &next, e->err)) > 0) {
+		const struct call_row *r = next;
+		uint32_t pi = process_index(e, r->process_id, &last);
 		if (pi == UINT32_MAX)
 			continue;
 		struct insight_process *p = &e->processes[pi];
 		struct insight_extra *x = &e->extra[pi];
 		p->has_calls = 1;
-		int64_t tid = sqlite3_column_int64(s, 1), start = sqlite3_column_int64(s, 2),
-			end = sqlite3_column_int64(s, 3), correlation_id = sqlite3_column_int64(s, 4);
-		if (!(top.process == pi && top.tid == tid && start >= top.start && end <= top.end)) {
-			int has_name = sqlite3_column_type(s, 5) != SQLITE_NULL;
-			int64_t name_id = sqlite3_column_int64(s, 5);
+		if (!(top.process == pi && top.tid == r->tid && r->start >= top.start &&
+		      r->end <= top.end)) {
 			top = (struct insight_call_record){
-				.tid = tid, .start = start, .end = end, .name_id = name_id,
-				.process = pi, .has_name = (uint8_t)has_name,
-				.wait = (uint8_t)insight_is_wait(insight_name(e, has_name, name_id)),
+				.tid = r->tid, .start = r->start, .end = r->end, .name_id = r->name_id,
+				.process = pi, .has_name = (uint8_t)r->has_name,
+				.wait = (uint8_t)insight_is_wait(insight_name(e, (int)r->has_name,
+									      r->name_id)),
 			};
 			if (record_writer_add(&w, &top, e->err)) {
 				e->failed = 1;
 				break;
 			}
-			if (!x->thread_count || x->threads[x->thread_count - 1].tid != tid) {
+			if (!x->thread_count || x->threads[x->thread_count - 1].tid != r->tid) {
 				x->threads = xrealloc(x->threads, (x->thread_count + 1) * sizeof(*x->threads));
-				x->threads[x->thread_count++] = (struct insight_thread){ tid, count, count };
+				x->threads[x->thread_count++] = (struct insight_thread){ r->tid, count,
+											 count };
 			}
 			if (x->first_call == x->end_call)
 				x->first_call = count;
 			x->end_call = ++count;
 			x->threads[x->thread_count - 1].end = count;
 		}
-		struct link l = { correlation_id, count - 1, pi };
-		if (correlation_id && extsort_add(links, &l, e->err))
+		struct link l = { r->correlation_id, count - 1, pi };
+		if (r->correlation_id && extsort_add(links, &l, e->err))
 			sort_failed(e);
 	}
-	if (!e->failed && step != SQLITE_DONE)
-		insight_fail(e);
-	sqlite3_finalize(s);
+	if (got < 0)
+		sort_failed(e);
+	extsort_free(sorted);
 	if (record_writer_end(&w, e->err))
 		e->failed = 1;
 }

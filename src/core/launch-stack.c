@@ -84,6 +84,7 @@ void recorder_launch(uint32_t domain, uint32_t function_id, uint64_t correlation
 {
 	if (!recorder_ready())
 		return;
+	pthread_once(&key_once, make_key); /* a child of fork() forgets the thread's id */
 	if (!thread_tid)
 		thread_tid = (uint32_t)syscall(SYS_gettid);
 	struct record_launch l = {

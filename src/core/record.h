@@ -364,7 +364,10 @@ struct record_metric {
 #define SAMPLE_STACK_DEFAULT 16384 /* stack copied per sample by default: a PyTorch
 				    * training step's samples reach their entry 97 % of
 				    * the time with it, 50 % with 7,936 (PERFORMANCE.md) */
-#define SAMPLE_STACK_MAX 65528    /* the most the kernel copies (--sampling-stack-size) */
+#define SAMPLE_STACK_MAX 65344    /* the most the kernel copies (--sampling-stack-size): a
+				   * sample is at most 65,535 bytes, and beside the stack one
+				   * holds its header, thread, time, 17 registers and two sizes
+				   * (184 bytes), the rest rounded to whole words */
 
 struct record_sample {
 	struct record_header header;

@@ -398,6 +398,7 @@ int store_merge(char *const *inputs, int count, char *const *replays, int replay
 	struct hosts hosts = { 0 };
 	sqlite3 *db = NULL;
 	int rc = -1;
+	store_configure();
 	if (sqlite3_open_v2(temporary.buf, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE |
 			    SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
 		error_set(err, "cannot create '%s': %s", temporary.buf,

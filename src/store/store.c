@@ -2,6 +2,7 @@
 #include "store/store.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,6 +13,7 @@
 #include "core/spool.h"
 #include "analysis/unwind.h"
 #include "store/schema.h"
+#include "util/extsort.h"
 #include "util/progress.h"
 #include "util/strbuf.h"
 
@@ -21,6 +23,24 @@ int store_prepare(sqlite3 *db, const char *sql, sqlite3_stmt **stmt, struct erro
 		return error_set(err, "cannot read '%s': %s", sqlite3_db_filename(db, "main"),
 				 sqlite3_errmsg(db));
 	return 0;
+}
+
+static void configure_sqlite(void)
+{
+	/* SQLite's sorter (an ORDER BY it cannot take from an index) holds at least
+	 * SQLITE_CONFIG_PMASZ pages in memory before it spills to a temporary file: 250 by
+	 * default, 16 MiB of the databases' 64 KiB pages. Under a smaller limit of data
+	 * memory it holds what one of gpuprof's own sorts may. Process-wide, and only
+	 * before SQLite starts (later it is refused, harmlessly). */
+	size_t pages = extsort_memory() / 65536;
+	if (pages < 250)
+		sqlite3_config(SQLITE_CONFIG_PMASZ, (unsigned)(pages < 4 ? 4 : pages));
+}
+
+void store_configure(void)
+{
+	static pthread_once_t once = PTHREAD_ONCE_INIT;
+	pthread_once(&once, configure_sqlite);
 }
 
 int store_writing(sqlite3 *db, struct error *err)
@@ -577,6 +597,7 @@ int store_write(const struct recording *rec, const char *spool_path, const char 
 	unlink(temporary.buf);
 	struct loader l = { .rec = rec };
 	int rc = -1;
+	store_configure();
 	if (sqlite3_open_v2(temporary.buf, &l.db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE |
 			    SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
 		error_set(err, "cannot create '%s': %s", temporary.buf,
@@ -666,6 +687,7 @@ int store_open(const char *db_path, sqlite3 **db, struct error *err)
 	*db = NULL;
 	if (access(db_path, R_OK) < 0)
 		return error_set(err, "cannot open '%s': %s", db_path, strerror(errno));
+	store_configure();
 	if (sqlite3_open_v2(db_path, db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL) !=
 	    SQLITE_OK) {
 		error_set(err, "cannot open '%s': %s", db_path,
@@ -674,8 +696,14 @@ int store_open(const char *db_path, sqlite3 **db, struct error *err)
 		*db = NULL;
 		return -1;
 	}
-	/* Pages are read from a mapping rather than copied in (up to SQLite's limit). */
-	sqlite3_exec(*db, "PRAGMA mmap_size = 2147418112", NULL, NULL, NULL);
+	/* Pages are read from a mapping rather than copied in (up to SQLite's limit); the
+	 * cache of what is copied holds SQLite's default 2,000 KiB, or what one of
+	 * gpuprof's sorts may under a smaller limit of data memory */
+	size_t cache_kib = extsort_memory() / 1024 < 2000 ? extsort_memory() / 1024 : 2000;
+	char pragmas[120];
+	snprintf(pragmas, sizeof(pragmas), "PRAGMA mmap_size = 2147418112; PRAGMA cache_size = -%zu",
+		 cache_kib);
+	sqlite3_exec(*db, pragmas, NULL, NULL, NULL);
 	/* Reading the metadata fails on a file that is not a database or whose first pages
 	 * are damaged; damage further in is reported by the reads that meet it. */
 	char *version = store_metadata(*db, "schema_version");

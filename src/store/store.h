@@ -42,10 +42,13 @@ int store_write(const struct recording *rec, const char *spool_path, const char 
 int store_merge(char *const *inputs, int count, char *const *replays, int replay_count,
 		const char *db_path, struct strbuf *warnings, struct error *err);
 
-/* Opens an existing gpuprof database read-only and checks its schema version. */
 /* Whether db has a table of that name (tables added in minor versions of the schema). */
 int store_has_table(sqlite3 *db, const char *table);
+/* Opens an existing gpuprof database read-only and checks its schema version. */
 int store_open(const char *db_path, sqlite3 **db, struct error *err);
+/* Sets SQLite up for this process's limit of data memory, once, before it starts (each
+ * open of the store does it). */
+void store_configure(void);
 
 /* Runs SQL that returns no rows; on failure err names the database and the message. */
 int store_exec(sqlite3 *db, const char *sql, struct error *err);

@@ -189,7 +189,9 @@ struct extsort {
 	} *runs;
 	size_t run_count;
 	size_t *heap, heap_count;     /* runs by their heads */
-	size_t next;                  /* reading one chunk: the next of order */
+	size_t next;                  /* reading one chunk: the next of order; merging:
+					 whether a record was handed out */
+	unsigned passes;              /* merge passes made before the last merge */
 };
 
 struct extsort *extsort_begin(size_t record, size_t memory,
@@ -280,23 +282,14 @@ static void heap_down(struct extsort *s, size_t i)
 	}
 }
 
-int extsort_sorted(struct extsort *s, struct error *err)
+/* Opens runs [first, end) for reading through buffers of `buffer` bytes, their heads
+ * on the heap: 0 or -1. */
+static int open_runs(struct extsort *s, size_t first, size_t end, size_t buffer,
+		     struct error *err)
 {
-	if (!s->run_count) { /* it all fits: sorted in memory */
-		if (s->count)
-			sort_chunk(s);
-		s->next = 0;
-		return 0;
-	}
-	if (s->count && spill(s, err))
-		return -1;
-	free(s->chunk), s->chunk = NULL;
-	free(s->order), s->order = NULL;
-	size_t buffer = s->memory / s->run_count;
-	if (buffer < MIN_MERGE_BUFFER)
-		buffer = MIN_MERGE_BUFFER;
-	s->heap = xcalloc(s->run_count, sizeof(*s->heap));
-	for (size_t i = 0; i < s->run_count; i++) {
+	s->heap_count = 0;
+	s->next = 0;
+	for (size_t i = first; i < end; i++) {
 		struct run *r = &s->runs[i];
 		record_reader_begin(&r->reader, &s->file, s->record, r->first, r->end, buffer);
 		r->reader.release = 1; /* a run is read once */
@@ -311,14 +304,10 @@ int extsort_sorted(struct extsort *s, struct error *err)
 	return 0;
 }
 
-int extsort_next(struct extsort *s, const void **record, struct error *err)
+/* The next record of the runs open, in order: 1 and *record (valid until the next
+ * call), 0 at their end, -1 with err set. */
+static int merged_next(struct extsort *s, const void **record, struct error *err)
 {
-	if (!s->run_count) {
-		if (s->next >= s->count)
-			return 0;
-		*record = s->order[s->next++];
-		return 1;
-	}
 	if (!s->heap_count)
 		return 0;
 	/* the record handed out last is still in its run's buffer: advance that run now */
@@ -338,6 +327,94 @@ int extsort_next(struct extsort *s, const void **record, struct error *err)
 	s->next = 1;
 	*record = top->head;
 	return 1;
+}
+
+/* One pass of merges: each group of `fan_in` runs becomes one run of a new file, which
+ * replaces the old (whose disk space the readers gave back as they went): 0 or -1. */
+static int merge_pass(struct extsort *s, size_t fan_in, struct error *err)
+{
+	struct tempfile out = { .fd = -1 };
+	if (tempfile_open(&out, err))
+		return -1;
+	size_t groups = (s->run_count + fan_in - 1) / fan_in;
+	struct run *merged = xcalloc(groups, sizeof(*merged));
+	size_t buffer = s->memory / (fan_in + 1); /* the readers' and the writer's */
+	if (buffer < MIN_MERGE_BUFFER)
+		buffer = MIN_MERGE_BUFFER;
+	int rc = 0;
+	for (size_t g = 0; rc == 0 && g < groups; g++) {
+		size_t first = g * fan_in;
+		size_t end = first + fan_in < s->run_count ? first + fan_in : s->run_count;
+		struct record_writer w;
+		record_writer_begin(&w, &out, s->record, buffer);
+		merged[g].first = out.size / s->record;
+		rc = open_runs(s, first, end, buffer, err);
+		const void *record;
+		int got = 0;
+		while (rc == 0 && (got = merged_next(s, &record, err)) > 0)
+			rc = record_writer_add(&w, record, err);
+		if (got < 0)
+			rc = -1;
+		if (record_writer_end(&w, err))
+			rc = -1;
+		merged[g].end = out.size / s->record;
+		for (size_t i = first; i < end; i++)
+			record_reader_end(&s->runs[i].reader);
+	}
+	if (rc) {
+		free(merged);
+		tempfile_close(&out);
+		return -1;
+	}
+	tempfile_close(&s->file);
+	s->file = out;
+	free(s->runs);
+	s->runs = merged;
+	s->run_count = groups;
+	s->passes++;
+	return 0;
+}
+
+int extsort_sorted(struct extsort *s, struct error *err)
+{
+	if (!s->run_count) { /* it all fits: sorted in memory */
+		if (s->count)
+			sort_chunk(s);
+		s->next = 0;
+		return 0;
+	}
+	if (s->count && spill(s, err))
+		return -1;
+	free(s->chunk), s->chunk = NULL;
+	free(s->order), s->order = NULL;
+	/* as many runs are merged at once as memory gives each a buffer of its own: more,
+	 * and they are merged in passes, each a fan_in-th as many runs as the last */
+	size_t fan_in = s->memory / MIN_MERGE_BUFFER;
+	if (fan_in < 2)
+		fan_in = 2;
+	s->heap = xcalloc(s->run_count < fan_in ? s->run_count : fan_in, sizeof(*s->heap));
+	while (s->run_count > fan_in)
+		if (merge_pass(s, fan_in, err))
+			return -1;
+	size_t buffer = s->memory / s->run_count;
+	return open_runs(s, 0, s->run_count, buffer < MIN_MERGE_BUFFER ? MIN_MERGE_BUFFER : buffer,
+			 err);
+}
+
+int extsort_next(struct extsort *s, const void **record, struct error *err)
+{
+	if (!s->run_count) {
+		if (s->next >= s->count)
+			return 0;
+		*record = s->order[s->next++];
+		return 1;
+	}
+	return merged_next(s, record, err);
+}
+
+unsigned extsort_merge_passes(const struct extsort *s)
+{
+	return s->passes;
 }
 
 uint64_t extsort_count(const struct extsort *s)

@@ -58,9 +58,12 @@ int record_reader_next(struct record_reader *r, const void **record, struct erro
 void record_reader_end(struct record_reader *r);
 
 /* An external sort: records added in any order, read back in the order of compare
- * (given arg). It holds at most about memory bytes: past that, sorted runs go to a
- * temporary file and are merged as they are read. compare should order every two
- * records (a sequence number breaks ties): the sort is not stable. */
+ * (given arg). It holds at most about memory bytes, whatever the number of records:
+ * past that, sorted runs go to a temporary file and are merged as they are read, each
+ * run through a buffer of at least 16 KiB; when the runs outnumber the buffers memory
+ * holds, groups of them are first merged into longer runs, in passes, until they do.
+ * compare should order every two records (a sequence number breaks ties): the sort is
+ * not stable. */
 struct extsort;
 
 /* What one sort should hold: 16 MiB, less under a smaller limit of data memory (a
@@ -75,6 +78,8 @@ int extsort_sorted(struct extsort *s, struct error *err);
 /* 1 and *record (valid until the next call), 0 at the end, -1 with err set. */
 int extsort_next(struct extsort *s, const void **record, struct error *err);
 uint64_t extsort_count(const struct extsort *s);
+/* The merge passes made before the last merge (0: the runs were merged at once). */
+unsigned extsort_merge_passes(const struct extsort *s);
 void extsort_free(struct extsort *s);
 
 #endif

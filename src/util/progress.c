@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "util/strbuf.h"
+#include "util/thread.h"
 
 #define TASKS 4
 #define FIRST_DRAW_MS 500 /* quick work shows nothing */
@@ -102,7 +103,7 @@ void progress_begin(void)
 	memset(progress.tasks, 0, sizeof(progress.tasks));
 	progress.stop = 0;
 	progress.shown = 0;
-	progress.running = pthread_create(&progress.thread, NULL, run, NULL) == 0;
+	progress.running = thread_create(&progress.thread, run, NULL) == 0;
 }
 
 struct progress_task *progress_task_begin(const char *what, uint64_t total)

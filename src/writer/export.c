@@ -11,6 +11,7 @@
 #include "util/hash.h"
 #include "util/progress.h"
 #include "util/sort.h"
+#include "util/thread.h"
 #include "writer/export-run.h"
 #include "writer/launch-stacks.h"
 #include "writer/writer.h"
@@ -571,11 +572,12 @@ static int queue_event(struct export_run *run, struct pipeline **pipe, pthread_t
 		pthread_mutex_init(&p->lock, NULL);
 		pthread_cond_init(&p->changed, NULL);
 		p->run = run;
-		if (pthread_create(writer, NULL, pipeline_writer, p)) {
+		int rc = thread_create(writer, pipeline_writer, p);
+		if (rc) {
 			pthread_mutex_destroy(&p->lock);
 			pthread_cond_destroy(&p->changed);
 			free(p);
-			return error_set(err, "cannot start a thread: %s", strerror(errno));
+			return error_set(err, "cannot start a thread: %s", strerror(rc));
 		}
 		*pipe = p;
 	}

@@ -210,8 +210,10 @@ def test_a_program_that_forks_keeps_its_exit_status_and_its_samples(tmp_path):
     # or the dynamic linker binding one of those calls at its first use (seen once on a
     # loaded machine)
     stubs += sum(c for f, c in stacks.items() if re.search(r";main;_dl_runtime_resolve", f))
-    # and its wait for the child (wait4's own instructions around the system call)
+    # and its wait for the child (wait4's own instructions around the system call), or
+    # what it prints (a sample in printf's copy of its line: seen once under load)
     waited = sum(c for f, c in stacks.items() if re.search(r";main;(__)?wait(4|pid)$", f))
+    waited += sum(c for f, c in stacks.items() if ";main;printf;" in f)
     stray = 3 if os.environ.get("GPUPROF_SANITIZER") == "thread" else 0
     assert abs(spun - 90) <= 18 and forked <= 5 and stubs <= 2 and waited <= 2, stacks
     assert sum(stacks.values()) - spun - forked - stubs - waited <= stray, stacks
@@ -692,7 +694,7 @@ def test_profile_keeps_the_samples_taken_while_the_device_was_idle_or_busy(tmp_p
 
 
 @pytest.mark.parametrize("options, message", [
-    (["--sample", "--sampling-stack-size", "4"], "'4' is not a number of bytes from 8 to 65528"),
+    (["--sample", "--sampling-stack-size", "4"], "'4' is not a number of bytes from 8 to 65344"),
     (["--sample", "--sampling-stack-size", "70000"], "'70000' is not a number of bytes"),
     (["--sample", "--sampling-stack-size", "8x"], "'8x' is not a number of bytes"),
     (["--sampling-stack-size", "32K"], "--sampling-stack-size sets how call stacks are sampled, "
@@ -703,7 +705,7 @@ def test_sampling_stack_size_errors(tmp_path, options, message):
     assert r.returncode == 2 and message in r.stderr, r.stderr
 
 
-@pytest.mark.parametrize("given, copied", [(None, "16384"), ("32K", "32768"), ("64K", "65528"),
+@pytest.mark.parametrize("given, copied", [(None, "16384"), ("32K", "32768"), ("64K", "65344"), ("65528", "65344"),
                                            ("1001", "1000")])
 def test_sampling_stack_size_reaches_the_recorder(tmp_path, given, copied):
     options = ["--sampling-stack-size", given] if given else []

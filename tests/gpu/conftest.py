@@ -1,5 +1,8 @@
 """Fixtures of the GPU tests: the end-to-end tests' helpers (tests/e2e/conftest.py), and
-the CUDA programs."""
+the CUDA programs. With GPU_SUMMARY naming a file, each test's outcome is appended to it
+as it ends (tests/gpu/run-all.sh puts it in its summary): one line, PASS, FAIL or SKIP,
+the test, its seconds, and what it printed (the figures it measured against a peer) or
+why it failed or was skipped."""
 import importlib.util
 import os
 import sys
@@ -39,3 +42,27 @@ def torch_available():
     r = run([sys.executable, "-c", "import torch; assert torch.cuda.is_available()"], cwd="/")
     if r.returncode != 0:
         pytest.skip("PyTorch with CUDA is not installed")
+
+
+def _one_line(text, limit=400):
+    text = " ".join(str(text).split())
+    return text if len(text) <= limit else text[:limit - 3] + "..."
+
+
+def pytest_runtest_logreport(report):
+    path = os.environ.get("GPU_SUMMARY")
+    if not path or (report.when != "call" and not (report.failed or report.skipped)):
+        return
+    if report.skipped:
+        reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else report.longrepr
+        line = f"SKIP  {report.nodeid}: {_one_line(reason)}"
+    elif report.failed:
+        message = getattr(report.longrepr, "reprcrash", None)
+        line = (f"FAIL  {report.nodeid} ({report.duration:.1f} s"
+                f"{', in ' + report.when if report.when != 'call' else ''}): "
+                f"{_one_line(message.message if message else report.longrepr)}")
+    else:
+        figures = _one_line("; ".join(l for l in report.capstdout.splitlines() if l.strip()))
+        line = f"PASS  {report.nodeid} ({report.duration:.1f} s){': ' + figures if figures else ''}"
+    with open(path, "a") as f:
+        f.write(line + "\n")

@@ -1,10 +1,18 @@
 #!/bin/sh
 # Everything GPU-side in one command, for a machine with an NVIDIA GPU: builds gpuprof
 # with the CUDA backend, the CUDA samples and the GPU test programs, runs the GPU tests
-# (tests/gpu/run.sh), then the GPU benchmarks (bench/gpu/run.sh), and prints their
-# results. Exits nonzero when a test failed; 77 when there is no usable GPU.
-#   tests/gpu/run-all.sh [BENCH_ROUNDS [PYTEST_ARGS...]]   (BENCH_ROUNDS 0: no benchmarks;
-#                                                           PYTEST_ARGS: e.g. -k rename)
+# (tests/gpu/run.sh: the traces, counters, launch stacks, PC sampling and PyTorch's
+# operators on CUDA, beside ncu and torch.profiler), then the GPU benchmarks
+# (bench/gpu/run.sh), within a budget of time, and leaves one summary file: each test
+# PASS, FAIL or SKIP with its figures or its reason, and the benchmarks' table. Exits
+# nonzero when a test failed or the budget ran out; 77 when there is no usable GPU.
+#   tests/gpu/run-all.sh [BENCH_ROUNDS [PYTEST_ARGS...]]   (BENCH_ROUNDS 0: no benchmarks,
+#                                                           default 1; PYTEST_ARGS: e.g.
+#                                                           -k rename)
+# GPU_SUMMARY names the summary file (default $GPU_RESULTS/summary.txt); GPU_BUDGET the
+# seconds it may take in all (default 480: a device lent for a few minutes fits one run
+# and a rerun). The tests stop where the budget leaves the benchmarks a minute; what they
+# had not reached is said in the summary.
 # On a machine that reaches no package registry, the headers and libraries the build
 # needs come from the Debian packages that tests/gpu/stage.sh put in .gpu-debs (or
 # $GPU_DEBS): those the system lacks are unpacked into $BUILD/deps, never into /.
@@ -17,6 +25,12 @@ export BUILD
 debs=${GPU_DEBS:-.gpu-debs}
 results=${GPU_RESULTS:-$BUILD/gpu-results}
 mkdir -p "$results" || exit 1
+case $results in /*) ;; *) results=$(pwd)/$results ;; esac
+summary=${GPU_SUMMARY:-$results/summary.txt}
+case $summary in /*) ;; *) summary=$(pwd)/$summary ;; esac
+budget=${GPU_BUDGET:-480}
+started=$(date +%s)
+left() { echo $((budget - ($(date +%s) - started))); }
 CC=${CC:-cc}
 
 # has_header FILE: the compiler finds #include <FILE>
@@ -69,27 +83,55 @@ unpack_missing() {
 } > "$results/system.txt"
 cat "$results/system.txt"
 
-unpack_missing >"$results/build.log" 2>&1 || { cat "$results/build.log"; exit 1; }
+{
+	echo "gpuprof GPU check, $(head -n 1 "$results/system.txt")"
+	sed -n '2,$p' "$results/system.txt" | sed 's/^/  /'
+} > "$summary"
+# say LINE: appends a line to the summary and shows it
+say() { echo "$*" | tee -a "$summary"; }
+
+unpack_missing >"$results/build.log" 2>&1 || { cat "$results/build.log"; say "build: FAIL (unpacking)"; exit 1; }
 cat "$results/build.log"
 if ! make -j"$(nproc)" >>"$results/build.log" 2>&1; then
-	tail -n 30 "$results/build.log"; echo "build failed (log: $results/build.log)"; exit 1
+	tail -n 30 "$results/build.log"; echo "build failed (log: $results/build.log)"
+	say "build: FAIL ($(($(date +%s) - started)) s): $(grep -m 1 -E 'error|Error' "$results/build.log")"
+	exit 1
 fi
-# run STEP COMMAND...: runs it, its output shown and kept in $results/STEP, its status
-# in $status
+say "build: ok ($(($(date +%s) - started)) s)"
+# run STEP SECONDS COMMAND...: runs it for at most SECONDS, its output shown and kept in
+# $results/STEP, its status in $status (124: out of time)
 run() {
-	step=$1; shift
-	{ "$@" 2>&1; echo $? >"$results/.status"; } | tee "$results/$step"
+	step=$1 limit=$2; shift 2
+	{ timeout -k 10 "$limit" "$@" 2>&1; echo $? >"$results/.status"; } | tee "$results/$step"
 	status=$(cat "$results/.status"); rm -f "$results/.status"
 }
-rounds=${1:-5}
+rounds=${1:-1}
 [ $# -gt 0 ] && shift
-run tests.log sh tests/gpu/run.sh "$@"
+reserve=0
+[ "$rounds" -gt 0 ] && reserve=60
+tests_file=$results/tests.summary
+rm -f "$tests_file"
+GPU_SUMMARY=$tests_file run tests.log $(($(left) - reserve)) sh tests/gpu/run.sh "$@"
 tests=$status
-[ "$tests" -eq 77 ] && exit 77
-bench=0
-if [ "$rounds" -gt 0 ]; then
-	run bench.txt sh bench/gpu/run.sh "$rounds"
-	bench=$status
+if [ "$tests" -eq 77 ]; then
+	say "tests: SKIP ($(tail -n 1 "$results/tests.log"))"
+	exit 77
 fi
-echo "results kept in $results: $(cd "$results" && ls | tr '\n' ' ')"
+[ -f "$tests_file" ] && cat "$tests_file" >> "$summary"
+count() { n=$(grep -c "^$1" "$tests_file" 2>/dev/null); echo "${n:-0}"; }
+late=""
+[ "$tests" -eq 124 ] && late="; OUT OF TIME: the budget ended the tests, those not listed did not run"
+say "tests: $(count PASS) passed, $(count FAIL) failed, $(count SKIP) skipped$late"
+bench=0
+if [ "$rounds" -gt 0 ] && [ "$(left)" -gt 20 ]; then
+	run bench.txt "$(left)" sh bench/gpu/run.sh "$rounds"
+	bench=$status
+	sed 's/^/bench: /' "$results/bench.txt" >> "$summary"
+	[ "$bench" -eq 124 ] && say "bench: OUT OF TIME"
+elif [ "$rounds" -gt 0 ]; then
+	say "bench: not run (no time left of the ${budget} s budget)"
+	bench=124
+fi
+say "total: $(($(date +%s) - started)) s of a ${budget} s budget"
+echo "results kept in $results: $(cd "$results" && ls | tr '\n' ' '); summary: $summary"
 [ "$tests" -eq 0 ] && [ "$bench" -eq 0 ]

@@ -19,5 +19,11 @@ for candidate in python3 /usr/bin/python3; do
 	if "$candidate" -c 'import pytest' 2>/dev/null; then python=$candidate; break; fi
 done
 # -rfEsP: the reasons of failures, errors and skips, and what passing tests printed (the
-# figures measured against their peers)
-exec "$python" -m pytest -q -rfEsP -p no:cacheprovider tests/gpu "$@"
+# figures measured against their peers). The trace first, then counters, findings and
+# the roofline: a run cut short by a budget of time has the most basic results.
+files="tests/gpu/test_cuda.py tests/gpu/test_counters.py"
+for f in tests/gpu/test_*.py; do
+	case " $files " in *" $f "*) ;; *) files="$files $f" ;; esac
+done
+# shellcheck disable=SC2086
+exec "$python" -m pytest -q -rfEsP -p no:cacheprovider $files "$@"

@@ -385,9 +385,10 @@ def test_sys_names_python_functions(tmp_path):
 
 
 def test_launch_stacks_on_cuda(tmp_path, cuda_sample):
-    """--launch-stacks on CUDA (CUPTI's driver API callback): every kernel and copy of
-    vcopy has the call stack of its launch, from main down to the driver function, and
-    profile --kernels gives main the device time the kernels and copies took."""
+    """--launch-stacks on CUDA: every kernel and copy of vcopy, launched through the
+    runtime (<<<>>>, cudaMemcpy: no driver callback fires for them), has the call stack
+    of its launch, from main down to the API function, and profile --kernels gives main
+    the device time the kernels and copies took."""
     r = trace(tmp_path, ["--kernel-trace", "--memory-copy-trace", "--launch-stacks"],
               [cuda_sample("vcopy"), "-n", str(N), "-b", str(BLOCK), "-i", str(ITERATIONS)])
     assert r.returncode == 0, r.stderr
@@ -408,8 +409,35 @@ def test_launch_stacks_on_cuda(tmp_path, cuda_sample):
     assert p.returncode == 0, p.stderr
     lines = [line.rsplit(" ", 1) for line in p.stdout.splitlines()]
     assert all(";main;" in stack for stack, _ in lines), p.stdout
-    assert all(stack.split(";")[-2].startswith(("cuLaunch", "cuMemcpy")) for stack, _ in lines)
+    assert all(stack.split(";")[-2].lstrip("_").startswith(("cudaLaunch", "cudaMemcpy"))
+               for stack, _ in lines), p.stdout
     assert sum(int(ns) for _, ns in lines) == row["ns"]
+
+
+def range_counts(out):
+    return {r["range_name"]: r["n"] for r in out.query(
+        "SELECT range_name, COUNT(*) AS n FROM kernels GROUP BY range_name")}
+
+
+def test_torch_operators_without_the_api_trace(tmp_path, torch_available):
+    """--torch-trace on CUDA needs no API trace: each launch records where it began, and
+    its kernels go to the same operators as they do from the runtime API's records (-r),
+    kernel for kernel; the forward pass's go to the model's modules, the backward pass's,
+    launched by autograd's own thread, to torch.autograd.backward."""
+    counts = {}
+    for name, options in (("points", []), ("calls", ["-r"])):
+        (tmp_path / name).mkdir()
+        r = trace(tmp_path / name, ["--torch-trace", "--kernel-trace", *options],
+                  [sys.executable, TRAIN, "--steps", "3", "--warmup", "1"])
+        assert r.returncode == 0, r.stderr
+        counts[name] = range_counts(only_process(tmp_path / name))
+    assert counts["points"] == counts["calls"]
+    ranges = counts["points"]
+    print(f"kernels by operator: {sum(n for k, n in ranges.items() if k)} of "
+          f"{sum(ranges.values())} in an operator")
+    assert any(k and k.endswith("nn.Module.Conv2d.forward") for k in ranges), ranges
+    assert any(k and k.endswith("nn.Module.Linear.forward") for k in ranges), ranges
+    assert ranges.get("torch.autograd.backward", 0) > 0, ranges
 
 
 def test_pc_sampling_finds_the_stalled_line(tmp_path):

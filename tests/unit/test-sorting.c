@@ -32,8 +32,8 @@ static int by_key(const void *a, const void *b, void *arg)
 }
 
 /* n records with keys from a small range (many equal), sorted with memory bytes: in
- * order of (key, seq), each once with its payload. */
-static void sort_records(size_t n, size_t memory)
+ * order of (key, seq), each once with its payload, after `passes` merge passes. */
+static void sort_records(size_t n, size_t memory, unsigned passes)
 {
 	int compares = 0;
 	struct extsort *s = extsort_begin(sizeof(struct rec), memory, by_key, &compares);
@@ -68,17 +68,21 @@ static void sort_records(size_t n, size_t memory)
 	CHECK(right == n);
 	CHECK(once == n);
 	CHECK(extsort_next(s, &v, &err) == 0); /* stays at the end */
+	CHECK(extsort_merge_passes(s) == passes);
 	free(seen);
 	extsort_free(s);
 }
 
 static void test_sorts(void)
 {
-	sort_records(0, 1 << 20);
-	sort_records(1, 1 << 20);
-	sort_records(5000, 1 << 20);     /* in memory */
-	sort_records(200000, 64 << 10);  /* about 200 runs of 2,000 */
-	sort_records(100000, 1);         /* runs of the smallest size: 16 records */
+	sort_records(0, 1 << 20, 0);
+	sort_records(1, 1 << 20, 0);
+	sort_records(5000, 1 << 20, 0);     /* in memory */
+	sort_records(200000, 4 << 20, 0);   /* 2 runs of 131,072: merged at once */
+	/* 98 runs of 2,048, a buffer of 16 KiB each: 4 merged at a time, 98 -> 25 -> 7 -> 2 */
+	sort_records(200000, 64 << 10, 3);
+	/* runs of the smallest size, 16 records: 6,250 of them, 2 at a time (12 passes) */
+	sort_records(100000, 1, 12);
 }
 
 static void test_records(void)
