@@ -58,7 +58,7 @@ CORE_SRC := src/core/record.c src/core/spool.c src/core/paths.c
 RECORDER_SRC := src/core/recorder.c src/core/recorder-markers.c src/core/recorder-control.c \
 	src/core/recorder-exit.c \
 	src/core/sampler.c src/core/python.c src/core/launch-stack.c
-STORE_SRC := src/core/recording.c src/core/record-list.c src/core/kernel-filter.c $(wildcard src/store/*.c) $(wildcard src/writer/*.c) $(wildcard src/analysis/*.c) $(wildcard src/analysis/rules/*.c)
+STORE_SRC := src/core/recording.c src/core/recording-markers.c src/core/record-list.c src/core/kernel-filter.c $(wildcard src/store/*.c) $(wildcard src/writer/*.c) $(wildcard src/analysis/*.c) $(wildcard src/analysis/rules/*.c)
 # gpuprof compute: what the tests link (no loading of CUPTI), then the rest
 COMPUTE_SRC := src/compute/expr.c src/compute/catalog.c src/compute/workload.c \
 	src/compute/workload-write.c src/compute/analyze.c src/compute/analyze-roofline.c \

@@ -125,6 +125,12 @@ void recording_release(struct recording *rec);
 const struct record_metric_series *recording_metric_series(const struct recording *rec,
 							   uint32_t id);
 
+/* The thread and time of the launch with that correlation id, from its launch point or
+ * launch stack (the first recorded), and its function's name: 1, or 0 when none was
+ * recorded. */
+int recording_launch(const struct recording *rec, uint64_t correlation_id, uint32_t *tid,
+		     uint64_t *ns, uint32_t *function_id);
+
 /* The thread and function of the API call that enqueued device work (kernel, copy,
  * allocation, synchronization), for backends whose device records leave them out (tid
  * 0): CUPTI gives only the correlation id. Of several calls with that id, the one of the
