@@ -387,7 +387,7 @@ static int launch_of(CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
 	}
 	const cuLaunchKernel_params *k = params;
 	const cuLaunchCooperativeKernel_params *co = params;
-	const CUlaunchConfig *config = ((const cuLaunchKernelEx_params *)params)->config;
+	const CUlaunchConfig *config;
 	switch (cbid) {
 	case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel:
 	case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz:
@@ -396,7 +396,7 @@ static int launch_of(CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
 		return 1;
 	case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx:
 	case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz:
-		if (config)
+		if ((config = ((const cuLaunchKernelEx_params *)params)->config))
 			set_size(l, config->gridDimX, config->gridDimY, config->gridDimZ,
 				 config->blockDimX, config->blockDimY, config->blockDimZ,
 				 config->sharedMemBytes);

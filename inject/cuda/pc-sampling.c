@@ -287,6 +287,11 @@ static void disable(struct sampled_context *c)
 	int pushed = enter_context(c->context);
 	cuptiPCSamplingDisable(&params);
 	leave_context(pushed);
+	/* totals held for a run of buffers that an error cut short go with CUPTI's last */
+	c->configured.totalSamples += c->held.samples;
+	c->configured.droppedSamples += c->held.dropped;
+	c->configured.nonUsrKernelsTotalSamples += c->held.other;
+	c->held = (struct totals){ 0, 0, 0 };
 	queue_copy(&c->configured, c);
 	c->enabled = 0;
 }

@@ -76,6 +76,17 @@ class Outputs:
             return [dict(r) for r in con.execute(sql, args)]
 
 
+def frames_of(out, stack_id):
+    """The functions of a stack of the database (gpuprof_stack), from the root down."""
+    rows = out.query("WITH RECURSIVE up(id, depth) AS (SELECT ?, 0 UNION ALL "
+                     "SELECT k.parent_id, depth + 1 FROM gpuprof_stack k JOIN up "
+                     "ON k.stack_id = up.id WHERE up.id != 0) "
+                     "SELECT f.function FROM up JOIN gpuprof_stack k ON k.stack_id = up.id "
+                     "JOIN gpuprof_frame f ON f.frame_id = k.frame_id ORDER BY depth DESC",
+                     stack_id)
+    return [r["function"] for r in rows]
+
+
 def pocl_linker(out):
     """Whether a recorded process is PoCL's linker: on a cold kernel cache PoCL links each
     kernel it compiles by running ld in a child process, which gpuprof records like any

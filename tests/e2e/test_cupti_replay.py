@@ -13,7 +13,7 @@ import shutil
 
 import pytest
 
-from conftest import BUILD, GPUPROF, TESTS, outputs, run
+from conftest import BUILD, GPUPROF, TESTS, frames_of, outputs, run
 
 CUDA_LIB = os.path.join(BUILD, "lib", "gpuprof", "libgpuprof-cuda.so")
 REPLAY = os.path.join(TESTS, "cupti-replay")
@@ -23,17 +23,6 @@ pytestmark = pytest.mark.skipif(not os.path.exists(REPLAY),
                                 reason="gpuprof was built without the CUDA toolkit")
 
 VECCOPY = "vecCopy(float const*, float*, unsigned int)"
-
-
-def frames_of(out, stack_id):
-    """The functions of a stack, from the root down."""
-    rows = out.query("WITH RECURSIVE up(id, depth) AS (SELECT ?, 0 UNION ALL "
-                     "SELECT k.parent_id, depth + 1 FROM gpuprof_stack k JOIN up "
-                     "ON k.stack_id = up.id WHERE up.id != 0) "
-                     "SELECT f.function FROM up JOIN gpuprof_stack k ON k.stack_id = up.id "
-                     "JOIN gpuprof_frame f ON f.frame_id = k.frame_id ORDER BY depth DESC",
-                     stack_id)
-    return [r["function"] for r in rows]
 
 
 def from_main(frames):

@@ -9,24 +9,13 @@ import os
 
 import pytest
 
-from conftest import GPUPROF, TESTS, outputs, pocl_linker, run, trace
+from conftest import GPUPROF, TESTS, frames_of, outputs, pocl_linker, run, trace
 
 SITES = os.path.join(TESTS, "launch-sites")
 
 
 def processes(directory):
     return [o for o in outputs(str(directory)) if not pocl_linker(o)]
-
-
-def frames_of(out, stack_id):
-    """The functions of a stack, from the root down."""
-    rows = out.query("WITH RECURSIVE up(id, depth) AS (SELECT ?, 0 UNION ALL "
-                     "SELECT k.parent_id, depth + 1 FROM gpuprof_stack k JOIN up "
-                     "ON k.stack_id = up.id WHERE up.id != 0) "
-                     "SELECT f.function FROM up JOIN gpuprof_stack k ON k.stack_id = up.id "
-                     "JOIN gpuprof_frame f ON f.frame_id = k.frame_id ORDER BY depth DESC",
-                     stack_id)
-    return [r["function"] for r in rows]
 
 
 def launches(out):
