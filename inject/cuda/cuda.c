@@ -357,8 +357,11 @@ static void on_launch(int d, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
 {
 	if (call->callbackSite == CUPTI_API_ENTER && (launch_stacks || launch.points[d])) {
 		uint32_t name = atomic_load(&launch.names[d][cbid]);
-		if (!name) {
-			name = recorder_intern(call->functionName);
+		if (!name) { /* named as the API trace names it: CUPTI's version suffix cut */
+			char base[256];
+			translator_api_base_name(call->functionName ? call->functionName : "", base,
+						 sizeof(base));
+			name = recorder_intern(base);
 			atomic_store(&launch.names[d][cbid], name);
 		}
 		uint32_t record_domain = d == RUNTIME ? DOMAIN_CUDA_API : DOMAIN_CUDA_DRIVER_API;

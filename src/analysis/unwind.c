@@ -551,8 +551,9 @@ static uint32_t python_frame(struct sample_stacks *s, const struct recording *re
 /* The innermost frame of a launch stack that is the program's (u->pcs' index): the frame
  * of the API function it called, where one has that name (gpuprof's interposer, or the
  * vendor's library under CUPTI's callback); else the first below gpuprof's own libraries
- * (libgpuprof-*.so) and CUPTI's (libcupti.so.*, which calls gpuprof back from inside the
- * API function), which called the API. */
+ * (libgpuprof-*.so), CUPTI's (libcupti.so.*, which calls gpuprof back from inside the
+ * API function) and the CUDA driver's (libcuda.so.*, which the runtime calls through
+ * internal entry points), which called the API. */
 static int launch_leaf_frame(const struct sample_stacks *s, const struct recording *rec,
 			     const struct record_launch_stack *launch, const struct pc_frames *named,
 			     const uint32_t *which, int count)
@@ -566,7 +567,8 @@ static int launch_leaf_frame(const struct sample_stacks *s, const struct recordi
 		const char *module = s->frames[named[which[f]].frames[0]].module;
 		const char *base = strrchr(module, '/');
 		const char *name = base ? base + 1 : module;
-		if (strncmp(name, "libgpuprof-", 11) && strncmp(name, "libcupti.", 9))
+		if (strncmp(name, "libgpuprof-", 11) && strncmp(name, "libcupti.", 9) &&
+		    strncmp(name, "libcuda.so", 10))
 			break;
 	}
 	return f;

@@ -65,15 +65,11 @@ int fake_cupti_api(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, CUpti_Api
 {
 	if (!callback || domain >= CUPTI_CB_DOMAIN_SIZE || cbid >= MAX_CBID || !enabled[domain][cbid])
 		return 0;
-	/* the callback's function name is the function's own, without CUPTI's version */
-	char function[128];
-	snprintf(function, sizeof(function), "%s", name_of(domain, cbid));
-	char *version = strstr(function, "_v");
-	if (version && version[2] >= '0' && version[2] <= '9' && domain == CUPTI_CB_DOMAIN_RUNTIME_API)
-		*version = '\0';
+	/* the callback's function name as cuptiGetCallbackName gives it, CUPTI's version
+	 * suffix included (cudaLaunchKernel_v7000): gpuprof names the function without */
 	CUpti_CallbackData data = {
 		.callbackSite = site,
-		.functionName = function,
+		.functionName = name_of(domain, cbid),
 		.functionParams = params,
 		.correlationId = correlation_id,
 		.symbolName = symbol,
