@@ -345,7 +345,8 @@ static int compute_profile(int argc, char **argv)
 		  "blocks, tables or metrics to collect: 2, 7.1, 11.2.3, or a block's alias "
 		  "(dram, l2, sol...); default: all" },
 		{ OPTION_STRING, 0, "set", &set, "NAME",
-		  "a metric set instead of -b (--list-sets lists them)" },
+		  "a metric set instead of -b (--list-sets lists them; rocprof-compute's names "
+		  "stand for the nearest)" },
 		{ OPTION_BOOL, 0, "list-sets", &sets, NULL,
 		  "print the metric sets with the passes each takes on the chip" },
 		{ OPTION_BOOL, 0, "list-available-metrics", &list, NULL,
