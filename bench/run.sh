@@ -27,6 +27,7 @@
 #      clpeak (scripts/install-deps.sh --bench) measures there, and the time each takes;
 #      device memory against a plain C triad (tests/e2e/triad.c)
 #  (bench/scale.sh, apart: every command that reads a recording at 10^7 and 10^8 records)
+#  (bench/capped.sh, apart: summary, advise and report under a limit of data memory)
 # Usage: bench/run.sh [LAUNCHES [RECORDS [ROUNDS]]]   (defaults 20000 5000000 9)
 set -eu
 cd "$(dirname "$0")/.."
