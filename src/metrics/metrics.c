@@ -322,13 +322,24 @@ static int read_process(struct process *p, long page_size, struct process_readin
 		return -1;
 	/* the program's threads from one look at its tasks where there was one: the count
 	 * of /proc/PID/stat, read before, may miss a thread the look finds named gpuprof's */
+	pid_t before[OWN_THREADS];
+	int before_count = p->own_count, ended = 0;
+	memcpy(before, p->own, sizeof(before));
 	uint64_t tasks = find_own_threads(p, r->threads);
+	for (int i = 0; i < before_count; i++) {
+		int found = 0;
+		for (int j = 0; j < p->own_count && !found; j++)
+			found = p->own[j] == before[i];
+		ended |= !found;
+	}
 	struct process_reading sum = { 0 }, one, *own = &p->own_total;
 	for (int i = 0; i < p->own_count; i++) {
 		char task[96];
 		snprintf(task, sizeof(task), "%s/task/%d", dir, (int)p->own[i]);
-		if (read_counters(task, page_size, &one))
+		if (read_counters(task, page_size, &one)) {
+			ended = 1;
 			continue;
+		}
 		sum.cpu_ticks += one.cpu_ticks;
 		sum.minor_faults += one.minor_faults;
 		sum.major_faults += one.major_faults;
@@ -345,6 +356,25 @@ static int read_process(struct process *p, long page_size, struct process_readin
 	RAISE(involuntary);
 	RAISE(read);
 	RAISE(written);
+	/* A thread of gpuprof's that ended since the last reading (the recorder stopping, at
+	 * the program's exit or exec) left in the process's counters what it did after that
+	 * reading (the writer's last flush), no longer in its own: the interval is given to
+	 * gpuprof's threads, the program's counters stay as they were. */
+#define HOLD(field) \
+	if (r->field > p->last.field && r->field - p->last.field > own->field) \
+		own->field = r->field - p->last.field
+	if (ended && p->time_ns) {
+		HOLD(cpu_ticks);
+		HOLD(minor_faults);
+		HOLD(major_faults);
+		HOLD(voluntary);
+		HOLD(involuntary);
+		if (p->last.have_io) {
+			HOLD(read);
+			HOLD(written);
+		}
+	}
+#undef HOLD
 #define TAKE(field) r->field = r->field > own->field ? r->field - own->field : 0
 	TAKE(cpu_ticks);
 	TAKE(minor_faults);
