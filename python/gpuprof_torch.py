@@ -8,10 +8,17 @@ first, as rocprof-compute's operator mapping names them:
     nn.Module.Net.forward/nn.Module.Linear.forward
     nn.Module.Net.forward/torch.nn.functional.relu
     torch.autograd.backward
+    torch.autograd.backward/nn.Module.Linear.backward
 
 A module's forward call (torch's global forward hooks), a call of a torch.nn.functional
 function (wrapped), and autograd's backward pass (torch.autograd.backward, which
-Tensor.backward calls) each open one. Kernels launched inside a range are attributed
+Tensor.backward calls) each open one; so does the backward of a module without
+submodules, on whichever thread autograd runs it (on CUDA a thread of its own, where no
+other range is open): the backward of the operation that made its output, through
+hooks on that autograd node (not torch's full backward hooks, which wrap the module's
+tensors and fail on a module that then modifies them in place). For a module of one
+operation (Conv2d, BatchNorm2d, ReLU, Linear on 2-D input) that is its whole backward;
+for one of several, the part of its last operation. Kernels launched inside a range are attributed
 to the innermost one open on the launching thread, so a kernel's operator is the
 range it ran under. Outside gpuprof (no recorder) every range costs one ctypes call
 that returns at once."""
@@ -56,8 +63,33 @@ def _forward_pre_hook(module, inputs):
     _push(f"nn.Module.{type(module).__name__}.forward", module)
 
 
+def _backward_range(output, name):
+    """A range named name around the backward of the autograd node that made output,
+    where the node takes hooks (torch 1.13 and later); nothing otherwise."""
+    node = getattr(output, "grad_fn", None)  # a Tensor that autograd will go through
+    if node is None or not hasattr(node, "register_prehook"):
+        return
+    token = object()
+
+    def begin(grad_outputs):
+        try:
+            _push(name, token)
+        except Exception:  # a profiler's hook never stops the backward pass
+            pass
+
+    def end(grad_inputs, grad_outputs):
+        try:
+            _pop(token)
+        except Exception:
+            pass
+    node.register_prehook(begin)
+    node.register_hook(end)
+
+
 def _forward_hook(module, inputs, output):
     _pop(module)
+    if next(module.children(), None) is None:
+        _backward_range(output, f"nn.Module.{type(module).__name__}.backward")
 
 
 def _wrap(name, function):

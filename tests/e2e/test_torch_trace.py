@@ -53,23 +53,60 @@ def test_operators_of_a_training_loop(tmp_path):
         "nn.Module.Net.forward/nn.Module.Linear.forward": 2 * steps,
         "nn.Module.Net.forward/torch.nn.functional.relu": steps,
         "torch.autograd.backward": steps,
+        # each Linear's backward (a module without submodules), inside the backward pass
+        # on the thread that runs it (on the CPU, the caller's)
+        "torch.autograd.backward/nn.Module.Linear.backward": 2 * steps,
     }
     by_range = {row[1]: row for row in rows}
     for _, _, parent, _, name, start, end, tid in rows:
-        if name.startswith("nn.Module.Net.forward/"):
+        if "/" in name:
             outer = by_range[parent]
-            assert outer[4] == "nn.Module.Net.forward"
+            assert outer[4] == name.split("/")[0]
             assert outer[5] <= start and end <= outer[6] and outer[7] == tid
         else:
             assert parent == 0, name
-    # each step: the forward, its three operators in order, then the backward after it
+    # each step: the forward, its three operators in order, then the backward after it,
+    # fc2's backward then fc1's, one after the other
     names = [row[4].rsplit("/", 1)[-1] for row in rows]
     assert names == ["nn.Module.Net.forward", "nn.Module.Linear.forward",
                      "torch.nn.functional.relu", "nn.Module.Linear.forward",
-                     "torch.autograd.backward"] * steps
+                     "torch.autograd.backward", "nn.Module.Linear.backward",
+                     "nn.Module.Linear.backward"] * steps
+    linear_backward = [row for row in rows if row[4].endswith("Linear.backward")]
+    assert all(a[6] <= b[5] for a, b in zip(linear_backward, linear_backward[1:]))
     [out] = outputs(str(tmp_path))
     functions = [x["Function"] for x in out.csv("marker_api_trace.csv")]
     assert functions.count("nn.Module.Net.forward/nn.Module.Linear.forward") == 2 * steps
+
+
+INPLACE = """
+import torch, torch.nn as nn
+torch.manual_seed(0)
+model = nn.Sequential(nn.Conv2d(3, 4, 3), nn.BatchNorm2d(4), nn.ReLU(inplace=True),
+                      nn.Flatten(), nn.Linear(4 * 6 * 6, 2))
+for step in range(2):
+    model.zero_grad()
+    model(torch.randn(5, 3, 8, 8)).sum().backward()
+print("trained", model[4].weight.grad.shape[0])
+"""
+
+
+@needs_torch
+def test_backward_ranges_leave_in_place_modules_working(tmp_path):
+    """A module that modifies its input in place (ReLU(inplace=True) after BatchNorm2d,
+    as torchvision's ResNets do) trains unchanged: the backward ranges hook autograd's
+    nodes, never the module's tensors. Each module without submodules gets its backward
+    range, in reverse order of the forward."""
+    script = tmp_path / "inplace.py"
+    script.write_text(INPLACE)
+    r = trace(tmp_path, ["--torch-trace", "-f", "sqlite"], [PYTHON, str(script)])
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == "trained 2"
+    names = [row[4].rsplit("/", 1)[-1] for row in ranges(tmp_path)
+             if row[4].endswith(".backward") and "/" in row[4]]
+    assert names == ["nn.Module.Linear.backward", "nn.Module.Flatten.backward",
+                     "nn.Module.ReLU.backward", "nn.Module.BatchNorm2d.backward",
+                     "nn.Module.Conv2d.backward"] * 2
 
 
 @needs_torch

@@ -423,7 +423,8 @@ def test_torch_operators_without_the_api_trace(tmp_path, torch_available):
     """--torch-trace on CUDA needs no API trace: each launch records where it began, and
     its kernels go to the same operators as they do from the runtime API's records (-r),
     kernel for kernel; the forward pass's go to the model's modules, the backward pass's,
-    launched by autograd's own thread, to torch.autograd.backward."""
+    launched by autograd's own thread, to each module's backward range opened there, and
+    the rest (the loss's) to torch.autograd.backward."""
     counts = {}
     for name, options in (("points", []), ("calls", ["-r"])):
         (tmp_path / name).mkdir()
@@ -438,6 +439,8 @@ def test_torch_operators_without_the_api_trace(tmp_path, torch_available):
     assert any(k and k.endswith("nn.Module.Conv2d.forward") for k in ranges), ranges
     assert any(k and k.endswith("nn.Module.Linear.forward") for k in ranges), ranges
     assert ranges.get("torch.autograd.backward", 0) > 0, ranges
+    assert ranges.get("nn.Module.Conv2d.backward", 0) > 0, ranges
+    assert ranges.get("nn.Module.Linear.backward", 0) > 0, ranges
 
 
 def test_pc_sampling_finds_the_stalled_line(tmp_path):
