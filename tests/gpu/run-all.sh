@@ -111,7 +111,12 @@ reserve=0
 [ "$rounds" -gt 0 ] && reserve=60
 tests_file=$results/tests.summary
 rm -f "$tests_file"
-GPU_SUMMARY=$tests_file run tests.log $(($(left) - reserve)) sh tests/gpu/run.sh "$@"
+limit=$(($(left) - reserve))
+if [ "$limit" -lt 30 ]; then
+	say "tests: not run (the build left $(left) s of the ${budget} s budget)"
+	exit 1
+fi
+GPU_SUMMARY=$tests_file run tests.log "$limit" sh tests/gpu/run.sh "$@"
 tests=$status
 if [ "$tests" -eq 77 ]; then
 	say "tests: SKIP ($(tail -n 1 "$results/tests.log"))"
