@@ -18,9 +18,9 @@ other range is open): the backward of the operation that made its output, throug
 hooks on that autograd node (not torch's full backward hooks, which wrap the module's
 tensors and fail on a module that then modifies them in place). For a module of one
 operation (Conv2d, BatchNorm2d, ReLU, Linear on 2-D input) that is its whole backward;
-for one of several, the part of its last operation. Kernels launched inside a range are attributed
-to the innermost one open on the launching thread, so a kernel's operator is the
-range it ran under. Outside gpuprof (no recorder) every range costs one ctypes call
+for one of several, the part of its last operation. Kernels launched inside a range are
+attributed to the innermost one open on the launching thread, so a kernel's operator is
+the range it ran under. Outside gpuprof (no recorder) every range costs one ctypes call
 that returns at once."""
 import ctypes
 import functools
@@ -82,8 +82,12 @@ def _backward_range(output, name):
             _pop(token)
         except Exception:
             pass
-    node.register_prehook(begin)
-    node.register_hook(end)
+    # the end first: without a beginning it closes nothing (a token with no range open)
+    try:
+        node.register_hook(end)
+        node.register_prehook(begin)
+    except Exception:  # a node that takes no hooks: no range, the program unchanged
+        pass
 
 
 def _forward_hook(module, inputs, output):
