@@ -699,7 +699,8 @@ int store_open(const char *db_path, sqlite3 **db, struct error *err)
 	/* Pages are read from a mapping rather than copied in (up to SQLite's limit); the
 	 * cache of what is copied holds SQLite's default 2,000 KiB, or what one of
 	 * gpuprof's sorts may under a smaller limit of data memory */
-	size_t cache_kib = extsort_memory() / 1024 < 2000 ? extsort_memory() / 1024 : 2000;
+	size_t memory_kib = extsort_memory() / 1024;
+	size_t cache_kib = memory_kib < 2000 ? memory_kib : 2000;
 	char pragmas[120];
 	snprintf(pragmas, sizeof(pragmas), "PRAGMA mmap_size = 2147418112; PRAGMA cache_size = -%zu",
 		 cache_kib);

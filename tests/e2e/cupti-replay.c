@@ -76,21 +76,24 @@ static void kernel(uint32_t correlation, const char *name)
 	fake.activity(&k, sizeof(k));
 }
 
-static void copy(uint32_t correlation, int fill)
+/* A memset's record, 4 KiB on the device. */
+static void fill_record(uint32_t correlation)
 {
-	if (fill) {
-		CUpti_ActivityMemset4 m;
-		memset(&m, 0, sizeof(m));
-		m.kind = CUPTI_ACTIVITY_KIND_MEMSET;
-		m.bytes = 4096;
-		m.start = cupti_now() + 500000;
-		m.end = m.start + 1000;
-		m.streamId = 13;
-		m.correlationId = correlation;
-		m.memoryKind = CUPTI_ACTIVITY_MEMORY_KIND_DEVICE;
-		fake.activity(&m, sizeof(m));
-		return;
-	}
+	CUpti_ActivityMemset4 m;
+	memset(&m, 0, sizeof(m));
+	m.kind = CUPTI_ACTIVITY_KIND_MEMSET;
+	m.bytes = 4096;
+	m.start = cupti_now() + 500000;
+	m.end = m.start + 1000;
+	m.streamId = 13;
+	m.correlationId = correlation;
+	m.memoryKind = CUPTI_ACTIVITY_MEMORY_KIND_DEVICE;
+	fake.activity(&m, sizeof(m));
+}
+
+/* A copy's record, 1 MiB from pageable host memory to the device. */
+static void copy_record(uint32_t correlation)
+{
 	CUpti_ActivityMemcpy6 c;
 	memset(&c, 0, sizeof(c));
 	c.kind = CUPTI_ACTIVITY_KIND_MEMCPY;
@@ -122,7 +125,7 @@ static const cudaLaunchKernel_v7000_params launch_params = {
 __attribute__((noinline)) static void copy_in(void)
 {
 	call(RUNTIME(cudaMemcpy_v3020), 1, NULL, NULL);
-	copy(1, 0);
+	copy_record(1);
 }
 
 __attribute__((noinline)) static void chevrons(void)
@@ -144,7 +147,7 @@ __attribute__((noinline)) static void runtime_launch(void)
 __attribute__((noinline)) static void fill(void)
 {
 	call(RUNTIME(cudaMemset_v3020), 4, NULL, NULL);
-	copy(4, 1);
+	fill_record(4);
 }
 
 __attribute__((noinline)) static void driver_launch(void)
