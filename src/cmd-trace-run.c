@@ -20,6 +20,7 @@
 #include "core/paths.h"
 #include "core/recorder.h"
 #include "install.h"
+#include "util/unfinished.h"
 
 /* A recording library, installed beside the command: <bin>/../lib/gpuprof/. Returns -1
  * (without an error message) when this build has none of that name. */
@@ -171,15 +172,59 @@ static void interrupt_output(int sig)
 	}
 	say("gpuprof: stopped: the spools not yet converted are kept; 'gpuprof convert "
 	    "SPOOL' writes their outputs\n");
+	unfinished_remove_all();
 	unlink(manifest_path);
 	unlink(metrics_paths[0]);
 	unlink(metrics_paths[1]);
 	_exit(128 + sig);
 }
 
+/* While the program runs: a Ctrl-C reaches it from the terminal (a SIGINT sent to
+ * gpuprof alone is passed on); the second makes gpuprof send it SIGTERM, the third
+ * SIGKILL, each said on stderr, for a program that ignores or survives SIGINT. */
+static int program_interruptions;
+
+static void interrupt_program(int sig, siginfo_t *info, void *context)
+{
+	(void)sig, (void)context;
+	int n = __atomic_fetch_add(&program_interruptions, 1, __ATOMIC_SEQ_CST);
+	if (child_pid <= 0)
+		return;
+	if (n == 0) {
+		if (info->si_code == SI_USER || info->si_code == SI_QUEUE)
+			kill(child_pid, SIGINT); /* not from the terminal: the program has not seen it */
+		say("gpuprof: interrupt: passed to the program (Ctrl-C again sends it SIGTERM)\n");
+	} else if (n == 1) {
+		say("gpuprof: second interrupt: sending the program SIGTERM (Ctrl-C again sends "
+		    "SIGKILL)\n");
+		kill(child_pid, SIGTERM);
+	} else {
+		say("gpuprof: third interrupt: sending the program SIGKILL; what it recorded up to "
+		    "its last flush is kept\n");
+		kill(child_pid, SIGKILL);
+	}
+}
+
 static void interrupt_wait(int sig)
 {
 	stop_waiting = 1;
+}
+
+/* Says which signal ended a process, when one did: "did not exit normally" in its
+ * spool's notes does not name it. */
+static void say_signal(pid_t pid, const char *what, int status)
+{
+	if (!WIFSIGNALED(status))
+		return;
+	int sig = WTERMSIG(status);
+	const char *abbreviation = sigabbrev_np(sig);
+	char name[32];
+	if (abbreviation)
+		snprintf(name, sizeof(name), "SIG%s", abbreviation);
+	else
+		snprintf(name, sizeof(name), "signal %d", sig);
+	fprintf(stderr, "gpuprof: %s (pid %d) was killed by %s (%s)%s\n", what, (int)pid, name,
+		strsignal(sig), WCOREDUMP(status) ? ", core dumped" : "");
 }
 
 static void stop_metrics(struct metrics *sampler)
@@ -227,7 +272,8 @@ static int run_target(char **argv, int *status, const struct metrics_options *me
 			warn("metrics are not sampled: %s", metrics_err.message);
 	}
 	struct sigaction ignore = { .sa_handler = SIG_IGN }, forward = { .sa_handler = forward_signal };
-	sigaction(SIGINT, &ignore, NULL);
+	struct sigaction escalate = { .sa_sigaction = interrupt_program, .sa_flags = SA_SIGINFO };
+	sigaction(SIGINT, &escalate, NULL);
 	sigaction(SIGQUIT, &ignore, NULL);
 	sigaction(SIGTERM, &forward, NULL);
 	sigaction(SIGHUP, &forward, NULL);
@@ -241,6 +287,7 @@ static int run_target(char **argv, int *status, const struct metrics_options *me
 	close(pipefd[0]);
 	while (waitpid(child_pid, status, 0) < 0 && errno == EINTR)
 		;
+	say_signal(child_pid, "the program", *status);
 	if (n == (ssize_t)sizeof(exec_errno)) {
 		stop_metrics(sampler);
 		metrics_remove(metrics_base);
@@ -256,14 +303,18 @@ static int run_target(char **argv, int *status, const struct metrics_options *me
 	for (;;) {
 		int other;
 		pid_t pid = waitpid(-1, &other, WNOHANG);
-		if (pid > 0)
+		if (pid > 0) {
+			say_signal(pid, "a process the program started", other);
 			continue;
+		}
 		if (pid < 0 && errno == ECHILD)
 			break;
 		if (!announced++)
 			fprintf(stderr, "gpuprof: waiting for the processes the target started to "
 					"exit (Ctrl-C stops waiting)\n");
 		pid = waitpid(-1, &other, 0);
+		if (pid > 0)
+			say_signal(pid, "a process the program started", other);
 		if (pid < 0 && errno == EINTR && stop_waiting)
 			break;
 	}
@@ -333,6 +384,7 @@ static int post_process(const char *manifest, const char *metrics_base,
 	int failures = 0, processes = 0, written_count = 0;
 	struct strbuf seen = STRBUF_INIT; /* the paths handled, each ended by a NUL */
 	struct strbuf empty = STRBUF_INIT; /* the spools of processes that recorded nothing */
+	struct strbuf first_prefix = STRBUF_INIT; /* the first process's outputs' */
 	size_t empty_count = 0;
 	struct output_request skipping = *request;
 	skipping.skip_empty = 1;
@@ -349,6 +401,17 @@ static int post_process(const char *manifest, const char *metrics_base,
 		struct strbuf prefix = STRBUF_INIT;
 		size_t len = strlen(line);
 		strbuf_add(&prefix, line, len > 6 && !strcmp(line + len - 6, ".spool") ? len - 6 : len);
+		if (!first_prefix.len) {
+			strbuf_addstr(&first_prefix, prefix.buf);
+		} else if (!strncmp(prefix.buf, first_prefix.buf, first_prefix.len) &&
+			   prefix.buf[first_prefix.len] == '_' &&
+			   strspn(prefix.buf + first_prefix.len + 1, "0123456789") ==
+				   strlen(prefix.buf + first_prefix.len + 1)) {
+			/* -o without %pid% taken by the first: the recorder added the pid */
+			fprintf(stderr, "gpuprof: another process of the run (pid %s) recorded under "
+					"the same name: its outputs are named '%s_*'\n",
+				prefix.buf + first_prefix.len + 1, prefix.buf);
+		}
 		struct error err;
 		if (metrics && metrics_append(metrics_base, line, &err))
 			warn("metrics are left out of '%s': %s", line, err.message);
@@ -367,6 +430,7 @@ static int post_process(const char *manifest, const char *metrics_base,
 	free(line);
 	fclose(f);
 	strbuf_release(&seen);
+	strbuf_release(&first_prefix);
 	if (!processes)
 		warn("no process used OpenCL or CUDA: nothing was recorded");
 	failures += convert_or_list_empty(&empty, empty_count, written_count == 0, request,

@@ -19,6 +19,7 @@
 #include "util/progress.h"
 #include "util/strbuf.h"
 #include "util/thread.h"
+#include "util/unfinished.h"
 #include "writer/report.h"
 
 #define FORMATS_AVAILABLE "csv, sqlite, json, pftrace, html"
@@ -77,7 +78,8 @@ static void print_written(const struct strbuf *written)
 
 /* Files named like this recording's outputs (<prefix>_*) that were not written since
  * `since`: an earlier run's, beside the new ones. Says which, so that an old
- * kernel_stats.csv is not read as this run's. */
+ * kernel_stats.csv is not read as this run's; removes the unfinished ones
+ * (<output>.partial) of a gpuprof stopped midway. */
 static void warn_earlier_files(const char *prefix, const struct timespec *since)
 {
 	const char *slash = strrchr(prefix, '/');
@@ -88,21 +90,36 @@ static void warn_earlier_files(const char *prefix, const struct timespec *since)
 		strbuf_addstr(&dir, ".");
 	strbuf_addf(&start, "%s_", slash ? slash + 1 : prefix);
 	DIR *d = opendir(dir.buf);
-	int count = 0;
+	int count = 0, removed = 0;
 	struct dirent *e;
 	while (d && (e = readdir(d))) {
 		struct stat st;
+		size_t length = strlen(e->d_name);
 		if (strncmp(e->d_name, start.buf, start.len) ||
 		    fstatat(dirfd(d), e->d_name, &st, 0) < 0 || !S_ISREG(st.st_mode))
 			continue;
 		if (st.st_mtim.tv_sec > since->tv_sec ||
 		    (st.st_mtim.tv_sec == since->tv_sec && st.st_mtim.tv_nsec >= since->tv_nsec))
 			continue;
+		/* <prefix>_<pid>...: another process of a run, named after its pid when the
+		 * name was taken; its outputs are its own conversion's */
+		size_t digits = strspn(e->d_name + start.len, "0123456789");
+		if (digits && strchr("_.-", e->d_name[start.len + digits]))
+			continue;
+		if (length > 8 && !strcmp(e->d_name + length - 8, ".partial")) {
+			/* an output an earlier gpuprof did not finish: never one to read */
+			if (!unlinkat(dirfd(d), e->d_name, 0))
+				removed++;
+			continue;
+		}
 		if (count++ < 5)
 			strbuf_addf(&names, "%s'%s'", count > 1 ? ", " : "", e->d_name);
 	}
 	if (d)
 		closedir(d);
+	if (removed)
+		fprintf(stderr, "gpuprof: removed %d unfinished output%s ('*.partial') that an earlier, "
+				"stopped gpuprof left in '%s'\n", removed, removed > 1 ? "s" : "", dir.buf);
 	if (count)
 		fprintf(stderr, "gpuprof: %d file%s in '%s' named like these outputs %s not written "
 				"by this run (an earlier run's): %s%s; remove %s or choose another -o or -d\n",
@@ -388,6 +405,8 @@ int output_from_spool(const char *spool_path, const char *prefix,
 	if (request->formats & (FORMAT_SQLITE | FORMAT_HTML)) {
 		strbuf_addf(&db_path, temporary ? "%s_report.db.partial" : "%s_results.db", prefix);
 		job.db_path = db_path.buf;
+		if (temporary)
+			unfinished_add(db_path.buf);
 		threaded = thread_create(&thread, build_database, &job) == 0;
 		if (!threaded)
 			build_database(&job);
@@ -402,8 +421,10 @@ int output_from_spool(const char *spool_path, const char *prefix,
 		pthread_join(thread, NULL);
 	if (job.db_path && job.rc == 0 && rc == 0 && (request->formats & FORMAT_HTML))
 		rc = write_report(db_path.buf, prefix, &written, err);
-	if (temporary)
+	if (temporary) {
 		unlink(db_path.buf);
+		unfinished_forget(db_path.buf);
+	}
 	progress_end();
 	struct strbuf listing = STRBUF_INIT; /* the database first, then the files */
 	if (job.db_path && job.rc == 0 && !temporary)
@@ -437,8 +458,11 @@ static int copy_file(const char *from, const char *target, struct error *err)
 	output_partial_name(&partial, target);
 	const char *to = partial.buf;
 	int in = open(from, O_RDONLY | O_CLOEXEC);
+	if (in >= 0)
+		unfinished_add(to);
 	int out = in < 0 ? -1 : open(to, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
 	if (out < 0) {
+		unfinished_forget(to);
 		int rc = in < 0 ? error_set(err, "cannot open '%s': %s", from, strerror(errno))
 				: error_set(err, "cannot create '%s': %s", to, strerror(errno));
 		if (in >= 0)
@@ -460,7 +484,7 @@ static int copy_file(const char *from, const char *target, struct error *err)
 		rc = error_set(err, "cannot write '%s': %s", to, strerror(errno));
 	close(in);
 	if (rc)
-		unlink(to);
+		output_discard(target);
 	else
 		rc = output_publish(target, err);
 	strbuf_release(&partial);

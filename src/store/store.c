@@ -16,6 +16,7 @@
 #include "util/extsort.h"
 #include "util/progress.h"
 #include "util/strbuf.h"
+#include "util/unfinished.h"
 
 int store_prepare(sqlite3 *db, const char *sql, sqlite3_stmt **stmt, struct error *err)
 {
@@ -595,6 +596,7 @@ int store_write(const struct recording *rec, const char *spool_path, const char 
 	struct strbuf temporary = STRBUF_INIT;
 	strbuf_addf(&temporary, "%s.partial", db_path);
 	unlink(temporary.buf);
+	unfinished_add(temporary.buf);
 	struct loader l = { .rec = rec };
 	int rc = -1;
 	store_configure();
@@ -651,6 +653,7 @@ out:
 		rc = error_set(err, "cannot create '%s': %s", db_path, strerror(errno));
 	if (rc)
 		unlink(temporary.buf);
+	unfinished_forget(temporary.buf);
 	strbuf_release(&temporary);
 	return rc;
 }

@@ -6,6 +6,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "util/unfinished.h"
+
 void output_partial_name(struct strbuf *out, const char *path)
 {
 	strbuf_reset(out);
@@ -17,6 +19,7 @@ int output_publish(const char *path, struct error *err)
 	struct strbuf partial = STRBUF_INIT;
 	output_partial_name(&partial, path);
 	int rc = 0;
+	unfinished_forget(partial.buf);
 	if (rename(partial.buf, path) < 0) {
 		rc = error_set(err, "cannot rename '%s' to '%s': %s", partial.buf, path,
 			       strerror(errno));
@@ -30,6 +33,7 @@ void output_discard(const char *path)
 {
 	struct strbuf partial = STRBUF_INIT;
 	output_partial_name(&partial, path);
+	unfinished_forget(partial.buf);
 	unlink(partial.buf);
 	strbuf_release(&partial);
 }
@@ -38,9 +42,12 @@ FILE *output_partial_open(const char *path, struct error *err)
 {
 	struct strbuf partial = STRBUF_INIT;
 	output_partial_name(&partial, path);
+	unfinished_add(partial.buf);
 	FILE *out = fopen(partial.buf, "we");
-	if (!out)
+	if (!out) {
 		error_set(err, "cannot create '%s': %s", partial.buf, strerror(errno));
+		unfinished_forget(partial.buf);
+	}
 	strbuf_release(&partial);
 	return out;
 }

@@ -434,6 +434,8 @@ def test_second_interrupt_stops_and_keeps_the_spool(tmp_path, launcher):
     status, err = interrupt_while_writing(tmp_path, launcher, 2)
     assert status == 128 + signal.SIGINT, err
     assert "stopped: the spools not yet converted are kept" in err
+    # the outputs it was writing are removed, not left half written beside the spool
+    assert not glob.glob(str(tmp_path / "**" / "*.partial"), recursive=True)
     spools = glob.glob(str(tmp_path / "**" / "*.spool"), recursive=True)
     assert len(spools) == 1
     r = run([GPUPROF, "convert", spools[0]], cwd=tmp_path)
@@ -453,3 +455,42 @@ def test_files_of_an_earlier_run_are_named(tmp_path, vcopy):
     assert "'run_kernel_stats.csv'" in line and "'run_domain_stats.csv'" in line
     r = trace(tmp_path, ["--kernel-trace", "--stats", "-o", "run"], [vcopy])
     assert r.returncode == 0 and "not written by this run" not in r.stderr, r.stderr
+
+
+def test_interrupts_escalate_to_sigterm_then_sigkill(tmp_path):
+    # 44: a program that ignores SIGINT and SIGTERM: the first interrupt is passed on,
+    # the second sends SIGTERM, the third SIGKILL, each said; the signal is named
+    import subprocess
+    program = ("import signal, time; signal.signal(signal.SIGINT, signal.SIG_IGN); "
+               "signal.signal(signal.SIGTERM, signal.SIG_IGN); print('ready', flush=True); "
+               "time.sleep(120)")
+    p = subprocess.Popen([GPUPROF, "trace", "--kernel-trace", "--", sys.executable, "-c",
+                          program], cwd=tmp_path, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True)
+    assert p.stdout.readline() == "ready\n"
+    expected = ["interrupt: passed to the program (Ctrl-C again sends it SIGTERM)",
+                "second interrupt: sending the program SIGTERM (Ctrl-C again sends SIGKILL)",
+                "third interrupt: sending the program SIGKILL"]
+    for line in expected:
+        p.send_signal(signal.SIGINT)
+        assert p.stderr.readline().startswith("gpuprof: " + line)
+    _, err = p.communicate(timeout=60)
+    assert p.returncode == 128 + signal.SIGKILL, err
+    assert f"gpuprof: the program (pid " in err and "was killed by SIGKILL (Killed)" in err
+
+
+def test_a_program_that_ends_at_sigterm_ends_at_the_second_interrupt(tmp_path):
+    import subprocess
+    program = ("import signal, time; signal.signal(signal.SIGINT, signal.SIG_IGN); "
+               "print('ready', flush=True); time.sleep(120)")
+    p = subprocess.Popen([GPUPROF, "trace", "--kernel-trace", "--", sys.executable, "-c",
+                          program], cwd=tmp_path, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True)
+    assert p.stdout.readline() == "ready\n"
+    p.send_signal(signal.SIGINT)
+    assert "passed to the program" in p.stderr.readline()
+    p.send_signal(signal.SIGINT)
+    _, err = p.communicate(timeout=60)
+    assert p.returncode == 128 + signal.SIGTERM, err
+    assert "second interrupt: sending the program SIGTERM" in err
+    assert "was killed by SIGTERM (Terminated)" in err and "third interrupt" not in err
