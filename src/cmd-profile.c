@@ -21,8 +21,11 @@ static const char description[] =
 	"Prints the call-stack samples of gpuprof databases (gpuprof sys, --sample), all\n"
 	"inputs together: a flat profile (each function's self samples, when it was running,\n"
 	"and total samples, when it was on the stack, counted once per sample however deep its\n"
-	"recursion, with their share of the samples kept), or the call tree (--tree), or the\n"
-	"folded stacks that flamegraph.pl, inferno and speedscope read (--format folded). The\n"
+	"recursion, with their share of the samples kept; the most self first, --sort total\n"
+	"for the other order), or the call tree (--tree), or the folded stacks that\n"
+	"flamegraph.pl, inferno and speedscope read (--format folded). Frames that only pass a\n"
+	"call on (the Python interpreter's, where its functions stand in their place, the C\n"
+	"library's and loader's, _start) are left out of the paths unless --all-frames. The\n"
 	"samples kept can be those of one thread, of a time window counted from each process's\n"
 	"start, those taken inside a marker range of a given name on the same thread, and those\n"
 	"taken while the process had no kernel or copy running on any device (--device-idle)\n"
@@ -174,7 +177,8 @@ int cmd_profile(int argc, char **argv)
 	int gpu = -1;
 	const char *format = "text", *tid = NULL, *from = NULL, *to = NULL, *range = NULL;
 	const char *kernel = NULL;
-	const char *limit_text = "30", *min_text = "1";
+	const char *limit_text = "30", *min_text = "1", *sort = "self";
+	int all_frames = -1;
 	const struct option table[] = {
 		{ OPTION_BOOL, 0, "kernels", &kernels, NULL,
 		  "device time by the call paths that launched it (trace --launch-stacks): each "
@@ -199,6 +203,12 @@ int cmd_profile(int argc, char **argv)
 		  "only samples taken while no kernel or copy of the process ran on any device" },
 		{ OPTION_BOOL, 0, "device-busy", &device_busy, NULL,
 		  "only samples taken while a kernel or copy of the process ran on a device" },
+		{ OPTION_ENUM, 0, "sort", &sort, "self|total",
+		  "the flat profile's order: the most self (where the time went, the default) or "
+		  "the most total first" },
+		{ OPTION_BOOL, 0, "all-frames", &all_frames, NULL,
+		  "keep the frames that only pass a call on (the Python interpreter's, the C "
+		  "library's and loader's, _start), left out of the paths by default" },
 		{ OPTION_STRING, 0, "limit", &limit_text, "N",
 		  "rows of the flat profile (default 30; 0: all)" },
 		{ OPTION_STRING, 0, "min-percent", &min_text, "P",
@@ -246,6 +256,7 @@ int cmd_profile(int argc, char **argv)
 	f.to = to ? to_seconds : -1;
 	struct profile_tree t;
 	profile_init(&t);
+	t.all_frames = all_frames == 1;
 	int rc = 0;
 	for (int i = 0; rc == 0 && i < count; i++) {
 		sqlite3 *db;
@@ -305,7 +316,9 @@ int cmd_profile(int argc, char **argv)
 		profile_count_text(&t, &title);
 		strbuf_addstr(&title, t.device_time ? "; self and total in ns)" : ")");
 		table_output_begin(stdout, (enum table_format)table_parse_format(format));
-		rc = profile_flat_table(&t, table_parse_format(format), "profile", title.buf,
+		rc = profile_flat_table(&t, !strcmp(sort, "total") ? PROFILE_SORT_TOTAL
+								    : PROFILE_SORT_SELF,
+					table_parse_format(format), "profile", title.buf,
 					(size_t)limit, &err);
 		table_output_end(stdout, (enum table_format)table_parse_format(format));
 		strbuf_release(&title);

@@ -517,9 +517,9 @@ static int hot_functions_table(const struct printer *pr, const struct summary *s
 	struct strbuf title = STRBUF_INIT;
 	strbuf_addstr(&title, "HOT FUNCTIONS (");
 	profile_count_text(&s->samples, &title);
-	strbuf_addf(&title, "; the %d most often on a stack)", HOT_FUNCTIONS);
-	int rc = profile_flat_table(&s->samples, pr->format, "hot_functions", title.buf,
-				    HOT_FUNCTIONS, err);
+	strbuf_addf(&title, "; the %d most often running)", HOT_FUNCTIONS);
+	int rc = profile_flat_table(&s->samples, PROFILE_SORT_SELF, pr->format, "hot_functions",
+				    title.buf, HOT_FUNCTIONS, err);
 	strbuf_release(&title);
 	return rc;
 }

@@ -153,6 +153,7 @@ static int write_folded_from_database(const char *db_path, const char *prefix,
 	struct profile_filter all = PROFILE_ALL;
 	struct profile_tree t;
 	profile_init(&t);
+	t.all_frames = 1; /* every frame, as the spool's stacks.folded has them */
 	int rc = store_open(db_path, &db, err) || profile_gather(db, &all, &t, err);
 	sqlite3_close(db);
 	if (rc == 0 && t.samples) {

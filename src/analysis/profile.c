@@ -43,6 +43,23 @@ static uint32_t tree_child(struct profile_tree *t, uint32_t parent, const char *
 	return (uint32_t)t->count++;
 }
 
+int profile_passes_through(const char *function, const char *module)
+{
+	if (!strcmp(function, "_start"))
+		return 1;
+	const char *slash = strrchr(module, '/');
+	const char *base = slash ? slash + 1 : module;
+	static const char *const prefixes[] = { "libc.so", "libc-", "ld-linux", "ld-2.",
+						"libpthread.so", "libdl.so", "libpython" };
+	for (size_t i = 0; i < sizeof(prefixes) / sizeof(prefixes[0]); i++)
+		if (!strncmp(base, prefixes[i], strlen(prefixes[i])))
+			return 1;
+	/* the interpreter's executable: python, python3, python3.11, python3.11d... */
+	if (strncmp(base, "python", 6))
+		return 0;
+	return strspn(base + 6, "0123456789.dmu") == strlen(base + 6);
+}
+
 /* The times each process had device work running (a kernel or a copy, any device), as
  * merged intervals in the temporary table profile_busy, for the device filter. */
 static int load_device_busy(sqlite3 *db, struct error *err)
@@ -216,8 +233,11 @@ static int gather(sqlite3 *db, const struct profile_filter *f, int launches,
 		t->samples += samples;
 		uint32_t node = 0;
 		while (depth-- > 0) { /* root down */
-			node = tree_child(t, node, stack[path_nodes[depth]].function,
-					  stack[path_nodes[depth]].module);
+			const char *function = stack[path_nodes[depth]].function;
+			const char *module = stack[path_nodes[depth]].module;
+			if (depth && !t->all_frames && profile_passes_through(function, module))
+				continue; /* passes the call on: its callee stands in its place */
+			node = tree_child(t, node, function, module);
 			t->nodes[node].total += samples;
 		}
 		if (launches && node) { /* what the launch ran, beneath the call */
@@ -284,7 +304,16 @@ static int by_total(const void *a, const void *b)
 	return strcmp(x->function, y->function);
 }
 
-size_t profile_flat(const struct profile_tree *t, struct profile_function **out)
+static int by_self(const void *a, const void *b)
+{
+	const struct profile_function *x = a, *y = b;
+	if (x->self != y->self)
+		return x->self < y->self ? 1 : -1;
+	return by_total(a, b);
+}
+
+size_t profile_flat(const struct profile_tree *t, enum profile_sort sort,
+		    struct profile_function **out)
 {
 	/* self from every call, total from the outermost call of each path only */
 	struct profile_function *rows = NULL;
@@ -323,7 +352,7 @@ size_t profile_flat(const struct profile_tree *t, struct profile_function **out)
 			rows[slots[j] - 1].total += n->total;
 	}
 	free(slots);
-	sort_array(rows, count, sizeof(*rows), by_total);
+	sort_array(rows, count, sizeof(*rows), sort == PROFILE_SORT_SELF ? by_self : by_total);
 	*out = rows;
 	return count;
 }
@@ -367,11 +396,11 @@ size_t profile_launch_sites(const struct profile_tree *t, struct profile_launch_
 	return count;
 }
 
-int profile_flat_table(const struct profile_tree *t, int format, const char *key,
-		       const char *title, size_t limit, struct error *err)
+int profile_flat_table(const struct profile_tree *t, enum profile_sort sort, int format,
+		       const char *key, const char *title, size_t limit, struct error *err)
 {
 	struct profile_function *rows;
-	size_t count = profile_flat(t, &rows);
+	size_t count = profile_flat(t, sort, &rows);
 	const char *names[] = { "Function", "Module", "Self", "Self %", "Total", "Total %" };
 	struct table *out = table_begin(stdout, (enum table_format)format, key, title, 6, names);
 	double all = t->samples ? (double)t->samples : 1;

@@ -45,7 +45,15 @@ struct profile_tree {
 	/* profile_gather_launches(): weights are device ns, not samples */
 	int device_time;
 	uint64_t launches;
+	/* set before gathering: keep the frames that only pass a call on (see
+	 * profile_passes_through()); by default they are left out of the paths */
+	int all_frames;
 };
+
+/* Whether a frame is one that, where it is not the innermost, only passes a call on:
+ * the Python interpreter's (its executable, libpython: the Python functions stand for
+ * it) and the C library's and loader's (libc, ld.so, _start). */
+int profile_passes_through(const char *function, const char *module);
 
 void profile_init(struct profile_tree *t);
 /* Adds the samples of db that the filter keeps (none from a database of schema 3.0), and
@@ -73,13 +81,19 @@ struct profile_function {
 	uint64_t self, total;
 };
 
-/* The functions of the tree, most often on the stack first; returns how many. */
-size_t profile_flat(const struct profile_tree *t, struct profile_function **out);
+/* The order of the flat profile: the most self samples first (where the time went),
+ * or the most total (the calls it went through). */
+enum profile_sort { PROFILE_SORT_SELF, PROFILE_SORT_TOTAL };
+
+/* The functions of the tree in that order (ties: the other count, then the name);
+ * returns how many. */
+size_t profile_flat(const struct profile_tree *t, enum profile_sort sort,
+		    struct profile_function **out);
 
 /* The flat profile as one table of util/table.h (key and title as table_begin() takes
  * them), the first `limit` functions (0: all). */
-int profile_flat_table(const struct profile_tree *t, int format, const char *key,
-		       const char *title, size_t limit, struct error *err);
+int profile_flat_table(const struct profile_tree *t, enum profile_sort sort, int format,
+		       const char *key, const char *title, size_t limit, struct error *err);
 
 /* A launch site of profile_gather_launches()'s tree: the program's function that called
  * the API function that launched a kernel (or copy), with the launches and device time. */

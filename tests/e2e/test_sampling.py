@@ -309,8 +309,8 @@ def test_profile_filters_by_range_thread_and_time(tmp_path):
     import json
     (tmp_path / "range").mkdir()
     r, out = sampled(tmp_path / "range", [SPLIT, "range", "60"])
-    # unfiltered, the folded stacks are the run's stacks.folded
-    lines = sorted(profile(out, "--format", "folded").splitlines())
+    # unfiltered and with every frame, the folded stacks are the run's stacks.folded
+    lines = sorted(profile(out, "--format", "folded", "--all-frames").splitlines())
     with open(out.path("stacks.folded")) as f:
         assert lines == sorted(f.read().splitlines())
     # and so is what convert writes from the database
@@ -712,3 +712,33 @@ def test_sampling_stack_size_reaches_the_recorder(tmp_path, given, copied):
     r = run([GPUPROF, "trace", "--sample", *options, "--", "sh", "-c",
              "echo $GPUPROF_SAMPLE_STACK_BYTES"], cwd=tmp_path)
     assert r.returncode == 0 and r.stdout.strip() == copied, r.stderr
+
+
+def flat_rows(out, *options):
+    import csv as csvmod
+    text = profile(out, "--format", "csv", "--limit", "0", *options)
+    rows = list(csvmod.DictReader(line for line in text.splitlines() if not line.startswith("#")))
+    return [(r["Function"], r["Module"], int(r["Self"]), int(r["Total"])) for r in rows]
+
+
+def test_the_flat_profile_leads_with_where_the_time_went(tmp_path):
+    # 44: sorted by self by default; the frames that only pass a call on (_start, the C
+    # library's entry) left out unless --all-frames; --sort total for the other order
+    r, out = sampled(tmp_path, [SPLIT, "20"])
+    stacks = folded(out)
+    rows = flat_rows(out)
+    assert rows[0][0] == "work" and rows[0][2] == max(x[2] for x in rows), rows
+    assert [x[2] for x in rows] == sorted((x[2] for x in rows), reverse=True)
+    names = {x[0] for x in rows}
+    assert not names & {"_start", "__libc_start_main", "__libc_start_call_main"}, rows
+    # the same samples, the same self counts: folding moves no sample
+    assert sum(x[2] for x in rows) == sum(stacks.values())
+    by_total = flat_rows(out, "--sort", "total")
+    assert [x[3] for x in by_total] == sorted((x[3] for x in by_total), reverse=True)
+    assert sorted(by_total) == sorted(rows)
+    every = {x[0]: x for x in flat_rows(out, "--all-frames")}
+    whole = sum(n for f, n in stacks.items() if f.startswith("_start;"))
+    assert whole >= 0.95 * sum(stacks.values())
+    assert every["_start"][2:] == (0, whole)
+    assert every["main"][3] == sum(n for f, n in stacks.items() if ";main;" in f + ";")
+    assert {x[0]: x[2:] for x in rows} == {k: v[2:] for k, v in every.items() if k in names}
