@@ -178,7 +178,7 @@ int cmd_profile(int argc, char **argv)
 	const char *format = "text", *tid = NULL, *from = NULL, *to = NULL, *range = NULL;
 	const char *kernel = NULL;
 	const char *limit_text = "30", *min_text = "1", *sort = "self";
-	int all_frames = -1;
+	int all_frames = -1, lines = -1;
 	const struct option table[] = {
 		{ OPTION_BOOL, 0, "kernels", &kernels, NULL,
 		  "device time by the call paths that launched it (trace --launch-stacks): each "
@@ -209,6 +209,9 @@ int cmd_profile(int argc, char **argv)
 		{ OPTION_BOOL, 0, "all-frames", &all_frames, NULL,
 		  "keep the frames that only pass a call on (the Python interpreter's, the C "
 		  "library's and loader's, _start), left out of the paths by default" },
+		{ OPTION_BOOL, 0, "lines", &lines, NULL,
+		  "a function at each source line that ran (sampled instruction or call, "
+		  "Python's current line) apart: \"work (split.c:47)\"" },
 		{ OPTION_STRING, 0, "limit", &limit_text, "N",
 		  "rows of the flat profile (default 30; 0: all)" },
 		{ OPTION_STRING, 0, "min-percent", &min_text, "P",
@@ -257,6 +260,7 @@ int cmd_profile(int argc, char **argv)
 	struct profile_tree t;
 	profile_init(&t);
 	t.all_frames = all_frames == 1;
+	t.lines = lines == 1;
 	int rc = 0;
 	for (int i = 0; rc == 0 && i < count; i++) {
 		sqlite3 *db;

@@ -16,6 +16,7 @@
 #include "analysis/unwind.h"
 #include "store/store.h"
 #include "writer/output-file.h"
+#include "util/hash.h"
 #include "util/progress.h"
 #include "util/strbuf.h"
 #include "util/thread.h"
@@ -320,9 +321,33 @@ static int write_folded(const struct recording *rec, const char *prefix, struct 
 			struct error *err)
 {
 	const struct sample_stacks *st = rec->stacks;
+	/* a function sampled at several lines has a frame per line: the stacks are folded
+	 * by the functions' names, each node counted at the first node of its path */
+	uint32_t *same = xcalloc(st->node_count, sizeof(*same));
+	size_t slot_count = 16;
+	while (slot_count < 2 * st->node_count)
+		slot_count *= 2;
+	uint32_t *slots = xcalloc(slot_count, sizeof(*slots));
+	for (size_t node = 1; node < st->node_count; node++) {
+		const struct stack_frame *f = &st->frames[st->nodes[node].frame];
+		uint32_t parent = same[st->nodes[node].parent]; /* a parent comes first */
+		size_t j = (hash_int(parent) ^ hash_string(f->function) ^ hash_string(f->module) * 31) &
+			   (slot_count - 1);
+		for (; slots[j]; j = (j + 1) & (slot_count - 1)) {
+			const struct stack_frame *g = &st->frames[st->nodes[slots[j]].frame];
+			if (same[st->nodes[slots[j]].parent] == parent && !strcmp(g->function, f->function) &&
+			    !strcmp(g->module, f->module))
+				break;
+		}
+		if (!slots[j])
+			slots[j] = (uint32_t)node;
+		same[node] = slots[j];
+	}
+	free(slots);
 	uint64_t *count = xcalloc(st->node_count, sizeof(*count));
 	for (size_t i = 0; i < st->sample_count; i++)
-		count[st->leaf[i]]++;
+		count[same[st->leaf[i]]]++;
+	free(same);
 	struct output_file file;
 	int rc = output_file_open(&file, prefix, "_stacks.folded", err);
 	struct strbuf line = STRBUF_INIT;

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis/unwind.h"
 #include "store/store.h"
 #include "util/hash.h"
 #include "util/sort.h"
@@ -58,6 +59,17 @@ int profile_passes_through(const char *function, const char *module)
 	if (strncmp(base, "python", 6))
 		return 0;
 	return strspn(base + 6, "0123456789.dmu") == strlen(base + 6);
+}
+
+/* " (file:line)" after a frame's name: a Python file as its frames name it, a native
+ * source by its base name. */
+static void line_label(struct strbuf *out, const char *source, int line)
+{
+	size_t length = strlen(source);
+	const char *base = strrchr(source, '/');
+	const char *file = length > 3 && !strcmp(source + length - 3, ".py")
+				   ? unwind_python_file(source) : base ? base + 1 : source;
+	strbuf_addf(out, " (%s:%d)", file, line);
 }
 
 /* The times each process had device work running (a kernel or a copy, any device), as
@@ -178,22 +190,30 @@ static int gather(sqlite3 *db, const struct profile_filter *f, int launches,
 	size_t stacks = 0, alloc = 0;
 	sqlite3_stmt *q;
 	int rc = store_prepare(db, "SELECT k.process_id, k.stack_id, k.parent_id, f.function, "
-			       "f.module FROM gpuprof_stack k JOIN gpuprof_frame f ON "
-			       "f.process_id = k.process_id AND f.frame_id = k.frame_id "
+			       "f.module, f.source, f.line FROM gpuprof_stack k JOIN gpuprof_frame f "
+			       "ON f.process_id = k.process_id AND f.frame_id = k.frame_id "
 			       "ORDER BY 1, 2", &q, err);
+	struct strbuf label = STRBUF_INIT;
 	while (rc == 0 && sqlite3_step(q) == SQLITE_ROW) {
 		if (stacks == alloc) {
 			alloc = alloc ? 2 * alloc : 1024;
 			stack = xrealloc(stack, alloc * sizeof(*stack));
 		}
 		const unsigned char *fn = sqlite3_column_text(q, 3), *mod = sqlite3_column_text(q, 4);
+		const unsigned char *source = sqlite3_column_text(q, 5);
+		int line = sqlite3_column_int(q, 6);
 		stack[stacks].process_id = sqlite3_column_int64(q, 0);
 		stack[stacks].id = sqlite3_column_int64(q, 1);
 		stack[stacks].parent = sqlite3_column_int64(q, 2);
-		stack[stacks].function = xstrdup(fn ? (const char *)fn : "");
+		strbuf_reset(&label);
+		strbuf_addstr(&label, fn ? (const char *)fn : "");
+		if (t->lines && source && *source && line > 0)
+			line_label(&label, (const char *)source, line);
+		stack[stacks].function = xstrdup(label.buf);
 		stack[stacks++].module = xstrdup(mod ? (const char *)mod : "");
 	}
 	sqlite3_finalize(q);
+	strbuf_release(&label);
 	if (rc == 0 && f->device && !launches)
 		rc = load_device_busy(db, err);
 	if (rc == 0)

@@ -48,6 +48,9 @@ struct profile_tree {
 	/* set before gathering: keep the frames that only pass a call on (see
 	 * profile_passes_through()); by default they are left out of the paths */
 	int all_frames;
+	/* set before gathering: a frame is its function at the line running there (its
+	 * name followed by " (file:line)"), each line its own call */
+	int lines;
 };
 
 /* Whether a frame is one that, where it is not the innermost, only passes a call on:

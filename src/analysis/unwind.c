@@ -147,11 +147,32 @@ static int outermost(Dwfl *dwfl, uint64_t pc, int activation)
 	return found;
 }
 
+const char *unwind_python_file(const char *path)
+{
+	/* a package's file from its package down: pyopencl/__init__.py, numpy/core/... */
+	const char *found = NULL;
+	for (const char *at = path; (at = strstr(at, "-packages/")); at++)
+		if (at - path >= 5 && (!strncmp(at - 5, "/site", 5) || !strncmp(at - 5, "/dist", 5)))
+			found = at + 10;
+	if (found && *found)
+		return found;
+	/* the standard library's from its root: json/decoder.py, threading.py */
+	for (const char *at = path; (at = strstr(at, "/lib/python3")); at++) {
+		const char *slash = strchr(at + 12, '/');
+		if (slash && strspn(at + 12, "0123456789.") == (size_t)(slash - at - 12))
+			found = slash + 1;
+	}
+	if (found && *found)
+		return found;
+	const char *base = strrchr(path, '/');
+	return base ? base + 1 : path;
+}
+
 /* ---- interning ----------------------------------------------------------------------- */
 
-static uint64_t frame_hash(const char *function, const char *module)
+static uint64_t frame_hash(const char *function, const char *module, int line)
 {
-	return hash_string(function) ^ (hash_string(module) * 31);
+	return hash_string(function) ^ (hash_string(module) * 31) ^ hash_int((uint64_t)line);
 }
 
 static uint32_t intern_frame(struct sample_stacks *s, const char *function, const char *module,
@@ -162,18 +183,18 @@ static uint32_t intern_frame(struct sample_stacks *s, const char *function, cons
 		s->frame_slot_count = s->frame_slot_count ? 2 * s->frame_slot_count : 256;
 		s->frame_slots = xcalloc(s->frame_slot_count, sizeof(*s->frame_slots));
 		for (size_t i = 0; i < s->frame_count; i++) {
-			size_t j = frame_hash(s->frames[i].function, s->frames[i].module) &
-				   (s->frame_slot_count - 1);
+			size_t j = frame_hash(s->frames[i].function, s->frames[i].module,
+					      s->frames[i].line) & (s->frame_slot_count - 1);
 			while (s->frame_slots[j])
 				j = (j + 1) & (s->frame_slot_count - 1);
 			s->frame_slots[j] = (uint32_t)i + 1;
 		}
 	}
-	size_t j = frame_hash(function, module) & (s->frame_slot_count - 1);
+	size_t j = frame_hash(function, module, line) & (s->frame_slot_count - 1);
 	for (; s->frame_slots[j]; j = (j + 1) & (s->frame_slot_count - 1)) {
 		const struct stack_frame *f = &s->frames[s->frame_slots[j] - 1];
 		if (!strcmp(f->function, function) && !strcmp(f->module, module) &&
-		    f->inlined == inlined)
+		    f->inlined == inlined && f->line == line && !strcmp(f->source, source))
 			return s->frame_slots[j] - 1;
 	}
 	s->frames = xrealloc(s->frames, (s->frame_count + 1) * sizeof(*s->frames));
@@ -305,12 +326,43 @@ static uint32_t jit_frame(struct sample_stacks *s, const struct recording *rec,
 	const char *colon = strncmp(name, "py::", 4) ? NULL : strrchr(name + 4, ':');
 	if (!colon)
 		return intern_frame(s, name, "[jit]", 0, "", 0, 0);
-	const char *file = colon + 1, *base = strrchr(file, '/');
+	const char *file = colon + 1;
 	struct strbuf text = STRBUF_INIT;
-	strbuf_addf(&text, "%s:%.*s", base ? base + 1 : file, (int)(colon - name - 4), name + 4);
+	strbuf_addf(&text, "%s:%.*s", unwind_python_file(file), (int)(colon - name - 4), name + 4);
 	uint32_t id = intern_frame(s, text.buf, file, 0, file, 0, 0);
 	strbuf_release(&text);
 	return id;
+}
+
+/* The source line of an address of a compilation unit (from its line table); leaves
+ * source and line as they are when it has none. */
+static void running_line(Dwarf_Die *cu, Dwarf_Addr address, const char **source, int *line)
+{
+	Dwarf_Line *l = cu ? dwarf_getsrc_die(cu, address) : NULL;
+	int number = 0;
+	const char *file = l ? dwarf_linesrc(l, NULL, NULL) : NULL;
+	if (file && dwarf_lineno(l, &number) == 0 && number > 0) {
+		*source = file;
+		*line = number;
+	}
+}
+
+/* Where an inlined function was called from: its caller's line running. */
+static void call_site(Dwarf_Die *cu, Dwarf_Die *inlined, const char **source, int *line)
+{
+	Dwarf_Attribute attribute;
+	Dwarf_Word file = 0, number = 0;
+	Dwarf_Files *files;
+	size_t count;
+	if (dwarf_formudata(dwarf_attr(inlined, DW_AT_call_file, &attribute), &file) ||
+	    dwarf_formudata(dwarf_attr(inlined, DW_AT_call_line, &attribute), &number) ||
+	    !number || dwarf_getsrcfiles(cu, &files, &count) || file >= count)
+		return;
+	const char *name = dwarf_filesrc(files, file, NULL, NULL);
+	if (name) {
+		*source = name;
+		*line = (int)number;
+	}
 }
 
 /* Names pc (an address inside the call or instruction): the symbol containing it,
@@ -364,13 +416,12 @@ static uint32_t name_frame(struct sample_stacks *s, Dwfl *dwfl, uint64_t pc,
 	Dwarf_Addr die_bias;
 	Dwarf_Die *cu = dwfl_module_addrdie(module, pc, &die_bias), *scopes = NULL;
 	int n = cu ? dwarf_getscopes(cu, pc - die_bias, &scopes) : 0;
-	for (int i = 0; i < n; i++) /* the function's declaration */
-		if (dwarf_tag(&scopes[i]) == DW_TAG_subprogram) {
-			source = dwarf_decl_file(&scopes[i]);
-			if (!source || dwarf_decl_line(&scopes[i], &line))
-				line = 0;
-			if (!source)
-				source = "";
+	/* the line running: pc's own, or where the outermost function inlined at pc was
+	 * called from */
+	running_line(cu, pc - die_bias, &source, &line);
+	for (int i = n; i-- > 0;)
+		if (dwarf_tag(&scopes[i]) == DW_TAG_inlined_subroutine) {
+			call_site(cu, &scopes[i], &source, &line);
 			break;
 		}
 	uint32_t id = intern_frame(s, demangled ? demangled : name, file, pc - bias, source, line, 0);
@@ -410,19 +461,21 @@ static size_t inlined_frames(struct sample_stacks *s, Dwfl *dwfl, uint64_t pc, u
 	const char *path = NULL;
 	if (module)
 		dwfl_module_info(module, NULL, NULL, NULL, NULL, NULL, &path, NULL);
+	/* the innermost runs pc's line; each outer one the line that called the one it
+	 * holds */
+	const char *source = "";
+	int line = 0;
+	running_line(cu, pc - bias, &source, &line);
 	for (int i = 0; i < n && count < max; i++) {
 		if (dwarf_tag(&scopes[i]) == DW_TAG_subprogram)
 			break;
 		if (dwarf_tag(&scopes[i]) != DW_TAG_inlined_subroutine)
 			continue;
 		char *name = die_name(&scopes[i]);
-		int line = 0;
-		const char *source = dwarf_decl_file(&scopes[i]);
-		if (!source || dwarf_decl_line(&scopes[i], &line))
-			line = 0;
 		frames[count++] = intern_frame(s, name ? name : "[inlined]", path ? path : "",
-					       pc - bias, source ? source : "", line, 1);
+					       pc - bias, source, line, 1);
 		free(name);
+		call_site(cu, &scopes[i], &source, &line);
 	}
 	free(scopes);
 	return count;
@@ -540,9 +593,8 @@ static uint32_t python_frame(struct sample_stacks *s, const struct recording *re
 			     const struct python_frame *f)
 {
 	const char *file = recording_string(rec, f->file_id);
-	const char *base = strrchr(file, '/');
 	struct strbuf name = STRBUF_INIT;
-	strbuf_addf(&name, "%s:%s", base ? base + 1 : file, recording_string(rec, f->function_id));
+	strbuf_addf(&name, "%s:%s", unwind_python_file(file), recording_string(rec, f->function_id));
 	uint32_t id = intern_frame(s, name.buf, file, 0, file, (int)f->line, 0);
 	strbuf_release(&name);
 	return id;

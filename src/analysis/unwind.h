@@ -91,4 +91,10 @@ struct sample_input {      /* a sample: its thread, time and leaf node */
 size_t sample_slices_build(const struct sample_stacks *s, struct sample_input *samples,
 			   size_t n, struct sample_slice **out);
 
+/* How a Python file is named in its frames' names: a package's from the package down
+ * (pyopencl/__init__.py: one package's __init__.py told from another's), the standard
+ * library's from its root (json/decoder.py), any other by its base name. Points into
+ * path. */
+const char *unwind_python_file(const char *path);
+
 #endif

@@ -16,10 +16,13 @@ struct python_layout {
 	unsigned code_filename, code_qualname, code_firstlineno, code_flags; /* PyCodeObject */
 	unsigned ascii_data, compact_data; /* sizeof PyASCIIObject, PyCompactUnicodeObject:
 					    * where a compact str's characters start */
+	unsigned frame_instruction;    /* _PyInterpreterFrame: prev_instr */
+	unsigned code_linetable, code_instructions; /* PyCodeObject: co_linetable,
+						     * co_code_adaptive */
 };
 
 static const struct python_layout python_layouts[] = {
-	{ 0x030b, 40, 0, 16, 8, 160, 56, 8, 32, 48, 68, 112, 128, 72, 48, 48, 72 },
+	{ 0x030b, 40, 0, 16, 8, 160, 56, 8, 32, 48, 68, 112, 128, 72, 48, 48, 72, 56, 136, 184 },
 };
 
 #endif

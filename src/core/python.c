@@ -33,7 +33,7 @@ static uint64_t peek_pointer(uint64_t address)
 
 /* The bytes read at once of a code object, a thread state and a frame: each layout's
  * fields must lie in them (python_attach checks). */
-#define CODE_HEAD 136
+#define CODE_HEAD 144
 #define THREAD_HEAD 168
 #define FRAME_HEAD 72
 
@@ -44,7 +44,8 @@ static int layout_fits(const struct python_layout *l)
 	       l->thread_next + 8 <= THREAD_HEAD &&
 	       l->thread_cframe + 8 <= THREAD_HEAD && l->thread_native_id + 8 <= THREAD_HEAD &&
 	       l->frame_code + 8 <= FRAME_HEAD && l->frame_previous + 8 <= FRAME_HEAD &&
-	       l->frame_entry + 1 <= FRAME_HEAD;
+	       l->frame_entry + 1 <= FRAME_HEAD && l->frame_instruction + 8 <= FRAME_HEAD &&
+	       l->code_linetable + 8 <= CODE_HEAD;
 }
 
 /* Held while the interpreter's structures are read or the layout found: by the ticker,
@@ -186,6 +187,62 @@ static int name_code(uint64_t code, struct python_frame *out, int *resumable)
 	return 0;
 }
 
+/* The bytes of a code object's location table read at most: a function of some
+ * thousand lines (beyond, its first line stands for the line running) */
+#define LINETABLE_MAX 8192
+
+static unsigned scan_varint(const unsigned char *p, size_t *at, size_t n)
+{
+	unsigned value = 0, shift = 0, byte;
+	do {
+		byte = *at < n ? p[(*at)++] : 0;
+		value |= (byte & 63) << shift;
+		shift += 6;
+	} while ((byte & 64) && shift < 32);
+	return value;
+}
+
+/* The line running in a frame of code whose last instruction begun is at instruction
+ * (an address), from the code's location table (CPython 3.11's format,
+ * Objects/locations.md): entries of one to eight code units, each moving the line by a
+ * delta. first_line when it cannot tell (an instruction with no line, a table too long
+ * to read, the frame not yet begun). */
+static uint32_t running_line(uint64_t code, uint64_t instruction, uint32_t first_line)
+{
+	uint64_t start = code + layout->code_instructions;
+	if (instruction < start)
+		return first_line;
+	uint64_t target = (instruction - start) / 2; /* in code units */
+	uint64_t table = peek_pointer(code + layout->code_linetable), size = 0;
+	static unsigned char bytes[LINETABLE_MAX]; /* under lock, as every read */
+	if (!table || peek(table + 16, &size, 8) || size > LINETABLE_MAX ||
+	    peek(table + 32, bytes, (size_t)size))
+		return first_line;
+	int64_t line = first_line;
+	uint64_t unit = 0;
+	for (size_t at = 0; at < size;) {
+		unsigned char head = bytes[at++];
+		if (!(head & 0x80))
+			return first_line; /* not an entry's first byte: a table being replaced */
+		unsigned kind = head >> 3 & 15, length = (head & 7) + 1;
+		int64_t delta = 0;
+		if (kind == 13 || kind == 14) { /* no columns, long: a signed varint first */
+			size_t from = at;
+			unsigned v = scan_varint(bytes, &from, (size_t)size);
+			delta = v & 1 ? -(int64_t)(v >> 1) : (int64_t)(v >> 1);
+		} else if (kind >= 10 && kind <= 12) { /* one line: the delta in the kind */
+			delta = kind - 10;
+		}
+		line += delta;
+		if (target < unit + length)
+			return kind == 15 || line <= 0 ? first_line : (uint32_t)line;
+		unit += length;
+		while (at < size && !(bytes[at] & 0x80)) /* the rest of the entry */
+			at++;
+	}
+	return first_line;
+}
+
 static union {
 	struct record_python_stack stack;
 	unsigned char bytes[sizeof(struct record_python_stack) +
@@ -238,13 +295,16 @@ static int read_frames(uint64_t frame, struct python_frame *frames)
 	int resumable = 0; /* the outermost frame read is a generator's */
 	while (frame && count < PYTHON_STACK_MAX) {
 		unsigned char f[FRAME_HEAD];
-		if (peek(frame, f, layout->frame_entry + 1))
+		if (peek(frame, f, FRAME_HEAD))
 			break;
 		uint64_t code, previous;
 		resumable = 0;
 		memcpy(&code, f + layout->frame_code, 8);
 		memcpy(&previous, f + layout->frame_previous, 8);
 		if (name_code(code, &frames[count], &resumable) == 0) {
+			uint64_t instruction;
+			memcpy(&instruction, f + layout->frame_instruction, 8);
+			frames[count].line = running_line(code, instruction, frames[count].line);
 			frames[count].flags = f[layout->frame_entry] ? PYTHON_FRAME_ENTRY : 0;
 			count++;
 		}

@@ -449,7 +449,7 @@ struct record_python_stack {
 struct python_frame {
 	uint32_t function_id;   /* string id: the function's qualified name */
 	uint32_t file_id;       /* string id: its file */
-	uint32_t line;          /* where it is defined */
+	uint32_t line;          /* the line running (its first where unknown) */
 	uint32_t flags;         /* PYTHON_FRAME_ENTRY */
 };
 

@@ -284,12 +284,22 @@ def test_a_template_is_demangled_and_a_dlopened_library_is_named(tmp_path):
     # the template inlined into it is a frame of its own beneath it, with its source line
     inlined = [f for f in stacks if f.endswith(";double hot::step<double>(double, long)")]
     assert inlined and all(f.split(";")[-2].startswith(accumulate) for f in inlined)
-    (step,) = out.query("SELECT DISTINCT source, line, inlined FROM stacks "
-                        "WHERE function = 'double hot::step<double>(double, long)'")
-    assert step["inlined"] == 1 and step["source"].endswith("hot-template.cpp")
+    # at the line that ran in it; the function it was inlined into at the line of its call
+    steps = out.query("SELECT DISTINCT source, line, inlined FROM stacks "
+                      "WHERE function = 'double hot::step<double>(double, long)'")
     with open(os.path.join(os.path.dirname(__file__), "hot-template.cpp")) as f:
         lines = f.read().splitlines()
-    assert "step(T sum, long i)" in lines[step["line"] - 1]
+    assert steps and all(x["inlined"] == 1 and x["source"].endswith("hot-template.cpp")
+                         for x in steps)
+    assert {lines[x["line"] - 1].strip() for x in steps} == \
+        {"return sum + static_cast<T>(i) * static_cast<T>(0.5);"}, steps
+    callers = out.query("SELECT DISTINCT c.line FROM gpuprof_stack k JOIN gpuprof_frame f "
+                        "ON f.process_id = k.process_id AND f.frame_id = k.frame_id "
+                        "JOIN gpuprof_stack up ON up.process_id = k.process_id "
+                        "AND up.stack_id = k.parent_id JOIN gpuprof_frame c "
+                        "ON c.process_id = up.process_id AND c.frame_id = up.frame_id "
+                        "WHERE f.function = 'double hot::step<double>(double, long)'")
+    assert {lines[x["line"] - 1].strip() for x in callers} == {"sum = step<T>(sum, i);"}
     # the library's samples are in its work, but for one that lands in the loop that
     # calls it, between two calls
     assert all(x["function"].startswith(("library_work", "in_library")) for x in loaded)
@@ -535,13 +545,17 @@ def test_a_python_program_shows_its_python_functions(tmp_path):
     # the evaluation loop is replaced by the functions it ran
     assert sum(n for f, n in stacks.items()
                if "split.py:work" in f and "_PyEval_EvalFrameDefault" in f) <= 0.02 * total
-    # a Python frame in the database: its file as module and source, its line
-    (work,) = out.query("SELECT DISTINCT function, module, source, line FROM gpuprof_frame "
-                        "WHERE function = 'split.py:work'")
+    # a Python frame in the database: its file as module and source, the line running
+    # (a line of work's body, never its def)
+    work = out.query("SELECT DISTINCT function, module, source, line FROM gpuprof_frame "
+                     "WHERE function = 'split.py:work'")
     with open(SPLIT_PY) as f:
-        line = f.read().splitlines().index("def work(n):") + 1
-    assert work == {"function": "split.py:work", "module": SPLIT_PY, "source": SPLIT_PY,
-                    "line": line}
+        text = f.read().splitlines()
+    first = text.index("def work(n):") + 1
+    body = set(range(first + 1, first + 1 + next(i for i, l in enumerate(text[first:])
+                                                   if l and not l.startswith(" "))))
+    assert work and {x["line"] for x in work} <= body, (work, body)
+    assert all(x["module"] == SPLIT_PY and x["source"] == SPLIT_PY for x in work)
 
 
 def test_python_called_back_from_c_interleaves_with_the_native_frames(tmp_path):
@@ -742,3 +756,84 @@ def test_the_flat_profile_leads_with_where_the_time_went(tmp_path):
     assert every["_start"][2:] == (0, whole)
     assert every["main"][3] == sum(n for f, n in stacks.items() if ";main;" in f + ";")
     assert {x[0]: x[2:] for x in rows} == {k: v[2:] for k, v in every.items() if k in names}
+
+
+def source_lines(path, *texts):
+    """The numbers of the lines of path that contain each text."""
+    with open(path) as f:
+        lines = f.read().splitlines()
+    return {t: {i + 1 for i, line in enumerate(lines) if t in line} for t in texts}
+
+
+def line_rows(out):
+    """(function, line) -> self, total of `profile --lines --all-frames`."""
+    import csv as csvmod
+    text = profile(out, "--lines", "--all-frames", "--format", "csv", "--limit", "0")
+    rows = {}
+    for r in csvmod.DictReader(line for line in text.splitlines() if not line.startswith("#")):
+        name, _, where = r["Function"].rpartition(" (")
+        if not name:
+            continue
+        rows[(name, where.rstrip(")"))] = (int(r["Self"]), int(r["Total"]))
+    return rows
+
+
+def test_native_frames_are_at_the_line_that_ran(tmp_path):
+    # 44: a sampled instruction's line, and for a caller the line of its call, not the
+    # function's declaration
+    r, out = sampled(tmp_path, [SPLIT, "20"])
+    src = os.path.join(os.path.dirname(os.path.abspath(__file__)), "split.c")
+    at = source_lines(src, "sink += (double)i * 0.5;", "for (long i = 0; i < n; i++)",
+                      "work(7000000);", "work(3000000);")
+    rows = line_rows(out)
+    work = {where for (name, where) in rows if name == "work"}
+    assert work and work <= {f"split.c:{n}" for n in at["sink += (double)i * 0.5;"] |
+                             at["for (long i = 0; i < n; i++)"]}, rows
+    assert {where for (name, where) in rows if name == "seventy"} == \
+        {f"split.c:{n}" for n in at["work(7000000);"]}, rows
+    assert {where for (name, where) in rows if name == "thirty"} == \
+        {f"split.c:{n}" for n in at["work(3000000);"]}, rows
+
+
+PY_LINES = '''import json
+
+
+def hot():
+    total = 0
+    for i in range(4000000):
+        total += i * i
+    return total
+
+
+def parse():
+    text = json.dumps([{"a": i, "b": [i] * 5} for i in range(2000)])
+    for _ in range(80):
+        json.loads(text)
+
+
+def main():
+    hot()
+    parse()
+
+
+main()
+'''
+
+
+def test_python_frames_are_at_the_line_running_and_name_their_package(tmp_path):
+    # 44: Python's current instruction's line, not the function's first; a package's
+    # file named from its package (json/__init__.py, not __init__.py)
+    python = system_python()
+    script = tmp_path / "lines.py"
+    script.write_text(PY_LINES)
+    r, out = sampled(tmp_path / "run", [python, str(script)], ["--sampling-freq", "500"])
+    rows = line_rows(out)
+    mine = {(name, where) for (name, where) in rows if name.startswith("lines.py:")}
+    assert ("lines.py:<module>", "lines.py:22") in mine, rows
+    assert {w for n, w in mine if n == "lines.py:main"} <= {"lines.py:18", "lines.py:19"}
+    assert {w for n, w in mine if n == "lines.py:hot"} <= {"lines.py:6", "lines.py:7",
+                                                             "lines.py:8"}, mine
+    assert rows[("lines.py:hot", "lines.py:7")][0] > 0, rows
+    assert {w for n, w in mine if n == "lines.py:parse"} <= {"lines.py:12", "lines.py:14"}
+    assert any(n == "json/__init__.py:loads" for n, w in rows), rows
+    assert not any(n.startswith("__init__.py:") for n, w in rows), rows

@@ -37,6 +37,10 @@ int main(void)
 	CHECK(l->code_qualname == offsetof(PyCodeObject, co_qualname));
 	CHECK(l->code_firstlineno == offsetof(PyCodeObject, co_firstlineno));
 	CHECK(l->code_flags == offsetof(PyCodeObject, co_flags));
+	CHECK(l->frame_instruction == offsetof(_PyInterpreterFrame, prev_instr));
+	CHECK(l->code_linetable == offsetof(PyCodeObject, co_linetable));
+	CHECK(l->code_instructions == offsetof(PyCodeObject, co_code_adaptive));
+	CHECK(offsetof(PyBytesObject, ob_sval) == 32 && offsetof(PyVarObject, ob_size) == 16);
 	CHECK(l->ascii_data == sizeof(PyASCIIObject));
 	CHECK(l->compact_data == sizeof(PyCompactUnicodeObject));
 	/* what python.c reads at fixed places: the object's type, a str's length and state */
