@@ -5,14 +5,21 @@ range in the domain "torch", named by the operators open on its thread, outermos
 first, as rocprof-compute's operator mapping names them:
 
     nn.Module.Net.forward
-    nn.Module.Net.forward/nn.Module.Linear.forward
+    nn.Module.Net.forward/nn.Module.Net.fc1.forward
+    nn.Module.Net.forward/nn.Module.Net.fc1.forward/torch.nn.functional.linear
     nn.Module.Net.forward/torch.nn.functional.relu
     torch.autograd.backward
-    torch.autograd.backward/nn.Module.Linear.backward
+    torch.autograd.backward/nn.Module.Net.fc2.backward
+    torch.optim.SGD.zero_grad
+    torch.optim.SGD.step
 
-A module's forward call (torch's global forward hooks), a call of a torch.nn.functional
-function (wrapped), and autograd's backward pass (torch.autograd.backward, which
-Tensor.backward calls) each open one; so does the backward of a module without
+A module is named by its path in the model as named_modules() gives it, after the type
+of the outermost module called (Net.fc1, Net.fc2: two Linear layers apart); a module
+called outside any model it belongs to, by its type. A module's forward call (torch's
+global forward hooks), a call of a torch.nn.functional function (wrapped, the builtin
+ones such as linear and conv1d included), an optimizer's step and zero_grad, and
+autograd's backward pass (torch.autograd.backward, which Tensor.backward calls) each
+open one; so does the backward of a module without
 submodules, on whichever thread autograd runs it (on CUDA a thread of its own, where no
 other range is open): the backward of the operation that made its output, through
 hooks on that autograd node (not torch's full backward hooks, which wrap the module's
@@ -25,6 +32,8 @@ that returns at once."""
 import ctypes
 import functools
 import threading
+import types
+import weakref
 
 DOMAIN = b"torch"
 
@@ -59,8 +68,36 @@ def _pop(owner):
             return
 
 
+# each module of a model called so far: its path, "Net.fc1" (weak: a model dropped is
+# forgotten)
+_paths = weakref.WeakKeyDictionary()
+_paths_lock = threading.Lock()
+
+
+def _module_path(module):
+    """The module's path in the outermost model called that holds it; when it is not
+    known yet and no module range is open (the call of a model), its model's paths are
+    learnt from named_modules()."""
+    try:
+        path = _paths.get(module)
+        if path is not None:
+            return path
+        if not any(isinstance(owner, torch_module) for owner, _ in _stack()):
+            root = type(module).__name__
+            with _paths_lock:
+                for name, child in module.named_modules():
+                    _paths.setdefault(child, f"{root}.{name}" if name else root)
+            return _paths.get(module, root)
+    except Exception:  # a module that cannot be walked or weakly referenced
+        pass
+    return type(module).__name__
+
+
+torch_module = type(None)  # torch.nn.Module once installed
+
+
 def _forward_pre_hook(module, inputs):
-    _push(f"nn.Module.{type(module).__name__}.forward", module)
+    _push(f"nn.Module.{_module_path(module)}.forward", module)
 
 
 def _backward_range(output, name):
@@ -93,7 +130,7 @@ def _backward_range(output, name):
 def _forward_hook(module, inputs, output):
     _pop(module)
     if next(module.children(), None) is None:
-        _backward_range(output, f"nn.Module.{type(module).__name__}.backward")
+        _backward_range(output, f"nn.Module.{_module_path(module)}.backward")
 
 
 def _wrap(name, function):
@@ -124,17 +161,75 @@ def install(torch):
     modules = torch.nn.modules.module
     if not hasattr(modules, "register_module_forward_pre_hook"):
         return f"torch {torch.__version__} has no global module hooks (1.9 and later do)"
+    global torch_module
+    torch_module = torch.nn.Module
     _markers = markers
     modules.register_module_forward_pre_hook(_forward_pre_hook)
     modules.register_module_forward_hook(_forward_hook)
     functional = torch.nn.functional
     for name in dir(functional):
         value = getattr(functional, name)
+        # its own functions, and the operators it holds as builtins (linear from
+        # torch._C._nn, conv1d from torch), not what it imported from elsewhere
+        # (has_torch_function from torch._C)
+        builtin = (isinstance(value, types.BuiltinFunctionType) and
+                   getattr(value, "__module__", None) in ("torch", "torch._C._nn"))
         if (name.startswith("_") or not callable(value) or isinstance(value, type) or
-                getattr(value, "__module__", None) != "torch.nn.functional" or
+                (not builtin and getattr(value, "__module__", None) != "torch.nn.functional") or
                 getattr(value, "__gpuprof_operator__", False)):
             continue
         setattr(functional, name, _wrap(f"torch.nn.functional.{name}", value))
+    _wrap_optimizers(torch)
     backward = _wrap("torch.autograd.backward", torch.autograd.backward)
     torch.autograd.backward = backward
     return None
+
+
+def _wrap_optimizers(torch):
+    """An optimizer's step and zero_grad as ranges, torch.optim.SGD.step: the methods of
+    each optimizer class torch.optim holds, and of any subclass defined later (through
+    __init_subclass__), each wrapped once in the class that defines it."""
+    base = getattr(getattr(torch, "optim", None), "Optimizer", None)
+    if base is None:
+        return
+
+    def wrap_method(method, function):
+        @functools.wraps(function)
+        def operator(self, *args, **kwargs):
+            cls = type(self)  # the optimizer's own class, where the method is its base's
+            module = cls.__module__
+            prefix = "torch.optim" if module.startswith("torch.optim") else module
+            token = object()
+            _push(f"{prefix}.{cls.__name__}.{method}", token)
+            try:
+                return function(self, *args, **kwargs)
+            finally:
+                _pop(token)
+        operator.__gpuprof_operator__ = True
+        return operator
+
+    def wrap_class(cls):
+        for method in ("step", "zero_grad"):
+            value = cls.__dict__.get(method)
+            if callable(value) and not getattr(value, "__gpuprof_operator__", False):
+                setattr(cls, method, wrap_method(method, value))
+
+    def subclasses(cls):
+        for sub in cls.__subclasses__():
+            yield sub
+            yield from subclasses(sub)
+    for cls in [base, *subclasses(base)]:
+        wrap_class(cls)
+    previous = base.__dict__.get("__init_subclass__")
+
+    @classmethod
+    def init_subclass(cls, **kwargs):
+        if previous is not None:
+            previous.__func__(cls, **kwargs)
+        else:
+            super(base, cls).__init_subclass__(**kwargs)
+        try:
+            wrap_class(cls)
+        except Exception:
+            pass
+    base.__init_subclass__ = init_subclass

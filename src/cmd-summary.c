@@ -353,20 +353,27 @@ static int stats_table(const struct printer *pr, const char *key, const char *ti
 {
 	if (!st->count)
 		return 0;
-	char columns[8][32];
-	const char *names[8] = { "Name", "Calls", columns[0], columns[1], "Percentage",
+	/* nested ranges: their self time after the total, the percentage of it */
+	char columns[6][32];
+	const char *plain[8] = { "Name", "Calls", columns[0], columns[1], "Percentage",
 				 columns[2], columns[3], columns[4] };
+	const char *nested[9] = { "Name", "Calls", columns[0], columns[5], columns[1],
+				  "Self %", columns[2], columns[3], columns[4] };
 	snprintf(columns[0], sizeof(columns[0]), "Total (%s)", pr->units);
 	snprintf(columns[1], sizeof(columns[1]), "Average (%s)", pr->units);
 	snprintf(columns[2], sizeof(columns[2]), "Min (%s)", pr->units);
 	snprintf(columns[3], sizeof(columns[3]), "Max (%s)", pr->units);
 	snprintf(columns[4], sizeof(columns[4]), "StdDev (%s)", pr->units);
-	struct table *t = table_begin(stdout, pr->format, key, title, 8, names);
+	snprintf(columns[5], sizeof(columns[5]), "Self (%s)", pr->units);
+	struct table *t = table_begin(stdout, pr->format, key, title, st->nested ? 9 : 8,
+				      st->nested ? nested : plain);
 	for (size_t i = 0; i < st->count; i++) {
 		const struct stats_row *r = &st->rows[i];
 		table_text(t, r->name);
 		table_int(t, (int64_t)r->calls);
 		table_double(t, (double)r->total_ns / pr->divisor, pr->decimals);
+		if (st->nested)
+			table_double(t, (double)r->self_ns / pr->divisor, pr->decimals);
 		table_double(t, r->mean_ns / pr->divisor, pr->decimals);
 		table_double(t, r->percentage, 2);
 		table_double(t, (double)r->min_ns / pr->divisor, pr->decimals);

@@ -14,19 +14,25 @@ struct domain_stats {
 	struct stats_table kernels; /* by kernel name */
 	struct stats_table copies;  /* by direction, or MEMORY_FILL/MAP/UNMAP */
 	struct stats_table allocations; /* by operation: MEMORY_ALLOCATION_ALLOCATE, _FREE */
-	struct stats_table markers; /* marker ranges by text (marks, instants, are left out) */
+	struct stats_table markers; /* marker ranges by text (marks, instants, are left out),
+				     * nested: each with its self time */
 	struct stats_table domains; /* KERNEL_DISPATCH, MEMORY_COPY and each API domain */
 	struct {
 		char *domain;           /* "OPENCL_API" */
 		struct stats_table table;
 	} apis[DOMAIN_STATS_MAX_API];
 	int api_count;
+	/* the ranges open on each thread, to charge a range's time to its parent's (events
+	 * come in start order) */
+	struct marker_thread *threads;
+	size_t thread_count;
 };
 
 void domain_stats_init(struct domain_stats *ds);
 void domain_stats_release(struct domain_stats *ds);
 void domain_stats_add(struct domain_stats *ds, const struct event *e);
-/* Finishes every table (percentages, deviations, order). */
+/* Finishes every table (percentages, deviations, order). MARKER_API's domain total
+ * is the markers' self time: a moment inside nested ranges counts once. */
 void domain_stats_finish(struct domain_stats *ds);
 
 /* The stats name of a transfer: its direction, or MEMORY_FILL, MEMORY_MAP,

@@ -81,11 +81,24 @@ static int by_total_desc(const void *a, const void *b)
 	return strcmp(x->name, y->name);
 }
 
+void stats_add_self(struct stats_table *t, const char *name, uint64_t self_ns)
+{
+	struct stats_row *row = (struct stats_row *)stats_find(t, name);
+	if (row) {
+		row->self_ns += self_ns;
+		t->self_ns += self_ns;
+	}
+}
+
 void stats_finish(struct stats_table *t)
 {
 	for (size_t i = 0; i < t->count; i++) {
 		struct stats_row *r = &t->rows[i];
-		r->percentage = t->total_ns ? 100.0 * (double)r->total_ns / (double)t->total_ns : 0;
+		if (t->nested)
+			r->percentage = t->self_ns ? 100.0 * (double)r->self_ns / (double)t->self_ns : 0;
+		else
+			r->percentage = t->total_ns ? 100.0 * (double)r->total_ns /
+							      (double)t->total_ns : 0;
 		r->stddev_ns = r->calls ? sqrt(r->m2 / (double)r->calls) : 0;
 	}
 	if (t->count)

@@ -13,7 +13,10 @@ struct stats_row {
 	uint64_t min_ns, max_ns;
 	double mean_ns;
 	double m2;          /* sum of squared deviations from the mean, ns^2 */
-	double percentage;  /* of the table's total, set by stats_finish() */
+	uint64_t self_ns;   /* nested ranges: the time inside none of its own ranges
+			     * (stats_add_self()); 0 in a table of other things */
+	double percentage;  /* of the table's total (of its self time in a nested table),
+			     * set by stats_finish() */
 	double stddev_ns;   /* set by stats_finish() */
 };
 
@@ -23,11 +26,17 @@ struct stats_table {
 	size_t *slots;      /* open-addressing index into rows, by name */
 	size_t slot_count;
 	uint64_t total_ns;
+	/* ranges that nest (markers): stats_add_self() gives each its self time, and the
+	 * percentages are of the self time, which counts each moment once */
+	int nested;
+	uint64_t self_ns;
 };
 
 void stats_init(struct stats_table *t);
 void stats_release(struct stats_table *t);
 void stats_add(struct stats_table *t, const char *name, uint64_t duration_ns);
+/* Adds self time to the row of name (made by stats_add() before). */
+void stats_add_self(struct stats_table *t, const char *name, uint64_t self_ns);
 /* Computes percentages and deviations and sorts by total time, largest first. */
 void stats_finish(struct stats_table *t);
 /* The row of a name, NULL when none; before stats_finish() only (it drops the index). */

@@ -55,6 +55,11 @@ static const char COUNTER_HEADER[] =
 static const char STATS_HEADER[] =
 	"\"Name\",\"Calls\",\"TotalDurationNs\",\"AverageNs\",\"Percentage\",\"MinNs\",\"MaxNs\","
 	"\"StdDev\"";
+/* nested ranges (marker_api_stats): rocprofv3's columns, then the self time; the
+ * percentage is of the self time */
+static const char NESTED_STATS_HEADER[] =
+	"\"Name\",\"Calls\",\"TotalDurationNs\",\"AverageNs\",\"Percentage\",\"MinNs\",\"MaxNs\","
+	"\"StdDev\",\"SelfDurationNs\"";
 
 struct csv_file {
 	char *key;  /* "kernel_trace", "opencl_api_trace"... */
@@ -367,7 +372,9 @@ static int write_stats(struct csv_state *s, const char *key, struct stats_table 
 		csv_int(&s->line, (int64_t)r->min_ns);
 		csv_int(&s->line, (int64_t)r->max_ns);
 		strbuf_addf(&s->line, ",%.6f", r->stddev_ns);
-		if (put_line(s, key, STATS_HEADER, err))
+		if (t->nested)
+			csv_int(&s->line, (int64_t)r->self_ns);
+		if (put_line(s, key, t->nested ? NESTED_STATS_HEADER : STATS_HEADER, err))
 			return -1;
 	}
 	return 0;

@@ -65,6 +65,16 @@ def test_ranges_nest_marks_are_instants_and_start_stop_crosses_threads(tmp_path)
     stats = out.csv("marker_api_stats.csv")  # ranges only: the mark is an instant
     assert sorted((x["Name"], x["Calls"]) for x in stats) == [
         ("crossing", "1"), ("inner", "1"), ("outer", "1"), ("work", "1")]
+    # 44: nested ranges with their self time: "outer" less "inner", the others whole
+    # ("crossing" overlaps "work" on no one thread: nobody's parent); the percentages,
+    # of the self time, add up to 100; the domain total counts each moment once
+    span = {n: int(by[n]["End_Timestamp"]) - int(by[n]["Start_Timestamp"]) for n in by}
+    self_ns = {x["Name"]: int(x["SelfDurationNs"]) for x in stats}
+    assert self_ns == {"outer": span["outer"] - span["inner"], "inner": span["inner"],
+                       "crossing": span["crossing"], "work": span["work"]}
+    assert abs(sum(float(x["Percentage"]) for x in stats) - 100) < 0.02
+    domain = {x["Name"]: x for x in out.csv("domain_stats.csv")}["MARKER_API"]
+    assert int(domain["TotalDurationNs"]) == sum(self_ns.values())
 
     with open(out.path("results.json")) as f:
         events = json.load(f)["traceEvents"]

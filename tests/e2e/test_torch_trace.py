@@ -40,7 +40,8 @@ def ranges(tmp_path):
 @needs_torch
 def test_operators_of_a_training_loop(tmp_path):
     steps = 4
-    r = trace(tmp_path, ["--torch-trace", "-f", "sqlite", "csv"], [PYTHON, NET, str(steps), "3"])
+    r = trace(tmp_path, ["--torch-trace", "--stats", "-f", "sqlite", "csv"],
+              [PYTHON, NET, str(steps), "3"])
     assert r.returncode == 3, r.stderr  # the program's status
     assert "did not import torch" not in r.stderr
     rows = ranges(tmp_path)
@@ -48,35 +49,64 @@ def test_operators_of_a_training_loop(tmp_path):
     for _, _, _, domain, name, _, _, _ in rows:
         assert domain == "torch", (domain, name)
         counts[name] = counts.get(name, 0) + 1
+    # each module by its path in the model (fc1 and fc2 apart), the functional linear
+    # that Linear calls, the optimizer's zero_grad and step
+    fc1, fc2 = "nn.Module.Net.forward/nn.Module.Net.fc1.forward", \
+        "nn.Module.Net.forward/nn.Module.Net.fc2.forward"
     assert counts == {
+        "torch.optim.SGD.zero_grad": steps,
         "nn.Module.Net.forward": steps,
-        "nn.Module.Net.forward/nn.Module.Linear.forward": 2 * steps,
+        fc1: steps,
+        fc1 + "/torch.nn.functional.linear": steps,
         "nn.Module.Net.forward/torch.nn.functional.relu": steps,
+        fc2: steps,
+        fc2 + "/torch.nn.functional.linear": steps,
         "torch.autograd.backward": steps,
         # each Linear's backward (a module without submodules), inside the backward pass
         # on the thread that runs it (on the CPU, the caller's)
-        "torch.autograd.backward/nn.Module.Linear.backward": 2 * steps,
+        "torch.autograd.backward/nn.Module.Net.fc2.backward": steps,
+        "torch.autograd.backward/nn.Module.Net.fc1.backward": steps,
+        "torch.optim.SGD.step": steps,
     }
     by_range = {row[1]: row for row in rows}
     for _, _, parent, _, name, start, end, tid in rows:
         if "/" in name:
             outer = by_range[parent]
-            assert outer[4] == name.split("/")[0]
+            assert outer[4] == name.rsplit("/", 1)[0]
             assert outer[5] <= start and end <= outer[6] and outer[7] == tid
         else:
             assert parent == 0, name
     # each step: the forward, its three operators in order, then the backward after it,
     # fc2's backward then fc1's, one after the other
     names = [row[4].rsplit("/", 1)[-1] for row in rows]
-    assert names == ["nn.Module.Net.forward", "nn.Module.Linear.forward",
-                     "torch.nn.functional.relu", "nn.Module.Linear.forward",
-                     "torch.autograd.backward", "nn.Module.Linear.backward",
-                     "nn.Module.Linear.backward"] * steps
-    linear_backward = [row for row in rows if row[4].endswith("Linear.backward")]
+    assert names == ["torch.optim.SGD.zero_grad", "nn.Module.Net.forward",
+                     "nn.Module.Net.fc1.forward", "torch.nn.functional.linear",
+                     "torch.nn.functional.relu", "nn.Module.Net.fc2.forward",
+                     "torch.nn.functional.linear", "torch.autograd.backward",
+                     "nn.Module.Net.fc2.backward", "nn.Module.Net.fc1.backward",
+                     "torch.optim.SGD.step"] * steps
+    linear_backward = [row for row in rows if row[4].endswith(".backward") and "/" in row[4]]
     assert all(a[6] <= b[5] for a, b in zip(linear_backward, linear_backward[1:]))
     [out] = outputs(str(tmp_path))
     functions = [x["Function"] for x in out.csv("marker_api_trace.csv")]
-    assert functions.count("nn.Module.Net.forward/nn.Module.Linear.forward") == 2 * steps
+    assert functions.count(fc1) == functions.count(fc2) == steps
+    # nested ranges: each with its self time, the percentages of the self time adding up
+    # to 100, the domain total counting each moment once
+    stats = {x["Name"]: x for x in out.csv("marker_api_stats.csv")}
+    trace_rows = out.csv("marker_api_trace.csv")
+    for name, row in stats.items():
+        own = [x for x in trace_rows if x["Function"] == name]
+        inside = [x for x in trace_rows if x["Function"].startswith(name + "/") and
+                  "/" not in x["Function"][len(name) + 1:]]
+        duration = sum(int(x["End_Timestamp"]) - int(x["Start_Timestamp"]) for x in own)
+        children = sum(int(x["End_Timestamp"]) - int(x["Start_Timestamp"]) for x in inside)
+        assert int(row["TotalDurationNs"]) == duration
+        assert int(row["SelfDurationNs"]) == duration - children, name
+    assert abs(sum(float(x["Percentage"]) for x in stats.values()) - 100) < 0.05
+    outermost = sum(int(x["End_Timestamp"]) - int(x["Start_Timestamp"]) for x in trace_rows
+                    if "/" not in x["Function"])
+    domain = {x["Name"]: x for x in out.csv("domain_stats.csv")}["MARKER_API"]
+    assert int(domain["TotalDurationNs"]) == outermost
 
 
 INPLACE = """
@@ -104,9 +134,9 @@ def test_backward_ranges_leave_in_place_modules_working(tmp_path):
     assert r.stdout.strip() == "trained 2"
     names = [row[4].rsplit("/", 1)[-1] for row in ranges(tmp_path)
              if row[4].endswith(".backward") and "/" in row[4]]
-    assert names == ["nn.Module.Linear.backward", "nn.Module.Flatten.backward",
-                     "nn.Module.ReLU.backward", "nn.Module.BatchNorm2d.backward",
-                     "nn.Module.Conv2d.backward"] * 2
+    assert names == ["nn.Module.Sequential.4.backward", "nn.Module.Sequential.3.backward",
+                     "nn.Module.Sequential.2.backward", "nn.Module.Sequential.1.backward",
+                     "nn.Module.Sequential.0.backward"] * 2
 
 
 @needs_torch
@@ -161,6 +191,6 @@ def test_opencl_kernels_attributed_to_their_modules(tmp_path):
                              "ORDER BY 1, 2").fetchall()
     assert kernels == [
         ("scale", None, 1),
-        ("scale", "nn.Module.Pipe.forward/nn.Module.Scale.forward", steps),
-        ("shift", "nn.Module.Pipe.forward/nn.Module.Shift.forward", steps),
+        ("scale", "nn.Module.Pipe.forward/nn.Module.Pipe.first.forward", steps),
+        ("shift", "nn.Module.Pipe.forward/nn.Module.Pipe.second.forward", steps),
     ]
