@@ -179,6 +179,7 @@ int cmd_profile(int argc, char **argv)
 	const char *kernel = NULL;
 	const char *limit_text = "30", *min_text = "1", *sort = "self";
 	int all_frames = -1, lines = -1;
+	const char *units = "nsec";
 	const struct option table[] = {
 		{ OPTION_BOOL, 0, "kernels", &kernels, NULL,
 		  "device time by the call paths that launched it (trace --launch-stacks): each "
@@ -212,6 +213,8 @@ int cmd_profile(int argc, char **argv)
 		{ OPTION_BOOL, 0, "lines", &lines, NULL,
 		  "a function at each source line that ran (sampled instruction or call, "
 		  "Python's current line) apart: \"work (split.c:47)\"" },
+		{ OPTION_ENUM, 'u', "units", &units, "sec|msec|usec|nsec",
+		  "with --kernels: the unit of the device times (default: nsec)" },
 		{ OPTION_STRING, 0, "limit", &limit_text, "N",
 		  "rows of the flat profile (default 30; 0: all)" },
 		{ OPTION_STRING, 0, "min-percent", &min_text, "P",
@@ -260,6 +263,11 @@ int cmd_profile(int argc, char **argv)
 	struct profile_tree t;
 	profile_init(&t);
 	t.all_frames = all_frames == 1;
+	t.unit_ns = !strcmp(units, "usec") ? 1e3 : !strcmp(units, "msec") ? 1e6
+		  : !strcmp(units, "sec") ? 1e9 : 1;
+	if (t.unit_ns > 1 && kernels != 1)
+		die_with(EXIT_USAGE, "profile: -u/--units is the unit of --kernels' device "
+				     "times: samples are counted");
 	t.lines = lines == 1;
 	int rc = 0;
 	for (int i = 0; rc == 0 && i < count; i++) {
@@ -318,12 +326,18 @@ int cmd_profile(int argc, char **argv)
 		strbuf_addstr(&title, t.device_time ? "DEVICE TIME BY LAUNCHING FUNCTION ("
 						    : "FLAT PROFILE (");
 		profile_count_text(&t, &title);
-		strbuf_addstr(&title, t.device_time ? "; self and total in ns)" : ")");
+		if (t.device_time)
+			strbuf_addf(&title, "; self and total in %s)", units);
+		else
+			strbuf_addstr(&title, ")");
 		table_output_begin(stdout, (enum table_format)table_parse_format(format));
+		/* one table: plain CSV, its title on stderr rather than a '#' line */
+		if (!strcmp(format, "csv"))
+			fprintf(stderr, "gpuprof: profile: %s\n", title.buf);
 		rc = profile_flat_table(&t, !strcmp(sort, "total") ? PROFILE_SORT_TOTAL
 								    : PROFILE_SORT_SELF,
-					table_parse_format(format), "profile", title.buf,
-					(size_t)limit, &err);
+					table_parse_format(format), "profile",
+					strcmp(format, "csv") ? title.buf : NULL, (size_t)limit, &err);
 		table_output_end(stdout, (enum table_format)table_parse_format(format));
 		strbuf_release(&title);
 	}

@@ -10,6 +10,7 @@
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "commands.h"
@@ -22,7 +23,7 @@
 #include "util/strbuf.h"
 
 static const char usage[] =
-	"gpuprof roofline [--backend cuda|opencl] [--device N] [--quick] [-o DIR]";
+	"gpuprof roofline [--backend cuda|opencl] [--device N] [--quick] [-d DIR]";
 static const char description[] =
 	"Measures what a device really reaches, memory level by memory level and data type\n"
 	"by data type: device memory (copy, and read only), a working set that fits the\n"
@@ -33,7 +34,9 @@ static const char description[] =
 	"multiply-adds, and the tensor cores on FP64, TF32, FP16, BF16, FP8 and INT8 inputs\n"
 	"(Hopper's warpgroup wgmma, warp-level mma.sync on other GPUs and for FP64). Each\n"
 	"ceiling is timed by the device over many experiments (100; 10 with --quick) and\n"
-	"given as its mean with a 95 % confidence interval. Writes DIR/roofline.csv\n"
+	"given as its mean with a 95 % confidence interval of that mean: the spread of the\n"
+	"experiments of one run, not of runs apart (on a shared or loaded machine another\n"
+	"run's mean may fall outside it; --rerun measures again). Writes DIR/roofline.csv\n"
 	"(rocprof-compute's columns: <ceiling>, <ceiling>Low, <ceiling>High, in GB/s and\n"
 	"GFLOP/s; empty where the device cannot be measured) and DIR/roofline.html, the plot\n"
 	"of the ceilings.\n"
@@ -281,9 +284,33 @@ static void measure(const struct device_info *d, int experiments, int quiet,
 		    d->index, status);
 }
 
+/* " made 3 h 12 min ago (2026-11-27 04:00)": when the cached measurement was made, from
+ * its file's time; nothing when that cannot be read. */
+static void cache_age(const char *path, struct strbuf *out)
+{
+	struct stat st;
+	time_t now = time(NULL);
+	if (stat(path, &st) < 0 || now < st.st_mtime)
+		return;
+	long long minutes = (long long)(now - st.st_mtime) / 60;
+	char when[32];
+	struct tm local;
+	if (!localtime_r(&st.st_mtime, &local) ||
+	    !strftime(when, sizeof(when), "%Y-%m-%d %H:%M", &local))
+		when[0] = '\0';
+	if (minutes < 60)
+		strbuf_addf(out, " made %lld min ago (%s)", minutes, when);
+	else if (minutes < 48 * 60)
+		strbuf_addf(out, " made %lld h %lld min ago (%s)", minutes / 60, minutes % 60, when);
+	else
+		strbuf_addf(out, " made %lld days ago (%s)", minutes / (24 * 60), when);
+}
+
 static void print_table(const struct roofline *r)
 {
-	printf("%-14s %14s %31s  %s\n", "ceiling", "mean", "95% confidence interval", "unit");
+	/* the interval is of this run's mean over its experiments: another run, under
+	 * another load, may give a mean outside it */
+	printf("%-14s %14s %31s  %s\n", "ceiling", "mean", "95% CI of this run's mean", "unit");
 	for (int c = 0; c < ROOF_COUNT; c++) {
 		const struct roofline_value *v = &r->values[c];
 		if (!v->measured)
@@ -308,8 +335,10 @@ int cmd_roofline(int argc, char **argv)
 		{ OPTION_BOOL, 0, "quick", &quick, NULL, "10 experiments per ceiling, not 100" },
 		{ OPTION_STRING, 0, "experiments", &experiments_text, "N",
 		  "experiments per ceiling, from 2 (default 100)" },
-		{ OPTION_STRING, 'o', "output-directory", &directory, "DIR",
+		{ OPTION_STRING, 'd', "output-directory", &directory, "DIR",
 		  "where roofline.csv and roofline.html go (default: the current directory)" },
+		{ OPTION_STRING, 'o', NULL, &directory, "DIR",
+		  "the same as -d (the spelling of earlier versions)" },
 		{ OPTION_BOOL, 0, "rerun", &rerun, NULL, "measure again rather than reuse the cache" },
 		{ OPTION_BOOL, 0, "list-devices", &list, NULL, "list the backend's devices and exit" },
 		{ OPTION_BOOL, 'q', "quiet", &quiet, NULL, "no table, no progress" },
@@ -424,10 +453,14 @@ int cmd_roofline(int argc, char **argv)
 		if (lock >= 0 && write_csv(cache.buf, &r, &err))
 			warn("roofline: the result is not cached: %s", err.message);
 	} else {
-		if (quiet != 1)
+		if (quiet != 1) {
+			struct strbuf age = STRBUF_INIT;
+			cache_age(cache.buf, &age);
 			fprintf(stderr, "gpuprof: roofline: reusing the measurement of %s (%d "
-					"experiments per ceiling) cached in %s (--rerun measures "
-					"again)\n", r.device_name, r.experiments, cache.buf);
+					"experiments per ceiling)%s cached in %s (--rerun measures "
+					"again)\n", r.device_name, r.experiments, age.buf, cache.buf);
+			strbuf_release(&age);
+		}
 		if (roofline_check_order(&r, &inverted))
 			warn("roofline: %s (--rerun measures again)", inverted.buf);
 	}

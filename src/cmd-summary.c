@@ -542,9 +542,10 @@ static int launch_sites_table(const struct printer *pr, const struct summary *s,
 	struct profile_launch_site *sites;
 	size_t count = profile_launch_sites(&s->launches, &sites);
 	struct strbuf title = STRBUF_INIT, time = STRBUF_INIT;
-	strbuf_addstr(&title, "LAUNCH SITES (");
-	profile_count_text(&s->launches, &title);
-	strbuf_addf(&title, "; the %d that launched the most)", LAUNCH_SITES);
+	strbuf_addf(&title, "LAUNCH SITES (device time of %llu launches with a call stack: "
+			    "%.*f %s; the %d that launched the most)",
+		    (unsigned long long)s->launches.launches, pr->decimals,
+		    (double)s->launches.samples / pr->divisor, pr->units, LAUNCH_SITES);
 	strbuf_addf(&time, "Device time (%s)", pr->units);
 	const char *names[] = { "Function", "Module", "Call", "Launched", "Launches", time.buf,
 				"Pct" };

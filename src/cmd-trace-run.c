@@ -44,13 +44,24 @@ static int find_library(const char *name, struct strbuf *out, struct error *err)
  * buffer beyond the cap of all buffers, or a cap beyond the machine's memory. */
 static void check_buffer_sizes(const struct trace_options *o)
 {
-	unsigned long long limit = o->buffer_limit ? o->buffer_limit : RECORDER_DEFAULT_BUFFER_LIMIT;
+	int limit_set = o->buffer_limit != TRACE_BUFFER_UNSET;
+	unsigned long long limit = limit_set ? o->buffer_limit : RECORDER_DEFAULT_BUFFER_LIMIT;
+	unsigned long long size = o->buffer_size != TRACE_BUFFER_UNSET
+					  ? o->buffer_size : RECORDER_DEFAULT_THREAD_BUFFER;
 	long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
 	unsigned long long memory = pages > 0 && page > 0 ? (unsigned long long)pages * page : 0;
-	if (o->buffer_size > limit)
+	if (size < TRACE_BUFFER_MIN)
+		die_with(EXIT_USAGE, "%s: --buffer-size %llu bytes is less than %llu, the least a "
+			 "recording thread's buffer can be", trace_command_name, size,
+			 TRACE_BUFFER_MIN);
+	if (limit_set && limit < size)
+		die_with(EXIT_USAGE, "%s: --buffer-limit %llu bytes is less than one thread's buffer "
+			 "(--buffer-size, %llu KiB): every thread past the first would drop its "
+			 "records", trace_command_name, limit, size >> 10);
+	if (size > limit)
 		die_with(EXIT_USAGE, "%s: --buffer-size %llu MiB is more than --buffer-limit %llu "
 			 "MiB, the cap of every thread's buffers together: raise --buffer-limit "
-			 "too", trace_command_name, o->buffer_size >> 20, limit >> 20);
+			 "too", trace_command_name, size >> 20, limit >> 20);
 	if (memory && limit > memory)
 		die_with(EXIT_USAGE, "%s: --buffer-limit %llu MiB is more than this machine's "
 			 "memory (%llu MiB)", trace_command_name, limit >> 20, memory >> 20);
@@ -658,11 +669,11 @@ int trace_job_run(struct job *j, const char *directory, char **command)
 	setenv("GPUPROF_OUTPUT_FILE", o->file, 1);
 	setenv("GPUPROF_MANIFEST", manifest.buf, 1);
 	set_env_number("GPUPROF_LAUNCH_TIME", (unsigned long long)time(NULL));
-	if (o->buffer_size)
+	if (o->buffer_size != TRACE_BUFFER_UNSET)
 		set_env_number("GPUPROF_BUFFER_SIZE", o->buffer_size);
 	else
 		unsetenv("GPUPROF_BUFFER_SIZE");
-	if (o->buffer_limit)
+	if (o->buffer_limit != TRACE_BUFFER_UNSET)
 		set_env_number("GPUPROF_BUFFER_LIMIT", o->buffer_limit);
 	else
 		unsetenv("GPUPROF_BUFFER_LIMIT");

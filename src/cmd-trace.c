@@ -83,6 +83,7 @@ static const struct trace_options defaults = {
 	.period_unit = "sec", .directory = ".", .file = "%hostname%/%pid%", .units = "nsec",
 	.host_metrics = -1, .device_metrics = -1, .sampling_interval = "50", .sample = -1,
 	.sampling_freq = "300", .sampling_realtime = -1, .pc_sampling = -1,
+	.buffer_size = TRACE_BUFFER_UNSET, .buffer_limit = TRACE_BUFFER_UNSET,
 };
 
 /* gpuprof sys: the same options, with everything --sys-trace records and the metrics on */
@@ -255,10 +256,10 @@ static void trace_table(struct trace_options *o, struct option table[TABLE_SIZE]
 		  "keep each process's raw spool after it was converted" },
 		{ OPTION_SECTION, .help = "recording" },
 		{ OPTION_SIZE, 0, "buffer-size", &o->buffer_size, "SIZE",
-		  "buffer per recording thread (default: 2M)" },
+		  "buffer per recording thread (default: 2M; at least 4096)" },
 		{ OPTION_SIZE, 0, "buffer-limit", &o->buffer_limit, "SIZE",
-		  "memory for all buffers of a process; beyond it records are dropped and "
-		  "counted (default: 256M)" },
+		  "memory for all buffers of a process, at least one thread's buffer; beyond "
+		  "it records are dropped and counted (default: 256M)" },
 		{ OPTION_BOOL, 'h', "help", &o->help, NULL, "show this help" },
 		OPTION_END,
 	};

@@ -22,7 +22,8 @@ struct trace_options {
 	int stats, summary, truncate, mangled, keep_spool, help;
 	const char *directory, *file, *units;
 	struct option_list formats;
-	unsigned long long buffer_size, buffer_limit;
+	unsigned long long buffer_size, buffer_limit; /* bytes; TRACE_BUFFER_UNSET: the
+						       * recorder's defaults */
 	int host_metrics, device_metrics, sample, sampling_realtime, launch_stacks;
 	const char *sampling_interval, *sampling_freq, *sampling_stack;
 	struct option_list pmc, pmc_set;
@@ -65,5 +66,10 @@ int trace_job_run(struct job *j, const char *directory, char **command);
  * --pmc-multiplex, in groups of one pass), and the passes they take said on stderr. 0,
  * or -1 with err naming the options they came from. */
 int trace_plan_counters(struct job *j, struct error *err);
+
+#define TRACE_BUFFER_UNSET (~0ull)
+/* The least buffer a recording thread may have: a page (a record larger than the
+ * buffer is dropped and counted) */
+#define TRACE_BUFFER_MIN 4096ull
 
 #endif

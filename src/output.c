@@ -321,8 +321,9 @@ static int write_folded(const struct recording *rec, const char *prefix, struct 
 			struct error *err)
 {
 	const struct sample_stacks *st = rec->stacks;
-	/* a function sampled at several lines has a frame per line: the stacks are folded
-	 * by the functions' names, each node counted at the first node of its path */
+	/* a function sampled at several lines (or in two files of one name) has a frame
+	 * per line: the stacks are folded by the functions' names, the format's only
+	 * field, each node counted at the first node of its path */
 	uint32_t *same = xcalloc(st->node_count, sizeof(*same));
 	size_t slot_count = 16;
 	while (slot_count < 2 * st->node_count)
@@ -331,12 +332,10 @@ static int write_folded(const struct recording *rec, const char *prefix, struct 
 	for (size_t node = 1; node < st->node_count; node++) {
 		const struct stack_frame *f = &st->frames[st->nodes[node].frame];
 		uint32_t parent = same[st->nodes[node].parent]; /* a parent comes first */
-		size_t j = (hash_int(parent) ^ hash_string(f->function) ^ hash_string(f->module) * 31) &
-			   (slot_count - 1);
+		size_t j = (hash_int(parent) ^ hash_string(f->function)) & (slot_count - 1);
 		for (; slots[j]; j = (j + 1) & (slot_count - 1)) {
 			const struct stack_frame *g = &st->frames[st->nodes[slots[j]].frame];
-			if (same[st->nodes[slots[j]].parent] == parent && !strcmp(g->function, f->function) &&
-			    !strcmp(g->module, f->module))
+			if (same[st->nodes[slots[j]].parent] == parent && !strcmp(g->function, f->function))
 				break;
 		}
 		if (!slots[j])

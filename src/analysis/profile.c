@@ -428,9 +428,15 @@ int profile_flat_table(const struct profile_tree *t, enum profile_sort sort, int
 		const char *base = strrchr(rows[i].module, '/');
 		table_text(out, rows[i].function);
 		table_text(out, base ? base + 1 : rows[i].module);
-		table_int(out, (int64_t)rows[i].self);
-		table_double(out, 100.0 * (double)rows[i].self / all, 2);
-		table_int(out, (int64_t)rows[i].total);
+		if (t->device_time && t->unit_ns > 1) {
+			table_double(out, (double)rows[i].self / t->unit_ns, 3);
+			table_double(out, 100.0 * (double)rows[i].self / all, 2);
+			table_double(out, (double)rows[i].total / t->unit_ns, 3);
+		} else {
+			table_int(out, (int64_t)rows[i].self);
+			table_double(out, 100.0 * (double)rows[i].self / all, 2);
+			table_int(out, (int64_t)rows[i].total);
+		}
 		table_double(out, 100.0 * (double)rows[i].total / all, 2);
 	}
 	free(rows);

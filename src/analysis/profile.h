@@ -44,6 +44,8 @@ struct profile_tree {
 	int64_t lost_from, lost_to;
 	/* profile_gather_launches(): weights are device ns, not samples */
 	int device_time;
+	/* with device time: ns per unit the flat profile prints in (0: ns) */
+	double unit_ns;
 	uint64_t launches;
 	/* set before gathering: keep the frames that only pass a call on (see
 	 * profile_passes_through()); by default they are left out of the paths */

@@ -638,12 +638,15 @@ int sample_stacks_build(const struct recording *rec, struct sample_stacks *out)
 				   sizeof(*out->launch_leaf));
 	if (!rec->samples.count && !rec->launch_stacks.count)
 		return 0;
-	Dwfl *dwfl = unwind_report_modules(rec, out);
-	struct pc_cache cache = { 0 };
+	/* a libdw session per epoch of the files mapped, made when a sample needs it */
+	struct module_epochs epochs;
+	module_epochs_build(&epochs, rec);
+	Dwfl **sessions = xcalloc(epochs.epoch_count, sizeof(*sessions));
+	int *attached_to = xcalloc(epochs.epoch_count, sizeof(*attached_to));
+	uint8_t *made = xcalloc(epochs.epoch_count, 1);
+	struct pc_cache cache = { 0 }; /* by address and epoch */
 	struct pc_frames *named = NULL; /* by cache value - 1 */
 	struct unwinding *u = xcalloc(1, sizeof(*u));
-	int attached = dwfl && dwfl_attach_state(dwfl, NULL, (pid_t)rec->process->pid,
-						 &thread_callbacks, u);
 	size_t tick_count = 0;
 	const struct record_python_stack **ticks =
 		xcalloc(rec->python_stacks.count ? rec->python_stacks.count : 1, sizeof(*ticks));
@@ -683,7 +686,17 @@ int sample_stacks_build(const struct recording *rec, struct sample_stacks *out)
 		u->jit = &jit;
 		if (sample->stack_size > sample->header.size - sizeof(*sample)) /* corrupt */
 			continue;
-		int rc = attached ? dwfl_getthread_frames(dwfl, (pid_t)sample->tid, on_frame, u) : 0;
+		size_t epoch = module_epochs_at(&epochs, sample->time_ns);
+		if (!made[epoch]) {
+			made[epoch] = 1;
+			sessions[epoch] = unwind_report_modules(rec, &epochs, epoch, out);
+			attached_to[epoch] = sessions[epoch] &&
+				dwfl_attach_state(sessions[epoch], NULL, (pid_t)rec->process->pid,
+						  &thread_callbacks, u);
+		}
+		Dwfl *dwfl = sessions[epoch];
+		int rc = attached_to[epoch] ? dwfl_getthread_frames(dwfl, (pid_t)sample->tid,
+								     on_frame, u) : 0;
 		/* libdw ends a stack where a word it needed was not copied (beyond a full copy:
 		 * a stack deeper than copied; below the stack pointer: a register restored
 		 * before a return) as it ends one at its outermost frame: the frame's unwind
@@ -714,7 +727,8 @@ int sample_stacks_build(const struct recording *rec, struct sample_stacks *out)
 		for (int f = u->count - 1; f >= 0; f--) {
 			/* a return address points after its call: name the call */
 			uint64_t pc = u->activation[f] ? u->pcs[f] : u->pcs[f] - 1;
-			uint32_t *cached = pc_cache_slot(&cache, pc);
+			/* user addresses fit in 48 bits: the epoch above them */
+			uint32_t *cached = pc_cache_slot(&cache, pc ^ ((uint64_t)epoch << 48));
 			if (!*cached) { /* its function, then what was inlined there, innermost first */
 				struct pc_frames p = { 0 };
 				p.frames[0] = dwfl ? name_frame(out, dwfl, pc, &jit)
@@ -771,8 +785,13 @@ int sample_stacks_build(const struct recording *rec, struct sample_stacks *out)
 	free(cache.pcs);
 	free(cache.frames);
 	free(named);
-	if (dwfl)
-		dwfl_end(dwfl);
+	for (size_t e = 0; e < epochs.epoch_count; e++)
+		if (sessions[e])
+			dwfl_end(sessions[e]);
+	free(sessions);
+	free(attached_to);
+	free(made);
+	module_epochs_release(&epochs);
 	return 0;
 }
 

@@ -248,9 +248,9 @@ int torch_ops_print(const char *workload, const char *name, enum table_format fo
 	if (rc == 0 && name && !op_count)
 		rc = error_set(err, "no operator of %s matches '%s' (--list-torch-operators lists "
 			       "them)", workload, name);
-	if (rc == 0 && !name && !op_count)
-		fprintf(stderr, "gpuprof: compute analyze: no kernel of %s ran inside a PyTorch "
-				"operator\n", workload);
+	if (rc == 0 && !name && !op_count) /* nothing to list: an error, as every empty case */
+		rc = error_set(err, "no kernel of %s ran inside a PyTorch operator (gpuprof compute "
+			       "profile --torch-trace records them)", workload);
 	/* every digit for scripts, two decimals for people */
 	int decimals = format == TABLE_TEXT || format == TABLE_MD ? 2 : -1;
 	if (rc == 0 && op_count) {

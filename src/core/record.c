@@ -189,7 +189,7 @@ uint32_t record_min_size(uint32_t type)
 	case RECORD_METRIC_SERIES: return sizeof(struct record_metric_series);
 	case RECORD_METRIC: return sizeof(struct record_metric);
 	case RECORD_SAMPLE: return sizeof(struct record_sample);
-	case RECORD_MODULE: return sizeof(struct record_module);
+	case RECORD_MODULE: return RECORD_MODULE_SIZE_V1; /* time_ns came later */
 	case RECORD_PYTHON_STACK: return sizeof(struct record_python_stack);
 	case RECORD_SYMBOL: return sizeof(struct record_symbol);
 	case RECORD_COUNTER: return sizeof(struct record_counter);

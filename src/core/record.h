@@ -471,7 +471,20 @@ struct record_module {
 	uint32_t path_id;       /* string id; "[vdso]" for the kernel's vDSO */
 	uint32_t build_id;      /* string id of its GNU build-id in hexadecimal (the vDSO's);
 				 * 0: not recorded */
+	/* when the set of files this record belongs to was read (trace clock, ns): a file
+	 * unloaded and another mapped at its addresses later are told apart by it. Absent
+	 * (a record of RECORD_MODULE_SIZE_V1 bytes) in spools before it: read as 0 by
+	 * record_module_time() */
+	uint64_t time_ns;
 };
+
+#define RECORD_MODULE_SIZE_V1 40
+
+/* A module record's time_ns, 0 in a record written before it had one. */
+static inline uint64_t record_module_time(const struct record_module *m)
+{
+	return m->header.size >= sizeof(*m) ? m->time_ns : 0;
+}
 
 /* Hardware counters per kernel (gpuprof trace --pmc, gpuprof compute profile): the
  * vendor's profiler reads them while the kernel runs, as many times as the counters need

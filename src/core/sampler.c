@@ -90,7 +90,8 @@ static int own_thread(uint32_t tid)
 static int ring_count;
 static uint64_t register_mask;
 static int register_slot[SAMPLE_REGISTERS]; /* where each register is in a sample */
-static unsigned long long loaded_objects = ~0ull; /* dl_iterate_phdr's adds + subs */
+/* dl_iterate_phdr's adds + subs when the writer last recorded the files mapped */
+static _Atomic unsigned long long loaded_objects = ~0ull;
 static union {                                   /* the record being assembled */
 	struct record_sample sample;
 	unsigned char bytes[sizeof(struct record_sample) + SAMPLE_STACK_MAX];
@@ -325,7 +326,8 @@ static void record_modules(void)
 	if (!f)
 		return;
 	char line[4352], path[4096], last[4096] = "";
-	struct record_module m = { .header = { sizeof(m), RECORD_MODULE, 0 } };
+	uint64_t now = clock_now_ns();
+	struct record_module m = { .header = { sizeof(m), RECORD_MODULE, 0 }, .time_ns = now };
 	int open_module = 0;
 	while (fgets(line, sizeof(line), f)) {
 		unsigned long long start, end, offset;
@@ -338,7 +340,7 @@ static void record_modules(void)
 			char id[128];
 			struct record_module v = { .header = { sizeof(v), RECORD_MODULE, 0 },
 						   .start = start, .end = end,
-						   .path_id = recorder_intern(path) };
+						   .path_id = recorder_intern(path), .time_ns = now };
 			if (vdso_build_id(id, sizeof(id)) == 0)
 				v.build_id = recorder_intern(id);
 			recorder_try_emit(&v);
@@ -372,9 +374,9 @@ static void record_modules_if_changed(void)
 {
 	unsigned long long objects = 0;
 	dl_iterate_phdr(count_objects, &objects);
-	if (objects != loaded_objects) {
-		loaded_objects = objects;
+	if (objects != atomic_load(&loaded_objects)) {
 		record_modules();
+		atomic_store(&loaded_objects, objects);
 	}
 }
 
@@ -636,20 +638,23 @@ static void *ticker_main(void *arg)
 	pthread_setname_np(pthread_self(), RECORDER_THREAD_PREFIX "ticker");
 	uint64_t period = 1000000000u / tick_frequency, next = clock_now_ns() + period;
 	uint64_t look_again = 0;
+	unsigned long long woken_for = ~0ull;
 	int python = 0;
 	for (;;) {
 		if (python == 0 && clock_now_ns() >= look_again) {
 			python = python_attach();
 			look_again = clock_now_ns() + 1000000000u;
 		}
-		if (!sample_realtime && python != 1) {
-			if (python < 0)
-				return NULL;
-			sleep_until(look_again);
-			next = look_again + period;
-			continue;
-		}
 		sleep_until(next);
+		/* a library loaded or unloaded: the writer records the files mapped now rather
+		 * than at its next flush, so that a sample is named after the file mapped when
+		 * it was taken (one loaded where an unloaded one was, within a tick) */
+		unsigned long long objects = 0;
+		dl_iterate_phdr(count_objects, &objects);
+		if (objects != atomic_load(&loaded_objects) && objects != woken_for) {
+			woken_for = objects;
+			recorder_wake();
+		}
 		/* late by a period or more: this tick is the last that passed, and the ones
 		 * before it from `missed` are made up for the threads that waited through */
 		uint64_t missed = next, now = clock_now_ns();

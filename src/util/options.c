@@ -306,7 +306,10 @@ void options_print_help(FILE *out, const char *usage, const char *description,
 		else
 			n = snprintf(left, sizeof(left), "      ");
 		const char *arg = o->type == OPTION_BOOL ? NULL : o->arg_name;
-		if (o->type == OPTION_ENUM)
+		if (!o->long_name) /* a short form alone: an older spelling kept */
+			snprintf(left, sizeof(left), "  -%c%s%s", o->short_name, arg ? " " : "",
+				 arg ? arg : "");
+		else if (o->type == OPTION_ENUM)
 			snprintf(left + n, sizeof(left) - (size_t)n, "--%s {%s}", o->long_name, arg);
 		else
 			snprintf(left + n, sizeof(left) - (size_t)n, "--%s%s%s", o->long_name,

@@ -31,7 +31,8 @@ struct option_list {
 struct option {
 	enum option_type type;
 	char short_name;       /* 0 when the option has no short form */
-	const char *long_name; /* without the leading "--" */
+	const char *long_name; /* without the leading "--"; NULL for a short form alone
+				* (then help must be set) */
 	void *value;           /* where the parsed value is stored (see option_type) */
 	const char *arg_name;  /* shown in help: "DIR"; for OPTION_ENUM the choices */
 	const char *help;      /* one line */

@@ -48,6 +48,13 @@ def test_output_directory_that_cannot_be_made(tmp_path, vcopy):
 @pytest.mark.parametrize("options,message", [
     (["--buffer-size", "64G"], "--buffer-size 65536 MiB is more than --buffer-limit 256 MiB"),
     (["--buffer-size", "1M", "--buffer-limit", "100000G"], "is more than this machine's memory"),
+    # 44: values that make no sense, refused rather than taken as the default or as a
+    # cap that drops every thread's records but the first's
+    (["--buffer-size", "0"], "--buffer-size 0 bytes is less than 4096, the least a "
+                             "recording thread's buffer can be"),
+    (["--buffer-limit", "10"], "--buffer-limit 10 bytes is less than one thread's buffer "
+                               "(--buffer-size, 2048 KiB): every thread past the first would "
+                               "drop its records"),
 ])
 def test_recording_memory_that_cannot_work(tmp_path, vcopy, options, message):
     # issue 13, item 12: refused up front, not a run that records nothing and exits 0

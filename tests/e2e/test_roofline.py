@@ -23,7 +23,7 @@ OPENCL = ["HBMBw", "HBMReadBw", "L2Bw", "L1Bw", "LDSBw", "FP64Flops", "FP32Flops
 
 def roofline(tmp_path, *options, directory="out", env=None):
     env = {"XDG_CACHE_HOME": str(tmp_path / "cache"), **(env or {})}
-    return run([GPUPROF, "roofline", "-o", str(tmp_path / directory), *options], cwd=tmp_path,
+    return run([GPUPROF, "roofline", "-d", str(tmp_path / directory), *options], cwd=tmp_path,
                env=env, timeout=300)
 
 
@@ -73,6 +73,17 @@ def test_second_run_reuses_the_cache(quick):
     again = roofline(tmp_path, "--quick", directory="again")
     assert again.returncode == 0, again.stderr
     assert "reusing the measurement" in again.stderr
+    # 44: the cache's age said, from the cached file's time (set here to 3 h 5 min ago)
+    import glob as globmod, re as remod, time as timemod
+    (cached,) = [p for p in globmod.glob(str(tmp_path / "**" / "roofline" / "*"), recursive=True)
+                 if not p.endswith(".lock")]
+    when = timemod.time() - (3 * 3600 + 5 * 60 + 20)
+    os.utime(cached, (when, when))
+    aged = roofline(tmp_path, "--quick", directory="aged")
+    stamp = timemod.strftime("%Y-%m-%d %H:%M", timemod.localtime(when))
+    assert f"per ceiling) made 3 h 5 min ago ({stamp}) cached in {cached}" in aged.stderr, \
+        aged.stderr
+    assert "95% CI of this run's mean" in aged.stdout
     assert (tmp_path / "again" / "roofline.csv").read_bytes() == first
     more = roofline(tmp_path, "--experiments", "11", "-q", directory="more")
     assert more.returncode == 0 and "reusing" not in more.stderr, more.stderr

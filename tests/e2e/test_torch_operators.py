@@ -130,3 +130,10 @@ def test_operator_errors(tmp_path):
         consolidated(None).replace(",10.0,", ",ten,"))
     r = analyze(bad, "--list-torch-operators")
     assert r.returncode == 1 and "Counter_Value 'ten' is not a number" in r.stderr
+    # 44: nothing to list is an error, as every other empty case
+    empty = tmp_path / "empty"
+    (empty / "torch_trace").mkdir(parents=True)
+    (empty / "torch_trace" / "consolidated.csv").write_text(consolidated(None).split("\n")[0] + "\n")
+    r = analyze(empty, "--list-torch-operators")
+    assert r.returncode == 1 and r.stdout == ""
+    assert "no kernel of" in r.stderr and "ran inside a PyTorch operator" in r.stderr
