@@ -174,7 +174,7 @@ static int workload_database(const char *trace_dir, struct strbuf *db, struct er
 	} else {
 		struct strbuf warnings = STRBUF_INIT;
 		strbuf_addf(db, "%s/all_results.db", trace_dir);
-		rc = store_merge(inputs, count, NULL, 0, db->buf, &warnings, err);
+		rc = store_merge(inputs, count, NULL, 0, db->buf, &warnings, NULL, err);
 		strbuf_release(&warnings);
 	}
 	for (int i = 0; i < count; i++)
@@ -343,7 +343,7 @@ int compute_collect(const struct profile_run *p, const char *trace_dir, const ch
 	if (done) {
 		struct strbuf warnings = STRBUF_INIT;
 		strbuf_addf(db, "%s/all_results.db", trace_dir);
-		rc = store_merge(runs, 1, runs + 1, (int)done - 1, db->buf, &warnings, err);
+		rc = store_merge(runs, 1, runs + 1, (int)done - 1, db->buf, &warnings, NULL, err);
 		for (const char *line = warnings.buf; *line; line = strchr(line, '\n') + 1)
 			warn("compute profile: %.*s", (int)(strchr(line, '\n') - line), line);
 		strbuf_release(&warnings);

@@ -49,16 +49,21 @@ int cmd_merge(int argc, char **argv)
 	if (!output)
 		die_with(EXIT_USAGE, "merge: -o is required (usage: %s)", usage);
 	struct strbuf warnings = STRBUF_INIT;
+	int left_out = 0;
 	int rc = store_merge(inputs, count, (char *const *)replays.items, replays.count, output,
-			     &warnings, &err);
+			     &warnings, &left_out, &err);
 	free(inputs);
 	for (const char *line = warnings.buf; *line; line = strchr(line, '\n') + 1)
 		fprintf(stderr, "gpuprof: merge: %.*s\n", (int)(strchr(line, '\n') - line), line);
 	strbuf_release(&warnings);
 	if (rc)
 		die("merge: %s", err.message);
-	fprintf(stderr, "gpuprof: merged %d database%s into %s", count, count == 1 ? "" : "s",
+	int merged = count - left_out;
+	fprintf(stderr, "gpuprof: merged %d database%s into %s", merged, merged == 1 ? "" : "s",
 		output);
+	if (left_out)
+		fprintf(stderr, " (%d more left out: %s recordings were all merged already)",
+			left_out, left_out == 1 ? "its" : "their");
 	if (replays.count)
 		fprintf(stderr, " with the counters of %d replay%s", replays.count,
 			replays.count == 1 ? "" : "s");

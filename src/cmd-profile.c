@@ -199,7 +199,9 @@ int cmd_profile(int argc, char **argv)
 		  "only samples taken this long after their process began or later" },
 		{ OPTION_STRING, 0, "to", &to, "SECONDS", "only samples taken before this" },
 		{ OPTION_STRING, 0, "range", &range, "NAME",
-		  "only samples taken inside a marker range of this name, on its thread" },
+		  "only samples taken inside a marker range of this name, on its thread: the "
+		  "whole name or levels of it (a range 'a/b/c' by 'b' or 'a/b', as PyTorch "
+		  "operators are named)" },
 		{ OPTION_BOOL, 0, "device-idle", &device_idle, NULL,
 		  "only samples taken while no kernel or copy of the process ran on any device" },
 		{ OPTION_BOOL, 0, "device-busy", &device_busy, NULL,
@@ -277,17 +279,45 @@ int cmd_profile(int argc, char **argv)
 				   : profile_gather(db, &f, &t, &err));
 		sqlite3_close(db);
 	}
+	struct profile_filter_counts found = { 0 };
+	int filtered = tid || from || to || range || f.device;
+	for (int i = 0; rc == 0 && !t.samples && filtered && i < count; i++) {
+		sqlite3 *db;
+		rc = store_open(inputs[i], &db, &err) ||
+		     profile_filter_count(db, &f, kernels == 1, &found, &err);
+		sqlite3_close(db);
+	}
 	free(inputs);
 	if (rc)
 		die("profile: %s", err.message);
-	if (!t.samples && kernels == 1) {
-		fprintf(stderr, "gpuprof: profile: no launch with a call stack and device time%s "
-				"(record them with gpuprof trace --launch-stacks --kernel-trace)\n",
-			tid || from || to || range ? " that the filters keep" : "");
+	const char *what = kernels == 1 ? "launches with a call stack" : "call-stack samples";
+	if (!t.samples && filtered && found.all) {
+		/* there are some: the filter that left none out is named */
+		struct strbuf why = STRBUF_INIT;
+		if (range && !found.ranges_named)
+			strbuf_addf(&why, "no marker range is named '%s' or has it as a level of its "
+					  "name ('a/b/c': 'a/b/c', 'b', 'a/b')", range);
+		else if (tid && !found.of_thread)
+			strbuf_addf(&why, "thread %s has none of them", tid);
+		else {
+			const char *given[] = { tid ? "--tid" : NULL, from || to ? "--from/--to" : NULL,
+						range ? "--range" : NULL,
+						f.device > 0 ? "--device-busy" : NULL,
+						f.device < 0 ? "--device-idle" : NULL };
+			for (size_t i = 0; i < sizeof(given) / sizeof(given[0]); i++)
+				if (given[i])
+					strbuf_addf(&why, "%s%s", why.len ? " " : "", given[i]);
+			strbuf_addstr(&why, " keep none of them together");
+		}
+		fprintf(stderr, "gpuprof: profile: the filters leave none of the %llu %s "
+				"recorded: %s\n", (unsigned long long)found.all, what, why.buf);
+		strbuf_release(&why);
+	} else if (!t.samples && kernels == 1) {
+		fprintf(stderr, "gpuprof: profile: no launch with a call stack and device time "
+				"(record them with gpuprof trace --launch-stacks --kernel-trace)\n");
 	} else if (!t.samples) {
-		fprintf(stderr, "gpuprof: profile: no call-stack samples%s (record them with gpuprof "
-				"sys, or trace --sample)\n",
-			tid || from || to || range || f.device ? " that the filters keep" : "");
+		fprintf(stderr, "gpuprof: profile: no call-stack samples (record them with gpuprof "
+				"sys, or trace --sample)\n");
 	} else if (!strcmp(format, "folded")) {
 		struct strbuf folded = STRBUF_INIT;
 		profile_folded(&t, &folded);

@@ -43,6 +43,7 @@ struct device {
 
 struct process {
 	int64_t input, process_id, pid, rank, start_ns, end_ns;
+	int64_t recording_start_ns; /* start_ns is the process's, this the recording's */
 	char *host, *command;
 	int64_t kernels, copies, api_calls;
 	uint64_t kernel_ns, copy_bytes, api_ns;
@@ -263,6 +264,7 @@ static int summary_event(void *state, const struct event *e, struct error *err)
 		p->rank = e->process.rank;
 		p->start_ns = e->start_ns;
 		p->end_ns = e->end_ns;
+		p->recording_start_ns = e->process.recording_start_ns;
 		p->host = xstrdup(e->process.hostname);
 		p->command = xstrdup(e->process.command);
 		return 0;
@@ -453,14 +455,17 @@ static int devices_table(const struct printer *pr, const struct summary *s, stru
 static int processes_table(const struct printer *pr, const struct summary *s,
 			   struct error *err)
 {
-	char c[3][32];
+	/* the process's life, and the part of it recorded (from the recorder's start: the
+	 * first GPU API call under trace, the start under sys) */
+	char c[4][32];
 	snprintf(c[0], sizeof(c[0]), "Duration (%s)", pr->units);
 	snprintf(c[1], sizeof(c[1]), "Kernel time (%s)", pr->units);
 	snprintf(c[2], sizeof(c[2]), "API time (%s)", pr->units);
-	const char *names[] = { "Input", "Host", "Pid", "Rank", "Command", c[0], "Kernels", c[1],
-				"Copies", "Bytes copied", "API calls", c[2] };
+	snprintf(c[3], sizeof(c[3]), "Recorded (%s)", pr->units);
+	const char *names[] = { "Input", "Host", "Pid", "Rank", "Command", c[0], c[3], "Kernels",
+				c[1], "Copies", "Bytes copied", "API calls", c[2] };
 	struct table *t = table_begin(stdout, pr->format, "processes", "PROCESSES AND RANKS",
-				      12, names);
+				      13, names);
 	for (size_t i = 0; i < s->process_count; i++) {
 		const struct process *p = &s->processes[i];
 		table_int(t, p->input);
@@ -472,6 +477,8 @@ static int processes_table(const struct printer *pr, const struct summary *s,
 			table_null(t);
 		table_text(t, p->command);
 		table_double(t, (double)duration_ns(p->start_ns, p->end_ns) / pr->divisor, pr->decimals);
+		table_double(t, (double)duration_ns(p->recording_start_ns, p->end_ns) / pr->divisor,
+			     pr->decimals);
 		table_int(t, p->kernels);
 		table_double(t, (double)p->kernel_ns / pr->divisor, pr->decimals);
 		table_int(t, p->copies);

@@ -552,6 +552,33 @@ void trace_place_libraries(void)
 	strbuf_release(&recorder_library);
 }
 
+/* Whether the program can be started, as execvp() looks for it: a name with a '/' as
+ * it is, any other along $PATH; errno as exec would set it when not (the exec's own
+ * failure is still caught after the fork). */
+static int findable(const char *program)
+{
+	if (strchr(program, '/'))
+		return access(program, X_OK) == 0;
+	const char *path = getenv("PATH");
+	int seen = 0; /* found but not executable: EACCES, as exec says */
+	for (const char *at = path ? path : "/bin:/usr/bin"; ; ) {
+		const char *colon = strchr(at, ':');
+		size_t length = colon ? (size_t)(colon - at) : strlen(at);
+		struct strbuf candidate = STRBUF_INIT;
+		strbuf_addf(&candidate, "%.*s%s%s", (int)length, at, length ? "/" : "", program);
+		int ok = access(candidate.buf, X_OK) == 0;
+		seen |= !ok && errno == EACCES;
+		strbuf_release(&candidate);
+		if (ok)
+			return 1;
+		if (!colon)
+			break;
+		at = colon + 1;
+	}
+	errno = seen ? EACCES : ENOENT;
+	return 0;
+}
+
 /* Runs the program once as j says, with outputs under `directory`. Returns the
  * program's status as gpuprof's exit code; dies when the program cannot start. */
 int trace_job_run(struct job *j, const char *directory, char **command)
@@ -559,6 +586,10 @@ int trace_job_run(struct job *j, const char *directory, char **command)
 	const struct trace_options *o = &j->o;
 	struct strbuf manifest = STRBUF_INIT;
 	struct error err;
+	/* a program that cannot start is said first, before what would have been recorded */
+	if (!findable(command[0]))
+		die_with(errno == ENOENT ? EXIT_NOT_FOUND : EXIT_CANNOT_RUN, "%s: cannot run '%s': "
+			 "%s", trace_command_name, command[0], strerror(errno));
 	check_buffer_sizes(o);
 	int bad_name = 0;
 	if (check_output_directory(directory, o->file, &bad_name, &err))

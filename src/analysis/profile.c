@@ -116,6 +116,9 @@ static int load_device_busy(sqlite3 *db, struct error *err)
 	return rc || store_exec(db, "COMMIT", err) ? -1 : 0;
 }
 
+/* Whether the range named n (a hierarchy "a/b/c", as PyTorch operators are named) is
+ * one that --range ?4 names: the whole name, or one or more of its levels ("b", "a/b") */
+#define RANGE_NAMED "instr('/' || n.string || '/', '/' || ?4 || '/') > 0"
 /* What a filter keeps of the samples s (or launch stacks s) of process p: thread ?1,
  * from ?2 and to ?3 ns after the process's start, inside a marker range named ?4 on the
  * sample's thread... */
@@ -123,7 +126,7 @@ static int load_device_busy(sqlite3 *db, struct error *err)
 	"WHERE (?1 < 0 OR s.tid = ?1) AND s.time >= p.start + ?2 " \
 	"AND (?3 < 0 OR s.time < p.start + ?3) AND (?4 IS NULL OR EXISTS (" \
 	"  SELECT 1 FROM gpuprof_marker m JOIN gpuprof_string n ON n.id = m.name_id " \
-	"  WHERE m.process_id = s.process_id AND m.tid = s.tid AND n.string = ?4 " \
+	"  WHERE m.process_id = s.process_id AND m.tid = s.tid AND " RANGE_NAMED \
 	"  AND s.time >= m.start AND s.time < m.end)) "
 /* The samples kept, by process and stack */
 #define SAMPLES_KEPT \
@@ -277,6 +280,40 @@ static int gather(sqlite3 *db, const struct profile_filter *f, int launches,
 	}
 	free(stack);
 	return rc || launches ? rc : gather_lost(db, f, t, err);
+}
+
+static int count_of(sqlite3 *db, const char *sql, const struct profile_filter *f,
+		    uint64_t *out, struct error *err)
+{
+	sqlite3_stmt *q;
+	if (store_prepare(db, sql, &q, err))
+		return -1;
+	sqlite3_bind_int64(q, 1, f->tid);
+	if (f->range)
+		sqlite3_bind_text(q, 4, f->range, -1, SQLITE_STATIC);
+	if (sqlite3_step(q) == SQLITE_ROW)
+		*out += (uint64_t)sqlite3_column_int64(q, 0);
+	sqlite3_finalize(q);
+	return 0;
+}
+
+int profile_filter_count(sqlite3 *db, const struct profile_filter *f, int launches,
+			 struct profile_filter_counts *out, struct error *err)
+{
+	const char *table = launches ? "gpuprof_launch_stack" : "gpuprof_sample";
+	if (!store_has_table(db, table))
+		return 0;
+	struct strbuf all = STRBUF_INIT, thread = STRBUF_INIT;
+	strbuf_addf(&all, "SELECT COUNT(*) FROM %s", table);
+	strbuf_addf(&thread, "SELECT COUNT(*) FROM %s WHERE tid = ?1", table);
+	int rc = count_of(db, all.buf, f, &out->all, err) ||
+		 (f->tid >= 0 && count_of(db, thread.buf, f, &out->of_thread, err)) ||
+		 (f->range && count_of(db, "SELECT COUNT(*) FROM gpuprof_marker m JOIN "
+					  "gpuprof_string n ON n.id = m.name_id WHERE " RANGE_NAMED,
+				       f, &out->ranges_named, err));
+	strbuf_release(&all);
+	strbuf_release(&thread);
+	return rc ? -1 : 0;
 }
 
 int profile_gather(sqlite3 *db, const struct profile_filter *f, struct profile_tree *t,

@@ -74,6 +74,15 @@ int profile_gather_launches(sqlite3 *db, const struct profile_filter *f,
 			    struct profile_tree *t, struct error *err);
 void profile_release(struct profile_tree *t);
 
+/* What each filter alone finds in db, added to *out, to say which one emptied a
+ * profile: the samples (or launch stacks) of every thread, those of the filter's
+ * thread, and the marker ranges its --range names. */
+struct profile_filter_counts {
+	uint64_t all, of_thread, ranges_named;
+};
+int profile_filter_count(sqlite3 *db, const struct profile_filter *f, int launches,
+			 struct profile_filter_counts *out, struct error *err);
+
 /* "call-stack samples: N" for a title, and "; M more lost by the kernel between A s and
  * B s" when the kernel lost some in the time shown; for launches, their count and device
  * time. */

@@ -172,7 +172,7 @@ uint32_t record_min_size(uint32_t type)
 {
 	switch (type) {
 	case RECORD_STRING: return sizeof(struct record_string);
-	case RECORD_PROCESS: return sizeof(struct record_process);
+	case RECORD_PROCESS: return RECORD_PROCESS_SIZE_V1; /* began_ns came later */
 	case RECORD_AGENT: return sizeof(struct record_agent);
 	case RECORD_QUEUE: return sizeof(struct record_queue);
 	case RECORD_API_CALL: return sizeof(struct record_api_call);

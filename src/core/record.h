@@ -161,7 +161,21 @@ struct record_process {
 	uint32_t command_id;  /* string id: the command line, arguments space-separated */
 	int32_t rank;         /* launcher rank (Slurm, MPI...), -1 when not launched so */
 	int32_t size;         /* launcher world size, -1 when unknown */
+	/* trace clock when the process itself began (its start time in /proc, in steps of
+	 * the kernel's clock tick, 10 ms), at or before start_ns; 0 when unknown. Absent in
+	 * spools before it (RECORD_PROCESS_SIZE_V1 bytes): see record_process_life_start() */
+	uint64_t began_ns;
 };
+
+#define RECORD_PROCESS_SIZE_V1 48
+
+/* When the process began: began_ns where known, else when recording began (an older
+ * spool, or a recorder that could not read it). */
+static inline uint64_t record_process_life_start(const struct record_process *p)
+{
+	uint64_t began = p->header.size >= sizeof(*p) ? p->began_ns : 0;
+	return began && began <= p->start_ns ? began : p->start_ns;
+}
 
 struct record_agent {
 	struct record_header header;

@@ -191,7 +191,9 @@ static int open_rings(unsigned frequency)
 	int fds[MAX_CPUS];
 	for (int i = 0; i < ring_count; i++)
 		fds[i] = rings[i].fd;
-	recorder_set_wake_fds(fds, ring_count);
+	const char *wake = getenv("GPUPROF_SAMPLE_WAKE"); /* 0: drained at each flush only */
+	if (!wake || strcmp(wake, "0"))
+		recorder_set_wake_fds(fds, ring_count);
 	return 0;
 }
 
@@ -629,8 +631,12 @@ static void sample_waiting_threads(uint64_t tick, uint64_t missed, uint64_t peri
 }
 
 /* The sampler's ticking thread: at each tick of the sampling frequency, the threads off
- * the CPU (--sampling-realtime) and the Python frames of the process (core/python.h).
- * Until the process runs Python it only looks for an interpreter, once a second. */
+ * the CPU (--sampling-realtime) and the Python frames of the process (core/python.h),
+ * and whether a library was loaded or unloaded (then the writer records the files
+ * mapped at once). Until the process runs Python it looks for an interpreter once a
+ * second; with neither Python nor --sampling-realtime it ticks at most every ms. */
+#define MODULE_TICK_NS 1000000u
+
 static void *ticker_main(void *arg)
 {
 	(void)arg;
@@ -645,6 +651,9 @@ static void *ticker_main(void *arg)
 			python = python_attach();
 			look_again = clock_now_ns() + 1000000000u;
 		}
+		/* watching the loaded files alone: a tick of a millisecond at the most */
+		if (!sample_realtime && python != 1 && next < clock_now_ns() + MODULE_TICK_NS)
+			next = clock_now_ns() + MODULE_TICK_NS;
 		sleep_until(next);
 		/* a library loaded or unloaded: the writer records the files mapped now rather
 		 * than at its next flush, so that a sample is named after the file mapped when

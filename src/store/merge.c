@@ -90,6 +90,17 @@ static int src_has_table(sqlite3 *db, const char *table)
 	return found;
 }
 
+static int src_has_recording_start(sqlite3 *db)
+{
+	sqlite3_stmt *s;
+	int found = 0;
+	if (sqlite3_prepare_v2(db, "SELECT 1 FROM pragma_table_info('gpuprof_process', 'src') "
+			       "WHERE name = 'recording_start'", -1, &s, NULL) == SQLITE_OK)
+		found = sqlite3_step(s) == SQLITE_ROW;
+	sqlite3_finalize(s);
+	return found;
+}
+
 static int64_t max_of(sqlite3 *db, const char *sql)
 {
 	sqlite3_stmt *s;
@@ -163,7 +174,7 @@ static int fill_shifts(sqlite3 *db, struct hosts *hosts, struct strbuf *notes,
 
 /* Copies the attached input "src" into the staging and untimed tables. */
 static int merge_one(sqlite3 *db, int index, const char *path, struct hosts *hosts,
-		     struct strbuf *warnings, struct error *err)
+		     struct strbuf *warnings, int *left_out, struct error *err)
 {
 	int64_t strings = max_of(db, "SELECT MAX(id) FROM main.gpuprof_string");
 	int64_t processes = max_of(db, "SELECT MAX(id) FROM main.gpuprof_process");
@@ -171,17 +182,24 @@ static int merge_one(sqlite3 *db, int index, const char *path, struct hosts *hos
 	struct strbuf sql = STRBUF_INIT, notes = STRBUF_INIT;
 	int repeated = 0;
 	int rc = fill_shifts(db, hosts, &notes, processes, &repeated, err);
-	if (rc == 0 && repeated)
+	if (rc == 0 && repeated && repeated == total) {
+		strbuf_addf(warnings, "'%s': its %s already merged from an earlier input: the "
+				      "input is left out\n", path,
+			    total > 1 ? "recordings were all" : "recording was");
+		++*left_out;
+	} else if (rc == 0 && repeated) {
 		strbuf_addf(warnings, "'%s': %d of its %lld recordings %s already merged from an "
 				      "earlier input, left out\n", path, repeated, (long long)total,
 			    repeated > 1 ? "were" : "was");
+	}
 	static const struct { const char *table, *sql; } untimed[] = {
 		{ "gpuprof_string",
 		  "INSERT INTO main.gpuprof_string SELECT id + ?1, string FROM src.gpuprof_string" },
 		{ "gpuprof_process",
 		  "INSERT INTO main.gpuprof_process SELECT t.id + ?2, t.hostname, t.pid, t.ppid, "
 		  "t.rank, t.size, t.command, t.start + s.shift, t.end + s.shift, t.realtime_start, "
-		  "t.clean_exit FROM src.gpuprof_process t JOIN temp.merge_shift s ON s.id = t.id" },
+		  "t.clean_exit, t.recording_start + s.shift FROM src.gpuprof_process t "
+		  "JOIN temp.merge_shift s ON s.id = t.id" },
 		{ "gpuprof_agent",
 		  "INSERT INTO main.gpuprof_agent SELECT process_id + ?2, agent_index, type, "
 		  "name_id + ?1, vendor_name_id + ?1, driver_version_id + ?1, vendor_id, "
@@ -230,9 +248,19 @@ static int merge_one(sqlite3 *db, int index, const char *path, struct hosts *hos
 		  "FROM src.gpuprof_pc_sampling WHERE process_id IN (SELECT id FROM "
 		  "temp.merge_shift)" },
 	};
+	/* an input from before recording_start: recording began with the process */
+	static const char process_before_recording_start[] =
+		"INSERT INTO main.gpuprof_process SELECT t.id + ?2, t.hostname, t.pid, t.ppid, "
+		"t.rank, t.size, t.command, t.start + s.shift, t.end + s.shift, t.realtime_start, "
+		"t.clean_exit, t.start + s.shift FROM src.gpuprof_process t "
+		"JOIN temp.merge_shift s ON s.id = t.id";
+	int has_recording_start = src_has_recording_start(db);
 	for (size_t i = 0; rc == 0 && i < sizeof(untimed) / sizeof(untimed[0]); i++)
 		if (src_has_table(db, untimed[i].table))
-			rc = copy_rows(db, untimed[i].sql, strings, processes, err);
+			rc = copy_rows(db, !has_recording_start &&
+					   !strcmp(untimed[i].table, "gpuprof_process")
+					   ? process_before_recording_start : untimed[i].sql,
+				       strings, processes, err);
 	for (size_t i = 0; rc == 0 && i < TIMED_COUNT; i++) {
 		if (!src_has_table(db, timed[i].table))
 			continue;
@@ -377,8 +405,12 @@ static int join_replay(sqlite3 *db, int index, const char *path, struct strbuf *
 }
 
 int store_merge(char *const *inputs, int count, char *const *replays, int replay_count,
-		const char *db_path, struct strbuf *warnings, struct error *err)
+		const char *db_path, struct strbuf *warnings, int *left_out, struct error *err)
 {
+	int none_left_out = 0;
+	if (!left_out)
+		left_out = &none_left_out;
+	*left_out = 0;
 	struct stat out_stat;
 	int out_exists = stat(db_path, &out_stat) == 0;
 	for (int i = 0; i < count + replay_count; i++) {
@@ -421,7 +453,7 @@ int store_merge(char *const *inputs, int count, char *const *replays, int replay
 		if (attach_source(db, inputs[i], err))
 			goto out;
 		int failed = store_exec(db, "BEGIN", err) ||
-			     merge_one(db, i, inputs[i], &hosts, warnings, err) ||
+			     merge_one(db, i, inputs[i], &hosts, warnings, left_out, err) ||
 			     store_exec(db, "COMMIT", err);
 		if (failed)
 			sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);

@@ -6,7 +6,7 @@ CREATE TABLE gpuprof_string (id INTEGER PRIMARY KEY, string TEXT NOT NULL);
 CREATE TABLE gpuprof_process (
   id INTEGER PRIMARY KEY, hostname TEXT, pid INTEGER, ppid INTEGER, rank INTEGER,
   size INTEGER, command TEXT, start INTEGER, end INTEGER, realtime_start INTEGER,
-  clean_exit INTEGER);
+  clean_exit INTEGER, recording_start INTEGER);
 CREATE TABLE gpuprof_agent (
   process_id INTEGER, agent_index INTEGER, type INTEGER, name_id INTEGER,
   vendor_name_id INTEGER, driver_version_id INTEGER, vendor_id INTEGER,
@@ -91,7 +91,7 @@ CREATE TABLE gpuprof_pc_sampling (
 
 CREATE VIEW processes AS
   SELECT id, hostname, pid, ppid, rank, size, command, start, end, end - start AS duration,
-         realtime_start, clean_exit FROM gpuprof_process;
+         realtime_start, clean_exit, recording_start FROM gpuprof_process;
 CREATE VIEW agents AS
   SELECT a.process_id, p.pid, a.agent_index AS agent_id,
          CASE a.type WHEN 1 THEN 'CPU' WHEN 2 THEN 'GPU' WHEN 3 THEN 'ACCELERATOR'

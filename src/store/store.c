@@ -82,8 +82,8 @@ enum statement {
 static const char *const statement_sql[STATEMENT_COUNT] = {
 	[INSERT_STRING] = "INSERT OR REPLACE INTO gpuprof_string VALUES (?,?)",
 	[INSERT_PROCESS] = "INSERT INTO gpuprof_process (id, hostname, pid, ppid, rank, size, "
-			   "command, start, end, realtime_start, clean_exit) VALUES "
-			   "(1,?,?,?,?,?,?,?,?,?,?)",
+			   "command, start, end, realtime_start, clean_exit, recording_start) "
+			   "VALUES (1,?,?,?,?,?,?,?,?,?,?,?)",
 	[INSERT_AGENT] = "INSERT OR REPLACE INTO gpuprof_agent VALUES "
 			 "(1,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
 	[INSERT_QUEUE] = "INSERT OR REPLACE INTO gpuprof_queue VALUES (1,?,?,?)",
@@ -439,10 +439,13 @@ static int finish(struct loader *l, const char *spool_path, struct error *err)
 	bind_i64(s, &c, p->rank);
 	bind_i64(s, &c, p->size);
 	sqlite3_bind_text(s, ++c, recording_string(rec, p->command_id), -1, SQLITE_STATIC);
-	bind_i64(s, &c, (int64_t)p->start_ns);
+	/* the process's life, and the real time at its start; recording began later */
+	uint64_t began = record_process_life_start(p);
+	bind_i64(s, &c, (int64_t)began);
 	bind_i64(s, &c, (int64_t)rec->end_ns);
-	bind_i64(s, &c, (int64_t)p->realtime_ns);
+	bind_i64(s, &c, (int64_t)(p->realtime_ns - (p->start_ns - began)));
 	bind_i64(s, &c, rec->stats.clean_exit);
+	bind_i64(s, &c, (int64_t)p->start_ns);
 	if (step(l, INSERT_PROCESS, err))
 		return -1;
 	char spool_version[16], dropped[32];
@@ -670,6 +673,20 @@ char *store_metadata(sqlite3 *db, const char *tag)
 		value = strdup((const char *)sqlite3_column_text(s, 0));
 	sqlite3_finalize(s);
 	return value;
+}
+
+int store_has_column(sqlite3 *db, const char *table, const char *column)
+{
+	sqlite3_stmt *s;
+	int found = 0;
+	if (sqlite3_prepare_v2(db, "SELECT 1 FROM pragma_table_info(?) WHERE name = ?", -1, &s,
+			       NULL) == SQLITE_OK) {
+		sqlite3_bind_text(s, 1, table, -1, SQLITE_STATIC);
+		sqlite3_bind_text(s, 2, column, -1, SQLITE_STATIC);
+		found = sqlite3_step(s) == SQLITE_ROW;
+	}
+	sqlite3_finalize(s);
+	return found;
 }
 
 int store_has_table(sqlite3 *db, const char *table)

@@ -34,14 +34,17 @@ int store_write(const struct recording *rec, const char *spool_path, const char 
  * host share its clock; another host is placed by real time), tables in start order.
  * Each input's metadata is kept under "input.N.<tag>", each process's shift under
  * "process.<id>.time_shift". A recording (a process: host, pid, real start time) already
- * merged from an earlier input is left out, with a line in warnings.
+ * merged from an earlier input is left out, with a line in warnings; *left_out (when
+ * not NULL) counts the inputs left out whole so.
  * Each of replay_count replays (a database of another run of the same program, made for
  * other counters: an application replay) gives only its counters, joined onto the
  * inputs' kernels of the same name and device launched as many times before; a kernel
  * launched a different number of times in a replay is named in warnings. */
 int store_merge(char *const *inputs, int count, char *const *replays, int replay_count,
-		const char *db_path, struct strbuf *warnings, struct error *err);
+		const char *db_path, struct strbuf *warnings, int *left_out, struct error *err);
 
+/* Whether db's table has a column of that name (columns added in minor versions). */
+int store_has_column(sqlite3 *db, const char *table, const char *column);
 /* Whether db has a table of that name (tables added in minor versions of the schema). */
 int store_has_table(sqlite3 *db, const char *table);
 /* Opens an existing gpuprof database read-only and checks its schema version. */

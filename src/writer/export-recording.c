@@ -175,9 +175,11 @@ static void event_from_process(const struct recording *rec, struct event *e)
 	e->process.rank = p->rank;
 	e->process.size = p->size;
 	e->name = e->process.command = recording_string(rec, p->command_id);
-	e->start_ns = (int64_t)p->start_ns;
+	uint64_t began = record_process_life_start(p); /* as the database has it */
+	e->start_ns = (int64_t)began;
 	e->end_ns = (int64_t)rec->end_ns;
-	e->process.realtime_start_ns = (int64_t)p->realtime_ns;
+	e->process.realtime_start_ns = (int64_t)(p->realtime_ns - (p->start_ns - began));
+	e->process.recording_start_ns = (int64_t)p->start_ns;
 }
 
 /* The start of a timed record: kernels, copies, allocations and API calls. */

@@ -251,6 +251,7 @@ static void fill_process(sqlite3_stmt *s, const struct names *n, struct event *e
 	e->start_ns = I64(7);
 	e->end_ns = I64(8);
 	e->process.realtime_start_ns = I64(9);
+	e->process.recording_start_ns = I64(10);
 }
 
 static void fill_kernel(sqlite3_stmt *s, const struct names *n, struct event *e)
@@ -389,11 +390,16 @@ struct query {
 	void (*fill)(sqlite3_stmt *, const struct names *, struct event *);
 	int start_column; /* -1: read whole before the timed tables */
 	const char *since_3_1; /* a table databases of schema 3.0 lack: read when present */
+	/* the query of databases before gpuprof_process.recording_start (the recording's
+	 * start was then the process's) */
+	const char *without_recording_start;
 };
 
 static const struct query queries[] = {
-	{ "SELECT id, hostname, pid, ppid, rank, size, command, start, end, realtime_start "
-	  "FROM gpuprof_process ORDER BY id", fill_process, -1 },
+	{ "SELECT id, hostname, pid, ppid, rank, size, command, start, end, realtime_start, "
+	  "COALESCE(recording_start, start) FROM gpuprof_process ORDER BY id", fill_process, -1,
+	  NULL, "SELECT id, hostname, pid, ppid, rank, size, command, start, end, "
+	  "realtime_start, start FROM gpuprof_process ORDER BY id" },
 	{ "SELECT pid, agent_id, type, name, vendor_name, driver_version, vendor_id, "
 	  "compute_units, max_clock_mhz, global_memory_bytes, local_memory_bytes, "
 	  "max_workgroup_size, max_workgroup_x, max_workgroup_y, max_workgroup_z, uuid, "
@@ -744,7 +750,11 @@ int export_database(sqlite3 *db, const struct writer_ops *const *writers, int co
 		run.progress = progress_task_begin("files", approximate_events(db));
 	for (size_t q = 0; !failed && q < QUERY_COUNT; q++)
 		if (!queries[q].since_3_1 || store_has_table(db, queries[q].since_3_1))
-			failed = store_prepare(db, queries[q].sql, &stmts[q], err) ||
+			failed = store_prepare(db, queries[q].without_recording_start &&
+						   !store_has_column(db, "gpuprof_process",
+								     "recording_start")
+						   ? queries[q].without_recording_start
+						   : queries[q].sql, &stmts[q], err) ||
 				 (has_row[q] = step_row(db, stmts[q], err)) < 0;
 	while (!failed) {
 		/* the untimed queries first, then the timed row that starts first */

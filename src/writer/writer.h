@@ -59,6 +59,8 @@ struct event {
 	union {
 		struct {
 			int64_t ppid, rank, size, realtime_start_ns;
+			int64_t recording_start_ns; /* when recording began: start_ns is
+						     * when the process did */
 			const char *hostname, *command; /* the command is in name too */
 		} process;
 		struct {

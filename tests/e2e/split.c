@@ -6,8 +6,8 @@
  *                  seconds of its loop
  *   split late     spins in main_spin() for 1.2 s of CPU time, then starts a thread that
  *                  spins in late_worker() for 0.4 s, and joins it
- *   split range N  N rounds, each seventy() inside a marker range "hot" and thirty()
- *                  outside any
+ *   split range N  N rounds, each seventy() inside a marker range "loop/hot" (a name of
+ *                  levels, as PyTorch operators' are) and thirty() outside any
  *   split fork     fork()s a child (no exec) that spins 0.3 s and exits 3; the parent
  *                  spins 0.3 s in main_spin_short(), waits, and exits with the child's
  *                  status
@@ -256,7 +256,7 @@ int main(int argc, char **argv)
 	}
 	if (argc == 3 && !strcmp(argv[1], "range")) {
 		for (int i = 0; i < atoi(argv[2]); i++) {
-			gpuprof_range_push("hot");
+			gpuprof_range_push("loop/hot");
 			seventy();
 			gpuprof_range_pop();
 			thirty();

@@ -248,7 +248,9 @@ def test_a_recording_is_counted_once(runs, tmp_path):
     twice = str(tmp_path / "twice.db")
     r = gpuprof(tmp, "merge", a, a, "-o", twice)
     assert r.returncode == 0, r.stderr
-    assert f"gpuprof: merge: '{a}': 1 of its 1 recordings was already merged" in r.stderr
+    assert (f"gpuprof: merge: '{a}': its recording was already merged from an earlier input: "
+            f"the input is left out") in r.stderr
+    assert f"gpuprof: merged 1 database into {twice} (1 more left out" in r.stderr
     con = sqlite3.connect(twice)
     assert con.execute("SELECT COUNT(*) FROM processes").fetchone()[0] == 1
     assert con.execute("SELECT COUNT(*) FROM kernels").fetchone()[0] == kernels[a]
@@ -258,7 +260,11 @@ def test_a_recording_is_counted_once(runs, tmp_path):
     again = str(tmp_path / "again.db")
     r = gpuprof(tmp, "merge", both, b, a, "-o", again)
     assert r.returncode == 0, r.stderr
-    assert r.stderr.count("was already merged") == 2
+    # 44: each input left out whole is said so, and the count merged is the true one
+    assert r.stderr.count("recording was already merged from an earlier input: the input "
+                          "is left out") == 2, r.stderr
+    assert f"gpuprof: merged 1 database into {again} (2 more left out: their recordings " \
+        "were all merged already)" in r.stderr
     con = sqlite3.connect(again)
     assert con.execute("SELECT COUNT(*) FROM kernels").fetchone()[0] == kernels[a] + kernels[b]
     con.close()

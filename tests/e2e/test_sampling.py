@@ -337,7 +337,14 @@ def test_profile_filters_by_range_thread_and_time(tmp_path):
     # (a sample in seventy() or thirty() is under it too, whether work() or its own call
     # and return instructions ran)
     under = {c: sum(n for f, n in stacks.items() if c in f.split(";")) for c in ("seventy", "thirty")}
-    hot = profile(out, "--range", "hot", "--format", "folded").splitlines()
+    hot = profile(out, "--range", "hot", "--format", "folded", "--all-frames").splitlines()
+    # 44: --range names a range by its whole name or by one or more of its levels, as
+    # compute analyze --torch-operator does; never by part of a level
+    for name in ("loop/hot", "loop"):
+        assert profile(out, "--range", name, "--format", "folded",
+                       "--all-frames").splitlines() == hot, name
+    r = run([GPUPROF, "profile", "--range", "ho", out.path("results.db")], cwd=tmp_path)
+    assert r.stdout == "" and "no marker range is named 'ho'" in r.stderr
     assert sum(int(x.rpartition(" ")[2]) for x in hot
                if "seventy" in x.rpartition(" ")[0].split(";")) == under["seventy"]
     marker_code = r"(^|;)((gpuprof|recorder)_range_(push|pop)|marker_(begin|end))(;| )"
@@ -359,7 +366,7 @@ def test_profile_filters_by_range_thread_and_time(tmp_path):
     r, out = sampled(tmp_path / "late", [SPLIT, "late"])
     late_tid = out.query("SELECT tid, COUNT(*) AS n FROM samples WHERE tid != ? GROUP BY tid "
                          "ORDER BY n DESC", out.pid)[0]["tid"]
-    only = profile(out, "--tid", str(late_tid), "--format", "folded").splitlines()
+    only = profile(out, "--tid", str(late_tid), "--format", "folded", "--all-frames").splitlines()
     # the thread's samples: under late_worker, but for one or two in the thread's own
     # start or exit around it (longer under a sanitizer, as above), and none elsewhere
     outside = [x for x in only if "late_worker" not in x]
@@ -368,9 +375,19 @@ def test_profile_filters_by_range_thread_and_time(tmp_path):
     assert all(";start_thread;" in x or x.startswith("[") for x in outside), outside
     early = profile(out, "--to", "0.5", "--format", "folded").splitlines()
     assert early and not any("late_worker" in x for x in early)
-    r = run([GPUPROF, "profile", "--range", "nothing", out.path("results.db")], cwd=tmp_path)
+    # 44: an empty result names the filter that emptied it
+    db = out.path("results.db")
+    recorded = out.query("SELECT COUNT(*) AS n FROM gpuprof_sample")[0]["n"]
+    r = run([GPUPROF, "profile", "--range", "nothing", db], cwd=tmp_path)
     assert r.returncode == 0 and r.stdout == ""
-    assert "no call-stack samples that the filters keep" in r.stderr
+    assert r.stderr == (f"gpuprof: profile: the filters leave none of the {recorded} "
+                        f"call-stack samples recorded: no marker range is named 'nothing' or "
+                        f"has it as a level of its name ('a/b/c': 'a/b/c', 'b', 'a/b')\n")
+    r = run([GPUPROF, "profile", "--tid", "1", db], cwd=tmp_path)
+    assert r.stderr.endswith(f"{recorded} call-stack samples recorded: thread 1 has none of "
+                             f"them\n"), r.stderr
+    r = run([GPUPROF, "profile", "--tid", str(late_tid), "--to", "0.001", db], cwd=tmp_path)
+    assert r.stderr.endswith("--tid --from/--to keep none of them together\n"), r.stderr
     r = run([GPUPROF, "profile", "--to", "soon", out.path("results.db")], cwd=tmp_path)
     assert r.returncode == 2 and "--to: 'soon' is not a number of seconds" in r.stderr
 

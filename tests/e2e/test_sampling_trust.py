@@ -47,14 +47,17 @@ def test_2000_samples_a_second_lose_nothing(tmp_path):
 
 
 def test_a_buffer_too_small_loses_samples_counted_with_their_time(tmp_path):
-    # a buffer of two samples (16 KiB asked, raised to hold two) at 5000 a second: what
-    # was kept and what was lost add up to the rate, however many were lost (the writer
-    # drains it when it gets a CPU; on a busy machine, hundreds are), but for the last
-    # stretch before sampling stops: the kernel reports a loss only once its buffer has
-    # room again, which it no longer does then (seen 12 to 14 % of the rate short while
-    # the suite ran under sanitizers beside it): never more than the rate, and at most a
-    # fifth short
-    env = {"GPUPROF_SAMPLE_BUFFER_KB": "16"}
+    # a buffer of a few samples (16 KiB asked, raised to hold two) at 5000 a second,
+    # drained every 5 ms (GPUPROF_FLUSH_INTERVAL_MS) rather than as soon as it is a
+    # quarter full (GPUPROF_SAMPLE_WAKE=0): some 25 samples a flush for room for a few,
+    # so losses are certain. What was kept and what was lost add up to the rate,
+    # however many were lost, but for the last stretch before sampling stops: the kernel
+    # reports a loss only once its buffer has room again, which it no longer does then
+    # (a flush or more when the writer falls behind on a busy machine; seen 12 to 14 %
+    # of the rate short while the suite ran under sanitizers beside it): never more
+    # than the rate, and at most a fifth short
+    env = {"GPUPROF_SAMPLE_BUFFER_KB": "16", "GPUPROF_SAMPLE_WAKE": "0",
+           "GPUPROF_FLUSH_INTERVAL_MS": "5"}
     r, out = sampled(tmp_path, [SPLIT, "crowd", "1", "500"], ["--sampling-freq", "5000"], env)
     ((tid, (wall, user)),) = crowd_threads(r.stdout).items()
     kept = thread_counts(out)[tid]
@@ -68,7 +71,7 @@ def test_a_buffer_too_small_loses_samples_counted_with_their_time(tmp_path):
     for row in out.query("SELECT start, end, samples FROM gpuprof_sample_lost"):
         assert process["start"] <= row["start"] <= row["end"] <= process["end"], row
         assert row["samples"] >= 1
-    # two samples of room at 5000 a second, drained every 100 ms: losses are certain
+    # a few samples of room at 5000 a second, drained every 5 ms: losses are certain
     assert lost["n"] > 0 and lost["rows"] >= 1, lost
     p = run([GPUPROF, "profile", out.path("results.db")], cwd=tmp_path)
     assert p.returncode == 0, p.stderr

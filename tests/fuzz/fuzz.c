@@ -67,6 +67,6 @@ void fuzz_read_database(char *path)
 	remove(merged);
 	char *twice[] = { path, path }; /* the second's recordings are all repeats */
 	struct strbuf warnings = STRBUF_INIT;
-	store_merge(twice, 2, NULL, 0, merged, &warnings, &err);
+	store_merge(twice, 2, NULL, 0, merged, &warnings, NULL, &err);
 	strbuf_release(&warnings);
 }
