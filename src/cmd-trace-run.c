@@ -377,6 +377,26 @@ static int convert_or_list_empty(const struct strbuf *spools, size_t count, int 
 	return failures;
 }
 
+/* "<name>_<pid>.spool" where another spool of the run is "<name>.spool": the pid
+ * (digits up to ".spool"), else NULL. */
+static const char *pid_suffix(const struct strbuf *spools, const char *spool)
+{
+	size_t len = strlen(spool);
+	for (const char *other = spools->buf; other < spools->buf + spools->len;
+	     other += strlen(other) + 1) {
+		size_t base = strlen(other);
+		if (base <= 6 || strcmp(other + base - 6, ".spool") || len <= base + 1)
+			continue;
+		base -= 6;
+		const char *digits = spool + base + 1;
+		size_t n = strspn(digits, "0123456789");
+		if (!strncmp(spool, other, base) && spool[base] == '_' && n &&
+		    !strcmp(digits + n, ".spool"))
+			return digits;
+	}
+	return NULL;
+}
+
 static int post_process(const char *manifest, const char *metrics_base,
 			const char *directory, const struct output_request *request,
 			int keep_spool)
@@ -393,9 +413,8 @@ static int post_process(const char *manifest, const char *metrics_base,
 	size_t capacity = 0;
 	ssize_t length;
 	int failures = 0, processes = 0, written_count = 0;
-	struct strbuf seen = STRBUF_INIT; /* the paths handled, each ended by a NUL */
+	struct strbuf seen = STRBUF_INIT; /* the paths, each ended by a NUL, each once */
 	struct strbuf empty = STRBUF_INIT; /* the spools of processes that recorded nothing */
-	struct strbuf first_prefix = STRBUF_INIT; /* the first process's outputs' */
 	size_t empty_count = 0;
 	struct output_request skipping = *request;
 	skipping.skip_empty = 1;
@@ -405,43 +424,37 @@ static int post_process(const char *manifest, const char *metrics_base,
 		int duplicate = 0;
 		for (size_t at = 0; at < seen.len && !duplicate; at += strlen(seen.buf + at) + 1)
 			duplicate = !strcmp(seen.buf + at, line);
-		if (duplicate)
-			continue;
-		strbuf_add(&seen, line, (size_t)length);
+		if (!duplicate)
+			strbuf_add(&seen, line, (size_t)length);
+	}
+	free(line);
+	fclose(f);
+	for (const char *spool = seen.buf; spool < seen.buf + seen.len; spool += strlen(spool) + 1) {
 		processes++;
 		struct strbuf prefix = STRBUF_INIT;
-		size_t len = strlen(line);
-		strbuf_add(&prefix, line, len > 6 && !strcmp(line + len - 6, ".spool") ? len - 6 : len);
-		if (!first_prefix.len) {
-			strbuf_addstr(&first_prefix, prefix.buf);
-		} else if (!strncmp(prefix.buf, first_prefix.buf, first_prefix.len) &&
-			   prefix.buf[first_prefix.len] == '_' &&
-			   strspn(prefix.buf + first_prefix.len + 1, "0123456789") ==
-				   strlen(prefix.buf + first_prefix.len + 1)) {
-			/* -o without %pid% taken by the first: the recorder added the pid */
-			fprintf(stderr, "gpuprof: another process of the run (pid %s) recorded under "
+		size_t len = strlen(spool);
+		strbuf_add(&prefix, spool, len > 6 && !strcmp(spool + len - 6, ".spool") ? len - 6 : len);
+		const char *pid = pid_suffix(&seen, spool);
+		if (pid) /* -o without %pid%, taken by another process: the recorder added it */
+			fprintf(stderr, "gpuprof: another process of the run (pid %.*s) recorded under "
 					"the same name: its outputs are named '%s_*'\n",
-				prefix.buf + first_prefix.len + 1, prefix.buf);
-		}
+				(int)strspn(pid, "0123456789"), pid, prefix.buf);
 		struct error err;
-		if (metrics && metrics_append(metrics_base, line, &err))
-			warn("metrics are left out of '%s': %s", line, err.message);
-		int rc = output_from_spool(line, prefix.buf, &skipping, keep_spool, &err);
+		if (metrics && metrics_append(metrics_base, spool, &err))
+			warn("metrics are left out of '%s': %s", spool, err.message);
+		int rc = output_from_spool(spool, prefix.buf, &skipping, keep_spool, &err);
 		if (rc < 0) {
-			warn("%s (the spool '%s' is kept; 'gpuprof convert' retries)", err.message, line);
+			warn("%s (the spool '%s' is kept; 'gpuprof convert' retries)", err.message, spool);
 			failures++;
 		} else if (rc == 1) {
-			strbuf_add(&empty, line, (size_t)length);
+			strbuf_add(&empty, spool, len + 1);
 			empty_count++;
 		} else {
 			written_count++;
 		}
 		strbuf_release(&prefix);
 	}
-	free(line);
-	fclose(f);
 	strbuf_release(&seen);
-	strbuf_release(&first_prefix);
 	if (!processes)
 		warn("no process used OpenCL or CUDA: nothing was recorded");
 	failures += convert_or_list_empty(&empty, empty_count, written_count == 0, request,
