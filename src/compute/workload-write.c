@@ -53,7 +53,8 @@ int workload_write_dispatches(sqlite3 *db, FILE *out, size_t *rows, struct error
 	int has_counters = store_has_table(db, "gpuprof_counter");
 	int rc = store_prepare(db, "SELECT k.dispatch_id, IFNULL(a.device_index, 0), "
 			       "k.grid_x * k.grid_y * k.grid_z, "
-			       "k.workgroup_x * k.workgroup_y * k.workgroup_z, k.local_memory_bytes, "
+			       "NULLIF(k.workgroup_x * k.workgroup_y * k.workgroup_z, 0), "
+			       "k.local_memory_bytes, "
 			       "k.private_memory_bytes, k.registers, IFNULL(s.string, ''), k.start, "
 			       "k.end, k.process_id, k.correlation_id FROM gpuprof_kernel k "
 			       "LEFT JOIN gpuprof_string s ON s.id = k.name_id "
@@ -100,8 +101,11 @@ int workload_write_dispatches(sqlite3 *db, FILE *out, size_t *rows, struct error
 		/* a workload's Dispatch_ID names one dispatch: the process's own where there
 		 * is one process, the dispatch's place in the recording where there are more */
 		csv_int(&line, processes > 1 ? (long long)*rows + 1 : sqlite3_column_int64(kernels, 0));
-		for (int c = 1; c < 7; c++)
-			csv_int(&line, sqlite3_column_int64(kernels, c));
+		for (int c = 1; c < 7; c++) /* a NULL (a size the runtime chose): empty */
+			if (sqlite3_column_type(kernels, c) == SQLITE_NULL)
+				csv_empty(&line);
+			else
+				csv_int(&line, sqlite3_column_int64(kernels, c));
 		csv_text(&line, (const char *)sqlite3_column_text(kernels, 7));
 		csv_int(&line, sqlite3_column_int64(kernels, 8));
 		csv_int(&line, sqlite3_column_int64(kernels, 9));

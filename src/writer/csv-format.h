@@ -26,6 +26,12 @@ static inline void csv_int(struct strbuf *line, int64_t value)
 	line->buf[line->len] = '\0';
 }
 
+/* An empty field, not the line's first: a value that is not known. */
+static inline void csv_empty(struct strbuf *line)
+{
+	strbuf_addch(line, ',');
+}
+
 static inline void csv_text(struct strbuf *line, const char *text)
 {
 	size_t len = strlen(text);

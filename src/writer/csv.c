@@ -223,8 +223,11 @@ static int csv_kernel(struct csv_state *s, const struct event *e, struct error *
 	csv_int(l, e->kernel.registers); /* VGPR_Count: registers per thread */
 	csv_int(l, 0);                   /* Accum_VGPR_Count, SGPR_Count: no equivalent */
 	csv_int(l, 0);
-	for (int i = 0; i < 3; i++)
-		csv_int(l, e->kernel.workgroup[i]);
+	for (int i = 0; i < 3; i++) /* empty: the runtime chose it, and does not say */
+		if (e->kernel.workgroup[0])
+			csv_int(l, e->kernel.workgroup[i]);
+		else
+			csv_empty(l);
 	for (int i = 0; i < 3; i++)
 		csv_int(l, e->kernel.grid[i]);
 	csv_int(l, e->kernel.static_local_memory_bytes);
@@ -251,7 +254,11 @@ static int csv_counters(struct csv_state *s, const struct event *e, struct error
 		csv_int(l, e->kernel.grid[0] * e->kernel.grid[1] * e->kernel.grid[2]);
 		csv_int(l, e->kernel.kernel_id);
 		csv_text(l, e->name);
-		csv_int(l, e->kernel.workgroup[0] * e->kernel.workgroup[1] * e->kernel.workgroup[2]);
+		if (e->kernel.workgroup[0])
+			csv_int(l, e->kernel.workgroup[0] * e->kernel.workgroup[1] *
+					   e->kernel.workgroup[2]);
+		else
+			csv_empty(l);
 		csv_int(l, e->kernel.local_memory_bytes);
 		csv_int(l, e->kernel.private_memory_bytes);
 		csv_int(l, e->kernel.registers);

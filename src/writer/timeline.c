@@ -554,9 +554,11 @@ int timeline_args(const struct event *e, struct slice_arg args[TIMELINE_MAX_ARGS
 		NUMBER("grid_x", e->kernel.grid[0]);
 		NUMBER("grid_y", e->kernel.grid[1]);
 		NUMBER("grid_z", e->kernel.grid[2]);
-		NUMBER("workgroup_x", e->kernel.workgroup[0]);
-		NUMBER("workgroup_y", e->kernel.workgroup[1]);
-		NUMBER("workgroup_z", e->kernel.workgroup[2]);
+		if (e->kernel.workgroup[0]) { /* 0: the runtime chose it, and does not say */
+			NUMBER("workgroup_x", e->kernel.workgroup[0]);
+			NUMBER("workgroup_y", e->kernel.workgroup[1]);
+			NUMBER("workgroup_z", e->kernel.workgroup[2]);
+		}
 		NONZERO("registers", e->kernel.registers);
 		NONZERO("lds_bytes", e->kernel.local_memory_bytes);
 		NONZERO("scratch_bytes", e->kernel.private_memory_bytes);

@@ -5,7 +5,7 @@ import io
 import os
 import sqlite3
 import time
-from conftest import GPUPROF, run, trace
+from conftest import GPUPROF, TESTS, run, trace
 
 
 def test_a_second_process_under_the_same_name_is_said_and_not_called_an_earlier_run(tmp_path, vcopy):
@@ -68,3 +68,14 @@ def test_a_process_lasts_its_life_and_says_what_was_recorded(tmp_path, vcopy):
     (row,) = csv.DictReader(io.StringIO(text))
     assert float(row["Duration (msec)"]) == round((end - start) / 1e6, 3)
     assert float(row["Recorded (msec)"]) == round((end - recording) / 1e6, 3)
+
+
+def test_a_work_group_size_the_runtime_chose_is_not_written_as_0(tmp_path):
+    # 44: no local size given, the runtime chose one and does not say which: empty
+    # (unknown), never 0
+    r = trace(tmp_path, ["--kernel-trace", "-o", "run"], [os.path.join(TESTS, "chosen-size")])
+    assert r.returncode == 0, r.stderr
+    with open(tmp_path / "run_kernel_trace.csv") as f:
+        rows = {row["Kernel_Name"]: row for row in csv.DictReader(f)}
+    sizes = {name: tuple(row[f"Workgroup_Size_{d}"] for d in "XYZ") for name, row in rows.items()}
+    assert sizes == {"free_size": ("", "", ""), "given_size": ("8", "1", "1")}
