@@ -81,8 +81,7 @@ int recorder_collected_at(uint64_t ns)
 	return lo ? transitions[lo - 1].on : n ? transitions[0].on : 1;
 }
 
-/* When this process began, on the trace clock: collection periods count from it. */
-static uint64_t process_start_ns(void)
+uint64_t recorder_process_start_ns(void)
 {
 	char stat[1024];
 	int fd = recorder_open_private("/proc/self/stat", O_RDONLY, 0);
@@ -170,7 +169,7 @@ void recorder_control_start(void)
 	uint64_t *origin = malloc(sizeof(*origin));
 	if (!origin)
 		return;
-	*origin = process_start_ns();
+	*origin = recorder_process_start_ns(); /* collection periods count from it */
 	pthread_attr_init(&attr);
 	sigset_t all, old;
 	sigfillset(&all);

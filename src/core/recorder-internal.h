@@ -18,6 +18,10 @@ void recorder_control_start(void);
  * program started with its standard streams closed must not write into the spool). */
 int recorder_open_private(const char *path, int flags, mode_t mode);
 
+/* When this process began, on the trace clock: its start time in /proc/self/stat (clock
+ * ticks since boot, 10 ms steps), aged by CLOCK_BOOTTIME; now when that cannot be read. */
+uint64_t recorder_process_start_ns(void);
+
 /* Before _exit() or exec(): stops recording (a flush) in the process that owns the
  * recorder while it runs; returns 1 when it did. */
 int recorder_stop_before_leaving(void);

@@ -514,34 +514,6 @@ static void read_command_line(struct strbuf *out)
 		out->buf[--out->len] = '\0';
 }
 
-/* When the process began, on the trace clock: its start time in /proc/self/stat (field
- * 22, clock ticks since boot), aged by CLOCK_BOOTTIME; 0 when it cannot be read. */
-static uint64_t process_began_ns(void)
-{
-	char buffer[1024];
-	int fd = recorder_open_private("/proc/self/stat", O_RDONLY, 0);
-	ssize_t n = fd >= 0 ? read(fd, buffer, sizeof(buffer) - 1) : -1;
-	if (fd >= 0)
-		close(fd);
-	if (n <= 0)
-		return 0;
-	buffer[n] = '\0';
-	const char *at = strrchr(buffer, ')'); /* the command may hold spaces and ')' */
-	for (int field = 2; at && field < 22; field++) /* from the state (3) to starttime */
-		at = strchr(at + 1, ' ');
-	long ticks = sysconf(_SC_CLK_TCK);
-	unsigned long long start = at ? strtoull(at + 1, NULL, 10) : 0;
-	struct timespec boot;
-	if (!start || ticks <= 0 || clock_gettime(CLOCK_BOOTTIME, &boot))
-		return 0;
-	uint64_t now = clock_now_ns();
-	uint64_t since_boot = (uint64_t)boot.tv_sec * 1000000000u + (uint64_t)boot.tv_nsec;
-	uint64_t began = start * (1000000000u / (uint64_t)ticks);
-	if (began > since_boot || since_boot - began > now)
-		return 0;
-	return now - (since_boot - began);
-}
-
 /* Bound on the spools of one process: its images (exec()) and name collisions. */
 #define MAX_IMAGES 1000
 
@@ -743,7 +715,7 @@ static int start(void)
 		.command_id = intern_locked(command.buf),
 		.rank = ctx.rank,
 		.size = ctx.size,
-		.began_ns = process_began_ns(),
+		.began_ns = recorder_process_start_ns(),
 	};
 	metadata_put(&process, 0);
 	if (!host_agent_emitted++)
