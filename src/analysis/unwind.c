@@ -8,13 +8,10 @@
 #include <string.h>
 
 #include "analysis/unwind-modules.h"
+#include "analysis/unwind-names.h"
 #include "util/hash.h"
 #include "util/sort.h"
 #include "util/strbuf.h"
-
-/* __cxa_demangle of the C++ runtime: the one demangler on every system with a C++
- * compiler's runtime; declared here to keep this file C. */
-extern char *__cxa_demangle(const char *mangled, char *out, size_t *length, int *status);
 
 /* The sample being unwound, for libdw's callbacks. */
 struct unwinding {
@@ -30,8 +27,6 @@ struct unwinding {
 	const struct jit_symbols *jit;
 };
 
-struct jit_symbols;
-static const struct record_symbol *jit_symbol(const struct jit_symbols *j, uint64_t pc);
 
 static pid_t next_thread(Dwfl *dwfl, void *arg, void **thread_arg)
 {
@@ -103,7 +98,7 @@ static int on_frame(Dwfl_Frame *frame, void *arg)
 	 * file changed or gone), where the stack ends */
 	uint64_t at = activation ? pc : pc - 1;
 	if (u->count && !dwfl_addrmodule(dwfl_thread_dwfl(dwfl_frame_thread(frame)), at) &&
-	    !jit_symbol(u->jit, at)) {
+	    !unwind_jit_symbol(u->jit, at)) {
 		u->left_text = 1;
 		return DWARF_CB_ABORT;
 	}
@@ -145,89 +140,6 @@ static int outermost(Dwfl *dwfl, uint64_t pc, int activation)
 			return 0;
 	}
 	return found;
-}
-
-const char *unwind_python_file(const char *path)
-{
-	/* a package's file from its package down: pyopencl/__init__.py, numpy/core/... */
-	const char *found = NULL;
-	for (const char *at = path; (at = strstr(at, "-packages/")); at++)
-		if (at - path >= 5 && (!strncmp(at - 5, "/site", 5) || !strncmp(at - 5, "/dist", 5)))
-			found = at + 10;
-	if (found && *found)
-		return found;
-	/* the standard library's from its root: json/decoder.py, threading.py */
-	for (const char *at = path; (at = strstr(at, "/lib/python3")); at++) {
-		const char *slash = strchr(at + 12, '/');
-		if (slash && strspn(at + 12, "0123456789.") == (size_t)(slash - at - 12))
-			found = slash + 1;
-	}
-	if (found && *found)
-		return found;
-	const char *base = strrchr(path, '/');
-	return base ? base + 1 : path;
-}
-
-/* ---- interning ----------------------------------------------------------------------- */
-
-static uint64_t frame_hash(const char *function, const char *module, int line)
-{
-	return hash_string(function) ^ (hash_string(module) * 31) ^ hash_int((uint64_t)line);
-}
-
-static uint32_t intern_frame(struct sample_stacks *s, const char *function, const char *module,
-			     uint64_t offset, const char *source, int line, int inlined)
-{
-	if (2 * (s->frame_count + 1) > s->frame_slot_count) {
-		free(s->frame_slots);
-		s->frame_slot_count = s->frame_slot_count ? 2 * s->frame_slot_count : 256;
-		s->frame_slots = xcalloc(s->frame_slot_count, sizeof(*s->frame_slots));
-		for (size_t i = 0; i < s->frame_count; i++) {
-			size_t j = frame_hash(s->frames[i].function, s->frames[i].module,
-					      s->frames[i].line) & (s->frame_slot_count - 1);
-			while (s->frame_slots[j])
-				j = (j + 1) & (s->frame_slot_count - 1);
-			s->frame_slots[j] = (uint32_t)i + 1;
-		}
-	}
-	size_t j = frame_hash(function, module, line) & (s->frame_slot_count - 1);
-	for (; s->frame_slots[j]; j = (j + 1) & (s->frame_slot_count - 1)) {
-		const struct stack_frame *f = &s->frames[s->frame_slots[j] - 1];
-		if (!strcmp(f->function, function) && !strcmp(f->module, module) &&
-		    f->inlined == inlined && f->line == line && !strcmp(f->source, source))
-			return s->frame_slots[j] - 1;
-	}
-	s->frames = xrealloc(s->frames, (s->frame_count + 1) * sizeof(*s->frames));
-	s->frames[s->frame_count] = (struct stack_frame){ xstrdup(function), xstrdup(module), offset,
-							  xstrdup(source), line, inlined };
-	s->frame_slots[j] = (uint32_t)++s->frame_count;
-	return (uint32_t)s->frame_count - 1;
-}
-
-static uint32_t intern_node(struct sample_stacks *s, uint32_t parent, uint32_t frame)
-{
-	if (2 * (s->node_count + 1) > s->node_slot_count) {
-		free(s->node_slots);
-		s->node_slot_count = s->node_slot_count ? 2 * s->node_slot_count : 1024;
-		s->node_slots = xcalloc(s->node_slot_count, sizeof(*s->node_slots));
-		for (size_t i = 1; i < s->node_count; i++) {
-			size_t j = hash_int((uint64_t)s->nodes[i].parent << 32 | s->nodes[i].frame) &
-				   (s->node_slot_count - 1);
-			while (s->node_slots[j])
-				j = (j + 1) & (s->node_slot_count - 1);
-			s->node_slots[j] = (uint32_t)i;
-		}
-	}
-	size_t j = hash_int((uint64_t)parent << 32 | frame) & (s->node_slot_count - 1);
-	for (; s->node_slots[j]; j = (j + 1) & (s->node_slot_count - 1)) {
-		const struct stack_node *n = &s->nodes[s->node_slots[j]];
-		if (n->parent == parent && n->frame == frame)
-			return s->node_slots[j];
-	}
-	s->nodes = xrealloc(s->nodes, (s->node_count + 1) * sizeof(*s->nodes));
-	s->nodes[s->node_count] = (struct stack_node){ parent, frame };
-	s->node_slots[j] = (uint32_t)s->node_count;
-	return (uint32_t)s->node_count++;
 }
 
 /* ---- naming ----------------------------------------------------------------------------- */
@@ -272,251 +184,6 @@ static uint32_t *pc_cache_slot(struct pc_cache *c, uint64_t pc)
 		j = (j + 1) & (c->slots - 1);
 	c->pcs[j] = pc;
 	return &c->frames[j]; /* the caller's value for pc; 0 when new */
-}
-
-/* ---- code made at run time ------------------------------------------------------------- */
-
-struct jit_symbols {
-	const struct recording *rec;
-	const struct record_symbol **by_start;
-	size_t count;
-};
-
-static int by_symbol_start(const void *a, const void *b)
-{
-	const struct record_symbol *x = *(const void *const *)a, *y = *(const void *const *)b;
-	return (x->start > y->start) - (x->start < y->start);
-}
-
-static void jit_symbols_build(struct jit_symbols *j, const struct recording *rec)
-{
-	j->rec = rec;
-	j->count = rec->symbols.count;
-	j->by_start = xcalloc(j->count ? j->count : 1, sizeof(*j->by_start));
-	for (size_t i = 0; i < j->count; i++)
-		j->by_start[i] = (const void *)rec->symbols.items[i];
-	sort_array(j->by_start, j->count, sizeof(*j->by_start), by_symbol_start);
-}
-
-/* The piece of run-time code holding pc; of pieces named at one address, the last. */
-static const struct record_symbol *jit_symbol(const struct jit_symbols *j, uint64_t pc)
-{
-	size_t lo = 0, hi = j->count; /* the first that starts after pc */
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (j->by_start[mid]->start <= pc)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	for (size_t i = lo; i > 0 && i + 16 > lo; i--) { /* overlapping pieces: a few back */
-		const struct record_symbol *s = j->by_start[i - 1];
-		if (pc - s->start < s->size)
-			return s;
-	}
-	return NULL;
-}
-
-/* A frame of run-time code: CPython's "py::QUALNAME:FILE" as "file.py:QUALNAME" (the
- * name the frame reader gives), any other name as it is. */
-static uint32_t jit_frame(struct sample_stacks *s, const struct recording *rec,
-			  const struct record_symbol *symbol)
-{
-	const char *name = recording_string(rec, symbol->name_id);
-	const char *colon = strncmp(name, "py::", 4) ? NULL : strrchr(name + 4, ':');
-	if (!colon)
-		return intern_frame(s, name, "[jit]", 0, "", 0, 0);
-	const char *file = colon + 1;
-	struct strbuf text = STRBUF_INIT;
-	strbuf_addf(&text, "%s:%.*s", unwind_python_file(file), (int)(colon - name - 4), name + 4);
-	uint32_t id = intern_frame(s, text.buf, file, 0, file, 0, 0);
-	strbuf_release(&text);
-	return id;
-}
-
-/* The source line of an address of a compilation unit (from its line table); leaves
- * source and line as they are when it has none. */
-static void running_line(Dwarf_Die *cu, Dwarf_Addr address, const char **source, int *line)
-{
-	Dwarf_Line *l = cu ? dwarf_getsrc_die(cu, address) : NULL;
-	int number = 0;
-	const char *file = l ? dwarf_linesrc(l, NULL, NULL) : NULL;
-	if (file && dwarf_lineno(l, &number) == 0 && number > 0) {
-		*source = file;
-		*line = number;
-	}
-}
-
-/* Where an inlined function was called from: its caller's line running. */
-static void call_site(Dwarf_Die *cu, Dwarf_Die *inlined, const char **source, int *line)
-{
-	Dwarf_Attribute attribute;
-	Dwarf_Word file = 0, number = 0;
-	Dwarf_Files *files;
-	size_t count;
-	if (dwarf_formudata(dwarf_attr(inlined, DW_AT_call_file, &attribute), &file) ||
-	    dwarf_formudata(dwarf_attr(inlined, DW_AT_call_line, &attribute), &number) ||
-	    !number || dwarf_getsrcfiles(cu, &files, &count) || file >= count)
-		return;
-	const char *name = dwarf_filesrc(files, file, NULL, NULL);
-	if (name) {
-		*source = name;
-		*line = (int)number;
-	}
-}
-
-/* Names pc (an address inside the call or instruction): the symbol containing it,
- * demangled, or module+offset. */
-static uint32_t name_frame(struct sample_stacks *s, Dwfl *dwfl, uint64_t pc,
-			   const struct jit_symbols *jit)
-{
-	Dwfl_Module *module = dwfl_addrmodule(dwfl, pc);
-	const struct record_symbol *made = module ? NULL : jit_symbol(jit, pc);
-	if (made)
-		return jit_frame(s, jit->rec, made);
-	if (!module) {
-		char text[32];
-		snprintf(text, sizeof(text), "[unknown]+0x%llx", (unsigned long long)pc);
-		return intern_frame(s, text, "", pc, "", 0, 0);
-	}
-	Dwarf_Addr low = 0, bias = 0;
-	const char *path = NULL;
-	dwfl_module_info(module, NULL, &low, NULL, NULL, NULL, &path, NULL);
-	const char *file = path ? path : dwfl_module_info(module, NULL, NULL, NULL, NULL, NULL,
-							 NULL, NULL);
-	if (!file)
-		file = "";
-	dwfl_module_getelf(module, &bias);
-	GElf_Off offset;
-	GElf_Sym symbol;
-	const char *name = dwfl_module_addrinfo(module, pc, &offset, &symbol, NULL, NULL, NULL);
-	if (!name || !*name) {
-		const char *base = strrchr(file, '/');
-		char text[4200];
-		snprintf(text, sizeof(text), "%s+0x%llx", base ? base + 1 : file,
-			 (unsigned long long)(pc - bias));
-		return intern_frame(s, text, file, pc - bias, "", 0, 0);
-	}
-	char unversioned[1024]; /* "memcpy@@GLIBC_2.14": the symbol version is not its name */
-	const char *at = strchr(name, '@');
-	if (at && (size_t)(at - name) < sizeof(unversioned)) {
-		memcpy(unversioned, name, (size_t)(at - name));
-		unversioned[at - name] = '\0';
-		name = unversioned;
-	}
-	char *demangled = NULL;
-	if (name[0] == '_' && name[1] == 'Z') {
-		int status = -1;
-		demangled = __cxa_demangle(name, NULL, NULL, &status);
-		if (status)
-			demangled = NULL;
-	}
-	const char *source = "";
-	int line = 0;
-	Dwarf_Addr die_bias;
-	Dwarf_Die *cu = dwfl_module_addrdie(module, pc, &die_bias), *scopes = NULL;
-	int n = cu ? dwarf_getscopes(cu, pc - die_bias, &scopes) : 0;
-	/* the line running: pc's own, or where the outermost function inlined at pc was
-	 * called from */
-	running_line(cu, pc - die_bias, &source, &line);
-	for (int i = n; i-- > 0;)
-		if (dwarf_tag(&scopes[i]) == DW_TAG_inlined_subroutine) {
-			call_site(cu, &scopes[i], &source, &line);
-			break;
-		}
-	uint32_t id = intern_frame(s, demangled ? demangled : name, file, pc - bias, source, line, 0);
-	free(demangled);
-	free(scopes);
-	return id;
-}
-
-/* The name of a function's debug information entry: its linkage name demangled (the
- * whole C++ name), else its name; NULL when it has neither. */
-static char *die_name(Dwarf_Die *die)
-{
-	Dwarf_Attribute attribute;
-	const char *linkage = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_linkage_name,
-								    &attribute));
-	if (linkage && linkage[0] == '_' && linkage[1] == 'Z') {
-		int status = -1;
-		char *demangled = __cxa_demangle(linkage, NULL, NULL, &status);
-		if (!status && demangled)
-			return demangled;
-		free(demangled);
-	}
-	const char *name = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_name, &attribute));
-	return name ? xstrdup(name) : NULL;
-}
-
-/* The functions inlined at pc, innermost first, as frames; returns how many (at most
- * max). */
-static size_t inlined_frames(struct sample_stacks *s, Dwfl *dwfl, uint64_t pc, uint32_t *frames,
-			     size_t max)
-{
-	Dwfl_Module *module = dwfl_addrmodule(dwfl, pc);
-	Dwarf_Addr bias;
-	Dwarf_Die *cu = module ? dwfl_module_addrdie(module, pc, &bias) : NULL, *scopes = NULL;
-	int n = cu ? dwarf_getscopes(cu, pc - bias, &scopes) : 0;
-	size_t count = 0;
-	const char *path = NULL;
-	if (module)
-		dwfl_module_info(module, NULL, NULL, NULL, NULL, NULL, &path, NULL);
-	/* the innermost runs pc's line; each outer one the line that called the one it
-	 * holds */
-	const char *source = "";
-	int line = 0;
-	running_line(cu, pc - bias, &source, &line);
-	for (int i = 0; i < n && count < max; i++) {
-		if (dwarf_tag(&scopes[i]) == DW_TAG_subprogram)
-			break;
-		if (dwarf_tag(&scopes[i]) != DW_TAG_inlined_subroutine)
-			continue;
-		char *name = die_name(&scopes[i]);
-		frames[count++] = intern_frame(s, name ? name : "[inlined]", path ? path : "",
-					       pc - bias, source, line, 1);
-		free(name);
-		call_site(cu, &scopes[i], &source, &line);
-	}
-	free(scopes);
-	return count;
-}
-
-/* The names of the system calls a thread commonly waits in (x86-64 numbers). */
-static const struct {
-	int number;
-	const char *name;
-} waits[] = {
-	{ 0, "read" }, { 1, "write" }, { 7, "poll" }, { 16, "ioctl" }, { 17, "pread64" },
-	{ 18, "pwrite64" }, { 23, "select" }, { 34, "pause" }, { 35, "nanosleep" },
-	{ 42, "connect" }, { 43, "accept" }, { 44, "sendto" }, { 45, "recvfrom" },
-	{ 46, "sendmsg" }, { 47, "recvmsg" }, { 61, "wait4" }, { 70, "msgrcv" },
-	{ 74, "fsync" }, { 75, "fdatasync" }, { 128, "rt_sigtimedwait" },
-	{ 130, "rt_sigsuspend" }, { 202, "futex" }, { 208, "io_getevents" },
-	{ 220, "semtimedop" }, { 230, "clock_nanosleep" }, { 232, "epoll_wait" },
-	{ 247, "waitid" }, { 270, "pselect6" }, { 271, "ppoll" }, { 281, "epoll_pwait" },
-	{ 288, "accept4" }, { 426, "io_uring_enter" }, { 441, "epoll_pwait2" },
-	{ 449, "futex_waitv" },
-};
-
-/* The frame a sample off the CPU ends with: what the thread waited in. */
-static uint32_t wait_frame(struct sample_stacks *s, int call)
-{
-	char text[64];
-	if (call < 0) {
-		snprintf(text, sizeof(text), "[off-CPU]");
-	} else {
-		const char *name = NULL;
-#ifdef __x86_64__
-		for (size_t i = 0; i < sizeof(waits) / sizeof(waits[0]); i++)
-			if (waits[i].number == call)
-				name = waits[i].name;
-#endif
-		if (name)
-			snprintf(text, sizeof(text), "[off-CPU: %s]", name);
-		else
-			snprintf(text, sizeof(text), "[off-CPU: system call %d]", call);
-	}
-	return intern_frame(s, text, "", 0, "", 0, 0);
 }
 
 /* ---- Python frames ------------------------------------------------------------------- */
@@ -588,18 +255,6 @@ nearest_tick(const struct record_python_stack *const *ticks, size_t n,
 	return shaped ? shaped : best;
 }
 
-/* A Python frame: "file.py:function", the file as its module and source. */
-static uint32_t python_frame(struct sample_stacks *s, const struct recording *rec,
-			     const struct python_frame *f)
-{
-	const char *file = recording_string(rec, f->file_id);
-	struct strbuf name = STRBUF_INIT;
-	strbuf_addf(&name, "%s:%s", unwind_python_file(file), recording_string(rec, f->function_id));
-	uint32_t id = intern_frame(s, name.buf, file, 0, file, (int)f->line, 0);
-	strbuf_release(&name);
-	return id;
-}
-
 /* The innermost frame of a launch stack that is the program's (u->pcs' index): the frame
  * of the API function it called, where one has that name (gpuprof's interposer, or the
  * vendor's library under CUPTI's callback); else the first below gpuprof's own libraries
@@ -657,7 +312,7 @@ int sample_stacks_build(const struct recording *rec, struct sample_stacks *out)
 	}
 	sort_array(ticks, tick_count, sizeof(*ticks), by_thread_then_tick);
 	struct jit_symbols jit;
-	jit_symbols_build(&jit, rec);
+	unwind_jit_build(&jit, rec);
 	struct pc_cache last_leaf = { 0 }; /* by tid: the leaf of its last sample on the CPU */
 	/* the samples, then the launch stacks (a sample each, of the launching thread) */
 	for (size_t i = 0; i < rec->samples.count + rec->launch_stacks.count; i++) {
@@ -672,7 +327,7 @@ int sample_stacks_build(const struct recording *rec, struct sample_stacks *out)
 			continue; /* corrupt */
 		if (sample->flags & SAMPLE_RUNNABLE) { /* where its last sample stood */
 			uint32_t *where = pc_cache_slot(&last_leaf, sample->tid);
-			*leaf = intern_node(out, *where, intern_frame(out, "[waiting for a CPU]", "", 0,
+			*leaf = unwind_intern_node(out, *where, unwind_intern_frame(out, "[waiting for a CPU]", "", 0,
 								   "", 0, 0));
 			continue;
 		}
@@ -731,9 +386,9 @@ int sample_stacks_build(const struct recording *rec, struct sample_stacks *out)
 			uint32_t *cached = pc_cache_slot(&cache, pc ^ ((uint64_t)epoch << 48));
 			if (!*cached) { /* its function, then what was inlined there, innermost first */
 				struct pc_frames p = { 0 };
-				p.frames[0] = dwfl ? name_frame(out, dwfl, pc, &jit)
-						   : intern_frame(out, "[unknown]", "", pc, "", 0, 0);
-				p.count = 1 + (dwfl ? inlined_frames(out, dwfl, pc, p.frames + 1,
+				p.frames[0] = dwfl ? unwind_name_frame(out, dwfl, pc, &jit)
+						   : unwind_intern_frame(out, "[unknown]", "", pc, "", 0, 0);
+				p.count = 1 + (dwfl ? unwind_inlined_frames(out, dwfl, pc, p.frames + 1,
 								     MAX_INLINED) : 0);
 				named = xrealloc(named, (cache.count + 1) * sizeof(*named));
 				named[cache.count++] = p;
@@ -748,22 +403,22 @@ int sample_stacks_build(const struct recording *rec, struct sample_stacks *out)
 		int first = launch ? launch_leaf_frame(out, rec, launch, named, which, u->count) : 0;
 		const struct python_frame *py = python ? (const void *)(python + 1) : NULL;
 		int py_next = python ? (int)python->count - 1 : -1; /* outermost not yet used */
-		uint32_t node = stopped ? intern_node(out, 0, intern_frame(out, stopped, "", 0, "", 0, 0))
+		uint32_t node = stopped ? unwind_intern_node(out, 0, unwind_intern_frame(out, stopped, "", 0, "", 0, 0))
 				: 0;
 		for (int f = u->count - 1; f >= first; f--) { /* from the root down */
 			const struct pc_frames *p = &named[which[f]];
 			if (py_next >= 0 && evaluation_loop(out, p)) {
 				do /* a group: its entry frame, then those it called */
-					node = intern_node(out, node, python_frame(out, rec, &py[py_next]));
+					node = unwind_intern_node(out, node, unwind_python_frame(out, rec, &py[py_next]));
 				while (--py_next >= 0 && !(py[py_next].flags & PYTHON_FRAME_ENTRY));
 				continue;
 			}
-			node = intern_node(out, node, p->frames[0]);
+			node = unwind_intern_node(out, node, p->frames[0]);
 			for (size_t k = p->count - 1; k >= 1; k--) /* the outermost inlined first */
-				node = intern_node(out, node, p->frames[k]);
+				node = unwind_intern_node(out, node, p->frames[k]);
 		}
 		if (sample->flags & SAMPLE_OFF_CPU) {
-			node = intern_node(out, node, wait_frame(out, sample->syscall));
+			node = unwind_intern_node(out, node, unwind_wait_frame(out, sample->syscall));
 		} else if (!launch) {
 			uint32_t *slot = pc_cache_slot(&last_leaf, sample->tid);
 			last_leaf.count += !*slot; /* a thread's first (a node is never 0) */
