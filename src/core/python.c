@@ -149,7 +149,8 @@ static struct named_code named[CODE_SLOTS];
  * thread's outermost while it runs (it has the caller that resumed it) */
 #define RESUMABLE_CODE (0x20 | 0x80 | 0x200)
 
-static int name_code(uint64_t code, struct python_frame *out, int *resumable)
+static int name_code(uint64_t code, struct python_frame *out, int *resumable,
+		     uint64_t *linetable)
 {
 	unsigned char head[CODE_HEAD];
 	uint64_t type, filename, qualname;
@@ -158,8 +159,11 @@ static int name_code(uint64_t code, struct python_frame *out, int *resumable)
 		need = layout->code_flags + 4;
 	if (layout->code_firstlineno + 4 > need)
 		need = layout->code_firstlineno + 4;
+	if (layout->code_linetable + 8 > need)
+		need = layout->code_linetable + 8;
 	if (peek(code, head, need))
 		return -1;
+	memcpy(linetable, head + layout->code_linetable, 8);
 	uint32_t flags;
 	memcpy(&flags, head + layout->code_flags, 4);
 	*resumable = (flags & RESUMABLE_CODE) != 0;
@@ -207,17 +211,26 @@ static unsigned scan_varint(const unsigned char *p, size_t *at, size_t n)
  * Objects/locations.md): entries of one to eight code units, each moving the line by a
  * delta. first_line when it cannot tell (an instruction with no line, a table too long
  * to read, the frame not yet begun). */
-static uint32_t running_line(uint64_t code, uint64_t instruction, uint32_t first_line)
+static uint32_t running_line(uint64_t code, uint64_t table, uint64_t instruction,
+			     uint32_t first_line)
 {
 	uint64_t start = code + layout->code_instructions;
-	if (instruction < start)
+	if (instruction < start || !table)
 		return first_line;
 	uint64_t target = (instruction - start) / 2; /* in code units */
-	uint64_t table = peek_pointer(code + layout->code_linetable), size = 0;
-	static unsigned char bytes[LINETABLE_MAX]; /* under lock, as every read */
-	if (!table || peek(table + 16, &size, 8) || size > LINETABLE_MAX ||
-	    peek(table + 32, bytes, (size_t)size))
+	/* the bytes object: its size at 16, its bytes from 32; most tables are short
+	 * enough to come in one read with their header */
+	static unsigned char object[32 + LINETABLE_MAX]; /* under lock, as every read */
+	const size_t first_read = 32 + 224;
+	uint64_t size = 0;
+	int whole = peek(table, object, first_read) == 0;
+	if (!whole && peek(table, object, 32))
 		return first_line;
+	memcpy(&size, object + 16, 8);
+	if (size > LINETABLE_MAX ||
+	    ((!whole || 32 + size > first_read) && peek(table + 32, object + 32, (size_t)size)))
+		return first_line;
+	const unsigned char *bytes = object + 32;
 	int64_t line = first_line;
 	uint64_t unit = 0;
 	for (size_t at = 0; at < size;) {
@@ -301,10 +314,12 @@ static int read_frames(uint64_t frame, struct python_frame *frames)
 		resumable = 0;
 		memcpy(&code, f + layout->frame_code, 8);
 		memcpy(&previous, f + layout->frame_previous, 8);
-		if (name_code(code, &frames[count], &resumable) == 0) {
+		uint64_t linetable = 0;
+		if (name_code(code, &frames[count], &resumable, &linetable) == 0) {
 			uint64_t instruction;
 			memcpy(&instruction, f + layout->frame_instruction, 8);
-			frames[count].line = running_line(code, instruction, frames[count].line);
+			frames[count].line = running_line(code, linetable, instruction,
+							  frames[count].line);
 			frames[count].flags = f[layout->frame_entry] ? PYTHON_FRAME_ENTRY : 0;
 			count++;
 		}
