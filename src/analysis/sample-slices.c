@@ -2,6 +2,7 @@
 #include "analysis/unwind.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 #include "util/sort.h"
 #include "util/strbuf.h"
@@ -22,6 +23,18 @@ static int by_start_then_depth(const void *a, const void *b)
 	if (x->depth != y->depth)
 		return x->depth < y->depth ? -1 : 1;
 	return (x->tid > y->tid) - (x->tid < y->tid);
+}
+
+/* Whether two nodes (their callers alike) are the same call: the same function, whatever
+ * line of it ran (a frame per line: the slice of a function lasts over its lines). */
+static int same_call(const struct sample_stacks *s, uint32_t a, uint32_t b)
+{
+	if (a == b)
+		return 1;
+	const struct stack_frame *x = &s->frames[s->nodes[a].frame];
+	const struct stack_frame *y = &s->frames[s->nodes[b].frame];
+	return x->inlined == y->inlined && !strcmp(x->function, y->function) &&
+	       !strcmp(x->module, y->module);
 }
 
 size_t sample_slices_build(const struct sample_stacks *s, struct sample_input *samples,
@@ -45,7 +58,8 @@ size_t sample_slices_build(const struct sample_stacks *s, struct sample_input *s
 				reversed[m++] = node;
 			while (m)
 				path[length++] = reversed[--m];
-			while (common < depth && common < length && open[common] == path[common])
+			while (common < depth && common < length &&
+			       same_call(s, open[common], path[common]))
 				common++;
 		}
 		/* close what the new sample does not have: at its time, or at the end of the

@@ -83,7 +83,9 @@ class Trace:
             events.append(self._packet(fields(packet)))
         for kind, payload in events:
             if kind == "begin":
-                open_slices.setdefault(payload["track"], []).append(len(self.slices))
+                stack = open_slices.setdefault(payload["track"], [])
+                payload["depth"] = len(stack)  # the slices open on its track around it
+                stack.append(len(self.slices))
                 self.slices.append(payload)
             elif kind == "end":
                 stack = open_slices.get(payload["track"])

@@ -172,6 +172,14 @@ def test_the_timelines_show_each_threads_stacks_under_its_track(tmp_path):
         if name == "late_worker":
             entered = start
     assert {"late_worker", "spin_for"} <= {s["name"] for s in mine if s["start"] == entered}
+    # 44: a function sampled at several of its lines is one slice over them: never two
+    # slices of one name, one ending where the next begins, at one depth of a lane
+    for lane in lanes:
+        ends = {(s["depth"], s["end"], s["name"]) for s in pf.slices
+                if s["category"] == "SAMPLE" and s["track"] == lane}
+        split = [s for s in pf.slices if s["category"] == "SAMPLE" and s["track"] == lane and
+                 (s["depth"], s["start"], s["name"]) in ends]
+        assert not split, split[:3]
     with open(out.path("results.json")) as f:
         events = [e for e in json.load(f)["traceEvents"] if e.get("cat") == "SAMPLE"]
     assert len(events) == sum(1 for s in pf.slices if s["category"] == "SAMPLE")
