@@ -33,7 +33,7 @@ static int same_call(const struct sample_stacks *s, uint32_t a, uint32_t b)
 		return 1;
 	const struct stack_frame *x = &s->frames[s->nodes[a].frame];
 	const struct stack_frame *y = &s->frames[s->nodes[b].frame];
-	return x->inlined == y->inlined && !strcmp(x->function, y->function) &&
+	return !strcmp(x->function, y->function) &&
 	       !strcmp(x->module, y->module);
 }
 
