@@ -2,46 +2,48 @@
 #include "util/unfinished.h"
 
 #include <limits.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <string.h>
 #include <unistd.h>
 
-enum { FREE, FILLING, LISTED };
+enum { FREE, LISTED };
 
 /* outputs written at once: the database, three file writers, a copy, a report */
 #define UNFINISHED_MAX 32
 
+/* A slot's path is written only while the slot is FREE, under the lock; the signal
+ * handler reads the paths of the LISTED slots without it. */
 static struct {
 	atomic_int state;
 	char path[PATH_MAX];
 } slots[UNFINISHED_MAX];
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 
 void unfinished_add(const char *path)
 {
 	size_t length = strlen(path);
 	if (length >= PATH_MAX)
 		return;
-	for (int i = 0; i < UNFINISHED_MAX; i++) {
-		int expected = FREE;
-		if (atomic_compare_exchange_strong(&slots[i].state, &expected, FILLING)) {
+	pthread_mutex_lock(&lock);
+	for (int i = 0; i < UNFINISHED_MAX; i++)
+		if (atomic_load(&slots[i].state) == FREE) {
 			memcpy(slots[i].path, path, length + 1);
 			atomic_store(&slots[i].state, LISTED);
-			return;
+			break;
 		}
-	}
+	pthread_mutex_unlock(&lock);
 }
 
 void unfinished_forget(const char *path)
 {
-	for (int i = 0; i < UNFINISHED_MAX; i++) {
-		int expected = LISTED;
-		if (!strcmp(slots[i].path, path) &&
-		    atomic_compare_exchange_strong(&slots[i].state, &expected, FILLING)) {
-			slots[i].path[0] = '\0';
+	pthread_mutex_lock(&lock);
+	for (int i = 0; i < UNFINISHED_MAX; i++)
+		if (atomic_load(&slots[i].state) == LISTED && !strcmp(slots[i].path, path)) {
 			atomic_store(&slots[i].state, FREE);
-			return;
+			break;
 		}
-	}
+	pthread_mutex_unlock(&lock);
 }
 
 void unfinished_remove_all(void)

@@ -40,8 +40,14 @@ def ranges(tmp_path):
 @needs_torch
 def test_operators_of_a_training_loop(tmp_path):
     steps = 4
+    # under AddressSanitizer, LeakSanitizer's own tracer crashes in this PyTorch process
+    # at its exit (Debian's torch 1.13 with an optimizer; "Tracer caught signal 11"),
+    # which would replace the program's status: leaks go unchecked in this one test
+    env = None
+    if os.environ.get("GPUPROF_SANITIZER") == "address":
+        env = {"ASAN_OPTIONS": os.environ.get("ASAN_OPTIONS", "") + ":detect_leaks=0"}
     r = trace(tmp_path, ["--torch-trace", "--stats", "-f", "sqlite", "csv"],
-              [PYTHON, NET, str(steps), "3"])
+              [PYTHON, NET, str(steps), "3"], env=env)
     assert r.returncode == 3, r.stderr  # the program's status
     assert "did not import torch" not in r.stderr
     rows = ranges(tmp_path)
