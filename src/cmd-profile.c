@@ -184,7 +184,7 @@ int cmd_profile(int argc, char **argv)
 		{ OPTION_BOOL, 0, "kernels", &kernels, NULL,
 		  "device time by the call paths that launched it (trace --launch-stacks): each "
 		  "kernel and copy weighted by its time on the device, beneath the API call that "
-		  "launched it; self and total in ns" },
+		  "launched it; self and total in ns (-u for another unit)" },
 		{ OPTION_BOOL, 0, "gpu", &gpu, NULL,
 		  "the devices' PC samples (trace --pc-sampling-beta-enabled, CUDA): samples and "
 		  "stall reasons by kernel, source line and instruction" },
