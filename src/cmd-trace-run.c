@@ -153,8 +153,10 @@ static pid_t child_pid;
 
 static void forward_signal(int sig)
 {
+	int saved = errno; /* a handler leaves errno as it found it */
 	if (child_pid > 0)
 		kill(child_pid, sig);
+	errno = saved;
 }
 
 static volatile sig_atomic_t stop_waiting;
@@ -177,8 +179,10 @@ static void say(const char *text)
 static void interrupt_output(int sig)
 {
 	if (__atomic_fetch_add(&interruptions, 1, __ATOMIC_SEQ_CST) == 0) {
+		int saved = errno; /* a handler leaves errno as it found it */
 		say("gpuprof: the program has ended; writing its outputs (interrupt again to stop "
 		    "now and keep the spools for 'gpuprof convert')\n");
+		errno = saved;
 		return;
 	}
 	say("gpuprof: stopped: the spools not yet converted are kept; 'gpuprof convert "
@@ -201,6 +205,7 @@ static void interrupt_program(int sig, siginfo_t *info, void *context)
 	int n = __atomic_fetch_add(&program_interruptions, 1, __ATOMIC_SEQ_CST);
 	if (child_pid <= 0)
 		return;
+	int saved = errno; /* a handler leaves errno as it found it */
 	if (n == 0) {
 		if (info->si_code == SI_USER || info->si_code == SI_QUEUE)
 			kill(child_pid, SIGINT); /* not from the terminal: the program has not seen it */
@@ -214,6 +219,7 @@ static void interrupt_program(int sig, siginfo_t *info, void *context)
 		    "its last flush is kept\n");
 		kill(child_pid, SIGKILL);
 	}
+	errno = saved;
 }
 
 static void interrupt_wait(int sig)
