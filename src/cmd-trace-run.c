@@ -290,6 +290,7 @@ static int run_target(char **argv, int *status, const struct metrics_options *me
 	}
 	struct sigaction ignore = { .sa_handler = SIG_IGN }, forward = { .sa_handler = forward_signal };
 	struct sigaction escalate = { .sa_sigaction = interrupt_program, .sa_flags = SA_SIGINFO };
+	__atomic_store_n(&program_interruptions, 0, __ATOMIC_SEQ_CST); /* each run anew */
 	sigaction(SIGINT, &escalate, NULL);
 	sigaction(SIGQUIT, &ignore, NULL);
 	sigaction(SIGTERM, &forward, NULL);
