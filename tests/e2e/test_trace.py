@@ -475,7 +475,10 @@ def test_interrupts_escalate_to_sigterm_then_sigkill(tmp_path):
     for line in expected:
         p.send_signal(signal.SIGINT)
         assert p.stderr.readline().startswith("gpuprof: " + line)
-    _, err = p.communicate(timeout=60)
+    # the rest through the same buffered reader (communicate() would read past what
+    # readline() already took from the pipe)
+    p.wait(timeout=60)
+    err = p.stderr.read()
     assert p.returncode == 128 + signal.SIGKILL, err
     assert f"gpuprof: the program (pid " in err and "was killed by SIGKILL (Killed)" in err
 
@@ -491,7 +494,8 @@ def test_a_program_that_ends_at_sigterm_ends_at_the_second_interrupt(tmp_path):
     p.send_signal(signal.SIGINT)
     assert "passed to the program" in p.stderr.readline()
     p.send_signal(signal.SIGINT)
-    _, err = p.communicate(timeout=60)
+    p.wait(timeout=60)
+    err = p.stderr.read()
     assert p.returncode == 128 + signal.SIGTERM, err
     assert "second interrupt: sending the program SIGTERM" in err
     assert "was killed by SIGTERM (Terminated)" in err and "third interrupt" not in err
