@@ -16,8 +16,14 @@ SAMPLES = os.path.join(BUILD, "samples")
 TESTS = os.path.join(BUILD, "tests")
 HOST = socket.gethostname()
 
-if os.environ.get("HAVE_OPENCL", "yes") != "yes" or not os.path.exists(os.path.join(SAMPLES, "vcopy")):
+if os.environ.get("HAVE_OPENCL", "yes") != "yes":  # a build without OpenCL: nothing to run
     collect_ignore_glob = ["test_*.py"]
+else:  # a build missing is said, not taken for no tests
+    for needed in (GPUPROF, os.path.join(SAMPLES, "vcopy"), os.path.join(TESTS, "launcher")):
+        if not os.path.exists(needed):
+            raise pytest.UsageError(f"{needed} is missing: build first ('make', or set BUILD to "
+                                    f"the build to test; HAVE_OPENCL=no for a build without "
+                                    f"OpenCL)")
 
 
 def run(args, cwd, env=None, timeout=120):

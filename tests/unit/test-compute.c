@@ -294,14 +294,12 @@ static void test_torch_operators(void)
 	sqlite3_close(db);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
-	test_torch_operators();
-	test_catalog();
-	test_placement();
-	test_values();
-	test_not_available();
-	test_errors();
-	test_names();
-	return check_summary("compute");
+	static const struct check_test tests[] = {
+		CHECK_TEST(torch_operators), CHECK_TEST(catalog), CHECK_TEST(placement),
+		CHECK_TEST(values), CHECK_TEST(not_available), CHECK_TEST(errors),
+		CHECK_TEST(names),
+	};
+	return check_main(argc, argv, "compute", tests, sizeof(tests) / sizeof(tests[0]));
 }

@@ -583,38 +583,40 @@ static void test_recorder_fork(void)
 	CHECK(strings >= 2); /* the inherited ones and its own */
 }
 
-int main(void)
+/* The recorder starts once per process: the fork test runs in a child of its own, so
+ * that the recorder test (last) gets a fresh one. */
+static void test_recorder_in_child(void)
 {
+	if (thread_sanitizer) {
+		printf("skipped: the fork test (ThreadSanitizer cannot follow a thread started "
+		       "after a multi-threaded fork)\n");
+		return;
+	}
+	int failed_before = check_failed, status = -1;
+	pid_t runner = fork();
+	if (runner == 0) {
+		test_recorder_fork();
+		_exit(check_failed != failed_before ? 1 : 0);
+	}
+	waitpid(runner, &status, 0);
+	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+
+int main(int argc, char **argv)
+{
+	static const struct check_test tests[] = {
+		CHECK_TEST(spool), CHECK_TEST(paths), CHECK_TEST(options), CHECK_TEST(stats),
+		CHECK_TEST(welch), CHECK_TEST(names_and_csv), CHECK_TEST(strbuf_without_memory),
+		CHECK_TEST(pc_samples_csv), CHECK_TEST(recorder_in_child), CHECK_TEST(recorder),
+	};
 	if (!mkdtemp(workdir)) {
 		perror("mkdtemp");
 		return 1;
 	}
-	test_spool();
-	test_paths();
-	test_options();
-	test_stats();
-	test_welch();
-	test_names_and_csv();
-	test_strbuf_without_memory();
-	test_pc_samples_csv();
-	/* the recorder starts once per process: each recorder test gets a fresh one */
-	if (thread_sanitizer) {
-		printf("skipped: the fork test (ThreadSanitizer cannot follow a thread started "
-		       "after a multi-threaded fork)\n");
-	} else {
-		int failed_before = check_failed, status = -1;
-		pid_t runner = fork();
-		if (runner == 0) {
-			test_recorder_fork();
-			_exit(check_failed != failed_before ? 1 : 0);
-		}
-		waitpid(runner, &status, 0);
-		CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-	}
-	test_recorder();
+	int rc = check_main(argc, argv, "test-core", tests, sizeof(tests) / sizeof(tests[0]));
 	char command[400];
 	snprintf(command, sizeof(command), "rm -rf '%s'", workdir);
 	if (system(command) != 0)
 		fprintf(stderr, "cannot remove %s\n", workdir);
-	return check_summary("test-core");
+	return rc;
 }

@@ -677,18 +677,15 @@ static void test_pc_samples(void)
 	translator_release(&t);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
-	test_kernel();
-	test_kernel_retry_and_untimed();
-	test_copies();
-	test_allocations();
-	test_api_and_sync();
-	test_overhead_and_device();
-	test_time_and_names();
-	test_collection_control();
-	test_nvidia_proc();
-	test_pc_samples();
+	static const struct check_test tests[] = {
+		CHECK_TEST(kernel), CHECK_TEST(kernel_retry_and_untimed), CHECK_TEST(copies),
+		CHECK_TEST(allocations), CHECK_TEST(api_and_sync), CHECK_TEST(overhead_and_device),
+		CHECK_TEST(time_and_names), CHECK_TEST(collection_control), CHECK_TEST(nvidia_proc),
+		CHECK_TEST(pc_samples),
+	};
+	int rc = check_main(argc, argv, "test-cupti", tests, sizeof(tests) / sizeof(tests[0]));
 	sink_reset(&sink);
-	return check_summary("test-cupti");
+	return rc;
 }

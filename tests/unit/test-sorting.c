@@ -203,11 +203,10 @@ static void test_sort_pointers(void)
 	}
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
-	test_sort_pointers();
-	test_sorts();
-	test_records();
-	test_errors();
-	return check_summary("test-sorting");
+	static const struct check_test tests[] = {
+		CHECK_TEST(sort_pointers), CHECK_TEST(sorts), CHECK_TEST(records), CHECK_TEST(errors),
+	};
+	return check_main(argc, argv, "test-sorting", tests, sizeof(tests) / sizeof(tests[0]));
 }
