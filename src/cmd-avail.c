@@ -17,7 +17,7 @@
 #include "compute/catalog.h"
 #include "compute/host.h"
 #include "input-file.h"
-#include "install.h"
+#include "util/install.h"
 #include "metrics/metrics.h"
 #include "util/error.h"
 #include "util/options.h"

@@ -10,7 +10,7 @@
 #include "compute/torch-ops.h"
 #include "compute/catalog.h"
 #include "compute/workload.h"
-#include "install.h"
+#include "util/install.h"
 #include "util/error.h"
 #include "util/options.h"
 #include "util/strbuf.h"

@@ -14,7 +14,7 @@
 #include "cmd-compute.h"
 #include "commands.h"
 #include "compute/workload.h"
-#include "install.h"
+#include "util/install.h"
 #include "store/store.h"
 #include "compute/torch-ops.h"
 #include "util/error.h"

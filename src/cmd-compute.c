@@ -22,7 +22,7 @@
 #include "compute/host.h"
 #include "compute/workload.h"
 #include "core/paths.h"
-#include "install.h"
+#include "util/install.h"
 #include "util/error.h"
 #include "util/options.h"
 #include "util/strbuf.h"

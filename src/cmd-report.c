@@ -11,7 +11,7 @@
 #include "compute/analyze.h"
 #include "compute/catalog.h"
 #include "compute/workload.h"
-#include "install.h"
+#include "util/install.h"
 #include "util/error.h"
 #include "util/html.h"
 #include "util/options.h"

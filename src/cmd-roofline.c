@@ -15,7 +15,7 @@
 
 #include "commands.h"
 #include "core/paths.h"
-#include "install.h"
+#include "util/install.h"
 #include "roofline/roofline.h"
 #include "util/error.h"
 #include "util/options.h"

@@ -7,7 +7,7 @@
 #include "cmd-trace.h"
 #include "compute/catalog.h"
 #include "compute/host.h"
-#include "install.h"
+#include "util/install.h"
 
 /* Puts the options the counters came from before err's message (those of a preset
  * named as the preset's, which the user did not type); returns -1. */

@@ -19,7 +19,7 @@
 #include "cmd-trace.h"
 #include "core/paths.h"
 #include "core/recorder.h"
-#include "install.h"
+#include "util/install.h"
 #include "util/unfinished.h"
 
 /* A recording library, installed beside the command: <bin>/../lib/gpuprof/. Returns -1

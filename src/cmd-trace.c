@@ -15,7 +15,7 @@
 #include "core/kernel-filter.h"
 #include "core/record.h"
 #include "input-file.h"
-#include "install.h"
+#include "util/install.h"
 #include "metrics/metrics.h"
 #include "output.h"
 #include "util/error.h"

@@ -10,7 +10,7 @@
 #include "store/store.h"
 #include "util/csv.h"
 #include "util/table.h"
-#include "writer/csv-format.h"
+#include "util/csv-format.h"
 
 static const char schema[] =
 	"CREATE TABLE pcs (kernel TEXT, crc TEXT, pc INTEGER, file TEXT, line INTEGER, "

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "install.h"
+#include "util/install.h"
 
 /* A gpuprof built with a sanitizer (the tests' builds): CUPTI loads libnvperf_host.so
  * with RTLD_DEEPBIND, which the sanitizers' runtimes refuse by ending the process. */

@@ -9,7 +9,7 @@
 #include "metrics/nvml.h"
 #include "store/store.h"
 #include "util/strbuf.h"
-#include "writer/csv-format.h"
+#include "util/csv-format.h"
 
 /* The distinct counter names of the database, in the order first recorded (malloc()ed,
  * as the array). */

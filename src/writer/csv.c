@@ -9,7 +9,7 @@
 #include <unistd.h>
 
 #include "analysis/domain-stats.h"
-#include "writer/csv-format.h"
+#include "util/csv-format.h"
 #include "writer/output-file.h"
 #include "writer/writer.h"
 

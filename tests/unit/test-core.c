@@ -19,7 +19,7 @@
 #include "store/store.h"
 #include "util/options.h"
 #include "util/strbuf.h"
-#include "writer/csv-format.h"
+#include "util/csv-format.h"
 #include "writer/writer.h"
 
 static char workdir[] = "/tmp/gpuprof-unit-XXXXXX";

@@ -1,7 +1,7 @@
 /* Fast CSV field formatting shared by the CSV writers: strings quoted with quotes
  * doubled, numbers bare, as rocprofv3 writes them. */
-#ifndef GPUPROF_WRITER_CSV_FORMAT_H
-#define GPUPROF_WRITER_CSV_FORMAT_H
+#ifndef GPUPROF_UTIL_CSV_FORMAT_H
+#define GPUPROF_UTIL_CSV_FORMAT_H
 
 #include <stdint.h>
 #include <string.h>

@@ -1,5 +1,5 @@
 /* Finding gpuprof's own files (see install.h). */
-#include "install.h"
+#include "util/install.h"
 
 #include <dirent.h>
 #include <errno.h>

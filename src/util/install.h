@@ -4,8 +4,8 @@
  * Presets: ready-made sets of `gpuprof trace` options, one YAML file each, shipped in
  * <prefix>/share/gpuprof/presets/ (presets/ in the source tree). A preset is listed, and
  * shipped, only once what it collects works. */
-#ifndef GPUPROF_INSTALL_H
-#define GPUPROF_INSTALL_H
+#ifndef GPUPROF_UTIL_INSTALL_H
+#define GPUPROF_UTIL_INSTALL_H
 
 #include "util/error.h"
 #include "util/strbuf.h"
