@@ -458,54 +458,55 @@ def test_files_of_an_earlier_run_are_named(tmp_path, vcopy):
     assert r.returncode == 0 and "not written by this run" not in r.stderr, r.stderr
 
 
+def traced_program_that_stays(tmp_path, ignored):
+    """gpuprof trace of a Python program that prints "ready" and loops, with a handler
+    that does nothing for each signal in ignored (handlers and a loop: a sanitizer's
+    runtime in the program runs a handler of its own even for an ignored signal, which
+    cuts a sleep short); returns the process once the program is ready."""
+    import subprocess
+    program = "import signal, time\n" + "".join(
+        f"signal.signal(signal.{name}, lambda *a: None)\n" for name in ignored) + \
+        "print('ready', flush=True)\nwhile True: time.sleep(1)\n"
+    p = subprocess.Popen([GPUPROF, "trace", "--kernel-trace", "--", sys.executable, "-c",
+                          program], cwd=tmp_path, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True)
+    assert p.stdout.readline() == "ready\n"
+    return p
+
+
+def interrupt(p, expected):
+    """Sends p SIGINT and checks the line gpuprof says. A pause first: two SIGINTs close
+    together are one (a standard signal is not queued; ThreadSanitizer's runtime delays
+    handlers enough for it)."""
+    time.sleep(0.3)
+    p.send_signal(signal.SIGINT)
+    line = p.stderr.readline()
+    assert line.startswith("gpuprof: " + expected), line
+
+
+def rest_of_stderr(p):
+    """Waits for p and reads the rest of its stderr through the reader readline() used
+    (communicate() would read past what it already took from the pipe)."""
+    p.wait(timeout=60)
+    return p.stderr.read()
+
+
 def test_interrupts_escalate_to_sigterm_then_sigkill(tmp_path):
     # 44: a program that ignores SIGINT and SIGTERM: the first interrupt is passed on,
     # the second sends SIGTERM, the third SIGKILL, each said; the signal is named
-    import subprocess
-    # (handlers that do nothing, and a loop: a sanitizer's runtime in the program runs a
-    # handler of its own even for an ignored signal, which cuts a sleep short)
-    program = ("import signal, time\n"
-               "signal.signal(signal.SIGINT, lambda *a: None)\n"
-               "signal.signal(signal.SIGTERM, lambda *a: None)\n"
-               "print('ready', flush=True)\n"
-               "while True: time.sleep(1)\n")
-    p = subprocess.Popen([GPUPROF, "trace", "--kernel-trace", "--", sys.executable, "-c",
-                          program], cwd=tmp_path, stdout=subprocess.PIPE,
-                         stderr=subprocess.PIPE, text=True)
-    assert p.stdout.readline() == "ready\n"
-    expected = ["interrupt: passed to the program (Ctrl-C again sends it SIGTERM)",
-                "second interrupt: sending the program SIGTERM (Ctrl-C again sends SIGKILL)",
-                "third interrupt: sending the program SIGKILL"]
-    for line in expected:
-        # a pause between interrupts: two SIGINTs close together are one (a standard
-        # signal is not queued; ThreadSanitizer's runtime delays handlers enough for it)
-        time.sleep(0.3)
-        p.send_signal(signal.SIGINT)
-        assert p.stderr.readline().startswith("gpuprof: " + line)
-    # the rest through the same buffered reader (communicate() would read past what
-    # readline() already took from the pipe)
-    p.wait(timeout=60)
-    err = p.stderr.read()
+    p = traced_program_that_stays(tmp_path, ["SIGINT", "SIGTERM"])
+    interrupt(p, "interrupt: passed to the program (Ctrl-C again sends it SIGTERM)")
+    interrupt(p, "second interrupt: sending the program SIGTERM (Ctrl-C again sends SIGKILL)")
+    interrupt(p, "third interrupt: sending the program SIGKILL")
+    err = rest_of_stderr(p)
     assert p.returncode == 128 + signal.SIGKILL, err
-    assert f"gpuprof: the program (pid " in err and "was killed by SIGKILL (Killed)" in err
+    assert "gpuprof: the program (pid " in err and "was killed by SIGKILL (Killed)" in err
 
 
 def test_a_program_that_ends_at_sigterm_ends_at_the_second_interrupt(tmp_path):
-    import subprocess
-    program = ("import signal, time\n"
-               "signal.signal(signal.SIGINT, lambda *a: None)\n"
-               "print('ready', flush=True)\n"
-               "while True: time.sleep(1)\n")
-    p = subprocess.Popen([GPUPROF, "trace", "--kernel-trace", "--", sys.executable, "-c",
-                          program], cwd=tmp_path, stdout=subprocess.PIPE,
-                         stderr=subprocess.PIPE, text=True)
-    assert p.stdout.readline() == "ready\n"
-    p.send_signal(signal.SIGINT)
-    assert "passed to the program" in p.stderr.readline()
-    time.sleep(0.3)  # as above
-    p.send_signal(signal.SIGINT)
-    p.wait(timeout=60)
-    err = p.stderr.read()
+    p = traced_program_that_stays(tmp_path, ["SIGINT"])
+    interrupt(p, "interrupt: passed to the program")
+    interrupt(p, "second interrupt: sending the program SIGTERM")
+    err = rest_of_stderr(p)
     assert p.returncode == 128 + signal.SIGTERM, err
-    assert "second interrupt: sending the program SIGTERM" in err
     assert "was killed by SIGTERM (Terminated)" in err and "third interrupt" not in err
