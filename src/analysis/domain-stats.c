@@ -43,11 +43,18 @@ static void close_range(struct domain_stats *ds, struct marker_thread *t)
 static void add_range(struct domain_stats *ds, const struct event *e, uint64_t duration)
 {
 	struct marker_thread *t = NULL;
+	if (ds->last_thread < ds->thread_count && /* most ranges follow one of their thread */
+	    ds->threads[ds->last_thread].process_id == e->process_id &&
+	    ds->threads[ds->last_thread].tid == e->tid)
+		t = &ds->threads[ds->last_thread];
 	for (size_t i = ds->thread_count; i-- > 0 && !t;)
-		if (ds->threads[i].process_id == e->process_id && ds->threads[i].tid == e->tid)
+		if (ds->threads[i].process_id == e->process_id && ds->threads[i].tid == e->tid) {
 			t = &ds->threads[i];
+			ds->last_thread = i;
+		}
 	if (!t) {
 		ds->threads = xrealloc(ds->threads, (ds->thread_count + 1) * sizeof(*ds->threads));
+		ds->last_thread = ds->thread_count;
 		t = &ds->threads[ds->thread_count++];
 		*t = (struct marker_thread){ e->process_id, e->tid, NULL, 0, 0 };
 	}

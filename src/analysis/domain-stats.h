@@ -25,7 +25,7 @@ struct domain_stats {
 	/* the ranges open on each thread, to charge a range's time to its parent's (events
 	 * come in start order) */
 	struct marker_thread *threads;
-	size_t thread_count;
+	size_t thread_count, last_thread;
 };
 
 void domain_stats_init(struct domain_stats *ds);

@@ -288,8 +288,10 @@ static int count_of(sqlite3 *db, const char *sql, const struct profile_filter *f
 	sqlite3_stmt *q;
 	if (store_prepare(db, sql, &q, err))
 		return -1;
-	sqlite3_bind_int64(q, 1, f->tid);
-	if (f->range)
+	int parameters = sqlite3_bind_parameter_count(q); /* ?1 the thread, ?4 the range */
+	if (parameters >= 1)
+		sqlite3_bind_int64(q, 1, f->tid);
+	if (parameters >= 4 && f->range)
 		sqlite3_bind_text(q, 4, f->range, -1, SQLITE_STATIC);
 	if (sqlite3_step(q) == SQLITE_ROW)
 		*out += (uint64_t)sqlite3_column_int64(q, 0);
