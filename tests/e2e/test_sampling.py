@@ -105,8 +105,15 @@ def test_a_stripped_binary_shows_module_and_address(tmp_path):
     for x, function in zip(ours, named):
         by_function[function] += x["n"]
     assert by_function["work"] >= 0.8 * sum(by_function.values()), by_function
-    # the unwind tables survive stripping: the stacks still reach the C library's start
-    assert all("__libc_start_call_main" in f for f in folded(out))
+    # the unwind tables survive stripping: the stacks still reach the C library's start,
+    # but for a rare sample inside the loader's lazy binding of a function's first call
+    # (seen once in some 25 runs: "_dl_runtime_resolve_xsavec;_dl_fixup 1"), whose
+    # trampoline libdw takes for a stack's outermost frame
+    stacks = folded(out)
+    lazy = sum(n for f, n in stacks.items() if f.startswith("_dl_runtime_resolve"))
+    assert lazy <= 0.01 * sum(stacks.values()), stacks
+    assert all("__libc_start_call_main" in f for f in stacks
+               if not f.startswith("_dl_runtime_resolve")), stacks
 
 
 def test_sampling_can_be_turned_off_and_bad_frequencies_are_refused(tmp_path):
