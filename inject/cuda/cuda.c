@@ -349,13 +349,28 @@ static int subscribe_launches(CUpti_SubscriberHandle subscriber)
 	return found ? 0 : -1;
 }
 
+/* The launching calls open on this thread, and the correlation id of the outermost: a
+ * runtime launch calls the driver's, whose callback carries the same id. */
+static __thread unsigned launches_open;
+static __thread uint32_t launch_open_id;
+
 /* At each launching call, on the launching thread: on entry, before the real function
  * runs, its call stack or its launch point, keyed by the correlation id its work's
- * activity records carry; counters bracket the kernel from entry to exit. */
+ * activity records carry, once per id (a call the runtime makes to the driver for the
+ * same launch records nothing more); counters bracket the kernel from entry to exit. */
 static void on_launch(int d, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
 		      const CUpti_CallbackData *call)
 {
-	if (call->callbackSite == CUPTI_API_ENTER && (launch_stacks || launch.points[d])) {
+	int nested = 0;
+	if (call->callbackSite == CUPTI_API_ENTER) {
+		nested = launches_open++ && call->correlationId == launch_open_id;
+		if (launches_open == 1)
+			launch_open_id = call->correlationId;
+	} else if (launches_open) {
+		launches_open--;
+	}
+	if (call->callbackSite == CUPTI_API_ENTER && !nested &&
+	    (launch_stacks || launch.points[d])) {
 		uint32_t name = atomic_load(&launch.names[d][cbid]);
 		if (!name) { /* named as the API trace names it: CUPTI's version suffix cut */
 			char base[256];

@@ -1,5 +1,5 @@
 /* hostsync: the host-synchronisation example of the ROCm profiling guides (seed 004),
- * for CUDA. A copy kernel runs 10 times over 2^24 doubles; by default the host waits
+ * for CUDA. A copy kernel runs 200 times over 2^24 doubles; by default the host waits
  * for the device after every launch, which leaves the GPU idle between kernels.
  * --fixed synchronises once, after the loop, and the kernels run back to back.
  *
@@ -21,7 +21,7 @@ int main(int argc, char **argv)
 {
 	bool fixed = option_flag(argc, argv, "--fixed");
 	size_t n = (size_t)option_value(argc, argv, "-n", 1 << 24);
-	int iterations = (int)option_value(argc, argv, "-i", 10);
+	int iterations = (int)option_value(argc, argv, "-i", 200);
 	const unsigned groupsize = 256;
 	unsigned gridsize = (unsigned)((n + groupsize - 1) / groupsize);
 	double *src, *dst;

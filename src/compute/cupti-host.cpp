@@ -5,6 +5,7 @@
 // loads it too, to build the configuration of a collection and to turn the counters it
 // read into metric values.
 #include <cupti_profiler_host.h>
+#include <cupti_profiler_target.h>
 #include <cupti_target.h>
 
 #include <cstdlib>
@@ -93,6 +94,14 @@ GPUPROF_HOST_API const char *gpuprof_host_device_chip(int device)
 	int devices = 0;
 	if (!init || !count || init(0) != 0 || count(&devices) != 0 || device >= devices)
 		return nullptr; // the driver stays loaded: CUPTI uses it from here on
+	// cuptiDeviceGetChipName reads what cuptiProfilerInitialize sets up: called before
+	// it, it ends the process with a segmentation fault. Left initialized: the name
+	// returned is CUPTI's.
+	CUpti_Profiler_Initialize_Params init_params;
+	std::memset(&init_params, 0, sizeof(init_params));
+	init_params.structSize = CUpti_Profiler_Initialize_Params_STRUCT_SIZE;
+	if (cuptiProfilerInitialize(&init_params) != CUPTI_SUCCESS)
+		return nullptr;
 	CUpti_Device_GetChipName_Params p;
 	std::memset(&p, 0, sizeof(p));
 	p.structSize = CUpti_Device_GetChipName_Params_STRUCT_SIZE;

@@ -5,7 +5,9 @@
  * One launch of chase over 64 blocks of 128 threads; each thread follows a chain of STEPS
  * dependent loads through a 256 MiB array shuffled so that every load misses the caches:
  * the line marked CHASE below waits on memory (a long-scoreboard stall) nearly all the
- * time, the arithmetic around it is a few instructions per step. Built with -lineinfo
+ * time, the arithmetic around it is a few instructions per step. A stall is sampled at
+ * the instruction that waits for the loaded value, not at the load: the load and the
+ * first use of what it loaded share the line. Built with -lineinfo
  * (the Makefile), so the samples name this file and that line. Exits 1 when CUDA fails. */
 #include "../../samples/cuda/common.h"
 
@@ -15,8 +17,7 @@ __global__ void chase(const unsigned *next, unsigned *out, int steps)
 	unsigned sum = 0;
 #pragma unroll 1
 	for (int k = 0; k < steps; k++) {
-		i = next[i]; /* CHASE */
-		sum += i & 7;
+		sum += (i = next[i]) & 7; /* CHASE */
 	}
 	out[blockIdx.x * blockDim.x + threadIdx.x] = sum;
 }

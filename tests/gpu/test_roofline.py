@@ -1,7 +1,7 @@
 """gpuprof roofline on an NVIDIA GPU (the CUDA microbenchmarks) against peers measured in
 the same run: device memory against a device-to-device cudaMemcpy, FP32 against the
-theoretical rate at the clock the SMs run, FP16 tensor throughput against a large
-PyTorch (cuBLAS) GEMM; and compute profile's workload with
+theoretical rate at the clock the SMs run, FP16 tensor throughput between a large
+PyTorch (cuBLAS) GEMM and the theoretical rate; and compute profile's workload with
 its ceilings, its kernels placed by analyze."""
 import csv
 import json
@@ -81,9 +81,12 @@ def test_fp32_against_the_theoretical_peak(measured):
 
 
 def test_fp16_tensor_against_a_large_gemm(measured, torch_available):
-    """MFMAF16Flops within 15 % of an 8192^3 FP16 GEMM by PyTorch (cuBLAS). On Hopper both
-    use warpgroup MMA (wgmma); on another GPU the benchmark's mma.sync is set against
-    whatever cuBLAS uses there."""
+    """MFMAF16Flops is a ceiling: at least what an 8192^3 FP16 GEMM by PyTorch (cuBLAS)
+    attains, less 5 % for the run-to-run spread (a GEMM above the ceiling would place
+    real kernels beyond the roof), and on Hopper (compute capability 9.0: 4096 dense FP16
+    FLOP per SM per clock) at most the theoretical rate at the clock tests/gpu/fp32-peak
+    reads. A GEMM also moves its operands, so it stays below the ceiling: on an H200
+    cuBLAS reached 761 TFLOP/s where the wgmma benchmark reached 893."""
     _, row, _ = measured
     code = ("import torch, time\n"
             "a = torch.randn(8192, 8192, device='cuda', dtype=torch.half)\n"
@@ -91,13 +94,23 @@ def test_fp16_tensor_against_a_large_gemm(measured, torch_available):
             "for _ in range(3): a @ b\n"
             "torch.cuda.synchronize(); t = time.perf_counter()\n"
             "for _ in range(20): a @ b\n"
-            "torch.cuda.synchronize(); print(20 * 2 * 8192**3 / (time.perf_counter() - t) / 1e9)\n")
+            "torch.cuda.synchronize(); print(20 * 2 * 8192**3 / (time.perf_counter() - t) / 1e9,\n"
+            "      '%d.%d' % torch.cuda.get_device_capability())\n")
     peer = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           timeout=300)
     assert peer.returncode == 0, peer.stderr
-    tensor, gemm = float(row["MFMAF16Flops"]), float(peer.stdout)
+    gemm, capability = peer.stdout.split()
+    tensor, gemm = float(row["MFMAF16Flops"]), float(gemm)
     print(f"MFMAF16Flops {tensor:.0f} GFLOP/s, cuBLAS GEMM {gemm:.0f} GFLOP/s")
-    assert abs(tensor - gemm) <= 0.15 * gemm, (tensor, gemm)
+    assert tensor >= 0.95 * gemm, (tensor, gemm)
+    if capability == "9.0":
+        clock = subprocess.run([os.path.join(GPU_TESTS, "fp32-peak")], capture_output=True,
+                               text=True, timeout=300)
+        assert clock.returncode == 0, clock.stderr
+        _, mhz, sms, _ = clock.stdout.split()
+        peak = int(sms) * 4096 * float(mhz) * 1e6 / 1e9
+        print(f"theoretical {peak:.0f} GFLOP/s ({sms} SMs x 4096 at {mhz} MHz)")
+        assert tensor <= peak, (tensor, peak)
 
 
 def test_compute_profile_places_the_kernels(tmp_path, cuda_sample):
