@@ -91,7 +91,7 @@ int compute_analyze(int argc, char **argv)
 		  "one's dispatches, kernel time and counters, and exit" },
 		{ OPTION_STRING, 0, "torch-operator", &torch_operator, "NAME",
 		  "the counters of the first workload's operators whose hierarchy matches NAME "
-		  "(whole, prefix, or from one of its levels on: nn.Module.Linear.forward), "
+		  "(whole, prefix, or from one of its levels on: nn.Module.Net.fc1.forward), "
 		  "summed over their dispatches, and exit" },
 		{ OPTION_BOOL, 0, "experimental", &experimental, NULL,
 		  "accepted, as rocprof-compute's: gpuprof's features need no gate" },

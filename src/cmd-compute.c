@@ -469,7 +469,7 @@ static int compute_profile(int argc, char **argv)
 	for (int i = 0; i < blocks.count; i++)
 		if (!strcmp(blocks.items[i], "21") || !strcmp(blocks.items[i], "21.1")) {
 			pc_sampling = 1;
-			blocks.items[i] = xstrdup("7.1"); /* and one cheap pass of counters (the
+			blocks.items[i] = xstrdup("7.2"); /* and one cheap pass of counters (the
 							   * parser's copy is freed with the rest) */
 		}
 	if (pc_sampling != 1 && (pc_method || pc_interval))
@@ -505,7 +505,7 @@ static int compute_profile(int argc, char **argv)
 				blocks.items[blocks.count++] = xstrdup(one);
 		free(copy);
 		if (!blocks.items[i]) /* made of nothing collected (1.1, the system) */
-			blocks.items[i] = xstrdup("7.1");
+			blocks.items[i] = xstrdup("7.2"); /* one cheap pass of counters */
 	}
 	for (int i = 0; i < blocks.count; i++)
 		if (catalog_select(&c, blocks.items[i], NULL, NULL) < 0)

@@ -175,13 +175,24 @@ int counters_configure(void)
 	}
 	if (load_host())
 		return -1;
-	CUpti_Profiler_Initialize_Params init = { CUpti_Profiler_Initialize_Params_STRUCT_SIZE };
-	CUptiResult rc = cuptiProfilerInitialize(&init);
-	if (rc != CUPTI_SUCCESS) {
-		report("cannot start CUPTI's profiler; no counters are collected", rc);
-		return -1;
-	}
 	return 1;
+}
+
+/* CUPTI's profiler, started at the first context measured: 0, or -1 (said once). Not
+ * at the injection's start, which runs inside the program's first cuInit: there
+ * cuptiProfilerInitialize fails (CUPTI_ERROR_UNKNOWN on an H200, CUDA 13.0). */
+static int profiler_started(void)
+{
+	static int state; /* 0: not tried; 1: started; -1: failed */
+	if (!state) {
+		CUpti_Profiler_Initialize_Params init = {
+			CUpti_Profiler_Initialize_Params_STRUCT_SIZE };
+		CUptiResult rc = cuptiProfilerInitialize(&init);
+		state = rc == CUPTI_SUCCESS ? 1 : -1;
+		if (state < 0)
+			report("cannot start CUPTI's profiler; no counters are collected", rc);
+	}
+	return state > 0 ? 0 : -1;
 }
 
 /* Makes the counter data image of a group ready for the next range and hands the
@@ -224,6 +235,8 @@ static int arm(struct context *c, size_t group)
  * measured. */
 static int set_up(struct context *c)
 {
+	if (profiler_started())
+		return -1;
 	CUptiResult rc = cuptiGetDeviceId(c->ctx, &c->device);
 	if (rc != CUPTI_SUCCESS) {
 		report("cannot tell the device of a context", rc);

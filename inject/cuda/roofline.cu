@@ -40,20 +40,11 @@ static void check(cudaError_t rc, const char *what)
 
 #define IMPOSSIBLE (-1.2345e-30f)
 
-/* device memory: a copy of n float4s, each thread's four loads issued before their
- * stores, so that enough bytes are in flight to cover the memory's latency */
+/* device memory: a copy of n float4s */
 __global__ void copy_kernel(const float4 *__restrict__ a, float4 *__restrict__ b, size_t n)
 {
 	size_t stride = (size_t)gridDim.x * blockDim.x;
-	size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
-	for (; i + 3 * stride < n; i += 4 * stride) {
-		float4 v0 = a[i], v1 = a[i + stride], v2 = a[i + 2 * stride], v3 = a[i + 3 * stride];
-		b[i] = v0;
-		b[i + stride] = v1;
-		b[i + 2 * stride] = v2;
-		b[i + 3 * stride] = v3;
-	}
-	for (; i < n; i += stride)
+	for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride)
 		b[i] = a[i];
 }
 
@@ -447,9 +438,12 @@ static void memory_tests(struct bench *b, size_t l2_bytes)
 	CHECK(cudaMemset(a, 0, bytes));
 	CHECK(cudaMemset(c, 0, bytes));
 	int blocks = b->sms * 8, threads = b->threads;
+	/* the copy in more, shorter blocks: on an H200, 32 blocks of 256 threads per SM
+	 * copied 4007 GB/s where 8 copied 3829 and four loads in flight per thread no more
+	 * (a device-to-device cudaMemcpy: 4196) */
 	measure(b, "HBMBw", [&](unsigned reps) {
 		for (unsigned r = 0; r < reps; r++)
-			copy_kernel<<<blocks, threads>>>(a, c, n);
+			copy_kernel<<<b->sms * 32, threads>>>(a, c, n);
 	}, 2.0 * bytes);
 	measure(b, "HBMReadBw", [&](unsigned reps) {
 		for (unsigned r = 0; r < reps; r++)

@@ -408,7 +408,7 @@ def test_launch_stacks_on_cuda(tmp_path, cuda_sample):
             cwd=tmp_path)
     assert p.returncode == 0, p.stderr
     lines = [line.rsplit(" ", 1) for line in p.stdout.splitlines()]
-    assert all(";main;" in stack for stack, _ in lines), p.stdout
+    assert all("main" in stack.split(";") for stack, _ in lines), p.stdout
     assert all(stack.split(";")[-2].lstrip("_").startswith(("cudaLaunch", "cudaMemcpy"))
                for stack, _ in lines), p.stdout
     assert sum(int(ns) for _, ns in lines) == row["ns"]
@@ -417,6 +417,19 @@ def test_launch_stacks_on_cuda(tmp_path, cuda_sample):
 def range_counts(out):
     return {r["range_name"]: r["n"] for r in out.query(
         "SELECT range_name, COUNT(*) AS n FROM kernels GROUP BY range_name")}
+
+
+def within_counts(out):
+    """Kernels per range, those of the ranges nested in it included (docs/SCHEMA.md): a
+    module's forward holds the functional call it makes (torch.nn.functional.conv2d),
+    whose range is the kernels' innermost."""
+    return {r["name"]: r["n"] for r in out.query(
+        "WITH RECURSIVE inside(range_id, kernel) AS ("
+        " SELECT range_id, id FROM kernels WHERE range_id != 0"
+        " UNION SELECT m.parent_id, i.kernel FROM inside i JOIN markers m USING (range_id)"
+        " WHERE m.parent_id != 0) "
+        "SELECT m.name, COUNT(DISTINCT i.kernel) AS n FROM inside i JOIN markers m "
+        "USING (range_id) GROUP BY m.name")}
 
 
 def module_paths(kind):
@@ -434,7 +447,8 @@ def test_torch_operators_without_the_api_trace(tmp_path, torch_available):
     """--torch-trace on CUDA needs no API trace: each launch records where it began, and
     its kernels go to the same operators as they do from the runtime API's records (-r),
     kernel for kernel; the forward pass's go to the model's modules (every convolution
-    and linear layer, by its path in the model), the backward pass's, launched by
+    and linear layer, by its path in the model, through the functional call it makes),
+    the backward pass's, launched by
     autograd's own thread, to each module's backward range opened there, and the rest
     (the loss's) to torch.autograd.backward."""
     counts = {}
@@ -448,10 +462,11 @@ def test_torch_operators_without_the_api_trace(tmp_path, torch_available):
     ranges = counts["points"]
     print(f"kernels by operator: {sum(n for k, n in ranges.items() if k)} of "
           f"{sum(ranges.values())} in an operator")
+    within = within_counts(only_process(tmp_path / "points"))
     for kind in ("Conv2d", "Linear"):
         for path in module_paths(kind):
-            assert ranges.get(f"nn.Module.Net.{path}.forward", 0) > 0, (path, ranges)
-            assert ranges.get(f"nn.Module.Net.{path}.backward", 0) > 0, (path, ranges)
+            assert within.get(f"nn.Module.Net.{path}.forward", 0) > 0, (path, within)
+            assert within.get(f"nn.Module.Net.{path}.backward", 0) > 0, (path, within)
     assert ranges.get("torch.autograd.backward", 0) > 0, ranges
 
 
@@ -480,6 +495,9 @@ def test_pc_sampling_finds_the_stalled_line(tmp_path):
     assert top[3] > 50 and top[4] == "long_scoreboard", top
 
 
+@pytest.mark.skipif(sys.version_info[:2] != (3, 11),
+                    reason=f"the sampler reads the frames of Python 3.11 only (src/core/"
+                    f"python-layouts.h), this is {sys.version.split()[0]}")
 def test_pytorch_launches_attributed_to_python(tmp_path, torch_available):
     """--launch-stacks on PyTorch: the kernels the training step launches from Python
     have train_step on their stack, the model's forward kernels beneath Net.forward and
