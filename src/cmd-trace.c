@@ -119,7 +119,7 @@ static void trace_table(struct trace_options *o, struct option table[TABLE_SIZE]
 		  "marker ranges and marks: gpuprof markers, ROCTX, NVTX (marker_api_trace.csv)" },
 		{ OPTION_BOOL, 0, "torch-trace", &o->torch_trace, NULL,
 		  "PyTorch's operators as marker ranges named by their hierarchy "
-		  "(nn.Module.Net.forward/nn.Module.Linear.forward), each kernel attributed to "
+		  "(nn.Module.Net.forward/nn.Module.Net.fc1.forward), each kernel attributed to "
 		  "the innermost: Python programs that import torch (implies --marker-trace)" },
 		{ OPTION_BOOL, 'r', "runtime-trace", &o->runtime, NULL,
 		  "kernels, copies, allocations, markers, OpenCL and CUDA runtime API calls" },

@@ -364,19 +364,10 @@ static void set_size(struct launch *l, unsigned grid_x, unsigned grid_y, unsigne
 	l->shared_bytes = shared;
 }
 
-/* The launch's size from its parameters; 0 when the function launches no single kernel
- * whose size CUPTI's parameters give (a graph, several devices at once): not measured. */
-static int launch_of(CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
-		     const CUpti_CallbackData *data, struct launch *l)
+/* Whether the function launches one kernel (not a graph, not on several devices). */
+static int launches_kernel(CUpti_CallbackDomain domain, CUpti_CallbackId cbid)
 {
-	memset(l, 0, sizeof(*l));
-	l->symbol = data->symbolName;
-	const void *params = data->functionParams;
-	if (domain == CUPTI_CB_DOMAIN_RUNTIME_API) {
-		/* __cudaLaunchKernel (what <<<>>> calls from CUDA 13 on) takes the arguments
-		 * of cudaLaunchKernel, a kernel handle for the function */
-		const cudaLaunchKernel_v7000_params *k = params;
-		const cudaLaunchKernelExC_v11060_params *ex = params;
+	if (domain == CUPTI_CB_DOMAIN_RUNTIME_API)
 		switch (cbid) {
 		case CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000:
 		case CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_ptsz_v7000:
@@ -384,43 +375,79 @@ static int launch_of(CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
 		case CUPTI_RUNTIME_TRACE_CBID_cudaLaunchCooperativeKernel_ptsz_v9000:
 		case CUPTI_RUNTIME_TRACE_CBID___cudaLaunchKernel_v13000:
 		case CUPTI_RUNTIME_TRACE_CBID___cudaLaunchKernel_ptsz_v13000:
-			set_size(l, k->gridDim.x, k->gridDim.y, k->gridDim.z, k->blockDim.x,
-				 k->blockDim.y, k->blockDim.z, k->sharedMem);
-			return 1;
 		case CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_v11060:
 		case CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_ptsz_v11060:
+			return 1;
+		default:
+			return 0;
+		}
+	switch (cbid) {
+	case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel:
+	case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz:
+	case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx:
+	case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz:
+	case CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel:
+	case CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel_ptsz:
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+/* The launch's size from its parameters; 0 when the function launches no single kernel
+ * whose size CUPTI's parameters give (a graph, several devices at once): not measured.
+ * cuda_runtime_api_meta.h has no parameters for some launching functions (CUDA 13's
+ * __cudaLaunchKernel, what <<<>>> calls): without them the kernel is measured, its
+ * size unknown (0). */
+static int launch_of(CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
+		     const CUpti_CallbackData *data, struct launch *l)
+{
+	memset(l, 0, sizeof(*l));
+	l->symbol = data->symbolName;
+	const void *params = data->functionParams;
+	if (!launches_kernel(domain, cbid))
+		return 0;
+	if (!params)
+		return 1;
+	if (domain == CUPTI_CB_DOMAIN_RUNTIME_API) {
+		/* __cudaLaunchKernel takes the arguments of cudaLaunchKernel, a kernel handle
+		 * for the function */
+		const cudaLaunchKernel_v7000_params *k = params;
+		const cudaLaunchKernelExC_v11060_params *ex = params;
+		if (cbid == CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_v11060 ||
+		    cbid == CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_ptsz_v11060) {
 			if (ex->config)
 				set_size(l, ex->config->gridDim.x, ex->config->gridDim.y,
 					 ex->config->gridDim.z, ex->config->blockDim.x,
 					 ex->config->blockDim.y, ex->config->blockDim.z,
 					 ex->config->dynamicSmemBytes);
-			return 1;
+		} else {
+			set_size(l, k->gridDim.x, k->gridDim.y, k->gridDim.z, k->blockDim.x,
+				 k->blockDim.y, k->blockDim.z, k->sharedMem);
 		}
-		return 0;
+		return 1;
 	}
 	const cuLaunchKernel_params *k = params;
 	const cuLaunchCooperativeKernel_params *co = params;
 	const CUlaunchConfig *config;
 	switch (cbid) {
-	case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel:
-	case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz:
-		set_size(l, k->gridDimX, k->gridDimY, k->gridDimZ, k->blockDimX, k->blockDimY,
-			 k->blockDimZ, k->sharedMemBytes);
-		return 1;
 	case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx:
 	case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz:
 		if ((config = ((const cuLaunchKernelEx_params *)params)->config))
 			set_size(l, config->gridDimX, config->gridDimY, config->gridDimZ,
 				 config->blockDimX, config->blockDimY, config->blockDimZ,
 				 config->sharedMemBytes);
-		return 1;
+		break;
 	case CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel:
 	case CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel_ptsz:
 		set_size(l, co->gridDimX, co->gridDimY, co->gridDimZ, co->blockDimX, co->blockDimY,
 			 co->blockDimZ, co->sharedMemBytes);
-		return 1;
+		break;
+	default: /* cuLaunchKernel */
+		set_size(l, k->gridDimX, k->gridDimY, k->gridDimZ, k->blockDimX, k->blockDimY,
+			 k->blockDimZ, k->sharedMemBytes);
 	}
-	return 0;
+	return 1;
 }
 
 /* Whether the filters keep this launch (counting its iterations), and the group of

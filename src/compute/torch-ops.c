@@ -139,8 +139,8 @@ static int read_rows(const char *workload, struct strbuf *text, struct csv_row *
 }
 
 /* Whether operator (a hierarchy a/b/c) matches name: the whole, a prefix of it, or from
- * one of its levels on ("nn.Module.Linear.forward" matches
- * "nn.Module.Net.forward/nn.Module.Linear.forward" and what runs inside it). */
+ * one of its levels on ("nn.Module.Net.fc1.forward" matches
+ * "nn.Module.Net.forward/nn.Module.Net.fc1.forward" and what runs inside it). */
 static int matches(const char *op, const char *name)
 {
 	size_t n = strlen(name);

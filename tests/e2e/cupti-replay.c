@@ -9,7 +9,11 @@
  * host library). The program's thread makes context 0x1000 current and creates it; then,
  * each from a function of its own (so that each launch stack is told apart):
  *   copy_in()        cudaMemcpy, correlation 1: a copy record, host to device
- *   chevrons()       __cudaLaunchKernel (what <<<>>> calls in CUDA 13), 2: vecCopy
+ *   chevrons()       __cudaLaunchKernel (what <<<>>> calls in CUDA 13), 2: vecCopy, with
+ *                    a cuLaunchKernel inside it under the same id, 2, as an H200 showed
+ *                    it (CUDA 13.0, driver 580.159); without parameters (CUDA's
+ *                    cuda_runtime_api_meta.h has no structure for them: whether CUPTI
+ *                    passes any is not known, and the backend must not depend on it)
  *   runtime_launch() cudaLaunchKernel, 3: vecCopy, inside the marker range "step"
  *   fill()           cudaMemset, 4: a memset record
  *   driver_launch()  cuLaunchKernel (the driver's own entry), 5: chase
@@ -18,8 +22,8 @@
  *   ex_launch()      cudaLaunchKernelExC, 8: vecCopy
  *   nested_launch()  cudaLaunchKernel 9 with a cuLaunchKernel 10 inside it, as older
  *                    drivers showed it: the kernel carries the runtime's id, 9
- * all inside the marker range "train" (pushed when markers are traced). A runtime launch
- * fires its runtime callbacks only: no driver callback, as with CUDA 12 and 13.
+ * all inside the marker range "train" (pushed when markers are traced). The other runtime
+ * launches fire their runtime callbacks only.
  * counters: GPUPROF_PMC names two metrics, the stand-in host library evaluates them.
  * pc-sampling: GPUPROF_PC_SAMPLING=period=17; CUPTI hands one range over in two buffers
  * (remainingNumPcs 1, then 0), each with the range's totals (1000 samples, 20 dropped,
@@ -130,7 +134,14 @@ __attribute__((noinline)) static void copy_in(void)
 
 __attribute__((noinline)) static void chevrons(void)
 {
-	call(RUNTIME(__cudaLaunchKernel_v13000), 2, VECCOPY, &launch_params);
+	cuLaunchKernel_params inner = { .gridDimX = 4096, .gridDimY = 1, .gridDimZ = 1,
+					.blockDimX = 256, .blockDimY = 1, .blockDimZ = 1 };
+	fake.api(RUNTIME(__cudaLaunchKernel_v13000), CUPTI_API_ENTER, 2, VECCOPY, NULL,
+		 CONTEXT);
+	call(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, 2, VECCOPY,
+	     &inner);
+	fake.api(RUNTIME(__cudaLaunchKernel_v13000), CUPTI_API_EXIT, 2, VECCOPY, NULL,
+		 CONTEXT);
 	kernel(2, VECCOPY);
 }
 

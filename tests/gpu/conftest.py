@@ -22,6 +22,26 @@ TRAIN = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", "sam
                                      "python", "train.py"))
 
 
+def _no_gpu():
+    """Why the GPU tests cannot run here (tests/gpu/run.sh's checks), or None."""
+    if not os.path.exists(os.path.join(BUILD, "lib", "gpuprof", "libgpuprof-cuda.so")):
+        return "gpuprof was built without the CUDA toolkit"
+    probe = run([os.path.join(CUDA_SAMPLES, "vcopy"), "-n", "1", "-i", "0"], cwd="/")
+    if probe.returncode != 0:
+        lines = (probe.stderr or probe.stdout).strip().splitlines()
+        return "no usable CUDA device: " + (lines[-1] if lines else f"exit {probe.returncode}")
+    return None
+
+
+def pytest_collection_modifyitems(config, items):
+    """Run straight through pytest on a machine without a GPU, every test is skipped
+    with the reason (tests/gpu/run.sh says it once and exits 77)."""
+    reason = _no_gpu() if items else None
+    if reason:
+        for item in items:
+            item.add_marker(pytest.mark.skip(reason=reason))
+
+
 def only_process(directory):
     found = outputs(directory)
     assert len(found) == 1, [o.prefix for o in found]
