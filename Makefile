@@ -55,16 +55,15 @@ endif
 # ---- sources ----------------------------------------------------------------------
 UTIL_SRC := $(wildcard src/util/*.c)
 CORE_SRC := src/core/record.c src/core/spool.c src/core/paths.c
-RECORDER_SRC := src/core/recorder.c src/core/recorder-markers.c src/core/recorder-control.c \
-	src/core/recorder-exit.c \
-	src/core/sampler.c src/core/python.c src/core/launch-stack.c
+# what runs inside the profiled program: linked into the preload library only
+RECORDER_SRC := $(wildcard src/runtime/*.c)
 STORE_SRC := src/core/recording.c src/core/recording-markers.c src/core/record-list.c src/core/kernel-filter.c $(wildcard src/store/*.c) $(wildcard src/writer/*.c) $(wildcard src/analysis/*.c) $(wildcard src/analysis/rules/*.c)
 # gpuprof compute: what the tests link (no loading of CUPTI), then the rest
 COMPUTE_SRC := src/compute/expr.c src/compute/catalog.c src/compute/workload.c \
 	src/compute/workload-write.c src/compute/analyze.c src/compute/analyze-roofline.c \
 	src/compute/analyze-pc.c src/compute/torch-ops.c \
 	src/roofline/roofline.c src/roofline/plot.c src/metrics/nvml.c
-CLI_SRC := $(wildcard src/*.c) $(filter-out src/metrics/nvml.c,$(wildcard src/metrics/*.c)) \
+CLI_SRC := $(wildcard src/commands/*.c) $(filter-out src/metrics/nvml.c,$(wildcard src/metrics/*.c)) \
 	$(COMPUTE_SRC) src/compute/host.c
 
 obj = $(patsubst %.c,$(BUILD)/obj/%.o,$(1))
@@ -110,8 +109,8 @@ TARGETS += $(UNIT_TESTS)
 # build/tests/test-fuzz-NAME; `make fuzz` builds them as libFuzzer fuzzers with clang.
 FUZZ_NAMES := $(patsubst tests/fuzz/%.c,%,$(filter-out tests/fuzz/fuzz.c tests/fuzz/replay.c,\
 	$(wildcard tests/fuzz/*.c)))
-FUZZ_LINK := $(call obj,tests/fuzz/fuzz.c src/output.c src/input-file.c src/cmd-summary.c \
-	src/commands.c $(STORE_SRC) $(CORE_SRC) $(UTIL_SRC) $(COMPUTE_SRC))
+FUZZ_LINK := $(call obj,tests/fuzz/fuzz.c src/commands/output.c src/commands/input-file.c \
+	src/commands/summary.c src/commands/commands.c $(STORE_SRC) $(CORE_SRC) $(UTIL_SRC) $(COMPUTE_SRC))
 TARGETS += $(patsubst %,$(BUILD)/tests/test-fuzz-%,$(FUZZ_NAMES))
 
 # The backend run without a GPU: stand-ins for CUPTI, the driver and the host library,
@@ -161,9 +160,9 @@ $(GPUPROF): $(call obj,$(CLI_SRC) $(STORE_SRC) $(CORE_SRC) $(UTIL_SRC))
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) $^ -o $@ $(LDLIBS_SQLITE) -lyaml -ldl
 
-$(RECORDER_LIB): $(call obj,$(RECORDER_SRC) $(CORE_SRC) $(UTIL_SRC)) src/core/recorder.map
+$(RECORDER_LIB): $(call obj,$(RECORDER_SRC) $(CORE_SRC) $(UTIL_SRC)) src/runtime/recorder.map
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) -shared -Wl,--version-script=src/core/recorder.map \
+	$(CC) $(ALL_CFLAGS) -shared -Wl,--version-script=src/runtime/recorder.map \
 		-Wl,-soname,libgpuprof-recorder.so $(filter %.o,$^) -o $@ -lz -ldl
 
 # The microbenchmarks of `gpuprof roofline` on OpenCL devices: a helper program that
@@ -209,7 +208,7 @@ $(BUILD)/tests/nvtx-app: tests/e2e/nvtx-app.c
 
 # CUPTI's profiler host API (gpuprof compute: metrics, names, passes), the one C++ file;
 # gpuprof loads it at run time
-$(HOST_LIB): src/compute/cupti-host.cpp src/compute/host.h
+$(HOST_LIB): src/compute/cupti-host.cpp inject/cupti-host.h
 	@mkdir -p $(dir $@)
 	$(CXX) -std=c++17 $(CFLAGS) -Wall -Wextra -fPIC -shared -fvisibility=hidden -Isrc \
 		-I$(CUDA_HOME)/include $< -o $@ -L$(CUPTI_LIBDIR) -Wl,-rpath,$(CUPTI_LIBDIR) -lcupti
@@ -262,7 +261,7 @@ $(BUILD)/tests/cuda-spool: tests/e2e/cuda-spool.c $(call obj,inject/cuda/transla
 # the Python layouts against the installed interpreter's internal headers, when present
 PYTHON_INCLUDES := $(shell /usr/bin/python3-config --includes 2>/dev/null)
 HAVE_PYTHON_HEADERS := $(call have,$(HASH)define Py_BUILD_CORE 1\n$(HASH)include <Python.h>\n$(HASH)include <internal/pycore_frame.h>,$(PYTHON_INCLUDES))
-$(BUILD)/tests/test-python: tests/unit/test-python.c src/core/python-layouts.h
+$(BUILD)/tests/test-python: tests/unit/test-python.c src/runtime/python-layouts.h
 	@mkdir -p $(dir $@)
 	$(CC) -std=gnu11 $(CFLAGS) -Wall -Wextra $(if $(filter yes,$(HAVE_PYTHON_HEADERS)),-DPYTHON_HEADERS $(PYTHON_INCLUDES)) $< -o $@
 

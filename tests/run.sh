@@ -1,5 +1,6 @@
 #!/bin/sh
 # Runs every test layer and prints one closing line: "N passed, N failed, N skipped".
+#   floors scripts/check-floors.sh: no source includes a header of a floor above its own
 #   unit/  C unit tests (build/tests/test-*), each printing "name: N passed, N failed"
 #          last, and "skipped: REASON" for each part it cannot run
 #   e2e/   end-to-end tests on real OpenCL (PoCL without a GPU), with pytest, two
@@ -20,6 +21,12 @@ add() { # add PASSED FAILED SKIPPED
 number() { # number WORD TEXT: the count before WORD in a summary line, or 0
 	echo "$2" | grep -oE "[0-9]+ $1" | head -n 1 | grep -oE '^[0-9]+' || echo 0
 }
+
+# the sources' floors: no include points up (scripts/check-floors.sh)
+out=$(sh scripts/check-floors.sh 2>&1)
+echo "$out"
+line=$(echo "$out" | tail -n 1)
+add "$(number passed "$line")" "$(number failed "$line")" 0
 
 for t in "$BUILD"/tests/test-*; do
 	[ -x "$t" ] || continue

@@ -27,9 +27,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "compute/host.h"
+#include "../cupti-host.h"
 #include "core/kernel-filter.h"
-#include "core/recorder.h"
+#include "runtime/recorder.h"
 #include "util/hash.h"
 #include "util/strbuf.h"
 

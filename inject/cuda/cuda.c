@@ -23,7 +23,7 @@
 
 #include "core/clock.h"
 #include "core/record.h"
-#include "core/recorder.h"
+#include "runtime/recorder.h"
 #include "counters.h"
 #include "nvidia-proc.h"
 #include "pc-sampling.h"

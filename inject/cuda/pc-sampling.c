@@ -24,7 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/recorder.h"
+#include "runtime/recorder.h"
 
 #define MAX_CONTEXTS 1024            /* over the process's life: each is kept */
 #define BUFFER_PCS 8192               /* instructions per buffer handed to CUPTI */

@@ -16,7 +16,7 @@
 #include <string.h>
 #include <wchar.h>
 
-#include "core/recorder.h"
+#include "runtime/recorder.h"
 #include "util/strbuf.h"
 
 #define EXPORT __attribute__((visibility("default")))

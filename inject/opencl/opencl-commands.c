@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "core/clock.h"
-#include "core/recorder.h"
+#include "runtime/recorder.h"
 
 /* ---- object tables ------------------------------------------------------------------- */
 

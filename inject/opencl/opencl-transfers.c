@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/recorder.h"
+#include "runtime/recorder.h"
 
 /* ---- wrappers: transfers and other commands --------------------------------------------- */
 

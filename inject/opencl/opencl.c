@@ -25,7 +25,7 @@
 
 #include "core/clock.h"
 #include "core/record.h"
-#include "core/recorder.h"
+#include "runtime/recorder.h"
 
 /* ---- configuration ---------------------------------------------------------------- */
 

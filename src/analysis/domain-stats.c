@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/record.h"
 #include "util/strbuf.h"
 
 /* A range open on a thread: its end, and the time of the ranges directly inside it. */

@@ -6,7 +6,7 @@
 #define GPUPROF_ANALYSIS_DOMAIN_STATS_H
 
 #include "analysis/stats.h"
-#include "writer/writer.h"
+#include "core/event.h"
 
 #define DOMAIN_STATS_MAX_API 8
 

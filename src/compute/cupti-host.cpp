@@ -13,7 +13,7 @@
 #include <dlfcn.h>
 #include <vector>
 
-#include "compute/host.h"
+#include "../../inject/cupti-host.h"
 
 namespace {
 

@@ -413,7 +413,7 @@ struct record_samples_lost {
 
 /* The call stack of a thread as it called an API function that launches GPU work (a
  * kernel, a copy: --launch-stacks), tied to that call by its correlation id: its
- * registers and the top of its stack, copied by the thread itself (core/launch-stack.c)
+ * registers and the top of its stack, copied by the thread itself (runtime/launch-stack.c)
  * and unwound after the run as a sample is. */
 struct record_launch_stack {
 	struct record_header header;

@@ -100,7 +100,7 @@ struct recording {
 						  id, then file order */
 	struct record_list pc_samples;         /* device instructions' PC samples, as written */
 	struct record_list pc_sampling;        /* devices' PC sampling totals, as written */
-	const struct sample_stacks *stacks;    /* the samples unwound (analysis/unwind.h), set
+	const struct sample_stacks *stacks;    /* the samples unwound (core/stacks.h), set
 						  by the caller; NULL when not */
 	struct record_list calls_by_correlation; /* API calls by correlation id, then domain;
 						    built when device records need them */

@@ -1,4 +1,4 @@
-/* The perf event that call-stack sampling opens (core/sampler.c), in one place, so that
+/* The perf event that call-stack sampling opens (runtime/sampler.c), in one place, so that
  * `gpuprof avail` tries exactly what the recorder will: each thread's CPU time
  * (task-clock, a software event: no hardware PMU), user space only (allowed at
  * perf_event_paranoid 2), inherited by the threads started later, removed on exec,

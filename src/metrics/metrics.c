@@ -17,7 +17,7 @@
 
 #include "core/clock.h"
 #include "core/record.h"
-#include "core/recorder.h"
+#include "runtime/recorder.h"
 #include "core/spool.h"
 #include "metrics/nvml.h"
 

@@ -11,7 +11,7 @@
 
 #include "core/recording.h"
 #include "core/spool.h"
-#include "analysis/unwind.h"
+#include "core/stacks.h"
 #include "store/schema.h"
 #include "util/extsort.h"
 #include "util/progress.h"
@@ -486,7 +486,7 @@ static int load_markers(struct loader *l, struct error *err)
 	return 0;
 }
 
-/* The samples' frames, stacks and samples (analysis/unwind.h), ids from 1 (0: none). */
+/* The samples' frames, stacks and samples (core/stacks.h), ids from 1 (0: none). */
 static int load_samples(struct loader *l, struct error *err)
 {
 	const struct sample_stacks *st = l->rec->stacks;

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "compute/host.h"
+#include "../../inject/cupti-host.h"
 
 static int host_object;
 

@@ -8,8 +8,8 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "commands.h"
-#include "output.h"
+#include "commands/commands.h"
+#include "commands/output.h"
 #include "store/store.h"
 
 static int remove_entry(const char *path, const struct stat *st, int type, struct FTW *ftw)

@@ -2,7 +2,7 @@
  * is the file; each job it holds is applied to an option table with every kind of
  * option, as `gpuprof trace` applies them. */
 #include "fuzz.h"
-#include "input-file.h"
+#include "commands/input-file.h"
 #include "util/options.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

@@ -9,7 +9,7 @@
 
 #include "core/spool.h"
 #include "fuzz.h"
-#include "output.h"
+#include "commands/output.h"
 
 static void fix_checksums(uint8_t *data, size_t size)
 {

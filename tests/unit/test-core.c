@@ -13,7 +13,7 @@
 #include "analysis/stats.h"
 #include "check.h"
 #include "core/paths.h"
-#include "core/recorder.h"
+#include "runtime/recorder.h"
 #include "core/recording.h"
 #include "core/spool.h"
 #include "store/store.h"

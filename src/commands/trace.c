@@ -1,0 +1,717 @@
+/* gpuprof trace (and sys): runs a program with the recording libraries in place (the
+ * OpenCL one preloaded, the CUDA one named to the CUDA driver's injection hook), waits for
+ * it and every process it starts, then turns each process's spool into outputs. The
+ * program's exit status passes through: its exit code, or 128+N when it died of signal
+ * N. This file: the options (with presets, -c and -i files) and the jobs they make;
+ * trace-run.c runs them, trace-counters.c plans their counters. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "commands/trace.h"
+#include "commands/commands.h"
+#include "core/kernel-filter.h"
+#include "core/record.h"
+#include "commands/input-file.h"
+#include "util/install.h"
+#include "metrics/metrics.h"
+#include "commands/output.h"
+#include "util/error.h"
+#include "util/options.h"
+#include "util/strbuf.h"
+
+static const char usage[] = "gpuprof trace [options] -- COMMAND [ARGS...]";
+static const char sys_usage[] = "gpuprof sys [options] -- COMMAND [ARGS...]";
+static const char sys_description[] =
+	"Runs COMMAND as 'gpuprof trace --sys-trace' does (every API call, kernel, copy,\n"
+	"allocation and marker), samples the call stacks of every thread on its CPU time\n"
+	"(<prefix>_stacks.folded), and samples metrics over time: the machine (per-CPU\n"
+	"utilization and frequency, memory), every process of COMMAND (CPU, memory, page\n"
+	"faults, context switches, threads, I/O) and every NVIDIA GPU through NVML (power,\n"
+	"energy, temperature, clocks, utilization, memory, PCIe). The options are gpuprof\n"
+	"trace's; --no-sample, --no-host-metrics and --no-device-metrics turn a source off.";
+
+/* The command being run: "trace" or "sys", for messages. */
+const char *trace_command_name = "trace";
+static const char description[] =
+	"Runs COMMAND and records the GPU work it does: kernels, memory copies, allocations\n"
+	"and API calls, on NVIDIA GPUs through CUPTI (any CUDA program, PyTorch included,\n"
+	"without relinking) and on every OpenCL device (any vendor, and the CPU through\n"
+	"PoCL). Each process COMMAND starts is recorded into files of its own, by default\n"
+	"./<hostname>/<pid>_results.db and ./<hostname>/<pid>_<domain>_trace.csv.\n"
+	"Recorded data reaches disk every 100 ms, so a program that crashes or is killed\n"
+	"keeps everything up to its last flush (for CUDA: up to CUPTI's last delivery).";
+
+/* --collection-period values ("START:DURATION:REPEAT", times in `unit`) as the
+ * recorder reads them: nanosecond triples joined by ';'. */
+static int parse_periods(const struct option_list *list, const char *unit, struct strbuf *out,
+			 struct error *err)
+{
+	static const struct {
+		const char *name;
+		double ns;
+	} units[] = { { "hour", 3600e9 }, { "min", 60e9 }, { "sec", 1e9 }, { "msec", 1e6 },
+		      { "usec", 1e3 }, { "nsec", 1 } };
+	double scale = 1e9;
+	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++)
+		if (!strcmp(unit, units[i].name))
+			scale = units[i].ns;
+	for (int i = 0; i < list->count; i++) {
+		const char *text = list->items[i];
+		double start, duration;
+		unsigned long long repeat;
+		int used = -1;
+		if (sscanf(text, "%lf:%lf:%llu%n", &start, &duration, &repeat, &used) != 3 ||
+		    used != (int)strlen(text) || start < 0 || duration <= 0 || text[0] == '-' ||
+		    strchr(strrchr(text, ':'), '-'))
+			return error_set(err, "--collection-period: '%s' is not "
+					 "START:DURATION:REPEAT (START >= 0, DURATION > 0, "
+					 "REPEAT a whole number, 0 for ever)", text);
+		strbuf_addf(out, "%s%.0f:%.0f:%llu", out->len ? ";" : "", start * scale,
+			    duration * scale, repeat);
+	}
+	return 0;
+}
+
+static const struct trace_options defaults = {
+	.kernel = -1, .memory_copy = -1, .memory_allocation = -1, .opencl = -1,
+	.cuda_runtime = -1, .cuda_driver = -1, .marker = -1, .runtime = -1, .sys = -1,
+	.kernel_rename = -1, .selected_regions = -1, .stats = -1, .summary = -1,
+	.truncate = -1, .mangled = -1, .keep_spool = -1, .help = -1,
+	.period_unit = "sec", .directory = ".", .file = "%hostname%/%pid%", .units = "nsec",
+	.host_metrics = -1, .device_metrics = -1, .sampling_interval = "50", .sample = -1,
+	.sampling_freq = "300", .sampling_realtime = -1, .pc_sampling = -1,
+	.buffer_size = TRACE_BUFFER_UNSET, .buffer_limit = TRACE_BUFFER_UNSET,
+};
+
+/* gpuprof sys: the same options, with everything --sys-trace records and the metrics on */
+static struct trace_options sys_defaults(void)
+{
+	struct trace_options o = defaults;
+	o.sys = 1;
+	o.host_metrics = 1;
+	o.device_metrics = 1;
+	o.sample = 1;
+	return o;
+}
+
+#define TABLE_SIZE 64
+
+/* The option table of `gpuprof trace`, storing into o: for the command line, the
+ * preset and each job of an input file alike. */
+static void trace_table(struct trace_options *o, struct option table[TABLE_SIZE])
+{
+	const struct option entries[] = {
+		{ OPTION_SECTION, .help = "what to trace" },
+		{ OPTION_BOOL, 0, "kernel-trace", &o->kernel, NULL, "kernel executions" },
+		{ OPTION_BOOL, 0, "memory-copy-trace", &o->memory_copy, NULL,
+		  "memory copies, fills (memsets) and maps" },
+		{ OPTION_BOOL, 0, "memory-allocation-trace", &o->memory_allocation, NULL,
+		  "device memory allocations and frees (CUDA)" },
+		{ OPTION_BOOL, 0, "opencl-trace", &o->opencl, NULL, "OpenCL API calls" },
+		{ OPTION_BOOL, 0, "cuda-runtime-trace", &o->cuda_runtime, NULL,
+		  "CUDA runtime API calls (cuda*) and synchronisations" },
+		{ OPTION_BOOL, 0, "cuda-driver-trace", &o->cuda_driver, NULL,
+		  "CUDA driver API calls (cu*) and synchronisations" },
+		{ OPTION_BOOL, 0, "marker-trace", &o->marker, NULL,
+		  "marker ranges and marks: gpuprof markers, ROCTX, NVTX (marker_api_trace.csv)" },
+		{ OPTION_BOOL, 0, "torch-trace", &o->torch_trace, NULL,
+		  "PyTorch's operators as marker ranges named by their hierarchy "
+		  "(nn.Module.Net.forward/nn.Module.Net.fc1.forward), each kernel attributed to "
+		  "the innermost: Python programs that import torch (implies --marker-trace)" },
+		{ OPTION_BOOL, 'r', "runtime-trace", &o->runtime, NULL,
+		  "kernels, copies, allocations, markers, OpenCL and CUDA runtime API calls" },
+		{ OPTION_BOOL, 's', "sys-trace", &o->sys, NULL,
+		  "everything --runtime-trace does, and CUDA driver API calls" },
+		{ OPTION_BOOL, 0, "launch-stacks", &o->launch_stacks, NULL,
+		  "the call stack of every kernel launch and copy, taken on the launching thread "
+		  "and unwound after the run as samples are: device time by the program's call "
+		  "paths (gpuprof profile --kernels), the stack on each launch's API slice "
+		  "(x86-64; with --kernel-trace or --memory-copy-trace; off unless given, in "
+		  "gpuprof sys too)" },
+		{ OPTION_LIST, 0, "pmc", &o->pmc, "METRIC...",
+		  "hardware counters of every kernel kept by the kernel filters (CUDA; CUPTI "
+		  "metric names, comma-separated: dram__bytes_read.sum,...): "
+		  "counter_collection.csv, the counters view; each kernel is replayed once per "
+		  "pass and launches are serialised" },
+		{ OPTION_LIST, 0, "pmc-set", &o->pmc_set, "NAME...",
+		  "the CUPTI metrics of these metric sets of gpuprof compute (gpuprof compute "
+		  "profile --list-sets lists them), with those of --pmc" },
+		{ OPTION_ENUM, 0, "pmc-multiplex", &o->pmc_multiplex, "kernel|kernel_launch_params",
+		  "no replay: the metrics in groups of one pass each, one group per dispatch of "
+		  "a kernel in turn (dispatches of the same name, or of the same name and launch "
+		  "size); a kernel needs one dispatch per group to be measured whole" },
+		{ OPTION_SECTION, .help = "the names of rocprofv3, rocprof and rocprofv2, and of "
+					  "rocprof-sys-run and -sample, mapped (said once)" },
+		{ OPTION_BOOL, 0, "hip-trace", &o->hip, NULL,
+		  "HIP, AMD's runtime API: here the CUDA runtime and OpenCL API calls "
+		  "(--cuda-runtime-trace --opencl-trace)" },
+		{ OPTION_BOOL, 0, "hsa-trace", &o->hsa, NULL,
+		  "HSA, the layer below HIP: here the CUDA driver API calls (--cuda-driver-trace)" },
+		{ OPTION_BOOL, 0, "roctx-trace", &o->roctx, NULL, "ROCTX ranges: --marker-trace" },
+		{ OPTION_ENUM, 0, "plugin", &o->plugin, "perfetto|file",
+		  "rocprofv2's output plugins: perfetto is --output-format pftrace, file csv" },
+		{ OPTION_BOOL, 0, "trace", &o->sys_trace_file, NULL,
+		  "rocprof-sys-run's Perfetto trace: --output-format pftrace" },
+		{ OPTION_BOOL, 0, "profile", &o->sys_profile, NULL,
+		  "rocprof-sys-run's call-stack profile: --sample (the folded stacks)" },
+		{ OPTION_STRING, 'I', "include", &o->sys_include, "all",
+		  "rocprof-sys-sample's data sources: all (what gpuprof sys records; one source is "
+		  "turned off with --no-sample, --no-host-metrics, --no-device-metrics)" },
+		{ OPTION_BOOL, 0, "version", &o->version, NULL, "print gpuprof's version and exit" },
+		{ OPTION_SECTION, .help = "PC sampling (CUDA, compute capability 7.0 and later; "
+					  "rocprofv3's options)" },
+		{ OPTION_BOOL, 0, "pc-sampling-beta-enabled", &o->pc_sampling, NULL,
+		  "sample the program counter of the warps on every SM, with why each warp "
+		  "stalled: samples by kernel, source line and instruction (gpuprof profile "
+		  "--gpu, the pc_samples view); kernels stay concurrent" },
+		{ OPTION_ENUM, 0, "pc-sampling-method", &o->pc_method, "stochastic|host_trap",
+		  "stochastic: the GPU's own sampler, the one NVIDIA GPUs have (host_trap, "
+		  "AMD's software sampling, is served by it too, said once)" },
+		{ OPTION_ENUM, 0, "pc-sampling-unit", &o->pc_unit, "cycles|time|instructions",
+		  "unit of --pc-sampling-interval: cycles (a power of two from 32 to 2^31) or time "
+		  "(microseconds, the nearest power of two of cycles at the device's clock); "
+		  "NVIDIA's sampler counts no instructions" },
+		{ OPTION_STRING, 0, "pc-sampling-interval", &o->pc_interval, "N",
+		  "between two samples of an SM (default: CUPTI's for the device)" },
+		{ OPTION_SECTION, .help = "sampling (on by default in gpuprof sys; --no-NAME turns "
+					  "one off)" },
+		{ OPTION_BOOL, 0, "sample", &o->sample, NULL,
+		  "call stacks of every thread, sampled on their CPU time (software perf events, "
+		  "unwound after the run from the unwind tables): <prefix>_stacks.folded, the "
+		  "samples and stacks views" },
+		{ OPTION_STRING, 0, "sampling-freq", &o->sampling_freq, "HZ",
+		  "call-stack samples per second of a thread's CPU time (default: 300; up to "
+		  "10000; with --sample)" },
+		{ OPTION_STRING, 0, "sampling-stack-size", &o->sampling_stack, "BYTES",
+		  "bytes of each sampled thread's stack copied for its unwinding (default: 16384; "
+		  "up to 65344, the kernel's most; K for KiB): deeper stacks lose their outermost "
+		  "frames, under one [truncated] root; each sample reserves this much of the "
+		  "kernel's buffer (with --sample)" },
+		{ OPTION_BOOL, 0, "sampling-realtime", &o->sampling_realtime, NULL,
+		  "wall-clock sampling: threads that wait (in clFinish, cudaDeviceSynchronize, a "
+		  "lock, I/O) are sampled at the same frequency of real time, their stacks ending "
+		  "in [off-CPU: CALL], and threads ready to run that wait for a CPU, in [waiting "
+		  "for a CPU] (with --sample)" },
+		{ OPTION_BOOL, 0, "host-metrics", &o->host_metrics, NULL,
+		  "per-CPU utilization and frequency, memory used; CPU, memory, page faults, "
+		  "context switches, threads and I/O of every traced process" },
+		{ OPTION_BOOL, 0, "device-metrics", &o->device_metrics, NULL,
+		  "per GPU through NVML: power, energy, temperature, clocks, utilization, memory, "
+		  "PCIe, clock event reasons" },
+		{ OPTION_STRING, 0, "sampling-interval", &o->sampling_interval, "MS",
+		  "milliseconds between two samples of the metrics (default: 50)" },
+		{ OPTION_SECTION, .help = "what to keep (periods and regions: kernels, copies, "
+					  "allocations and API calls, markers are always kept; kernel "
+					  "filters: kernels only)" },
+		{ OPTION_BOOL, 0, "selected-regions", &o->selected_regions, NULL,
+		  "collect only between resume and pause calls (roctxProfilerResume, "
+		  "gpuprof_resume...): collection starts paused" },
+		{ OPTION_LIST, 'P', "collection-period", &o->periods, "START:DURATION:REPEAT...",
+		  "collect only in periods counted from the process start: wait START, collect "
+		  "for DURATION, REPEAT times (0: for ever); several periods run one after "
+		  "another" },
+		{ OPTION_ENUM, 0, "collection-period-unit", &o->period_unit,
+		  "hour|min|sec|msec|usec|nsec", "unit of the periods (default: sec)" },
+		{ OPTION_STRING, 0, "kernel-include-regex", &o->kernel_include, "REGEX",
+		  "keep only kernels whose name matches (POSIX extended, anywhere in the name)" },
+		{ OPTION_STRING, 0, "kernel-exclude-regex", &o->kernel_exclude, "REGEX",
+		  "leave out kernels whose name matches (after the include)" },
+		{ OPTION_STRING, 0, "kernel-iteration-range", &o->kernel_iterations, "SET",
+		  "keep only these dispatches of each kept kernel name, counted from 1 in launch "
+		  "order: \"[1, 2, [5-8]]\"" },
+		{ OPTION_SECTION, .help = "configuration" },
+		{ OPTION_STRING, 'i', "input", &o->input, "FILE",
+		  "run the program once per job of a JSON or YAML file, into DIR/pass_N "
+		  "(keys: the long options, with _ or -)" },
+		{ OPTION_STRING, 'c', "config", &o->config, "FILE",
+		  "options from a YAML or JSON file (keys: the long options; gpuprof avail -G "
+		  "FILE writes one to edit); the command line overrides it, it overrides the "
+		  "preset" },
+		{ OPTION_STRING, 0, "preset", &o->preset, "NAME",
+		  "start from a preset's options; those given here add to or override them "
+		  "(gpuprof avail --presets lists them)" },
+		{ OPTION_SECTION, .help = "outputs" },
+		{ OPTION_STRING, 'd', "output-directory", &o->directory, "DIR",
+		  "where outputs go (default: the current directory)" },
+		{ OPTION_STRING, 'o', "output-file", &o->file, "NAME",
+		  "file name prefix under DIR (default: %hostname%/%pid%)" },
+		{ OPTION_LIST, 'f', "output-format", &o->formats, "FORMAT...",
+		  "csv, sqlite, json (Chrome trace events), pftrace (Perfetto), html (the report "
+		  "of gpuprof report); default: csv sqlite", OUTPUT_FORMAT_WORDS },
+		{ OPTION_BOOL, 0, "stats", &o->stats, NULL, "also write the *_stats.csv files" },
+		{ OPTION_BOOL, 'S', "summary", &o->summary, NULL, "print summary tables on stderr" },
+		{ OPTION_ENUM, 'u', "summary-units", &o->units, "sec|msec|usec|nsec",
+		  "time unit of the summary tables (default: nsec)" },
+		{ OPTION_BOOL, 'T', "truncate-kernels", &o->truncate, NULL,
+		  "kernel names without namespaces, templates and parameters" },
+		{ OPTION_BOOL, 'M', "mangled-kernels", &o->mangled, NULL,
+		  "CUDA kernel names as the compiler wrote them (default: demangled)" },
+		{ OPTION_BOOL, 0, "kernel-rename", &o->kernel_rename, NULL,
+		  "kernels take the name of the innermost marker range open on the launching "
+		  "thread (implies --marker-trace)" },
+		{ OPTION_BOOL, 0, "keep-spool", &o->keep_spool, NULL,
+		  "keep each process's raw spool after it was converted" },
+		{ OPTION_SECTION, .help = "recording" },
+		{ OPTION_SIZE, 0, "buffer-size", &o->buffer_size, "SIZE",
+		  "buffer per recording thread (default: 2M; at least 4096)" },
+		{ OPTION_SIZE, 0, "buffer-limit", &o->buffer_limit, "SIZE",
+		  "memory for all buffers of a process, at least one thread's buffer; beyond "
+		  "it records are dropped and counted (default: 256M)" },
+		{ OPTION_BOOL, 'h', "help", &o->help, NULL, "show this help" },
+		OPTION_END,
+	};
+	_Static_assert(sizeof(entries) / sizeof(entries[0]) <= TABLE_SIZE, "trace table size");
+	memcpy(table, entries, sizeof(entries));
+}
+
+/* Options that only the command line sets. */
+static const char *const command_line_only[] = { "input", "preset", "config", "help", "version",
+						  NULL };
+
+static int parse_pc_sampling(const struct trace_options *o, struct job *j, int counters,
+			     struct error *err);
+
+/* Says once on stderr what a seed's option was taken as. */
+static void said_once(int *said, const char *text)
+{
+	if (!*said)
+		fprintf(stderr, "gpuprof: %s\n", text);
+	*said = 1;
+}
+
+/* An output format added to those of -f. */
+static void add_format(struct trace_options *o, const char *format)
+{
+	if (o->formats.count < (int)(sizeof(o->formats.items) / sizeof(o->formats.items[0])))
+		o->formats.items[o->formats.count++] = (char *)format;
+}
+
+/* The options of rocprofv3, rocprof, rocprofv2 and rocprof-sys-run/-sample that have a
+ * meaning here, turned into gpuprof's (an option given as well keeps its value). */
+static int map_seed_options(struct trace_options *o, struct error *err)
+{
+	static int said[4];
+	if (o->hip == 1) {
+		said_once(&said[0], "--hip-trace: HIP is AMD's runtime API; traced here as the CUDA "
+				    "runtime and OpenCL API calls (--cuda-runtime-trace "
+				    "--opencl-trace)");
+		if (o->cuda_runtime == -1)
+			o->cuda_runtime = 1;
+		if (o->opencl == -1)
+			o->opencl = 1;
+	}
+	if (o->hsa == 1) {
+		said_once(&said[1], "--hsa-trace: HSA is the layer below HIP; traced here as the "
+				    "CUDA driver API calls (--cuda-driver-trace)");
+		if (o->cuda_driver == -1)
+			o->cuda_driver = 1;
+	}
+	if (o->roctx == 1 && o->marker == -1)
+		o->marker = 1; /* the same thing under ROCm's name: nothing to say */
+	const char *format = o->plugin && !strcmp(o->plugin, "perfetto") ? "pftrace"
+			     : o->plugin ? "csv" : NULL;
+	if (format) {
+		said_once(&said[2], !strcmp(format, "pftrace")
+			  ? "--plugin perfetto: --output-format pftrace"
+			  : "--plugin file: --output-format csv");
+		add_format(o, format);
+	}
+	if (o->sys_trace_file == 1) {
+		said_once(&said[3], "--trace (rocprof-sys-run): a Perfetto trace, --output-format "
+				    "pftrace");
+		add_format(o, "pftrace");
+	}
+	if (o->sys_profile == 1 && o->sample == -1)
+		o->sample = 1;
+	if (o->sys_include && strcmp(o->sys_include, "all"))
+		return error_set(err, "--include %s: gpuprof sys records every source it has "
+				 "(-I all); turn one off with --no-sample, --no-host-metrics or "
+				 "--no-device-metrics, and choose what is traced with the trace options",
+				 o->sys_include);
+	return 0;
+}
+
+static int job_prepare(struct job *j, struct error *err)
+{
+	struct trace_options *o = &j->o;
+	strbuf_init(&j->trace);
+	strbuf_init(&j->periods);
+	strbuf_init(&j->pmc);
+	memset(&j->filter, 0, sizeof(j->filter));
+	if (map_seed_options(o, err))
+		return -1;
+	int counters = o->pmc.count || o->pmc_set.count;
+	if (counters && o->kernel == 0)
+		return error_set(err, "--pmc reads the counters of kernels: it cannot go with "
+				 "--kernel-trace=false");
+	if (counters && o->kernel == -1)
+		o->kernel = 1;
+	if (o->pmc_multiplex && !counters)
+		return error_set(err, "--pmc-multiplex spreads the metrics of --pmc or --pmc-set "
+				 "over dispatches: give them");
+	if (o->marker == 0 && o->kernel_rename == 1)
+		return error_set(err, "--kernel-rename needs the marker ranges: it cannot go with "
+				 "--marker-trace=false");
+	if (o->marker == 0 && o->torch_trace == 1)
+		return error_set(err, "--torch-trace records PyTorch's operators as marker ranges: "
+				 "it cannot go with --marker-trace=false");
+	int runtime = o->sys == 1 || o->runtime == 1;
+	struct {
+		int *option, implied;
+		const char *token;
+	} parts[] = {
+		{ &o->kernel, runtime, "kernel" },
+		{ &o->memory_copy, runtime, "memory_copy" },
+		{ &o->memory_allocation, runtime, "memory_allocation" },
+		{ &o->opencl, runtime, "opencl_api" },
+		{ &o->cuda_runtime, runtime, "cuda_api" },
+		{ &o->cuda_driver, o->sys == 1, "cuda_driver_api" },
+		{ &o->marker, runtime || o->kernel_rename == 1 || o->torch_trace == 1, "marker" },
+	};
+	int chosen = 0, given = o->sys != -1 || o->runtime != -1;
+	for (size_t i = 0; i < sizeof(parts) / sizeof(parts[0]); i++) {
+		int on = *parts[i].option != -1 ? *parts[i].option : parts[i].implied;
+		given |= *parts[i].option != -1;
+		if (on) {
+			strbuf_addf(&j->trace, "%s%s", chosen ? "," : "", parts[i].token);
+			chosen++;
+		}
+	}
+	j->defaulted = !chosen;
+	if (j->defaulted && given)
+		return error_set(err, "every tracing option given is turned off");
+	if (j->defaulted)
+		strbuf_addstr(&j->trace, "kernel");
+	memset(&j->request, 0, sizeof(j->request));
+	j->request.formats = FORMAT_CSV | FORMAT_SQLITE;
+	if (o->formats.count && output_parse_formats(&o->formats, &j->request.formats, err))
+		return -1;
+	j->request.summary = o->summary == 1;
+	j->request.options.stats = o->stats == 1;
+	j->request.options.truncate_kernels = o->truncate == 1;
+	j->request.options.rename_kernels = o->kernel_rename == 1;
+	j->request.options.summary_units = o->units;
+	if (o->selected_regions == 1 && o->periods.count)
+		return error_set(err, "--selected-regions and --collection-period cannot go "
+				 "together");
+	if (parse_periods(&o->periods, o->period_unit, &j->periods, err) ||
+	    kernel_filter_init(&j->filter, o->kernel_include, o->kernel_exclude,
+			       o->kernel_iterations, err))
+		return -1;
+	j->request.kernel_filter = &j->filter;
+	j->metrics.host = o->host_metrics == 1;
+	j->metrics.device = o->device_metrics == 1;
+	char *end;
+	errno = 0;
+	unsigned long interval = strtoul(o->sampling_interval, &end, 10);
+	if (!*o->sampling_interval || *end || errno || o->sampling_interval[0] == '-' ||
+	    interval < 1 || interval > 3600000)
+		return error_set(err, "--sampling-interval: '%s' is not a whole number of "
+				 "milliseconds from 1 to 3600000", o->sampling_interval);
+	j->metrics.interval_ms = (unsigned)interval;
+	unsigned long frequency = strtoul(o->sampling_freq, &end, 10);
+	if (!*o->sampling_freq || *end || o->sampling_freq[0] == '-' || frequency < 1 ||
+	    frequency > 10000)
+		return error_set(err, "--sampling-freq: '%s' is not a whole number of samples per "
+				 "second from 1 to 10000", o->sampling_freq);
+	/* an option of a source that is off would do nothing: said, not ignored (a value
+	 * given, even the default's, is another string than the default's) */
+	const char *sampling = o->sampling_freq != defaults.sampling_freq ? "--sampling-freq"
+			       : o->sampling_realtime == 1 ? "--sampling-realtime"
+			       : o->sampling_stack ? "--sampling-stack-size" : NULL;
+	if (o->sample != 1 && sampling)
+		return error_set(err, "%s sets how call stacks are sampled, and none are: add "
+				 "--sample (gpuprof trace samples only when asked; gpuprof sys unless "
+				 "--no-sample)", sampling);
+	if (!j->metrics.host && !j->metrics.device &&
+	    o->sampling_interval != defaults.sampling_interval)
+		return error_set(err, "--sampling-interval sets how often metrics are sampled, and "
+				 "none are: add --host-metrics or --device-metrics (gpuprof sys samples "
+				 "both unless turned off)");
+	j->launch_stacks = o->launch_stacks == 1;
+	if (j->launch_stacks && !strstr(j->trace.buf, "kernel") && !strstr(j->trace.buf, "memory_copy"))
+		return error_set(err, "--launch-stacks takes the call stacks of kernel launches and "
+				 "copies, and neither is traced: add --kernel-trace or "
+				 "--memory-copy-trace");
+#if !defined(__x86_64__)
+	if (j->launch_stacks)
+		return error_set(err, "--launch-stacks reads x86-64 registers: not on this machine");
+#endif
+	j->sample_freq = o->sample == 1 ? (unsigned)frequency : 0;
+	j->sample_realtime = j->sample_freq && o->sampling_realtime == 1;
+	j->sample_stack = SAMPLE_STACK_DEFAULT;
+	if (o->sampling_stack) {
+		unsigned long long bytes = strtoull(o->sampling_stack, &end, 10);
+		if (end != o->sampling_stack && (*end == 'K' || *end == 'k') && !end[1]) {
+			bytes *= 1024;
+			end++;
+		}
+		if (!*o->sampling_stack || *end || o->sampling_stack[0] == '-' || bytes < 8 ||
+		    bytes > 65536)
+			return error_set(err, "--sampling-stack-size: '%s' is not a number of bytes "
+					 "from 8 to %d (64K is taken as %d: the kernel copies whole "
+					 "words, at most %d)", o->sampling_stack, SAMPLE_STACK_MAX,
+					 SAMPLE_STACK_MAX, SAMPLE_STACK_MAX);
+		j->sample_stack = bytes > SAMPLE_STACK_MAX ? SAMPLE_STACK_MAX : (unsigned)(bytes & ~7ull);
+	}
+	if (parse_pc_sampling(o, j, counters, err))
+		return -1;
+	return counters ? trace_plan_counters(j, err) : 0;
+}
+
+/* The PC sampling options as the CUDA backend reads them (GPUPROF_PC_SAMPLING). */
+static int parse_pc_sampling(const struct trace_options *o, struct job *j, int counters,
+			     struct error *err)
+{
+	j->pc_sampling[0] = '\0';
+	int details = o->pc_method || o->pc_unit || o->pc_interval;
+	if (o->pc_sampling == 0 && details)
+		return error_set(err, "--pc-sampling-method, -unit and -interval set how the "
+				 "program counter is sampled, and it is not: drop "
+				 "--pc-sampling-beta-enabled=false");
+	if (o->pc_sampling != 1 && !details)
+		return 0;
+	if (o->pc_sampling != 1)
+		return error_set(err, "PC sampling is asked for with --pc-sampling-beta-enabled "
+				 "(as rocprofv3 does): add it to --pc-sampling-method, -unit and "
+				 "-interval");
+	if (counters)
+		return error_set(err, "--pc-sampling-beta-enabled and --pmc/--pmc-set cannot go "
+				 "together: counters replay and serialise kernels, which changes what "
+				 "the samples show; run them as two runs");
+	if (!o->pc_interval != !o->pc_unit)
+		return error_set(err, "--pc-sampling-interval and --pc-sampling-unit go together: "
+				 "give both (or neither, for CUPTI's default period)");
+	if (o->pc_method && !strcmp(o->pc_method, "host_trap"))
+		fprintf(stderr, "gpuprof: --pc-sampling-method host_trap: NVIDIA GPUs sample with "
+				"their own hardware sampler (as stochastic): it is used\n");
+	if (!o->pc_interval) {
+		snprintf(j->pc_sampling, sizeof(j->pc_sampling), "period=0");
+		return 0;
+	}
+	if (!strcmp(o->pc_unit, "instructions"))
+		return error_set(err, "--pc-sampling-unit instructions: NVIDIA's sampler counts "
+				 "cycles, not instructions; use cycles or time");
+	char *end;
+	errno = 0;
+	double value = strtod(o->pc_interval, &end);
+	if (!*o->pc_interval || *end || errno || !(value > 0))
+		return error_set(err, "--pc-sampling-interval: '%s' is not a positive number",
+				 o->pc_interval);
+	if (!strcmp(o->pc_unit, "time")) {
+		snprintf(j->pc_sampling, sizeof(j->pc_sampling), "time=%.17g", value);
+		return 0;
+	}
+	unsigned exponent = 0;
+	while (exponent < 63 && (double)(1ull << exponent) < value)
+		exponent++;
+	if (value != (double)(1ull << exponent) || exponent < 5 || exponent > 31) {
+		char nearest[48];
+		if (exponent <= 5)
+			snprintf(nearest, sizeof(nearest), "32 at the least");
+		else if (exponent > 31)
+			snprintf(nearest, sizeof(nearest), "2147483648 at the most");
+		else
+			snprintf(nearest, sizeof(nearest), "%llu or %llu?", 1ull << (exponent - 1),
+				 1ull << exponent);
+		return error_set(err, "--pc-sampling-interval %s cycles: NVIDIA's sampler takes a "
+				 "power of two from 32 to 2147483648 cycles (%s)", o->pc_interval,
+				 nearest);
+	}
+	snprintf(j->pc_sampling, sizeof(j->pc_sampling), "period=%u", exponent);
+	return 0;
+}
+
+static void job_release(struct job *j)
+{
+	strbuf_release(&j->pmc);
+	strbuf_release(&j->trace);
+	strbuf_release(&j->periods);
+	kernel_filter_release(&j->filter);
+}
+
+/* A preset file: <bin>/../share/gpuprof/presets/NAME.yaml. */
+static int read_preset(const char *name, struct input_file *in, struct error *err)
+{
+	struct strbuf dir = STRBUF_INIT, path = STRBUF_INIT;
+	int rc = presets_directory(&dir, err);
+	if (rc == 0 && (!*name || strchr(name, '/'))) {
+		rc = error_set(err, "unknown preset '%s'", name);
+	} else if (rc == 0) {
+		strbuf_addf(&path, "%s/%s.yaml", dir.buf, name);
+		if (access(path.buf, R_OK) < 0) {
+			struct strbuf names = STRBUF_INIT;
+			presets_list(dir.buf, &names);
+			rc = error_set(err, "unknown preset '%s' (available: %s)", name,
+				       names.len ? names.buf : "none");
+			strbuf_release(&names);
+		} else {
+			rc = input_read(path.buf, in, err);
+			if (rc == 0 && in->count != 1) {
+				input_release(in);
+				rc = error_set(err, "%s: a preset is one job", path.buf);
+			}
+		}
+	}
+	strbuf_release(&dir);
+	strbuf_release(&path);
+	return rc;
+}
+
+/* gpuprof trace and gpuprof sys: the same options from different defaults. */
+static int trace_main(int argc, char **argv, const struct trace_options *base,
+		      const char *usage_text, const char *description_text)
+{
+	struct trace_options o = *base;
+	struct option table[TABLE_SIZE];
+	trace_table(&o, table);
+	struct error err;
+	int next;
+	if (options_parse(table, argc, argv, &next, &err))
+		die_with(EXIT_USAGE, "%s: %s", trace_command_name, err.message);
+	if (o.version == 1) {
+		printf("gpuprof %s\n", GPUPROF_VERSION);
+		return 0;
+	}
+	if (o.help == 1) {
+		options_print_help(stdout, usage_text, description_text, table);
+		printf("\nPlaceholders in -d and -o: %%pid%% %%ppid%% %%hostname%% %%rank%% %%size%% "
+		       "%%nid%% %%env{NAME}%% %%q{NAME}\n%%launch_date%% %%launch_time%%. Boolean "
+		       "options take =false to turn off a part of an\naggregate: --sys-trace "
+		       "--opencl-trace=false.\n");
+		return 0;
+	}
+	if (next >= argc)
+		die_with(EXIT_USAGE, "%s: no command given (usage: %s)", trace_command_name, usage_text);
+
+	/* the preset first, then the configuration file, then the command line over both */
+	struct input_file preset = { 0 }, config = { 0 }, input = { 0 };
+	if (o.preset || o.config) {
+		const char *name = o.preset, *path = o.config;
+		if (name && read_preset(name, &preset, &err))
+			die_with(EXIT_USAGE, "%s: --preset: %s", trace_command_name, err.message);
+		if (path && input_read(path, &config, &err))
+			die_with(EXIT_USAGE, "%s: --config: %s", trace_command_name, err.message);
+		if (path && config.count != 1)
+			die_with(EXIT_USAGE, "%s: --config: '%s' holds %zu jobs: a configuration file "
+				 "is one (-i runs a list of jobs)", trace_command_name, path, config.count);
+		o = *base;
+		if (name && input_apply(&preset, &preset.jobs[0], table, command_line_only, &err))
+			die_with(EXIT_USAGE, "%s: --preset %s: %s", trace_command_name, name, err.message);
+		if (path && input_apply(&config, &config.jobs[0], table, command_line_only, &err))
+			die_with(EXIT_USAGE, "%s: --config: %s", trace_command_name, err.message);
+		if (options_parse(table, argc, argv, &next, &err))
+			die_with(EXIT_USAGE, "%s: %s", trace_command_name, err.message);
+	}
+	/* then each job of the input file over both; every job is checked before any runs */
+	size_t job_count = 1;
+	if (o.input) {
+		if (input_read(o.input, &input, &err))
+			die_with(EXIT_USAGE, "%s: %s", trace_command_name, err.message);
+		job_count = input.count;
+	}
+	struct job *jobs = xcalloc(job_count, sizeof(*jobs));
+	for (size_t i = 0; i < job_count; i++) {
+		jobs[i].o = o;
+		if (o.input) {
+			struct option job_table[TABLE_SIZE];
+			trace_table(&jobs[i].o, job_table);
+			if (input_apply(&input, &input.jobs[i], job_table, command_line_only, &err))
+				die_with(EXIT_USAGE, "%s: %s", trace_command_name, err.message);
+		}
+		if (job_prepare(&jobs[i], &err)) {
+			if (o.input)
+				die_with(EXIT_USAGE, "%s: %s, job %zu: %s", trace_command_name, o.input, i + 1,
+					 err.message);
+			die_with(EXIT_USAGE, "%s: %s", trace_command_name, err.message);
+		}
+	}
+
+	trace_place_libraries();
+	int code = 0;
+	for (size_t i = 0; i < job_count && code == 0; i++) {
+		struct strbuf directory = STRBUF_INIT;
+		strbuf_addstr(&directory, jobs[i].o.directory);
+		if (o.input) {
+			strbuf_addf(&directory, "/pass_%zu", i + 1);
+			if (job_count > 1)
+				fprintf(stderr, "gpuprof: job %zu of %zu, into %s\n", i + 1, job_count,
+					directory.buf);
+		}
+		code = trace_job_run(&jobs[i], directory.buf, argv + next);
+		strbuf_release(&directory);
+	}
+	for (size_t i = 0; i < job_count; i++)
+		job_release(&jobs[i]);
+	free(jobs);
+	input_release(&input);
+	input_release(&preset);
+	input_release(&config);
+	return code;
+}
+
+int cmd_trace(int argc, char **argv)
+{
+	return trace_main(argc, argv, &defaults, usage, description);
+}
+
+int cmd_sys(int argc, char **argv)
+{
+	struct trace_options base = sys_defaults();
+	trace_command_name = "sys";
+	return trace_main(argc, argv, &base, sys_usage, sys_description);
+}
+
+void trace_config_template(struct strbuf *out)
+{
+	struct trace_options o = sys_defaults();
+	struct option table[TABLE_SIZE];
+	trace_table(&o, table);
+	strbuf_addstr(out,
+		"# gpuprof configuration: pass it back with `gpuprof sys -c FILE -- COMMAND` (or\n"
+		"# gpuprof trace -c FILE). Keys are the long options of gpuprof trace and gpuprof\n"
+		"# sys, with - or _. What is set here overrides a --preset; the command line\n"
+		"# overrides both. The keys set are gpuprof sys's defaults; uncomment the others\n"
+		"# to use them.\n");
+	for (const struct option *t = table; t->long_name || t->help; t++) {
+		if (t->type == OPTION_SECTION) {
+			strbuf_addf(out, "\n# ---- %s\n", t->help);
+			continue;
+		}
+		int refused = 0;
+		for (const char *const *r = command_line_only; *r; r++)
+			refused |= !strcmp(*r, t->long_name);
+		if (refused)
+			continue;
+		strbuf_addf(out, "# %s\n", t->help);
+		switch (t->type) {
+		case OPTION_BOOL: {
+			int on = *(int *)t->value == 1;
+			strbuf_addf(out, "%s%s: %s\n", on ? "" : "# ", t->long_name,
+				    on ? "true" : "false");
+			break;
+		}
+		case OPTION_STRING:
+		case OPTION_ENUM: {
+			const char *v = *(const char **)t->value;
+			int set = v && (!strcmp(t->long_name, "sampling-interval") ||
+					!strcmp(t->long_name, "sampling-freq"));
+			strbuf_addf(out, "%s%s: %s\n", set ? "" : "# ", t->long_name,
+				    v ? v : t->arg_name);
+			break;
+		}
+		case OPTION_LIST:
+			strbuf_addf(out, "# %s: [%s]\n", t->long_name, t->arg_name);
+			break;
+		case OPTION_SIZE:
+			strbuf_addf(out, "# %s: %s\n", t->long_name, t->arg_name);
+			break;
+		case OPTION_SECTION:
+			break;
+		}
+	}
+}
+

@@ -1,0 +1,222 @@
+/* Launch call stacks (--launch-stacks, see recorder.h), and launch points (where and when
+ * a launch began, without its stack: recorder_launch()): a backend calls
+ * recorder_launch_stack() on the thread that launches a kernel or a copy, before the real
+ * API function runs. It copies that thread's registers and the top of its stack as the
+ * kernel copies them for a sample (runtime/sampler.c), so that one unwinder
+ * (analysis/unwind.c) names both after the run; the frames of gpuprof's own libraries
+ * at the leaf are left out there, down to the API function the program called.
+ *
+ * The registers are read where this function stands, in one asm statement, with the
+ * address at its end as the instruction pointer: the unwind tables describe that
+ * address as they do the statement's start, where the values were read (the scratch
+ * register it writes after them is one the compiler saved, as any it is told is
+ * clobbered). The copy runs from the stack pointer up
+ * to the top of the thread's stack (pthread_getattr_np, once per thread), at most
+ * SAMPLE_STACK_BYTES. x86-64 only, as the samples' registers are. */
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "core/clock.h"
+#include "runtime/python.h"
+#include "core/record.h"
+#include "runtime/recorder.h"
+
+/* A record with the largest stack copy; the bytes are written into a buffer of the
+ * thread's own (the copy's source is the thread's stack, which must not hold it). */
+struct launch_buffer {
+	struct record_launch_stack record;
+	unsigned char stack[SAMPLE_STACK_BYTES];
+};
+
+/* The longest a launch waits for room in its thread's buffer. */
+#define WAIT_LIMIT_NS 100000000u
+
+static __thread struct launch_buffer *buffer;
+static __thread uintptr_t stack_top; /* 0: not known yet; 1: cannot be known */
+static __thread uintptr_t stack_low;
+/* Set once a launch waited WAIT_LIMIT_NS in vain (a writer that does not drain, as in a
+ * child of fork() whose writer could not start): later ones do not wait. */
+static atomic_int writer_stalled;
+static __thread uint32_t thread_tid;
+static pthread_key_t buffer_key;
+static pthread_once_t key_once = PTHREAD_ONCE_INIT;
+
+static void release_buffer(void *b)
+{
+	free(b);
+}
+
+static void forked_child(void)
+{
+	thread_tid = 0; /* the thread that forked is the child's only one, under a new id */
+	atomic_store(&writer_stalled, 0); /* the child's writer is its own */
+}
+
+static void make_key(void)
+{
+	pthread_key_create(&buffer_key, release_buffer);
+	pthread_atfork(NULL, NULL, forked_child);
+}
+
+int recorder_launch_stacks(void)
+{
+	static atomic_int asked = -1;
+	int a = atomic_load_explicit(&asked, memory_order_relaxed);
+	if (a < 0) {
+#if defined(__x86_64__)
+		const char *text = getenv("GPUPROF_LAUNCH_STACKS");
+		a = text && !strcmp(text, "1");
+#else
+		a = 0;
+#endif
+		atomic_store(&asked, a);
+	}
+	return a;
+}
+
+void recorder_launch(uint32_t domain, uint32_t function_id, uint64_t correlation_id)
+{
+	if (!recorder_ready())
+		return;
+	pthread_once(&key_once, make_key); /* a child of fork() forgets the thread's id */
+	if (!thread_tid)
+		thread_tid = (uint32_t)syscall(SYS_gettid);
+	struct record_launch l = {
+		.header = { sizeof(l), RECORD_LAUNCH, 0 },
+		.tid = thread_tid,
+		.domain = domain,
+		.function_id = function_id,
+		.correlation_id = correlation_id,
+		.time_ns = clock_now_ns(),
+	};
+	recorder_emit(&l); /* a full buffer counts it as lost */
+}
+
+#if defined(__x86_64__)
+/* The stack's bytes as they are: not through memcpy(), which a sanitizer's runtime checks
+ * (the frames above hold its red zones and variables out of scope, which the program
+ * never reads but the copy must). */
+static void copy_stack(void *to, const void *from, size_t bytes)
+{
+	__asm__ volatile("rep movsb" : "+D"(to), "+S"(from), "+c"(bytes) : : "memory");
+}
+#endif
+
+/* Where the process's first thread entered _start: the outermost frame of the main
+ * thread (glibc's, exported by its dynamic loader). */
+extern void *__libc_stack_end;
+
+/* The bytes of the calling thread's stack from sp up that its frames use: to the top of
+ * its stack, or, on the main thread, to _start's frame (not the environment and the
+ * arguments above it); 0 when sp is not in the thread's stack (a coroutine's, a signal
+ * handler's alternate stack: nothing is copied from memory that may end sooner). */
+static size_t stack_bytes(uintptr_t sp)
+{
+	if (!stack_top) {
+		pthread_attr_t attr;
+		void *low;
+		size_t size;
+		stack_top = 1;
+		if (pthread_getattr_np(pthread_self(), &attr) == 0) {
+			if (pthread_attr_getstack(&attr, &low, &size) == 0) {
+				stack_low = (uintptr_t)low;
+				stack_top = (uintptr_t)low + size;
+			}
+			pthread_attr_destroy(&attr);
+		}
+		uintptr_t start = (uintptr_t)__libc_stack_end + 64; /* _start's own words */
+		if (__libc_stack_end && stack_top > 1 && start > stack_low && start < stack_top)
+			stack_top = start; /* the main thread's stack */
+	}
+	return stack_top > 1 && sp >= stack_low && sp < stack_top ? stack_top - sp : 0;
+}
+
+__attribute__((noinline)) void recorder_launch_stack(uint32_t domain, uint32_t function_id,
+						     uint64_t correlation_id)
+{
+#if defined(__x86_64__)
+	if (!recorder_launch_stacks() || !recorder_ready())
+		return;
+	pthread_once(&key_once, make_key);
+	if (!buffer) {
+		if (!(buffer = malloc(sizeof(*buffer))))
+			return;
+		pthread_setspecific(buffer_key, buffer);
+		sampler_track_modules();
+	}
+	if (!thread_tid)
+		thread_tid = (uint32_t)syscall(SYS_gettid);
+	struct record_sample *s = &buffer->record.sample;
+	uint64_t *r = s->registers, scratch;
+	/* DWARF's x86-64 order: rax 0, rdx 1, rcx 2, rbx 3, rsi 4, rdi 5, rbp 6, rsp 7,
+	 * r8-r15 8-15, rip 16 */
+	__asm__ volatile("movq %%rax, 0(%0)\n\t"
+			 "movq %%rdx, 8(%0)\n\t"
+			 "movq %%rcx, 16(%0)\n\t"
+			 "movq %%rbx, 24(%0)\n\t"
+			 "movq %%rsi, 32(%0)\n\t"
+			 "movq %%rdi, 40(%0)\n\t"
+			 "movq %%rbp, 48(%0)\n\t"
+			 "movq %%rsp, 56(%0)\n\t"
+			 "movq %%r8, 64(%0)\n\t"
+			 "movq %%r9, 72(%0)\n\t"
+			 "movq %%r10, 80(%0)\n\t"
+			 "movq %%r11, 88(%0)\n\t"
+			 "movq %%r12, 96(%0)\n\t"
+			 "movq %%r13, 104(%0)\n\t"
+			 "movq %%r14, 112(%0)\n\t"
+			 "movq %%r15, 120(%0)\n\t"
+			 "leaq 1f(%%rip), %1\n\t"
+			 "movq %1, 128(%0)\n"
+			 "1:"
+			 : "+r"(r), "=&r"(scratch)
+			 :
+			 : "memory");
+	uintptr_t sp = (uintptr_t)r[7];
+	size_t bytes = stack_bytes(sp);
+	int full = bytes >= SAMPLE_STACK_BYTES; /* cut here: the stack goes on above */
+	if (full)
+		bytes = SAMPLE_STACK_BYTES;
+	copy_stack(buffer->stack, (const void *)sp, bytes);
+	size_t padded = (bytes + 7) & ~(size_t)7;
+	memset(buffer->stack + bytes, 0, padded - bytes);
+	s->header = (struct record_header){ (uint32_t)(sizeof(*s) + padded), RECORD_SAMPLE, 0 };
+	s->tid = thread_tid;
+	s->stack_size = (uint32_t)bytes;
+	s->time_ns = clock_now_ns();
+	s->flags = SAMPLE_LAUNCH | (full ? SAMPLE_STACK_FULL : 0);
+	s->syscall = -1;
+	struct record_launch_stack *l = &buffer->record;
+	l->header = (struct record_header){ (uint32_t)(sizeof(*l) + padded), RECORD_LAUNCH_STACK, 0 };
+	l->domain = domain;
+	l->function_id = function_id;
+	l->correlation_id = correlation_id;
+	/* a thread that launches faster than the writer drains waits for room rather than
+	 * lose its stacks (a profile of device time by call path that lacks some launches
+	 * is wrong, not just thinner); after WAIT_LIMIT_NS it is counted as dropped */
+	uint64_t waited_since = 0;
+	while (recorder_try_emit(l) == -1) {
+		uint64_t now = clock_now_ns();
+		if (!waited_since)
+			waited_since = now;
+		if (atomic_load_explicit(&writer_stalled, memory_order_relaxed) ||
+		    now - waited_since > WAIT_LIMIT_NS) {
+			atomic_store(&writer_stalled, 1);
+			recorder_emit(l); /* counted as a loss */
+			break;
+		}
+		recorder_wake();
+		struct timespec pause = { 0, 20000 };
+		nanosleep(&pause, NULL);
+	}
+	python_record_thread(thread_tid, s->time_ns); /* where it runs Python, its functions */
+#else
+	(void)domain, (void)function_id, (void)correlation_id;
+#endif
+}

@@ -1,0 +1,34 @@
+/* What the files of the recorder share (recorder.c, recorder-markers.c,
+ * recorder-control.c, recorder-exit.c): nothing of it is exported from the library. */
+#ifndef GPUPROF_RUNTIME_RECORDER_INTERNAL_H
+#define GPUPROF_RUNTIME_RECORDER_INTERNAL_H
+
+#include <stdatomic.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+/* Whether marker ranges are recorded (GPUPROF_TRACE names "marker"), from start(). */
+void recorder_markers_configure(int traced);
+
+/* Reads GPUPROF_SELECTED_REGIONS and GPUPROF_COLLECTION_PERIOD and starts the period
+ * thread when there are periods; from start(). */
+void recorder_control_start(void);
+
+/* open() of a descriptor of the recorder's own: close-on-exec, and never 0, 1 or 2 (a
+ * program started with its standard streams closed must not write into the spool). */
+int recorder_open_private(const char *path, int flags, mode_t mode);
+
+/* When this process began, on the trace clock: its start time in /proc/self/stat (clock
+ * ticks since boot, 10 ms steps), aged by CLOCK_BOOTTIME; now when that cannot be read. */
+uint64_t recorder_process_start_ns(void);
+
+/* Before _exit() or exec(): stops recording (a flush) in the process that owns the
+ * recorder while it runs; returns 1 when it did. */
+int recorder_stop_before_leaving(void);
+/* After an exec() that failed: recording may start again, into a new spool. */
+void recorder_resume_after_failed_exec(int stopped);
+
+/* The period thread's tid once it runs: one of the recorder's own threads. */
+extern _Atomic uint32_t recorder_period_tid;
+
+#endif

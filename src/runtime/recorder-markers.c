@@ -1,0 +1,150 @@
+/* The recorder's marker ranges and marks (recorder.h): push/pop ranges on a thread's
+ * stack, start/stop ranges by id, marks, thread names. */
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "core/clock.h"
+#include "runtime/recorder-internal.h"
+#include "runtime/recorder.h"
+
+/* ---- markers ------------------------------------------------------------------------ */
+
+#define MARKER_STACK RECORD_RANGE_DEPTH /* deeper push/pop ranges are dropped */
+
+static int markers_traced; /* GPUPROF_TRACE names "marker" */
+
+void recorder_markers_configure(int traced)
+{
+	markers_traced = traced;
+}
+static _Atomic uint64_t next_marker_id;
+static __thread uint64_t range_stack[MARKER_STACK];
+static __thread int range_depth;
+static __thread uint32_t marker_tid;
+
+static uint32_t current_tid(void)
+{
+	if (!marker_tid)
+		marker_tid = (uint32_t)syscall(SYS_gettid);
+	return marker_tid;
+}
+
+#define MARKER_ON_STACK 512 /* bytes of a marker record built on the caller's stack */
+
+/* Emits the start of a range or a mark; returns its id (0 when markers are not traced). */
+static uint64_t marker_begin(uint32_t kind, const char *text, uint32_t domain_id,
+			     uint64_t parent_id)
+{
+	if (!recorder_ready() || !markers_traced)
+		return 0;
+	/* a short text on the stack, a long one on the heap: 8 KiB on the program's stack
+	 * would put its callers beyond the stack a call-stack sample copies */
+	union marker_record {
+		struct record_marker m;
+		unsigned char bytes[MARKER_ON_STACK];
+	} small, *big = NULL;
+	size_t room = sizeof(small) - sizeof(small.m);
+	if (text && strnlen(text, room) == room)
+		big = malloc(RECORD_MAX_SIZE);
+	union marker_record *r = big ? big : &small;
+	size_t length = text ? record_text_copy(r->m.text, text, (big ? RECORD_MAX_SIZE
+								  : sizeof(small)) - sizeof(r->m)) : 0;
+	uint64_t now = clock_now_ns();
+	r->m = (struct record_marker){
+		.header = { RECORD_PADDED((uint32_t)(sizeof(r->m) + length)), RECORD_MARKER, 0 },
+		.id = atomic_fetch_add(&next_marker_id, 1) + 1,
+		.parent_id = parent_id,
+		.start_ns = now,
+		.tid = current_tid(),
+		.kind = kind,
+		.domain_id = domain_id,
+		.length = (uint32_t)length,
+	};
+	memset(r->m.text + length, 0, r->m.header.size - sizeof(r->m) - length);
+	recorder_emit(r);
+	uint64_t id = r->m.id;
+	free(big);
+	return id;
+}
+
+static void marker_end(uint64_t id)
+{
+	struct record_marker_end e = {
+		.header = { sizeof(e), RECORD_MARKER_END, 0 },
+		.id = id,
+		.end_ns = clock_now_ns(),
+		.tid = current_tid(),
+	};
+	if (id)
+		recorder_emit(&e);
+}
+
+/* Ranges nested deeper than the stack are not recorded, only counted; the depth is
+ * still followed, so that every push keeps its pop and no recorded range loses its end. */
+int recorder_range_push(const char *text, uint32_t domain_id)
+{
+	int depth = range_depth++;
+	if (depth >= MARKER_STACK) {
+		if (recorder_ready() && markers_traced)
+			recorder_count_dropped(DROPPED_MARKER_DEPTH, 1);
+		return depth;
+	}
+	range_stack[depth] = marker_begin(MARKER_PUSH_POP, text, domain_id,
+					  depth > 0 ? range_stack[depth - 1] : 0);
+	return depth;
+}
+
+int recorder_range_pop(void)
+{
+	if (range_depth == 0)
+		return -1;
+	int depth = --range_depth;
+	if (depth < MARKER_STACK)
+		marker_end(range_stack[depth]);
+	return depth;
+}
+
+uint64_t recorder_range_start(const char *text, uint32_t domain_id)
+{
+	uint64_t parent = range_depth > 0 && range_depth <= MARKER_STACK ? range_stack[range_depth - 1] : 0;
+	uint64_t id = marker_begin(MARKER_START_STOP, text, domain_id, parent);
+	/* ids are handed out even when markers are not traced, as ROCTX does */
+	return id ? id : atomic_fetch_add(&next_marker_id, 1) + 1;
+}
+
+void recorder_range_stop(uint64_t id)
+{
+	if (markers_traced)
+		marker_end(id);
+}
+
+void recorder_mark(const char *text, uint32_t domain_id)
+{
+	uint64_t parent = range_depth > 0 && range_depth <= MARKER_STACK ? range_stack[range_depth - 1] : 0;
+	marker_begin(MARKER_MARK, text, domain_id, parent);
+}
+
+void recorder_name_thread(const char *name)
+{
+	if (!recorder_ready())
+		return;
+	struct record_thread_name r = {
+		.header = { sizeof(r), RECORD_THREAD_NAME, 0 },
+		.tid = current_tid(),
+		.name_id = recorder_intern(name ? name : ""),
+	};
+	recorder_emit(&r);
+}
+
+uint64_t recorder_current_range(void)
+{
+	return range_depth > 0 && range_depth <= MARKER_STACK ? range_stack[range_depth - 1] : 0;
+}

@@ -1,0 +1,780 @@
+/* Call-stack sampling in the recorded process (gpuprof sys, --sample): the kernel samples
+ * every thread of the process through software perf events on its CPU time
+ * (PERF_COUNT_SW_TASK_CLOCK), copying each sampled thread's user registers and the top of
+ * its stack into a ring per CPU; the recorder's writer thread turns what the rings hold
+ * into RECORD_SAMPLE records at every flush, and records the ELF files mapped into the
+ * process (RECORD_MODULE) whenever that set changed. Nothing runs on the application's
+ * threads: no signal, no handler, no copy. Unwinding and symbols come after the run.
+ * A thread of the recorder ticks at the same frequency for what the kernel cannot see:
+ * the threads off the CPU (--sampling-realtime) and the Python functions
+ * (runtime/python.h); the collector also copies the perf map of code made at run time.
+ *
+ * Why perf events: they need no hardware PMU (task-clock is a software event), they work
+ * for an unprivileged user at perf_event_paranoid 2 (user space only), and the kernel
+ * copies the stack, so the program runs none of our code when it is sampled. One event
+ * per CPU, inherited by the threads the process starts later (inherit_thread: not by the
+ * processes it forks, which start their own recorder; remove_on_exec: an exec()ed image
+ * starts its own); the kernel refuses to map the ring of an inherited event that is not
+ * bound to a CPU. */
+#include <dirent.h>
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <link.h>
+#include <linux/perf_event.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "core/clock.h"
+#include "runtime/python.h"
+#include "runtime/recorder.h"
+#include "core/sample-event.h"
+#include "util/vdso.h"
+
+#define MAX_CPUS 1024
+
+/* The kernel's buffers are sized for the offered rate: each CPU runs one sampled thread
+ * at a time, so its buffer takes at most `frequency` samples a second, each of
+ * sample_ring_bytes() whatever the depth of the stack (the kernel reserves the whole copy).
+ * A buffer holds a quarter of a second of them (RING_SECONDS_DIVISOR), and wakes the writer
+ * (recorder_set_wake_fds) when it is a quarter full: the writer has three quarters of that time to drain it before a
+ * sample is lost, however long its flush interval. The pages are locked memory: an
+ * unprivileged user has perf_event_mlock_kb per CPU for all their events, then the
+ * process's `ulimit -l`; a buffer the kernel refuses is tried at half the size. */
+static uint32_t stack_bytes = SAMPLE_STACK_DEFAULT; /* GPUPROF_SAMPLE_STACK_BYTES */
+
+/* The bytes the kernel reserves for a sample, however deep its stack. */
+static uint64_t sample_ring_bytes(void)
+{
+	return sizeof(struct perf_event_header) + 4 * 8 + SAMPLE_REGISTERS * 8 + 8 +
+	       stack_bytes + 8;
+}
+#define RING_SECONDS_DIVISOR 4 /* a quarter of a second */
+#define RING_MIN_PAGES 16
+#define RING_MAX_PAGES 1024    /* 4 MiB of 4 KiB pages per CPU */
+#define RINGS_MAX_BYTES (64u << 20) /* for all the CPUs together */
+
+/* perf's x86-64 register numbers (asm/perf_regs.h) of the DWARF order of record.h */
+static const int perf_register[SAMPLE_REGISTERS] = {
+	0 /* ax */, 3 /* dx */, 2 /* cx */, 1 /* bx */, 4 /* si */, 5 /* di */, 6 /* bp */,
+	7 /* sp */, 16, 17, 18, 19, 20, 21, 22, 23 /* r8-r15 */, 8 /* ip */,
+};
+
+struct cpu_ring {
+	int fd;
+	unsigned char *map;  /* the control page, then the data */
+	unsigned char *data;
+	size_t data_size;
+	uint64_t last_time; /* of the last sample read from it */
+};
+
+static struct cpu_ring *rings;
+static _Atomic uint32_t ticker_tid; /* the sampler's ticking thread, once started */
+
+/* gpuprof's threads in the process are not the program's: their samples are left out */
+static int own_thread(uint32_t tid)
+{
+	return tid == atomic_load(&ticker_tid) || recorder_own_thread(tid);
+}
+
+static int ring_count;
+static uint64_t register_mask;
+static int register_slot[SAMPLE_REGISTERS]; /* where each register is in a sample */
+/* dl_iterate_phdr's adds + subs when the writer last recorded the files mapped */
+static _Atomic unsigned long long loaded_objects = ~0ull;
+static union {                                   /* the record being assembled */
+	struct record_sample sample;
+	unsigned char bytes[sizeof(struct record_sample) + SAMPLE_STACK_MAX];
+} pending;
+
+/* Pages of data per CPU for the offered rate: a power of two. */
+static size_t ring_pages_wanted(unsigned frequency, size_t page, long cpus)
+{
+	uint64_t bytes = (uint64_t)frequency * sample_ring_bytes() / RING_SECONDS_DIVISOR;
+	uint64_t most = RINGS_MAX_BYTES / (uint64_t)cpus / page;
+	size_t pages = RING_MIN_PAGES;
+	while (pages < RING_MAX_PAGES && pages < most && (uint64_t)pages * page < bytes)
+		pages *= 2;
+	return pages;
+}
+
+static int open_rings(unsigned frequency)
+{
+	long cpus = sysconf(_SC_NPROCESSORS_CONF);
+	if (cpus < 1)
+		cpus = 1;
+	if (cpus > MAX_CPUS)
+		cpus = MAX_CPUS;
+	rings = calloc((size_t)cpus, sizeof(*rings));
+	if (!rings)
+		return -1;
+	for (int i = 0; i < SAMPLE_REGISTERS; i++)
+		register_mask |= 1ull << perf_register[i];
+	for (int i = 0; i < SAMPLE_REGISTERS; i++) /* the kernel writes them by bit order */
+		register_slot[i] = __builtin_popcountll(register_mask &
+							((1ull << perf_register[i]) - 1));
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	size_t wanted = ring_pages_wanted(frequency, page, cpus), pages = wanted;
+	const char *asked = getenv("GPUPROF_SAMPLE_BUFFER_KB");
+	if (asked && *asked) { /* the largest power of two of pages in it, at least 4 */
+		unsigned long long kib = strtoull(asked, NULL, 10);
+		for (wanted = RING_MIN_PAGES / 4; (wanted * 2) * page / 1024 <= kib &&
+		     wanted < (1u << 20); wanted *= 2)
+			;
+		pages = wanted;
+	}
+	/* room for two samples at least, whatever was asked: a buffer that holds none loses
+	 * them all */
+	while ((uint64_t)pages * page < 2 * sample_ring_bytes() && pages < (1u << 20))
+		pages *= 2;
+	if (wanted < pages)
+		wanted = pages;
+	for (long cpu = 0; cpu < cpus; cpu++) {
+		void *map = MAP_FAILED;
+		int fd, open_error = 0, map_error = 0;
+		for (;;) { /* over the locked-memory budget: half the size, from this CPU on */
+			struct perf_event_attr a;
+			sample_event_attr(&a, frequency, register_mask, stack_bytes);
+			a.disabled = 1; /* until the ticking thread runs: see enable_rings() */
+			a.watermark = 1;
+			a.wakeup_watermark = (uint32_t)(pages * page / 4);
+			fd = (int)syscall(SYS_perf_event_open, &a, 0, (int)cpu, -1, PERF_FLAG_FD_CLOEXEC);
+			if (fd < 0) {
+				open_error = errno;
+				break;
+			}
+			map = mmap(NULL, page + pages * page, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+			if (map != MAP_FAILED)
+				break;
+			map_error = errno;
+			close(fd);
+			fd = -1;
+			if (pages <= RING_MIN_PAGES / 4 || (map_error != EPERM && map_error != ENOMEM))
+				break;
+			pages /= 2;
+		}
+		if (open_error == ENODEV || open_error == EINVAL) /* a CPU that is offline */
+			continue;
+		if (open_error) {
+			recorder_report("call stacks are not sampled: perf_event_open: %s "
+					"(see /proc/sys/kernel/perf_event_paranoid)", strerror(open_error));
+			return -1;
+		}
+		if (fd < 0) {
+			recorder_report("call stacks are not sampled: cannot map the sample buffer: %s%s",
+					strerror(map_error), map_error == EPERM ? " (the locked memory "
+					"of perf_event_mlock_kb and `ulimit -l` is used up)" : "");
+			return -1;
+		}
+		rings[ring_count++] = (struct cpu_ring){ fd, map, (unsigned char *)map + page,
+							 pages * page, 0 };
+	}
+	if (!ring_count)
+		return -1;
+	if (pages < wanted)
+		recorder_report("call stacks: the kernel's sample buffers hold %zu KiB per CPU, "
+				"not the %zu KiB that %u samples a second of %u bytes of stack need: "
+				"samples may be lost (counted where the profile is shown); a larger "
+				"`ulimit -l` or /proc/sys/kernel/perf_event_mlock_kb, or a lower "
+				"--sampling-freq or --sampling-stack-size, helps",
+				pages * page / 1024, wanted * page / 1024, frequency, stack_bytes);
+	int fds[MAX_CPUS];
+	for (int i = 0; i < ring_count; i++)
+		fds[i] = rings[i].fd;
+	const char *wake = getenv("GPUPROF_SAMPLE_WAKE"); /* 0: drained at each flush only */
+	if (!wake || strcmp(wake, "0"))
+		recorder_set_wake_fds(fds, ring_count);
+	return 0;
+}
+
+/* Starts the events, once the ticking thread is made: the time the program's thread
+ * spends making it (long under a sanitizer's runtime) is gpuprof's, not the program's. */
+static void enable_rings(void)
+{
+	for (int i = 0; i < ring_count; i++)
+		ioctl(rings[i].fd, PERF_EVENT_IOC_ENABLE, 0);
+}
+
+/* Copies n bytes at offset `at` of the ring's data, which wraps. */
+static void ring_copy(const struct cpu_ring *r, uint64_t at, void *out, size_t n)
+{
+	size_t from = (size_t)(at % r->data_size), first = r->data_size - from;
+	if (first >= n) {
+		memcpy(out, r->data + from, n);
+	} else {
+		memcpy(out, r->data + from, first);
+		memcpy((unsigned char *)out + first, r->data, n - first);
+	}
+}
+
+/* Builds the record of a PERF_RECORD_SAMPLE at `at`: tid, time, registers, stack. */
+static int build_sample(const struct cpu_ring *r, uint64_t at, size_t size)
+{
+	uint64_t offset = at + sizeof(struct perf_event_header);
+	uint32_t pid_tid[2];
+	uint64_t time, abi, stack_size, registers[64];
+	int count = __builtin_popcountll(register_mask);
+	if (size < sizeof(struct perf_event_header) + 8 + 8 + 8)
+		return -1;
+	ring_copy(r, offset, pid_tid, sizeof(pid_tid));
+	ring_copy(r, offset + 8, &time, 8);
+	ring_copy(r, offset + 16, &abi, 8);
+	offset += 24;
+	if (abi == PERF_SAMPLE_REGS_ABI_NONE) /* the thread was in the kernel only */
+		return -1;
+	ring_copy(r, offset, registers, (size_t)count * 8);
+	offset += (uint64_t)count * 8;
+	ring_copy(r, offset, &stack_size, 8);
+	offset += 8;
+	if (stack_size > SAMPLE_STACK_MAX)
+		return -1;
+	uint64_t dynamic = 0;
+	if (stack_size)
+		ring_copy(r, offset + stack_size, &dynamic, 8);
+	if (dynamic > stack_size)
+		dynamic = stack_size;
+	struct record_sample *s = &pending.sample;
+	memset(s, 0, sizeof(*s));
+	s->tid = pid_tid[1];
+	s->time_ns = time;
+	for (int i = 0; i < SAMPLE_REGISTERS; i++)
+		s->registers[i] = registers[register_slot[i]];
+	s->stack_size = (uint32_t)dynamic;
+	if (dynamic >= stack_size)
+		s->flags |= SAMPLE_STACK_FULL;
+	ring_copy(r, offset, pending.bytes + sizeof(*s), (size_t)dynamic);
+	s->header.type = RECORD_SAMPLE;
+	s->header.size = (uint32_t)RECORD_PADDED(sizeof(*s) + dynamic);
+	return 0;
+}
+
+/* ---- code made at run time: the perf map ------------------------------------------ */
+
+/* A program that makes code at run time (CPython 3.12 and later with its perf support,
+ * which gpuprof turns on: PYTHONPERFSUPPORT=1; JIT compilers) names it in
+ * /tmp/perf-PID.map, one "START SIZE NAME" line (hexadecimal) per piece, appending as it
+ * goes. The collector copies the lines added since its last flush into RECORD_SYMBOL
+ * records, so the names reach the spool with the samples. */
+static off_t perf_map_read;  /* bytes of the map already recorded */
+static pid_t perf_map_pid;   /* whose: a child made by fork() has a map of its own */
+
+static void record_perf_map(int final)
+{
+	char path[64];
+	if (perf_map_pid != getpid()) {
+		perf_map_pid = getpid();
+		perf_map_read = 0;
+	}
+	snprintf(path, sizeof(path), "/tmp/perf-%d.map", (int)perf_map_pid);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	char buffer[8192];
+	ssize_t n;
+	size_t kept = 0; /* the start of a line not yet whole */
+	while ((n = pread(fd, buffer + kept, sizeof(buffer) - kept, perf_map_read + (off_t)kept)) > 0) {
+		size_t have = kept + (size_t)n, line = 0;
+		for (size_t i = 0; i < have; i++) {
+			if (buffer[i] != '\n')
+				continue;
+			buffer[i] = '\0';
+			unsigned long long start, size;
+			int name = 0;
+			if (sscanf(buffer + line, "%llx %llx %n", &start, &size, &name) == 2 && name &&
+			    buffer[line + (size_t)name] && size <= UINT32_MAX) {
+				struct record_symbol s = { .header = { sizeof(s), RECORD_SYMBOL, 0 },
+							   .start = start, .size = (uint32_t)size,
+							   .name_id = recorder_intern(buffer + line + name) };
+				recorder_emit(&s);
+			}
+			line = i + 1;
+		}
+		perf_map_read += (off_t)line;
+		kept = have - line;
+		if (kept == sizeof(buffer)) { /* a line longer than the buffer: skipped */
+			perf_map_read += (off_t)kept;
+			kept = 0;
+		}
+		memmove(buffer, buffer + line, kept);
+	}
+	close(fd);
+	/* the map Python wrote because gpuprof asked goes with the process; a map the user
+	 * asked for, or that another program writes on its own, stays */
+	const char *owned = getenv("GPUPROF_PERF_MAP_OWNED");
+	if (final && owned && !strcmp(owned, "1") && dlsym(RTLD_DEFAULT, "Py_Version"))
+		unlink(path);
+}
+
+static int count_objects(struct dl_phdr_info *info, size_t size, void *data)
+{
+	*(unsigned long long *)data = info->dlpi_adds + info->dlpi_subs;
+	return 1;
+}
+
+/* The ELF files mapped now, from /proc/self/maps: one record per file. */
+static void record_modules(void)
+{
+	FILE *f = fopen("/proc/self/maps", "re");
+	if (!f)
+		return;
+	char line[4352], path[4096], last[4096] = "";
+	uint64_t now = clock_now_ns();
+	struct record_module m = { .header = { sizeof(m), RECORD_MODULE, 0 }, .time_ns = now };
+	int open_module = 0;
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long long start, end, offset;
+		char perms[8];
+		path[0] = '\0';
+		if (sscanf(line, "%llx-%llx %7s %llx %*s %*s %4095[^\n]", &start, &end, perms,
+			   &offset, path) < 4)
+			continue;
+		if (!strcmp(path, "[vdso]")) { /* no file: its build-id names the image */
+			char id[128];
+			struct record_module v = { .header = { sizeof(v), RECORD_MODULE, 0 },
+						   .start = start, .end = end,
+						   .path_id = recorder_intern(path), .time_ns = now };
+			if (vdso_build_id(id, sizeof(id)) == 0)
+				v.build_id = recorder_intern(id);
+			recorder_try_emit(&v);
+			continue;
+		}
+		if (path[0] != '/')
+			continue;
+		if (open_module && !strcmp(path, last)) {
+			m.end = end; /* the same file's next mapping */
+			continue;
+		}
+		if (open_module)
+			recorder_try_emit(&m);
+		snprintf(last, sizeof(last), "%s", path);
+		m.start = start;
+		m.end = end;
+		m.offset = offset;
+		m.path_id = recorder_intern(path);
+		open_module = 1;
+	}
+	if (open_module)
+		recorder_try_emit(&m);
+	fclose(f);
+}
+
+/* The recorder's collector: the rings into records. Returns 1 when the writer's buffer
+ * filled (it drains and calls again). */
+/* The ELF files mapped, recorded again when the loader's count of loads and unloads
+ * moved. */
+static void record_modules_if_changed(void)
+{
+	unsigned long long objects = 0;
+	dl_iterate_phdr(count_objects, &objects);
+	if (objects != atomic_load(&loaded_objects)) {
+		record_modules();
+		atomic_store(&loaded_objects, objects);
+	}
+}
+
+static int collect(int final)
+{
+	record_modules_if_changed();
+	record_perf_map(final);
+	if (final) /* what the program does after this last pass is not sampled */
+		for (int i = 0; i < ring_count; i++)
+			ioctl(rings[i].fd, PERF_EVENT_IOC_DISABLE, 0);
+	for (int i = 0; i < ring_count; i++) {
+		struct cpu_ring *r = &rings[i];
+		struct perf_event_mmap_page *control = (void *)r->map;
+		uint64_t head = __atomic_load_n(&control->data_head, __ATOMIC_ACQUIRE);
+		uint64_t tail = control->data_tail;
+		while (tail < head) {
+			struct perf_event_header h;
+			ring_copy(r, tail, &h, sizeof(h));
+			if (h.size < sizeof(h))
+				break;
+			if (h.type == PERF_RECORD_SAMPLE && build_sample(r, tail, h.size) == 0) {
+				if (!own_thread(pending.sample.tid) && recorder_try_emit(&pending) == -1) {
+					__atomic_store_n(&control->data_tail, tail, __ATOMIC_RELEASE);
+					return 1; /* this one again once the buffer is drained */
+				}
+				r->last_time = pending.sample.time_ns;
+			}
+			if (h.type == PERF_RECORD_LOST && h.size >= sizeof(h) + 32) {
+				/* id, lost; then the sample id: pid, tid, time */
+				uint64_t lost[2], time;
+				uint32_t pid_tid[2];
+				ring_copy(r, tail + sizeof(h), lost, sizeof(lost));
+				ring_copy(r, tail + sizeof(h) + 16, pid_tid, sizeof(pid_tid));
+				ring_copy(r, tail + sizeof(h) + 24, &time, sizeof(time));
+				struct record_samples_lost l = {
+					.header = { sizeof(l), RECORD_SAMPLES_LOST, 0 },
+					.tid = pid_tid[1],
+					.samples = lost[1] > UINT32_MAX ? UINT32_MAX : (uint32_t)lost[1],
+					.start_ns = r->last_time && r->last_time <= time ? r->last_time : time,
+					.end_ns = time,
+				};
+				if (recorder_try_emit(&l) == -1) {
+					__atomic_store_n(&control->data_tail, tail, __ATOMIC_RELEASE);
+					return 1;
+				}
+				recorder_count_dropped(DROPPED_SAMPLES, lost[1]);
+				r->last_time = time;
+			}
+			tail += h.size;
+		}
+		__atomic_store_n(&control->data_tail, tail, __ATOMIC_RELEASE);
+	}
+	return 0;
+}
+
+/* ---- threads off the CPU (--sampling-realtime) ------------------------------------------ */
+
+/* A thread that waits (in a system call such as futex or poll, or for a CPU) runs no
+ * CPU time, so the task-clock events above never sample it; wall-clock sampling must.
+ * A thread of the recorder ticks at the sampling frequency and, at each tick, samples
+ * every thread of the process that is not running: /proc/self/task/TID/syscall gives
+ * the system call it waits in with its stack and instruction pointers, and its stack is
+ * copied from the stack pointer up (process_vm_readv: a page that is gone reads short,
+ * never faults). The stack of a waiting thread does not change until it wakes; a read
+ * of the file after the copy that gives another state drops the sample. Nothing runs
+ * on the program's threads and no signal is sent: no system call of the program is
+ * interrupted (a signal-based timer would make nanosleep, poll and others fail with
+ * EINTR). The price: the other registers are not known, so a frame whose unwind rule
+ * needs one (a function with a frame pointer, which Debian's builds rarely have) ends
+ * the stack there. A thread ready to run that waits for a CPU is counted from its
+ * schedstat (sample_runnable). */
+
+static unsigned tick_frequency;
+static int sample_realtime;
+static union {                                   /* the waiting thread's record */
+	struct record_sample sample;
+	unsigned char bytes[sizeof(struct record_sample) + SAMPLE_STACK_MAX];
+} waiting;
+
+/* Reads /proc/self/task/TID/NAME into text, NUL-terminated; returns the bytes read, or
+ * 0 or less when the thread is gone. */
+static ssize_t read_task_file(int task_dir, uint32_t tid, const char *name, char *text,
+			      size_t size)
+{
+	char path[48];
+	snprintf(path, sizeof(path), "%u/%s", tid, name);
+	int fd = openat(task_dir, path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	ssize_t n = read(fd, text, size - 1);
+	close(fd);
+	if (n > 0)
+		text[n] = '\0';
+	return n;
+}
+
+/* The state of thread tid from its syscall file: 1 when it waits (sets *call, *sp,
+ * *ip), 0 when it runs or is gone. */
+static int read_wait(int task_dir, uint32_t tid, int *call, uint64_t *sp, uint64_t *ip)
+{
+	char text[256];
+	if (read_task_file(task_dir, tid, "syscall", text, sizeof(text)) <= 0)
+		return 0;
+	/* "running", or "NR ARG1..ARG6 SP PC", or "-1 SP PC" (waiting, not in a call) */
+	char *end, *words[9];
+	int count = 0;
+	for (char *p = strtok_r(text, " \n", &end); p && count < 9; p = strtok_r(NULL, " \n", &end))
+		words[count++] = p;
+	if (count != 3 && count != 9)
+		return 0;
+	char *bad;
+	long number = strtol(words[0], &bad, 10);
+	if (*bad)
+		return 0;
+	*call = (int)number;
+	*sp = strtoull(words[count - 2], NULL, 16);
+	*ip = strtoull(words[count - 1], NULL, 16);
+	return *sp && *ip;
+}
+
+/* What each waiting thread was found in at its last sample, to make up the ticks the
+ * ticking thread missed (a busy machine delays it): a thread found at the tick before
+ * the gap and now in the same call at the same place waited all along. */
+struct last_wait {
+	uint32_t tid;
+	int call;
+	uint64_t sp, ip, time;
+	int delay_read;     /* run_delay holds a reading */
+	uint64_t run_delay; /* schedstat's time waiting for a CPU, at the last reading */
+	uint64_t credit;    /* of it, what no sample stands for yet */
+};
+
+#define LAST_WAITS 1024
+static struct last_wait last_waits[LAST_WAITS];
+
+static struct last_wait *last_wait_of(uint32_t tid)
+{
+	struct last_wait *w = &last_waits[tid % LAST_WAITS];
+	if (w->tid != tid)
+		*w = (struct last_wait){ .tid = tid };
+	return w;
+}
+
+/* The time thread tid has waited for a CPU while ready to run, in ns (the second field
+ * of its schedstat; the kernel adds a wait when it ends); 0 when unknown. */
+static uint64_t read_run_delay(int task_dir, uint32_t tid)
+{
+	char text[96];
+	unsigned long long run, delay;
+	if (read_task_file(task_dir, tid, "schedstat", text, sizeof(text)) <= 0)
+		return 0;
+	return sscanf(text, "%llu %llu", &run, &delay) == 2 ? delay : 0;
+}
+
+/* A thread not waiting in a system call may still not run: ready, it waits for a CPU
+ * (more runnable threads than CPUs), which no CPU-time sample sees and its syscall file
+ * does not tell ("running"). The kernel adds each such wait to the thread's schedstat
+ * when it ends: what was added since the last tick becomes one sample per period, at the
+ * ticks up to this one (read at every tick, whatever the thread does now, so that a wait
+ * is placed where it ended); the stack is the one of its last sample on the CPU before,
+ * found after the run. */
+static void sample_runnable(int task_dir, uint32_t tid, uint64_t tick, uint64_t period)
+{
+	uint64_t delay = read_run_delay(task_dir, tid);
+	struct last_wait *last = last_wait_of(tid);
+	if (!last->delay_read || delay < last->run_delay) { /* its first reading */
+		last->delay_read = 1;
+		last->run_delay = delay;
+		return;
+	}
+	last->credit += delay - last->run_delay;
+	last->run_delay = delay;
+	uint64_t n = last->credit / period;
+	last->credit -= n * period;
+	struct record_sample s = { .header = { sizeof(s), RECORD_SAMPLE, 0 }, .tid = tid,
+				   .flags = SAMPLE_RUNNABLE, .syscall = -1 };
+	for (uint64_t i = n; i > 0; i--) {
+		s.time_ns = tick - (i - 1) * period;
+		recorder_emit(&s);
+	}
+}
+
+/* Samples thread tid if it waits, at tick; and at each tick from `missed` (a tick the
+ * ticking thread did not make) up to tick when it waited there all along. */
+static void sample_waiting(int task_dir, uint32_t tid, uint64_t tick, uint64_t missed,
+			   uint64_t period)
+{
+	int call, again_call;
+	uint64_t sp, ip, again_sp, again_ip;
+	sample_runnable(task_dir, tid, tick, period); /* whatever it does now */
+	if (!read_wait(task_dir, tid, &call, &sp, &ip))
+		return;
+	struct iovec local = { waiting.bytes + sizeof(waiting.sample), stack_bytes };
+	struct iovec remote = { (void *)(uintptr_t)sp, stack_bytes };
+	ssize_t copied = process_vm_readv(getpid(), &local, 1, &remote, 1, 0);
+	if (copied <= 0 || !read_wait(task_dir, tid, &again_call, &again_sp, &again_ip) ||
+	    again_call != call || again_sp != sp || again_ip != ip)
+		return; /* it woke up meanwhile: the task-clock events take it from here */
+	struct record_sample *s = &waiting.sample;
+	memset(s, 0, sizeof(*s));
+	s->tid = tid;
+	s->time_ns = tick;
+	s->registers[7] = sp;
+	s->registers[16] = ip;
+	s->flags = SAMPLE_OFF_CPU | ((size_t)copied >= stack_bytes ? SAMPLE_STACK_FULL : 0);
+	s->syscall = call;
+	s->stack_size = (uint32_t)copied;
+	s->header.type = RECORD_SAMPLE;
+	s->header.size = (uint32_t)RECORD_PADDED(sizeof(*s) + (size_t)copied);
+	struct last_wait *last = last_wait_of(tid);
+	if (missed < tick && last->time + period == missed && last->call == call &&
+	    last->sp == sp && last->ip == ip)
+		for (uint64_t t = missed; t < tick; t += period) {
+			s->time_ns = t;
+			recorder_emit(&waiting);
+		}
+	last->call = call;
+	last->sp = sp;
+	last->ip = ip;
+	last->time = tick;
+	s->time_ns = tick;
+	recorder_emit(&waiting);
+}
+
+/* Sleeps until ns on the trace clock. */
+static void sleep_until(uint64_t ns)
+{
+	struct timespec t = { (time_t)(ns / 1000000000u), (long)(ns % 1000000000u) };
+	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &t, NULL) == EINTR)
+		;
+}
+
+static void sample_waiting_threads(uint64_t tick, uint64_t missed, uint64_t period)
+{
+	unsigned char entries[8192];
+	int task_dir = open("/proc/self/task", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (task_dir < 0)
+		return;
+	long n;
+	while ((n = syscall(SYS_getdents64, task_dir, entries, sizeof(entries))) > 0)
+		for (long at = 0; at < n;) {
+			struct dirent64 *e = (void *)(entries + at);
+			at += e->d_reclen;
+			char *end;
+			unsigned long tid = strtoul(e->d_name, &end, 10);
+			if (!*end && tid && !own_thread((uint32_t)tid))
+				sample_waiting(task_dir, (uint32_t)tid, tick, missed, period);
+		}
+	close(task_dir);
+}
+
+/* The sampler's ticking thread: at each tick of the sampling frequency, the threads off
+ * the CPU (--sampling-realtime) and the Python frames of the process (runtime/python.h),
+ * and whether a library was loaded or unloaded (then the writer records the files
+ * mapped at once). Until the process runs Python it looks for an interpreter once a
+ * second; with neither Python nor --sampling-realtime it ticks at most every ms. */
+#define MODULE_TICK_NS 1000000u
+
+static void *ticker_main(void *arg)
+{
+	(void)arg;
+	atomic_store(&ticker_tid, (uint32_t)syscall(SYS_gettid));
+	pthread_setname_np(pthread_self(), RECORDER_THREAD_PREFIX "ticker");
+	uint64_t period = 1000000000u / tick_frequency, next = clock_now_ns() + period;
+	uint64_t look_again = 0;
+	unsigned long long woken_for = ~0ull;
+	int python = 0;
+	for (;;) {
+		if (python == 0 && clock_now_ns() >= look_again) {
+			python = python_attach();
+			look_again = clock_now_ns() + 1000000000u;
+		}
+		/* watching the loaded files alone: a tick of a millisecond at the most */
+		if (!sample_realtime && python != 1 && next < clock_now_ns() + MODULE_TICK_NS)
+			next = clock_now_ns() + MODULE_TICK_NS;
+		sleep_until(next);
+		/* a library loaded or unloaded: the writer records the files mapped now rather
+		 * than at its next flush, so that a sample is named after the file mapped when
+		 * it was taken (one loaded where an unloaded one was, within a tick) */
+		unsigned long long objects = 0;
+		dl_iterate_phdr(count_objects, &objects);
+		if (objects != atomic_load(&loaded_objects) && objects != woken_for) {
+			woken_for = objects;
+			recorder_wake();
+		}
+		/* late by a period or more: this tick is the last that passed, and the ones
+		 * before it from `missed` are made up for the threads that waited through */
+		uint64_t missed = next, now = clock_now_ns();
+		uint64_t tick = now >= next + period ? next + (now - next) / period * period : next;
+		next = tick + period;
+		if (sample_realtime)
+			sample_waiting_threads(tick, missed, period);
+		if (python == 1)
+			python_sample(period);
+	}
+	return NULL;
+}
+
+static void start_ticker(unsigned frequency, int realtime)
+{
+	tick_frequency = frequency;
+	sample_realtime = realtime;
+	pthread_t thread;
+	pthread_attr_t attr;
+	pthread_attr_init(&attr);
+	sigset_t all, old; /* the program's signals are never delivered to it */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	if (pthread_create(&thread, &attr, ticker_main, NULL)) {
+		recorder_report("threads off the CPU and Python functions are not sampled: "
+				"cannot start a thread");
+	} else { /* named at once: gpuprof's metrics tell its threads by their names, and
+		  * a loaded machine may not run the new thread for a while */
+		pthread_setname_np(thread, RECORDER_THREAD_PREFIX "ticker");
+		pthread_detach(thread);
+	}
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	pthread_attr_destroy(&attr);
+}
+
+/* A child made by fork() without exec() (a PyTorch DataLoader worker, a multiprocessing
+ * pool) inherits neither the events (inherit_thread) nor the ticking thread: it drops
+ * the parent's rings and samples itself into a spool of its own, as the parent does. Its
+ * recorder (whose own fork handler ran first) starts here. A child that calls exec()
+ * starts again in the new image: the events are removed on exec. */
+/* The modules alone, for a process that is not sampled (its launch stacks). */
+static int collect_modules(int final)
+{
+	record_modules_if_changed();
+	return 0;
+}
+
+static void modules_forked_child(void)
+{
+	loaded_objects = ~0ull; /* the child's spool gets the modules too */
+}
+
+void sampler_track_modules(void)
+{
+	static atomic_int tracked;
+	if (rings || atomic_exchange(&tracked, 1)) /* sampling records them already */
+		return;
+	recorder_add_collector(collect_modules);
+	pthread_atfork(NULL, NULL, modules_forked_child);
+}
+
+static void sample_forked_child(void)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	recorder_set_wake_fds(NULL, 0);
+	for (int i = 0; i < ring_count; i++) {
+		munmap(rings[i].map, page + rings[i].data_size);
+		close(rings[i].fd);
+	}
+	free(rings);
+	rings = NULL;
+	ring_count = 0;
+	atomic_store(&ticker_tid, 0);
+	loaded_objects = ~0ull; /* the child's spool gets the modules too */
+	if (recorder_ready() && open_rings(tick_frequency) == 0) {
+		start_ticker(tick_frequency, sample_realtime);
+		enable_rings();
+	}
+}
+
+/* Whether a sanitizer's runtime runs in the process (a program built with one, or a
+ * gpuprof built so): GCC 12's cannot start a thread in a child of fork() safely, since
+ * AddressSanitizer's allocator may stay locked by a thread of the parent (the child hung)
+ * and ThreadSanitizer refuses the thread ("dup thread with used id"). */
+static int sanitizer_runtime(void)
+{
+	return dlsym(RTLD_DEFAULT, "__asan_init") || dlsym(RTLD_DEFAULT, "__tsan_init");
+}
+
+/* A process that gpuprof samples (GPUPROF_SAMPLE_FREQ) or measures (GPUPROF_RECORD_AT_START:
+ * its metrics need a spool to join) starts its recorder before main(), so that a
+ * program that never touches a GPU API is recorded too; sampling starts with it. */
+__attribute__((constructor)) static void sampler_start(void)
+{
+	const char *text = getenv("GPUPROF_SAMPLE_FREQ"), *at_start = getenv("GPUPROF_RECORD_AT_START");
+	char *end = NULL;
+	unsigned long frequency = text ? strtoul(text, &end, 10) : 0;
+	if (end && *end)
+		frequency = 0;
+	if ((!frequency && !(at_start && !strcmp(at_start, "1"))) || rings || !recorder_ready())
+		return;
+	const char *stack = getenv("GPUPROF_SAMPLE_STACK_BYTES");
+	unsigned long bytes = stack ? strtoul(stack, &end, 10) : 0;
+	if (stack && !*end && bytes >= 8 && bytes <= SAMPLE_STACK_MAX)
+		stack_bytes = (uint32_t)(bytes & ~7ul); /* the kernel copies whole words */
+	if (frequency && open_rings((unsigned)frequency) == 0) {
+		recorder_add_collector(collect);
+		const char *wall = getenv("GPUPROF_SAMPLE_REALTIME");
+		start_ticker((unsigned)frequency, wall && !strcmp(wall, "1"));
+		enable_rings();
+		if (!sanitizer_runtime())
+			pthread_atfork(NULL, NULL, sample_forked_child);
+	}
+}
