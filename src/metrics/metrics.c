@@ -123,7 +123,7 @@ static uint32_t new_series(struct sampler *m, enum metric_source source, int dev
 	return r.id;
 }
 
-static void value(struct sampler *m, uint32_t series, uint64_t time_ns, double v)
+static void record_value(struct sampler *m, uint32_t series, uint64_t time_ns, double v)
 {
 	struct record_metric r = {
 		.header = { .size = sizeof(r), .type = RECORD_METRIC },
@@ -203,8 +203,8 @@ static void sample_cpus(struct sampler *m, uint64_t now)
 		uint64_t total = times[i].total - m->cpu_last[i].total;
 		if (m->cpu_last[i].total && times[i].total > m->cpu_last[i].total &&
 		    times[i].busy >= m->cpu_last[i].busy)
-			value(m, m->utilization_series + (uint32_t)i, now,
-			      100.0 * (double)(times[i].busy - m->cpu_last[i].busy) / (double)total);
+			record_value(m, m->utilization_series + (uint32_t)i, now,
+				     100.0 * (double)(times[i].busy - m->cpu_last[i].busy) / (double)total);
 		if (times[i].total)
 			m->cpu_last[i] = times[i];
 	}
@@ -213,7 +213,8 @@ static void sample_cpus(struct sampler *m, uint64_t now)
 		char path[96], text[64];
 		snprintf(path, sizeof(path), "/sys/devices/system/cpu/cpu%d/cpufreq/scaling_cur_freq", i);
 		if (read_file(path, text, sizeof(text)) > 0)
-			value(m, m->frequency_series + (uint32_t)i, now, strtod(text, NULL) / 1000.0);
+			record_value(m, m->frequency_series + (uint32_t)i, now,
+				     strtod(text, NULL) / 1000.0);
 	}
 	char meminfo[4096];
 	if (read_file("/proc/meminfo", meminfo, sizeof(meminfo)) > 0) {
@@ -221,7 +222,7 @@ static void sample_cpus(struct sampler *m, uint64_t now)
 		const char *available = strstr(meminfo, "MemAvailable:");
 		if (total && available) {
 			double t = strtod(total + 9, NULL), a = strtod(available + 13, NULL);
-			value(m, m->memory_series, now, (t - a) * 1024.0); /* kB */
+			record_value(m, m->memory_series, now, (t - a) * 1024.0); /* kB */
 		}
 	}
 }
@@ -453,27 +454,29 @@ static void sample_process(struct sampler *m, struct process *p, uint64_t now)
 		}
 	}
 	uint32_t s = p->first_series;
-	value(m, s + PROCESS_RSS, now, (double)r.rss);
-	value(m, s + PROCESS_VIRTUAL, now, (double)r.virtual_bytes);
-	value(m, s + PROCESS_THREADS, now, (double)r.threads);
+	record_value(m, s + PROCESS_RSS, now, (double)r.rss);
+	record_value(m, s + PROCESS_VIRTUAL, now, (double)r.virtual_bytes);
+	record_value(m, s + PROCESS_THREADS, now, (double)r.threads);
 	if (p->time_ns) { /* rates need a reading before */
 		const struct process_reading *b = &p->last;
 		double seconds = (double)(now - p->time_ns) / 1e9;
 		if (seconds > 0 && r.cpu_ticks >= b->cpu_ticks)
-			value(m, s + PROCESS_CPU, now, 100.0 * (double)(r.cpu_ticks - b->cpu_ticks) /
-				      (double)m->ticks_per_second / seconds);
-		value(m, s + PROCESS_MINOR_FAULTS, now,
-		      per_second(now, p->time_ns, b->minor_faults, r.minor_faults));
-		value(m, s + PROCESS_MAJOR_FAULTS, now,
-		      per_second(now, p->time_ns, b->major_faults, r.major_faults));
-		value(m, s + PROCESS_VOLUNTARY_SWITCHES, now,
-		      per_second(now, p->time_ns, b->voluntary, r.voluntary));
-		value(m, s + PROCESS_INVOLUNTARY_SWITCHES, now,
-		      per_second(now, p->time_ns, b->involuntary, r.involuntary));
+			record_value(m, s + PROCESS_CPU, now,
+				     100.0 * (double)(r.cpu_ticks - b->cpu_ticks) /
+					     (double)m->ticks_per_second / seconds);
+		record_value(m, s + PROCESS_MINOR_FAULTS, now,
+			     per_second(now, p->time_ns, b->minor_faults, r.minor_faults));
+		record_value(m, s + PROCESS_MAJOR_FAULTS, now,
+			     per_second(now, p->time_ns, b->major_faults, r.major_faults));
+		record_value(m, s + PROCESS_VOLUNTARY_SWITCHES, now,
+			     per_second(now, p->time_ns, b->voluntary, r.voluntary));
+		record_value(m, s + PROCESS_INVOLUNTARY_SWITCHES, now,
+			     per_second(now, p->time_ns, b->involuntary, r.involuntary));
 		if (r.have_io && b->have_io) {
-			value(m, s + PROCESS_READ, now, per_second(now, p->time_ns, b->read, r.read));
-			value(m, s + PROCESS_WRITTEN, now,
-			      per_second(now, p->time_ns, b->written, r.written));
+			record_value(m, s + PROCESS_READ, now,
+				     per_second(now, p->time_ns, b->read, r.read));
+			record_value(m, s + PROCESS_WRITTEN, now,
+				     per_second(now, p->time_ns, b->written, r.written));
 		}
 	}
 	p->last = r;
@@ -534,7 +537,7 @@ static void sample_gpus(struct sampler *m, uint64_t now)
 					m->energy_start[d] = v;
 			}
 			/* energy since sampling began: NVML counts from the driver's start */
-			value(m, *series, now, k == GPU_ENERGY ? v - m->energy_start[d] : v);
+			record_value(m, *series, now, k == GPU_ENERGY ? v - m->energy_start[d] : v);
 		}
 }
 
