@@ -110,7 +110,7 @@ TARGETS += $(UNIT_TESTS)
 FUZZ_NAMES := $(patsubst tests/fuzz/%.c,%,$(filter-out tests/fuzz/fuzz.c tests/fuzz/replay.c,\
 	$(wildcard tests/fuzz/*.c)))
 FUZZ_LINK := $(call obj,tests/fuzz/fuzz.c src/commands/output.c src/commands/input-file.c \
-	src/commands/summary.c src/commands/commands.c $(STORE_SRC) $(CORE_SRC) $(UTIL_SRC) $(COMPUTE_SRC))
+	src/commands/commands.c $(STORE_SRC) $(CORE_SRC) $(UTIL_SRC) $(COMPUTE_SRC))
 TARGETS += $(patsubst %,$(BUILD)/tests/test-fuzz-%,$(FUZZ_NAMES))
 
 # The backend run without a GPU: stand-ins for CUPTI, the driver and the host library,

@@ -22,11 +22,6 @@ const char *command_suggest(const char *name);
 
 struct error;
 
-/* gpuprof summary's tables for `count` databases, printed on stdout in `format` (text,
- * csv, md, json) with times in `units` (sec, msec, usec, nsec). */
-int summary_print(char *const *inputs, int count, const char *format, const char *units,
-		  struct error *err);
-
 int cmd_trace(int argc, char **argv);
 int cmd_sys(int argc, char **argv);
 int cmd_profile(int argc, char **argv);

@@ -11,6 +11,7 @@
 #include "commands/commands.h"
 #include "commands/output.h"
 #include "store/store.h"
+#include "writer/run-summary.h"
 
 static int remove_entry(const char *path, const struct stat *st, int type, struct FTW *ftw)
 {
@@ -63,7 +64,7 @@ void fuzz_read_database(char *path)
 	};
 	struct error err;
 	output_from_database(path, prefix, &request, &err);
-	summary_print(&path, 1, "text", "usec", &err);
+	run_summary_print(&path, 1, "text", "usec", &err);
 	remove(merged);
 	char *twice[] = { path, path }; /* the second's recordings are all repeats */
 	struct strbuf warnings = STRBUF_INIT;
