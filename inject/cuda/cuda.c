@@ -351,8 +351,8 @@ static int subscribe_launches(CUpti_SubscriberHandle subscriber)
 
 /* The launching calls open on this thread, and the correlation id of the outermost: a
  * runtime launch calls the driver's, whose callback carries the same id. */
-static __thread unsigned launches_open;
-static __thread uint32_t launch_open_id;
+static _Thread_local unsigned launches_open;
+static _Thread_local uint32_t launch_open_id;
 
 /* At each launching call, on the launching thread: on entry, before the real function
  * runs, its call stack or its launch point, keyed by the correlation id its work's
