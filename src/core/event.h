@@ -70,12 +70,12 @@ struct event {
 			size_t counter_count;
 		} kernel;
 		struct {
-			int64_t queue, stream, src_agent, dst_agent, bytes, status;
+			int64_t queue, stream, context, src_agent, dst_agent, bytes, status;
 			const char *operation, *direction;
 			const char *src_memory_kind, *dst_memory_kind;
 		} copy;
 		struct {
-			int64_t agent, address, bytes, stream;
+			int64_t agent, address, bytes, stream, context;
 			const char *operation, *memory_kind;
 		} allocation;
 		struct {

@@ -437,6 +437,34 @@ void recording_enqueuer(const struct recording *rec, uint64_t correlation_id, ui
 	}
 }
 
+void recording_resolve_kernel(const struct recording *rec, const struct record_kernel *r,
+			      struct resolved_kernel *k)
+{
+	k->r = r;
+	k->tid = r->tid;
+	recording_enqueuer(rec, r->correlation_id, &k->tid, NULL);
+	k->name_id = recording_kernel_name(rec, r);
+	k->range_id = recording_kernel_range(rec, r);
+}
+
+void recording_resolve_copy(const struct recording *rec, const struct record_memory_copy *r,
+			    struct resolved_copy *k)
+{
+	k->r = r;
+	k->tid = r->tid;
+	k->function_id = r->function_id;
+	recording_enqueuer(rec, r->correlation_id, &k->tid, &k->function_id);
+}
+
+void recording_resolve_allocation(const struct recording *rec,
+				  const struct record_memory_allocation *r,
+				  struct resolved_allocation *k)
+{
+	k->r = r;
+	k->tid = r->tid;
+	recording_enqueuer(rec, r->correlation_id, &k->tid, NULL);
+}
+
 const struct record_metric_series *recording_metric_series(const struct recording *rec,
 							   uint32_t id)
 {

@@ -149,6 +149,32 @@ uint64_t recording_kernel_range(const struct recording *rec, const struct record
  * name of the innermost range open on its thread when it was launched. */
 uint32_t recording_kernel_name(const struct recording *rec, const struct record_kernel *k);
 
+/* A device record with what the recording resolves for it, once: the thread (and for a
+ * copy the function) of the call that enqueued it (recording_enqueuer()), and for a
+ * kernel the name it is shown with (recording_kernel_name()) and its marker range
+ * (recording_kernel_range()). The store writes these, and the export of a spool gives
+ * them (core/record-fields.h). */
+struct resolved_kernel {
+	const struct record_kernel *r;
+	uint32_t tid, name_id;
+	uint64_t range_id;
+};
+struct resolved_copy {
+	const struct record_memory_copy *r;
+	uint32_t tid, function_id;
+};
+struct resolved_allocation {
+	const struct record_memory_allocation *r;
+	uint32_t tid;
+};
+void recording_resolve_kernel(const struct recording *rec, const struct record_kernel *r,
+			      struct resolved_kernel *k);
+void recording_resolve_copy(const struct recording *rec, const struct record_memory_copy *r,
+			    struct resolved_copy *k);
+void recording_resolve_allocation(const struct recording *rec,
+				  const struct record_memory_allocation *r,
+				  struct resolved_allocation *k);
+
 /* Drops the kernels the filter does not keep (kernel-filter.h), and their counters:
  * iterations count each kernel name's dispatches in launch order (dispatch id). Returns
  * how many kernels were dropped. */

@@ -9,6 +9,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include "core/record-fields.h"
 #include "core/recording.h"
 #include "core/spool.h"
 #include "core/stacks.h"
@@ -87,24 +88,16 @@ static const char *const statement_sql[STATEMENT_COUNT] = {
 	[INSERT_AGENT] = "INSERT OR REPLACE INTO gpuprof_agent VALUES "
 			 "(1,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
 	[INSERT_QUEUE] = "INSERT OR REPLACE INTO gpuprof_queue VALUES (1,?,?,?)",
-	[INSERT_API] = "INSERT INTO gpuprof_api_call (process_id, tid, domain, function_id, "
-		       "correlation_id, start, end, result) VALUES (1,?,?,?,?,?,?,?)",
-	[INSERT_KERNEL] = "INSERT INTO gpuprof_kernel (process_id, tid, agent_index, queue_index, "
-			  "name_id, correlation_id, dispatch_id, start, end, grid_x, grid_y, "
-			  "grid_z, workgroup_x, workgroup_y, workgroup_z, local_memory_bytes, "
-			  "private_memory_bytes, status, registers, static_local_memory_bytes, "
-			  "dynamic_local_memory_bytes, stream_id, context_id, graph_id, "
-			  "graph_node_id, range_id) VALUES "
-			  "(1,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-	[INSERT_COPY] = "INSERT INTO gpuprof_memory_copy (process_id, tid, queue_index, "
-			"src_agent_index, dst_agent_index, operation, direction, function_id, "
-			"bytes, correlation_id, start, end, status, src_memory_kind, "
-			"dst_memory_kind, stream_id, context_id) VALUES "
-			"(1,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-	[INSERT_ALLOCATION] = "INSERT INTO gpuprof_memory_allocation (process_id, tid, "
-			      "agent_index, operation, memory_kind, address, bytes, "
-			      "correlation_id, start, end, stream_id, context_id) VALUES "
-			      "(1,?,?,?,?,?,?,?,?,?,?,?)",
+	/* the records of every output: their columns from core/record-fields.h */
+	[INSERT_API] = "INSERT INTO gpuprof_api_call (process_id" API_CALL_FIELDS(FIELD_COLUMN)
+		       ") VALUES (1" API_CALL_FIELDS(FIELD_PLACEHOLDER) ")",
+	[INSERT_KERNEL] = "INSERT INTO gpuprof_kernel (process_id" KERNEL_FIELDS(FIELD_COLUMN)
+			  ") VALUES (1" KERNEL_FIELDS(FIELD_PLACEHOLDER) ")",
+	[INSERT_COPY] = "INSERT INTO gpuprof_memory_copy (process_id" COPY_FIELDS(FIELD_COLUMN)
+			") VALUES (1" COPY_FIELDS(FIELD_PLACEHOLDER) ")",
+	[INSERT_ALLOCATION] = "INSERT INTO gpuprof_memory_allocation (process_id"
+			      ALLOCATION_FIELDS(FIELD_COLUMN) ") VALUES (1"
+			      ALLOCATION_FIELDS(FIELD_PLACEHOLDER) ")",
 	[INSERT_SYNCHRONIZATION] = "INSERT INTO gpuprof_synchronization (process_id, tid, type, "
 				   "stream_id, context_id, event_id, result, correlation_id, "
 				   "start, end) VALUES (1,?,?,?,?,?,?,?,?,?)",
@@ -193,6 +186,9 @@ static int step(struct loader *l, enum statement which, struct error *err)
 	return step_statement(l, l->stmt[which], err);
 }
 
+/* One field of a list of core/record-fields.h: its value, bound to the next column. */
+#define BIND_FIELD(column, value, event, to_event) bind_i64(s, &c, value);
+
 /* Binds a record's values to the columns after `c` of s (a row of a multi-row insert
  * starts further on). Device records without their thread take it (and the function)
  * from their API call. */
@@ -244,43 +240,14 @@ static void bind_record(sqlite3_stmt *s, int c, const struct record_header *h,
 		return;
 	}
 	case RECORD_API_CALL: {
-		const struct record_api_call *r = (const void *)h;
-		bind_i64(s, &c, r->tid);
-		bind_i64(s, &c, r->domain);
-		bind_i64(s, &c, r->function_id);
-		bind_i64(s, &c, (int64_t)r->correlation_id);
-		bind_i64(s, &c, (int64_t)r->start_ns);
-		bind_i64(s, &c, (int64_t)r->end_ns);
-		bind_i64(s, &c, r->result);
+		const struct record_api_call *k = (const void *)h;
+		API_CALL_FIELDS(BIND_FIELD)
 		return;
 	}
 	case RECORD_KERNEL: {
-		const struct record_kernel *r = (const void *)h;
-		uint32_t tid = r->tid;
-		recording_enqueuer(rec, r->correlation_id, &tid, NULL);
-		bind_i64(s, &c, tid);
-		bind_i64(s, &c, r->agent_id);
-		bind_i64(s, &c, r->queue_id);
-		bind_i64(s, &c, recording_kernel_name(rec, r));
-		bind_i64(s, &c, (int64_t)r->correlation_id);
-		bind_i64(s, &c, (int64_t)r->dispatch_id);
-		bind_i64(s, &c, (int64_t)r->start_ns);
-		bind_i64(s, &c, (int64_t)r->end_ns);
-		for (int i = 0; i < 3; i++)
-			bind_i64(s, &c, (int64_t)r->grid[i]);
-		for (int i = 0; i < 3; i++)
-			bind_i64(s, &c, r->workgroup[i]);
-		bind_i64(s, &c, r->local_memory_bytes);
-		bind_i64(s, &c, r->private_memory_bytes);
-		bind_i64(s, &c, r->status);
-		bind_i64(s, &c, r->registers);
-		bind_i64(s, &c, r->static_local_memory_bytes);
-		bind_i64(s, &c, r->dynamic_local_memory_bytes);
-		bind_i64(s, &c, r->stream_id);
-		bind_i64(s, &c, r->context_id);
-		bind_i64(s, &c, r->graph_id);
-		bind_i64(s, &c, (int64_t)r->graph_node_id);
-		bind_i64(s, &c, (int64_t)recording_kernel_range(rec, r));
+		struct resolved_kernel resolved, *k = &resolved;
+		recording_resolve_kernel(rec, (const void *)h, k);
+		KERNEL_FIELDS(BIND_FIELD)
 		return;
 	}
 	case RECORD_THREAD_NAME: {
@@ -343,42 +310,15 @@ static void bind_record(sqlite3_stmt *s, int c, const struct record_header *h,
 		return;
 	}
 	case RECORD_MEMORY_COPY: {
-		const struct record_memory_copy *r = (const void *)h;
-		uint32_t tid = r->tid, function_id = r->function_id;
-		recording_enqueuer(rec, r->correlation_id, &tid, &function_id);
-		bind_i64(s, &c, tid);
-		bind_i64(s, &c, r->queue_id);
-		bind_i64(s, &c, r->src_agent_id);
-		bind_i64(s, &c, r->dst_agent_id);
-		bind_i64(s, &c, r->operation);
-		bind_i64(s, &c, r->direction);
-		bind_i64(s, &c, function_id);
-		bind_i64(s, &c, (int64_t)r->bytes);
-		bind_i64(s, &c, (int64_t)r->correlation_id);
-		bind_i64(s, &c, (int64_t)r->start_ns);
-		bind_i64(s, &c, (int64_t)r->end_ns);
-		bind_i64(s, &c, r->status);
-		bind_i64(s, &c, r->src_memory_kind);
-		bind_i64(s, &c, r->dst_memory_kind);
-		bind_i64(s, &c, r->stream_id);
-		bind_i64(s, &c, r->context_id);
+		struct resolved_copy resolved, *k = &resolved;
+		recording_resolve_copy(rec, (const void *)h, k);
+		COPY_FIELDS(BIND_FIELD)
 		return;
 	}
 	case RECORD_MEMORY_ALLOCATION: {
-		const struct record_memory_allocation *r = (const void *)h;
-		uint32_t tid = r->tid;
-		recording_enqueuer(rec, r->correlation_id, &tid, NULL);
-		bind_i64(s, &c, tid);
-		bind_i64(s, &c, r->agent_id);
-		bind_i64(s, &c, r->operation);
-		bind_i64(s, &c, r->memory_kind);
-		bind_i64(s, &c, (int64_t)r->address);
-		bind_i64(s, &c, (int64_t)r->bytes);
-		bind_i64(s, &c, (int64_t)r->correlation_id);
-		bind_i64(s, &c, (int64_t)r->start_ns);
-		bind_i64(s, &c, (int64_t)r->end_ns);
-		bind_i64(s, &c, r->stream_id);
-		bind_i64(s, &c, r->context_id);
+		struct resolved_allocation resolved, *k = &resolved;
+		recording_resolve_allocation(rec, (const void *)h, k);
+		ALLOCATION_FIELDS(BIND_FIELD)
 		return;
 	}
 	case RECORD_SYNCHRONIZATION: {

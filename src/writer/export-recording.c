@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "analysis/unwind.h"
+#include "core/record-fields.h"
 #include "core/record.h"
 #include "writer/export-run.h"
 #include "writer/writer.h"
@@ -40,95 +41,53 @@ static void event_from_agent(const struct recording *rec, const struct record_ag
 	e->agent.device_index = r->device_index;
 }
 
+/* The lists of core/record-fields.h: each field from the resolved record. */
+#define FIELD_INT(value) (value)
+#define FIELD_STRING(id) recording_string(rec, id)
+#define FROM_RECORD(column, value, event, to_event) event = to_event(value);
+
 static void event_from_kernel(const struct recording *rec, const struct record_kernel *r,
 			      struct event *e)
 {
-	uint32_t tid = r->tid;
-	recording_enqueuer(rec, r->correlation_id, &tid, NULL);
+	struct resolved_kernel resolved, *k = &resolved;
+	recording_resolve_kernel(rec, r, k);
 	e->kind = EVENT_KERNEL;
 	e->pid = rec->process->pid;
-	e->tid = tid;
-	e->kernel.agent = r->agent_id;
-	e->kernel.queue = r->queue_id;
-	e->kernel.kernel_id = recording_kernel_name(rec, r);
-	e->name = recording_string(rec, (uint32_t)e->kernel.kernel_id);
-	e->correlation_id = (int64_t)r->correlation_id;
-	e->kernel.dispatch_id = (int64_t)r->dispatch_id;
-	e->start_ns = (int64_t)r->start_ns;
-	e->end_ns = (int64_t)r->end_ns;
-	for (int i = 0; i < 3; i++) {
-		e->kernel.grid[i] = (int64_t)r->grid[i];
-		e->kernel.workgroup[i] = r->workgroup[i];
-	}
-	e->kernel.local_memory_bytes = r->local_memory_bytes;
-	e->kernel.private_memory_bytes = r->private_memory_bytes;
-	e->kernel.status = r->status;
-	e->kernel.registers = r->registers;
-	e->kernel.static_local_memory_bytes = r->static_local_memory_bytes;
-	e->kernel.dynamic_local_memory_bytes = r->dynamic_local_memory_bytes;
-	e->kernel.stream = r->stream_id;
-	e->kernel.context = r->context_id;
-	e->kernel.graph = r->graph_id;
-	e->kernel.graph_node = (int64_t)r->graph_node_id;
-	e->kernel.range_id = (int64_t)recording_kernel_range(rec, r);
+	KERNEL_FIELDS(FROM_RECORD)
+	e->name = recording_string(rec, k->name_id);
 }
 
 static void event_from_copy(const struct recording *rec, const struct record_memory_copy *r,
 			    struct event *e)
 {
-	uint32_t tid = r->tid, function_id = r->function_id;
-	recording_enqueuer(rec, r->correlation_id, &tid, &function_id);
+	struct resolved_copy resolved, *k = &resolved;
+	recording_resolve_copy(rec, r, k);
 	e->kind = EVENT_MEMORY_COPY;
 	e->pid = rec->process->pid;
-	e->tid = tid;
-	e->name = recording_string(rec, function_id);
-	e->copy.operation = record_operation_name(r->operation);
-	e->copy.direction = record_direction_name(r->direction);
-	e->copy.src_agent = r->src_agent_id;
-	e->copy.dst_agent = r->dst_agent_id;
-	e->copy.queue = r->queue_id;
-	e->copy.bytes = (int64_t)r->bytes;
-	e->start_ns = (int64_t)r->start_ns;
-	e->end_ns = (int64_t)r->end_ns;
-	e->correlation_id = (int64_t)r->correlation_id;
-	e->copy.status = r->status;
-	e->copy.src_memory_kind = record_memory_kind_name(r->src_memory_kind);
-	e->copy.dst_memory_kind = record_memory_kind_name(r->dst_memory_kind);
-	e->copy.stream = r->stream_id;
+	COPY_FIELDS(FROM_RECORD)
 }
 
 static void event_from_allocation(const struct recording *rec,
 				  const struct record_memory_allocation *r, struct event *e)
 {
-	uint32_t tid = r->tid;
-	recording_enqueuer(rec, r->correlation_id, &tid, NULL);
+	struct resolved_allocation resolved, *k = &resolved;
+	recording_resolve_allocation(rec, r, k);
 	e->kind = EVENT_MEMORY_ALLOCATION;
 	e->pid = rec->process->pid;
-	e->tid = tid;
-	e->allocation.agent = r->agent_id;
-	e->allocation.operation = record_allocation_name(r->operation);
-	e->allocation.memory_kind = record_memory_kind_name(r->memory_kind);
-	e->allocation.address = (int64_t)r->address;
-	e->allocation.bytes = (int64_t)r->bytes;
-	e->correlation_id = (int64_t)r->correlation_id;
-	e->start_ns = (int64_t)r->start_ns;
-	e->end_ns = (int64_t)r->end_ns;
-	e->allocation.stream = r->stream_id;
+	ALLOCATION_FIELDS(FROM_RECORD)
 }
 
-static void event_from_api(const struct recording *rec, const struct record_api_call *r,
+static void event_from_api(const struct recording *rec, const struct record_api_call *k,
 			   struct event *e)
 {
 	e->kind = EVENT_API_CALL;
 	e->pid = rec->process->pid;
-	e->api.domain = record_domain_name(r->domain);
-	e->name = recording_string(rec, r->function_id);
-	e->tid = r->tid;
-	e->start_ns = (int64_t)r->start_ns;
-	e->end_ns = (int64_t)r->end_ns;
-	e->correlation_id = (int64_t)r->correlation_id;
-	e->api.result = r->result;
+	API_CALL_FIELDS(FROM_RECORD)
 }
+
+#undef FROM_RECORD
+#undef FIELD_STRING
+#undef FIELD_INT
 
 static void event_from_marker(const struct recording *rec, const struct recording_marker *m,
 			      struct event *e)

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "analysis/unwind.h"
+#include "core/record-fields.h"
 #include "core/record.h"
 #include "store/store.h"
 #include "util/hash.h"
@@ -254,89 +255,51 @@ static void fill_process(sqlite3_stmt *s, const struct names *n, struct event *e
 	e->process.recording_start_ns = I64(10);
 }
 
+/* The lists of core/record-fields.h read back: each field from the next column. */
+#define FIELD_INT(value) (value)
+#define FIELD_STRING(id) name_of(n, id)
+#define READ_FIELD(column, value, event, to_event) event = to_event(I64(c)), c++;
+
 static void fill_kernel(sqlite3_stmt *s, const struct names *n, struct event *e)
 {
+	int c = 1;
 	e->kind = EVENT_KERNEL;
 	e->process_id = I64(0);
 	e->pid = pid_of(n, e->process_id);
-	e->tid = I64(1);
-	e->kernel.agent = I64(2);
-	e->kernel.queue = I64(3);
-	e->kernel.kernel_id = I64(4);
-	e->name = name_of(n, I64(4));
-	e->correlation_id = I64(5);
-	e->kernel.dispatch_id = I64(6);
-	e->start_ns = I64(7);
-	e->end_ns = I64(8);
-	for (int i = 0; i < 3; i++) {
-		e->kernel.grid[i] = I64(9 + i);
-		e->kernel.workgroup[i] = I64(12 + i);
-	}
-	e->kernel.local_memory_bytes = I64(15);
-	e->kernel.private_memory_bytes = I64(16);
-	e->kernel.status = I64(17);
-	e->kernel.registers = I64(18);
-	e->kernel.static_local_memory_bytes = I64(19);
-	e->kernel.dynamic_local_memory_bytes = I64(20);
-	e->kernel.stream = I64(21);
-	e->kernel.context = I64(22);
-	e->kernel.graph = I64(23);
-	e->kernel.graph_node = I64(24);
-	e->kernel.range_id = I64(25);
+	KERNEL_FIELDS(READ_FIELD)
+	e->name = name_of(n, e->kernel.kernel_id);
 }
 
 static void fill_copy(sqlite3_stmt *s, const struct names *n, struct event *e)
 {
+	int c = 1;
 	e->kind = EVENT_MEMORY_COPY;
 	e->process_id = I64(0);
 	e->pid = pid_of(n, e->process_id);
-	e->tid = I64(1);
-	e->name = name_of(n, I64(2));
-	e->copy.operation = record_operation_name((uint32_t)I64(3));
-	e->copy.direction = record_direction_name((uint32_t)I64(4));
-	e->copy.src_agent = I64(5);
-	e->copy.dst_agent = I64(6);
-	e->copy.queue = I64(7);
-	e->copy.bytes = I64(8);
-	e->start_ns = I64(9);
-	e->end_ns = I64(10);
-	e->correlation_id = I64(11);
-	e->copy.status = I64(12);
-	e->copy.src_memory_kind = record_memory_kind_name((uint32_t)I64(13));
-	e->copy.dst_memory_kind = record_memory_kind_name((uint32_t)I64(14));
-	e->copy.stream = I64(15);
+	COPY_FIELDS(READ_FIELD)
 }
 
 static void fill_allocation(sqlite3_stmt *s, const struct names *n, struct event *e)
 {
+	int c = 1;
 	e->kind = EVENT_MEMORY_ALLOCATION;
 	e->process_id = I64(0);
 	e->pid = pid_of(n, e->process_id);
-	e->tid = I64(1);
-	e->allocation.agent = I64(2);
-	e->allocation.operation = record_allocation_name((uint32_t)I64(3));
-	e->allocation.memory_kind = record_memory_kind_name((uint32_t)I64(4));
-	e->allocation.address = I64(5);
-	e->allocation.bytes = I64(6);
-	e->correlation_id = I64(7);
-	e->start_ns = I64(8);
-	e->end_ns = I64(9);
-	e->allocation.stream = I64(10);
+	ALLOCATION_FIELDS(READ_FIELD)
 }
 
 static void fill_api(sqlite3_stmt *s, const struct names *n, struct event *e)
 {
+	int c = 1;
 	e->kind = EVENT_API_CALL;
 	e->process_id = I64(0);
 	e->pid = pid_of(n, e->process_id);
-	e->api.domain = record_domain_name((uint32_t)I64(1));
-	e->name = name_of(n, I64(2));
-	e->tid = I64(3);
-	e->start_ns = I64(4);
-	e->end_ns = I64(5);
-	e->correlation_id = I64(6);
-	e->api.result = I64(7);
+	API_CALL_FIELDS(READ_FIELD)
 }
+
+#undef READ_FIELD
+#undef FIELD_STRING
+#undef FIELD_INT
 
 static void fill_thread(sqlite3_stmt *s, const struct names *n, struct event *e)
 {
@@ -383,6 +346,16 @@ static void fill_metric(sqlite3_stmt *s, const struct names *n, struct event *e)
 
 #undef I64
 
+/* The columns of the queries made from core/record-fields.h, by name: KERNEL_COLUMN_start. */
+#define KERNEL_COLUMN(column, value, event, to_event) KERNEL_COLUMN_##column,
+#define COPY_COLUMN(column, value, event, to_event) COPY_COLUMN_##column,
+#define ALLOCATION_COLUMN(column, value, event, to_event) ALLOCATION_COLUMN_##column,
+#define API_CALL_COLUMN(column, value, event, to_event) API_CALL_COLUMN_##column,
+enum { KERNEL_COLUMN_process_id, KERNEL_FIELDS(KERNEL_COLUMN) };
+enum { COPY_COLUMN_process_id, COPY_FIELDS(COPY_COLUMN) };
+enum { ALLOCATION_COLUMN_process_id, ALLOCATION_FIELDS(ALLOCATION_COLUMN) };
+enum { API_CALL_COLUMN_process_id, API_CALL_FIELDS(API_CALL_COLUMN) };
+
 /* The processes, agents and threads, then the timed rows: each table is read in rowid order,
  * which the loader made start-time order, and the tables are merged by start. */
 struct query {
@@ -408,20 +381,14 @@ static const struct query queries[] = {
 	  "FROM agents ORDER BY process_id, agent_id", fill_agent, -1 },
 	{ "SELECT process_id, tid, name_id FROM gpuprof_thread ORDER BY process_id, tid",
 	  fill_thread, -1 },
-	{ "SELECT process_id, tid, agent_index, queue_index, name_id, correlation_id, "
-	  "dispatch_id, start, end, grid_x, grid_y, grid_z, workgroup_x, workgroup_y, "
-	  "workgroup_z, local_memory_bytes, private_memory_bytes, status, registers, "
-	  "static_local_memory_bytes, dynamic_local_memory_bytes, stream_id, context_id, "
-	  "graph_id, graph_node_id, range_id FROM gpuprof_kernel ORDER BY id", fill_kernel, 7 },
-	{ "SELECT process_id, tid, function_id, operation, direction, src_agent_index, "
-	  "dst_agent_index, queue_index, bytes, start, end, correlation_id, status, "
-	  "src_memory_kind, dst_memory_kind, stream_id "
-	  "FROM gpuprof_memory_copy ORDER BY id", fill_copy, 9 },
-	{ "SELECT process_id, tid, agent_index, operation, memory_kind, address, bytes, "
-	  "correlation_id, start, end, stream_id "
-	  "FROM gpuprof_memory_allocation ORDER BY id", fill_allocation, 8 },
-	{ "SELECT process_id, domain, function_id, tid, start, end, correlation_id, result "
-	  "FROM gpuprof_api_call ORDER BY id", fill_api, 4 },
+	{ "SELECT process_id" KERNEL_FIELDS(FIELD_COLUMN) " FROM gpuprof_kernel ORDER BY id",
+	  fill_kernel, KERNEL_COLUMN_start },
+	{ "SELECT process_id" COPY_FIELDS(FIELD_COLUMN) " FROM gpuprof_memory_copy ORDER BY id",
+	  fill_copy, COPY_COLUMN_start },
+	{ "SELECT process_id" ALLOCATION_FIELDS(FIELD_COLUMN)
+	  " FROM gpuprof_memory_allocation ORDER BY id", fill_allocation, ALLOCATION_COLUMN_start },
+	{ "SELECT process_id" API_CALL_FIELDS(FIELD_COLUMN) " FROM gpuprof_api_call ORDER BY id",
+	  fill_api, API_CALL_COLUMN_start },
 	{ "SELECT process_id, tid, end_tid, kind, domain_id, name_id, range_id, parent_id, "
 	  "start, end, ended FROM gpuprof_marker ORDER BY id", fill_marker, 8 },
 	{ "SELECT process_id, series_id, time, value FROM gpuprof_metric ORDER BY id",
