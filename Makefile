@@ -60,7 +60,8 @@ RECORDER_SRC := $(wildcard src/runtime/*.c)
 STORE_SRC := src/core/recording.c src/core/recording-markers.c src/core/record-list.c src/core/kernel-filter.c $(wildcard src/store/*.c) $(wildcard src/writer/*.c) $(wildcard src/analysis/*.c) $(wildcard src/analysis/rules/*.c)
 # gpuprof compute: what the tests link (no loading of CUPTI), then the rest
 COMPUTE_SRC := src/compute/expr.c src/compute/catalog.c src/compute/workload.c \
-	src/compute/workload-write.c src/compute/analyze.c src/compute/analyze-roofline.c \
+	src/compute/workload-write.c src/compute/analyze.c src/compute/analyze-kernels.c \
+	src/compute/analyze-roofline.c \
 	src/compute/analyze-pc.c src/compute/torch-ops.c \
 	src/roofline/roofline.c src/roofline/plot.c src/metrics/nvml.c
 CLI_SRC := $(wildcard src/commands/*.c) $(filter-out src/metrics/nvml.c,$(wildcard src/metrics/*.c)) \
@@ -180,7 +181,7 @@ $(BUILD)/gen/opencl-exports.map: inject/opencl/api.h inject/opencl/exports-map.s
 	inject/opencl/exports-map.sh "$(CC) -E" $< > $@.tmp && mv $@.tmp $@
 
 $(OPENCL_LIB): $(call obj,inject/opencl/opencl.c inject/opencl/opencl-commands.c \
-	inject/opencl/opencl-transfers.c) $(RECORDER_LIB) $(BUILD)/gen/opencl-exports.map
+	inject/opencl/opencl-transfers.c inject/opencl/opencl-loader.c) $(RECORDER_LIB) $(BUILD)/gen/opencl-exports.map
 	$(CC) $(ALL_CFLAGS) -shared -Wl,--version-script=$(BUILD)/gen/opencl-exports.map \
 		-Wl,-soname,libOpenCL.so.1 $(filter %.o,$^) -o $@ $(INJECT_LDLIBS) -ldl
 	@mkdir -p $(LIBDIR)/opencl

@@ -1,8 +1,9 @@
-/* What the files of the OpenCL backend share: opencl.c (the configuration, the real
- * functions of the loader, the wrappers and the library's lifetime) and
+/* What the files of the OpenCL backend share: opencl.c (the configuration, the wrappers
+ * and the library's lifetime) and opencl-transfers.c (the wrappers of transfers) call
  * opencl-commands.c (the tables of OpenCL objects, and the commands in flight, timed
- * once they complete, on the recorder's writer thread). Nothing here is exported from
- * the library (-fvisibility=hidden). */
+ * once they complete, on the recorder's writer thread); all of them call the loader's
+ * functions through opencl-loader.c. Nothing here is exported from the library
+ * (-fvisibility=hidden). */
 #ifndef GPUPROF_INJECT_OPENCL_INTERNAL_H
 #define GPUPROF_INJECT_OPENCL_INTERNAL_H
 
@@ -55,6 +56,8 @@ void load_real(void);
 
 /* What GPUPROF_TRACE asks for. */
 extern int trace_kernels, trace_copies, trace_api;
+/* Reads GPUPROF_TRACE into them (all 1 without it: preloaded by hand). */
+void opencl_read_config(void);
 /* The string id of each function's name. */
 extern uint32_t function_string[FUNCTION_COUNT];
 /* > 0 while inside a wrapper: inner calls are not recorded. */

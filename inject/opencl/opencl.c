@@ -8,13 +8,10 @@
  * lives in a preallocated pool; objects (queues, kernels, devices) are looked up in
  * fixed tables that are written at creation time and read without locks
  * (opencl-commands.c). The wrappers of transfers and other commands are in
- * opencl-transfers.c. */
+ * opencl-transfers.c; the loader's functions they all call are opencl-loader.c's. */
 #include "opencl-internal.h"
 
-#include <dlfcn.h>
 #include <errno.h>
-#include <limits.h>
-#include <link.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -27,21 +24,7 @@
 #include "core/record.h"
 #include "runtime/recorder.h"
 
-/* ---- configuration ---------------------------------------------------------------- */
-
-int trace_kernels = 1, trace_copies = 1, trace_api = 1;
-
-static void read_config(void)
-{
-	const char *list = getenv("GPUPROF_TRACE");
-	if (!list)
-		return; /* preloaded by hand: record everything */
-	trace_kernels = strstr(list, "kernel") != NULL;
-	trace_copies = strstr(list, "memory_copy") != NULL;
-	trace_api = strstr(list, "opencl_api") != NULL;
-}
-
-/* ---- API function names, and the real functions ------------------------------------ */
+/* ---- API function names ------------------------------------------------------------ */
 
 static const char *const function_names[] = {
 #define NAME(kind, version, ret, name, params, args) #name,
@@ -51,81 +34,9 @@ static const char *const function_names[] = {
 
 uint32_t function_string[FUNCTION_COUNT];
 
-/* The OpenCL ICD loader's definitions. gpuprof's library is named like the loader
- * (libOpenCL.so.1), so the program and everything it loads find it instead of the loader
- * however they look for OpenCL (linked, dlopen()ed privately, dlsym() on a handle of
- * their own); it forwards to the loader, found by find_loader(). */
-struct opencl_functions real;
-pthread_once_t real_once = PTHREAD_ONCE_INIT;
-_Atomic int real_loaded;
-
-/* Marks this library, so that gpuprof (and find_loader()) never take it for the loader. */
-EXPORT const int gpuprof_opencl_interposer = 1;
-
-/* A loader at `path`, unless it is this library under another name. */
-static void *open_loader(const char *path)
-{
-	void *handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-	if (handle && dlsym(handle, "gpuprof_opencl_interposer")) {
-		dlclose(handle);
-		handle = NULL;
-	}
-	return handle;
-}
-
-/* The directory of the C library: where the distribution keeps the loader too. */
-static int find_libc(struct dl_phdr_info *info, size_t size, void *data)
-{
-	const char *base = strrchr(info->dlpi_name, '/');
-	if (!base || strncmp(base, "/libc.so", 8))
-		return 0;
-	snprintf(data, PATH_MAX, "%.*s", (int)(base - info->dlpi_name), info->dlpi_name);
-	return 1;
-}
-
-/* GPUPROF_OPENCL_LOADER, which `gpuprof trace` sets to the loader the program would have
- * found; else (preloaded by hand) a loader later in the search order, or the system's. */
-static void *find_loader(void)
-{
-	const char *named = getenv("GPUPROF_OPENCL_LOADER");
-	void *handle = named && *named ? open_loader(named) : NULL;
-	if (handle)
-		return handle;
-	void *next = dlsym(RTLD_NEXT, "clGetPlatformIDs");
-	if (next && next != (void *)clGetPlatformIDs)
-		return RTLD_NEXT;
-	char dir[PATH_MAX] = "", path[PATH_MAX + 32];
-	dl_iterate_phdr(find_libc, dir);
-	const char *dirs[] = { dir, "/usr/lib64", "/usr/lib", "/usr/local/lib" };
-	for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]) && !handle; i++) {
-		if (!*dirs[i])
-			continue;
-		snprintf(path, sizeof(path), "%s/libOpenCL.so.1", dirs[i]);
-		handle = open_loader(path);
-	}
-	return handle;
-}
-
-void load_real(void)
-{
-	int saved = errno;
-	void *handle = find_loader();
-	if (!handle)
-		recorder_report("no OpenCL ICD loader found (set GPUPROF_OPENCL_LOADER to its "
-				"path): the program's OpenCL calls fail");
-#define LOOKUP(kind, version, ret, name, params, args) \
-	real.name = handle ? (__typeof__(&name))dlsym(handle, #name) : NULL;
-	OPENCL_API(LOOKUP)
-#undef LOOKUP
-	atomic_store_explicit(&real_loaded, 1, memory_order_release);
-	errno = saved;
-}
-
-
 /* ---- threads, correlation ------------------------------------------------------------ */
 
 static __thread uint32_t thread_id;
-__thread int nesting;
 static _Atomic uint64_t next_correlation;
 _Atomic uint64_t next_dispatch;
 
@@ -151,7 +62,7 @@ static void exit_collect(void);
 
 static void initialize(void)
 {
-	read_config();
+	opencl_read_config();
 	pthread_atfork(NULL, NULL, after_fork_child);
 	if (!recorder_ready())
 		return;

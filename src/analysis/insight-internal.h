@@ -1,6 +1,7 @@
 /* What the findings' engine shares among its files: insight.c (the rules' passes),
- * insight-build.c (the run laid out in temporary files) and insight-gaps.c (what the
- * host did while a device sat idle).
+ * insight-build.c (the run laid out in temporary files), insight-gaps.c (what the host
+ * did while a device sat idle) and insight-engine.c (names, errors and statements, which
+ * the other three use; each calls only down that list).
  *
  * The run is laid out once, in two files of fixed-size records: the top-level API calls
  * by process, thread and start, with the flags the rules read (a call's index is its

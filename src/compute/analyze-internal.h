@@ -1,5 +1,6 @@
-/* What the files of gpuprof compute analyze share (analyze.c, analyze-roofline.c,
- * analyze-pc.c). */
+/* What the files of gpuprof compute analyze share: analyze.c (the tables, the request)
+ * calls analyze-roofline.c and analyze-pc.c (their tables); all three use
+ * analyze-kernels.c (the dispatches kept, the kernels by time, the cells). */
 #ifndef GPUPROF_COMPUTE_ANALYZE_INTERNAL_H
 #define GPUPROF_COMPUTE_ANALYZE_INTERNAL_H
 
@@ -23,6 +24,8 @@ size_t analyze_kernel_times(const struct analyze_request *r, const struct worklo
 /* A number of a table: every digit for scripts, two decimals for people; empty (N/A)
  * when not defined or not finite. */
 void analyze_cell(const struct analyze_request *r, struct table *t, double v, int defined);
+/* The decimals analyze_cell gives a number: 2, or -1 (every digit). */
+int analyze_decimals(const struct analyze_request *r);
 
 /* Table 4.3: the roofline of the first workload's top kernels. */
 int analyze_print_roofline(const struct analyze_request *r, struct error *err);

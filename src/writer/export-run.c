@@ -9,6 +9,45 @@
 #include "util/hash.h"
 #include "util/sort.h"
 
+void writer_truncate_name(const char *name, struct strbuf *out)
+{
+	/* The base name ends where the parameter list or template arguments of the
+	 * outermost name begin, and starts after the last "::" before that. */
+	size_t end = strlen(name);
+	int depth = 0;
+	for (size_t i = 0; name[i]; i++) {
+		char c = name[i];
+		if (c == '(' && name[i + 1] == ')' && i >= 8 && !strncmp(name + i - 8, "operator", 8)) {
+			i++; /* "operator()" is a name, not a parameter list */
+			continue;
+		}
+		if ((c == '(' || c == '<') && depth == 0 && i > 0) {
+			end = i;
+			break;
+		}
+		if (c == '<' || c == '(')
+			depth++;
+		else if ((c == '>' || c == ')') && depth > 0)
+			depth--;
+	}
+	size_t start = 0;
+	depth = 0;
+	for (size_t i = 0; i + 1 < end; i++) {
+		if (name[i] == '<' || name[i] == '(')
+			depth++;
+		else if ((name[i] == '>' || name[i] == ')') && depth > 0)
+			depth--;
+		else if (depth == 0 && name[i] == ':' && name[i + 1] == ':')
+			start = i + 2;
+		else if (depth == 0 && name[i] == ' ')
+			start = i + 1; /* a return type: "void k(...)" */
+	}
+	strbuf_reset(out);
+	strbuf_add(out, name + start, end > start ? end - start : 0);
+	if (!out->len)
+		strbuf_addstr(out, name);
+}
+
 enum { FLOW_STARTED = 1, FLOW_WORK_PASSED = 2 };
 
 static const char *truncated_name(struct truncated *t, const char *full)
