@@ -12,14 +12,14 @@
 #include <unistd.h>
 
 #include "commands/commands.h"
-#include "core/record.h"
-#include "core/sample-event.h"
+#include "commands/input-file.h"
 #include "compute/catalog.h"
 #include "compute/host.h"
-#include "commands/input-file.h"
-#include "util/install.h"
+#include "core/record.h"
+#include "core/sample-event.h"
 #include "metrics/metrics.h"
 #include "util/error.h"
+#include "util/install.h"
 #include "util/options.h"
 #include "util/strbuf.h"
 

@@ -4,14 +4,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "commands/compute.h"
 #include "commands/commands.h"
+#include "commands/compute.h"
 #include "compute/analyze.h"
-#include "compute/torch-ops.h"
 #include "compute/catalog.h"
+#include "compute/torch-ops.h"
 #include "compute/workload.h"
-#include "util/install.h"
 #include "util/error.h"
+#include "util/install.h"
 #include "util/options.h"
 #include "util/strbuf.h"
 

@@ -11,13 +11,13 @@
 #include <unistd.h>
 
 #include "analysis/pc-samples.h"
-#include "commands/compute.h"
 #include "commands/commands.h"
-#include "compute/workload.h"
-#include "util/install.h"
-#include "store/store.h"
+#include "commands/compute.h"
 #include "compute/torch-ops.h"
+#include "compute/workload.h"
+#include "store/store.h"
 #include "util/error.h"
+#include "util/install.h"
 #include "util/strbuf.h"
 
 const char *const compute_workload_files[] = { "pmc_perf.csv", "sysinfo.csv",

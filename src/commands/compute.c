@@ -15,15 +15,15 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "commands/compute.h"
 #include "commands/commands.h"
+#include "commands/compute.h"
 #include "compute/analyze.h"
 #include "compute/catalog.h"
 #include "compute/host.h"
 #include "compute/workload.h"
 #include "core/paths.h"
-#include "util/install.h"
 #include "util/error.h"
+#include "util/install.h"
 #include "util/options.h"
 #include "util/strbuf.h"
 

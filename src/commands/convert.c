@@ -6,10 +6,10 @@
 #include <string.h>
 
 #include "commands/commands.h"
+#include "commands/output.h"
 #include "core/kernel-filter.h"
 #include "core/paths.h"
 #include "core/spool.h"
-#include "commands/output.h"
 #include "util/error.h"
 #include "util/options.h"
 #include "util/strbuf.h"

@@ -15,12 +15,12 @@
 #include "analysis/profile.h"
 #include "analysis/unwind.h"
 #include "store/store.h"
-#include "writer/output-file.h"
 #include "util/hash.h"
 #include "util/progress.h"
 #include "util/strbuf.h"
 #include "util/thread.h"
 #include "util/unfinished.h"
+#include "writer/output-file.h"
 #include "writer/report.h"
 
 #define FORMATS_AVAILABLE "csv, sqlite, json, pftrace, html"

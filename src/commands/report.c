@@ -11,9 +11,9 @@
 #include "compute/analyze.h"
 #include "compute/catalog.h"
 #include "compute/workload.h"
-#include "util/install.h"
 #include "util/error.h"
 #include "util/html.h"
+#include "util/install.h"
 #include "util/options.h"
 #include "writer/report.h"
 

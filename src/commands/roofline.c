@@ -15,9 +15,9 @@
 
 #include "commands/commands.h"
 #include "core/paths.h"
-#include "util/install.h"
 #include "roofline/roofline.h"
 #include "util/error.h"
+#include "util/install.h"
 #include "util/options.h"
 #include "util/progress.h"
 #include "util/strbuf.h"

@@ -10,15 +10,15 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "commands/trace.h"
 #include "commands/commands.h"
+#include "commands/input-file.h"
+#include "commands/output.h"
+#include "commands/trace.h"
 #include "core/kernel-filter.h"
 #include "core/record.h"
-#include "commands/input-file.h"
-#include "util/install.h"
 #include "metrics/metrics.h"
-#include "commands/output.h"
 #include "util/error.h"
+#include "util/install.h"
 #include "util/options.h"
 #include "util/strbuf.h"
 

@@ -17,9 +17,9 @@
 
 #include "core/clock.h"
 #include "core/record.h"
-#include "runtime/recorder.h"
 #include "core/spool.h"
 #include "metrics/nvml.h"
+#include "runtime/recorder.h"
 
 #define NO_SERIES UINT32_MAX /* a GPU metric the GPU does not support */
 

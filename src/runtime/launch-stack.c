@@ -23,8 +23,8 @@
 #include <unistd.h>
 
 #include "core/clock.h"
-#include "runtime/python.h"
 #include "core/record.h"
+#include "runtime/python.h"
 #include "runtime/recorder.h"
 
 /* A record with the largest stack copy; the bytes are written into a buffer of the

@@ -1,5 +1,5 @@
-/* The in-process recorder (see recorder.h): per-thread rings, the metadata path, the
- * background writer and fork handling; its markers are in recorder-markers.c, its
+/* The in-process recorder (see recorder.h): per-thread rings (ring.c), the metadata
+ * path, the background writer and fork handling; its markers are in recorder-markers.c, its
  * collection control (pause, resume, periods) in recorder-control.c, the C library's
  * _exit() and exec() it stands in for in recorder-exit.c. */
 #include "runtime/recorder.h"
@@ -25,9 +25,10 @@
 #include <unistd.h>
 
 #include "core/clock.h"
-#include "runtime/recorder-internal.h"
 #include "core/paths.h"
 #include "core/spool.h"
+#include "runtime/recorder-internal.h"
+#include "runtime/ring.h"
 #include "util/hash.h"
 #include "util/strbuf.h"
 
@@ -51,22 +52,6 @@ int recorder_open_private(const char *path, int flags, mode_t mode)
 
 #define METADATA_BUFFER (1u << 20)         /* bytes for strings, agents, queues */
 #define DEFAULT_FLUSH_MS 100
-
-/* A single-producer, single-consumer byte ring. The producer is the thread that owns
- * it (or whoever holds metadata_lock, for the metadata ring); the consumer is the
- * writer thread. head and tail count bytes since the ring was created; records are
- * whole between tail and head and may wrap around the end of `data`. */
-struct ring {
-	_Atomic uint64_t head;
-	_Atomic uint64_t tail;
-	_Atomic uint64_t dropped_records; /* since the writer last reported them */
-	_Atomic uint64_t dropped_bytes;
-	_Atomic int owned;     /* 1 while a live thread produces into it */
-	_Atomic int wake_sent; /* the producer asked the writer to drain early */
-	uint64_t capacity;     /* bytes, a power of two */
-	unsigned char *data;
-	struct ring *next;     /* registry list; rings are never freed */
-};
 
 /* STOPPING: the writer's last pass is running; emits (the collector's) still land. */
 enum state { STATE_IDLE, STATE_STARTING, STATE_RUNNING, STATE_STOPPING, STATE_STOPPED,
@@ -158,44 +143,7 @@ void recorder_report(const char *fmt, ...)
 	(void)ignored;
 }
 
-/* ---- rings ---------------------------------------------------------------------- */
-
-static int ring_init(struct ring *r, uint64_t capacity)
-{
-	r->data = malloc(capacity);
-	if (!r->data)
-		return -1;
-	r->capacity = capacity;
-	return 0;
-}
-
-/* Producer side: copies one record in, or returns -1 (counting it as dropped when
- * count_drop is set). */
-static int ring_put(struct ring *r, const void *record, uint32_t size, int count_drop)
-{
-	uint64_t head = atomic_load_explicit(&r->head, memory_order_relaxed);
-	uint64_t tail = atomic_load_explicit(&r->tail, memory_order_acquire);
-	if (r->capacity - (head - tail) < size) {
-		if (!count_drop)
-			return -1;
-		atomic_fetch_add_explicit(&r->dropped_records, 1, memory_order_relaxed);
-		atomic_fetch_add_explicit(&r->dropped_bytes, size, memory_order_relaxed);
-		return -1;
-	}
-	uint64_t at = head & (r->capacity - 1);
-	uint64_t first = r->capacity - at < size ? r->capacity - at : size;
-	memcpy(r->data + at, record, first);
-	memcpy(r->data, (const unsigned char *)record + first, size - first);
-	atomic_store_explicit(&r->head, head + size, memory_order_release);
-	if (head + size - tail > r->capacity / 2 &&
-	    !atomic_load_explicit(&r->wake_sent, memory_order_relaxed) && wake_fd >= 0) {
-		atomic_store_explicit(&r->wake_sent, 1, memory_order_relaxed);
-		uint64_t one = 1;
-		ssize_t ignored = write(wake_fd, &one, sizeof(one));
-		(void)ignored;
-	}
-	return 0;
-}
+/* ---- the threads' rings (runtime/ring.h) ------------------------------------------ */
 
 static void ring_release_owner(void *ring)
 {
@@ -267,20 +215,10 @@ static void write_chunk(const unsigned char *payload, uint64_t size)
 
 static void drain_ring(struct ring *r)
 {
-	uint64_t head = atomic_load_explicit(&r->head, memory_order_acquire);
-	uint64_t tail = atomic_load_explicit(&r->tail, memory_order_relaxed);
-	if (head != tail) {
-		uint64_t size = head - tail;
-		uint64_t at = tail & (r->capacity - 1);
-		uint64_t first = r->capacity - at < size ? r->capacity - at : size;
-		memcpy(chunk_buffer, r->data + at, first);
-		memcpy(chunk_buffer + first, r->data, size - first);
-		atomic_store_explicit(&r->tail, head, memory_order_release);
+	uint64_t lost, lost_bytes;
+	uint64_t size = ring_take(r, chunk_buffer, &lost, &lost_bytes);
+	if (size)
 		write_chunk(chunk_buffer, size);
-	}
-	atomic_store_explicit(&r->wake_sent, 0, memory_order_relaxed);
-	uint64_t lost = atomic_exchange(&r->dropped_records, 0);
-	uint64_t lost_bytes = atomic_exchange(&r->dropped_bytes, 0);
 	if (lost) {
 		atomic_fetch_add(&dropped[DROPPED_BUFFER_FULL][0], lost);
 		atomic_fetch_add(&dropped[DROPPED_BUFFER_FULL][1], lost_bytes);
@@ -400,7 +338,7 @@ static void *writer_main(void *started)
 static void metadata_put(const void *record, int keep_for_fork)
 {
 	const struct record_header *h = record;
-	ring_put(&metadata_ring, record, h->size, 1);
+	ring_put(&metadata_ring, record, h->size, 1, wake_fd);
 	if (!keep_for_fork)
 		return;
 	size_t before = metadata_log.len;
@@ -780,7 +718,7 @@ static int emit(const void *record, int count_full)
 	struct ring *r = ring_for_thread();
 	int rc;
 	if (r) {
-		rc = ring_put(r, record, h->size, count_full);
+		rc = ring_put(r, record, h->size, count_full, wake_fd);
 	} else {
 		atomic_fetch_add(&dropped[DROPPED_NO_BUFFER][0], 1);
 		atomic_fetch_add(&dropped[DROPPED_NO_BUFFER][1], h->size);

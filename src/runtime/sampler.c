@@ -36,9 +36,9 @@
 #include <unistd.h>
 
 #include "core/clock.h"
+#include "core/sample-event.h"
 #include "runtime/python.h"
 #include "runtime/recorder.h"
-#include "core/sample-event.h"
 #include "util/vdso.h"
 
 #define MAX_CPUS 1024

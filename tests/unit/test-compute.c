@@ -9,8 +9,8 @@
 #include "compute/catalog.h"
 #include "compute/expr.h"
 #include "compute/torch-ops.h"
-#include "store/schema.h"
 #include "roofline/roofline.h"
+#include "store/schema.h"
 #include "util/strbuf.h"
 
 /* Names and values for the expressions below; "missing" has none. */

@@ -13,13 +13,13 @@
 #include "analysis/stats.h"
 #include "check.h"
 #include "core/paths.h"
-#include "runtime/recorder.h"
 #include "core/recording.h"
 #include "core/spool.h"
+#include "runtime/recorder.h"
 #include "store/store.h"
+#include "util/csv-format.h"
 #include "util/options.h"
 #include "util/strbuf.h"
-#include "util/csv-format.h"
 #include "writer/writer.h"
 
 static char workdir[] = "/tmp/gpuprof-unit-XXXXXX";
