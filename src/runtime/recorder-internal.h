@@ -1,9 +1,11 @@
 /* What the files of the recorder share (recorder.c, recorder-markers.c,
- * recorder-control.c, recorder-exit.c): nothing of it is exported from the library. */
+ * recorder-control.c, recorder-exit.c, recorder-files.c): nothing of it is exported
+ * from the library. */
 #ifndef GPUPROF_RUNTIME_RECORDER_INTERNAL_H
 #define GPUPROF_RUNTIME_RECORDER_INTERNAL_H
 
 #include <stdatomic.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -17,6 +19,23 @@ void recorder_control_start(void);
 /* open() of a descriptor of the recorder's own: close-on-exec, and never 0, 1 or 2 (a
  * program started with its standard streams closed must not write into the spool). */
 int recorder_open_private(const char *path, int flags, mode_t mode);
+/* fd itself, or moved above 2 (close-on-exec) when it is 0, 1 or 2; takes fd. */
+int recorder_fd_above_stdio(int fd);
+
+/* Creates this process's spool and writes its header: its name from GPUPROF_OUTPUT_PATH
+ * and GPUPROF_OUTPUT_FILE expanded for ctx, into spool_path (size bytes), made unique
+ * (<name>_<pid> when another process took it, <name>-2... for a later image after
+ * exec()). Returns its descriptor, or -1 (said: collection is then disabled). */
+struct path_context;
+int recorder_spool_create(const struct path_context *ctx, char *spool_path, size_t size);
+
+/* Tells `gpuprof trace` (through the manifest it created, GPUPROF_MANIFEST) where this
+ * spool is: the path and a NUL, since a path may hold a newline. */
+void recorder_spool_register(const char *spool_path);
+
+/* The process's command line, its arguments joined by spaces. */
+struct strbuf;
+void recorder_command_line(struct strbuf *out);
 
 /* When this process began, on the trace clock: its start time in /proc/self/stat (clock
  * ticks since boot, 10 ms steps), aged by CLOCK_BOOTTIME; now when that cannot be read. */

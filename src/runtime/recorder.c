@@ -29,26 +29,8 @@
 #include "core/spool.h"
 #include "runtime/recorder-internal.h"
 #include "runtime/ring.h"
-#include "util/hash.h"
+#include "runtime/string-table.h"
 #include "util/strbuf.h"
-
-/* A descriptor of the recorder's own, never 0, 1 or 2: a program started with its
- * standard streams closed must not find its output written into the spool. Takes fd. */
-static int fd_above_stdio(int fd)
-{
-	if (fd < 0 || fd > STDERR_FILENO)
-		return fd;
-	int moved = fcntl(fd, F_DUPFD_CLOEXEC, STDERR_FILENO + 1);
-	int saved = errno;
-	close(fd);
-	errno = saved;
-	return moved;
-}
-
-int recorder_open_private(const char *path, int flags, mode_t mode)
-{
-	return fd_above_stdio(open(path, flags | O_CLOEXEC, mode));
-}
 
 #define METADATA_BUFFER (1u << 20)         /* bytes for strings, agents, queues */
 #define DEFAULT_FLUSH_MS 100
@@ -68,13 +50,7 @@ static struct ring metadata_ring;
 static pthread_mutex_t metadata_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct strbuf metadata_log = STRBUF_INIT; /* every metadata record, for fork() */
 
-/* Intern table: open addressing, string -> id; guarded by metadata_lock. */
-struct intern_entry {
-	char *text;
-	uint32_t id;
-};
-static struct intern_entry *intern_table;
-static size_t intern_capacity, intern_count;
+static struct string_table strings; /* the names interned; guarded by metadata_lock */
 
 static uint64_t thread_buffer_bytes = RECORDER_DEFAULT_THREAD_BUFFER;
 static uint64_t buffer_limit_bytes = RECORDER_DEFAULT_BUFFER_LIMIT;
@@ -349,36 +325,13 @@ static void metadata_put(const void *record, int keep_for_fork)
 				"records of a child made by fork()");
 }
 
-/* Caller holds metadata_lock. */
+/* Caller holds metadata_lock. A name met for the first time is recorded. */
 static uint32_t intern_locked(const char *text)
 {
-	if (intern_count * 2 >= intern_capacity) {
-		size_t capacity = intern_capacity ? intern_capacity * 2 : 256;
-		struct intern_entry *table = calloc(capacity, sizeof(*table));
-		if (!table)
-			return 0;
-		for (size_t i = 0; i < intern_capacity; i++) {
-			if (!intern_table[i].text)
-				continue;
-			size_t j = hash_string(intern_table[i].text) & (capacity - 1);
-			while (table[j].text)
-				j = (j + 1) & (capacity - 1);
-			table[j] = intern_table[i];
-		}
-		free(intern_table);
-		intern_table = table;
-		intern_capacity = capacity;
-	}
-	size_t j = hash_string(text) & (intern_capacity - 1);
-	for (; intern_table[j].text; j = (j + 1) & (intern_capacity - 1))
-		if (!strcmp(intern_table[j].text, text))
-			return intern_table[j].id;
-	char *copy = strdup(text);
-	if (!copy)
-		return 0;
-	uint32_t id = (uint32_t)++intern_count;
-	intern_table[j] = (struct intern_entry){ copy, id };
-
+	int added;
+	uint32_t id = string_table_id(&strings, text, &added);
+	if (!id || !added)
+		return id;
 	static unsigned char buffer[RECORD_MAX_SIZE]; /* under metadata_lock: not on the stack */
 	struct record_string *s = (void *)buffer;
 	memset(buffer, 0, sizeof(buffer));
@@ -439,93 +392,6 @@ static uint64_t round_up_pow2(uint64_t n)
 	return p;
 }
 
-static void read_command_line(struct strbuf *out)
-{
-	char buffer[4096];
-	int fd = recorder_open_private("/proc/self/cmdline", O_RDONLY, 0);
-	ssize_t n = fd >= 0 ? read(fd, buffer, sizeof(buffer) - 1) : -1;
-	if (fd >= 0)
-		close(fd);
-	for (ssize_t i = 0; i < n; i++)
-		strbuf_addch(out, buffer[i] ? buffer[i] : ' ');
-	while (out->len && out->buf[out->len - 1] == ' ')
-		out->buf[--out->len] = '\0';
-}
-
-/* Bound on the spools of one process: its images (exec()) and name collisions. */
-#define MAX_IMAGES 1000
-
-static int open_spool(const struct path_context *ctx)
-{
-	const char *dir = getenv("GPUPROF_OUTPUT_PATH");
-	const char *file = getenv("GPUPROF_OUTPUT_FILE");
-	struct strbuf template = STRBUF_INIT, prefix = STRBUF_INIT;
-	struct error err;
-	path_output_template(&template, dir && *dir ? dir : ".",
-			     file && *file ? file : "%hostname%/%pid%");
-	int fd = -1;
-	if (path_expand(template.buf, ctx, &prefix, &err) < 0) {
-		recorder_report("%s; collection disabled", err.message);
-		goto out;
-	}
-	if (template.failed || prefix.failed)
-		goto no_memory;
-	/* Taken already: by another process when the name has no pid (then <name>_<pid>), or
-	 * by an earlier image of this process, which exec()ed this one (then <name>-2, -3...) */
-	size_t base = prefix.len;
-	int named_by_pid = strstr(template.buf, "%pid%") != NULL;
-	for (int attempt = 0; attempt < MAX_IMAGES; attempt++) {
-		prefix.len = base;
-		prefix.buf[base] = '\0';
-		if (attempt && !named_by_pid)
-			strbuf_addf(&prefix, "_%d", (int)ctx->pid);
-		int image = named_by_pid ? attempt + 1 : attempt;
-		if (image > 1)
-			strbuf_addf(&prefix, "-%d", image);
-		if (prefix.failed)
-			goto no_memory;
-		snprintf(spool_path, sizeof(spool_path), "%s.spool", prefix.buf);
-		if (path_make_parents(spool_path, 1, &err) < 0) {
-			recorder_report("%s; collection disabled", err.message);
-			goto out;
-		}
-		fd = recorder_open_private(spool_path, O_RDWR | O_CREAT | O_EXCL | O_APPEND, 0666);
-		if (fd >= 0 || errno != EEXIST)
-			break;
-	}
-	if (fd < 0)
-		recorder_report("cannot create '%s': %s; collection disabled", spool_path, strerror(errno));
-	else if (spool_write_header(fd, &err) < 0) {
-		recorder_report("cannot write '%s': %s; collection disabled", spool_path, err.message);
-		close(fd);
-		fd = -1;
-	}
-	goto out;
-no_memory:
-	recorder_report("out of memory for the spool's name; collection disabled");
-out:
-	strbuf_release(&template);
-	strbuf_release(&prefix);
-	return fd;
-}
-
-/* Tells `gpuprof trace` (through the manifest it created) where this spool is: the path
- * and a NUL, since a path may hold a newline. */
-static void register_spool(void)
-{
-	const char *manifest = getenv("GPUPROF_MANIFEST");
-	if (!manifest || !*manifest)
-		return;
-	int fd = recorder_open_private(manifest, O_WRONLY | O_APPEND, 0);
-	if (fd < 0)
-		return;
-	/* one write of the path and its NUL: appends of processes never interleave */
-	ssize_t ignored = write(fd, spool_path, strlen(spool_path) + 1);
-	(void)ignored;
-	close(fd);
-}
-
-/* The writer takes metadata_lock inside writer_lock, so fork() does too. */
 static void fork_prepare(void)
 {
 	pthread_mutex_lock(&writer_lock);
@@ -630,10 +496,10 @@ static int start(void)
 	struct path_context ctx;
 	path_context_current(&ctx);
 	atomic_store(&owner_pid, getpid());
-	spool_fd = open_spool(&ctx);
+	spool_fd = recorder_spool_create(&ctx, spool_path, sizeof(spool_path));
 	if (spool_fd < 0)
 		return -1;
-	wake_fd = fd_above_stdio(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
+	wake_fd = recorder_fd_above_stdio(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
 
 	/* The metadata a fork()ed child inherited comes first, then this process. */
 	struct error err;
@@ -641,7 +507,7 @@ static int start(void)
 						  (uint32_t)metadata_log.len, 0, &err) < 0)
 		recorder_report("cannot write '%s': %s", spool_path, err.message);
 	struct strbuf command = STRBUF_INIT;
-	read_command_line(&command);
+	recorder_command_line(&command);
 	pthread_mutex_lock(&metadata_lock);
 	struct record_process process = {
 		.header = { sizeof(process), RECORD_PROCESS, 0 },
@@ -682,7 +548,7 @@ static int start(void)
 		spool_fd = -1;
 		return -1;
 	}
-	register_spool();
+	recorder_spool_register(spool_path);
 	return 0;
 }
 
