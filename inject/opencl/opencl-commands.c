@@ -87,7 +87,7 @@ static uint32_t device_string(cl_device_id device, cl_device_info what)
 {
 	char text[1024] = "";
 	if (REAL(clGetDeviceInfo))
-		real.clGetDeviceInfo(device, what, sizeof(text) - 1, text, NULL);
+		opencl_real.clGetDeviceInfo(device, what, sizeof(text) - 1, text, NULL);
 	return recorder_intern(text);
 }
 
@@ -118,14 +118,15 @@ static struct device_info *device_lookup(cl_device_id device)
 	cl_uint units = 0, clock = 0, vendor = 0;
 	cl_ulong global = 0, local = 0;
 	size_t wg = 0, dims[3] = { 0, 0, 0 };
-	real.clGetDeviceInfo(device, CL_DEVICE_TYPE, sizeof(type), &type, NULL);
-	real.clGetDeviceInfo(device, CL_DEVICE_MAX_COMPUTE_UNITS, sizeof(units), &units, NULL);
-	real.clGetDeviceInfo(device, CL_DEVICE_MAX_CLOCK_FREQUENCY, sizeof(clock), &clock, NULL);
-	real.clGetDeviceInfo(device, CL_DEVICE_VENDOR_ID, sizeof(vendor), &vendor, NULL);
-	real.clGetDeviceInfo(device, CL_DEVICE_GLOBAL_MEM_SIZE, sizeof(global), &global, NULL);
-	real.clGetDeviceInfo(device, CL_DEVICE_LOCAL_MEM_SIZE, sizeof(local), &local, NULL);
-	real.clGetDeviceInfo(device, CL_DEVICE_MAX_WORK_GROUP_SIZE, sizeof(wg), &wg, NULL);
-	real.clGetDeviceInfo(device, CL_DEVICE_MAX_WORK_ITEM_SIZES, sizeof(dims), dims, NULL);
+	__typeof__(&clGetDeviceInfo) get = opencl_real.clGetDeviceInfo;
+	get(device, CL_DEVICE_TYPE, sizeof(type), &type, NULL);
+	get(device, CL_DEVICE_MAX_COMPUTE_UNITS, sizeof(units), &units, NULL);
+	get(device, CL_DEVICE_MAX_CLOCK_FREQUENCY, sizeof(clock), &clock, NULL);
+	get(device, CL_DEVICE_VENDOR_ID, sizeof(vendor), &vendor, NULL);
+	get(device, CL_DEVICE_GLOBAL_MEM_SIZE, sizeof(global), &global, NULL);
+	get(device, CL_DEVICE_LOCAL_MEM_SIZE, sizeof(local), &local, NULL);
+	get(device, CL_DEVICE_MAX_WORK_GROUP_SIZE, sizeof(wg), &wg, NULL);
+	get(device, CL_DEVICE_MAX_WORK_ITEM_SIZES, sizeof(dims), dims, NULL);
 	struct record_agent agent = {
 		.header = { sizeof(agent), RECORD_AGENT, 0 },
 		.id = info->agent_id,
@@ -187,7 +188,8 @@ void kernel_register(cl_kernel kernel)
 {
 	char name[1024] = "";
 	if (!REAL(clGetKernelInfo) ||
-	    real.clGetKernelInfo(kernel, CL_KERNEL_FUNCTION_NAME, sizeof(name) - 1, name, NULL))
+	    opencl_real.clGetKernelInfo(kernel, CL_KERNEL_FUNCTION_NAME, sizeof(name) - 1, name,
+					NULL))
 		strcpy(name, "<unknown kernel>");
 	struct kernel_info *info = calloc(1, sizeof(*info));
 	if (!info)

@@ -39,17 +39,17 @@ struct opencl_functions {
 	OPENCL_API(FIELD)
 #undef FIELD
 };
-extern struct opencl_functions real;
-extern pthread_once_t real_once;
-extern _Atomic int real_loaded;
-void load_real(void);
+extern struct opencl_functions opencl_real;
+extern pthread_once_t opencl_real_once;
+extern _Atomic int opencl_real_loaded;
+void opencl_load_real(void);
 
 /* The loader's `name`, or NULL when it has none (an older loader): wrappers then fail
  * the call as the loader would fail an unknown one, never the process. */
 #define REAL(name) \
-	((atomic_load_explicit(&real_loaded, memory_order_acquire) \
-		  ? (void)0 : (void)pthread_once(&real_once, load_real)), \
-	 real.name)
+	((atomic_load_explicit(&opencl_real_loaded, memory_order_acquire) \
+		  ? (void)0 : (void)pthread_once(&opencl_real_once, opencl_load_real)), \
+	 opencl_real.name)
 
 /* What a wrapper returns when the loader lacks its function. */
 #define MISSING CL_INVALID_OPERATION

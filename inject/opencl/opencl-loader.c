@@ -40,9 +40,9 @@ __thread int nesting;
  * (libOpenCL.so.1), so the program and everything it loads find it instead of the loader
  * however they look for OpenCL (linked, dlopen()ed privately, dlsym() on a handle of
  * their own); it forwards to the loader, found by find_loader(). */
-struct opencl_functions real;
-pthread_once_t real_once = PTHREAD_ONCE_INIT;
-_Atomic int real_loaded;
+struct opencl_functions opencl_real;
+pthread_once_t opencl_real_once = PTHREAD_ONCE_INIT;
+_Atomic int opencl_real_loaded;
 
 /* Marks this library, so that gpuprof (and find_loader()) never take it for the loader. */
 EXPORT const int gpuprof_opencl_interposer = 1;
@@ -91,7 +91,7 @@ static void *find_loader(void)
 	return handle;
 }
 
-void load_real(void)
+void opencl_load_real(void)
 {
 	int saved = errno;
 	void *handle = find_loader();
@@ -99,9 +99,9 @@ void load_real(void)
 		recorder_report("no OpenCL ICD loader found (set GPUPROF_OPENCL_LOADER to its "
 				"path): the program's OpenCL calls fail");
 #define LOOKUP(kind, version, ret, name, params, args) \
-	real.name = handle ? (__typeof__(&name))dlsym(handle, #name) : NULL;
+	opencl_real.name = handle ? (__typeof__(&name))dlsym(handle, #name) : NULL;
 	OPENCL_API(LOOKUP)
 #undef LOOKUP
-	atomic_store_explicit(&real_loaded, 1, memory_order_release);
+	atomic_store_explicit(&opencl_real_loaded, 1, memory_order_release);
 	errno = saved;
 }

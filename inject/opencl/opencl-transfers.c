@@ -21,7 +21,7 @@
 	struct pending *p = copy_begin(&call, queue, operation, direction, bytes); \
 	cl_event local_event = NULL; \
 	cl_event *event_arg = EVENT_ARG(p, event, local_event); \
-	cl_int rc = REAL(fn) ? real.fn call_args : MISSING; \
+	cl_int rc = REAL(fn) ? opencl_real.fn call_args : MISSING; \
 	enqueue_end(p, rc, event, local_event); \
 	api_end(&call, rc)
 
@@ -35,7 +35,8 @@ static uint64_t image_bytes(const struct api_call *call, cl_mem image, const siz
 {
 	size_t element = 0;
 	if (!call->collected || !REAL(clGetImageInfo) ||
-	    real.clGetImageInfo(image, CL_IMAGE_ELEMENT_SIZE, sizeof(element), &element, NULL))
+	    opencl_real.clGetImageInfo(image, CL_IMAGE_ELEMENT_SIZE, sizeof(element), &element,
+				       NULL))
 		return 0;
 	return rect_bytes(region) * element;
 }
@@ -209,8 +210,8 @@ static uint64_t objects_bytes(cl_uint count, const cl_mem *objects)
 	uint64_t total = 0;
 	for (cl_uint i = 0; objects && i < count && REAL(clGetMemObjectInfo); i++) {
 		size_t size = 0;
-		if (real.clGetMemObjectInfo(objects[i], CL_MEM_SIZE, sizeof(size), &size, NULL) ==
-		    CL_SUCCESS)
+		if (opencl_real.clGetMemObjectInfo(objects[i], CL_MEM_SIZE, sizeof(size), &size,
+						   NULL) == CL_SUCCESS)
 			total += size;
 	}
 	return total;
@@ -266,8 +267,8 @@ EXPORT cl_int CL_API_CALL clEnqueueBarrier(cl_command_queue queue)
 	struct pending *p = REAL(clEnqueueBarrierWithWaitList)
 		? copy_begin(&call, queue, COPY_OPERATION_BARRIER, COPY_NONE, 0) : NULL;
 	cl_event local_event = NULL;
-	cl_int rc = p ? real.clEnqueueBarrierWithWaitList(queue, 0, NULL, &local_event)
-		: REAL(clEnqueueBarrier) ? real.clEnqueueBarrier(queue) : MISSING;
+	cl_int rc = p ? opencl_real.clEnqueueBarrierWithWaitList(queue, 0, NULL, &local_event)
+		: REAL(clEnqueueBarrier) ? opencl_real.clEnqueueBarrier(queue) : MISSING;
 	enqueue_end(p, rc, NULL, local_event);
 	api_end(&call, rc);
 	return rc;
@@ -386,8 +387,9 @@ EXPORT void *CL_API_CALL clEnqueueMapBuffer(cl_command_queue queue, cl_mem buffe
 	cl_event local_event = NULL;
 	cl_int rc = MISSING;
 	void *ptr = REAL(clEnqueueMapBuffer)
-		? real.clEnqueueMapBuffer(queue, buffer, blocking, flags, offset, size, wait_count,
-					  wait_list, EVENT_ARG(p, event, local_event), &rc)
+		? opencl_real.clEnqueueMapBuffer(queue, buffer, blocking, flags, offset, size,
+						 wait_count, wait_list,
+						 EVENT_ARG(p, event, local_event), &rc)
 		: NULL;
 	enqueue_end(p, rc, event, local_event);
 	if (ptr && call.recorded)
@@ -413,9 +415,9 @@ EXPORT void *CL_API_CALL clEnqueueMapImage(cl_command_queue queue, cl_mem image,
 	cl_event local_event = NULL;
 	cl_int rc = MISSING;
 	void *ptr = REAL(clEnqueueMapImage)
-		? real.clEnqueueMapImage(queue, image, blocking, flags, origin, region, row_pitch,
-					 slice_pitch, wait_count, wait_list,
-					 EVENT_ARG(p, event, local_event), &rc)
+		? opencl_real.clEnqueueMapImage(queue, image, blocking, flags, origin, region,
+						row_pitch, slice_pitch, wait_count, wait_list,
+						EVENT_ARG(p, event, local_event), &rc)
 		: NULL;
 	enqueue_end(p, rc, event, local_event);
 	if (ptr && call.recorded)

@@ -121,7 +121,7 @@ EXPORT cl_command_queue CL_API_CALL clCreateCommandQueue(cl_context context, cl_
 		ours |= CL_QUEUE_PROFILING_ENABLE;
 	cl_command_queue queue = NULL;
 	if (REAL(clCreateCommandQueue))
-		queue = real.clCreateCommandQueue(context, device, ours, &rc);
+		queue = opencl_real.clCreateCommandQueue(context, device, ours, &rc);
 	if (queue && call.recorded)
 		queue_register(queue, device, properties, NULL);
 	api_end(&call, rc);
@@ -157,7 +157,7 @@ clCreateCommandQueueWithProperties(cl_context context, cl_device_id device,
 	ours[n] = 0;
 	cl_command_queue queue = NULL;
 	if (REAL(clCreateCommandQueueWithProperties))
-		queue = real.clCreateCommandQueueWithProperties(
+		queue = opencl_real.clCreateCommandQueueWithProperties(
 			context, device, call.recorded ? ours : properties, &rc);
 	if (queue && call.recorded)
 		queue_register(queue, device, app_bits, properties ? properties : ours + n);
@@ -185,7 +185,7 @@ EXPORT cl_int CL_API_CALL clGetCommandQueueInfo(cl_command_queue queue,
 		if (rc == CL_SUCCESS && size_ret)
 			*size_ret = need;
 	} else if (REAL(clGetCommandQueueInfo)) {
-		rc = real.clGetCommandQueueInfo(queue, name, size, value, size_ret);
+		rc = opencl_real.clGetCommandQueueInfo(queue, name, size, value, size_ret);
 		if (rc == CL_SUCCESS && q && name == CL_QUEUE_PROPERTIES && value &&
 		    size >= sizeof(cl_command_queue_properties) && !q->app_profiling)
 			*(cl_command_queue_properties *)value &= ~(cl_command_queue_properties)
@@ -205,13 +205,14 @@ EXPORT cl_int CL_API_CALL clGetEventProfilingInfo(cl_event event, cl_profiling_i
 	if (REAL(clGetEventProfilingInfo)) {
 		cl_command_queue queue = NULL;
 		struct queue_info *q = NULL;
-		if (call.recorded && real.clGetEventInfo(event, CL_EVENT_COMMAND_QUEUE,
+		if (call.recorded && opencl_real.clGetEventInfo(event, CL_EVENT_COMMAND_QUEUE,
 							 sizeof(queue), &queue, NULL) == CL_SUCCESS)
 			q = queue ? handle_find(&queue_map, queue) : NULL;
 		if (q && !q->app_profiling)
 			rc = CL_PROFILING_INFO_NOT_AVAILABLE;
 		else
-			rc = real.clGetEventProfilingInfo(event, name, size, value, size_ret);
+			rc = opencl_real.clGetEventProfilingInfo(event, name, size, value,
+								 size_ret);
 	}
 	api_end(&call, rc);
 	return rc;
@@ -223,8 +224,9 @@ EXPORT cl_int CL_API_CALL clGetEventInfo(cl_event event, cl_event_info name, siz
 {
 	struct api_call call;
 	api_begin(&call, FN_clGetEventInfo);
-	cl_int rc = REAL(clGetEventInfo) ? real.clGetEventInfo(event, name, size, value, size_ret)
-					 : MISSING;
+	cl_int rc = REAL(clGetEventInfo)
+		? opencl_real.clGetEventInfo(event, name, size, value, size_ret)
+		: MISSING;
 	if (rc == CL_SUCCESS && name == CL_EVENT_REFERENCE_COUNT && value &&
 	    size >= sizeof(cl_uint) && call.recorded) {
 		cl_uint held = references_held(event);
@@ -243,7 +245,8 @@ EXPORT cl_kernel CL_API_CALL clCreateKernel(cl_program program, const char *name
 	struct api_call call;
 	api_begin(&call, FN_clCreateKernel);
 	cl_int rc = MISSING;
-	cl_kernel kernel = REAL(clCreateKernel) ? real.clCreateKernel(program, name, &rc) : NULL;
+	cl_kernel kernel = REAL(clCreateKernel) ? opencl_real.clCreateKernel(program, name, &rc)
+						: NULL;
 	if (kernel && call.recorded)
 		kernel_register(kernel);
 	api_end(&call, rc);
@@ -259,7 +262,7 @@ EXPORT cl_int CL_API_CALL clCreateKernelsInProgram(cl_program program, cl_uint c
 	api_begin(&call, FN_clCreateKernelsInProgram);
 	cl_uint made = 0;
 	cl_int rc = REAL(clCreateKernelsInProgram)
-		? real.clCreateKernelsInProgram(program, count, kernels, &made) : MISSING;
+		? opencl_real.clCreateKernelsInProgram(program, count, kernels, &made) : MISSING;
 	if (rc == CL_SUCCESS && kernels && call.recorded)
 		for (cl_uint i = 0; i < made && i < count; i++)
 			kernel_register(kernels[i]);
@@ -274,7 +277,7 @@ EXPORT cl_kernel CL_API_CALL clCloneKernel(cl_kernel source, cl_int *errcode_ret
 	struct api_call call;
 	api_begin(&call, FN_clCloneKernel);
 	cl_int rc = MISSING;
-	cl_kernel kernel = REAL(clCloneKernel) ? real.clCloneKernel(source, &rc) : NULL;
+	cl_kernel kernel = REAL(clCloneKernel) ? opencl_real.clCloneKernel(source, &rc) : NULL;
 	if (kernel && call.recorded) {
 		kernel_register(kernel);
 		struct kernel_info *from = handle_find(&kernel_map, source);
@@ -296,7 +299,7 @@ EXPORT cl_int CL_API_CALL clSetKernelArg(cl_kernel kernel, cl_uint index, size_t
 {
 	struct api_call call;
 	api_begin(&call, FN_clSetKernelArg);
-	cl_int rc = REAL(clSetKernelArg) ? real.clSetKernelArg(kernel, index, size, value)
+	cl_int rc = REAL(clSetKernelArg) ? opencl_real.clSetKernelArg(kernel, index, size, value)
 					 : MISSING;
 	struct kernel_info *info = rc == CL_SUCCESS && call.recorded
 		? handle_find(&kernel_map, kernel) : NULL;
@@ -324,7 +327,7 @@ EXPORT cl_int CL_API_CALL clSetKernelArg(cl_kernel kernel, cl_uint index, size_t
 	struct pending *p = kernel_begin(&call, queue, kernel, dims, global, local); \
 	cl_event local_event = NULL; \
 	cl_event *event_arg = EVENT_ARG(p, event, local_event); \
-	cl_int rc = REAL(fn) ? real.fn call_args : MISSING; \
+	cl_int rc = REAL(fn) ? opencl_real.fn call_args : MISSING; \
 	enqueue_end(p, rc, event, local_event); \
 	api_end(&call, rc)
 
@@ -374,9 +377,9 @@ EXPORT cl_int CL_API_CALL clEnqueueNativeKernel(cl_command_queue queue,
 		api_begin(&call, FN_##fn); \
 		cl_uint references = 0; \
 		if (call.recorded && REAL(get_info)) \
-			real.get_info(object, reference_count, sizeof(references), &references, \
-				      NULL); \
-		cl_int rc = REAL(fn) ? real.fn(object) : MISSING; \
+			opencl_real.get_info(object, reference_count, sizeof(references), \
+					     &references, NULL); \
+		cl_int rc = REAL(fn) ? opencl_real.fn(object) : MISSING; \
 		if (rc == CL_SUCCESS && call.recorded) \
 			forget_if_last(&map, object, references); \
 		api_end(&call, rc); \
@@ -396,7 +399,7 @@ WRAP_RELEASE(clReleaseCommandQueue, cl_command_queue, queue_map, clGetCommandQue
 	{ \
 		struct api_call call; \
 		api_begin(&call, FN_##name); \
-		cl_int rc = REAL(name) ? real.name args : MISSING; \
+		cl_int rc = REAL(name) ? opencl_real.name args : MISSING; \
 		api_end(&call, rc); \
 		return rc; \
 	}
@@ -407,7 +410,7 @@ WRAP_RELEASE(clReleaseCommandQueue, cl_command_queue, queue_map, clGetCommandQue
 		struct api_call call; \
 		api_begin(&call, FN_##name); \
 		cl_int rc = MISSING; \
-		ret object = REAL(name) ? real.name args : NULL; \
+		ret object = REAL(name) ? opencl_real.name args : NULL; \
 		api_end(&call, rc); \
 		if (errcode_ret) \
 			*errcode_ret = rc; \
@@ -419,7 +422,7 @@ WRAP_RELEASE(clReleaseCommandQueue, cl_command_queue, queue_map, clGetCommandQue
 	{ \
 		struct api_call call; \
 		api_begin(&call, FN_##name); \
-		ret pointer = REAL(name) ? real.name args : NULL; \
+		ret pointer = REAL(name) ? opencl_real.name args : NULL; \
 		api_end(&call, pointer ? CL_SUCCESS : CL_INVALID_VALUE); \
 		return pointer; \
 	}
@@ -430,7 +433,7 @@ WRAP_RELEASE(clReleaseCommandQueue, cl_command_queue, queue_map, clGetCommandQue
 		struct api_call call; \
 		api_begin(&call, FN_##name); \
 		if (REAL(name)) \
-			real.name args; \
+			opencl_real.name args; \
 		api_end(&call, REAL(name) ? CL_SUCCESS : MISSING); \
 	}
 

@@ -28,32 +28,33 @@ struct serial {
 
 void *rule_copy_kernel_serial_begin(const struct insight_process *p)
 {
-	struct serial *x = xcalloc(p->device_count ? p->device_count : 1, sizeof(*x));
+	struct serial *tally = xcalloc(p->device_count ? p->device_count : 1, sizeof(*tally));
 	for (size_t i = 0; i < p->device_count; i++)
-		x[i].copy_end = x[i].kernel_end = INT64_MIN;
-	return x;
+		tally[i].copy_end = tally[i].kernel_end = INT64_MIN;
+	return tally;
 }
 
 void rule_copy_kernel_serial_item(void *state, const struct insight_process *p,
 				  const struct insight_device *d, const struct insight_activity *a)
 {
 	(void)p;
-	struct serial *x = (struct serial *)state + d->index;
+	struct serial *tally = (struct serial *)state + d->index;
 	if (a->kind == INSIGHT_OTHER_MEMORY)
 		return;
-	int64_t *other = a->kind == INSIGHT_KERNEL ? &x->copy_end : &x->kernel_end;
-	int64_t *same = a->kind == INSIGHT_KERNEL ? &x->kernel_end : &x->copy_end;
+	int64_t *other = a->kind == INSIGHT_KERNEL ? &tally->copy_end : &tally->kernel_end;
+	int64_t *same = a->kind == INSIGHT_KERNEL ? &tally->kernel_end : &tally->copy_end;
 	if (*other > a->start)
-		x->together += (*other < a->end ? *other : a->end) - a->start;
+		tally->together += (*other < a->end ? *other : a->end) - a->start;
 	if (a->end > *same)
 		*same = a->end;
 	if (a->queue_index == SIZE_MAX)
 		return;
-	while (x->queue_count <= a->queue_index) {
-		x->queues = xrealloc(x->queues, (x->queue_count + 1) * sizeof(*x->queues));
-		x->queues[x->queue_count++] = (struct queue){ .first = INT64_MAX, .last = INT64_MIN };
+	while (tally->queue_count <= a->queue_index) {
+		tally->queues = xrealloc(tally->queues,
+					 (tally->queue_count + 1) * sizeof(*tally->queues));
+		tally->queues[tally->queue_count++] = (struct queue){ .first = INT64_MAX, .last = INT64_MIN };
 	}
-	struct queue *q = &x->queues[a->queue_index];
+	struct queue *q = &tally->queues[a->queue_index];
 	if (a->kind == INSIGHT_KERNEL) {
 		q->first = a->start < q->first ? a->start : q->first;
 		q->last = a->end > q->last ? a->end : q->last;
@@ -70,20 +71,20 @@ static void count_interleaved(void *arg, const struct insight_device *d,
 			      const struct insight_activity *a)
 {
 	(void)d;
-	struct serial *x = arg;
-	if (a->kind != INSIGHT_COPY || a->queue_index >= x->queue_count)
+	struct serial *tally = arg;
+	if (a->kind != INSIGHT_COPY || a->queue_index >= tally->queue_count)
 		return;
-	struct queue *q = &x->queues[a->queue_index];
+	struct queue *q = &tally->queues[a->queue_index];
 	q->interleaved += a->start > q->first && a->end < q->last;
 }
 
 /* Whether a queue holds the finding but for its interleaved copies. */
-static int serialised(const struct serial *x, const struct queue *q)
+static int serialised(const struct serial *tally, const struct queue *q)
 {
 	int64_t smaller = q->copy_ns < q->kernel_ns ? q->copy_ns : q->kernel_ns;
 	int64_t total = q->copy_ns + q->kernel_ns;
 	return q->kernels && q->copies && (double)smaller >= SERIAL_MIN_SHARE * (double)total &&
-	       (double)x->together < SERIAL_MAX_OVERLAP * (double)smaller;
+	       (double)tally->together < SERIAL_MAX_OVERLAP * (double)smaller;
 }
 
 void rule_copy_kernel_serial_finish(void *state, const struct insight_process *p,
@@ -91,15 +92,15 @@ void rule_copy_kernel_serial_finish(void *state, const struct insight_process *p
 {
 	for (size_t i = 0; i < p->device_count; i++) {
 		const struct insight_device *d = &p->devices[i];
-		struct serial *x = (struct serial *)state + i;
+		struct serial *tally = (struct serial *)state + i;
 		int again = 0;
-		for (size_t q = 0; q < x->queue_count; q++)
-			again |= serialised(x, &x->queues[q]);
+		for (size_t q = 0; q < tally->queue_count; q++)
+			again |= serialised(tally, &tally->queues[q]);
 		if (again)
-			insight_replay(p, d, count_interleaved, NULL, x);
-		for (size_t q = 0; q < x->queue_count; q++) {
-			const struct queue *k = &x->queues[q];
-			if (!serialised(x, k) || k->interleaved < SERIAL_MIN_INTERLEAVED)
+			insight_replay(p, d, count_interleaved, NULL, tally);
+		for (size_t q = 0; q < tally->queue_count; q++) {
+			const struct queue *k = &tally->queues[q];
+			if (!serialised(tally, k) || k->interleaved < SERIAL_MIN_INTERLEAVED)
 				continue;
 			int64_t smaller = k->copy_ns < k->kernel_ns ? k->copy_ns : k->kernel_ns;
 			struct finding *f = finding_add(out, "copy-kernel-serial", p, d, smaller);
@@ -114,14 +115,14 @@ void rule_copy_kernel_serial_finish(void *state, const struct insight_process *p
 			strbuf_addf(&f->evidence, "%zu of the copies came between the queue's first and "
 						  "last kernel; copies and kernels overlapped on the device "
 						  "for ", k->interleaved);
-			insight_duration(&f->evidence, x->together);
+			insight_duration(&f->evidence, tally->together);
 			strbuf_addstr(&f->evidence, "\n");
 			strbuf_addstr(&f->advice, "split the data into chunks and put copies and kernels "
 						  "on separate queues (streams), ordered by events, so the "
 						  "next chunk's copy runs during this chunk's kernel (with "
 						  "pinned host memory in CUDA)");
 		}
-		free(x->queues);
+		free(tally->queues);
 	}
 	free(state);
 }

@@ -32,44 +32,44 @@ void rule_device_idle_busy(void *state, const struct insight_process *p,
 			   const struct insight_activity *next)
 {
 	(void)p;
-	struct idle *x = (struct idle *)state + d->index;
+	struct idle *tally = (struct idle *)state + d->index;
 	if (!next || b->end < d->kernels_from || next->start > d->kernels_to ||
 	    d->kernels_from >= d->kernels_to)
 		return;
 	struct insight_interval g = { b->end, next->start };
 	int64_t enqueued = next->call ? next->call->end : g.start; /* unknown: not the host's */
 	int64_t until = enqueued < g.end ? enqueued : g.end;
-	x->starved += until > g.start ? until - g.start : 0;
-	x->idle += g.end - g.start;
-	if (g.end - g.start > x->longest.end - x->longest.start)
-		x->longest = g;
-	x->gaps++;
+	tally->starved += until > g.start ? until - g.start : 0;
+	tally->idle += g.end - g.start;
+	if (g.end - g.start > tally->longest.end - tally->longest.start)
+		tally->longest = g;
+	tally->gaps++;
 }
 
 void rule_device_idle_finish(void *state, const struct insight_process *p, struct findings *out)
 {
 	for (size_t i = 0; i < p->device_count; i++) {
 		const struct insight_device *d = &p->devices[i];
-		const struct idle *x = (struct idle *)state + i;
+		const struct idle *tally = (struct idle *)state + i;
 		int64_t first = d->kernels_from, last = d->kernels_to, window = last - first;
-		if (first >= last || x->starved < IDLE_MIN_NS ||
-		    (double)x->starved < IDLE_MIN_SHARE * (double)window)
+		if (first >= last || tally->starved < IDLE_MIN_NS ||
+		    (double)tally->starved < IDLE_MIN_SHARE * (double)window)
 			continue;
-		struct finding *f = finding_add(out, "device-idle", p, d, x->idle);
+		struct finding *f = finding_add(out, "device-idle", p, d, tally->idle);
 		strbuf_addf(&f->what, "%s was idle ", d->label);
-		insight_duration(&f->what, x->idle);
+		insight_duration(&f->what, tally->idle);
 		strbuf_addf(&f->what, " between its first and last kernel, %.1f %% of that time, in "
-				      "%zu gaps; for ", 100.0 * (double)x->idle / (double)window, x->gaps);
-		insight_duration(&f->what, x->starved);
+				      "%zu gaps; for ", 100.0 * (double)tally->idle / (double)window, tally->gaps);
+		insight_duration(&f->what, tally->starved);
 		strbuf_addstr(&f->what, " of it the host had not yet enqueued the next work");
 		strbuf_addstr(&f->evidence, "kernels from +");
 		insight_duration(&f->evidence, first - p->start);
 		strbuf_addstr(&f->evidence, " to +");
 		insight_duration(&f->evidence, last - p->start);
 		strbuf_addstr(&f->evidence, " (since the process started)\nlongest gap: ");
-		insight_duration(&f->evidence, x->longest.end - x->longest.start);
+		insight_duration(&f->evidence, tally->longest.end - tally->longest.start);
 		strbuf_addstr(&f->evidence, " from +");
-		insight_duration(&f->evidence, x->longest.start - p->start);
+		insight_duration(&f->evidence, tally->longest.start - p->start);
 		strbuf_addstr(&f->evidence, "\n");
 		insight_describe_gaps(p, d, first, last, &f->evidence);
 		strbuf_addstr(&f->advice, "keep work queued ahead of the device: enqueue the next work "

@@ -65,16 +65,16 @@ void rule_latency_bound_item(void *state, const struct insight_process *p,
 			     const struct insight_device *d, const struct insight_activity *a)
 {
 	(void)p;
-	struct kernels *x = (struct kernels *)state + d->index;
+	struct kernels *tally = (struct kernels *)state + d->index;
 	if (a->kind != INSIGHT_KERNEL)
 		return;
-	struct kernel *k = kernel_of(x, a->name);
+	struct kernel *k = kernel_of(tally, a->name);
 	int64_t ns = a->end - a->start;
 	k->ns += ns; /* all its dispatches' time */
 	if (isnan(a->sm_pct) || isnan(a->memory_pct))
 		return;
 	if (!k->measured)
-		k->measured = ++x->measured;
+		k->measured = ++tally->measured;
 	k->measured_ns += ns;
 	k->dispatches++;
 	k->sm += a->sm_pct * (double)ns;
@@ -92,10 +92,10 @@ void rule_latency_bound_finish(void *state, const struct insight_process *p,
 {
 	for (size_t i = 0; i < p->device_count; i++) {
 		const struct insight_device *d = &p->devices[i];
-		struct kernels *x = (struct kernels *)state + i;
-		sort_array(x->items, x->count, sizeof(*x->items), by_measured);
-		for (size_t j = 0; j < x->count; j++) {
-			const struct kernel *k = &x->items[j];
+		struct kernels *tally = (struct kernels *)state + i;
+		sort_array(tally->items, tally->count, sizeof(*tally->items), by_measured);
+		for (size_t j = 0; j < tally->count; j++) {
+			const struct kernel *k = &tally->items[j];
 			if (!k->measured || k->measured_ns <= 0)
 				continue;
 			double sm = k->sm / (double)k->measured_ns, memory = k->memory / (double)k->measured_ns;
@@ -117,8 +117,8 @@ void rule_latency_bound_finish(void *state, const struct insight_process *p,
 						  "more independent loads per thread, a grid of more than one "
 						  "wave; see the warp-state stalls (compute analyze -b 20)");
 		}
-		free(x->items);
-		free(x->slots);
+		free(tally->items);
+		free(tally->slots);
 	}
 	free(state);
 }

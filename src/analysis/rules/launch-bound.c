@@ -44,18 +44,18 @@ void rule_launch_bound_item(void *state, const struct insight_process *p,
 			    const struct insight_device *d, const struct insight_activity *a)
 {
 	(void)p;
-	struct launches *x = (struct launches *)state + d->index;
+	struct launches *tally = (struct launches *)state + d->index;
 	if (!counted(a))
 		return;
-	x->idle += idle_before(d, a, x->n);
-	if (!x->n++)
-		x->first = a->start; /* the stream is in order of start */
-	if (x->n == 1 || a->end > x->last) {
+	tally->idle += idle_before(d, a, tally->n);
+	if (!tally->n++)
+		tally->first = a->start; /* the stream is in order of start */
+	if (tally->n == 1 || a->end > tally->last) {
 		/* the busy time up to a new last: the closed intervals, and the open one's
 		 * part from first to it */
-		x->last = a->end;
-		int64_t from = d->open.start > x->first ? d->open.start : x->first;
-		x->busy = x->busy_closed + (x->last - from);
+		tally->last = a->end;
+		int64_t from = d->open.start > tally->first ? d->open.start : tally->first;
+		tally->busy = tally->busy_closed + (tally->last - from);
 	}
 }
 
@@ -64,9 +64,9 @@ void rule_launch_bound_busy(void *state, const struct insight_process *p,
 			    const struct insight_activity *next)
 {
 	(void)p, (void)next;
-	struct launches *x = (struct launches *)state + d->index;
-	if (x->n)
-		x->busy_closed += b->end - (b->start > x->first ? b->start : x->first);
+	struct launches *tally = (struct launches *)state + d->index;
+	if (tally->n)
+		tally->busy_closed += b->end - (b->start > tally->first ? b->start : tally->first);
 }
 
 /* The second pass: the medians of the kernels' durations and of the idle time before
@@ -89,10 +89,10 @@ void rule_launch_bound_finish(void *state, const struct insight_process *p, stru
 {
 	for (size_t i = 0; i < p->device_count; i++) {
 		const struct insight_device *d = &p->devices[i];
-		const struct launches *x = (struct launches *)state + i;
-		int64_t window = x->last - x->first;
-		if (x->n < LAUNCH_MIN_KERNELS ||
-		    (double)x->busy >= LAUNCH_MAX_BUSY_SHARE * (double)window)
+		const struct launches *tally = (struct launches *)state + i;
+		int64_t window = tally->last - tally->first;
+		if (tally->n < LAUNCH_MIN_KERNELS ||
+		    (double)tally->busy >= LAUNCH_MAX_BUSY_SHARE * (double)window)
 			continue;
 		struct medians m = { 0, insight_median_begin(p), insight_median_begin(p) };
 		insight_replay(p, d, add_medians, NULL, &m);
@@ -100,19 +100,19 @@ void rule_launch_bound_finish(void *state, const struct insight_process *p, stru
 		int64_t wait = insight_median_end(m.before);
 		if (duration >= wait)
 			continue;
-		struct finding *f = finding_add(out, "launch-bound", p, d, x->idle);
-		strbuf_addf(&f->what, "%zu kernels on %s ran ", x->n, d->label);
+		struct finding *f = finding_add(out, "launch-bound", p, d, tally->idle);
+		strbuf_addf(&f->what, "%zu kernels on %s ran ", tally->n, d->label);
 		insight_duration(&f->what, duration);
 		strbuf_addstr(&f->what, " each (median) after the device had idled ");
 		insight_duration(&f->what, wait);
 		strbuf_addf(&f->what, " for them: it was busy %.1f %% of the time from the first to "
-				      "the last", 100.0 * (double)x->busy / (double)window);
+				      "the last", 100.0 * (double)tally->busy / (double)window);
 		strbuf_addstr(&f->evidence, "kernels from +");
-		insight_duration(&f->evidence, x->first - p->start);
+		insight_duration(&f->evidence, tally->first - p->start);
 		strbuf_addstr(&f->evidence, " to +");
-		insight_duration(&f->evidence, x->last - p->start);
+		insight_duration(&f->evidence, tally->last - p->start);
 		strbuf_addstr(&f->evidence, "; idle before them: ");
-		insight_duration(&f->evidence, x->idle);
+		insight_duration(&f->evidence, tally->idle);
 		strbuf_addstr(&f->evidence, "\n");
 		strbuf_addstr(&f->advice, "give each launch more work: fuse small kernels, process "
 					  "several items per launch, or record the sequence once and "

@@ -37,14 +37,15 @@ void rule_one_queue_item(void *state, const struct insight_process *p,
 			 const struct insight_device *d, const struct insight_activity *a)
 {
 	(void)p;
-	struct queues *x = (struct queues *)state + d->index;
+	struct queues *tally = (struct queues *)state + d->index;
 	if (a->queue_index == SIZE_MAX)
 		return;
-	while (x->count <= a->queue_index) {
-		x->queues = xrealloc(x->queues, (x->count + 1) * sizeof(*x->queues));
-		x->queues[x->count++] = (struct queue){ .end = INT64_MIN };
+	while (tally->count <= a->queue_index) {
+		tally->queues = xrealloc(tally->queues,
+					 (tally->count + 1) * sizeof(*tally->queues));
+		tally->queues[tally->count++] = (struct queue){ .end = INT64_MIN };
 	}
-	struct queue *q = &x->queues[a->queue_index];
+	struct queue *q = &tally->queues[a->queue_index];
 	size_t s = 0;
 	while (s < q->sender_count && q->senders[s].tid != a->tid)
 		s++;
@@ -65,9 +66,9 @@ void rule_one_queue_finish(void *state, const struct insight_process *p, struct 
 {
 	for (size_t i = 0; i < p->device_count; i++) {
 		const struct insight_device *d = &p->devices[i];
-		struct queues *x = (struct queues *)state + i;
-		for (size_t q = 0; q < x->count; q++) {
-			const struct queue *k = &x->queues[q];
+		struct queues *tally = (struct queues *)state + i;
+		for (size_t q = 0; q < tally->count; q++) {
+			const struct queue *k = &tally->queues[q];
 			size_t busy = 0, top = 0;
 			for (size_t s = 0; s < k->sender_count; s++) {
 				busy += k->senders[s].items >= ONE_QUEUE_MIN_ITEMS;
@@ -94,9 +95,9 @@ void rule_one_queue_finish(void *state, const struct insight_process *p, struct 
 						  "thread, or --default-stream per-thread) and order what "
 						  "depends on another thread's work with events");
 		}
-		for (size_t q = 0; q < x->count; q++)
-			free(x->queues[q].senders);
-		free(x->queues);
+		for (size_t q = 0; q < tally->count; q++)
+			free(tally->queues[q].senders);
+		free(tally->queues);
 	}
 	free(state);
 }

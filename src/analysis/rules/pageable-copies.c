@@ -25,15 +25,15 @@ void rule_pageable_copies_item(void *state, const struct insight_process *p,
 			       const struct insight_device *d, const struct insight_activity *a)
 {
 	(void)p;
-	struct pageable *x = (struct pageable *)state + d->index;
+	struct pageable *tally = (struct pageable *)state + d->index;
 	int host_kind = a->direction == INSIGHT_HOST_TO_DEVICE ? a->src_memory_kind
 			: a->direction == INSIGHT_DEVICE_TO_HOST ? a->dst_memory_kind : 0;
 	if (a->kind != INSIGHT_COPY || host_kind != INSIGHT_PAGEABLE)
 		return;
-	x->count++;
-	x->ns += a->end - a->start;
-	x->bytes += a->bytes;
-	x->name = a->name;
+	tally->count++;
+	tally->ns += a->end - a->start;
+	tally->bytes += a->bytes;
+	tally->name = a->name;
 }
 
 void rule_pageable_copies_finish(void *state, const struct insight_process *p,
@@ -41,17 +41,18 @@ void rule_pageable_copies_finish(void *state, const struct insight_process *p,
 {
 	for (size_t i = 0; i < p->device_count; i++) {
 		const struct insight_device *d = &p->devices[i];
-		const struct pageable *x = (struct pageable *)state + i;
-		if (!x->count || (x->ns < PAGEABLE_MIN_NS &&
-				  (double)x->ns < PAGEABLE_MIN_SHARE * (double)d->busy_ns))
+		const struct pageable *tally = (struct pageable *)state + i;
+		if (!tally->count || (tally->ns < PAGEABLE_MIN_NS &&
+				  (double)tally->ns < PAGEABLE_MIN_SHARE * (double)d->busy_ns))
 			continue;
-		struct finding *f = finding_add(out, "pageable-copies", p, d, x->ns);
+		struct finding *f = finding_add(out, "pageable-copies", p, d, tally->ns);
 		strbuf_addf(&f->what, "%zu copies between %s and pageable host memory took ",
-			    x->count, d->label);
-		insight_duration(&f->what, x->ns);
-		strbuf_addf(&f->what, " for %" PRId64 " bytes (%.3f GB/s)", x->bytes,
-			    x->ns ? (double)x->bytes / (double)x->ns : 0);
-		strbuf_addf(&f->evidence, "made by %s, among others\n", *x->name ? x->name : "?");
+			    tally->count, d->label);
+		insight_duration(&f->what, tally->ns);
+		strbuf_addf(&f->what, " for %" PRId64 " bytes (%.3f GB/s)", tally->bytes,
+			    tally->ns ? (double)tally->bytes / (double)tally->ns : 0);
+		strbuf_addf(&f->evidence, "made by %s, among others\n",
+			    *tally->name ? tally->name : "?");
 		strbuf_addstr(&f->advice, "allocate the host buffers pinned (cudaMallocHost, "
 					  "cudaHostAlloc) or pin them (cudaHostRegister), then copy "
 					  "with cudaMemcpyAsync so that copies overlap with kernels");

@@ -26,19 +26,19 @@ void rule_small_copies_item(void *state, const struct insight_process *p,
 			    const struct insight_device *d, const struct insight_activity *a)
 {
 	(void)p;
-	struct copies *x = (struct copies *)state + d->index;
+	struct copies *tally = (struct copies *)state + d->index;
 	if (a->kind != INSIGHT_COPY)
 		return;
 	if (a->bytes < SMALL_COPY_BYTES) {
-		x->small++;
-		x->small_ns += a->end - a->start;
-		x->small_bytes += a->bytes;
-		x->direction[a->direction == INSIGHT_HOST_TO_DEVICE ? 0
+		tally->small++;
+		tally->small_ns += a->end - a->start;
+		tally->small_bytes += a->bytes;
+		tally->direction[a->direction == INSIGHT_HOST_TO_DEVICE ? 0
 			     : a->direction == INSIGHT_DEVICE_TO_HOST ? 1 : 2]++;
 	} else {
-		x->large++;
-		x->large_ns += a->end - a->start;
-		x->large_bytes += a->bytes;
+		tally->large++;
+		tally->large_ns += a->end - a->start;
+		tally->large_bytes += a->bytes;
 	}
 }
 
@@ -46,25 +46,28 @@ void rule_small_copies_finish(void *state, const struct insight_process *p, stru
 {
 	for (size_t i = 0; i < p->device_count; i++) {
 		const struct insight_device *d = &p->devices[i];
-		const struct copies *x = (struct copies *)state + i;
-		if (x->small < SMALL_COPY_MIN_COUNT ||
-		    (double)x->small_ns < SMALL_COPY_MIN_SHARE * (double)d->busy_ns)
+		const struct copies *tally = (struct copies *)state + i;
+		if (tally->small < SMALL_COPY_MIN_COUNT ||
+		    (double)tally->small_ns < SMALL_COPY_MIN_SHARE * (double)d->busy_ns)
 			continue;
-		struct finding *f = finding_add(out, "small-copies", p, d, x->small_ns);
-		strbuf_addf(&f->what, "%zu copies of less than %d KiB on %s took ", x->small,
+		struct finding *f = finding_add(out, "small-copies", p, d, tally->small_ns);
+		strbuf_addf(&f->what, "%zu copies of less than %d KiB on %s took ", tally->small,
 			    SMALL_COPY_BYTES / 1024, d->label);
-		insight_duration(&f->what, x->small_ns);
+		insight_duration(&f->what, tally->small_ns);
 		strbuf_addf(&f->what, " (%.1f %% of its busy time) for %" PRId64 " bytes",
-			    100.0 * (double)x->small_ns / (double)d->busy_ns, x->small_bytes);
+			    100.0 * (double)tally->small_ns / (double)d->busy_ns,
+			    tally->small_bytes);
 		strbuf_addf(&f->evidence, "host to device %zu, device to host %zu, other %zu; "
-					  "%.0f bytes and ", x->direction[0], x->direction[1],
-			    x->direction[2], (double)x->small_bytes / (double)x->small);
-		insight_duration(&f->evidence, x->small_ns / (int64_t)x->small);
+					  "%.0f bytes and ", tally->direction[0],
+			    tally->direction[1], tally->direction[2],
+			    (double)tally->small_bytes / (double)tally->small);
+		insight_duration(&f->evidence, tally->small_ns / (int64_t)tally->small);
 		strbuf_addf(&f->evidence, " per copy: %.3f GB/s",
-			    x->small_ns ? (double)x->small_bytes / (double)x->small_ns : 0);
-		if (x->large && x->large_ns > 0)
-			strbuf_addf(&f->evidence, " (its %zu larger copies: %.3f GB/s)", x->large,
-				    (double)x->large_bytes / (double)x->large_ns);
+			    tally->small_ns ? (double)tally->small_bytes / (double)tally->small_ns
+					    : 0);
+		if (tally->large && tally->large_ns > 0)
+			strbuf_addf(&f->evidence, " (its %zu larger copies: %.3f GB/s)",
+				    tally->large, (double)tally->large_bytes / (double)tally->large_ns);
 		strbuf_addstr(&f->evidence, "\n");
 		strbuf_addstr(&f->advice, "pack the small transfers into one buffer and copy it "
 					  "at once, keep data on the device between kernels, or map "

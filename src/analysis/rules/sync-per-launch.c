@@ -41,12 +41,14 @@ void rule_sync_per_launch_call(void *state, const struct insight_process *p,
 			       const struct insight_call *c)
 {
 	(void)p;
-	struct sync *x = state;
-	if (!x->thread_count || x->threads[x->thread_count - 1].tid != c->tid) {
-		x->threads = xrealloc(x->threads, (x->thread_count + 1) * sizeof(*x->threads));
-		x->threads[x->thread_count++] = (struct thread){ .tid = c->tid, .where = SIZE_MAX };
+	struct sync *tally = state;
+	if (!tally->thread_count || tally->threads[tally->thread_count - 1].tid != c->tid) {
+		tally->threads = xrealloc(tally->threads,
+					  (tally->thread_count + 1) * sizeof(*tally->threads));
+		tally->threads[tally->thread_count++] =
+			(struct thread){ .tid = c->tid, .where = SIZE_MAX };
 	}
-	struct thread *t = &x->threads[x->thread_count - 1];
+	struct thread *t = &tally->threads[tally->thread_count - 1];
 	if (c->launch) {
 		t->launches++;
 		t->waited += c->waited;
@@ -59,17 +61,18 @@ void rule_sync_per_launch_call(void *state, const struct insight_process *p,
 	}
 }
 
-static struct thread *thread_of(struct sync *x, int64_t tid)
+static struct thread *thread_of(struct sync *tally, int64_t tid)
 {
-	size_t lo = 0, hi = x->thread_count;
+	size_t lo = 0, hi = tally->thread_count;
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
-		if (x->threads[mid].tid < tid)
+		if (tally->threads[mid].tid < tid)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	return lo < x->thread_count && x->threads[lo].tid == tid ? &x->threads[lo] : NULL;
+	return lo < tally->thread_count && tally->threads[lo].tid == tid ? &tally->threads[lo]
+									: NULL;
 }
 
 /* A kernel its thread waited for: counted, and its thread noted when it ends its busy
@@ -78,23 +81,23 @@ void rule_sync_per_launch_item(void *state, const struct insight_process *p,
 			       const struct insight_device *d, const struct insight_activity *a)
 {
 	(void)p;
-	struct sync *x = state;
+	struct sync *tally = state;
 	struct thread *t;
 	if (a->kind != INSIGHT_KERNEL || !a->call || !a->call->waited ||
-	    !(t = thread_of(x, a->call->tid)))
+	    !(t = thread_of(tally, a->call->tid)))
 		return;
 	t->kernels++;
 	t->kernel_name = a->name;
 	t->where = d->index;
 	if (a->end != d->open.end)
 		return;
-	if (x->ends_at != a->end)
-		x->ending_count = 0, x->ends_at = a->end;
-	for (size_t i = 0; i < x->ending_count; i++)
-		if (x->ending[i] == t->tid)
+	if (tally->ends_at != a->end)
+		tally->ending_count = 0, tally->ends_at = a->end;
+	for (size_t i = 0; i < tally->ending_count; i++)
+		if (tally->ending[i] == t->tid)
 			return;
-	x->ending = xrealloc(x->ending, (x->ending_count + 1) * sizeof(*x->ending));
-	x->ending[x->ending_count++] = t->tid;
+	tally->ending = xrealloc(tally->ending, (tally->ending_count + 1) * sizeof(*tally->ending));
+	tally->ending[tally->ending_count++] = t->tid;
 }
 
 /* The cost: the device's idle time after each such kernel that ended its busy interval,
@@ -104,19 +107,19 @@ void rule_sync_per_launch_busy(void *state, const struct insight_process *p,
 			       const struct insight_activity *next)
 {
 	(void)p, (void)d;
-	struct sync *x = state;
-	if (next && x->ending_count && x->ends_at == b->end)
-		for (size_t i = 0; i < x->ending_count; i++)
-			thread_of(x, x->ending[i])->idle += next->start - b->end;
-	x->ending_count = 0;
+	struct sync *tally = state;
+	if (next && tally->ending_count && tally->ends_at == b->end)
+		for (size_t i = 0; i < tally->ending_count; i++)
+			thread_of(tally, tally->ending[i])->idle += next->start - b->end;
+	tally->ending_count = 0;
 }
 
 void rule_sync_per_launch_finish(void *state, const struct insight_process *p,
 				 struct findings *out)
 {
-	struct sync *x = state;
-	for (size_t i = 0; i < x->thread_count; i++) {
-		const struct thread *t = &x->threads[i];
+	struct sync *tally = state;
+	for (size_t i = 0; i < tally->thread_count; i++) {
+		const struct thread *t = &tally->threads[i];
 		if (t->launches < SYNC_MIN_LAUNCHES ||
 		    (double)t->waited < SYNC_MIN_SHARE * (double)t->launches)
 			continue;
@@ -138,7 +141,7 @@ void rule_sync_per_launch_finish(void *state, const struct insight_process *p,
 					  "dependent work with events or the queue's order instead of "
 					  "waits; read results with non-blocking copies");
 	}
-	free(x->threads);
-	free(x->ending);
-	free(x);
+	free(tally->threads);
+	free(tally->ending);
+	free(tally);
 }
