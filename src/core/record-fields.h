@@ -2,8 +2,9 @@
  * API calls), each declared once. From these lists are made the store's INSERT and the
  * binding of a record's values (store/store.c), the export's SELECT and the events it
  * reads from a database (writer/export.c), and the events of a spool read into memory
- * (writer/export-recording.c): a new field is one line here, and its column in
- * store/schema.sql.
+ * (writer/export-recording.c): a new field is one line here, beside its declarations
+ * (the record's struct in record.h, its column in store/schema.sql, its field of struct
+ * event in event.h).
  *
  * Each list calls X(column, value, event, to_event) once per field, in one order:
  *   column    the field's column in the store's table (after process_id)
