@@ -687,12 +687,13 @@ int trace_job_run(struct job *j, const char *directory, char **command)
 		setenv("GPUPROF_LAUNCH_STACKS", "1", 1);
 	else
 		unsetenv("GPUPROF_LAUNCH_STACKS");
-	/* CPython 3.12 and later name their functions in /tmp/perf-PID.map when asked to;
-	 * a user's own setting is kept, and so is the map then */
+	/* CPython 3.12 and later name their functions in /tmp/perf-PID.map when asked to,
+	 * which call stacks need (samples, launch stacks); a user's own setting is kept, and
+	 * so is the map then */
 	static int user_perf_support = -1;
 	if (user_perf_support < 0)
 		user_perf_support = getenv("PYTHONPERFSUPPORT") != NULL;
-	if (!user_perf_support && j->sample_freq) {
+	if (!user_perf_support && (j->sample_freq || j->launch_stacks)) {
 		setenv("PYTHONPERFSUPPORT", "1", 1);
 		setenv("GPUPROF_PERF_MAP_OWNED", "1", 1);
 	} else {

@@ -704,10 +704,12 @@ static void start_ticker(unsigned frequency, int realtime)
  * the parent's rings and samples itself into a spool of its own, as the parent does. Its
  * recorder (whose own fork handler ran first) starts here. A child that calls exec()
  * starts again in the new image: the events are removed on exec. */
-/* The modules alone, for a process that is not sampled (its launch stacks). */
+/* The modules and the perf map alone, for a process that is not sampled: what its
+ * launch stacks are named and unwound with. */
 static int collect_modules(int final)
 {
 	record_modules_if_changed();
+	record_perf_map(final);
 	return 0;
 }
 

@@ -2,11 +2,16 @@
  * of times, and copy a known number of times: light() launches `light` N times, heavy()
  * launches `heavy` (twice light's work per item) N/2 times, and reads its buffer back
  * once after each launch; with --threads, each runs on a thread of its own; with --fork,
- * a child made by fork() at the start does the same. What gpuprof trace
- * --launch-stacks attributes to each is checked against these counts.
+ * a child made by fork() at the start does the same; with --jit, main calls each through
+ * code it makes at run time and names in /tmp/perf-PID.map as CPython 3.12's perf
+ * support does ("py::light:/srv/app/sites.py", a trampoline with a frame pointer), and
+ * prints the PYTHONPERFSUPPORT it was given; the map is left for the caller to remove.
+ * What gpuprof trace --launch-stacks
+ * attributes to each is checked against these counts.
  *
- *   launch-sites [-n N] [--threads] [--fork] */
+ *   launch-sites [-n N] [--threads] [--fork] [--jit] */
 #include <pthread.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -88,12 +93,45 @@ static void *heavy_thread(void *arg)
 	return NULL;
 }
 
-static void run(int threads)
+/* light() and heavy() called through a trampoline each, named in the perf map. */
+static void run_jitted(struct site *a, struct site *b)
+{
+	/* push %rbp; mov %rsp,%rbp; mov %rdi,%rax; mov %rsi,%rdi; call *%rax; pop %rbp; ret */
+	static const unsigned char trampoline[] = { 0x55, 0x48, 0x89, 0xe5, 0x48, 0x89, 0xf8,
+						    0x48, 0x89, 0xf7, 0xff, 0xd0, 0x5d, 0xc3 };
+	unsigned char *code = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+				   -1, 0);
+	if (code == MAP_FAILED)
+		exit(1);
+	memcpy(code, trampoline, sizeof(trampoline));
+	memcpy(code + 64, trampoline, sizeof(trampoline));
+	if (mprotect(code, 4096, PROT_READ | PROT_EXEC))
+		exit(1);
+	char path[64];
+	snprintf(path, sizeof(path), "/tmp/perf-%d.map", (int)getpid());
+	FILE *map = fopen(path, "a");
+	if (!map)
+		exit(1);
+	fprintf(map, "%lx %zx py::light:/srv/app/sites.py\n", (unsigned long)code,
+		sizeof(trampoline));
+	fprintf(map, "%lx %zx py::heavy:/srv/app/sites.py\n", (unsigned long)(code + 64),
+		sizeof(trampoline));
+	fclose(map);
+	((void (*)(void (*)(struct site *), struct site *))code)(light, a);
+	((void (*)(void (*)(struct site *), struct site *))(code + 64))(heavy, b);
+	const char *support = getenv("PYTHONPERFSUPPORT");
+	printf("launch-sites: PYTHONPERFSUPPORT=%s\n", support ? support : "(unset)");
+	/* the map stays, as CPython's does until it exits (the test removes it) */
+}
+
+static void run(int threads, int jit)
 {
 	struct site a, b;
 	site_open(&a, "light");
 	site_open(&b, "heavy");
-	if (threads) {
+	if (jit) {
+		run_jitted(&a, &b);
+	} else if (threads) {
 		pthread_t t[2];
 		pthread_create(&t[0], NULL, light_thread, &a);
 		pthread_create(&t[1], NULL, heavy_thread, &b);
@@ -110,12 +148,12 @@ static void run(int threads)
 int main(int argc, char **argv)
 {
 	launches = sample_value(argc, argv, "-n", 20);
-	int threads = sample_flag(argc, argv, "--threads");
+	int threads = sample_flag(argc, argv, "--threads"), jit = sample_flag(argc, argv, "--jit");
 	/* before OpenCL starts: a child cannot use the runtime its parent started (its
 	 * threads stay behind) */
 	pid_t child = sample_flag(argc, argv, "--fork") ? fork() : -1;
 	sample_open(&s, source);
-	run(threads);
+	run(threads, jit);
 	sample_close(&s);
 	if (child == 0)
 		_exit(0);

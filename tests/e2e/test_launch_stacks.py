@@ -159,6 +159,36 @@ def test_threads_and_a_forked_child_have_their_launch_stacks(tmp_path):
         assert len(tids) == 2 and out.pid not in tids  # the two threads, not main
 
 
+def test_code_made_at_run_time_is_named_in_launch_stacks(tmp_path):
+    # CPython 3.12 and later: --launch-stacks asks for PYTHONPERFSUPPORT=1 as sampling
+    # does, and the perf map (here launch-sites --jit's, a trampoline per function named
+    # "py::light:/srv/app/sites.py") names the launch stacks' frames in a process that
+    # is not sampled, unwound past by its frame pointer
+    n = 6
+    r = trace(tmp_path, ["--launch-stacks", "--kernel-trace", "-d", "out"],
+              [SITES, "-n", str(n), "--jit"])
+    (out,) = processes(tmp_path / "out")
+    try:
+        assert r.returncode == 0, r.stderr
+        assert "launch-sites: PYTHONPERFSUPPORT=1" in r.stdout
+        paths = {}
+        for launch in launches(out):
+            assert launch["api"] == "clEnqueueNDRangeKernel", launch
+            names = launch["frames"]
+            assert "main" in names, names  # (run() may be inlined into it)
+            key = (launch["what"], ";".join(names[names.index("run_jitted"):]))
+            paths[key] = paths.get(key, 0) + 1
+        assert paths == {
+            ("light", "run_jitted;sites.py:light;light;clEnqueueNDRangeKernel"): n,
+            ("heavy", "run_jitted;sites.py:heavy;heavy;clEnqueueNDRangeKernel"): n // 2,
+        }, paths
+    finally:
+        try:
+            os.unlink(f"/tmp/perf-{out.pid}.map")
+        except FileNotFoundError:
+            pass
+
+
 def test_without_the_option_there_are_none_and_profile_says_so(tmp_path):
     r = trace(tmp_path, ["--kernel-trace", "-d", "out"], [SITES, "-n", "4"])
     assert r.returncode == 0, r.stderr

@@ -489,9 +489,6 @@ def test_pc_sampling_finds_the_stalled_line(tmp_path):
     assert top[3] > 50 and top[4] == "long_scoreboard", top
 
 
-@pytest.mark.skipif(sys.version_info[:2] != (3, 11),
-                    reason=f"the sampler reads the frames of Python 3.11 only (src/core/"
-                    f"python-layouts.h), this is {sys.version.split()[0]}")
 def test_pytorch_launches_attributed_to_python(tmp_path, torch_available):
     """--launch-stacks on PyTorch: the kernels the training step launches from Python
     have train_step on their stack, the model's forward kernels beneath Net.forward and
@@ -507,8 +504,14 @@ def test_pytorch_launches_attributed_to_python(tmp_path, torch_available):
     p = run([GPUPROF, "profile", "--kernels", "--format", "folded", out.path("results.db")],
             cwd=tmp_path)
     assert p.returncode == 0, p.stderr
+    # Python frames are named file.py:function (3.11: read by the sampler; 3.12 and
+    # later: from the interpreter's perf map, which --launch-stacks asks for)
     stacks = [line.rsplit(" ", 1)[0].split(";") for line in p.stdout.splitlines()]
-    in_step = [s for s in stacks if "train_step" in s]
-    assert any(any(f.endswith("forward") for f in s[s.index("train_step"):]) for s in in_step)
-    assert any(any(f.endswith(".step") or f == "step" for f in s[s.index("train_step") + 1:])
-               for s in in_step)
+
+    def below_step(s):
+        at = next(i for i, f in enumerate(s) if f.endswith(":train_step"))
+        return s[at + 1:]
+    in_step = [s for s in stacks if any(f.endswith(":train_step") for f in s)]
+    assert in_step, p.stdout[:2000]
+    assert any(any(f.endswith("forward") for f in below_step(s)) for s in in_step)
+    assert any(any(f.endswith(".step") for f in below_step(s)) for s in in_step)
