@@ -9,6 +9,7 @@
 # Optional parts are detected here and reported; the build succeeds without them.
 
 VERSION := 0.1.0
+.DEFAULT_GOAL := all
 PREFIX ?= /usr/local
 CC ?= cc
 BUILD ?= build
@@ -31,12 +32,18 @@ HAVE_ZLIB := $(call have,$(HASH)include <zlib.h>,-lz)
 HAVE_YAML := $(call have,$(HASH)include <yaml.h>,-lyaml)
 HAVE_DW := $(call have,$(HASH)include <elfutils/libdwfl.h>,-ldw -lelf)
 HAVE_OPENCL := $(call have,$(HASH)define CL_TARGET_OPENCL_VERSION 300\n$(HASH)include <CL/cl.h>,-lOpenCL)
+# MPI interposers (--mpi-trace): one per implementation whose headers are installed
+OPENMPI_CFLAGS := $(shell pkg-config --cflags ompi-c 2>/dev/null)
+MPICH_CFLAGS := $(shell pkg-config --cflags mpich 2>/dev/null)
+HAVE_OPENMPI := $(if $(OPENMPI_CFLAGS),$(call have,$(HASH)include <mpi.h>,$(OPENMPI_CFLAGS)),no)
+HAVE_MPICH := $(if $(MPICH_CFLAGS),$(call have,$(HASH)include <mpi.h>,$(MPICH_CFLAGS)),no)
 HAVE_CUDA := $(shell test -x $(CUDA_HOME)/bin/nvcc && test -f $(CUDA_HOME)/include/cupti.h && echo yes || echo no)
 
 ifneq ($(MAKECMDGOALS),clean)
 $(info gpuprof $(VERSION) build configuration:)
 $(info   SQLite store ........ $(HAVE_SQLITE))
 $(info   OpenCL backend ...... $(HAVE_OPENCL))
+$(info   MPI tracing ......... Open MPI $(HAVE_OPENMPI), MPICH $(HAVE_MPICH))
 $(info   CUDA backend ........ $(HAVE_CUDA) ($(CUDA_HOME): CUPTI, nvcc for the CUDA samples))
 ifneq ($(HAVE_ZLIB),yes)
 $(error zlib development files not found: run scripts/install-deps.sh (Debian package zlib1g-dev))
@@ -131,6 +138,47 @@ TARGETS += $(SAMPLES) $(TEST_PROGRAMS) $(BUILD)/bench/launches
 endif
 TARGETS += $(BUILD)/bench/make-spool $(BUILD)/bench/read-db $(BUILD)/bench/markers \
 	$(BUILD)/tests/make-recording
+
+# ---- MPI: the interposers of --mpi-trace, one per implementation's ABI ---------------
+MPI_SRC := inject/mpi/mpi-state.c inject/mpi/mpi-p2p.c inject/mpi/mpi-collectives.c
+MPI_LIBS :=
+ifeq ($(HAVE_OPENMPI),yes)
+MPI_LIBS += $(LIBDIR)/libgpuprof-mpi-openmpi.so
+endif
+ifeq ($(HAVE_MPICH),yes)
+MPI_LIBS += $(LIBDIR)/libgpuprof-mpi-mpich.so
+endif
+TARGETS += $(MPI_LIBS)
+# the MPI sample, built against each implementation found (with OpenCL)
+ifeq ($(HAVE_OPENCL),yes)
+ifeq ($(HAVE_OPENMPI),yes)
+TARGETS += $(BUILD)/samples/mpi/halo
+endif
+ifeq ($(HAVE_MPICH),yes)
+TARGETS += $(BUILD)/samples/mpi/halo-mpich
+endif
+endif
+$(BUILD)/samples/mpi/halo: samples/mpi/halo.c samples/opencl/common.h
+	@mkdir -p $(dir $@)
+	$(CC) -std=gnu11 $(CFLAGS) -Wall -Wextra $(OPENMPI_CFLAGS) $< -o $@ \
+		$(shell pkg-config --libs ompi-c 2>/dev/null) -lOpenCL
+$(BUILD)/samples/mpi/halo-mpich: samples/mpi/halo.c samples/opencl/common.h
+	@mkdir -p $(dir $@)
+	$(CC) -std=gnu11 $(CFLAGS) -Wall -Wextra -Wno-stringop-overflow $(MPICH_CFLAGS) $< -o $@ \
+		$(shell pkg-config --libs mpich 2>/dev/null) -lOpenCL
+
+$(BUILD)/obj/mpi-openmpi/%.o: inject/mpi/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) $(OPENMPI_CFLAGS) -c $< -o $@
+$(BUILD)/obj/mpi-mpich/%.o: inject/mpi/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) $(MPICH_CFLAGS) -c $< -o $@
+# not linked with the MPI library: its functions are weak references (inject/mpi)
+$(LIBDIR)/libgpuprof-mpi-openmpi.so: $(patsubst inject/mpi/%.c,$(BUILD)/obj/mpi-openmpi/%.o,$(MPI_SRC))
+$(LIBDIR)/libgpuprof-mpi-mpich.so: $(patsubst inject/mpi/%.c,$(BUILD)/obj/mpi-mpich/%.o,$(MPI_SRC))
+$(MPI_LIBS): $(LIBDIR)/libgpuprof-mpi-%.so: $(RECORDER_LIB) inject/mpi/exports.map
+	$(CC) $(ALL_CFLAGS) -shared -Wl,--version-script=inject/mpi/exports.map \
+		-Wl,-soname,libgpuprof-mpi-$*.so $(filter %.o,$^) -o $@ $(INJECT_LDLIBS) -ldl
 
 # ---- CUDA: the CUPTI backend, the CUDA samples, the GPU tests and benchmarks --------
 # The backend run without a GPU (built with the CUDA backend, below)

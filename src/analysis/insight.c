@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "analysis/insight-internal.h"
+#include "analysis/mpi-ranks.h"
 #include "store/store.h"
 #include "util/sort.h"
 
@@ -299,6 +300,14 @@ int insight_check(sqlite3 *db, const char *path, const struct insight_observer *
 	size_t first = out->count;
 	for (size_t i = 0; !e.failed && i < e.process_count; i++)
 		check_process(&e, &e.processes[i], observer, out);
+	/* across the ranks of an MPI run: who holds the others back */
+	struct mpi_ranks ranks;
+	if (!e.failed && mpi_ranks_analyze(db, &ranks, err) == 0) {
+		mpi_ranks_findings(&ranks, out);
+		mpi_ranks_release(&ranks);
+	} else {
+		e.failed = 1;
+	}
 	for (size_t i = first; i < out->count; i++)
 		out->items[i].order = i;
 	if (out->count > first)

@@ -254,6 +254,8 @@ static void describe(const char *spool_path, const struct recording *rec)
 	if (s->records[RECORD_MEMORY_ALLOCATION])
 		fprintf(stderr, ", %llu allocations and frees",
 			(unsigned long long)s->records[RECORD_MEMORY_ALLOCATION]);
+	if (rec->mpi_calls.count)
+		fprintf(stderr, ", %zu MPI calls", rec->mpi_calls.count);
 	if (rec->marker_count)
 		fprintf(stderr, ", %zu markers", rec->marker_count);
 	if (rec->samples.count)

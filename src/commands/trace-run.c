@@ -22,9 +22,7 @@
 #include "util/install.h"
 #include "util/unfinished.h"
 
-/* A recording library, installed beside the command: <bin>/../lib/gpuprof/. Returns -1
- * (without an error message) when this build has none of that name. */
-static int find_library(const char *name, struct strbuf *out, struct error *err)
+int trace_find_library(const char *name, struct strbuf *out, struct error *err)
 {
 	struct strbuf relative = STRBUF_INIT;
 	strbuf_addf(&relative, "lib/gpuprof/%s", name);
@@ -117,9 +115,9 @@ static void make_markers_findable(void)
 {
 	struct strbuf path = STRBUF_INIT;
 	struct error err;
-	if (find_library("libgpuprof-recorder.so", &path, &err) == 0)
+	if (trace_find_library("libgpuprof-recorder.so", &path, &err) == 0)
 		setenv("GPUPROF_RECORDER", path.buf, 1);
-	if (find_library("markers", &path, &err) == 0)
+	if (trace_find_library("markers", &path, &err) == 0)
 		library_path_prepend(path.buf);
 	strbuf_release(&path);
 }
@@ -463,7 +461,7 @@ static int post_process(const char *manifest, const char *metrics_base,
 	}
 	strbuf_release(&seen);
 	if (!processes)
-		warn("no process used OpenCL or CUDA: nothing was recorded");
+		warn("no process used OpenCL, CUDA or MPI: nothing was recorded");
 	failures += convert_or_list_empty(&empty, empty_count, written_count == 0, request,
 					  keep_spool);
 	strbuf_release(&empty);
@@ -535,20 +533,20 @@ void trace_place_libraries(void)
 	struct strbuf opencl_library = STRBUF_INIT, cuda_library = STRBUF_INIT;
 	struct strbuf preload = STRBUF_INIT, recorder_library = STRBUF_INIT;
 	struct error err;
-	int have_opencl = find_library("libgpuprof-opencl.so", &opencl_library, &err) == 0;
-	int have_cuda = find_library("libgpuprof-cuda.so", &cuda_library, &err) == 0;
+	int have_opencl = trace_find_library("libgpuprof-opencl.so", &opencl_library, &err) == 0;
+	int have_cuda = trace_find_library("libgpuprof-cuda.so", &cuda_library, &err) == 0;
 	if (!have_opencl && !have_cuda)
 		die("%s: no recording library found beside gpuprof (in '%s'): it was built "
 		    "without the OpenCL headers and without the CUDA toolkit", trace_command_name,
 		    opencl_library.buf);
 	const char *old_preload = getenv("LD_PRELOAD");
 	dl_iterate_phdr(find_sanitizer_runtime, &preload);
-	if (find_library("libgpuprof-recorder.so", &recorder_library, &err) == 0)
+	if (trace_find_library("libgpuprof-recorder.so", &recorder_library, &err) == 0)
 		strbuf_addf(&preload, "%s%s", preload.len ? ":" : "", recorder_library.buf);
 	if (have_opencl) {
 		strbuf_addf(&preload, "%s%s", preload.len ? ":" : "", opencl_library.buf);
 		find_opencl_loader();
-		if (find_library("opencl", &opencl_library, &err) == 0)
+		if (trace_find_library("opencl", &opencl_library, &err) == 0)
 			library_path_prepend(opencl_library.buf);
 	}
 	if (old_preload && *old_preload)
@@ -572,33 +570,6 @@ void trace_place_libraries(void)
 	strbuf_release(&recorder_library);
 }
 
-/* Whether the program can be started, as execvp() looks for it: a name with a '/' as
- * it is, any other along $PATH; errno as exec would set it when not (the exec's own
- * failure is still caught after the fork). */
-static int findable(const char *program)
-{
-	if (strchr(program, '/'))
-		return access(program, X_OK) == 0;
-	const char *path = getenv("PATH");
-	int seen = 0; /* found but not executable: EACCES, as exec says */
-	for (const char *at = path ? path : "/bin:/usr/bin"; ; ) {
-		const char *colon = strchr(at, ':');
-		size_t length = colon ? (size_t)(colon - at) : strlen(at);
-		struct strbuf candidate = STRBUF_INIT;
-		strbuf_addf(&candidate, "%.*s%s%s", (int)length, at, length ? "/" : "", program);
-		int ok = access(candidate.buf, X_OK) == 0;
-		seen |= !ok && errno == EACCES;
-		strbuf_release(&candidate);
-		if (ok)
-			return 1;
-		if (!colon)
-			break;
-		at = colon + 1;
-	}
-	errno = seen ? EACCES : ENOENT;
-	return 0;
-}
-
 /* Runs the program once as j says, with outputs under `directory`. Returns the
  * program's status as gpuprof's exit code; dies when the program cannot start. */
 int trace_job_run(struct job *j, const char *directory, char **command)
@@ -607,7 +578,7 @@ int trace_job_run(struct job *j, const char *directory, char **command)
 	struct strbuf manifest = STRBUF_INIT;
 	struct error err;
 	/* a program that cannot start is said first, before what would have been recorded */
-	if (!findable(command[0]))
+	if (!trace_find_program(command[0], NULL))
 		die_with(errno == ENOENT ? EXIT_NOT_FOUND : EXIT_CANNOT_RUN, "%s: cannot run '%s': "
 			 "%s", trace_command_name, command[0], strerror(errno));
 	check_buffer_sizes(o);
@@ -623,7 +594,7 @@ int trace_job_run(struct job *j, const char *directory, char **command)
 	else
 		unsetenv("GPUPROF_MANGLED_KERNELS");
 	struct strbuf nvtx = STRBUF_INIT;
-	if (find_library("libgpuprof-nvtx.so", &nvtx, &err) == 0) {
+	if (trace_find_library("libgpuprof-nvtx.so", &nvtx, &err) == 0) {
 		/* NVTX loads one injection library; one already named (Nsight Systems) keeps
 		 * it */
 		const char *named = getenv("NVTX_INJECTION64_PATH");
@@ -652,6 +623,7 @@ int trace_job_run(struct job *j, const char *directory, char **command)
 	else
 		unsetenv("GPUPROF_COLLECTION_PERIOD");
 	setenv("GPUPROF_TRACE", j->trace.buf, 1);
+	trace_place_mpi(o->mpi == 1, command[0]);
 	/* the counters are collected for the kernels the filters keep */
 	const struct {
 		const char *name, *value;

@@ -78,7 +78,7 @@ static int parse_periods(const struct option_list *list, const char *unit, struc
 static const struct trace_options defaults = {
 	.kernel = -1, .memory_copy = -1, .memory_allocation = -1, .opencl = -1,
 	.cuda_runtime = -1, .cuda_driver = -1, .marker = -1, .runtime = -1, .sys = -1,
-	.kernel_rename = -1, .selected_regions = -1, .stats = -1, .summary = -1,
+	.kernel_rename = -1, .selected_regions = -1, .stats = -1, .summary = -1, .mpi = -1,
 	.truncate = -1, .mangled = -1, .keep_spool = -1, .help = -1,
 	.period_unit = "sec", .directory = ".", .file = "%hostname%/%pid%", .units = "nsec",
 	.host_metrics = -1, .device_metrics = -1, .sampling_interval = "50", .sample = -1,
@@ -97,7 +97,7 @@ static struct trace_options sys_defaults(void)
 	return o;
 }
 
-#define TABLE_SIZE 64
+#define TABLE_SIZE 72
 
 /* The option table of `gpuprof trace`, storing into o: for the command line, the
  * preset and each job of an input file alike. */
@@ -121,6 +121,10 @@ static void trace_table(struct trace_options *o, struct option table[TABLE_SIZE]
 		  "PyTorch's operators as marker ranges named by their hierarchy "
 		  "(nn.Module.Net.forward/nn.Module.Net.fc1.forward), each kernel attributed to "
 		  "the innermost: Python programs that import torch (implies --marker-trace)" },
+		{ OPTION_BOOL, 0, "mpi-trace", &o->mpi, NULL,
+		  "every MPI call (Open MPI, MPICH) through MPI's profiling interface: peers, "
+		  "tags, bytes, collectives numbered alike on every rank, and each rank's clock "
+		  "offset to rank 0 (mpi_api_trace.csv; docs/MPI.md). Give it to every rank" },
 		{ OPTION_BOOL, 'r', "runtime-trace", &o->runtime, NULL,
 		  "kernels, copies, allocations, markers, OpenCL and CUDA runtime API calls" },
 		{ OPTION_BOOL, 's', "sys-trace", &o->sys, NULL,
@@ -370,6 +374,7 @@ static int job_prepare(struct job *j, struct error *err)
 		{ &o->cuda_runtime, runtime, "cuda_api" },
 		{ &o->cuda_driver, o->sys == 1, "cuda_driver_api" },
 		{ &o->marker, runtime || o->kernel_rename == 1 || o->torch_trace == 1, "marker" },
+		{ &o->mpi, 0, "mpi" },
 	};
 	int chosen = 0, given = o->sys != -1 || o->runtime != -1;
 	for (size_t i = 0; i < sizeof(parts) / sizeof(parts[0]); i++) {

@@ -14,7 +14,7 @@
 /* The options of trace and sys, as parsed. */
 struct trace_options {
 	int kernel, memory_copy, memory_allocation, opencl, cuda_runtime, cuda_driver, marker;
-	int runtime, sys, kernel_rename, selected_regions, torch_trace;
+	int runtime, sys, kernel_rename, selected_regions, torch_trace, mpi;
 	const char *input, *preset, *config;
 	const char *period_unit;
 	struct option_list periods;
@@ -58,6 +58,18 @@ extern const char *trace_command_name;
 
 /* Sets LD_PRELOAD and the library paths for the recording libraries (once). */
 void trace_place_libraries(void);
+
+/* A recording library, installed beside the command: <bin>/../lib/gpuprof/. Returns -1
+ * (without an error message) when this build has none of that name. */
+int trace_find_library(const char *name, struct strbuf *out, struct error *err);
+
+/* trace-mpi.c: whether the program can be started, as execvp() looks for it: a name with
+ * a '/' as it is, any other along $PATH; its path in *found (when not NULL), errno as
+ * exec would set it when not. */
+int trace_find_program(const char *program, struct strbuf *found);
+/* Adds the MPI interposer of the program's MPI implementation to LD_PRELOAD (on), or
+ * takes it off (not on: a job without --mpi-trace after one with it). */
+void trace_place_mpi(int on, const char *program);
 /* Runs one job: the program under the recording libraries, then its outputs into
  * directory. Returns the program's exit status (or gpuprof's when it failed first). */
 int trace_job_run(struct job *j, const char *directory, char **command);

@@ -83,6 +83,12 @@ struct event {
 			int64_t result;
 			const char *call_stack; /* trace --launch-stacks: its launch's, from
 						 * the root ("main;run;clEnqueue..."); or NULL */
+			/* an MPI call (domain MPI_API, --mpi-trace): as record_mpi_call says,
+			 * a nonblocking call's peer, tag and bytes received its completion's */
+			int mpi;
+			const char *communicator; /* "" when the call names none */
+			int64_t communicator_size, peer, tag, root, bytes_sent, bytes_received;
+			int64_t sequence, request, completed_ns; /* completed: 0 when not */
 		} api;
 		struct {
 			const char *category; /* MARKER_CORE_API, MARKER_CORE_RANGE_API */

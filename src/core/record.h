@@ -41,6 +41,9 @@ enum record_type {
 	RECORD_PC_SAMPLE = 25,   /* a device instruction's PC samples with one stall reason */
 	RECORD_PC_SAMPLING = 26, /* a device's PC sampling totals: all samples, those lost */
 	RECORD_LAUNCH = 27,      /* a thread launched GPU work: which thread, when, its call */
+	RECORD_MPI_CALL = 28,    /* one MPI call of the program (--mpi-trace) */
+	RECORD_MPI_COMPLETION = 29, /* a nonblocking MPI operation completed in a wait or test */
+	RECORD_CLOCK_SYNC = 30,  /* this process's clock against MPI rank 0's, measured */
 	RECORD_TYPE_COUNT
 };
 
@@ -543,6 +546,56 @@ struct record_pc_sampling {
 	uint64_t other_samples;  /* samples of kernels not the program's (the vendor's) */
 	uint32_t buffer_full;    /* times the device's buffer filled up */
 	uint32_t reserved;
+};
+
+/* One MPI call (--mpi-trace: inject/mpi), through MPI's profiling interface. Ranks are
+ * world ranks (of MPI_COMM_WORLD), whatever communicator the call names, so that a
+ * message or a collective is found on every rank by the same values. */
+struct record_mpi_call {
+	struct record_header header;
+	uint32_t tid;
+	uint32_t function_id;    /* string id of the function as MPI names it: "MPI_Send" */
+	uint64_t start_ns;       /* trace clock */
+	uint64_t end_ns;
+	uint64_t call_id;        /* per process, from 1: what a completion names */
+	uint32_t communicator_id; /* string id of the communicator's name, the same on every
+				   * rank (docs/MPI.md); 0: the call names none */
+	uint32_t communicator_size; /* its ranks; 0 when none */
+	int32_t peer;            /* the world rank sent to or received from; -1: none, or any
+				  * source (a nonblocking receive: its completion says) */
+	int32_t tag;             /* -1: none, or any tag */
+	int32_t root;            /* world rank of a rooted collective's root; -1: none */
+	int32_t result;          /* the MPI error code returned (0 = MPI_SUCCESS) */
+	uint64_t bytes_sent;     /* bytes this rank sent in the call (or will, nonblocking) */
+	uint64_t bytes_received; /* bytes received (a receive: its status's count) */
+	uint64_t sequence;       /* collectives: which one on this communicator, from 1, the
+				  * same instance on every rank; 0 for other calls */
+	uint64_t request;        /* a nonblocking call: its request, per process from 1; 0 */
+};
+
+/* A request of a nonblocking call completed (MPI_Wait and its kin, MPI_Test when it says
+ * done): what a receive got, and which call completed it. */
+struct record_mpi_completion {
+	struct record_header header;
+	uint64_t request;        /* record_mpi_call.request of the call that began it */
+	uint64_t completed_by;   /* the call_id of the wait or test */
+	uint64_t time_ns;        /* when that call returned (trace clock) */
+	uint64_t bytes_received; /* a receive's count from its status; 0 otherwise */
+	int32_t peer;            /* a receive's source (world rank); -1 otherwise */
+	int32_t tag;             /* a receive's tag; -1 otherwise */
+};
+
+/* The offset of this process's trace clock to MPI rank 0's, measured by ping-pong at
+ * MPI_Init and MPI_Finalize: rank 0's clock read t0 while this one read local_ns (the
+ * middle of the round trip), offset = t0 - local_ns. Merging places the process on rank
+ * 0's timeline with the offset interpolated between the two measurements (drift). */
+struct record_clock_sync {
+	struct record_header header;
+	uint64_t local_ns;       /* trace clock */
+	int64_t offset_ns;       /* rank 0's clock minus this one's; 0 on rank 0 */
+	uint64_t round_trip_ns;  /* of the exchange kept (the shortest): the error bound */
+	int32_t rank;            /* the process's rank in MPI_COMM_WORLD */
+	int32_t size;            /* of MPI_COMM_WORLD */
 };
 
 struct record_dropped {

@@ -44,6 +44,10 @@ static void interval_of(const struct record_header *h, uint64_t *start, uint64_t
 		*start = ((const struct record_overhead *)h)->start_ns;
 		*end = ((const struct record_overhead *)h)->end_ns;
 		break;
+	case RECORD_MPI_CALL:
+		*start = ((const struct record_mpi_call *)h)->start_ns;
+		*end = ((const struct record_mpi_call *)h)->end_ns;
+		break;
 	}
 }
 
@@ -161,6 +165,9 @@ int recording_read(struct recording *rec, const char *spool_path, struct error *
 		case RECORD_MEMORY_ALLOCATION: list_add(&rec->allocations, h); break;
 		case RECORD_SYNCHRONIZATION: list_add(&rec->synchronizations, h); break;
 		case RECORD_OVERHEAD: list_add(&rec->overheads, h); break;
+		case RECORD_MPI_CALL: list_add(&rec->mpi_calls, h); break;
+		case RECORD_MPI_COMPLETION: list_add(&rec->mpi_completions, h); break;
+		case RECORD_CLOCK_SYNC: list_add(&rec->clock_syncs, h); break;
 		case RECORD_MARKER: list_add(&marker_begins, h); break;
 		case RECORD_MARKER_END: list_add(&marker_ends, h); break;
 		case RECORD_THREAD_NAME: list_add(&rec->thread_names, h); break;
@@ -241,7 +248,8 @@ int recording_read(struct recording *rec, const char *spool_path, struct error *
 		return -1;
 	}
 	struct record_list *timed[] = { &rec->api_calls, &rec->kernels, &rec->copies,
-					&rec->allocations, &rec->synchronizations, &rec->overheads };
+					&rec->allocations, &rec->synchronizations, &rec->overheads,
+					&rec->mpi_calls };
 	for (size_t i = 0; i < sizeof(timed) / sizeof(timed[0]); i++)
 		if (!is_sorted(timed[i])) /* one recording thread gives sorted lists */
 			sort_pointers((const void **)timed[i]->items, timed[i]->count, by_start);
@@ -503,7 +511,7 @@ int recording_empty(const struct recording *rec)
 	return !rec->api_calls.count && !rec->kernels.count && !rec->copies.count &&
 	       !rec->allocations.count && !rec->synchronizations.count && !rec->marker_count &&
 	       !rec->samples.count && !rec->counters.count && !rec->overheads.count &&
-	       !rec->pc_samples.count && !rec->pc_sampling.count &&
+	       !rec->pc_samples.count && !rec->pc_sampling.count && !rec->mpi_calls.count &&
 	       !rec->stats.dropped_records;
 }
 
@@ -512,6 +520,7 @@ void recording_release(struct recording *rec)
 	struct record_list *lists[] = { &rec->strings, &rec->agents, &rec->queues,
 					&rec->api_calls, &rec->kernels, &rec->copies,
 					&rec->allocations, &rec->synchronizations, &rec->overheads,
+					&rec->mpi_calls, &rec->mpi_completions, &rec->clock_syncs,
 					&rec->calls_by_correlation, &rec->launches,
 					&rec->thread_names,
 					&rec->metric_series, &rec->metrics, &rec->samples,

@@ -76,6 +76,9 @@ struct recording {
 	struct record_list allocations;        /* likewise */
 	struct record_list synchronizations;   /* likewise */
 	struct record_list overheads;          /* likewise */
+	struct record_list mpi_calls;          /* likewise (--mpi-trace) */
+	struct record_list mpi_completions;    /* as written */
+	struct record_list clock_syncs;        /* as written: at MPI_Init, at MPI_Finalize */
 	struct recording_marker *markers;      /* by start time (of equal starts the longer first) */
 	size_t marker_count;
 	struct recording_marker **markers_by_id;
@@ -115,7 +118,7 @@ struct recording {
 /* Reads and checks a whole spool. A spool without a process record is refused. */
 int recording_read(struct recording *rec, const char *spool_path, struct error *err);
 /* Whether the process recorded nothing of its own: no API call, kernel, copy, allocation,
- * synchronization, marker, call-stack sample or counter, and none dropped (what gpuprof
+ * synchronization, MPI call, marker, call-stack sample or counter, and none dropped (what gpuprof
  * adds, the process and its metrics, does not count). */
 int recording_empty(const struct recording *rec);
 

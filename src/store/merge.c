@@ -15,6 +15,12 @@
 #include "store/schema.h"
 #include "util/strbuf.h"
 
+/* A time of the row t on the merged timeline: shifted by its process's shift, and by the
+ * drift of its clock from the shift's anchor (temp.merge_shift; drift 0 but for the
+ * processes placed by their MPI clock exchanges). */
+#define SHIFTED(column) \
+	"(t." column " + s.shift + CAST((t." column " - s.anchor) * s.drift AS INTEGER))"
+
 /* The tables with one row per event: copied with their times shifted and sorted. ?1 is
  * the string id offset, ?2 the process id offset; s is the shift of the row's process. */
 static const struct {
@@ -23,34 +29,38 @@ static const struct {
 	const char *order;   /* NULL: start, then the longer first */
 } timed[] = {
 	{ "gpuprof_api_call", "t.tid, t.domain, t.function_id + ?1, t.correlation_id, "
-			      "t.start + s.shift, t.end + s.shift, t.result" },
+			       SHIFTED("start") ", " SHIFTED("end") ", t.result" },
 	{ "gpuprof_kernel", "t.tid, t.agent_index, t.queue_index, t.name_id + ?1, "
-			    "t.correlation_id, t.dispatch_id, t.start + s.shift, t.end + s.shift, "
+			    "t.correlation_id, t.dispatch_id, " SHIFTED("start") ", " SHIFTED("end") ", "
 			    "t.grid_x, t.grid_y, t.grid_z, t.workgroup_x, t.workgroup_y, "
 			    "t.workgroup_z, t.local_memory_bytes, t.private_memory_bytes, t.status, "
 			    "t.registers, t.static_local_memory_bytes, t.dynamic_local_memory_bytes, "
 			    "t.stream_id, t.context_id, t.graph_id, t.graph_node_id, t.range_id" },
 	{ "gpuprof_memory_copy", "t.tid, t.queue_index, t.src_agent_index, t.dst_agent_index, "
 				 "t.operation, t.direction, t.function_id + ?1, t.bytes, "
-				 "t.correlation_id, t.start + s.shift, t.end + s.shift, t.status, "
+				 "t.correlation_id, " SHIFTED("start") ", " SHIFTED("end") ", t.status, "
 				 "t.src_memory_kind, t.dst_memory_kind, t.stream_id, t.context_id" },
 	{ "gpuprof_memory_allocation", "t.tid, t.agent_index, t.operation, t.memory_kind, "
-				       "t.address, t.bytes, t.correlation_id, t.start + s.shift, "
-				       "t.end + s.shift, t.stream_id, t.context_id" },
+				       "t.address, t.bytes, t.correlation_id, " SHIFTED("start") ", "
+				        SHIFTED("end") ", t.stream_id, t.context_id" },
 	{ "gpuprof_synchronization", "t.tid, t.type, t.stream_id, t.context_id, t.event_id, "
-				     "t.result, t.correlation_id, t.start + s.shift, "
-				     "t.end + s.shift" },
-	{ "gpuprof_overhead", "t.kind, t.tid, t.agent_index, t.start + s.shift, "
-			      "t.end + s.shift" },
+				     "t.result, t.correlation_id, " SHIFTED("start") ", "
+				      SHIFTED("end")  },
+	{ "gpuprof_overhead", "t.kind, t.tid, t.agent_index, " SHIFTED("start") ", "
+			       SHIFTED("end")  },
 	{ "gpuprof_marker", "t.tid, t.end_tid, t.kind, "
 			    "CASE t.domain_id WHEN 0 THEN 0 ELSE t.domain_id + ?1 END, "
-			    "t.name_id + ?1, t.range_id, t.parent_id, t.start + s.shift, "
-			    "t.end + s.shift, t.ended" },
-	{ "gpuprof_metric", "t.series_id, t.time + s.shift, t.value", "time, process_id" },
-	{ "gpuprof_sample", "t.tid, t.time + s.shift, t.stack_id", "time, process_id" },
-	{ "gpuprof_sample_lost", "t.tid, t.start + s.shift, t.end + s.shift, t.samples" },
+			    "t.name_id + ?1, t.range_id, t.parent_id, " SHIFTED("start") ", "
+			     SHIFTED("end") ", t.ended" },
+	{ "gpuprof_metric", "t.series_id, " SHIFTED("time") ", t.value", "time, process_id" },
+	{ "gpuprof_sample", "t.tid, " SHIFTED("time") ", t.stack_id", "time, process_id" },
+	{ "gpuprof_sample_lost", "t.tid, " SHIFTED("start") ", " SHIFTED("end") ", t.samples" },
 	{ "gpuprof_launch_stack", "t.correlation_id, t.domain, t.function_id + ?1, t.tid, "
-				  "t.time + s.shift, t.stack_id", "time, process_id" },
+				   SHIFTED("time") ", t.stack_id", "time, process_id" },
+	{ "gpuprof_mpi_call", "t.tid, t.function_id + ?1, " SHIFTED("start") ", " SHIFTED("end")
+			      ", t.call_id, CASE t.communicator_id WHEN 0 THEN 0 ELSE "
+			      "t.communicator_id + ?1 END, t.communicator_size, t.peer, t.tag, t.root, "
+			      "t.result, t.bytes_sent, t.bytes_received, t.sequence, t.request" },
 };
 
 #define TIMED_COUNT (sizeof(timed) / sizeof(timed[0]))
@@ -111,6 +121,45 @@ static int64_t max_of(sqlite3 *db, const char *sql)
 	return v;
 }
 
+/* A process of another host than the first that measured its clock against MPI rank
+ * 0's (--mpi-trace) is placed by that measurement, when rank 0 ran on the first host
+ * (its recording merged before): at its first exchange (anchor) by the offset measured
+ * there, and between its exchanges by the offset interpolated (drift, ns per ns). The
+ * real-time clocks of two hosts agree to NTP's milliseconds; the exchange to the round
+ * trip of one message. Processes of the first host keep their clock exactly. */
+static void clock_exchange_shift(sqlite3 *db, int64_t process, const char *first_host,
+				 int64_t *shift, int64_t *anchor, double *drift)
+{
+	sqlite3_stmt *s;
+	if (!src_has_table(db, "gpuprof_clock_sync") ||
+	    sqlite3_prepare_v2(db, "SELECT 1 FROM main.gpuprof_clock_sync c JOIN "
+			       "main.gpuprof_process p ON p.id = c.process_id WHERE c.rank = 0 AND "
+			       "p.hostname = ?", -1, &s, NULL) != SQLITE_OK)
+		return;
+	sqlite3_bind_text(s, 1, first_host, -1, SQLITE_STATIC);
+	int rank0_first = sqlite3_step(s) == SQLITE_ROW;
+	sqlite3_finalize(s);
+	if (!rank0_first || sqlite3_prepare_v2(db, "SELECT local_time, offset FROM "
+					       "src.gpuprof_clock_sync WHERE process_id = ? ORDER BY "
+					       "local_time", -1, &s, NULL) != SQLITE_OK)
+		return;
+	sqlite3_bind_int64(s, 1, process);
+	int n = 0;
+	int64_t t[2] = { 0 }, o[2] = { 0 };
+	while (sqlite3_step(s) == SQLITE_ROW) {
+		int k = n ? 1 : 0; /* the first and the last */
+		t[k] = sqlite3_column_int64(s, 0);
+		o[k] = sqlite3_column_int64(s, 1);
+		n++;
+	}
+	sqlite3_finalize(s);
+	if (!n)
+		return;
+	*shift = o[0];
+	*anchor = t[0];
+	*drift = n > 1 && t[1] > t[0] ? (double)(o[1] - o[0]) / (double)(t[1] - t[0]) : 0;
+}
+
 /* Hosts seen so far and the offset of their monotonic clock to real time. */
 struct hosts {
 	char **names;
@@ -134,7 +183,7 @@ static int fill_shifts(sqlite3 *db, struct hosts *hosts, struct strbuf *notes,
 			      STORE_RECORDING_KEY("t") ") FROM src.gpuprof_process t ORDER BY id",
 			  &s, err))
 		return -1;
-	if (store_prepare(db, "INSERT INTO temp.merge_shift VALUES (?, ?)", &insert, err)) {
+	if (store_prepare(db, "INSERT INTO temp.merge_shift VALUES (?, ?, ?, ?)", &insert, err)) {
 		sqlite3_finalize(s);
 		return -1;
 	}
@@ -157,9 +206,15 @@ static int fill_shifts(sqlite3 *db, struct hosts *hosts, struct strbuf *notes,
 			hosts->offsets[h] = offset;
 			hosts->count++;
 		}
-		int64_t shift = hosts->offsets[h] - hosts->offsets[0];
+		int64_t shift = hosts->offsets[h] - hosts->offsets[0], anchor = 0;
+		double drift = 0;
+		if (h > 0)
+			clock_exchange_shift(db, sqlite3_column_int64(s, 0), hosts->names[0], &shift,
+					     &anchor, &drift);
 		sqlite3_bind_int64(insert, 1, sqlite3_column_int64(s, 0));
 		sqlite3_bind_int64(insert, 2, shift);
+		sqlite3_bind_int64(insert, 3, anchor);
+		sqlite3_bind_double(insert, 4, drift);
 		if (sqlite3_step(insert) != SQLITE_DONE)
 			rc = error_set(err, "cannot merge: %s", sqlite3_errmsg(db));
 		sqlite3_reset(insert);
@@ -197,8 +252,8 @@ static int merge_one(sqlite3 *db, int index, const char *path, struct hosts *hos
 		  "INSERT INTO main.gpuprof_string SELECT id + ?1, string FROM src.gpuprof_string" },
 		{ "gpuprof_process",
 		  "INSERT INTO main.gpuprof_process SELECT t.id + ?2, t.hostname, t.pid, t.ppid, "
-		  "t.rank, t.size, t.command, t.start + s.shift, t.end + s.shift, t.realtime_start, "
-		  "t.clean_exit, t.recording_start + s.shift FROM src.gpuprof_process t "
+		  "t.rank, t.size, t.command, " SHIFTED("start") ", " SHIFTED("end") ", t.realtime_start, "
+		  "t.clean_exit, " SHIFTED("recording_start") " FROM src.gpuprof_process t "
 		  "JOIN temp.merge_shift s ON s.id = t.id" },
 		{ "gpuprof_agent",
 		  "INSERT INTO main.gpuprof_agent SELECT process_id + ?2, agent_index, type, "
@@ -242,6 +297,14 @@ static int merge_one(sqlite3 *db, int index, const char *path, struct hosts *hos
 		  "pc_offset, reason_id + ?1, samples, CASE file_id WHEN 0 THEN 0 ELSE file_id + ?1 "
 		  "END, line FROM src.gpuprof_pc_sample "
 		  "WHERE process_id IN (SELECT id FROM temp.merge_shift) ORDER BY id" },
+		{ "gpuprof_mpi_completion",
+		  "INSERT INTO main.gpuprof_mpi_completion SELECT t.process_id + ?2, t.request, "
+		  "t.completed_by, " SHIFTED("time") ", t.bytes_received, t.peer, t.tag "
+		  "FROM src.gpuprof_mpi_completion t JOIN temp.merge_shift s ON s.id = t.process_id" },
+		{ "gpuprof_clock_sync",
+		  "INSERT INTO main.gpuprof_clock_sync SELECT t.process_id + ?2, "
+		  SHIFTED("local_time") ", t.offset, t.round_trip, t.rank, t.size "
+		  "FROM src.gpuprof_clock_sync t JOIN temp.merge_shift s ON s.id = t.process_id" },
 		{ "gpuprof_pc_sampling",
 		  "INSERT INTO main.gpuprof_pc_sampling SELECT process_id + ?2, agent_index, "
 		  "period_log2, samples, dropped, other_samples, buffer_full "
@@ -251,8 +314,8 @@ static int merge_one(sqlite3 *db, int index, const char *path, struct hosts *hos
 	/* an input from before recording_start: recording began with the process */
 	static const char process_before_recording_start[] =
 		"INSERT INTO main.gpuprof_process SELECT t.id + ?2, t.hostname, t.pid, t.ppid, "
-		"t.rank, t.size, t.command, t.start + s.shift, t.end + s.shift, t.realtime_start, "
-		"t.clean_exit, t.start + s.shift FROM src.gpuprof_process t "
+		"t.rank, t.size, t.command, " SHIFTED("start") ", " SHIFTED("end") ", t.realtime_start, "
+		"t.clean_exit, " SHIFTED("start") " FROM src.gpuprof_process t "
 		"JOIN temp.merge_shift s ON s.id = t.id";
 	int has_recording_start = src_has_recording_start(db);
 	for (size_t i = 0; rc == 0 && i < sizeof(untimed) / sizeof(untimed[0]); i++)
@@ -439,7 +502,8 @@ int store_merge(char *const *inputs, int count, char *const *replays, int replay
 	}
 	if (store_writing(db, err) ||
 	    store_exec(db, store_schema_sql, err) ||
-	    store_exec(db, "CREATE TEMP TABLE merge_shift (id INTEGER PRIMARY KEY, shift INTEGER)",
+	    store_exec(db, "CREATE TEMP TABLE merge_shift (id INTEGER PRIMARY KEY, shift INTEGER, "
+			    "anchor INTEGER, drift REAL)",
 		     err))
 		goto out;
 	for (size_t i = 0; i < TIMED_COUNT; i++) {

@@ -88,6 +88,17 @@ CREATE TABLE gpuprof_pc_sample (
 CREATE TABLE gpuprof_pc_sampling (
   process_id INTEGER, agent_index INTEGER, period_log2 INTEGER, samples INTEGER,
   dropped INTEGER, other_samples INTEGER, buffer_full INTEGER);
+CREATE TABLE gpuprof_mpi_call (
+  id INTEGER PRIMARY KEY, process_id INTEGER, tid INTEGER, function_id INTEGER,
+  start INTEGER, end INTEGER, call_id INTEGER, communicator_id INTEGER,
+  communicator_size INTEGER, peer INTEGER, tag INTEGER, root INTEGER, result INTEGER,
+  bytes_sent INTEGER, bytes_received INTEGER, sequence INTEGER, request INTEGER);
+CREATE TABLE gpuprof_mpi_completion (
+  process_id INTEGER, request INTEGER, completed_by INTEGER, time INTEGER,
+  bytes_received INTEGER, peer INTEGER, tag INTEGER, PRIMARY KEY (process_id, request));
+CREATE TABLE gpuprof_clock_sync (
+  process_id INTEGER, local_time INTEGER, offset INTEGER, round_trip INTEGER, rank INTEGER,
+  size INTEGER);
 
 CREATE VIEW processes AS
   SELECT id, hostname, pid, ppid, rank, size, command, start, end, end - start AS duration,
@@ -249,3 +260,25 @@ CREATE VIEW pc_sampling AS
          sum(t.other_samples) AS other_samples, sum(t.buffer_full) AS buffer_full
   FROM gpuprof_pc_sampling t JOIN gpuprof_process p ON p.id = t.process_id
   GROUP BY t.process_id, t.agent_index;
+-- MPI calls (--mpi-trace): a nonblocking call's peer, tag and bytes received are its
+-- completion's where it has one (a receive from any source learns its source there)
+CREATE VIEW mpi_calls AS
+  SELECT c.id, c.process_id, p.pid, COALESCE(p.rank, -1) AS rank, c.tid, c.call_id,
+         f.string AS function, c.start, c.end, c.end - c.start AS duration,
+         m.string AS communicator, c.communicator_size,
+         CASE WHEN d.peer IS NOT NULL AND d.peer >= 0 THEN d.peer ELSE c.peer END AS peer,
+         CASE WHEN d.tag IS NOT NULL AND d.tag >= 0 THEN d.tag ELSE c.tag END AS tag,
+         c.root, c.bytes_sent,
+         CASE WHEN d.request IS NOT NULL AND d.bytes_received > 0 THEN d.bytes_received
+              ELSE c.bytes_received END AS bytes_received,
+         c.bytes_sent + CASE WHEN d.request IS NOT NULL AND d.bytes_received > 0
+                             THEN d.bytes_received ELSE c.bytes_received END AS bytes,
+         c.sequence, c.request, d.time AS completed, d.completed_by, c.result
+  FROM gpuprof_mpi_call c JOIN gpuprof_process p ON p.id = c.process_id
+  LEFT JOIN gpuprof_string f ON f.id = c.function_id
+  LEFT JOIN gpuprof_string m ON m.id = c.communicator_id
+  LEFT JOIN gpuprof_mpi_completion d ON d.process_id = c.process_id AND d.request = c.request
+                                    AND c.request > 0;
+CREATE VIEW clock_syncs AS
+  SELECT s.process_id, p.pid, p.hostname, s.rank, s.size, s.local_time, s.offset,
+         s.round_trip FROM gpuprof_clock_sync s JOIN gpuprof_process p ON p.id = s.process_id;

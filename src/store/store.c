@@ -76,7 +76,8 @@ enum statement {
 	INSERT_COPY, INSERT_ALLOCATION, INSERT_SYNCHRONIZATION, INSERT_OVERHEAD, INSERT_DROPPED,
 	INSERT_METADATA, INSERT_MARKER, INSERT_THREAD, INSERT_METRIC_SERIES, INSERT_METRIC,
 	INSERT_FRAME, INSERT_STACK, INSERT_SAMPLE, INSERT_SAMPLES_LOST, INSERT_LAUNCH_STACK,
-	INSERT_COUNTER, INSERT_PC_SAMPLE, INSERT_PC_SAMPLING,
+	INSERT_COUNTER, INSERT_PC_SAMPLE, INSERT_PC_SAMPLING, INSERT_MPI_CALL,
+	INSERT_MPI_COMPLETION, INSERT_CLOCK_SYNC,
 	STATEMENT_COUNT
 };
 
@@ -127,6 +128,13 @@ static const char *const statement_sql[STATEMENT_COUNT] = {
 			     "correlation_id, function_id, cubin_crc, pc_offset, reason_id, "
 			     "samples, file_id, line) VALUES (1,?,?,?,?,?,?,?,?,?)",
 	[INSERT_PC_SAMPLING] = "INSERT INTO gpuprof_pc_sampling VALUES (1,?,?,?,?,?,?)",
+	[INSERT_MPI_CALL] = "INSERT INTO gpuprof_mpi_call (process_id, tid, function_id, start, "
+			    "end, call_id, communicator_id, communicator_size, peer, tag, root, "
+			    "result, bytes_sent, bytes_received, sequence, request) VALUES "
+			    "(1,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+	[INSERT_MPI_COMPLETION] = "INSERT OR REPLACE INTO gpuprof_mpi_completion VALUES "
+				  "(1,?,?,?,?,?,?)",
+	[INSERT_CLOCK_SYNC] = "INSERT INTO gpuprof_clock_sync VALUES (1,?,?,?,?,?)",
 };
 
 /* Rows per multi-row INSERT for the large tables: one statement step per batch
@@ -248,6 +256,44 @@ static void bind_record(sqlite3_stmt *s, int c, const struct record_header *h,
 		struct resolved_kernel resolved, *k = &resolved;
 		recording_resolve_kernel(rec, (const void *)h, k);
 		KERNEL_FIELDS(BIND_FIELD)
+		return;
+	}
+	case RECORD_MPI_CALL: {
+		const struct record_mpi_call *r = (const void *)h;
+		bind_i64(s, &c, r->tid);
+		bind_i64(s, &c, r->function_id);
+		bind_i64(s, &c, (int64_t)r->start_ns);
+		bind_i64(s, &c, (int64_t)r->end_ns);
+		bind_i64(s, &c, (int64_t)r->call_id);
+		bind_i64(s, &c, r->communicator_id);
+		bind_i64(s, &c, r->communicator_size);
+		bind_i64(s, &c, r->peer);
+		bind_i64(s, &c, r->tag);
+		bind_i64(s, &c, r->root);
+		bind_i64(s, &c, r->result);
+		bind_i64(s, &c, (int64_t)r->bytes_sent);
+		bind_i64(s, &c, (int64_t)r->bytes_received);
+		bind_i64(s, &c, (int64_t)r->sequence);
+		bind_i64(s, &c, (int64_t)r->request);
+		return;
+	}
+	case RECORD_MPI_COMPLETION: {
+		const struct record_mpi_completion *r = (const void *)h;
+		bind_i64(s, &c, (int64_t)r->request);
+		bind_i64(s, &c, (int64_t)r->completed_by);
+		bind_i64(s, &c, (int64_t)r->time_ns);
+		bind_i64(s, &c, (int64_t)r->bytes_received);
+		bind_i64(s, &c, r->peer);
+		bind_i64(s, &c, r->tag);
+		return;
+	}
+	case RECORD_CLOCK_SYNC: {
+		const struct record_clock_sync *r = (const void *)h;
+		bind_i64(s, &c, (int64_t)r->local_ns);
+		bind_i64(s, &c, r->offset_ns);
+		bind_i64(s, &c, (int64_t)r->round_trip_ns);
+		bind_i64(s, &c, r->rank);
+		bind_i64(s, &c, r->size);
 		return;
 	}
 	case RECORD_THREAD_NAME: {
@@ -557,7 +603,7 @@ int store_write(const struct recording *rec, const char *spool_path, const char 
 			goto out;
 	if (prepare_batch(&l, INSERT_API, err) || prepare_batch(&l, INSERT_KERNEL, err) ||
 	    prepare_batch(&l, INSERT_COPY, err) || prepare_batch(&l, INSERT_COUNTER, err) ||
-	    prepare_batch(&l, INSERT_PC_SAMPLE, err))
+	    prepare_batch(&l, INSERT_PC_SAMPLE, err) || prepare_batch(&l, INSERT_MPI_CALL, err))
 		goto out;
 	/* tables in start-time order: rowid order is time order for readers */
 	const struct { const struct record_list *list; enum statement insert; } tables[] = {
@@ -569,7 +615,9 @@ int store_write(const struct recording *rec, const char *spool_path, const char 
 		{ &rec->overheads, INSERT_OVERHEAD }, { &rec->thread_names, INSERT_THREAD },
 		{ &rec->metric_series, INSERT_METRIC_SERIES }, { &rec->metrics, INSERT_METRIC },
 		{ &rec->counters, INSERT_COUNTER }, { &rec->pc_samples, INSERT_PC_SAMPLE },
-		{ &rec->pc_sampling, INSERT_PC_SAMPLING },
+		{ &rec->pc_sampling, INSERT_PC_SAMPLING }, { &rec->mpi_calls, INSERT_MPI_CALL },
+		{ &rec->mpi_completions, INSERT_MPI_COMPLETION },
+		{ &rec->clock_syncs, INSERT_CLOCK_SYNC },
 	};
 	uint64_t rows = rec->marker_count + rec->samples.count;
 	for (size_t t = 0; t < sizeof(tables) / sizeof(tables[0]); t++)

@@ -47,6 +47,12 @@ static const char ALLOCATION_HEADER[] =
 static const char API_HEADER[] =
 	"\"Domain\",\"Function\",\"Process_Id\",\"Thread_Id\",\"Correlation_Id\","
 	"\"Start_Timestamp\",\"End_Timestamp\"";
+/* rocprofv3's API columns, then what an MPI call says (docs/MPI.md) */
+static const char MPI_HEADER[] =
+	"\"Domain\",\"Function\",\"Process_Id\",\"Thread_Id\",\"Correlation_Id\","
+	"\"Start_Timestamp\",\"End_Timestamp\",\"Communicator\",\"Communicator_Size\","
+	"\"Peer\",\"Tag\",\"Root\",\"Bytes_Sent\",\"Bytes_Received\",\"Sequence\","
+	"\"Request\",\"Completed_Timestamp\",\"Result\"";
 static const char COUNTER_HEADER[] =
 	"\"Correlation_Id\",\"Dispatch_Id\",\"Agent_Id\",\"Queue_Id\",\"Process_Id\",\"Thread_Id\","
 	"\"Grid_Size\",\"Kernel_Id\",\"Kernel_Name\",\"Workgroup_Size\",\"LDS_Block_Size\","
@@ -328,8 +334,21 @@ static int csv_api(struct csv_state *s, const struct event *e, struct error *err
 	csv_int(l, e->correlation_id);
 	csv_int(l, e->start_ns);
 	csv_int(l, e->end_ns);
+	if (e->api.mpi) {
+		csv_text(l, e->api.communicator);
+		csv_int(l, e->api.communicator_size);
+		csv_int(l, e->api.peer);
+		csv_int(l, e->api.tag);
+		csv_int(l, e->api.root);
+		csv_int(l, e->api.bytes_sent);
+		csv_int(l, e->api.bytes_received);
+		csv_int(l, e->api.sequence);
+		csv_int(l, e->api.request);
+		csv_int(l, e->api.completed_ns);
+		csv_int(l, e->api.result);
+	}
 	domain_key(e->api.domain, "_trace", key, sizeof(key));
-	return put_line(s, key, API_HEADER, err);
+	return put_line(s, key, e->api.mpi ? MPI_HEADER : API_HEADER, err);
 }
 
 /* rocprofv3's marker_api_trace.csv: a range is one row, a mark has start = end; the

@@ -6,6 +6,7 @@
 #include "analysis/unwind.h"
 #include "core/record-fields.h"
 #include "core/record.h"
+#include "util/sort.h"
 #include "writer/export-run.h"
 #include "writer/writer.h"
 
@@ -89,6 +90,59 @@ static void event_from_api(const struct recording *rec, const struct record_api_
 #undef FIELD_STRING
 #undef FIELD_INT
 
+static int completion_by_request(const void *a, const void *b)
+{
+	const struct record_mpi_completion *x = *(const struct record_mpi_completion *const *)a;
+	const struct record_mpi_completion *y = *(const struct record_mpi_completion *const *)b;
+	return x->request < y->request ? -1 : x->request > y->request;
+}
+
+/* The completion of request in completions (sorted by request), NULL when none. */
+static const struct record_mpi_completion *completion_of(const struct record_list *completions,
+							   uint64_t request)
+{
+	size_t lo = 0, hi = request ? completions->count : 0;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		const struct record_mpi_completion *d = (const void *)completions->items[mid];
+		if (d->request == request)
+			return d;
+		if (d->request < request)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return NULL;
+}
+
+/* An MPI call as export.c's fill_mpi() reads it from a database. */
+static void event_from_mpi(const struct recording *rec, const struct record_list *completions,
+			   const struct record_mpi_call *r, struct event *e)
+{
+	const struct record_mpi_completion *d = completion_of(completions, r->request);
+	e->kind = EVENT_API_CALL;
+	e->pid = rec->process->pid;
+	e->tid = r->tid;
+	e->name = recording_string(rec, r->function_id);
+	e->start_ns = (int64_t)r->start_ns;
+	e->end_ns = (int64_t)r->end_ns;
+	e->correlation_id = (int64_t)r->call_id;
+	e->api.domain = "MPI_API";
+	e->api.mpi = 1;
+	e->api.communicator = r->communicator_id ? recording_string(rec, r->communicator_id) : "";
+	e->api.communicator_size = r->communicator_size;
+	e->api.peer = d && d->peer >= 0 ? d->peer : r->peer;
+	e->api.tag = d && d->tag >= 0 ? d->tag : r->tag;
+	e->api.root = r->root;
+	e->api.result = r->result;
+	e->api.bytes_sent = (int64_t)r->bytes_sent;
+	e->api.bytes_received = (int64_t)(d && d->bytes_received ? d->bytes_received
+							       : r->bytes_received);
+	e->api.sequence = (int64_t)r->sequence;
+	e->api.request = (int64_t)r->request;
+	e->api.completed_ns = d ? (int64_t)d->time_ns : 0;
+}
+
 static void event_from_marker(const struct recording *rec, const struct recording_marker *m,
 			      struct event *e)
 {
@@ -149,6 +203,8 @@ static uint64_t record_start(const struct record_header *h)
 	case RECORD_MEMORY_COPY: return ((const struct record_memory_copy *)h)->start_ns;
 	case RECORD_MEMORY_ALLOCATION:
 		return ((const struct record_memory_allocation *)h)->start_ns;
+	case RECORD_MPI_CALL:
+		return ((const struct record_mpi_call *)h)->start_ns;
 	default: return ((const struct record_api_call *)h)->start_ns;
 	}
 }
@@ -178,6 +234,7 @@ int export_recording(const struct recording *rec, const struct writer_ops *const
 	}
 	run.progress = progress_task_begin("files", rec->kernels.count + rec->copies.count +
 					   rec->allocations.count + rec->api_calls.count +
+					   rec->mpi_calls.count +
 					   rec->marker_count);
 	/* the order of export_database(): the process, agents, threads, then the timed lists
 	 * (each sorted by start) merged by start */
@@ -204,7 +261,12 @@ int export_recording(const struct recording *rec, const struct writer_ops *const
 		failed = export_run_event(&run, &e, err);
 	}
 	const struct record_list *lists[] = { &rec->kernels, &rec->copies, &rec->allocations,
-					      &rec->api_calls };
+					      &rec->api_calls, &rec->mpi_calls };
+	enum { LISTS = 5, MARKERS = LISTS, METRICS, SLICES, SOURCES };
+	struct record_list completions = { 0 };
+	for (size_t i = 0; i < rec->mpi_completions.count; i++)
+		record_list_add(&completions, rec->mpi_completions.items[i]);
+	sort_pointers((const void **)completions.items, completions.count, completion_by_request);
 	/* the sampled stacks as slices, for the timelines */
 	struct sample_slice *slices = NULL;
 	size_t slice_count = 0;
@@ -217,19 +279,19 @@ int export_recording(const struct recording *rec, const struct writer_ops *const
 		slice_count = sample_slices_build(rec->stacks, in, rec->samples.count, &slices);
 		free(in);
 	}
-	size_t at[7] = { 0 }; /* the four lists, the markers, the metrics, the stacks' slices */
+	size_t at[SOURCES] = { 0 }; /* the lists, the markers, the metrics, the stacks' slices */
 	while (!failed) {
 		int next = -1;
 		uint64_t next_start = 0;
-		for (int l = 0; l < 7; l++) {
-			size_t n = l < 4 ? lists[l]->count : l == 4 ? rec->marker_count
-				 : l == 5 ? rec->metrics.count : slice_count;
+		for (int l = 0; l < SOURCES; l++) {
+			size_t n = l < LISTS ? lists[l]->count : l == MARKERS ? rec->marker_count
+				 : l == METRICS ? rec->metrics.count : slice_count;
 			if (at[l] == n)
 				continue;
-			uint64_t start = l < 4 ? record_start(lists[l]->items[at[l]])
-				       : l == 4 ? rec->markers[at[l]].start_ns
-				       : l == 5 ? ((const struct record_metric *)
-						   rec->metrics.items[at[l]])->time_ns
+			uint64_t start = l < LISTS ? record_start(lists[l]->items[at[l]])
+				       : l == MARKERS ? rec->markers[at[l]].start_ns
+				       : l == METRICS ? ((const struct record_metric *)
+							 rec->metrics.items[at[l]])->time_ns
 				       : (uint64_t)slices[at[l]].start;
 			if (next < 0 || start < next_start) {
 				next = l;
@@ -239,12 +301,12 @@ int export_recording(const struct recording *rec, const struct writer_ops *const
 		if (next < 0)
 			break;
 		memset(&e, 0, sizeof(e));
-		if (next == 4) {
-			event_from_marker(rec, &rec->markers[at[4]++], &e);
-		} else if (next == 5) {
-			event_from_metric(rec, (const void *)rec->metrics.items[at[5]++], &e);
-		} else if (next == 6) {
-			export_event_from_slice(rec->stacks, &slices[at[6]++], &e);
+		if (next == MARKERS) {
+			event_from_marker(rec, &rec->markers[at[MARKERS]++], &e);
+		} else if (next == METRICS) {
+			event_from_metric(rec, (const void *)rec->metrics.items[at[METRICS]++], &e);
+		} else if (next == SLICES) {
+			export_event_from_slice(rec->stacks, &slices[at[SLICES]++], &e);
 			e.pid = rec->process->pid;
 		} else {
 			const struct record_header *h = lists[next]->items[at[next]++];
@@ -254,12 +316,15 @@ int export_recording(const struct recording *rec, const struct writer_ops *const
 				event_from_copy(rec, (const void *)h, &e);
 			else if (h->type == RECORD_MEMORY_ALLOCATION)
 				event_from_allocation(rec, (const void *)h, &e);
+			else if (h->type == RECORD_MPI_CALL)
+				event_from_mpi(rec, &completions, (const void *)h, &e);
 			else
 				event_from_api(rec, (const void *)h, &e);
 		}
 		e.process_id = 1;
 		failed = export_run_event(&run, &e, err);
 	}
+	record_list_release(&completions);
 	free(slices);
 	return export_run_end(&run, failed, written, err);
 }

@@ -261,6 +261,32 @@ static void fill_api(sqlite3_stmt *s, const struct names *n, struct event *e)
 #undef FIELD_STRING
 #undef FIELD_INT
 
+/* An MPI call, with its completion's values (the query below) */
+static void fill_mpi(sqlite3_stmt *s, const struct names *n, struct event *e)
+{
+	e->kind = EVENT_API_CALL;
+	e->process_id = I64(0);
+	e->pid = pid_of(n, e->process_id);
+	e->tid = I64(1);
+	e->name = name_of(n, I64(2));
+	e->start_ns = I64(3);
+	e->end_ns = I64(4);
+	e->correlation_id = I64(5);
+	e->api.domain = "MPI_API";
+	e->api.mpi = 1;
+	e->api.communicator = I64(6) ? name_of(n, I64(6)) : "";
+	e->api.communicator_size = I64(7);
+	e->api.peer = I64(8);
+	e->api.tag = I64(9);
+	e->api.root = I64(10);
+	e->api.result = I64(11);
+	e->api.bytes_sent = I64(12);
+	e->api.bytes_received = I64(13);
+	e->api.sequence = I64(14);
+	e->api.request = I64(15);
+	e->api.completed_ns = I64(16);
+}
+
 static void fill_thread(sqlite3_stmt *s, const struct names *n, struct event *e)
 {
 	e->kind = EVENT_THREAD;
@@ -351,6 +377,15 @@ static const struct query queries[] = {
 	  fill_api, API_CALL_COLUMN_start },
 	{ "SELECT process_id, tid, end_tid, kind, domain_id, name_id, range_id, parent_id, "
 	  "start, end, ended FROM gpuprof_marker ORDER BY id", fill_marker, 8 },
+	{ "SELECT c.process_id, c.tid, c.function_id, c.start, c.end, c.call_id, "
+	  "c.communicator_id, c.communicator_size, "
+	  "CASE WHEN d.peer >= 0 THEN d.peer ELSE c.peer END, "
+	  "CASE WHEN d.tag >= 0 THEN d.tag ELSE c.tag END, c.root, c.result, c.bytes_sent, "
+	  "CASE WHEN d.bytes_received > 0 THEN d.bytes_received ELSE c.bytes_received END, "
+	  "c.sequence, c.request, COALESCE(d.time, 0) FROM gpuprof_mpi_call c "
+	  "LEFT JOIN gpuprof_mpi_completion d ON d.process_id = c.process_id "
+	  "AND d.request = c.request AND c.request > 0 ORDER BY c.id", fill_mpi, 3,
+	  "gpuprof_mpi_call" },
 	{ "SELECT process_id, series_id, time, value FROM gpuprof_metric ORDER BY id",
 	  fill_metric, 2, "gpuprof_metric" },
 };

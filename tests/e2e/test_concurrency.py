@@ -69,7 +69,7 @@ def test_a_traced_program_that_runs_gpuprof(tmp_path):
     inner = outputs(str(tmp_path / "inner"))
     assert len(inner) == 1 and len(inner[0].csv("kernel_trace.csv")) == 1
     assert outputs(str(tmp_path / "outer")) == []
-    assert "no process used OpenCL or CUDA" in r.stderr
+    assert "no process used OpenCL, CUDA or MPI" in r.stderr
 
 
 def test_two_traced_programs_into_one_prefix(tmp_path):

@@ -1,0 +1,60 @@
+/* Which rank holds the others back (--mpi-trace): over the MPI calls of one database
+ * (a merged run, or one rank), per rank the time computing, in MPI and waiting; per
+ * collective, how long the ranks waited for the last to arrive; per pair of ranks, the
+ * time receives waited for late senders; the straggler named with what it cost. The
+ * wait patterns are Scalasca's: wait at N x N (every rank waits for the last), late
+ * broadcast (a rank waits for the root of a one-to-all), early reduce (the root of an
+ * all-to-one waits for the last), late sender (a receive waits for its send). SQLite
+ * does the grouping, so memory holds the result rows only. */
+#ifndef GPUPROF_ANALYSIS_MPI_RANKS_H
+#define GPUPROF_ANALYSIS_MPI_RANKS_H
+
+#include <sqlite3.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "analysis/insight.h"
+#include "util/error.h"
+
+struct mpi_rank {
+	int64_t rank, pid;
+	char *host;
+	int64_t window_ns;     /* from the end of MPI_Init to the start of MPI_Finalize (the
+				* process's recording where it has neither) */
+	int64_t mpi_ns;        /* in MPI calls other than MPI_Init and MPI_Finalize */
+	int64_t wait_ns;       /* of mpi_ns, waiting for other ranks (the patterns above) */
+	int64_t calls, bytes_sent, bytes_received;
+	int64_t last_arrivals; /* collective instances it arrived at last */
+	int64_t caused_ns;     /* the waits of the other ranks in those */
+};
+
+struct mpi_collective {
+	char *function, *communicator;
+	int64_t instances, ranks; /* ranks: the most that took part in one */
+	int64_t wait_ns;       /* every rank's waits together */
+	int64_t max_wait_ns;   /* the longest of one rank in one instance */
+	int64_t last_rank, last_count; /* the rank that arrived last most often, how often */
+};
+
+struct mpi_late_sender {
+	int64_t sender, receiver, tag, messages, wait_ns;
+};
+
+struct mpi_ranks {
+	struct mpi_rank *ranks;
+	size_t rank_count;
+	struct mpi_collective *collectives;
+	size_t collective_count;
+	struct mpi_late_sender *late;
+	size_t late_count;
+	int64_t messages, unmatched_sends, unmatched_receives; /* point-to-point */
+	int64_t straggler;     /* the rank whose late arrivals cost the others most; -1 */
+};
+
+/* The analysis of db's MPI calls (none recorded: zero ranks). 0, or -1 with err set. */
+int mpi_ranks_analyze(sqlite3 *db, struct mpi_ranks *out, struct error *err);
+/* The straggler as a finding ("mpi-imbalance"), when the others waited for it. */
+void mpi_ranks_findings(const struct mpi_ranks *r, struct findings *out);
+void mpi_ranks_release(struct mpi_ranks *r);
+
+#endif

@@ -1,0 +1,161 @@
+/* --mpi-trace: which MPI interposer the program needs (see inject/mpi), and finding the
+ * program as exec does. */
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "commands/trace.h"
+#include "util/error.h"
+
+int trace_find_program(const char *program, struct strbuf *found)
+{
+	if (strchr(program, '/')) {
+		if (access(program, X_OK) != 0)
+			return 0;
+		if (found)
+			strbuf_addstr(found, program);
+		return 1;
+	}
+	const char *path = getenv("PATH");
+	int seen = 0; /* found but not executable: EACCES, as exec says */
+	for (const char *at = path ? path : "/bin:/usr/bin"; ; ) {
+		const char *colon = strchr(at, ':');
+		size_t length = colon ? (size_t)(colon - at) : strlen(at);
+		struct strbuf candidate = STRBUF_INIT;
+		strbuf_addf(&candidate, "%.*s%s%s", (int)length, at, length ? "/" : "", program);
+		int ok = access(candidate.buf, X_OK) == 0;
+		seen |= !ok && errno == EACCES;
+		if (ok && found)
+			strbuf_addstr(found, candidate.buf);
+		strbuf_release(&candidate);
+		if (ok)
+			return 1;
+		if (!colon)
+			break;
+		at = colon + 1;
+	}
+	errno = seen ? EACCES : ENOENT;
+	return 0;
+}
+
+/* The implementation a shared library's name says: MPICH's libmpich.so.12 and the
+ * libmpi.so.12 of MPICH and the MPIs that share its ABI (Intel MPI, MVAPICH); any other
+ * libmpi.so is Open MPI's (libmpi.so.40 since 3.0). */
+static const char *implementation_of_library(const char *needed)
+{
+	if (!strncmp(needed, "libmpich.so", 11) || !strcmp(needed, "libmpi.so.12"))
+		return "mpich";
+	if (!strncmp(needed, "libmpi.so", 9))
+		return "openmpi";
+	return NULL;
+}
+
+/* The implementation the program links (its DT_NEEDED), NULL when it names none (a
+ * script, or a program that reaches MPI through a library of its own). */
+static const char *implementation_linked(const char *path)
+{
+	const char *found = NULL;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return NULL;
+	elf_version(EV_CURRENT);
+	Elf *elf = elf_begin(fd, ELF_C_READ, NULL);
+	Elf_Scn *scn = NULL;
+	while (elf && !found && (scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr shdr;
+		if (!gelf_getshdr(scn, &shdr) || shdr.sh_type != SHT_DYNAMIC)
+			continue;
+		Elf_Data *data = elf_getdata(scn, NULL);
+		for (size_t i = 0; data && !found && i < shdr.sh_size / (shdr.sh_entsize ? shdr.sh_entsize : 1); i++) {
+			GElf_Dyn dyn;
+			if (!gelf_getdyn(data, (int)i, &dyn) || dyn.d_tag != DT_NEEDED)
+				continue;
+			const char *name = elf_strptr(elf, shdr.sh_link, dyn.d_un.d_val);
+			if (name)
+				found = implementation_of_library(name);
+		}
+	}
+	if (elf)
+		elf_end(elf);
+	close(fd);
+	return found;
+}
+
+/* The implementation the launcher that started this rank says: Open MPI's mpirun sets
+ * OMPI_COMM_WORLD_*, MPICH's Hydra PMI_* (Slurm's srun sets neither alone). */
+static const char *implementation_launched(void)
+{
+	if (getenv("OMPI_COMM_WORLD_SIZE"))
+		return "openmpi";
+	if (getenv("PMI_RANK") && getenv("PMI_SIZE") && !getenv("SLURM_PROCID"))
+		return "mpich";
+	return NULL;
+}
+
+static char *placed; /* the LD_PRELOAD entry added, for the next job */
+
+/* Takes the entry added for a previous job off LD_PRELOAD. */
+static void unplace(void)
+{
+	const char *preload = getenv("LD_PRELOAD");
+	if (!placed || !preload)
+		return;
+	struct strbuf kept = STRBUF_INIT;
+	for (const char *at = preload; *at; ) {
+		size_t length = strcspn(at, ": ");
+		if (length && (length != strlen(placed) || strncmp(at, placed, length)))
+			strbuf_addf(&kept, "%s%.*s", kept.len ? ":" : "", (int)length, at);
+		at += length;
+		at += *at != '\0';
+	}
+	setenv("LD_PRELOAD", kept.buf, 1);
+	strbuf_release(&kept);
+	free(placed);
+	placed = NULL;
+}
+
+void trace_place_mpi(int on, const char *program)
+{
+	unplace();
+	if (!on)
+		return;
+	/* GPUPROF_MPI_IMPLEMENTATION says it where nothing else can (docs/MPI.md) */
+	const char *which = getenv("GPUPROF_MPI_IMPLEMENTATION");
+	struct strbuf path = STRBUF_INIT, library = STRBUF_INIT;
+	struct error err;
+	if (which && *which && strcmp(which, "openmpi") && strcmp(which, "mpich"))
+		die_with(EXIT_USAGE, "%s: GPUPROF_MPI_IMPLEMENTATION is '%s': say 'openmpi' or "
+			 "'mpich' (MPICH, Intel MPI, MVAPICH)", trace_command_name, which);
+	if (!which || !*which) {
+		which = trace_find_program(program, &path) ? implementation_linked(path.buf) : NULL;
+		if (!which)
+			which = implementation_launched();
+	}
+	strbuf_release(&path);
+	if (!which) {
+		warn("--mpi-trace: cannot tell which MPI '%s' uses (it links neither Open MPI's "
+		     "libmpi nor MPICH's, and no launcher of either started it): MPI calls are not "
+		     "recorded; set GPUPROF_MPI_IMPLEMENTATION=openmpi or mpich", program);
+		return;
+	}
+	strbuf_addf(&path, "libgpuprof-mpi-%s.so", which);
+	if (trace_find_library(path.buf, &library, &err)) {
+		warn("--mpi-trace: '%s' uses %s, and this gpuprof was built without its headers: "
+		     "MPI calls are not recorded (scripts/install-deps.sh installs them; then "
+		     "rebuild)", program, !strcmp(which, "mpich") ? "MPICH" : "Open MPI");
+		strbuf_release(&path);
+		return;
+	}
+	const char *preload = getenv("LD_PRELOAD");
+	struct strbuf value = STRBUF_INIT;
+	strbuf_addf(&value, "%s%s%s", preload && *preload ? preload : "",
+		    preload && *preload ? ":" : "", library.buf);
+	setenv("LD_PRELOAD", value.buf, 1);
+	placed = strdup(library.buf);
+	strbuf_release(&value);
+	strbuf_release(&path);
+	strbuf_release(&library);
+}
