@@ -169,11 +169,12 @@ $(BUILD)/samples/mpi/halo-mpich: samples/mpi/halo.c samples/opencl/common.h
 
 $(BUILD)/obj/mpi-openmpi/%.o: inject/mpi/%.c
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) $(OPENMPI_CFLAGS) -c $< -o $@
+	$(CC) $(ALL_CFLAGS) -fvisibility=default $(OPENMPI_CFLAGS) -c $< -o $@
 $(BUILD)/obj/mpi-mpich/%.o: inject/mpi/%.c
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) $(MPICH_CFLAGS) -c $< -o $@
-# not linked with the MPI library: its functions are weak references (inject/mpi)
+	$(CC) $(ALL_CFLAGS) -fvisibility=default $(MPICH_CFLAGS) -c $< -o $@
+# not linked with the MPI library: its functions are weak references (inject/mpi); MPI_*
+# exported whatever visibility the implementation's mpi.h gives them, nothing else
 $(LIBDIR)/libgpuprof-mpi-openmpi.so: $(patsubst inject/mpi/%.c,$(BUILD)/obj/mpi-openmpi/%.o,$(MPI_SRC))
 $(LIBDIR)/libgpuprof-mpi-mpich.so: $(patsubst inject/mpi/%.c,$(BUILD)/obj/mpi-mpich/%.o,$(MPI_SRC))
 $(MPI_LIBS): $(LIBDIR)/libgpuprof-mpi-%.so: $(RECORDER_LIB) inject/mpi/exports.map

@@ -64,6 +64,7 @@ struct mpi_call {
 	struct mpi_comm *comm;
 	int32_t peer, tag, root;
 	uint64_t sent, received, sequence, request;
+	uint64_t end_ns, call_id;   /* set when it ends */
 };
 
 /* Begins a call: records nothing when mpi_recording() says no. */
@@ -79,10 +80,10 @@ uint64_t mpi_call_end(struct mpi_call *call, const char *name, uint32_t *name_id
  * tag and bytes. */
 uint64_t mpi_request_begun(MPI_Request request, struct mpi_comm *comm, int recv);
 /* Requests (a copy taken before the wait or test, which sets them to MPI_REQUEST_NULL)
- * completed by the call completed_by; done[i]: whether request i completed; statuses may
+ * completed by the call `by` (ended: recorded or not); done[i]: whether request i completed; statuses may
  * be NULL when the caller ignored them and no receive was followed. */
 void mpi_requests_completed(const MPI_Request *requests, const int *done,
-			    const MPI_Status *statuses, int count, uint64_t completed_by);
+			    const MPI_Status *statuses, int count, const struct mpi_call *by);
 /* Whether any of these requests is a followed receive (its status is then needed). */
 int mpi_requests_have_receive(const MPI_Request *requests, int count);
 
@@ -92,8 +93,10 @@ void mpi_started(void);
 void mpi_finishing(void);
 
 /* A wrapper's prologue: a process whose MPI is not this library's calls the next
- * definition with the same arguments (integer and pointer arguments travel in the same
- * registers on x86-64, whatever the handles' types). */
+ * definition with the same arguments. Integer and pointer arguments travel in the same
+ * registers on x86-64, so Open MPI's interposer (handles as pointers) hands MPICH's
+ * integer handles on whole; MPICH's (handles as ints) would cut Open MPI's pointers to
+ * 32 bits, and `gpuprof trace` never preloads it into a program that links Open MPI. */
 #define MPI_FORWARD(ret, name, ...) do { \
 		if (!mpi_matches()) { \
 			static ret (*next)(); \

@@ -225,7 +225,8 @@ struct completion {
 static MPI_Status *completion_begin(struct completion *c, const struct mpi_call *call,
 				    int count, const MPI_Request *list, MPI_Status *statuses)
 {
-	c->count = call->on && count > 0 ? count : 0;
+	/* followed requests are forgotten when they complete, recorded or not */
+	c->count = count > 0 ? count : 0;
 	c->request_copy = c->count <= ON_STACK ? c->requests : malloc(sizeof(MPI_Request) * (size_t)count);
 	c->done_flags = c->count <= ON_STACK ? c->done : calloc((size_t)count, sizeof(int));
 	c->own_statuses = NULL;
@@ -245,12 +246,13 @@ static MPI_Status *completion_begin(struct completion *c, const struct mpi_call 
 	return statuses;
 }
 
-static void completion_end(struct completion *c, const MPI_Status *statuses, uint64_t call_id)
+static void completion_end(struct completion *c, const MPI_Status *statuses,
+			   const struct mpi_call *by)
 {
 	if (c->count)
 		mpi_requests_completed(c->request_copy, c->done_flags,
 				       statuses == MPI_STATUSES_IGNORE ? NULL : statuses, c->count,
-				       call_id);
+				       by);
 	if (c->request_copy != c->requests)
 		free(c->request_copy);
 	if (c->done_flags != c->done)
@@ -270,7 +272,8 @@ int MPI_Wait(MPI_Request *request, MPI_Status *status)
 	int rc = PMPI_Wait(request, use);
 	if (c.count)
 		c.done_flags[0] = rc == MPI_SUCCESS;
-	completion_end(&c, use, mpi_call_end(&call, "MPI_Wait", &name_id, rc));
+	mpi_call_end(&call, "MPI_Wait", &name_id, rc);
+	completion_end(&c, use, &call);
 	return rc;
 }
 
@@ -285,7 +288,8 @@ int MPI_Test(MPI_Request *request, int *flag, MPI_Status *status)
 	int rc = PMPI_Test(request, flag, use);
 	if (c.count)
 		c.done_flags[0] = rc == MPI_SUCCESS && *flag;
-	completion_end(&c, use, mpi_call_end(&call, "MPI_Test", &name_id, rc));
+	mpi_call_end(&call, "MPI_Test", &name_id, rc);
+	completion_end(&c, use, &call);
 	return rc;
 }
 
@@ -300,7 +304,8 @@ int MPI_Waitall(int count, MPI_Request requests[], MPI_Status statuses[])
 	int rc = PMPI_Waitall(count, requests, use);
 	for (int i = 0; i < c.count; i++)
 		c.done_flags[i] = rc == MPI_SUCCESS;
-	completion_end(&c, use, mpi_call_end(&call, "MPI_Waitall", &name_id, rc));
+	mpi_call_end(&call, "MPI_Waitall", &name_id, rc);
+	completion_end(&c, use, &call);
 	return rc;
 }
 
@@ -315,7 +320,8 @@ int MPI_Testall(int count, MPI_Request requests[], int *flag, MPI_Status statuse
 	int rc = PMPI_Testall(count, requests, flag, use);
 	for (int i = 0; i < c.count; i++)
 		c.done_flags[i] = rc == MPI_SUCCESS && *flag;
-	completion_end(&c, use, mpi_call_end(&call, "MPI_Testall", &name_id, rc));
+	mpi_call_end(&call, "MPI_Testall", &name_id, rc);
+	completion_end(&c, use, &call);
 	return rc;
 }
 
@@ -331,16 +337,16 @@ static MPI_Status *one_of(struct completion *c, const struct mpi_call *call, int
 }
 
 static void one_done(struct completion *c, int rc, int index, int flag, MPI_Status *status,
-		     uint64_t call_id)
+		     const struct mpi_call *by)
 {
 	if (c->count && rc == MPI_SUCCESS && flag && index >= 0 && index < c->count) {
 		c->done_flags[index] = 1;
 		/* only the completed request's status is read */
 		mpi_requests_completed(c->request_copy + index, c->done_flags + index,
-				       status == MPI_STATUS_IGNORE ? NULL : status, 1, call_id);
+				       status == MPI_STATUS_IGNORE ? NULL : status, 1, by);
 	}
 	c->count = 0;
-	completion_end(c, NULL, 0);
+	completion_end(c, NULL, by);
 }
 
 int MPI_Waitany(int count, MPI_Request requests[], int *index, MPI_Status *status)
@@ -353,8 +359,8 @@ int MPI_Waitany(int count, MPI_Request requests[], int *index, MPI_Status *statu
 	mpi_call_begin(&call);
 	MPI_Status *use = one_of(&c, &call, count, requests, status, &own);
 	int rc = PMPI_Waitany(count, requests, index, use);
-	uint64_t id = mpi_call_end(&call, "MPI_Waitany", &name_id, rc);
-	one_done(&c, rc, *index, 1, use, id);
+	mpi_call_end(&call, "MPI_Waitany", &name_id, rc);
+	one_done(&c, rc, *index, 1, use, &call);
 	return rc;
 }
 
@@ -368,8 +374,8 @@ int MPI_Testany(int count, MPI_Request requests[], int *index, int *flag, MPI_St
 	mpi_call_begin(&call);
 	MPI_Status *use = one_of(&c, &call, count, requests, status, &own);
 	int rc = PMPI_Testany(count, requests, index, flag, use);
-	uint64_t id = mpi_call_end(&call, "MPI_Testany", &name_id, rc);
-	one_done(&c, rc, *index, *flag, use, id);
+	mpi_call_end(&call, "MPI_Testany", &name_id, rc);
+	one_done(&c, rc, *index, *flag, use, &call);
 	return rc;
 }
 
@@ -383,7 +389,7 @@ static int some(int incount, MPI_Request requests[], int *outcount, int indices[
 	MPI_Status *use = completion_begin(&c, &call, incount, requests, statuses);
 	int rc = wait ? PMPI_Waitsome(incount, requests, outcount, indices, use)
 		      : PMPI_Testsome(incount, requests, outcount, indices, use);
-	uint64_t id = mpi_call_end(&call, name, name_id, rc);
+	mpi_call_end(&call, name, name_id, rc);
 	if (c.count && rc == MPI_SUCCESS && *outcount != MPI_UNDEFINED)
 		for (int i = 0; i < *outcount; i++) {
 			int k = indices[i];
@@ -391,10 +397,10 @@ static int some(int incount, MPI_Request requests[], int *outcount, int indices[
 				continue;
 			int one = 1;
 			mpi_requests_completed(c.request_copy + k, &one,
-					       use == MPI_STATUSES_IGNORE ? NULL : use + i, 1, id);
+					       use == MPI_STATUSES_IGNORE ? NULL : use + i, 1, &call);
 		}
 	c.count = 0;
-	completion_end(&c, NULL, 0);
+	completion_end(&c, NULL, &call);
 	return rc;
 }
 

@@ -262,6 +262,7 @@ void mpi_call_comm(struct mpi_call *call, MPI_Comm comm, int collective)
 
 uint64_t mpi_call_end(struct mpi_call *call, const char *name, uint32_t *name_id, int result)
 {
+	call->end_ns = call->on ? clock_now_ns() : 0;
 	if (!call->on)
 		return 0;
 	if (!*name_id)
@@ -271,7 +272,7 @@ uint64_t mpi_call_end(struct mpi_call *call, const char *name, uint32_t *name_id
 		.tid = current_thread_id(),
 		.function_id = *name_id,
 		.start_ns = call->start_ns,
-		.end_ns = clock_now_ns(),
+		.end_ns = call->end_ns,
 		.call_id = atomic_fetch_add(&next_call, 1) + 1,
 		.communicator_id = call->comm ? call->comm->name_id : 0,
 		.communicator_size = call->comm ? call->comm->size : 0,
@@ -285,6 +286,7 @@ uint64_t mpi_call_end(struct mpi_call *call, const char *name, uint32_t *name_id
 		.request = call->request,
 	};
 	recorder_emit(&r);
+	call->call_id = r.call_id;
 	return r.call_id;
 }
 
@@ -347,9 +349,8 @@ int mpi_requests_have_receive(const MPI_Request *list, int count)
 }
 
 void mpi_requests_completed(const MPI_Request *list, const int *done,
-			    const MPI_Status *statuses, int count, uint64_t completed_by)
+			    const MPI_Status *statuses, int count, const struct mpi_call *by)
 {
-	uint64_t now = clock_now_ns();
 	for (int i = 0; i < count; i++) {
 		if (!done[i] || list[i] == MPI_REQUEST_NULL)
 			continue;
@@ -359,8 +360,8 @@ void mpi_requests_completed(const MPI_Request *list, const int *done,
 		struct record_mpi_completion r = {
 			.header = { .size = sizeof(r), .type = RECORD_MPI_COMPLETION },
 			.request = requests[slot].id,
-			.completed_by = completed_by,
-			.time_ns = now,
+			.completed_by = by->call_id,
+			.time_ns = by->end_ns,
 			.peer = -1,
 			.tag = -1,
 		};
@@ -370,7 +371,7 @@ void mpi_requests_completed(const MPI_Request *list, const int *done,
 			r.bytes_received = mpi_status_bytes(&statuses[i]);
 		}
 		atomic_store(&requests[slot].handle, TOMBSTONE);
-		if (completed_by)
+		if (by->call_id)
 			recorder_emit(&r);
 	}
 }

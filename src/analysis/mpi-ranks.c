@@ -7,16 +7,14 @@
 #include "store/store.h"
 #include "util/strbuf.h"
 
-/* The calls with what the analysis needs, a collective's kind of wait (N: every rank
- * waits for the last; B: the others wait for the root; R: the root waits for the last),
- * each collective's last arrival, and each call's wait. Nonblocking collectives wait in
- * their completion, which is not attributed here. */
-static const char setup_sql[] =
-	"DROP TABLE IF EXISTS temp.mpi_m; DROP TABLE IF EXISTS temp.mpi_inst; "
-	"DROP TABLE IF EXISTS temp.mpi_w; DROP TABLE IF EXISTS temp.mpi_msg;"
+/* The calls with what the analysis needs, and a collective's kind of wait (N: every
+ * rank waits for the last; B: the others wait for the root; R: the root waits for the
+ * last). Nonblocking collectives wait in their completion, which is not attributed. */
+static const char calls_sql[] =
+	"DROP TABLE IF EXISTS temp.mpi_m; DROP TABLE IF EXISTS temp.mpi_msg;"
 	"CREATE TEMP TABLE mpi_m AS SELECT c.id, c.process_id, COALESCE(p.rank, -1) AS rank, "
 	" p.pid, p.hostname AS host, c.call_id, f.string AS function, c.start, c.end, "
-	" m.string AS communicator, c.root, c.peer AS posted_peer, "
+	" m.string AS communicator, c.root, "
 	" CASE WHEN d.peer >= 0 THEN d.peer ELSE c.peer END AS peer, "
 	" CASE WHEN d.tag >= 0 THEN d.tag ELSE c.tag END AS tag, c.sequence, c.bytes_sent, "
 	" CASE WHEN d.bytes_received > 0 THEN d.bytes_received ELSE c.bytes_received END "
@@ -31,7 +29,34 @@ static const char setup_sql[] =
 	"LEFT JOIN main.gpuprof_mpi_completion d ON d.process_id = c.process_id "
 	" AND d.request = c.request AND c.request > 0;"
 	"CREATE INDEX temp.mpi_m_call ON mpi_m (process_id, call_id);"
-	/* each collective instance: its last arrival and its root's */
+	/* point-to-point: the k-th send from a to b with a tag on a communicator matches the
+	 * k-th receive posted there (MPI's messages do not overtake); a nonblocking receive
+	 * ends in the call that completed it */
+	"CREATE TEMP TABLE mpi_msg AS WITH "
+	" s AS (SELECT id, process_id, call_id, rank AS sender, peer AS receiver, tag, "
+	"  communicator, start, "
+	"  ROW_NUMBER() OVER (PARTITION BY communicator, rank, peer, tag ORDER BY start, id) AS k "
+	"  FROM mpi_m WHERE peer >= 0 AND function IN ('MPI_Send', 'MPI_Ssend', 'MPI_Bsend', "
+	"  'MPI_Rsend', 'MPI_Isend', 'MPI_Issend', 'MPI_Ibsend', 'MPI_Irsend', 'MPI_Sendrecv', "
+	"  'MPI_Sendrecv_replace')), "
+	" r AS (SELECT id, process_id, call_id, peer AS sender, rank AS receiver, tag, "
+	"  communicator, start, end, function, completed_by, "
+	"  ROW_NUMBER() OVER (PARTITION BY communicator, peer, rank, tag ORDER BY start, id) AS k "
+	"  FROM mpi_m WHERE peer >= 0 AND function IN ('MPI_Recv', 'MPI_Irecv')) "
+	"SELECT s.id AS send_id, r.id AS recv_id, s.process_id AS send_process, "
+	" s.call_id AS send_call, r.process_id AS recv_process, "
+	" CASE WHEN r.function = 'MPI_Irecv' THEN r.completed_by ELSE r.call_id END AS recv_call, "
+	" COALESCE(s.sender, r.sender) AS sender, COALESCE(s.receiver, r.receiver) AS receiver, "
+	" COALESCE(s.tag, r.tag) AS tag, s.start AS sent, "
+	" MAX(0, CASE WHEN r.function = 'MPI_Recv' THEN MIN(r.end - r.start, s.start - r.start) "
+	"  ELSE COALESCE((SELECT MIN(w.end - w.start, s.start - w.start) FROM mpi_m w "
+	"   WHERE w.process_id = r.process_id AND w.call_id = r.completed_by), 0) END) AS wait "
+	"FROM s FULL JOIN r ON r.communicator = s.communicator AND r.sender = s.sender AND "
+	" r.receiver = s.receiver AND r.tag = s.tag AND r.k = s.k;";
+
+/* Each collective instance's last arrival and its root's, and each call's wait. */
+static const char collectives_sql[] =
+	"DROP TABLE IF EXISTS temp.mpi_inst; DROP TABLE IF EXISTS temp.mpi_w;"
 	"CREATE TEMP TABLE mpi_inst AS SELECT communicator, sequence, MIN(function) AS function, "
 	" MAX(start) AS last, COUNT(*) AS ranks, MAX(CASE WHEN rank = root THEN start END) "
 	"  AS root_start, MIN(pattern) AS pattern, "
@@ -45,25 +70,22 @@ static const char setup_sql[] =
 	"                - c.start END "
 	"  ELSE CASE WHEN c.rank = c.root THEN i.last - c.start ELSE 0 END END)) AS wait "
 	"FROM mpi_m c JOIN mpi_inst i ON i.communicator = c.communicator AND "
-	" i.sequence = c.sequence WHERE c.pattern IS NOT NULL;"
-	/* point-to-point: the k-th send from a to b with a tag on a communicator matches the
-	 * k-th receive posted there (MPI's messages do not overtake) */
-	"CREATE TEMP TABLE mpi_msg AS WITH "
-	" s AS (SELECT id, rank AS sender, peer AS receiver, tag, communicator, start, "
-	"  ROW_NUMBER() OVER (PARTITION BY communicator, rank, peer, tag ORDER BY start, id) AS k "
-	"  FROM mpi_m WHERE peer >= 0 AND function IN ('MPI_Send', 'MPI_Ssend', 'MPI_Bsend', "
-	"  'MPI_Rsend', 'MPI_Isend', 'MPI_Issend', 'MPI_Ibsend', 'MPI_Irsend', 'MPI_Sendrecv', "
-	"  'MPI_Sendrecv_replace')), "
-	" r AS (SELECT id, process_id, peer AS sender, rank AS receiver, tag, communicator, "
-	"  start, end, function, completed_by, "
-	"  ROW_NUMBER() OVER (PARTITION BY communicator, peer, rank, tag ORDER BY start, id) AS k "
-	"  FROM mpi_m WHERE peer >= 0 AND function IN ('MPI_Recv', 'MPI_Irecv')) "
-	"SELECT s.id AS send_id, r.id AS recv_id, s.sender, s.receiver, s.tag, s.start AS sent, "
-	" MAX(0, CASE WHEN r.function = 'MPI_Recv' THEN MIN(r.end - r.start, s.start - r.start) "
-	"  ELSE COALESCE((SELECT MIN(w.end - w.start, s.start - w.start) FROM mpi_m w "
-	"   WHERE w.process_id = r.process_id AND w.call_id = r.completed_by), 0) END) AS wait "
-	"FROM s FULL JOIN r ON r.communicator = s.communicator AND r.sender = s.sender AND "
-	" r.receiver = s.receiver AND r.tag = s.tag AND r.k = s.k;";
+	" i.sequence = c.sequence WHERE c.pattern IS NOT NULL;";
+
+static const char drop_sql[] =
+	"DROP TABLE IF EXISTS temp.mpi_m; DROP TABLE IF EXISTS temp.mpi_inst; "
+	"DROP TABLE IF EXISTS temp.mpi_w; DROP TABLE IF EXISTS temp.mpi_msg;";
+
+int mpi_match_messages(sqlite3 *db, struct error *err)
+{
+	return store_exec(db, calls_sql, err);
+}
+
+void mpi_match_release(sqlite3 *db)
+{
+	struct error ignored;
+	store_exec(db, drop_sql, &ignored);
+}
 
 static char *text_of(sqlite3_stmt *s, int column)
 {
@@ -156,8 +178,10 @@ int mpi_ranks_analyze(sqlite3 *db, struct mpi_ranks *out, struct error *err)
 	sqlite3_finalize(any);
 	if (!have)
 		return 0;
-	if (store_exec(db, setup_sql, err))
+	if (mpi_match_messages(db, err) || store_exec(db, collectives_sql, err)) {
+		mpi_match_release(db);
 		return -1;
+	}
 	int rc = each_row(db,
 		"WITH calls AS (SELECT rank, MIN(pid) AS pid, MIN(host) AS host, process_id, "
 		" COUNT(*) AS calls, SUM(bytes_sent) AS sent, SUM(bytes_received) AS received, "
@@ -210,8 +234,7 @@ int mpi_ranks_analyze(sqlite3 *db, struct mpi_ranks *out, struct error *err)
 			most = out->ranks[i].caused_ns;
 			out->straggler = out->ranks[i].rank;
 		}
-	store_exec(db, "DROP TABLE IF EXISTS temp.mpi_m; DROP TABLE IF EXISTS temp.mpi_inst; "
-		       "DROP TABLE IF EXISTS temp.mpi_w; DROP TABLE IF EXISTS temp.mpi_msg;", err);
+	mpi_match_release(db);
 	if (rc)
 		mpi_ranks_release(out);
 	return rc;

@@ -51,6 +51,14 @@ struct mpi_ranks {
 	int64_t straggler;     /* the rank whose late arrivals cost the others most; -1 */
 };
 
+/* The point-to-point messages of db's MPI calls matched, each send with its receive, in
+ * SQLite's temporary table mpi_msg (send_process, send_call, recv_process, recv_call:
+ * the call where the receive ended, its completion for a nonblocking one; sender,
+ * receiver, tag, sent, wait; a side without its match is NULL), beside temp.mpi_m, the
+ * calls. mpi_match_release() drops them. 0, or -1 with err set. */
+int mpi_match_messages(sqlite3 *db, struct error *err);
+void mpi_match_release(sqlite3 *db);
+
 /* The analysis of db's MPI calls (none recorded: zero ranks). 0, or -1 with err set. */
 int mpi_ranks_analyze(sqlite3 *db, struct mpi_ranks *out, struct error *err);
 /* The straggler as a finding ("mpi-imbalance"), when the others waited for it. */

@@ -129,12 +129,16 @@ void trace_place_mpi(int on, const char *program)
 	if (which && *which && strcmp(which, "openmpi") && strcmp(which, "mpich"))
 		die_with(EXIT_USAGE, "%s: GPUPROF_MPI_IMPLEMENTATION is '%s': say 'openmpi' or "
 			 "'mpich' (MPICH, Intel MPI, MVAPICH)", trace_command_name, which);
-	if (!which || !*which) {
-		which = trace_find_program(program, &path) ? implementation_linked(path.buf) : NULL;
-		if (!which)
-			which = implementation_launched();
-	}
+	const char *linked = trace_find_program(program, &path) ? implementation_linked(path.buf)
+							       : NULL;
 	strbuf_release(&path);
+	/* the MPICH interposer cannot hand Open MPI's handles (pointers) on whole */
+	if (which && *which && linked && strcmp(which, linked) && !strcmp(which, "mpich"))
+		die_with(EXIT_USAGE, "%s: GPUPROF_MPI_IMPLEMENTATION is 'mpich', and '%s' links "
+			 "Open MPI: its calls would reach Open MPI damaged; leave the variable unset",
+			 trace_command_name, program);
+	if (!which || !*which)
+		which = linked ? linked : implementation_launched();
 	if (!which) {
 		warn("--mpi-trace: cannot tell which MPI '%s' uses (it links neither Open MPI's "
 		     "libmpi nor MPICH's, and no launcher of either started it): MPI calls are not "

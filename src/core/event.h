@@ -19,6 +19,10 @@ enum event_kind { EVENT_PROCESS, EVENT_AGENT, EVENT_THREAD, EVENT_KERNEL, EVENT_
 		  EVENT_MEMORY_ALLOCATION, EVENT_API_CALL, EVENT_MARKER, EVENT_METRIC,
 		  EVENT_SAMPLE };
 
+/* The message flows one MPI call carries at most (a wait that completes more receives
+ * draws the first ones). */
+#define EVENT_MESSAGE_FLOWS 32
+
 /* One hardware counter of a kernel. */
 struct event_counter {
 	const char *name;  /* the metric: "dram__bytes_read.sum" */
@@ -89,6 +93,11 @@ struct event {
 			const char *communicator; /* "" when the call names none */
 			int64_t communicator_size, peer, tag, root, bytes_sent, bytes_received;
 			int64_t sequence, request, completed_ns; /* completed: 0 when not */
+			/* the flows of its messages (a merged run's timeline), each from its
+			 * send to the call where its receive ended (a wait ends several);
+			 * message_end: they end here */
+			int64_t message_flows[EVENT_MESSAGE_FLOWS];
+			int message_flow_count, message_end;
 		} api;
 		struct {
 			const char *category; /* MARKER_CORE_API, MARKER_CORE_RANGE_API */

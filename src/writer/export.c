@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis/mpi-ranks.h"
 #include "core/record-fields.h"
 #include "core/record.h"
 #include "store/store.h"
@@ -285,6 +286,15 @@ static void fill_mpi(sqlite3_stmt *s, const struct names *n, struct event *e)
 	e->api.sequence = I64(14);
 	e->api.request = I64(15);
 	e->api.completed_ns = I64(16);
+	/* "id,id,..." */
+	const char *flows = (const char *)sqlite3_column_text(s, 17);
+	for (char *end; flows && *flows && e->api.message_flow_count < EVENT_MESSAGE_FLOWS;
+	     flows = *end ? end + 1 : end) {
+		e->api.message_flows[e->api.message_flow_count++] = strtoll(flows, &end, 10);
+		if (end == flows)
+			break;
+	}
+	e->api.message_end = (int)I64(18);
 }
 
 static void fill_thread(sqlite3_stmt *s, const struct names *n, struct event *e)
@@ -382,9 +392,11 @@ static const struct query queries[] = {
 	  "CASE WHEN d.peer >= 0 THEN d.peer ELSE c.peer END, "
 	  "CASE WHEN d.tag >= 0 THEN d.tag ELSE c.tag END, c.root, c.result, c.bytes_sent, "
 	  "CASE WHEN d.bytes_received > 0 THEN d.bytes_received ELSE c.bytes_received END, "
-	  "c.sequence, c.request, COALESCE(d.time, 0) FROM gpuprof_mpi_call c "
+	  "c.sequence, c.request, COALESCE(d.time, 0), g.flows, COALESCE(g.terminating, 0) "
+	  "FROM gpuprof_mpi_call c "
 	  "LEFT JOIN gpuprof_mpi_completion d ON d.process_id = c.process_id "
-	  "AND d.request = c.request AND c.request > 0 ORDER BY c.id", fill_mpi, 3,
+	  "AND d.request = c.request AND c.request > 0 LEFT JOIN temp.mpi_flow g ON "
+	  "g.process_id = c.process_id AND g.call_id = c.call_id ORDER BY c.id", fill_mpi, 3,
 	  "gpuprof_mpi_call" },
 	{ "SELECT process_id, series_id, time, value FROM gpuprof_metric ORDER BY id",
 	  fill_metric, 2, "gpuprof_metric" },
@@ -485,6 +497,30 @@ static uint64_t approximate_events(sqlite3 *db)
 	return total;
 }
 
+/* The MPI messages' flows, each from its send to the call where its receive ended, in
+ * temp.mpi_flow (empty without a timeline), which the MPI calls' query joins. Their ids
+ * are apart from the calls' flows to their device work (timeline_flow_id()). */
+static int load_message_flows(sqlite3 *db, int timeline, struct error *err)
+{
+	if (store_exec(db, "DROP TABLE IF EXISTS temp.mpi_flow; CREATE TEMP TABLE mpi_flow "
+			   "(process_id INTEGER, call_id INTEGER, flows TEXT, terminating INTEGER, "
+			   "PRIMARY KEY (process_id, call_id)) WITHOUT ROWID", err))
+		return -1;
+	if (!timeline)
+		return 0;
+	/* a call sends or receives: its flows all start or all end there */
+	int rc = mpi_match_messages(db, err) ||
+		 store_exec(db, "INSERT OR IGNORE INTO temp.mpi_flow SELECT process_id, call_id, "
+				"GROUP_CONCAT(flow), MAX(terminating) FROM (SELECT send_process AS "
+				"process_id, send_call AS call_id, (1 << 51) | rowid AS flow, 0 AS "
+				"terminating FROM temp.mpi_msg WHERE send_id IS NOT NULL AND recv_call "
+				"IS NOT NULL UNION ALL SELECT recv_process, recv_call, (1 << 51) | rowid, "
+				"1 FROM temp.mpi_msg WHERE send_id IS NOT NULL AND recv_call IS NOT "
+				"NULL ORDER BY 4, 3) GROUP BY process_id, call_id", err) ? -1 : 0;
+	mpi_match_release(db);
+	return rc;
+}
+
 /* The device work in the database, for the flows. */
 static int load_flows(sqlite3 *db, struct flows *flows, struct error *err)
 {
@@ -575,6 +611,8 @@ int export_database(sqlite3 *db, const struct writer_ops *const *writers, int co
 		     (run.timeline && (load_flows(db, &run.flows, err) ||
 				       export_slices_load(db, &slices, err) ||
 				       launch_stacks_load(db, &run.launch_stacks, err)));
+	if (!failed && store_has_table(db, "gpuprof_mpi_call"))
+		failed = load_message_flows(db, run.timeline, err);
 	if (!failed)
 		run.progress = progress_task_begin("files", approximate_events(db));
 	for (size_t q = 0; !failed && q < QUERY_COUNT; q++)

@@ -79,20 +79,28 @@ static int on_track(void *ctx, const struct track *t, struct error *err)
 	return s->buf.len >= FLUSH_BYTES ? flush_buffer(s, err) : 0;
 }
 
-static void flow(struct json_state *s, const struct track *t, const struct event *e)
+/* One end of a flow: its start, or (ends) its end, bound to the slice it lies on. */
+static void flow_event(struct json_state *s, const struct track *t, const struct event *e,
+		       int ends, const char *what, uint64_t id)
 {
-	uint64_t id = timeline_flow_id(e);
-	if (!id)
-		return;
-	int device = timeline_is_device_work(e);
-	event_begin(s, device ? "f" : "s", t);
-	if (device)
+	event_begin(s, ends ? "f" : "s", t);
+	if (ends)
 		strbuf_addstr(&s->buf, ",\"bp\":\"e\"");
 	strbuf_addstr(&s->buf, ",\"ts\":");
 	json_microseconds(&s->buf, e->start_ns);
-	strbuf_addstr(&s->buf, ",\"cat\":\"enqueue\",\"name\":\"enqueue\",\"id\":");
+	strbuf_addf(&s->buf, ",\"cat\":\"%s\",\"name\":\"%s\",\"id\":", what, what);
 	json_int(&s->buf, (int64_t)id);
 	strbuf_addch(&s->buf, '}');
+}
+
+static void flow(struct json_state *s, const struct track *t, const struct event *e)
+{
+	for (int i = 0; e->kind == EVENT_API_CALL && i < e->api.message_flow_count; i++)
+		flow_event(s, t, e, e->api.message_end, "message", (uint64_t)e->api.message_flows[i]);
+	uint64_t id = timeline_flow_id(e);
+	if (!id)
+		return;
+	flow_event(s, t, e, timeline_is_device_work(e), "enqueue", id);
 }
 
 static int on_slice_begin(void *ctx, const struct track *t, const struct event *e,

@@ -254,6 +254,9 @@ static int on_slice_begin(void *ctx, const struct track *t, const struct event *
 		annotation(s, &args[i]);
 	for (size_t i = 0; e->kind == EVENT_KERNEL && i < e->kernel.counter_count; i++)
 		counter_annotation(s, &e->kernel.counters[i]);
+	for (int i = 0; e->kind == EVENT_API_CALL && i < e->api.message_flow_count; i++)
+		pb_fixed64(&s->buf, e->api.message_end ? EVENT_TERMINATING_FLOW_IDS : EVENT_FLOW_IDS,
+			   (uint64_t)e->api.message_flows[i]);
 	uint64_t flow = timeline_flow_id(e);
 	if (flow)
 		pb_fixed64(&s->buf, timeline_is_device_work(e) ? EVENT_TERMINATING_FLOW_IDS

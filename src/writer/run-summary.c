@@ -18,6 +18,7 @@
 #include "util/sort.h"
 #include "util/strbuf.h"
 #include "util/table.h"
+#include "writer/mpi-summary.h"
 #include "writer/writer.h"
 
 /* One device of one process: its activity merged into busy intervals. */
@@ -68,6 +69,9 @@ struct summary {
 	size_t metric_count;
 	struct profile_tree samples;  /* call-stack samples, every input */
 	struct profile_tree launches; /* launches with a call stack, every input */
+	struct mpi_ranks *mpi;        /* the MPI analysis of each input */
+	int64_t *mpi_inputs;
+	size_t mpi_count;
 	struct findings findings;     /* gpuprof advise's, every input */
 	int64_t *finding_inputs;      /* the input of each finding */
 };
@@ -575,6 +579,21 @@ static int gather_findings(sqlite3 *db, const char *path, struct summary *s, str
 	return rc;
 }
 
+/* The cross-rank analysis of one input's MPI calls. */
+static int gather_mpi(sqlite3 *db, struct summary *s, struct error *err)
+{
+	struct mpi_ranks r;
+	if (mpi_ranks_analyze(db, &r, err))
+		return -1;
+	if (!r.rank_count)
+		return 0;
+	s->mpi = xrealloc(s->mpi, (s->mpi_count + 1) * sizeof(*s->mpi));
+	s->mpi_inputs = xrealloc(s->mpi_inputs, (s->mpi_count + 1) * sizeof(*s->mpi_inputs));
+	s->mpi[s->mpi_count] = r;
+	s->mpi_inputs[s->mpi_count++] = s->input;
+	return 0;
+}
+
 static int findings_table(const struct printer *pr, const struct summary *s,
 			  struct error *err)
 {
@@ -620,7 +639,10 @@ static int print_summary(const struct printer *pr, struct summary *s, struct err
 	rc = rc || stats_table(pr, "domains", "DOMAINS", &ds->domains, err) ||
 	     ranges_table(pr, s, err) || devices_table(pr, s, err) ||
 	     processes_table(pr, s, err) || metrics_table(pr, s, err) ||
-	     hot_functions_table(pr, s, err) || launch_sites_table(pr, s, err) ||
+	     hot_functions_table(pr, s, err) || launch_sites_table(pr, s, err);
+	struct mpi_summary_units units = { pr->divisor, pr->units, pr->decimals };
+	rc = rc || mpi_summary_tables(pr->format, &units, s->mpi, s->mpi_inputs, s->mpi_count,
+				      err) ||
 	     findings_table(pr, s, err);
 	table_output_end(stdout, pr->format);
 	return rc;
@@ -689,7 +711,7 @@ int run_summary_print(char *const *inputs, int count, const char *format,
 			rc = export_database(db, &writer, 1, &options, &written, err) ||
 			     profile_gather(db, &all, &s.samples, err) ||
 			     profile_gather_launches(db, &all, &s.launches, err) ||
-			     gather_findings(db, inputs[i], &s, err);
+			     gather_mpi(db, &s, err) || gather_findings(db, inputs[i], &s, err);
 		}
 		sqlite3_close(db);
 	}
@@ -715,6 +737,10 @@ int run_summary_print(char *const *inputs, int count, const char *format,
 		free(s.processes[i].host);
 		free(s.processes[i].command);
 	}
+	for (size_t i = 0; i < s.mpi_count; i++)
+		mpi_ranks_release(&s.mpi[i]);
+	free(s.mpi);
+	free(s.mpi_inputs);
 	for (size_t i = 0; i < s.metric_count; i++) {
 		free(s.metrics[i].source);
 		free(s.metrics[i].name);

@@ -86,7 +86,8 @@ int timeline_args(const struct event *e, struct slice_arg args[TIMELINE_MAX_ARGS
 
 /* The flow that links an API call to the device work it enqueued: the same number for
  * both within one output (the process id and the low 32 bits of the correlation id), 0
- * unless both are in the output (event.linked): a flow never has only one end. */
+ * unless both are in the output (event.linked): a flow never has only one end. (An MPI
+ * call's messages have flows of their own: event.api.message_flows, 2^51 and above.) */
 uint64_t timeline_flow_id(const struct event *e);
 
 /* Whether the event is device work that an API call enqueued (a flow ends on it). */

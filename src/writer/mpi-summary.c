@@ -1,0 +1,116 @@
+/* gpuprof summary's MPI tables (see mpi-summary.h). */
+#include "writer/mpi-summary.h"
+
+#include <stdio.h>
+
+static double in_units(const struct mpi_summary_units *u, int64_t ns)
+{
+	return (double)ns / u->divisor;
+}
+
+static int ranks_table(enum table_format format, const struct mpi_summary_units *u,
+		       const struct mpi_ranks *runs, const int64_t *inputs, size_t count,
+		       struct error *err)
+{
+	char c[4][40];
+	snprintf(c[0], sizeof(c[0]), "Window (%s)", u->name);
+	snprintf(c[1], sizeof(c[1]), "Computing (%s)", u->name);
+	snprintf(c[2], sizeof(c[2]), "In MPI (%s)", u->name);
+	snprintf(c[3], sizeof(c[3]), "Waiting (%s)", u->name);
+	const char *names[] = { "Input", "Rank", "Host", "Pid", c[0], c[1], c[2], "MPI %", c[3],
+				"Wait %", "Calls", "Bytes sent", "Bytes received",
+				"Last at collectives" };
+	struct table *t = table_begin(stdout, format, "mpi_ranks", "MPI RANKS (computing, in MPI "
+				      "and waiting for other ranks, between MPI_Init and "
+				      "MPI_Finalize)", 14, names);
+	for (size_t r = 0; r < count; r++)
+		for (size_t i = 0; i < runs[r].rank_count; i++) {
+			const struct mpi_rank *k = &runs[r].ranks[i];
+			double window = (double)k->window_ns;
+			table_int(t, inputs[r]);
+			table_int(t, k->rank);
+			table_text(t, k->host);
+			table_int(t, k->pid);
+			table_double(t, in_units(u, k->window_ns), u->decimals);
+			table_double(t, in_units(u, k->window_ns - k->mpi_ns), u->decimals);
+			table_double(t, in_units(u, k->mpi_ns), u->decimals);
+			table_double(t, window > 0 ? 100.0 * (double)k->mpi_ns / window : 0, 2);
+			table_double(t, in_units(u, k->wait_ns), u->decimals);
+			table_double(t, window > 0 ? 100.0 * (double)k->wait_ns / window : 0, 2);
+			table_int(t, k->calls);
+			table_int(t, k->bytes_sent);
+			table_int(t, k->bytes_received);
+			table_int(t, k->last_arrivals);
+		}
+	return table_end(t, err);
+}
+
+static int collectives_table(enum table_format format, const struct mpi_summary_units *u,
+			     const struct mpi_ranks *runs, const int64_t *inputs, size_t count,
+			     struct error *err)
+{
+	char c[2][40];
+	snprintf(c[0], sizeof(c[0]), "Waited (%s)", u->name);
+	snprintf(c[1], sizeof(c[1]), "Longest wait (%s)", u->name);
+	const char *names[] = { "Input", "Function", "Communicator", "Instances", "Ranks", c[0],
+				c[1], "Last rank", "Last times" };
+	struct table *t = table_begin(stdout, format, "mpi_collectives", "MPI COLLECTIVES (the "
+				      "time ranks waited in them for the last to arrive, and who "
+				      "it was most often)", 9, names);
+	for (size_t r = 0; r < count; r++)
+		for (size_t i = 0; i < runs[r].collective_count; i++) {
+			const struct mpi_collective *k = &runs[r].collectives[i];
+			table_int(t, inputs[r]);
+			table_text(t, k->function);
+			table_text(t, k->communicator);
+			table_int(t, k->instances);
+			table_int(t, k->ranks);
+			table_double(t, in_units(u, k->wait_ns), u->decimals);
+			table_double(t, in_units(u, k->max_wait_ns), u->decimals);
+			table_int(t, k->last_rank);
+			table_int(t, k->last_count);
+		}
+	return table_end(t, err);
+}
+
+static int late_senders_table(enum table_format format, const struct mpi_summary_units *u,
+			      const struct mpi_ranks *runs, const int64_t *inputs, size_t count,
+			      struct error *err)
+{
+	size_t rows = 0;
+	for (size_t r = 0; r < count; r++)
+		rows += runs[r].late_count;
+	if (!rows)
+		return 0;
+	char waited[40];
+	snprintf(waited, sizeof(waited), "Waited (%s)", u->name);
+	const char *names[] = { "Input", "Sender", "Receiver", "Tag", "Messages", waited };
+	struct table *t = table_begin(stdout, format, "mpi_late_senders", "MPI LATE SENDERS "
+				      "(receives that waited for their message to be sent)", 6,
+				      names);
+	for (size_t r = 0; r < count; r++)
+		for (size_t i = 0; i < runs[r].late_count; i++) {
+			const struct mpi_late_sender *k = &runs[r].late[i];
+			table_int(t, inputs[r]);
+			table_int(t, k->sender);
+			table_int(t, k->receiver);
+			table_int(t, k->tag);
+			table_int(t, k->messages);
+			table_double(t, in_units(u, k->wait_ns), u->decimals);
+		}
+	return table_end(t, err);
+}
+
+int mpi_summary_tables(enum table_format format, const struct mpi_summary_units *u,
+		       const struct mpi_ranks *runs, const int64_t *inputs, size_t count,
+		       struct error *err)
+{
+	size_t ranks = 0;
+	for (size_t r = 0; r < count; r++)
+		ranks += runs[r].rank_count;
+	if (!ranks)
+		return 0;
+	return ranks_table(format, u, runs, inputs, count, err) ||
+	       collectives_table(format, u, runs, inputs, count, err) ||
+	       late_senders_table(format, u, runs, inputs, count, err) ? -1 : 0;
+}

@@ -1,0 +1,248 @@
+"""--mpi-trace: the bundled MPI program of known shape (samples/mpi/halo.c) under
+`mpirun -n 4` with Debian's Open MPI (and MPICH where installed), each rank on PoCL: the
+calls, bytes, peers and tags per rank exact, the collectives numbered alike on every rank,
+each message paired with its receive, the clocks' offsets, and the cross-rank analysis
+(the straggler, the waits computed from the sleeps the program makes)."""
+import csv
+import json
+import os
+import shutil
+import sqlite3
+
+import pytest
+
+from conftest import GPUPROF, HOST, SAMPLES, run
+
+OPENMPI_RUN = shutil.which("mpirun.openmpi") or shutil.which("mpirun")
+MPICH_RUN = shutil.which("mpirun.mpich")
+HALO = os.path.join(SAMPLES, "mpi", "halo")
+HALO_MPICH = os.path.join(SAMPLES, "mpi", "halo-mpich")
+LIBDIR = os.path.join(os.path.dirname(os.path.dirname(GPUPROF)), "lib", "gpuprof")
+pytestmark = pytest.mark.skipif(
+    not OPENMPI_RUN or not os.path.exists(HALO),
+    reason="Open MPI or its headers not installed (Debian packages openmpi-bin, libopenmpi-dev "
+           "in scripts/debian-packages.txt): no MPI sample was built")
+
+RANKS, STEPS = 4, 3
+EXTRA_MS, BASE_MS, LATE_MS = 300, 20, 200  # the straggler's extra sleep per step, ...
+HALO_DOUBLES = 1024
+STRAGGLER = RANKS - 1
+
+
+def halo_run(tmp_path, launcher, program, options=(), env=None, ranks=RANKS):
+    args = [launcher]
+    if "openmpi" in os.path.basename(os.path.realpath(launcher)) or launcher == OPENMPI_RUN:
+        args += ["--allow-run-as-root", "--oversubscribe"]
+    args += ["-n", str(ranks), GPUPROF, "trace", "--mpi-trace", "--kernel-trace", "-d", "out",
+             "-o", "rank%rank%", *options, "--", program, "-s", str(STEPS), "-e",
+             str(EXTRA_MS), "-b", str(BASE_MS), "-l", str(LATE_MS), "-n", str(HALO_DOUBLES)]
+    r = run(args, cwd=tmp_path, env=env, timeout=300)
+    assert r.returncode == 0, r.stdout + r.stderr
+    return r
+
+
+def calls(db, sql="SELECT * FROM mpi_calls ORDER BY call_id"):
+    with sqlite3.connect(db) as con:
+        con.row_factory = sqlite3.Row
+        return [dict(row) for row in con.execute(sql)]
+
+
+def expected_counts(rank):
+    counts = {"MPI_Init": 1, "MPI_Allreduce": STEPS + 1, "MPI_Irecv": 2 * STEPS,
+              "MPI_Isend": 2 * STEPS, "MPI_Waitall": STEPS, "MPI_Bcast": 1,
+              "MPI_Comm_split": 1, "MPI_Comm_free": 1, "MPI_Barrier": 2, "MPI_Finalize": 1}
+    if rank == 0:
+        counts["MPI_Send"] = 1
+    if rank == 1:
+        counts["MPI_Recv"] = 1
+    return counts
+
+
+def check_rank(db, rank):
+    """Every call of one rank as the program made it."""
+    rows = calls(db)
+    assert {r["rank"] for r in rows} == {rank}
+    counts = {}
+    for r in rows:
+        counts[r["function"]] = counts.get(r["function"], 0) + 1
+    assert counts == expected_counts(rank)
+    assert (rows[0]["function"], rows[-1]["function"]) == ("MPI_Init", "MPI_Finalize")
+    assert [r["call_id"] for r in rows] == list(range(1, len(rows) + 1))
+    assert all(r["result"] == 0 for r in rows)
+    left, right = (rank + RANKS - 1) % RANKS, (rank + 1) % RANKS
+    halo_bytes = 8 * HALO_DOUBLES
+    isends = [(r["peer"], r["tag"], r["bytes_sent"], r["bytes_received"])
+              for r in rows if r["function"] == "MPI_Isend"]
+    assert isends == [(right, 7, halo_bytes, 0), (left, 8, halo_bytes, 0)] * STEPS
+    irecvs = [r for r in rows if r["function"] == "MPI_Irecv"]
+    assert [(r["peer"], r["tag"], r["bytes_received"]) for r in irecvs] == \
+        [(left, 7, halo_bytes), (right, 8, halo_bytes)] * STEPS
+    waitalls = {r["call_id"]: r for r in rows if r["function"] == "MPI_Waitall"}
+    for r in irecvs + [r for r in rows if r["function"] == "MPI_Isend"]:
+        assert r["request"] > 0 and r["completed_by"] in waitalls  # tied to its wait
+        assert r["completed"] == waitalls[r["completed_by"]]["end"]
+    world = [r for r in rows if r["communicator"] == "MPI_COMM_WORLD" and r["sequence"] > 0]
+    # the collectives on the world, numbered in order: a barrier, STEPS all-reduces, the
+    # broadcast, the split, a barrier
+    assert [(r["function"], r["sequence"]) for r in world] == \
+        [("MPI_Barrier", 1)] + [("MPI_Allreduce", i + 2) for i in range(STEPS)] + \
+        [("MPI_Bcast", STEPS + 2), ("MPI_Comm_split", STEPS + 3), ("MPI_Barrier", STEPS + 4)]
+    assert all(r["communicator_size"] == RANKS for r in world)
+    assert [r["bytes_sent"] for r in world if r["function"] == "MPI_Allreduce"] == [8] * STEPS
+    bcast = next(r for r in world if r["function"] == "MPI_Bcast")
+    assert (bcast["root"], bcast["bytes_sent"], bcast["bytes_received"]) == \
+        ((0, 64, 0) if rank == 0 else (0, 0, 64))
+    # the communicator split by parity: named alike on its two members
+    parity = [r for r in rows if (r["communicator"] or "").startswith("MPI_COMM_WORLD/")]
+    assert [(r["function"], r["communicator"], r["communicator_size"], r["sequence"])
+            for r in parity] == [("MPI_Allreduce", f"MPI_COMM_WORLD/1@{rank % 2}", 2, 1),
+                                 ("MPI_Comm_free", f"MPI_COMM_WORLD/1@{rank % 2}", 2, 2)]
+    if rank == 0:
+        (send,) = [r for r in rows if r["function"] == "MPI_Send"]
+        assert (send["peer"], send["tag"], send["bytes_sent"]) == (1, 99, 12)
+    if rank == 1:  # received from any source: the status says rank 0
+        (recv,) = [r for r in rows if r["function"] == "MPI_Recv"]
+        assert (recv["peer"], recv["tag"], recv["bytes_received"]) == (0, 99, 12)
+    with sqlite3.connect(db) as con:
+        syncs = con.execute("SELECT rank, size, offset, round_trip FROM clock_syncs "
+                            "ORDER BY local_time").fetchall()
+        assert con.execute("SELECT COUNT(*) FROM kernels").fetchone() == (STEPS + 1,)
+    assert [(s[0], s[1]) for s in syncs] == [(rank, RANKS)] * 2  # at MPI_Init, at MPI_Finalize
+    for _, _, offset, round_trip in syncs:
+        if rank == 0:
+            assert (offset, round_trip) == (0, 0)
+        else:  # one host, one clock: the offset is within half the exchange's round trip
+            assert round_trip > 0 and abs(offset) <= round_trip // 2 + 1
+    return rows
+
+
+def test_four_ranks_open_mpi(tmp_path):
+    r = halo_run(tmp_path, OPENMPI_RUN, HALO)
+    out = tmp_path / "out"
+    for rank in range(RANKS):
+        assert f"rank {rank} of {RANKS}" in r.stdout
+        rows = check_rank(str(out / f"rank{rank}_results.db"), rank)
+        with open(out / f"rank{rank}_mpi_api_trace.csv") as f:
+            lines = f.read().splitlines()
+        assert lines[0].startswith('"Domain","Function","Process_Id","Thread_Id",'
+                                   '"Correlation_Id","Start_Timestamp","End_Timestamp",'
+                                   '"Communicator"'), lines[:1]
+        assert len(lines) == 1 + len(rows)
+        assert all(line.startswith('"MPI_API","MPI_') for line in lines[1:])
+
+    merged = str(tmp_path / "all.db")
+    m = run([GPUPROF, "merge", "-o", merged, *[str(out / f"rank{k}_results.db")
+                                               for k in range(RANKS)]], cwd=tmp_path)
+    assert m.returncode == 0, m.stderr
+    rows = calls(merged)
+    # the waits at each world all-reduce: every rank but the straggler waited for it
+    # the straggler's extra sleep (within 20 %); the straggler arrived last
+    for step in range(2, STEPS + 2):
+        instance = [r for r in rows if r["function"] == "MPI_Allreduce"
+                    and r["communicator"] == "MPI_COMM_WORLD" and r["sequence"] == step]
+        assert sorted(r["rank"] for r in instance) == list(range(RANKS))
+        last = max(instance, key=lambda r: r["start"])
+        assert last["rank"] == STRAGGLER
+        for r in instance:
+            if r["rank"] != STRAGGLER:
+                wait_ms = (last["start"] - r["start"]) / 1e6
+                assert abs(wait_ms - EXTRA_MS) <= 0.2 * EXTRA_MS, (step, r["rank"], wait_ms)
+
+    s = run([GPUPROF, "summary", "--format", "csv", merged], cwd=tmp_path)
+    assert s.returncode == 0, s.stderr
+    tables = {block.split("\n", 1)[0]: list(csv.DictReader(block.split("\n")[1:]))
+              for block in s.stdout.strip().split("\n\n")}
+    (ranks_title,) = [t for t in tables if t.startswith("# MPI RANKS")]
+    per_rank = {int(row["Rank"]): row for row in tables[ranks_title]}
+    assert sorted(per_rank) == list(range(RANKS))
+    for rank, row in per_rank.items():
+        assert int(row["Calls"]) == sum(expected_counts(rank).values())
+        waited_ms = float(row["Waiting (nsec)"]) / 1e6
+        if rank != STRAGGLER:  # the all-reduces' waits, then some at the end
+            assert waited_ms >= 0.8 * STEPS * EXTRA_MS
+    (late_title,) = [t for t in tables if t.startswith("# MPI LATE SENDERS")]
+    top = tables[late_title][0]
+    assert (top["Sender"], top["Receiver"], top["Tag"], top["Messages"]) == ("0", "1", "99", "1")
+    assert abs(float(top["Waited (nsec)"]) / 1e6 - LATE_MS) <= 0.2 * LATE_MS
+
+    a = run([GPUPROF, "advise", merged], cwd=tmp_path)
+    assert a.returncode == 0, a.stderr
+    assert f"[mpi-imbalance]" in a.stdout
+    assert f"Rank {STRAGGLER} holds the others back: it arrived last at {STEPS + 1}" in a.stdout \
+        or f"Rank {STRAGGLER} holds the others back: it arrived last at" in a.stdout
+
+    # the merged timeline: every message a flow from its send to its receive's end
+    c = run([GPUPROF, "convert", "-f", "json", merged], cwd=tmp_path)
+    assert c.returncode == 0, c.stderr
+    with open(tmp_path / "all_results.json") as f:
+        events = json.load(f)
+    events = events["traceEvents"] if isinstance(events, dict) else events
+    flows = [e for e in events if e.get("cat") == "message"]
+    starts = {e["id"]: e for e in flows if e["ph"] == "s"}
+    ends = {e["id"]: e for e in flows if e["ph"] == "f"}
+    messages = RANKS * 2 * STEPS + 1
+    assert len(starts) == len(ends) == messages and set(starts) == set(ends)
+    pids = {r["rank"]: r["pid"] for r in rows}
+    pairs = sorted((starts[i]["pid"], ends[i]["pid"]) for i in starts)
+    expected = sorted([(pids[k], pids[(k + 1) % RANKS]) for k in range(RANKS)] * STEPS +
+                      [(pids[k], pids[(k - 1) % RANKS]) for k in range(RANKS)] * STEPS +
+                      [(pids[0], pids[1])])
+    assert pairs == expected
+
+
+@pytest.mark.skipif(not MPICH_RUN or not os.path.exists(HALO_MPICH),
+                    reason="MPICH or its headers not installed (Debian packages mpich, "
+                           "libmpich-dev)")
+def test_four_ranks_mpich(tmp_path):
+    r = halo_run(tmp_path, MPICH_RUN, HALO_MPICH)
+    for rank in range(RANKS):
+        assert f"rank {rank} of {RANKS}" in r.stdout
+        check_rank(str(tmp_path / "out" / f"rank{rank}_results.db"), rank)
+
+
+@pytest.mark.skipif(not MPICH_RUN or not os.path.exists(HALO_MPICH),
+                    reason="MPICH or its headers not installed (Debian packages mpich, "
+                           "libmpich-dev)")
+def test_another_mpi_is_left_as_it_is(tmp_path):
+    """Open MPI's interposer in an MPICH program (forced): the calls reach MPICH unchanged,
+    the program runs and ends as without gpuprof, nothing recorded of MPI."""
+    r = halo_run(tmp_path, MPICH_RUN, HALO_MPICH, ranks=2,
+                 env={"GPUPROF_MPI_IMPLEMENTATION": "openmpi"})
+    assert "rank 1 of 2" in r.stdout
+    for rank in range(2):
+        assert calls(str(tmp_path / "out" / f"rank{rank}_results.db")) == []
+
+
+def test_mpich_interposer_is_refused_for_open_mpi(tmp_path):
+    """The other way it would damage the calls: refused before the program starts."""
+    r = run([GPUPROF, "trace", "--mpi-trace", "--", HALO], cwd=tmp_path,
+            env={"GPUPROF_MPI_IMPLEMENTATION": "mpich"})
+    assert r.returncode == 2
+    assert "GPUPROF_MPI_IMPLEMENTATION is 'mpich', and" in r.stderr
+    assert "links Open MPI" in r.stderr
+
+
+def test_any_process_loads_the_interposers(tmp_path):
+    """Preloaded into a process without MPI (a child of the program inherits LD_PRELOAD),
+    with every symbol bound at load: it starts and ends as without them."""
+    libraries = [os.path.join(LIBDIR, name) for name in
+                 ("libgpuprof-mpi-openmpi.so", "libgpuprof-mpi-mpich.so")]
+    libraries = [lib for lib in libraries if os.path.exists(lib)]
+    r = run(["/bin/sh", "-c", "echo fine; exit 3"], cwd=tmp_path,
+            env={"LD_PRELOAD": ":".join(libraries), "LD_BIND_NOW": "1"})
+    assert (r.returncode, r.stdout, r.stderr) == (3, "fine\n", "")
+
+
+def test_a_program_without_mpi(tmp_path):
+    r = run([GPUPROF, "trace", "--mpi-trace", "--kernel-trace", "-d", "out", "--",
+             os.path.join(SAMPLES, "vcopy")], cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert "--mpi-trace: cannot tell which MPI" in r.stderr
+    assert "GPUPROF_MPI_IMPLEMENTATION=openmpi or mpich" in r.stderr
+
+
+def test_unknown_implementation_is_refused(tmp_path):
+    r = run([GPUPROF, "trace", "--mpi-trace", "--", HALO], cwd=tmp_path,
+            env={"GPUPROF_MPI_IMPLEMENTATION": "lam"})
+    assert r.returncode == 2
+    assert "GPUPROF_MPI_IMPLEMENTATION is 'lam': say 'openmpi' or 'mpich'" in r.stderr
