@@ -158,6 +158,13 @@ ifeq ($(HAVE_MPICH),yes)
 TARGETS += $(BUILD)/samples/mpi/halo-mpich
 endif
 endif
+ifeq ($(HAVE_OPENMPI),yes)
+TARGETS += $(BUILD)/bench/mpi-rate
+endif
+$(BUILD)/bench/mpi-rate: bench/mpi-rate.c
+	@mkdir -p $(dir $@)
+	$(CC) -std=gnu11 $(CFLAGS) -Wall -Wextra $(OPENMPI_CFLAGS) $< -o $@ \
+		$(shell pkg-config --libs ompi-c 2>/dev/null)
 $(BUILD)/samples/mpi/halo: samples/mpi/halo.c samples/opencl/common.h
 	@mkdir -p $(dir $@)
 	$(CC) -std=gnu11 $(CFLAGS) -Wall -Wextra $(OPENMPI_CFLAGS) $< -o $@ \

@@ -246,3 +246,44 @@ def test_unknown_implementation_is_refused(tmp_path):
             env={"GPUPROF_MPI_IMPLEMENTATION": "lam"})
     assert r.returncode == 2
     assert "GPUPROF_MPI_IMPLEMENTATION is 'lam': say 'openmpi' or 'mpich'" in r.stderr
+
+
+def test_merge_places_another_host_by_the_clock_exchanges(tmp_path):
+    """Rank 1 made to look recorded on another host, whose real-time clock is 7 s off and
+    whose trace clock ran 1 us ahead of rank 0's at MPI_Init and 3 us at MPI_Finalize:
+    merged, its times are placed by the exchanges, the offset interpolated between them
+    (drift), not by the real-time clock; rank 0's host keeps its times exactly."""
+    halo_run(tmp_path, OPENMPI_RUN, HALO, ranks=2)
+    out = tmp_path / "out"
+    db0, db1 = str(out / "rank0_results.db"), str(out / "rank1_results.db")
+    with sqlite3.connect(db1) as con:
+        con.execute("UPDATE gpuprof_process SET hostname = 'node-b', "
+                    "realtime_start = realtime_start + 7000000000")
+        (t1,), (t2,) = con.execute("SELECT local_time FROM gpuprof_clock_sync "
+                                   "ORDER BY local_time").fetchall()
+        con.execute("UPDATE gpuprof_clock_sync SET offset = CASE local_time WHEN ? THEN 1000 "
+                    "ELSE 3000 END", (t1,))
+        before1 = con.execute("SELECT call_id, start, end FROM gpuprof_mpi_call "
+                              "ORDER BY call_id").fetchall()
+        kernels1 = con.execute("SELECT start FROM gpuprof_kernel ORDER BY start").fetchall()
+    with sqlite3.connect(db0) as con:
+        before0 = con.execute("SELECT call_id, start, end FROM gpuprof_mpi_call "
+                              "ORDER BY call_id").fetchall()
+    merged = str(tmp_path / "all.db")
+    m = run([GPUPROF, "merge", "-o", merged, db0, db1], cwd=tmp_path)
+    assert m.returncode == 0, m.stderr
+
+    def placed(t):  # SQLite's CAST of the REAL product: toward zero
+        return t + 1000 + int((t - t1) * (2000 / (t2 - t1)))
+
+    with sqlite3.connect(merged) as con:
+        after = {host: con.execute(
+            "SELECT c.call_id, c.start, c.end FROM gpuprof_mpi_call c JOIN gpuprof_process p "
+            "ON p.id = c.process_id WHERE p.hostname = ? ORDER BY c.call_id", (host,)).fetchall()
+            for host in (HOST, "node-b")}
+        kernels = con.execute("SELECT k.start FROM gpuprof_kernel k JOIN gpuprof_process p "
+                              "ON p.id = k.process_id WHERE p.hostname = 'node-b' "
+                              "ORDER BY k.start").fetchall()
+    assert after[HOST] == before0
+    assert after["node-b"] == [(c, placed(s), placed(e)) for c, s, e in before1]
+    assert kernels == [(placed(s),) for (s,) in kernels1]
