@@ -35,6 +35,7 @@ HAVE_OPENCL := $(call have,$(HASH)define CL_TARGET_OPENCL_VERSION 300\n$(HASH)in
 # MPI interposers (--mpi-trace): one per implementation whose headers are installed
 OPENMPI_CFLAGS := $(shell pkg-config --cflags ompi-c 2>/dev/null)
 MPICH_CFLAGS := $(shell pkg-config --cflags mpich 2>/dev/null)
+HAVE_OTF2 := $(call have,$(HASH)include <otf2/otf2.h>,-lotf2)
 HAVE_OPENMPI := $(if $(OPENMPI_CFLAGS),$(call have,$(HASH)include <mpi.h>,$(OPENMPI_CFLAGS)),no)
 HAVE_MPICH := $(if $(MPICH_CFLAGS),$(call have,$(HASH)include <mpi.h>,$(MPICH_CFLAGS)),no)
 HAVE_CUDA := $(shell test -x $(CUDA_HOME)/bin/nvcc && test -f $(CUDA_HOME)/include/cupti.h && echo yes || echo no)
@@ -44,6 +45,7 @@ $(info gpuprof $(VERSION) build configuration:)
 $(info   SQLite store ........ $(HAVE_SQLITE))
 $(info   OpenCL backend ...... $(HAVE_OPENCL))
 $(info   MPI tracing ......... Open MPI $(HAVE_OPENMPI), MPICH $(HAVE_MPICH))
+$(info   OTF2 output ......... $(HAVE_OTF2))
 $(info   CUDA backend ........ $(HAVE_CUDA) ($(CUDA_HOME): CUPTI, nvcc for the CUDA samples))
 ifneq ($(HAVE_ZLIB),yes)
 $(error zlib development files not found: run scripts/install-deps.sh (Debian package zlib1g-dev))
@@ -57,6 +59,12 @@ endif
 ifneq ($(HAVE_SQLITE),yes)
 $(error SQLite development files not found: run scripts/install-deps.sh (Debian package libsqlite3-dev))
 endif
+endif
+
+# -f otf2 (writer/otf2.c) with Debian's libotf2 where it is installed
+ifeq ($(HAVE_OTF2),yes)
+LDLIBS_SQLITE += -lotf2
+$(BUILD)/obj/src/writer/otf2.o: ALL_CFLAGS += -DHAVE_OTF2
 endif
 
 # ---- sources ----------------------------------------------------------------------

@@ -52,7 +52,8 @@ int cmd_convert(int argc, char **argv)
 	const struct option table[] = {
 		{ OPTION_LIST, 'f', "output-format", &formats, "FORMAT...",
 		  "csv, sqlite, json (Chrome trace events), pftrace (Perfetto), html (the report "
-		  "of gpuprof report); default: csv sqlite", OUTPUT_FORMAT_WORDS },
+		  "of gpuprof report), otf2 (an OTF2 archive in NAME_otf2/: Vampir, Scalasca, "
+		  "otf2-print); default: csv sqlite", OUTPUT_FORMAT_WORDS },
 		{ OPTION_STRING, 'd', "output-directory", &directory, "DIR",
 		  "where outputs go (default: beside each input)" },
 		{ OPTION_BOOL, 0, "stats", &stats, NULL, "also write the *_stats.csv files" },
@@ -111,9 +112,9 @@ int cmd_convert(int argc, char **argv)
 	request.options.window_to_ns = (int64_t)(window[1] * 1e9 + 0.5); /* 0: no end */
 	if (to && request.options.window_to_ns < 1)
 		request.options.window_to_ns = 1;
-	if ((from || to) && (request.formats & (FORMAT_SQLITE | FORMAT_HTML)))
+	if ((from || to) && (request.formats & (FORMAT_SQLITE | FORMAT_HTML | FORMAT_OTF2)))
 		fprintf(stderr, "gpuprof: convert: the window applies to CSV, JSON, pftrace and the "
-				"summary; the database and the report keep the whole run\n");
+				"summary; the database, the report and OTF2 keep the whole run\n");
 	struct kernel_filter filter;
 	if (kernel_filter_init(&filter, include, exclude, iterations, &err))
 		die_with(EXIT_USAGE, "convert: %s", err.message);

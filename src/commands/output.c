@@ -21,9 +21,10 @@
 #include "util/thread.h"
 #include "util/unfinished.h"
 #include "writer/output-file.h"
+#include "writer/otf2.h"
 #include "writer/report.h"
 
-#define FORMATS_AVAILABLE "csv, sqlite, json, pftrace, html"
+#define FORMATS_AVAILABLE "csv, sqlite, json, pftrace, html, otf2"
 
 int output_parse_formats(const struct option_list *list, unsigned *formats, struct error *err)
 {
@@ -33,7 +34,7 @@ int output_parse_formats(const struct option_list *list, unsigned *formats, stru
 	} names[] = {
 		{ "csv", FORMAT_CSV }, { "sqlite", FORMAT_SQLITE }, { "rocpd", FORMAT_SQLITE },
 		{ "json", FORMAT_JSON }, { "pftrace", FORMAT_PFTRACE },
-		{ "perfetto", FORMAT_PFTRACE }, { "html", FORMAT_HTML },
+		{ "perfetto", FORMAT_PFTRACE }, { "html", FORMAT_HTML }, { "otf2", FORMAT_OTF2 },
 	};
 	*formats = 0;
 	for (int i = 0; i < list->count; i++) {
@@ -45,9 +46,6 @@ int output_parse_formats(const struct option_list *list, unsigned *formats, stru
 			*formats |= names[j].format;
 			continue;
 		}
-		if (!strcmp(f, "otf2"))
-			return error_set(err, "output format 'otf2' is not available in this "
-					 "version of gpuprof (available: " FORMATS_AVAILABLE ")");
 		return error_set(err, "unknown output format '%s' (available: "
 				 FORMATS_AVAILABLE ")", f);
 	}
@@ -186,6 +184,17 @@ static int write_report(const char *db_path, const char *prefix, struct strbuf *
 	return rc;
 }
 
+/* <prefix>_otf2/traces.otf2 from a database. */
+static int write_otf2(const char *db_path, const char *prefix, struct strbuf *written,
+		      struct error *err)
+{
+	struct strbuf directory = STRBUF_INIT;
+	strbuf_addf(&directory, "%s_otf2", prefix);
+	int rc = otf2_write(db_path, directory.buf, written, err);
+	strbuf_release(&directory);
+	return rc;
+}
+
 static int export_outputs(const char *db_path, const struct output_request *request,
 			  const char *prefix, struct strbuf *written, struct error *err)
 {
@@ -201,6 +210,8 @@ static int export_outputs(const char *db_path, const struct output_request *requ
 		rc = write_folded_from_database(db_path, prefix, written, err);
 	if (rc == 0 && (request->formats & FORMAT_HTML))
 		rc = write_report(db_path, prefix, written, err);
+	if (rc == 0 && (request->formats & FORMAT_OTF2))
+		rc = write_otf2(db_path, prefix, written, err);
 	print_written(written);
 	strbuf_reset(written);
 	const struct writer_ops *summary = &summary_writer;
@@ -427,9 +438,11 @@ int output_from_spool(const char *spool_path, const char *prefix,
 	pthread_t thread;
 	int threaded = 0, rc = 0;
 	progress_begin();
-	/* the report is made from a database: a temporary one when none is asked for */
-	int temporary = (request->formats & FORMAT_HTML) && !(request->formats & FORMAT_SQLITE);
-	if (request->formats & (FORMAT_SQLITE | FORMAT_HTML)) {
+	/* the report and OTF2 are made from a database: a temporary one when none is asked
+	 * for */
+	unsigned from_database = FORMAT_HTML | FORMAT_OTF2;
+	int temporary = (request->formats & from_database) && !(request->formats & FORMAT_SQLITE);
+	if (request->formats & (FORMAT_SQLITE | from_database)) {
 		strbuf_addf(&db_path, temporary ? "%s_report.db.partial" : "%s_results.db", prefix);
 		job.db_path = db_path.buf;
 		if (temporary)
@@ -448,6 +461,8 @@ int output_from_spool(const char *spool_path, const char *prefix,
 		pthread_join(thread, NULL);
 	if (job.db_path && job.rc == 0 && rc == 0 && (request->formats & FORMAT_HTML))
 		rc = write_report(db_path.buf, prefix, &written, err);
+	if (job.db_path && job.rc == 0 && rc == 0 && (request->formats & FORMAT_OTF2))
+		rc = write_otf2(db_path.buf, prefix, &written, err);
 	if (temporary) {
 		unlink(db_path.buf);
 		unfinished_forget(db_path.buf);

@@ -14,6 +14,7 @@ enum output_format {
 	FORMAT_JSON = 1 << 2,
 	FORMAT_PFTRACE = 1 << 3,
 	FORMAT_HTML = 1 << 4,   /* the report (writer/report.h), made from the database */
+	FORMAT_OTF2 = 1 << 5,   /* an OTF2 archive (writer/otf2.h), made from the database */
 };
 
 /* Every format name -f knows, including those of later versions (refused by name). */
@@ -31,8 +32,8 @@ struct output_request {
 				* are gpuprof's) gets no outputs: output_from_spool returns 1 */
 };
 
-/* Parses -f values: csv, sqlite (alias rocpd), json, pftrace (alias perfetto), html;
- * otf2 is refused by name. */
+/* Parses -f values: csv, sqlite (alias rocpd), json, pftrace (alias perfetto), html,
+ * otf2. */
 int output_parse_formats(const struct option_list *list, unsigned *formats, struct error *err);
 
 /* Turns one spool into outputs named <prefix>_<name>.<ext>: the database on a second

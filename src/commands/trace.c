@@ -244,7 +244,8 @@ static void trace_table(struct trace_options *o, struct option table[TABLE_SIZE]
 		  "file name prefix under DIR (default: %hostname%/%pid%)" },
 		{ OPTION_LIST, 'f', "output-format", &o->formats, "FORMAT...",
 		  "csv, sqlite, json (Chrome trace events), pftrace (Perfetto), html (the report "
-		  "of gpuprof report); default: csv sqlite", OUTPUT_FORMAT_WORDS },
+		  "of gpuprof report), otf2 (an OTF2 archive in NAME_otf2/: Vampir, Scalasca, "
+		  "otf2-print); default: csv sqlite", OUTPUT_FORMAT_WORDS },
 		{ OPTION_BOOL, 0, "stats", &o->stats, NULL, "also write the *_stats.csv files" },
 		{ OPTION_BOOL, 'S', "summary", &o->summary, NULL, "print summary tables on stderr" },
 		{ OPTION_ENUM, 'u', "summary-units", &o->units, "sec|msec|usec|nsec",

@@ -189,6 +189,43 @@ def test_four_ranks_open_mpi(tmp_path):
                       [(pids[0], pids[1])])
     assert pairs == expected
 
+    if shutil.which("otf2-print"):
+        check_otf2(tmp_path, merged, rows)
+
+
+def check_otf2(tmp_path, merged, rows):
+    """The merged run as OTF2, read back by OTF2's own otf2-print: every call a region,
+    every message and collective present, and each message's two ends agreeing."""
+    c = run([GPUPROF, "convert", "-f", "otf2", merged], cwd=tmp_path)
+    assert c.returncode == 0, c.stderr
+    p = run(["otf2-print", str(tmp_path / "all_otf2" / "traces.otf2")], cwd=tmp_path)
+    assert p.returncode == 0, p.stderr
+    events = {}
+    ends = {"send": [], "recv": []}
+    for line in p.stdout.splitlines():
+        fields = line.split()
+        if len(fields) < 3 or not fields[1].isdigit():
+            continue
+        events[fields[0]] = events.get(fields[0], 0) + 1
+        if fields[0] in ("MPI_ISEND", "MPI_SEND", "MPI_IRECV", "MPI_RECV"):
+            peer = int(line.split("Receiver: " if "SEND" in fields[0] else "Sender: ")[1].split()[0])
+            tag = int(line.split("Tag: ")[1].split(",")[0])
+            length = int(line.split("Length: ")[1].split(",")[0])
+            side = "send" if "SEND" in fields[0] else "recv"
+            me = int(fields[1])  # the location: the ranks' threads are 0..RANKS-1 in rank order
+            ends[side].append((me, peer, tag, length) if side == "send" else (peer, me, tag, length))
+    per_rank = [expected_counts(rank) for rank in range(RANKS)]
+    calls_total = sum(sum(c.values()) for c in per_rank)
+    kernels = RANKS * (STEPS + 1)
+    assert events["ENTER"] == events["LEAVE"] == calls_total + kernels
+    assert events["MPI_ISEND"] == events["MPI_IRECV"] == RANKS * 2 * STEPS
+    assert events["MPI_ISEND_COMPLETE"] == events["MPI_IRECV_REQUEST"] == RANKS * 2 * STEPS
+    assert (events["MPI_SEND"], events["MPI_RECV"]) == (1, 1)
+    collectives = sum(c["MPI_Allreduce"] + c["MPI_Bcast"] + c["MPI_Barrier"] +
+                      c["MPI_Comm_split"] + c["MPI_Comm_free"] for c in per_rank)
+    assert events["MPI_COLLECTIVE_BEGIN"] == events["MPI_COLLECTIVE_END"] == collectives
+    assert sorted(ends["send"]) == sorted(ends["recv"])
+
 
 @pytest.mark.skipif(not MPICH_RUN or not os.path.exists(HALO_MPICH),
                     reason="MPICH or its headers not installed (Debian packages mpich, "
