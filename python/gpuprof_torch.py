@@ -133,9 +133,11 @@ def _forward_hook(module, inputs, output):
         _backward_range(output, f"nn.Module.{_module_path(module)}.backward")
 
 
-def _wrap(name, function):
+def _wrap(name, function, before=None):
     @functools.wraps(function)
     def operator(*args, **kwargs):
+        if before is not None:
+            before()
         token = object()
         _push(name, token)
         try:
@@ -180,7 +182,14 @@ def install(torch):
             continue
         setattr(functional, name, _wrap(f"torch.nn.functional.{name}", value))
     _wrap_optimizers(torch)
-    backward = _wrap("torch.autograd.backward", torch.autograd.backward)
+    before_backward = None
+    try:
+        import gpuprof_distributed
+        before_backward = gpuprof_distributed.install(torch, _push, _pop)
+    except Exception as e:  # the operators still, without torch.distributed's records
+        import sys
+        sys.stderr.write(f"gpuprof: --torch-trace: torch.distributed is not recorded: {e}\n")
+    backward = _wrap("torch.autograd.backward", torch.autograd.backward, before_backward)
     torch.autograd.backward = backward
     return None
 

@@ -40,7 +40,7 @@ void *mpi_next(const char *name)
 }
 
 static __thread uint32_t thread_id;
-static _Atomic uint64_t next_call, next_request;
+static _Atomic uint64_t next_request;
 static int world_rank = -1, world_size;
 
 static uint32_t current_thread_id(void)
@@ -273,7 +273,7 @@ uint64_t mpi_call_end(struct mpi_call *call, const char *name, uint32_t *name_id
 		.function_id = *name_id,
 		.start_ns = call->start_ns,
 		.end_ns = call->end_ns,
-		.call_id = atomic_fetch_add(&next_call, 1) + 1,
+		.call_id = recorder_new_call_id(),
 		.communicator_id = call->comm ? call->comm->name_id : 0,
 		.communicator_size = call->comm ? call->comm->size : 0,
 		.peer = call->peer,
@@ -284,6 +284,7 @@ uint64_t mpi_call_end(struct mpi_call *call, const char *name, uint32_t *name_id
 		.bytes_received = call->received,
 		.sequence = call->sequence,
 		.request = call->request,
+		.domain = COMMUNICATION_MPI,
 	};
 	recorder_emit(&r);
 	call->call_id = r.call_id;

@@ -25,11 +25,12 @@ static int env_int(const char *name, int *out)
 
 void path_launcher_rank(int *rank, int *size)
 {
+	/* the last: torch.distributed.run's (torchrun's) */
 	static const char *rank_vars[] = { "SLURM_PROCID", "OMPI_COMM_WORLD_RANK", "PMI_RANK",
 					   "PMIX_RANK", "MV2_COMM_WORLD_RANK", "MPI_RANK",
-					   "MPI_RANKID", NULL };
+					   "MPI_RANKID", "RANK", NULL };
 	static const char *size_vars[] = { "SLURM_NTASKS", "OMPI_COMM_WORLD_SIZE", "PMI_SIZE",
-					   "MV2_COMM_WORLD_SIZE", "MPI_SIZE", NULL };
+					   "MV2_COMM_WORLD_SIZE", "MPI_SIZE", "WORLD_SIZE", NULL };
 	*rank = -1;
 	*size = -1;
 	for (int i = 0; rank_vars[i]; i++)

@@ -15,7 +15,7 @@ _Static_assert(sizeof(struct record_synchronization) == 56, "synchronization lay
 _Static_assert(sizeof(struct record_overhead) == 40, "record_overhead layout");
 _Static_assert(sizeof(struct record_pc_sample) == 56, "record_pc_sample layout");
 _Static_assert(sizeof(struct record_pc_sampling) == 48, "record_pc_sampling layout");
-_Static_assert(sizeof(struct record_mpi_call) == 96, "record_mpi_call layout");
+_Static_assert(sizeof(struct record_mpi_call) == 104, "record_mpi_call layout");
 _Static_assert(sizeof(struct record_mpi_completion) == 48, "record_mpi_completion layout");
 _Static_assert(sizeof(struct record_clock_sync) == 40, "record_clock_sync layout");
 
@@ -32,6 +32,11 @@ size_t record_text_copy(char *dst, const char *text, size_t room)
 	memcpy(dst, text, length);
 	memcpy(dst + length, "...", 3);
 	return length + 3;
+}
+
+const char *record_communication_name(uint32_t domain)
+{
+	return domain == COMMUNICATION_TORCH ? "TORCH_DISTRIBUTED_API" : "MPI_API";
 }
 
 const char *record_domain_name(uint32_t domain)

@@ -548,9 +548,16 @@ struct record_pc_sampling {
 	uint32_t reserved;
 };
 
-/* One MPI call (--mpi-trace: inject/mpi), through MPI's profiling interface. Ranks are
- * world ranks (of MPI_COMM_WORLD), whatever communicator the call names, so that a
- * message or a collective is found on every rank by the same values. */
+/* The libraries whose communication calls are recorded as record_mpi_call. */
+enum communication_domain {
+	COMMUNICATION_MPI = 1,        /* MPI (--mpi-trace: inject/mpi) */
+	COMMUNICATION_TORCH = 2,      /* torch.distributed (--torch-trace's Python hooks) */
+};
+
+/* One call of a communication library: MPI (--mpi-trace: inject/mpi), through MPI's
+ * profiling interface, or torch.distributed (--torch-trace). Ranks are world ranks (of
+ * MPI_COMM_WORLD; torch.distributed's global ranks), whatever communicator the call
+ * names, so that a message or a collective is found on every rank by the same values. */
 struct record_mpi_call {
 	struct record_header header;
 	uint32_t tid;
@@ -571,6 +578,8 @@ struct record_mpi_call {
 	uint64_t sequence;       /* collectives: which one on this communicator, from 1, the
 				  * same instance on every rank; 0 for other calls */
 	uint64_t request;        /* a nonblocking call: its request, per process from 1; 0 */
+	uint32_t domain;         /* enum communication_domain */
+	uint32_t reserved;
 };
 
 /* A request of a nonblocking call completed (MPI_Wait and its kin, MPI_Test when it says
@@ -618,6 +627,7 @@ struct record_process_end {
 size_t record_text_copy(char *dst, const char *text, size_t room);
 
 const char *record_domain_name(uint32_t domain);       /* "OPENCL_API" */
+const char *record_communication_name(uint32_t domain); /* "MPI_API" */
 const char *record_agent_type_name(uint32_t type);     /* "CPU", "GPU" */
 const char *record_direction_name(uint32_t direction); /* "MEMORY_COPY_HOST_TO_DEVICE" */
 const char *record_operation_name(uint32_t operation); /* "COPY", "FILL" */

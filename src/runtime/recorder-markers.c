@@ -1,5 +1,6 @@
 /* The recorder's marker ranges and marks (recorder.h): push/pop ranges on a thread's
- * stack, start/stop ranges by id, marks, thread names. */
+ * stack, start/stop ranges by id, marks, thread names; and the communication calls that
+ * the Python hooks of the markers' domain torch record. */
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
@@ -148,3 +149,41 @@ uint64_t recorder_current_range(void)
 {
 	return range_depth > 0 && range_depth <= MARKER_STACK ? range_stack[range_depth - 1] : 0;
 }
+
+/* ---- communication calls ------------------------------------------------------------ */
+
+static _Atomic uint64_t next_call_id;
+
+uint64_t recorder_new_call_id(void)
+{
+	return atomic_fetch_add(&next_call_id, 1) + 1;
+}
+
+uint64_t recorder_communication(uint32_t domain, uint32_t tid, const char *function,
+				const char *communicator, uint32_t communicator_size,
+				int32_t peer, int32_t root, uint64_t bytes_sent,
+				uint64_t bytes_received, uint64_t sequence, uint64_t start_ns,
+				uint64_t end_ns)
+{
+	if (!recorder_ready() || !markers_traced || !recorder_collected_at(start_ns) || !function)
+		return 0;
+	struct record_mpi_call r = {
+		.header = { .size = sizeof(r), .type = RECORD_MPI_CALL },
+		.tid = tid ? tid : current_tid(),
+		.function_id = recorder_intern(function),
+		.start_ns = start_ns,
+		.end_ns = end_ns >= start_ns ? end_ns : start_ns,
+		.call_id = recorder_new_call_id(),
+		.communicator_id = communicator && *communicator ? recorder_intern(communicator) : 0,
+		.communicator_size = communicator_size,
+		.peer = peer,
+		.tag = -1,
+		.root = root,
+		.bytes_sent = bytes_sent,
+		.bytes_received = bytes_received,
+		.sequence = sequence,
+		.domain = domain,
+	};
+	return recorder_emit(&r) == 0 ? r.call_id : 0;
+}
+

@@ -138,6 +138,22 @@ RECORDER_API void recorder_launch_stack(uint32_t domain, uint32_t function_id,
 RECORDER_API void recorder_launch(uint32_t domain, uint32_t function_id,
 				  uint64_t correlation_id);
 
+/* ---- communication calls ----
+ * A process's communication calls (record_mpi_call) are numbered by one counter,
+ * whichever library made them: the next number, from 1. */
+RECORDER_API uint64_t recorder_new_call_id(void);
+/* A call of a communication library that gpuprof records from outside C (the Python
+ * hooks of --torch-trace record torch.distributed's collectives through ctypes): emitted
+ * as a RECORD_MPI_CALL of that domain (enum communication_domain), its texts interned,
+ * when collection was on at start_ns and the domain is traced (GPUPROF_TRACE names
+ * "marker" for torch.distributed, "mpi" for MPI). tid 0: the calling thread. Returns its
+ * call id, 0 when not recorded. */
+RECORDER_API uint64_t recorder_communication(uint32_t domain, uint32_t tid,
+					     const char *function, const char *communicator,
+					     uint32_t communicator_size, int32_t peer, int32_t root,
+					     uint64_t bytes_sent, uint64_t bytes_received,
+					     uint64_t sequence, uint64_t start_ns, uint64_t end_ns);
+
 /* Internal to the recorder library: whether tid is one of the recorder's own threads. */
 int recorder_own_thread(uint32_t tid);
 /* Internal: records the ELF files mapped in the process whenever they change (the

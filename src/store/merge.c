@@ -60,7 +60,8 @@ static const struct {
 	{ "gpuprof_mpi_call", "t.tid, t.function_id + ?1, " SHIFTED("start") ", " SHIFTED("end")
 			      ", t.call_id, CASE t.communicator_id WHEN 0 THEN 0 ELSE "
 			      "t.communicator_id + ?1 END, t.communicator_size, t.peer, t.tag, t.root, "
-			      "t.result, t.bytes_sent, t.bytes_received, t.sequence, t.request" },
+			      "t.result, t.bytes_sent, t.bytes_received, t.sequence, t.request, "
+			      "t.domain" },
 };
 
 #define TIMED_COUNT (sizeof(timed) / sizeof(timed[0]))

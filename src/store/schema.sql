@@ -92,7 +92,8 @@ CREATE TABLE gpuprof_mpi_call (
   id INTEGER PRIMARY KEY, process_id INTEGER, tid INTEGER, function_id INTEGER,
   start INTEGER, end INTEGER, call_id INTEGER, communicator_id INTEGER,
   communicator_size INTEGER, peer INTEGER, tag INTEGER, root INTEGER, result INTEGER,
-  bytes_sent INTEGER, bytes_received INTEGER, sequence INTEGER, request INTEGER);
+  bytes_sent INTEGER, bytes_received INTEGER, sequence INTEGER, request INTEGER,
+  domain INTEGER);
 CREATE TABLE gpuprof_mpi_completion (
   process_id INTEGER, request INTEGER, completed_by INTEGER, time INTEGER,
   bytes_received INTEGER, peer INTEGER, tag INTEGER, PRIMARY KEY (process_id, request));
@@ -260,10 +261,12 @@ CREATE VIEW pc_sampling AS
          sum(t.other_samples) AS other_samples, sum(t.buffer_full) AS buffer_full
   FROM gpuprof_pc_sampling t JOIN gpuprof_process p ON p.id = t.process_id
   GROUP BY t.process_id, t.agent_index;
--- MPI calls (--mpi-trace): a nonblocking call's peer, tag and bytes received are its
--- completion's where it has one (a receive from any source learns its source there)
+-- Communication calls: MPI (--mpi-trace) and torch.distributed (--torch-trace); a
+-- nonblocking call's peer, tag and bytes received are its completion's where it has one
+-- (a receive from any source learns its source there)
 CREATE VIEW mpi_calls AS
   SELECT c.id, c.process_id, p.pid, COALESCE(p.rank, -1) AS rank, c.tid, c.call_id,
+         CASE c.domain WHEN 2 THEN 'TORCH_DISTRIBUTED' ELSE 'MPI' END AS domain,
          f.string AS function, c.start, c.end, c.end - c.start AS duration,
          m.string AS communicator, c.communicator_size,
          CASE WHEN d.peer IS NOT NULL AND d.peer >= 0 THEN d.peer ELSE c.peer END AS peer,

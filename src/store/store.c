@@ -130,8 +130,8 @@ static const char *const statement_sql[STATEMENT_COUNT] = {
 	[INSERT_PC_SAMPLING] = "INSERT INTO gpuprof_pc_sampling VALUES (1,?,?,?,?,?,?)",
 	[INSERT_MPI_CALL] = "INSERT INTO gpuprof_mpi_call (process_id, tid, function_id, start, "
 			    "end, call_id, communicator_id, communicator_size, peer, tag, root, "
-			    "result, bytes_sent, bytes_received, sequence, request) VALUES "
-			    "(1,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+			    "result, bytes_sent, bytes_received, sequence, request, domain) VALUES "
+			    "(1,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
 	[INSERT_MPI_COMPLETION] = "INSERT OR REPLACE INTO gpuprof_mpi_completion VALUES "
 				  "(1,?,?,?,?,?,?)",
 	[INSERT_CLOCK_SYNC] = "INSERT INTO gpuprof_clock_sync VALUES (1,?,?,?,?,?)",
@@ -275,6 +275,7 @@ static void bind_record(sqlite3_stmt *s, int c, const struct record_header *h,
 		bind_i64(s, &c, (int64_t)r->bytes_received);
 		bind_i64(s, &c, (int64_t)r->sequence);
 		bind_i64(s, &c, (int64_t)r->request);
+		bind_i64(s, &c, r->domain);
 		return;
 	}
 	case RECORD_MPI_COMPLETION: {

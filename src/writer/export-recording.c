@@ -127,7 +127,7 @@ static void event_from_mpi(const struct recording *rec, const struct record_list
 	e->start_ns = (int64_t)r->start_ns;
 	e->end_ns = (int64_t)r->end_ns;
 	e->correlation_id = (int64_t)r->call_id;
-	e->api.domain = "MPI_API";
+	e->api.domain = record_communication_name(r->domain);
 	e->api.mpi = 1;
 	e->api.communicator = r->communicator_id ? recording_string(rec, r->communicator_id) : "";
 	e->api.communicator_size = r->communicator_size;

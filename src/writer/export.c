@@ -273,7 +273,7 @@ static void fill_mpi(sqlite3_stmt *s, const struct names *n, struct event *e)
 	e->start_ns = I64(3);
 	e->end_ns = I64(4);
 	e->correlation_id = I64(5);
-	e->api.domain = "MPI_API";
+	e->api.domain = record_communication_name((uint32_t)I64(19));
 	e->api.mpi = 1;
 	e->api.communicator = I64(6) ? name_of(n, I64(6)) : "";
 	e->api.communicator_size = I64(7);
@@ -392,8 +392,8 @@ static const struct query queries[] = {
 	  "CASE WHEN d.peer >= 0 THEN d.peer ELSE c.peer END, "
 	  "CASE WHEN d.tag >= 0 THEN d.tag ELSE c.tag END, c.root, c.result, c.bytes_sent, "
 	  "CASE WHEN d.bytes_received > 0 THEN d.bytes_received ELSE c.bytes_received END, "
-	  "c.sequence, c.request, COALESCE(d.time, 0), g.flows, COALESCE(g.terminating, 0) "
-	  "FROM gpuprof_mpi_call c "
+	  "c.sequence, c.request, COALESCE(d.time, 0), g.flows, COALESCE(g.terminating, 0), "
+	  "c.domain FROM gpuprof_mpi_call c "
 	  "LEFT JOIN gpuprof_mpi_completion d ON d.process_id = c.process_id "
 	  "AND d.request = c.request AND c.request > 0 LEFT JOIN temp.mpi_flow g ON "
 	  "g.process_id = c.process_id AND g.call_id = c.call_id ORDER BY c.id", fill_mpi, 3,
