@@ -144,7 +144,7 @@ TEST_PROGRAMS += $(patsubst tests/e2e/%.cpp,$(BUILD)/tests/%,$(wildcard tests/e2
 	$(BUILD)/tests/libenospc.so
 TARGETS += $(SAMPLES) $(TEST_PROGRAMS) $(BUILD)/bench/launches
 endif
-TARGETS += $(BUILD)/bench/make-spool $(BUILD)/bench/read-db $(BUILD)/bench/markers \
+TARGETS += $(BUILD)/bench/make-spool $(BUILD)/bench/make-ranks $(BUILD)/bench/read-db $(BUILD)/bench/markers \
 	$(BUILD)/tests/make-recording
 
 # ---- MPI: the interposers of --mpi-trace, one per implementation's ABI ---------------
@@ -400,6 +400,9 @@ $(BUILD)/tests/make-recording: tests/e2e/make-recording.c $(call obj,$(CORE_SRC)
 	$(CC) $(ALL_CFLAGS) $^ -o $@ -lz
 
 $(BUILD)/bench/make-spool: bench/make-spool.c $(call obj,$(CORE_SRC) $(UTIL_SRC))
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) $^ -o $@ -lz
+$(BUILD)/bench/make-ranks: bench/make-ranks.c $(call obj,$(CORE_SRC) $(UTIL_SRC))
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) $^ -o $@ -lz
 

@@ -32,27 +32,35 @@ static const char calls_sql[] =
 	/* point-to-point: the k-th send from a to b with a tag on a communicator matches the
 	 * k-th receive posted there (MPI's messages do not overtake); a nonblocking receive
 	 * ends in the call that completed it */
-	"CREATE TEMP TABLE mpi_msg AS WITH "
-	" s AS (SELECT id, process_id, call_id, rank AS sender, peer AS receiver, tag, "
-	"  communicator, start, "
-	"  ROW_NUMBER() OVER (PARTITION BY communicator, rank, peer, tag ORDER BY start, id) AS k "
-	"  FROM mpi_m WHERE peer >= 0 AND function IN ('MPI_Send', 'MPI_Ssend', 'MPI_Bsend', "
-	"  'MPI_Rsend', 'MPI_Isend', 'MPI_Issend', 'MPI_Ibsend', 'MPI_Irsend', 'MPI_Sendrecv', "
-	"  'MPI_Sendrecv_replace')), "
-	" r AS (SELECT id, process_id, call_id, peer AS sender, rank AS receiver, tag, "
-	"  communicator, start, end, function, completed_by, "
-	"  ROW_NUMBER() OVER (PARTITION BY communicator, peer, rank, tag ORDER BY start, id) AS k "
-	"  FROM mpi_m WHERE peer >= 0 AND function IN ('MPI_Recv', 'MPI_Irecv')) "
+	"CREATE TEMP TABLE mpi_s AS SELECT id, process_id, call_id, rank AS sender, "
+	" peer AS receiver, tag, communicator, start, "
+	" ROW_NUMBER() OVER (PARTITION BY communicator, rank, peer, tag ORDER BY start, id) AS k "
+	" FROM mpi_m WHERE peer >= 0 AND function IN ('MPI_Send', 'MPI_Ssend', 'MPI_Bsend', "
+	" 'MPI_Rsend', 'MPI_Isend', 'MPI_Issend', 'MPI_Ibsend', 'MPI_Irsend', 'MPI_Sendrecv', "
+	" 'MPI_Sendrecv_replace');"
+	"CREATE INDEX temp.mpi_s_key ON mpi_s (communicator, sender, receiver, tag, k);"
+	"CREATE TEMP TABLE mpi_r AS SELECT id, process_id, call_id, peer AS sender, "
+	" rank AS receiver, tag, communicator, start, end, function, completed_by, "
+	" ROW_NUMBER() OVER (PARTITION BY communicator, peer, rank, tag ORDER BY start, id) AS k "
+	" FROM mpi_m WHERE peer >= 0 AND function IN ('MPI_Recv', 'MPI_Irecv');"
+	"CREATE INDEX temp.mpi_r_key ON mpi_r (communicator, sender, receiver, tag, k);"
+	"CREATE TEMP TABLE mpi_msg AS "
 	"SELECT s.id AS send_id, r.id AS recv_id, s.process_id AS send_process, "
 	" s.call_id AS send_call, r.process_id AS recv_process, "
 	" CASE WHEN r.function = 'MPI_Irecv' THEN r.completed_by ELSE r.call_id END AS recv_call, "
-	" COALESCE(s.sender, r.sender) AS sender, COALESCE(s.receiver, r.receiver) AS receiver, "
-	" COALESCE(s.tag, r.tag) AS tag, s.start AS sent, "
-	" MAX(0, CASE WHEN r.function = 'MPI_Recv' THEN MIN(r.end - r.start, s.start - r.start) "
+	" s.sender, s.receiver, s.tag, s.start AS sent, "
+	" MAX(0, CASE WHEN r.id IS NULL THEN 0 WHEN r.function = 'MPI_Recv' "
+	"  THEN MIN(r.end - r.start, s.start - r.start) "
 	"  ELSE COALESCE((SELECT MIN(w.end - w.start, s.start - w.start) FROM mpi_m w "
 	"   WHERE w.process_id = r.process_id AND w.call_id = r.completed_by), 0) END) AS wait "
-	"FROM s FULL JOIN r ON r.communicator = s.communicator AND r.sender = s.sender AND "
-	" r.receiver = s.receiver AND r.tag = s.tag AND r.k = s.k;";
+	"FROM mpi_s s LEFT JOIN mpi_r r ON r.communicator = s.communicator AND "
+	" r.sender = s.sender AND r.receiver = s.receiver AND r.tag = s.tag AND r.k = s.k "
+	"UNION ALL SELECT NULL, r.id, NULL, NULL, r.process_id, "
+	" CASE WHEN r.function = 'MPI_Irecv' THEN r.completed_by ELSE r.call_id END, r.sender, "
+	" r.receiver, r.tag, NULL, 0 FROM mpi_r r WHERE NOT EXISTS (SELECT 1 FROM mpi_s s WHERE "
+	" s.communicator = r.communicator AND s.sender = r.sender AND s.receiver = r.receiver "
+	" AND s.tag = r.tag AND s.k = r.k);"
+	"DROP TABLE temp.mpi_s; DROP TABLE temp.mpi_r;";
 
 /* Each collective instance's last arrival and its root's, and each call's wait. */
 static const char collectives_sql[] =
@@ -60,9 +68,11 @@ static const char collectives_sql[] =
 	"CREATE TEMP TABLE mpi_inst AS SELECT communicator, sequence, MIN(function) AS function, "
 	" MAX(start) AS last, COUNT(*) AS ranks, MAX(CASE WHEN rank = root THEN start END) "
 	"  AS root_start, MIN(pattern) AS pattern, "
-	" (SELECT x.rank FROM mpi_m x WHERE x.communicator = i.communicator AND "
-	"  x.sequence = i.sequence ORDER BY x.start DESC, x.rank LIMIT 1) AS last_rank "
-	"FROM mpi_m i WHERE pattern IS NOT NULL GROUP BY communicator, sequence;"
+	" MAX(CASE WHEN place = 1 THEN rank END) AS last_rank "
+	"FROM (SELECT *, ROW_NUMBER() OVER (PARTITION BY communicator, sequence ORDER BY "
+	" start DESC, rank) AS place FROM mpi_m WHERE pattern IS NOT NULL) "
+	"GROUP BY communicator, sequence;"
+	"CREATE INDEX temp.mpi_inst_key ON mpi_inst (communicator, sequence);"
 	"CREATE TEMP TABLE mpi_w AS SELECT c.rank, c.communicator, c.sequence, c.function, "
 	" i.last_rank, MAX(0, MIN(c.end - c.start, CASE c.pattern "
 	"  WHEN 'N' THEN i.last - c.start "
@@ -70,7 +80,8 @@ static const char collectives_sql[] =
 	"                - c.start END "
 	"  ELSE CASE WHEN c.rank = c.root THEN i.last - c.start ELSE 0 END END)) AS wait "
 	"FROM mpi_m c JOIN mpi_inst i ON i.communicator = c.communicator AND "
-	" i.sequence = c.sequence WHERE c.pattern IS NOT NULL;";
+	" i.sequence = c.sequence WHERE c.pattern IS NOT NULL;"
+	"CREATE INDEX temp.mpi_w_key ON mpi_w (communicator, sequence);";
 
 static const char drop_sql[] =
 	"DROP TABLE IF EXISTS temp.mpi_m; DROP TABLE IF EXISTS temp.mpi_inst; "

@@ -1,0 +1,76 @@
+"""The cross-rank analysis on generated recordings of exact times (bench/make-ranks.c):
+130 ranks on three hosts whose clocks run 1 ms apart, an all-reduce per step that the
+last rank reaches 1 ms after the others (who arrive spread over 100 us), a ring exchange.
+Merged, every host is placed by its clock exchanges; the waits, the straggler and the
+messages are exact."""
+import csv
+import json
+import os
+import sqlite3
+
+from conftest import BUILD, GPUPROF, run
+
+MAKE_RANKS = os.path.join(BUILD, "bench", "make-ranks")
+RANKS, STEPS = 130, 20
+STRAGGLER = RANKS - 1
+BASE = 10000000000 + 2000000  # rank 0's clock at the first step
+
+
+def skew(rank, step):
+    """When a rank reaches step's all-reduce after the step began (ns)."""
+    return 1000000 if rank == STRAGGLER else ((rank * 7 + step * 13) % 100) * 1000
+
+
+def test_waits_straggler_and_clocks_of_130_ranks(tmp_path):
+    r = run([MAKE_RANKS, str(tmp_path), str(RANKS), str(STEPS)], cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    spools = [str(tmp_path / f"rank{k}.spool") for k in range(RANKS)]
+    c = run([GPUPROF, "convert", "-f", "sqlite", *spools], cwd=tmp_path, timeout=300)
+    assert c.returncode == 0, c.stderr
+    merged = str(tmp_path / "all.db")
+    m = run([GPUPROF, "merge", "-o", merged,
+             *[str(tmp_path / f"rank{k}_results.db") for k in range(RANKS)]], cwd=tmp_path)
+    assert m.returncode == 0, m.stderr
+    with sqlite3.connect(merged) as db:
+        starts = db.execute("SELECT rank, sequence, start FROM mpi_calls WHERE function = "
+                            "'MPI_Allreduce'").fetchall()
+        hosts = dict(db.execute("SELECT rank, hostname FROM processes"))
+    assert {hosts[k] for k in range(RANKS)} == {"node-0", "node-1", "node-2"}
+    # on rank 0's clock: the hosts' 1 and 2 ms ahead taken off by their exchanges
+    assert sorted(starts) == sorted((k, s + 1, BASE + s * 2000000 + skew(k, s))
+                                    for k in range(RANKS) for s in range(STEPS))
+
+    s = run([GPUPROF, "summary", "--format", "csv", merged], cwd=tmp_path)
+    assert s.returncode == 0, s.stderr
+    tables = {block.split("\n", 1)[0]: list(csv.DictReader(block.split("\n")[1:]))
+              for block in s.stdout.strip().split("\n\n")}
+    (title,) = [t for t in tables if t.startswith("# MPI RANKS")]
+    for row in tables[title]:
+        k = int(row["Rank"])
+        waited = sum(skew(STRAGGLER, st) - skew(k, st) for st in range(STEPS))
+        assert int(row["Waiting (nsec)"]) == waited
+        assert int(row["Last at collectives"]) == (STEPS if k == STRAGGLER else 0)
+        assert int(row["Calls"]) == 4 * STEPS + 2
+        assert (int(row["Bytes sent"]), int(row["Bytes received"])) == \
+            (STEPS * (8 + 4096), STEPS * (8 + 4096))
+    (title,) = [t for t in tables if t.startswith("# MPI COLLECTIVES")]
+    (allreduce,) = tables[title]
+    total = sum(skew(STRAGGLER, st) - skew(k, st) for k in range(RANKS) for st in range(STEPS))
+    assert (allreduce["Instances"], allreduce["Ranks"], int(allreduce["Waited (nsec)"]),
+            allreduce["Last rank"], allreduce["Last times"]) == \
+        (str(STEPS), str(RANKS), total, str(STRAGGLER), str(STEPS))
+    assert not any(t.startswith("# MPI LATE SENDERS") for t in tables)  # sends go first
+
+    a = run([GPUPROF, "advise", merged], cwd=tmp_path)
+    assert a.returncode == 0, a.stderr
+    assert (f"Rank {STRAGGLER} holds the others back: it arrived last at {STEPS} of {STEPS} "
+            "collectives") in a.stdout
+    # every ring message paired, its send with its receive: a flow each on the timeline
+    c = run([GPUPROF, "convert", "-f", "json", merged], cwd=tmp_path)
+    assert c.returncode == 0, c.stderr
+    with open(tmp_path / "all_results.json") as f:
+        events = json.load(f)
+    events = events["traceEvents"] if isinstance(events, dict) else events
+    flows = [e for e in events if e.get("cat") == "message"]
+    assert len([e for e in flows if e["ph"] == "s"]) == RANKS * STEPS
+    assert len([e for e in flows if e["ph"] == "f"]) == RANKS * STEPS
