@@ -226,7 +226,7 @@ def test_time_window(tmp_path):
     r = run([GPUPROF, "convert", str(spool), "-d", str(out), "-f", "csv", "json", "pftrace",
              "sqlite", "--from", "0.305", "--to", "0.6"], cwd=tmp_path)
     assert r.returncode == 0, r.stderr
-    assert "the database and the report keep the whole run" in r.stderr
+    assert "the database, the report and OTF2 keep the whole run" in r.stderr
     with open(out / "4242_kernel_trace.csv", newline="") as f:
         kernels = [row["Kernel_Name"] for row in csv.DictReader(f)]
     # k3 (300-310 ms) ends after 305 ms; k6 starts at 600 ms, not after it
