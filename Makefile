@@ -167,8 +167,23 @@ TARGETS += $(BUILD)/samples/mpi/halo-mpich
 endif
 endif
 ifeq ($(HAVE_OPENMPI),yes)
-TARGETS += $(BUILD)/bench/mpi-rate
+TARGETS += $(BUILD)/bench/mpi-rate $(LIBDIR)/gpuprof-ranks-openmpi
 endif
+ifeq ($(HAVE_MPICH),yes)
+TARGETS += $(LIBDIR)/gpuprof-ranks-mpich
+endif
+# summary --mpi's helper, one per MPI (src/ranks): the analysis's objects and MPI
+RANKS_LINK := $(call obj,$(STORE_SRC) $(CORE_SRC) $(UTIL_SRC))
+$(BUILD)/obj/ranks-openmpi/ranks.o: src/ranks/ranks.c
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) $(OPENMPI_CFLAGS) -c $< -o $@
+$(BUILD)/obj/ranks-mpich/ranks.o: src/ranks/ranks.c
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) $(MPICH_CFLAGS) -c $< -o $@
+$(LIBDIR)/gpuprof-ranks-openmpi: $(BUILD)/obj/ranks-openmpi/ranks.o $(RANKS_LINK)
+	$(CC) $(ALL_CFLAGS) $^ -o $@ $(shell pkg-config --libs ompi-c 2>/dev/null) $(LDLIBS_SQLITE)
+$(LIBDIR)/gpuprof-ranks-mpich: $(BUILD)/obj/ranks-mpich/ranks.o $(RANKS_LINK)
+	$(CC) $(ALL_CFLAGS) $^ -o $@ $(shell pkg-config --libs mpich 2>/dev/null) $(LDLIBS_SQLITE)
 $(BUILD)/bench/mpi-rate: bench/mpi-rate.c
 	@mkdir -p $(dir $@)
 	$(CC) -std=gnu11 $(CFLAGS) -Wall -Wextra $(OPENMPI_CFLAGS) $< -o $@ \

@@ -14,6 +14,7 @@
 #     writer    the output formats
 #     compute   gpuprof compute: the metric catalog, workloads, CUPTI's host API
 #     commands  the commands, main()
+#     ranks     summary --mpi's helper, run by every rank under an MPI launcher
 #   inject/  the backends the vendors' runtimes load into the program: util, core and
 #            runtime of src/, their own headers, and inject/'s interface headers
 #            (roofline-result.h, cupti-host.h), which src/ may include too.
@@ -23,7 +24,7 @@
 #   scripts/check-floors.sh
 set -u
 cd "$(dirname "$0")/.."
-floors="util core runtime metrics roofline store analysis writer compute commands"
+floors="util core runtime metrics roofline store analysis writer compute commands ranks"
 
 # rank FLOOR: its place in $floors from 1, 0 when it is not one
 rank() {

@@ -5,6 +5,7 @@
 
 #include <inttypes.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -329,6 +330,24 @@ void findings_release(struct findings *f)
 }
 
 /* ---- helpers for the rules ---------------------------------------------------------------- */
+
+/* One finding as a block for people. */
+void finding_print_text(FILE *out, const struct finding *f, size_t index)
+{
+	struct strbuf cost = STRBUF_INIT;
+	insight_duration(&cost, f->cost_ns);
+	fprintf(out, "%zu. [%s] pid %" PRId64 "%s%s: %s (%.1f %% of the process's time)\n",
+		index, f->rule, f->pid, f->device ? ", " : "", f->device ? f->device : "", cost.buf,
+		f->cost_pct);
+	fprintf(out, "   %s\n", f->what.buf);
+	for (const char *line = f->evidence.buf; *line;) {
+		size_t n = strcspn(line, "\n");
+		fprintf(out, "   - %.*s\n", (int)n, line);
+		line += n + (line[n] == '\n');
+	}
+	fprintf(out, "   change: %s\n", f->advice.buf);
+	strbuf_release(&cost);
+}
 
 void insight_duration(struct strbuf *out, int64_t ns)
 {

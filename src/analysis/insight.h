@@ -10,6 +10,7 @@
 #include <sqlite3.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "util/error.h"
 #include "util/strbuf.h"
@@ -143,6 +144,8 @@ struct insight_observer {
 int insight_check(sqlite3 *db, const char *path, const struct insight_observer *observer,
 		  struct findings *out, struct error *err);
 void findings_release(struct findings *f);
+/* One finding as a block for people (gpuprof advise's text), numbered index. */
+void finding_print_text(FILE *out, const struct finding *f, size_t index);
 
 /* ---- for the rules ------------------------------------------------------------------- */
 

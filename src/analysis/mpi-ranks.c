@@ -12,6 +12,7 @@
  * last). Nonblocking collectives wait in their completion, which is not attributed. */
 static const char calls_sql[] =
 	"DROP TABLE IF EXISTS temp.mpi_m; DROP TABLE IF EXISTS temp.mpi_msg;"
+	"DROP TABLE IF EXISTS temp.mpi_s; DROP TABLE IF EXISTS temp.mpi_r;"
 	"CREATE TEMP TABLE mpi_m AS SELECT c.id, c.process_id, COALESCE(p.rank, -1) AS rank, "
 	" p.pid, p.hostname AS host, c.call_id, f.string AS function, c.start, c.end, "
 	" m.string AS communicator, c.root, "
@@ -43,7 +44,10 @@ static const char calls_sql[] =
 	" rank AS receiver, tag, communicator, start, end, function, completed_by, "
 	" ROW_NUMBER() OVER (PARTITION BY communicator, peer, rank, tag ORDER BY start, id) AS k "
 	" FROM mpi_m WHERE peer >= 0 AND function IN ('MPI_Recv', 'MPI_Irecv');"
-	"CREATE INDEX temp.mpi_r_key ON mpi_r (communicator, sender, receiver, tag, k);"
+	"CREATE INDEX temp.mpi_r_key ON mpi_r (communicator, sender, receiver, tag, k);";
+
+/* The messages: each send (mpi_s) with the receive (mpi_r) of its place. */
+static const char messages_sql[] =
 	"CREATE TEMP TABLE mpi_msg AS "
 	"SELECT s.id AS send_id, r.id AS recv_id, s.process_id AS send_process, "
 	" s.call_id AS send_call, r.process_id AS recv_process, "
@@ -62,9 +66,10 @@ static const char calls_sql[] =
 	" AND s.tag = r.tag AND s.k = r.k);"
 	"DROP TABLE temp.mpi_s; DROP TABLE temp.mpi_r;";
 
-/* Each collective instance's last arrival and its root's, and each call's wait. */
-static const char collectives_sql[] =
-	"DROP TABLE IF EXISTS temp.mpi_inst; DROP TABLE IF EXISTS temp.mpi_w;"
+
+/* Each collective instance's last arrival (and who), its root's, its ranks. */
+static const char instances_sql[] =
+	"DROP TABLE IF EXISTS temp.mpi_inst;"
 	"CREATE TEMP TABLE mpi_inst AS SELECT communicator, sequence, MIN(function) AS function, "
 	" MAX(start) AS last, COUNT(*) AS ranks, MAX(CASE WHEN rank = root THEN start END) "
 	"  AS root_start, MIN(pattern) AS pattern, "
@@ -72,7 +77,22 @@ static const char collectives_sql[] =
 	"FROM (SELECT *, ROW_NUMBER() OVER (PARTITION BY communicator, sequence ORDER BY "
 	" start DESC, rank) AS place FROM mpi_m WHERE pattern IS NOT NULL) "
 	"GROUP BY communicator, sequence;"
-	"CREATE INDEX temp.mpi_inst_key ON mpi_inst (communicator, sequence);"
+	"CREATE INDEX temp.mpi_inst_key ON mpi_inst (communicator, sequence);";
+
+#define PER_SQL \
+	"CREATE TEMP TABLE mpi_per AS SELECT communicator, sequence, MIN(function) AS function, " \
+	" MAX(last_rank) AS last_rank, COUNT(*) AS ranks, SUM(wait) AS wait, " \
+	" MAX(wait) AS max_wait FROM mpi_w GROUP BY communicator, sequence;"
+#define CAUSED_SQL \
+	"CREATE TEMP TABLE mpi_caused AS SELECT last_rank AS rank, COUNT(*) AS last, " \
+	" SUM(wait) AS caused FROM mpi_per GROUP BY last_rank;"
+
+/* Each call's wait; per instance (mpi_per) the waits, the longest and who arrived last;
+ * per rank (mpi_caused) the instances it arrived at last and what they cost the others
+ * (the last rank itself waits 0 in every pattern). */
+static const char waits_sql[] =
+	"DROP TABLE IF EXISTS temp.mpi_w; DROP TABLE IF EXISTS temp.mpi_per;"
+	"DROP TABLE IF EXISTS temp.mpi_caused;"
 	"CREATE TEMP TABLE mpi_w AS SELECT c.rank, c.communicator, c.sequence, c.function, "
 	" i.last_rank, MAX(0, MIN(c.end - c.start, CASE c.pattern "
 	"  WHEN 'N' THEN i.last - c.start "
@@ -81,15 +101,38 @@ static const char collectives_sql[] =
 	"  ELSE CASE WHEN c.rank = c.root THEN i.last - c.start ELSE 0 END END)) AS wait "
 	"FROM mpi_m c JOIN mpi_inst i ON i.communicator = c.communicator AND "
 	" i.sequence = c.sequence WHERE c.pattern IS NOT NULL;"
-	"CREATE INDEX temp.mpi_w_key ON mpi_w (communicator, sequence);";
+	"CREATE INDEX temp.mpi_w_key ON mpi_w (communicator, sequence);"
+	PER_SQL CAUSED_SQL;
 
 static const char drop_sql[] =
 	"DROP TABLE IF EXISTS temp.mpi_m; DROP TABLE IF EXISTS temp.mpi_inst; "
-	"DROP TABLE IF EXISTS temp.mpi_w; DROP TABLE IF EXISTS temp.mpi_msg;";
+	"DROP TABLE IF EXISTS temp.mpi_w; DROP TABLE IF EXISTS temp.mpi_msg; "
+	"DROP TABLE IF EXISTS temp.mpi_s; DROP TABLE IF EXISTS temp.mpi_r; "
+	"DROP TABLE IF EXISTS temp.mpi_per; DROP TABLE IF EXISTS temp.mpi_caused;";
+
+int mpi_phase_calls(sqlite3 *db, struct error *err)
+{
+	return store_exec(db, calls_sql, err);
+}
+
+int mpi_phase_messages(sqlite3 *db, struct error *err)
+{
+	return store_exec(db, messages_sql, err);
+}
+
+int mpi_phase_instances(sqlite3 *db, struct error *err)
+{
+	return store_exec(db, instances_sql, err);
+}
+
+int mpi_phase_waits(sqlite3 *db, struct error *err)
+{
+	return store_exec(db, waits_sql, err);
+}
 
 int mpi_match_messages(sqlite3 *db, struct error *err)
 {
-	return store_exec(db, calls_sql, err);
+	return mpi_phase_calls(db, err) || mpi_phase_messages(db, err) ? -1 : 0;
 }
 
 void mpi_match_release(sqlite3 *db)
@@ -175,25 +218,23 @@ static void counts_row(sqlite3_stmt *s, void *arg)
 	r->unmatched_receives = sqlite3_column_int64(s, 2);
 }
 
-int mpi_ranks_analyze(sqlite3 *db, struct mpi_ranks *out, struct error *err)
+/* Whether db holds communication calls. */
+static int has_calls(sqlite3 *db)
 {
-	memset(out, 0, sizeof(*out));
-	out->straggler = -1;
-	if (!store_has_table(db, "gpuprof_mpi_call"))
-		return 0;
 	sqlite3_stmt *any;
 	int have = 0;
+	if (!store_has_table(db, "gpuprof_mpi_call"))
+		return 0;
 	if (sqlite3_prepare_v2(db, "SELECT 1 FROM main.gpuprof_mpi_call LIMIT 1", -1, &any,
 			       NULL) == SQLITE_OK)
 		have = sqlite3_step(any) == SQLITE_ROW;
 	sqlite3_finalize(any);
-	if (!have)
-		return 0;
-	if (mpi_match_messages(db, err) || store_exec(db, collectives_sql, err)) {
-		mpi_match_release(db);
-		return -1;
-	}
-	int rc = each_row(db,
+	return have;
+}
+
+int mpi_phase_rank_rows(sqlite3 *db, struct mpi_ranks *out, struct error *err)
+{
+	return each_row(db,
 		"WITH calls AS (SELECT rank, MIN(pid) AS pid, MIN(host) AS host, process_id, "
 		" COUNT(*) AS calls, SUM(bytes_sent) AS sent, SUM(bytes_received) AS received, "
 		" SUM(CASE WHEN function IN ('MPI_Init', 'MPI_Init_thread', 'MPI_Finalize') THEN 0 "
@@ -202,53 +243,68 @@ int mpi_ranks_analyze(sqlite3 *db, struct mpi_ranks *out, struct error *err)
 		" MIN(CASE WHEN function = 'MPI_Finalize' THEN start END) AS to_ "
 		" FROM mpi_m GROUP BY process_id), "
 		"waits AS (SELECT rank, SUM(wait) AS wait FROM (SELECT rank, wait FROM mpi_w "
-		" UNION ALL SELECT receiver, wait FROM mpi_msg WHERE receiver IS NOT NULL) "
-		" GROUP BY rank), "
-		"caused AS (SELECT i.last_rank AS rank, COUNT(DISTINCT i.communicator || '/' || "
-		" i.sequence) AS last, SUM(w.wait) AS caused FROM mpi_inst i JOIN mpi_w w ON "
-		" w.communicator = i.communicator AND w.sequence = i.sequence AND "
-		" w.rank != i.last_rank GROUP BY i.last_rank) "
+		" UNION ALL SELECT receiver, wait FROM mpi_msg WHERE recv_id IS NOT NULL) "
+		" GROUP BY rank) "
 		"SELECT c.rank, c.pid, c.host, COALESCE(c.to_, p.end) - COALESCE(c.from_, p.start), "
 		" c.mpi_ns, COALESCE(w.wait, 0), c.calls, c.sent, c.received, "
 		" COALESCE(x.last, 0), COALESCE(x.caused, 0) "
 		"FROM calls c JOIN main.gpuprof_process p ON p.id = c.process_id "
-		"LEFT JOIN waits w ON w.rank = c.rank LEFT JOIN caused x ON x.rank = c.rank "
+		"LEFT JOIN waits w ON w.rank = c.rank LEFT JOIN mpi_caused x ON x.rank = c.rank "
 		"ORDER BY c.rank, c.pid", rank_row, out, err);
-	if (rc == 0)
-		rc = each_row(db,
-			"WITH per AS (SELECT communicator, sequence, MIN(function) AS function, "
-			" MAX(last_rank) AS last_rank, COUNT(*) AS ranks, SUM(wait) AS wait, "
-			" MAX(wait) AS max_wait FROM mpi_w GROUP BY communicator, sequence), "
-			"lasts AS (SELECT function, communicator, last_rank, COUNT(*) AS n, "
-			" ROW_NUMBER() OVER (PARTITION BY function, communicator ORDER BY COUNT(*) "
-			"  DESC, last_rank) AS place FROM per GROUP BY function, communicator, "
-			"  last_rank) "
-			"SELECT p.function, p.communicator, COUNT(*), MAX(p.ranks), SUM(p.wait), "
-			" MAX(p.max_wait), l.last_rank, l.n FROM per p JOIN lasts l ON "
-			" l.function = p.function AND l.communicator = p.communicator AND l.place = 1 "
-			"GROUP BY p.function, p.communicator ORDER BY SUM(p.wait) DESC, p.function, "
-			"p.communicator", collective_row, out, err);
-	if (rc == 0)
-		rc = each_row(db,
+}
+
+int mpi_phase_collective_rows(sqlite3 *db, struct mpi_ranks *out, struct error *err)
+{
+	return each_row(db,
+		"WITH lasts AS (SELECT function, communicator, last_rank, COUNT(*) AS n, "
+		" ROW_NUMBER() OVER (PARTITION BY function, communicator ORDER BY COUNT(*) "
+		"  DESC, last_rank) AS place FROM mpi_per GROUP BY function, communicator, "
+		"  last_rank) "
+		"SELECT p.function, p.communicator, COUNT(*), MAX(p.ranks), SUM(p.wait), "
+		" MAX(p.max_wait), l.last_rank, l.n FROM mpi_per p JOIN lasts l ON "
+		" l.function = p.function AND l.communicator = p.communicator AND l.place = 1 "
+		"GROUP BY p.function, p.communicator ORDER BY SUM(p.wait) DESC, p.function, "
+		"p.communicator", collective_row, out, err);
+}
+
+int mpi_phase_message_rows(sqlite3 *db, struct mpi_ranks *out, struct error *err)
+{
+	return each_row(db,
 			"SELECT sender, receiver, tag, COUNT(*), SUM(wait) FROM mpi_msg WHERE "
 			"send_id IS NOT NULL AND recv_id IS NOT NULL GROUP BY sender, receiver, tag "
 			"HAVING SUM(wait) > 0 ORDER BY SUM(wait) DESC, sender, receiver, tag",
-			late_row, out, err);
-	if (rc == 0)
-		rc = each_row(db,
+			late_row, out, err) ||
+	       each_row(db,
 			"SELECT COUNT(send_id IS NOT NULL AND recv_id IS NOT NULL OR NULL), "
 			"COUNT(recv_id IS NULL OR NULL), COUNT(send_id IS NULL OR NULL) FROM mpi_msg",
-			counts_row, out, err);
+			counts_row, out, err) ? -1 : 0;
+}
+
+void mpi_ranks_name_straggler(struct mpi_ranks *out)
+{
 	int64_t most = 0;
+	out->straggler = -1;
 	for (size_t i = 0; i < out->rank_count; i++)
 		if (out->ranks[i].caused_ns > most) {
 			most = out->ranks[i].caused_ns;
 			out->straggler = out->ranks[i].rank;
 		}
+}
+
+int mpi_ranks_analyze(sqlite3 *db, struct mpi_ranks *out, struct error *err)
+{
+	memset(out, 0, sizeof(*out));
+	out->straggler = -1;
+	if (!has_calls(db))
+		return 0;
+	int rc = mpi_match_messages(db, err) || mpi_phase_instances(db, err) ||
+		 mpi_phase_waits(db, err) || mpi_phase_rank_rows(db, out, err) ||
+		 mpi_phase_collective_rows(db, out, err) || mpi_phase_message_rows(db, out, err);
+	mpi_ranks_name_straggler(out);
 	mpi_match_release(db);
 	if (rc)
 		mpi_ranks_release(out);
-	return rc;
+	return rc ? -1 : 0;
 }
 
 void mpi_ranks_findings(const struct mpi_ranks *r, struct findings *out)

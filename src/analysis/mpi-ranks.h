@@ -51,6 +51,27 @@ struct mpi_ranks {
 	int64_t straggler;     /* the rank whose late arrivals cost the others most; -1 */
 };
 
+/* The analysis in phases, over SQLite's temporary tables, for a run whose ranks are not
+ * in one database (the ranks' own recordings analysed under the launcher, each rank its
+ * own: commands/ranks-mpi.c) to fill some tables with what the ranks exchanged:
+ *   calls       mpi_m (the calls), mpi_s (the sends), mpi_r (the receives)
+ *   messages    mpi_msg, from mpi_s and mpi_r
+ *   instances   mpi_inst (each collective's last arrival, the rank that made it, its
+ *               root's arrival), from mpi_m
+ *   waits       mpi_w (each collective call's wait), from mpi_m and mpi_inst; mpi_per
+ *               (per instance) and mpi_caused (per last rank), from mpi_w
+ * then the rows: of ranks (from mpi_m, mpi_w, mpi_msg, mpi_caused), of collectives (from
+ * mpi_per), of late senders and message counts (from mpi_msg). Each 0, or -1 with err. */
+int mpi_phase_calls(sqlite3 *db, struct error *err);
+int mpi_phase_messages(sqlite3 *db, struct error *err);
+int mpi_phase_instances(sqlite3 *db, struct error *err);
+int mpi_phase_waits(sqlite3 *db, struct error *err);
+int mpi_phase_rank_rows(sqlite3 *db, struct mpi_ranks *out, struct error *err);
+int mpi_phase_collective_rows(sqlite3 *db, struct mpi_ranks *out, struct error *err);
+int mpi_phase_message_rows(sqlite3 *db, struct mpi_ranks *out, struct error *err);
+/* Names the rank whose late arrivals cost the others most (out->straggler; -1: none). */
+void mpi_ranks_name_straggler(struct mpi_ranks *out);
+
 /* The point-to-point messages of db's MPI calls matched, each send with its receive, in
  * SQLite's temporary table mpi_msg (send_process, send_call, recv_process, recv_call:
  * the call where the receive ended, its completion for a nonblocking one; sender,

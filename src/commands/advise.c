@@ -21,24 +21,6 @@ static const char description[] =
 	"and what to change. Findings are listed most costly first; costs of different rules\n"
 	"may overlap (the same idle time seen by two rules). --list-rules lists the rules.";
 
-/* One finding as a block for people. */
-static void print_text(FILE *out, const struct finding *f, size_t index)
-{
-	struct strbuf cost = STRBUF_INIT;
-	insight_duration(&cost, f->cost_ns);
-	fprintf(out, "%zu. [%s] pid %" PRId64 "%s%s: %s (%.1f %% of the process's time)\n",
-		index, f->rule, f->pid, f->device ? ", " : "", f->device ? f->device : "", cost.buf,
-		f->cost_pct);
-	fprintf(out, "   %s\n", f->what.buf);
-	for (const char *line = f->evidence.buf; *line;) {
-		size_t n = strcspn(line, "\n");
-		fprintf(out, "   - %.*s\n", (int)n, line);
-		line += n + (line[n] == '\n');
-	}
-	fprintf(out, "   change: %s\n", f->advice.buf);
-	strbuf_release(&cost);
-}
-
 int advise_print(char *const *inputs, int count, const char *format, FILE *out,
 		 struct error *err)
 {
@@ -70,7 +52,7 @@ int advise_print(char *const *inputs, int count, const char *format, FILE *out,
 		for (size_t f = 0; f < found.count; f++) {
 			const struct finding *x = &found.items[f];
 			if (!t) {
-				print_text(out, x, f + 1);
+				finding_print_text(out, x, f + 1);
 				continue;
 			}
 			table_text(t, inputs[i]);

@@ -503,23 +503,12 @@ static int write_thread(struct otf2 *o, struct location *l, int64_t process_id, 
 	if (!t.w)
 		return error_set(o->err, "cannot write the OTF2 archive: no event writer");
 	if (has_mpi) {
-		if (prepare(o, "SELECT f.string, c.start, c.end, c.call_id, m.string, "
-			       "CASE WHEN d.peer >= 0 THEN d.peer ELSE c.peer END, "
-			       "CASE WHEN d.tag >= 0 THEN d.tag ELSE c.tag END, c.root, c.bytes_sent, "
-			       "CASE WHEN d.bytes_received > 0 THEN d.bytes_received ELSE "
-			       "c.bytes_received END, c.request FROM gpuprof_mpi_call c "
-			       "LEFT JOIN gpuprof_string f ON f.id = c.function_id "
-			       "LEFT JOIN gpuprof_string m ON m.id = c.communicator_id "
-			       "LEFT JOIN gpuprof_mpi_completion d ON d.process_id = c.process_id AND "
-			       "d.request = c.request AND c.request > 0 "
-			       "WHERE c.process_id = ?1 AND c.tid = ?2 ORDER BY c.start, c.call_id",
-			       &calls) ||
-		    prepare(o, "SELECT d.completed_by, f.string, d.request, m.string, d.peer, d.tag, "
-			       "d.bytes_received FROM gpuprof_mpi_completion d JOIN gpuprof_mpi_call c "
-			       "ON c.process_id = d.process_id AND c.request = d.request "
-			       "LEFT JOIN gpuprof_string f ON f.id = c.function_id "
-			       "LEFT JOIN gpuprof_string m ON m.id = c.communicator_id "
-			       "WHERE d.process_id = ?1 ORDER BY d.completed_by, d.request", &done))
+		if (prepare(o, "SELECT function, start, end, call_id, communicator, peer, tag, root, "
+			       "sent, received, request FROM temp.otf2_call WHERE process_id = ?1 AND "
+			       "tid = ?2 ORDER BY start, call_id", &calls) ||
+		    prepare(o, "SELECT completed_by, function, request, communicator, peer, tag, "
+			       "received FROM temp.otf2_done WHERE process_id = ?1 ORDER BY "
+			       "completed_by, request", &done))
 			goto out;
 		sqlite3_bind_int64(calls, 1, process_id);
 		sqlite3_bind_int64(calls, 2, tid);
@@ -578,15 +567,8 @@ static int write_queue(struct otf2 *o, struct location *l, int64_t process_id, i
 	sqlite3_stmt *s;
 	if (!w)
 		return error_set(o->err, "cannot write the OTF2 archive: no event writer");
-	if (prepare(o, "SELECT s.string, k.start, k.end, k.context_id FROM gpuprof_kernel k "
-		       "LEFT JOIN gpuprof_string s ON s.id = k.name_id WHERE k.process_id = ?1 AND "
-		       "k.agent_index = ?2 AND k.queue_index = ?3 UNION ALL SELECT CASE c.direction "
-		       "WHEN 1 THEN 'MEMORY_COPY_HOST_TO_DEVICE' WHEN 2 THEN "
-		       "'MEMORY_COPY_DEVICE_TO_HOST' WHEN 3 THEN 'MEMORY_COPY_DEVICE_TO_DEVICE' "
-		       "WHEN 4 THEN 'MEMORY_COPY_HOST_TO_HOST' ELSE 'MEMORY_COPY' END, c.start, "
-		       "c.end, c.context_id FROM gpuprof_memory_copy c WHERE c.process_id = ?1 AND "
-		       "CASE WHEN c.dst_agent_index > 0 THEN c.dst_agent_index ELSE "
-		       "c.src_agent_index END = ?2 AND c.queue_index = ?3 ORDER BY 2, 3", &s)) {
+	if (prepare(o, "SELECT name, start, end, cuda FROM temp.otf2_work WHERE process_id = ?1 "
+		       "AND agent = ?2 AND queue = ?3 ORDER BY start, end", &s)) {
 		OTF2_Archive_CloseEvtWriter(o->archive, w);
 		return -1;
 	}
@@ -619,10 +601,51 @@ static int write_queue(struct otf2 *o, struct location *l, int64_t process_id, i
 #define RANK_ORDER "(SELECT COALESCE(rank, -1) < 0 FROM gpuprof_process p WHERE p.id = " \
 	"process_id), (SELECT rank FROM gpuprof_process p WHERE p.id = process_id), process_id, tid"
 
+/* What the locations read, copied once into SQLite's temporary tables, indexed by
+ * location: a query per location over the tables themselves would read them whole each
+ * time. */
+static int copy_by_location(struct otf2 *o, int has_mpi)
+{
+	static const char work[] =
+		"CREATE TEMP TABLE otf2_work AS SELECT k.process_id, k.agent_index AS agent, "
+		" k.queue_index AS queue, s.string AS name, k.start, k.end, k.context_id != 0 AS cuda "
+		" FROM gpuprof_kernel k LEFT JOIN gpuprof_string s ON s.id = k.name_id "
+		"UNION ALL SELECT c.process_id, CASE WHEN c.dst_agent_index > 0 THEN "
+		" c.dst_agent_index ELSE c.src_agent_index END, c.queue_index, CASE c.direction "
+		" WHEN 1 THEN 'MEMORY_COPY_HOST_TO_DEVICE' WHEN 2 THEN 'MEMORY_COPY_DEVICE_TO_HOST' "
+		" WHEN 3 THEN 'MEMORY_COPY_DEVICE_TO_DEVICE' WHEN 4 THEN 'MEMORY_COPY_HOST_TO_HOST' "
+		" ELSE 'MEMORY_COPY' END, c.start, c.end, c.context_id != 0 FROM gpuprof_memory_copy c;"
+		"CREATE INDEX temp.otf2_work_key ON otf2_work (process_id, agent, queue, start);";
+	static const char calls[] =
+		"CREATE TEMP TABLE otf2_call AS SELECT c.process_id, c.tid, f.string AS function, "
+		" c.start, c.end, c.call_id, m.string AS communicator, "
+		" CASE WHEN d.peer >= 0 THEN d.peer ELSE c.peer END AS peer, "
+		" CASE WHEN d.tag >= 0 THEN d.tag ELSE c.tag END AS tag, c.root, c.bytes_sent AS sent, "
+		" CASE WHEN d.bytes_received > 0 THEN d.bytes_received ELSE c.bytes_received END "
+		"  AS received, c.request FROM gpuprof_mpi_call c "
+		" LEFT JOIN gpuprof_string f ON f.id = c.function_id "
+		" LEFT JOIN gpuprof_string m ON m.id = c.communicator_id "
+		" LEFT JOIN gpuprof_mpi_completion d ON d.process_id = c.process_id AND "
+		"  d.request = c.request AND c.request > 0;"
+		"CREATE INDEX temp.otf2_call_key ON otf2_call (process_id, tid, start, call_id);"
+		"CREATE TEMP TABLE otf2_done AS SELECT d.process_id, d.completed_by, c.function, "
+		" d.request, c.communicator, d.peer, d.tag, d.bytes_received AS received "
+		" FROM gpuprof_mpi_completion d JOIN otf2_call c ON c.process_id = d.process_id AND "
+		" c.request = d.request;"
+		"CREATE INDEX temp.otf2_done_key ON otf2_done (process_id, completed_by, request);";
+	if (store_exec(o->db, work, o->err) || (has_mpi && store_exec(o->db, calls, o->err))) {
+		o->failed = 1;
+		return -1;
+	}
+	return 0;
+}
+
 /* Every location's events, a location at a time. */
 static int write_events(struct otf2 *o)
 {
 	int has_mpi = store_has_table(o->db, "gpuprof_mpi_call");
+	if (copy_by_location(o, has_mpi))
+		return -1;
 	sqlite3_stmt *threads, *queues;
 	if (prepare(o, has_mpi
 		       ? "SELECT process_id, tid, MAX(mpi), MAX(init) FROM (SELECT process_id, tid, "

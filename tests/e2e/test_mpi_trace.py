@@ -177,6 +177,16 @@ def test_four_ranks_open_mpi(tmp_path):
     assert (top["Sender"], top["Receiver"], top["Tag"], top["Messages"]) == ("0", "1", "99", "1")
     assert abs(float(top["Waited (nsec)"]) / 1e6 - LATE_MS) <= 0.2 * LATE_MS
 
+    # the same analysis where the ranks ran, each rank reading its own recording under the
+    # launcher, the ranks reducing over MPI: the same tables, to the nanosecond
+    d = run([OPENMPI_RUN, "--allow-run-as-root", "--oversubscribe", "-n", str(RANKS), GPUPROF,
+             "summary", "--mpi", "--format", "csv", str(out / "rank%rank%_results.db")],
+            cwd=tmp_path, timeout=300)
+    assert d.returncode == 0, d.stdout + d.stderr
+    mpi_tables = [b for b in s.stdout.strip().split("\n\n") if b.startswith("# MPI ")]
+    assert len(mpi_tables) == 3
+    assert d.stdout.strip().split("\n\n") == mpi_tables
+
     a = run([GPUPROF, "advise", merged], cwd=tmp_path)
     assert a.returncode == 0, a.stderr
     assert f"[mpi-imbalance]" in a.stdout
@@ -242,9 +252,21 @@ def check_otf2(tmp_path, merged, rows):
 @mpich_runs
 def test_four_ranks_mpich(tmp_path):
     r = halo_run(tmp_path, MPICH_RUN, HALO_MPICH)
+    out = tmp_path / "out"
     for rank in range(RANKS):
         assert f"rank {rank} of {RANKS}" in r.stdout
-        check_rank(str(tmp_path / "out" / f"rank{rank}_results.db"), rank)
+        check_rank(str(out / f"rank{rank}_results.db"), rank)
+    # summary --mpi under MPICH's launcher: the tables of the merged ranks
+    merged = str(tmp_path / "all.db")
+    m = run([GPUPROF, "merge", "-o", merged, *[str(out / f"rank{k}_results.db")
+                                               for k in range(RANKS)]], cwd=tmp_path)
+    assert m.returncode == 0, m.stderr
+    s = run([GPUPROF, "summary", "--format", "csv", merged], cwd=tmp_path)
+    d = run([MPICH_RUN, "-n", str(RANKS), GPUPROF, "summary", "--mpi", "--format", "csv",
+             str(out / "rank%rank%_results.db")], cwd=tmp_path, timeout=300)
+    assert d.returncode == 0, d.stdout + d.stderr
+    assert d.stdout.strip().split("\n\n") == \
+        [b for b in s.stdout.strip().split("\n\n") if b.startswith("# MPI ")]
 
 
 @mpich_runs
@@ -284,6 +306,16 @@ def test_a_program_without_mpi(tmp_path):
     assert r.returncode == 0, r.stderr
     assert "--mpi-trace: cannot tell which MPI" in r.stderr
     assert "GPUPROF_MPI_IMPLEMENTATION=openmpi or mpich" in r.stderr
+
+
+def test_summary_mpi_outside_a_launcher(tmp_path):
+    r = run(["/usr/bin/env", "-u", "OMPI_COMM_WORLD_SIZE", "-u", "PMI_RANK", "-u", "PMI_SIZE",
+             GPUPROF, "summary", "--mpi", "rank%rank%_results.db"], cwd=tmp_path)
+    assert r.returncode == 2
+    assert "summary --mpi: run it under the MPI launcher of the run" in r.stderr
+    r = run([GPUPROF, "summary", "--mpi", "a.db", "b.db"], cwd=tmp_path)
+    assert r.returncode == 2
+    assert "give one pattern of the ranks' databases" in r.stderr
 
 
 def test_unknown_implementation_is_refused(tmp_path):
