@@ -296,6 +296,12 @@ static void release_engine(struct insight_engine *e)
 int insight_check(sqlite3 *db, const char *path, const struct insight_observer *observer,
 		  struct findings *out, struct error *err)
 {
+	return insight_check_ranks(db, path, observer, out, NULL, err);
+}
+
+int insight_check_ranks(sqlite3 *db, const char *path, const struct insight_observer *observer,
+			struct findings *out, struct mpi_ranks *kept, struct error *err)
+{
 	struct insight_engine e = { .db = db, .path = path, .err = err };
 	insight_build(&e);
 	size_t first = out->count;
@@ -305,7 +311,10 @@ int insight_check(sqlite3 *db, const char *path, const struct insight_observer *
 	struct mpi_ranks ranks;
 	if (!e.failed && mpi_ranks_analyze(db, &ranks, err) == 0) {
 		mpi_ranks_findings(&ranks, out);
-		mpi_ranks_release(&ranks);
+		if (kept)
+			*kept = ranks;
+		else
+			mpi_ranks_release(&ranks);
 	} else {
 		e.failed = 1;
 	}

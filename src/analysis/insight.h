@@ -143,6 +143,11 @@ struct insight_observer {
  * 0, or -1 with err set. */
 int insight_check(sqlite3 *db, const char *path, const struct insight_observer *observer,
 		  struct findings *out, struct error *err);
+/* As insight_check(), and the analysis across MPI ranks it made is kept in *ranks
+ * (analysis/mpi-ranks.h; released by the caller; zero ranks where none was recorded). */
+struct mpi_ranks;
+int insight_check_ranks(sqlite3 *db, const char *path, const struct insight_observer *observer,
+			struct findings *out, struct mpi_ranks *ranks, struct error *err);
 void findings_release(struct findings *f);
 /* One finding as a block for people (gpuprof advise's text), numbered index. */
 void finding_print_text(FILE *out, const struct finding *f, size_t index);

@@ -110,9 +110,15 @@ static const char drop_sql[] =
 	"DROP TABLE IF EXISTS temp.mpi_s; DROP TABLE IF EXISTS temp.mpi_r; "
 	"DROP TABLE IF EXISTS temp.mpi_per; DROP TABLE IF EXISTS temp.mpi_caused;";
 
+/* The temporary tables' pages: joins look rows up in them at random, and SQLite's default
+ * cache of 2,000 KiB made each lookup a read of the temporary file (the analysis of
+ * 1,640,448 calls took 2.4 times that of half as many). A fixed 64 MiB, as the store
+ * gives its writer. */
+#define TEMP_CACHE "PRAGMA temp.cache_size = -65536;"
+
 int mpi_phase_calls(sqlite3 *db, struct error *err)
 {
-	return store_exec(db, calls_sql, err);
+	return store_exec(db, TEMP_CACHE, err) || store_exec(db, calls_sql, err) ? -1 : 0;
 }
 
 int mpi_phase_messages(sqlite3 *db, struct error *err)

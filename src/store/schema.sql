@@ -96,7 +96,8 @@ CREATE TABLE gpuprof_mpi_call (
   domain INTEGER);
 CREATE TABLE gpuprof_mpi_completion (
   process_id INTEGER, request INTEGER, completed_by INTEGER, time INTEGER,
-  bytes_received INTEGER, peer INTEGER, tag INTEGER, PRIMARY KEY (process_id, request));
+  bytes_received INTEGER, peer INTEGER, tag INTEGER, PRIMARY KEY (process_id, request))
+  WITHOUT ROWID;
 CREATE TABLE gpuprof_clock_sync (
   process_id INTEGER, local_time INTEGER, offset INTEGER, round_trip INTEGER, rank INTEGER,
   size INTEGER);

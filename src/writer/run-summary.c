@@ -566,32 +566,26 @@ static int launch_sites_table(const struct printer *pr, const struct summary *s,
 	return table_end(t, err);
 }
 
-/* gpuprof advise's findings over one input. */
+/* gpuprof advise's findings over one input, and the analysis across its MPI ranks. */
 static int gather_findings(sqlite3 *db, const char *path, struct summary *s, struct error *err)
 {
 	size_t first = s->findings.count;
-	int rc = insight_check(db, path, NULL, &s->findings, err);
+	struct mpi_ranks ranks = { 0 };
+	int rc = insight_check_ranks(db, path, NULL, &s->findings, &ranks, err);
 	s->finding_inputs = xrealloc(s->finding_inputs,
 				     (s->findings.count ? s->findings.count : 1) *
 				     sizeof(*s->finding_inputs));
 	for (size_t i = first; i < s->findings.count; i++)
 		s->finding_inputs[i] = s->input;
+	if (rc == 0 && ranks.rank_count) {
+		s->mpi = xrealloc(s->mpi, (s->mpi_count + 1) * sizeof(*s->mpi));
+		s->mpi_inputs = xrealloc(s->mpi_inputs, (s->mpi_count + 1) * sizeof(*s->mpi_inputs));
+		s->mpi[s->mpi_count] = ranks;
+		s->mpi_inputs[s->mpi_count++] = s->input;
+	} else {
+		mpi_ranks_release(&ranks);
+	}
 	return rc;
-}
-
-/* The cross-rank analysis of one input's MPI calls. */
-static int gather_mpi(sqlite3 *db, struct summary *s, struct error *err)
-{
-	struct mpi_ranks r;
-	if (mpi_ranks_analyze(db, &r, err))
-		return -1;
-	if (!r.rank_count)
-		return 0;
-	s->mpi = xrealloc(s->mpi, (s->mpi_count + 1) * sizeof(*s->mpi));
-	s->mpi_inputs = xrealloc(s->mpi_inputs, (s->mpi_count + 1) * sizeof(*s->mpi_inputs));
-	s->mpi[s->mpi_count] = r;
-	s->mpi_inputs[s->mpi_count++] = s->input;
-	return 0;
 }
 
 static int findings_table(const struct printer *pr, const struct summary *s,
@@ -711,7 +705,7 @@ int run_summary_print(char *const *inputs, int count, const char *format,
 			rc = export_database(db, &writer, 1, &options, &written, err) ||
 			     profile_gather(db, &all, &s.samples, err) ||
 			     profile_gather_launches(db, &all, &s.launches, err) ||
-			     gather_mpi(db, &s, err) || gather_findings(db, inputs[i], &s, err);
+			     gather_findings(db, inputs[i], &s, err);
 		}
 		sqlite3_close(db);
 	}
