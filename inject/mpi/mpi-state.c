@@ -185,9 +185,13 @@ struct mpi_comm *mpi_comm_of(MPI_Comm c)
 void mpi_comm_made(MPI_Comm parent, MPI_Comm made)
 {
 	struct mpi_comm *p = mpi_matches() ? mpi_comm_of(parent) : NULL;
-	if (made == MPI_COMM_NULL || !p)
+	if (!p)
 		return;
+	/* counted on every member of the parent, those that got no communicator (a split's
+	 * MPI_UNDEFINED) too: the next one made is numbered alike on all */
 	uint64_t n = atomic_fetch_add(&p->created, 1) + 1;
+	if (made == MPI_COMM_NULL)
+		return;
 	struct mpi_comm *slot = comm_take((uintptr_t)made);
 	if (!slot)
 		return;
@@ -318,11 +322,14 @@ uint64_t mpi_request_begun(MPI_Request request, struct mpi_comm *comm, int recv)
 		uintptr_t h = atomic_load(&requests[i].handle);
 		if (h && h != TOMBSTONE)
 			continue;
+		/* the slot taken first, then filled: the request is the caller's, waited for
+		 * only after the call that began it returned */
+		if (!atomic_compare_exchange_strong(&requests[i].handle, &h, handle))
+			continue;
 		requests[i].id = id;
 		requests[i].comm = comm;
 		requests[i].recv = recv;
-		if (atomic_compare_exchange_strong(&requests[i].handle, &h, handle))
-			return id;
+		return id;
 	}
 	return 0; /* too many in flight near this one: its completion is not followed */
 }

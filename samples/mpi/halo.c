@@ -1,8 +1,9 @@
 /* An MPI program of known shape, for --mpi-trace: each step every rank runs an OpenCL
  * kernel, sleeps (one rank, the straggler, longer), joins an MPI_Allreduce, then swaps
  * halos with its neighbours on a ring (MPI_Irecv/MPI_Isend/MPI_Waitall). After the steps:
- * a broadcast, an all-reduce on a communicator split by parity, a late sender (rank 0
- * sleeps, then sends to rank 1), a barrier.
+ * a broadcast, an all-reduce on a communicator split by parity, a split that leaves rank
+ * 0 out, a barrier on a copy of the world, a late sender (rank 0 sleeps, then sends to
+ * rank 1), a barrier.
  *
  *   mpirun -n 4 halo [-s STEPS] [-w STRAGGLER] [-e EXTRA_MS] [-b BASE_MS] [-l LATE_MS]
  *                    [-n HALO_DOUBLES] [--no-opencl]
@@ -87,6 +88,15 @@ int main(int argc, char **argv)
 	long one = 1, members = 0;
 	MPI_Allreduce(&one, &members, 1, MPI_LONG, MPI_SUM, parity);
 	MPI_Comm_free(&parity);
+	/* a split that leaves rank 0 out, then a copy of the world: named alike on every
+	 * rank, rank 0 included */
+	MPI_Comm others, copy;
+	MPI_Comm_split(MPI_COMM_WORLD, rank == 0 ? MPI_UNDEFINED : 1, rank, &others);
+	MPI_Comm_dup(MPI_COMM_WORLD, &copy);
+	MPI_Barrier(copy);
+	MPI_Comm_free(&copy);
+	if (others != MPI_COMM_NULL)
+		MPI_Comm_free(&others);
 	int message[3] = { rank, size, 42 };
 	if (size > 1 && rank == 0) {
 		sleep_ms(late);
@@ -96,7 +106,7 @@ int main(int argc, char **argv)
 	}
 	MPI_Barrier(MPI_COMM_WORLD);
 	printf("rank %d of %d: steps %lu, straggler %lu, Allreduce %lu, Irecv %lu, Isend %lu, "
-	       "Waitall %lu, Bcast 1, Barrier 2, Send %d, Recv %d\n", rank, size, steps,
+	       "Waitall %lu, Bcast 1, Barrier 3, Send %d, Recv %d\n", rank, size, steps,
 	       straggler, steps + 1, 2 * steps, 2 * steps, steps, size > 1 && rank == 0,
 	       size > 1 && rank == 1);
 	free(out);

@@ -62,7 +62,8 @@ def calls(db, sql="SELECT * FROM mpi_calls ORDER BY call_id"):
 def expected_counts(rank):
     counts = {"MPI_Init": 1, "MPI_Allreduce": STEPS + 1, "MPI_Irecv": 2 * STEPS,
               "MPI_Isend": 2 * STEPS, "MPI_Waitall": STEPS, "MPI_Bcast": 1,
-              "MPI_Comm_split": 1, "MPI_Comm_free": 1, "MPI_Barrier": 2, "MPI_Finalize": 1}
+              "MPI_Comm_split": 2, "MPI_Comm_dup": 1, "MPI_Comm_free": 2 + (rank != 0),
+              "MPI_Barrier": 3, "MPI_Finalize": 1}
     if rank == 0:
         counts["MPI_Send"] = 1
     if rank == 1:
@@ -95,20 +96,27 @@ def check_rank(db, rank):
         assert r["completed"] == waitalls[r["completed_by"]]["end"]
     world = [r for r in rows if r["communicator"] == "MPI_COMM_WORLD" and r["sequence"] > 0]
     # the collectives on the world, numbered in order: a barrier, STEPS all-reduces, the
-    # broadcast, the split, a barrier
+    # broadcast, two splits, the copy, a barrier
     assert [(r["function"], r["sequence"]) for r in world] == \
         [("MPI_Barrier", 1)] + [("MPI_Allreduce", i + 2) for i in range(STEPS)] + \
-        [("MPI_Bcast", STEPS + 2), ("MPI_Comm_split", STEPS + 3), ("MPI_Barrier", STEPS + 4)]
+        [("MPI_Bcast", STEPS + 2), ("MPI_Comm_split", STEPS + 3), ("MPI_Comm_split", STEPS + 4),
+         ("MPI_Comm_dup", STEPS + 5), ("MPI_Barrier", STEPS + 6)]
     assert all(r["communicator_size"] == RANKS for r in world)
     assert [r["bytes_sent"] for r in world if r["function"] == "MPI_Allreduce"] == [8] * STEPS
     bcast = next(r for r in world if r["function"] == "MPI_Bcast")
     assert (bcast["root"], bcast["bytes_sent"], bcast["bytes_received"]) == \
         ((0, 64, 0) if rank == 0 else (0, 0, 64))
     # the communicator split by parity: named alike on its two members
-    parity = [r for r in rows if (r["communicator"] or "").startswith("MPI_COMM_WORLD/")]
+    # the split leaving rank 0 out counts on rank 0 too: the copy after it is the third
+    # communicator made from the world on every rank
+    made = [r for r in rows if (r["communicator"] or "").startswith("MPI_COMM_WORLD/")]
     assert [(r["function"], r["communicator"], r["communicator_size"], r["sequence"])
-            for r in parity] == [("MPI_Allreduce", f"MPI_COMM_WORLD/1@{rank % 2}", 2, 1),
-                                 ("MPI_Comm_free", f"MPI_COMM_WORLD/1@{rank % 2}", 2, 2)]
+            for r in made] == \
+        [("MPI_Allreduce", f"MPI_COMM_WORLD/1@{rank % 2}", 2, 1),
+         ("MPI_Comm_free", f"MPI_COMM_WORLD/1@{rank % 2}", 2, 2),
+         ("MPI_Barrier", "MPI_COMM_WORLD/3@0", RANKS, 1),
+         ("MPI_Comm_free", "MPI_COMM_WORLD/3@0", RANKS, 2)] + \
+        ([("MPI_Comm_free", "MPI_COMM_WORLD/2@1", RANKS - 1, 1)] if rank else [])
     if rank == 0:
         (send,) = [r for r in rows if r["function"] == "MPI_Send"]
         assert (send["peer"], send["tag"], send["bytes_sent"]) == (1, 99, 12)
@@ -244,7 +252,8 @@ def check_otf2(tmp_path, merged, rows):
     assert events["MPI_ISEND_COMPLETE"] == events["MPI_IRECV_REQUEST"] == RANKS * 2 * STEPS
     assert (events["MPI_SEND"], events["MPI_RECV"]) == (1, 1)
     collectives = sum(c["MPI_Allreduce"] + c["MPI_Bcast"] + c["MPI_Barrier"] +
-                      c["MPI_Comm_split"] + c["MPI_Comm_free"] for c in per_rank)
+                      c["MPI_Comm_split"] + c["MPI_Comm_dup"] + c["MPI_Comm_free"]
+                      for c in per_rank)
     assert events["MPI_COLLECTIVE_BEGIN"] == events["MPI_COLLECTIVE_END"] == collectives
     assert sorted(ends["send"]) == sorted(ends["recv"])
 
