@@ -414,12 +414,12 @@ $(BUILD)/tests/make-recording: tests/e2e/make-recording.c $(call obj,$(CORE_SRC)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) $^ -o $@ -lz
 
-$(BUILD)/bench/make-spool: bench/make-spool.c $(call obj,$(CORE_SRC) $(UTIL_SRC))
+$(BUILD)/bench/make-spool: bench/make-spool.c bench/spool-writer.h $(call obj,$(CORE_SRC) $(UTIL_SRC))
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) $^ -o $@ -lz
-$(BUILD)/bench/make-ranks: bench/make-ranks.c $(call obj,$(CORE_SRC) $(UTIL_SRC))
+	$(CC) $(ALL_CFLAGS) $(filter-out %.h,$^) -o $@ -lz
+$(BUILD)/bench/make-ranks: bench/make-ranks.c bench/spool-writer.h $(call obj,$(CORE_SRC) $(UTIL_SRC))
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) $^ -o $@ -lz
+	$(CC) $(ALL_CFLAGS) $(filter-out %.h,$^) -o $@ -lz
 
 $(BUILD)/bench/markers: bench/markers.c $(MARKERS_LIB)
 	@mkdir -p $(dir $@)

@@ -12,38 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "core/record.h"
-#include "core/spool.h"
-
-#define CHUNK (1 << 20)
-
-static unsigned char chunk[CHUNK];
-static size_t used;
-static unsigned count;
-
-static void put(int fd, const void *record)
-{
-	const struct record_header *h = record;
-	if (used + h->size > CHUNK) {
-		spool_write_chunk(fd, chunk, (uint32_t)used, count, NULL);
-		used = count = 0;
-	}
-	memcpy(chunk + used, record, h->size);
-	used += h->size;
-	count++;
-}
-
-static void put_string(int fd, uint32_t id, const char *text)
-{
-	unsigned char buffer[256] = { 0 };
-	struct record_string *s = (void *)buffer;
-	size_t len = strlen(text);
-	s->header = (struct record_header){ RECORD_PADDED((uint32_t)(sizeof(*s) + len)), RECORD_STRING, 0 };
-	s->id = id;
-	s->length = (uint32_t)len;
-	memcpy(s->text, text, len);
-	put(fd, s);
-}
+#include "spool-writer.h"
 
 enum { S_HOST = 1, S_COMMAND, S_INIT, S_ALLREDUCE, S_IRECV, S_ISEND, S_WAITALL, S_FINALIZE,
        S_WORLD };
@@ -79,7 +48,6 @@ int main(int argc, char **argv)
 			perror(path);
 			return 1;
 		}
-		used = count = 0;
 		static const char *names[] = { "", NULL, "make-ranks", "MPI_Init", "MPI_Allreduce",
 					       "MPI_Irecv", "MPI_Isend", "MPI_Waitall",
 					       "MPI_Finalize", "MPI_COMM_WORLD" };
@@ -129,7 +97,7 @@ int main(int argc, char **argv)
 		put(fd, &sync);
 		struct record_process_end end = { { sizeof(end), RECORD_PROCESS_END, 0 }, t + 200000 };
 		put(fd, &end);
-		spool_write_chunk(fd, chunk, (uint32_t)used, count, NULL);
+		put_end(fd);
 		if (close(fd) < 0) {
 			perror(path);
 			return 1;

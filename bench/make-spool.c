@@ -9,38 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "core/record.h"
-#include "core/spool.h"
-
-#define CHUNK (1 << 20)
-
-static unsigned char chunk[CHUNK];
-static size_t used;
-static unsigned count;
-
-static void put(int fd, const void *record)
-{
-	const struct record_header *h = record;
-	if (used + h->size > CHUNK) {
-		spool_write_chunk(fd, chunk, (uint32_t)used, count, NULL);
-		used = count = 0;
-	}
-	memcpy(chunk + used, record, h->size);
-	used += h->size;
-	count++;
-}
-
-static void put_string(int fd, uint32_t id, const char *text)
-{
-	unsigned char buffer[256] = { 0 };
-	struct record_string *s = (void *)buffer;
-	size_t len = strlen(text);
-	s->header = (struct record_header){ RECORD_PADDED((uint32_t)(sizeof(*s) + len)), RECORD_STRING, 0 };
-	s->id = id;
-	s->length = (uint32_t)len;
-	memcpy(s->text, text, len);
-	put(fd, s);
-}
+#include "spool-writer.h"
 
 int main(int argc, char **argv)
 {
@@ -93,6 +62,6 @@ int main(int argc, char **argv)
 	}
 	struct record_process_end end = { { sizeof(end), RECORD_PROCESS_END, 0 }, t };
 	put(fd, &end);
-	spool_write_chunk(fd, chunk, (uint32_t)used, count, NULL);
+	put_end(fd);
 	return close(fd) < 0;
 }

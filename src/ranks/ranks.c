@@ -464,14 +464,7 @@ static int report(sqlite3 *db, struct mpi_ranks *all, const char *format, const 
 	sqlite3_finalize(s);
 	qsort(all->late, all->late_count, sizeof(*all->late), by_wait);
 	mpi_ranks_name_straggler(all);
-	struct mpi_summary_units u = { 1, units, 0 };
-	if (!strcmp(units, "usec"))
-		u.divisor = 1e3;
-	else if (!strcmp(units, "msec"))
-		u.divisor = 1e6;
-	else if (!strcmp(units, "sec"))
-		u.divisor = 1e9;
-	u.decimals = u.divisor > 1 ? 3 : 0;
+	struct mpi_summary_units u = mpi_summary_units_of(units);
 	enum table_format kind = (enum table_format)table_parse_format(format);
 	int64_t input = 0;
 	table_output_begin(stdout, kind);

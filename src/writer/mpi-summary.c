@@ -2,6 +2,20 @@
 #include "writer/mpi-summary.h"
 
 #include <stdio.h>
+#include <string.h>
+
+struct mpi_summary_units mpi_summary_units_of(const char *name)
+{
+	struct mpi_summary_units u = { 1, name, 0 };
+	if (!strcmp(name, "usec"))
+		u.divisor = 1e3;
+	else if (!strcmp(name, "msec"))
+		u.divisor = 1e6;
+	else if (!strcmp(name, "sec"))
+		u.divisor = 1e9;
+	u.decimals = u.divisor > 1 ? 3 : 0;
+	return u;
+}
 
 static double in_units(const struct mpi_summary_units *u, int64_t ns)
 {

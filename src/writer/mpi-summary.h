@@ -17,6 +17,10 @@ struct mpi_summary_units {
 	int decimals;
 };
 
+/* The units of gpuprof summary's -u (sec, msec, usec, nsec): ns per unit, 3 decimals
+ * but for nsec. */
+struct mpi_summary_units mpi_summary_units_of(const char *name);
+
 /* The tables of the runs (runs[i] analysed from input inputs[i]); nothing when no run
  * recorded MPI calls. */
 int mpi_summary_tables(enum table_format format, const struct mpi_summary_units *u,

@@ -634,7 +634,7 @@ static int print_summary(const struct printer *pr, struct summary *s, struct err
 	     ranges_table(pr, s, err) || devices_table(pr, s, err) ||
 	     processes_table(pr, s, err) || metrics_table(pr, s, err) ||
 	     hot_functions_table(pr, s, err) || launch_sites_table(pr, s, err);
-	struct mpi_summary_units units = { pr->divisor, pr->units, pr->decimals };
+	struct mpi_summary_units units = mpi_summary_units_of(pr->units);
 	rc = rc || mpi_summary_tables(pr->format, &units, s->mpi, s->mpi_inputs, s->mpi_count,
 				      err) ||
 	     findings_table(pr, s, err);
@@ -710,16 +710,9 @@ int run_summary_print(char *const *inputs, int count, const char *format,
 		sqlite3_close(db);
 	}
 	strbuf_release(&seen);
+	struct mpi_summary_units u = mpi_summary_units_of(units);
 	struct printer pr = { .format = (enum table_format)table_parse_format(format),
-			      .units = units, .divisor = 1, .decimals = 0 };
-	if (!strcmp(units, "usec"))
-		pr.divisor = 1e3;
-	else if (!strcmp(units, "msec"))
-		pr.divisor = 1e6;
-	else if (!strcmp(units, "sec"))
-		pr.divisor = 1e9;
-	if (pr.divisor > 1)
-		pr.decimals = 3;
+			      .units = units, .divisor = u.divisor, .decimals = u.decimals };
 	if (rc == 0)
 		rc = print_summary(&pr, &s, err);
 	domain_stats_release(&s.stats);

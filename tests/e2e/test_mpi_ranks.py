@@ -4,11 +4,11 @@ last rank reaches 1 ms after the others (who arrive spread over 100 us), a ring 
 Merged, every host is placed by its clock exchanges; the waits, the straggler and the
 messages are exact."""
 import csv
-import json
 import os
 import sqlite3
 
 from conftest import BUILD, GPUPROF, run
+from test_mpi_trace import message_flows
 
 MAKE_RANKS = os.path.join(BUILD, "bench", "make-ranks")
 RANKS, STEPS = 130, 20
@@ -66,11 +66,5 @@ def test_waits_straggler_and_clocks_of_130_ranks(tmp_path):
     assert (f"Rank {STRAGGLER} holds the others back: it arrived last at {STEPS} of {STEPS} "
             "collectives") in a.stdout
     # every ring message paired, its send with its receive: a flow each on the timeline
-    c = run([GPUPROF, "convert", "-f", "json", merged], cwd=tmp_path)
-    assert c.returncode == 0, c.stderr
-    with open(tmp_path / "all_results.json") as f:
-        events = json.load(f)
-    events = events["traceEvents"] if isinstance(events, dict) else events
-    flows = [e for e in events if e.get("cat") == "message"]
-    assert len([e for e in flows if e["ph"] == "s"]) == RANKS * STEPS
-    assert len([e for e in flows if e["ph"] == "f"]) == RANKS * STEPS
+    starts, ends = message_flows(tmp_path, merged)
+    assert len(starts) == len(ends) == RANKS * STEPS and set(starts) == set(ends)

@@ -136,6 +136,18 @@ def check_rank(db, rank):
     return rows
 
 
+def message_flows(tmp_path, merged):
+    """The merged run's timeline (json): its messages' flows, by id, their starts and
+    their ends."""
+    c = run([GPUPROF, "convert", "-f", "json", merged], cwd=tmp_path)
+    assert c.returncode == 0, c.stderr
+    with open(tmp_path / "all_results.json") as f:
+        events = json.load(f)["traceEvents"]
+    flows = [e for e in events if e.get("cat") == "message"]
+    return ({e["id"]: e for e in flows if e["ph"] == "s"},
+            {e["id"]: e for e in flows if e["ph"] == "f"})
+
+
 def test_four_ranks_open_mpi(tmp_path):
     r = halo_run(tmp_path, OPENMPI_RUN, HALO)
     out = tmp_path / "out"
@@ -202,14 +214,7 @@ def test_four_ranks_open_mpi(tmp_path):
         or f"Rank {STRAGGLER} holds the others back: it arrived last at" in a.stdout
 
     # the merged timeline: every message a flow from its send to its receive's end
-    c = run([GPUPROF, "convert", "-f", "json", merged], cwd=tmp_path)
-    assert c.returncode == 0, c.stderr
-    with open(tmp_path / "all_results.json") as f:
-        events = json.load(f)
-    events = events["traceEvents"] if isinstance(events, dict) else events
-    flows = [e for e in events if e.get("cat") == "message"]
-    starts = {e["id"]: e for e in flows if e["ph"] == "s"}
-    ends = {e["id"]: e for e in flows if e["ph"] == "f"}
+    starts, ends = message_flows(tmp_path, merged)
     messages = RANKS * 2 * STEPS + 1
     assert len(starts) == len(ends) == messages and set(starts) == set(ends)
     pids = {r["rank"]: r["pid"] for r in rows}
