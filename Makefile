@@ -137,7 +137,7 @@ CUPTI_REPLAY_SRC := tests/e2e/fake-cupti.c tests/e2e/fake-cuda.c tests/e2e/fake-
 ifeq ($(HAVE_OPENCL),yes)
 TARGETS += $(OPENCL_LIB) $(ROOFLINE_OPENCL)
 SAMPLES := $(patsubst samples/opencl/%.c,$(BUILD)/samples/%,$(wildcard samples/opencl/*.c))
-TEST_PROGRAMS := $(patsubst tests/e2e/%.c,$(BUILD)/tests/%,$(filter-out tests/e2e/cuda-spool.c tests/e2e/make-recording.c tests/e2e/nvtx-app.c tests/e2e/enospc.c tests/e2e/clwork-lib.c tests/e2e/nvml-double.c tests/e2e/hot-library.c $(CUPTI_REPLAY_SRC),\
+TEST_PROGRAMS := $(patsubst tests/e2e/%.c,$(BUILD)/tests/%,$(filter-out tests/e2e/fake-nccl.c tests/e2e/nccl-app.c tests/e2e/cuda-spool.c tests/e2e/make-recording.c tests/e2e/nvtx-app.c tests/e2e/enospc.c tests/e2e/clwork-lib.c tests/e2e/nvml-double.c tests/e2e/hot-library.c $(CUPTI_REPLAY_SRC),\
 	$(wildcard tests/e2e/*.c))) $(BUILD)/tests/libclwork.so $(BUILD)/tests/libnvml-double.so \
 	$(BUILD)/tests/libhot-library.so
 TEST_PROGRAMS += $(patsubst tests/e2e/%.cpp,$(BUILD)/tests/%,$(wildcard tests/e2e/*.cpp)) \
@@ -210,6 +210,22 @@ $(LIBDIR)/libgpuprof-mpi-mpich.so: $(patsubst inject/mpi/%.c,$(BUILD)/obj/mpi-mp
 $(MPI_LIBS): $(LIBDIR)/libgpuprof-mpi-%.so: $(RECORDER_LIB) inject/mpi/exports.map
 	$(CC) $(ALL_CFLAGS) -shared -Wl,--version-script=inject/mpi/exports.map \
 		-Wl,-soname,libgpuprof-mpi-$*.so $(filter %.o,$^) -o $@ $(INJECT_LDLIBS) -ldl
+
+# ---- NCCL and RCCL: the interposer of --nccl-trace (nothing of NCCL needed to build) ----
+NCCL_LIB := $(LIBDIR)/libgpuprof-nccl.so
+TARGETS += $(NCCL_LIB)
+$(NCCL_LIB): $(call obj,inject/nccl/nccl.c) $(RECORDER_LIB)
+	$(CC) $(ALL_CFLAGS) -shared -Wl,-soname,libgpuprof-nccl.so $(filter %.o,$^) -o $@ \
+		$(INJECT_LDLIBS) -ldl
+# its test: a stand-in for libnccl.so.2 and a program that calls it
+TARGETS += $(BUILD)/tests/fake-nccl/libnccl.so.2 $(BUILD)/tests/nccl-app
+$(BUILD)/tests/fake-nccl/libnccl.so.2: tests/e2e/fake-nccl.c
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -fvisibility=default -shared -Wl,-soname,libnccl.so.2 $< -o $@
+$(BUILD)/tests/nccl-app: tests/e2e/nccl-app.c $(BUILD)/tests/fake-nccl/libnccl.so.2
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) $< -o $@ $(BUILD)/tests/fake-nccl/libnccl.so.2 \
+		-Wl,-rpath,'$$ORIGIN/fake-nccl'
 
 # ---- CUDA: the CUPTI backend, the CUDA samples, the GPU tests and benchmarks --------
 # The backend run without a GPU (built with the CUDA backend, below)
@@ -520,6 +536,8 @@ install: all
 	$(if $(filter yes,$(HAVE_OPENCL)),ln -sf ../libgpuprof-opencl.so $(DESTDIR)$(PREFIX)/lib/gpuprof/opencl/libOpenCL.so.1)
 	$(if $(filter yes,$(HAVE_OPENCL)),ln -sf ../libgpuprof-opencl.so $(DESTDIR)$(PREFIX)/lib/gpuprof/opencl/libOpenCL.so)
 	$(if $(filter yes,$(HAVE_CUDA)),install -m 755 $(NVTX_LIB) $(DESTDIR)$(PREFIX)/lib/gpuprof/)
+	install -m 755 $(NCCL_LIB) $(filter-out $(BUILD)/bench/%,$(MPI_LIBS) \
+		$(wildcard $(LIBDIR)/gpuprof-ranks-*)) $(DESTDIR)$(PREFIX)/lib/gpuprof/
 	$(if $(filter yes,$(HAVE_CUDA)),install -m 755 $(CUDA_LIB) $(DESTDIR)$(PREFIX)/lib/gpuprof/)
 	install -m 644 docs/man/*.1 $(DESTDIR)$(PREFIX)/share/man/man1/
 	install -d $(DESTDIR)$(PREFIX)/lib/gpuprof/markers $(DESTDIR)$(PREFIX)/lib/pkgconfig \

@@ -266,7 +266,7 @@ static void describe(const char *spool_path, const struct recording *rec)
 		fprintf(stderr, ", %llu allocations and frees",
 			(unsigned long long)s->records[RECORD_MEMORY_ALLOCATION]);
 	if (rec->mpi_calls.count)
-		fprintf(stderr, ", %zu communication calls (MPI, torch.distributed)", rec->mpi_calls.count);
+		fprintf(stderr, ", %zu communication calls", rec->mpi_calls.count);
 	if (rec->marker_count)
 		fprintf(stderr, ", %zu markers", rec->marker_count);
 	if (rec->samples.count)

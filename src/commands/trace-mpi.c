@@ -1,5 +1,6 @@
-/* --mpi-trace: which MPI interposer the program needs (see inject/mpi), and finding the
- * program as exec does. */
+/* The interposers of communication libraries in LD_PRELOAD: --mpi-trace's of the
+ * program's MPI (inject/mpi), --nccl-trace's (inject/nccl); and finding the program as
+ * exec does. */
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
@@ -95,31 +96,42 @@ static const char *implementation_launched(void)
 	return NULL;
 }
 
-static char *placed; /* the LD_PRELOAD entry added, for the next job */
-
-/* Takes the entry added for a previous job off LD_PRELOAD. */
-static void unplace(void)
+/* Puts library at the end of LD_PRELOAD in place of the one *placed names (added for
+ * an earlier job); NULL: takes that one off. */
+static void preload_replace(char **placed, const char *library)
 {
 	const char *preload = getenv("LD_PRELOAD");
-	if (!placed || !preload)
-		return;
 	struct strbuf kept = STRBUF_INIT;
-	for (const char *at = preload; *at; ) {
+	for (const char *at = preload ? preload : ""; *at; ) {
 		size_t length = strcspn(at, ": ");
-		if (length && (length != strlen(placed) || strncmp(at, placed, length)))
+		if (length && (!*placed || length != strlen(*placed) || strncmp(at, *placed, length)))
 			strbuf_addf(&kept, "%s%.*s", kept.len ? ":" : "", (int)length, at);
 		at += length;
 		at += *at != '\0';
 	}
+	if (library)
+		strbuf_addf(&kept, "%s%s", kept.len ? ":" : "", library);
 	setenv("LD_PRELOAD", kept.buf, 1);
 	strbuf_release(&kept);
-	free(placed);
-	placed = NULL;
+	free(*placed);
+	*placed = library ? strdup(library) : NULL;
+}
+
+static char *placed_mpi, *placed_nccl; /* the entries added, for the next job */
+
+void trace_place_nccl(int on)
+{
+	struct strbuf library = STRBUF_INIT;
+	struct error err;
+	if (on && trace_find_library("libgpuprof-nccl.so", &library, &err))
+		die("--nccl-trace: libgpuprof-nccl.so is not installed beside gpuprof");
+	preload_replace(&placed_nccl, on ? library.buf : NULL);
+	strbuf_release(&library);
 }
 
 void trace_place_mpi(int on, const char *program)
 {
-	unplace();
+	preload_replace(&placed_mpi, NULL);
 	if (!on)
 		return;
 	/* GPUPROF_MPI_IMPLEMENTATION says it where nothing else can (docs/MPI.md) */
@@ -153,13 +165,7 @@ void trace_place_mpi(int on, const char *program)
 		strbuf_release(&path);
 		return;
 	}
-	const char *preload = getenv("LD_PRELOAD");
-	struct strbuf value = STRBUF_INIT;
-	strbuf_addf(&value, "%s%s%s", preload && *preload ? preload : "",
-		    preload && *preload ? ":" : "", library.buf);
-	setenv("LD_PRELOAD", value.buf, 1);
-	placed = strdup(library.buf);
-	strbuf_release(&value);
+	preload_replace(&placed_mpi, library.buf);
 	strbuf_release(&path);
 	strbuf_release(&library);
 }

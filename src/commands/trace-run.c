@@ -624,6 +624,7 @@ int trace_job_run(struct job *j, const char *directory, char **command)
 		unsetenv("GPUPROF_COLLECTION_PERIOD");
 	setenv("GPUPROF_TRACE", j->trace.buf, 1);
 	trace_place_mpi(o->mpi == 1, command[0]);
+	trace_place_nccl(o->nccl == 1);
 	/* the counters are collected for the kernels the filters keep */
 	const struct {
 		const char *name, *value;

@@ -79,6 +79,7 @@ static const struct trace_options defaults = {
 	.kernel = -1, .memory_copy = -1, .memory_allocation = -1, .opencl = -1,
 	.cuda_runtime = -1, .cuda_driver = -1, .marker = -1, .runtime = -1, .sys = -1,
 	.kernel_rename = -1, .selected_regions = -1, .stats = -1, .summary = -1, .mpi = -1,
+	.nccl = -1,
 	.truncate = -1, .mangled = -1, .keep_spool = -1, .help = -1,
 	.period_unit = "sec", .directory = ".", .file = "%hostname%/%pid%", .units = "nsec",
 	.host_metrics = -1, .device_metrics = -1, .sampling_interval = "50", .sample = -1,
@@ -125,6 +126,11 @@ static void trace_table(struct trace_options *o, struct option table[TABLE_SIZE]
 		  "every MPI call (Open MPI, MPICH) through MPI's profiling interface: peers, "
 		  "tags, bytes, collectives numbered alike on every rank, and each rank's clock "
 		  "offset to rank 0 (mpi_api_trace.csv; docs/MPI.md). Give it to every rank" },
+		{ OPTION_BOOL, 0, "nccl-trace", &o->nccl, NULL,
+		  "every call of NCCL's (RCCL's) communication functions: collectives, sends and "
+		  "receives with their bytes, root or peer, communicator and its sequence, groups "
+		  "(nccl_api_trace.csv; docs/MPI.md)" },
+		{ OPTION_BOOL, 0, "rccl-trace", &o->nccl, NULL, "the same, as rocprofv3 names it" },
 		{ OPTION_BOOL, 'r', "runtime-trace", &o->runtime, NULL,
 		  "kernels, copies, allocations, markers, OpenCL and CUDA runtime API calls" },
 		{ OPTION_BOOL, 's', "sys-trace", &o->sys, NULL,
@@ -376,6 +382,7 @@ static int job_prepare(struct job *j, struct error *err)
 		{ &o->cuda_driver, o->sys == 1, "cuda_driver_api" },
 		{ &o->marker, runtime || o->kernel_rename == 1 || o->torch_trace == 1, "marker" },
 		{ &o->mpi, 0, "mpi" },
+		{ &o->nccl, 0, "nccl" },
 	};
 	int chosen = 0, given = o->sys != -1 || o->runtime != -1;
 	for (size_t i = 0; i < sizeof(parts) / sizeof(parts[0]); i++) {

@@ -14,7 +14,7 @@
 /* The options of trace and sys, as parsed. */
 struct trace_options {
 	int kernel, memory_copy, memory_allocation, opencl, cuda_runtime, cuda_driver, marker;
-	int runtime, sys, kernel_rename, selected_regions, torch_trace, mpi;
+	int runtime, sys, kernel_rename, selected_regions, torch_trace, mpi, nccl;
 	const char *input, *preset, *config;
 	const char *period_unit;
 	struct option_list periods;
@@ -70,6 +70,8 @@ int trace_find_program(const char *program, struct strbuf *found);
 /* Adds the MPI interposer of the program's MPI implementation to LD_PRELOAD (on), or
  * takes it off (not on: a job without --mpi-trace after one with it). */
 void trace_place_mpi(int on, const char *program);
+/* Likewise the NCCL/RCCL interposer (--nccl-trace). */
+void trace_place_nccl(int on);
 /* Runs one job: the program under the recording libraries, then its outputs into
  * directory. Returns the program's exit status (or gpuprof's when it failed first). */
 int trace_job_run(struct job *j, const char *directory, char **command);

@@ -36,7 +36,11 @@ size_t record_text_copy(char *dst, const char *text, size_t room)
 
 const char *record_communication_name(uint32_t domain)
 {
-	return domain == COMMUNICATION_TORCH ? "TORCH_DISTRIBUTED_API" : "MPI_API";
+	switch (domain) {
+	case COMMUNICATION_TORCH: return "TORCH_DISTRIBUTED_API";
+	case COMMUNICATION_NCCL: return "NCCL_API";
+	}
+	return "MPI_API";
 }
 
 const char *record_domain_name(uint32_t domain)

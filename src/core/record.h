@@ -552,6 +552,7 @@ struct record_pc_sampling {
 enum communication_domain {
 	COMMUNICATION_MPI = 1,        /* MPI (--mpi-trace: inject/mpi) */
 	COMMUNICATION_TORCH = 2,      /* torch.distributed (--torch-trace's Python hooks) */
+	COMMUNICATION_NCCL = 3,       /* NCCL and RCCL (--nccl-trace: inject/nccl) */
 };
 
 /* One call of a communication library: MPI (--mpi-trace: inject/mpi), through MPI's

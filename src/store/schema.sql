@@ -267,7 +267,8 @@ CREATE VIEW pc_sampling AS
 -- (a receive from any source learns its source there)
 CREATE VIEW mpi_calls AS
   SELECT c.id, c.process_id, p.pid, COALESCE(p.rank, -1) AS rank, c.tid, c.call_id,
-         CASE c.domain WHEN 2 THEN 'TORCH_DISTRIBUTED' ELSE 'MPI' END AS domain,
+         CASE c.domain WHEN 2 THEN 'TORCH_DISTRIBUTED' WHEN 3 THEN 'NCCL' ELSE 'MPI' END
+           AS domain,
          f.string AS function, c.start, c.end, c.end - c.start AS duration,
          m.string AS communicator, c.communicator_size,
          CASE WHEN d.peer IS NOT NULL AND d.peer >= 0 THEN d.peer ELSE c.peer END AS peer,
