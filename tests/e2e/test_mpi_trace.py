@@ -38,10 +38,16 @@ mpich_runs = pytest.mark.skipif(
     if SANITIZER != "thread" else "MPICH programs crash at exit under ThreadSanitizer's runtime")
 
 
+def mpi_env(env=None):
+    """The environment of an MPI program (or summary --mpi's helper, an MPI program too):
+    what Open MPI and MPICH leave allocated at exit is theirs, not checked for leaks."""
+    if SANITIZER != "address":
+        return env
+    return dict(env or {}, ASAN_OPTIONS=os.environ.get("ASAN_OPTIONS", "") + ":detect_leaks=0")
+
+
 def halo_run(tmp_path, launcher, program, options=(), env=None, ranks=RANKS):
-    if SANITIZER == "address":  # what Open MPI and MPICH leave allocated at exit is theirs
-        env = dict(env or {}, ASAN_OPTIONS=os.environ.get("ASAN_OPTIONS", "") +
-                   ":detect_leaks=0")
+    env = mpi_env(env)
     args = [launcher]
     if "openmpi" in os.path.basename(os.path.realpath(launcher)) or launcher == OPENMPI_RUN:
         args += ["--allow-run-as-root", "--oversubscribe"]
@@ -201,7 +207,7 @@ def test_four_ranks_open_mpi(tmp_path):
     # launcher, the ranks reducing over MPI: the same tables, to the nanosecond
     d = run([OPENMPI_RUN, "--allow-run-as-root", "--oversubscribe", "-n", str(RANKS), GPUPROF,
              "summary", "--mpi", "--format", "csv", str(out / "rank%rank%_results.db")],
-            cwd=tmp_path, timeout=300)
+            cwd=tmp_path, env=mpi_env(), timeout=300)
     assert d.returncode == 0, d.stdout + d.stderr
     mpi_tables = [b for b in s.stdout.strip().split("\n\n") if b.startswith("# MPI ")]
     assert len(mpi_tables) == 3
@@ -277,7 +283,7 @@ def test_four_ranks_mpich(tmp_path):
     assert m.returncode == 0, m.stderr
     s = run([GPUPROF, "summary", "--format", "csv", merged], cwd=tmp_path)
     d = run([MPICH_RUN, "-n", str(RANKS), GPUPROF, "summary", "--mpi", "--format", "csv",
-             str(out / "rank%rank%_results.db")], cwd=tmp_path, timeout=300)
+             str(out / "rank%rank%_results.db")], cwd=tmp_path, env=mpi_env(), timeout=300)
     assert d.returncode == 0, d.stdout + d.stderr
     assert d.stdout.strip().split("\n\n") == \
         [b for b in s.stdout.strip().split("\n\n") if b.startswith("# MPI ")]
