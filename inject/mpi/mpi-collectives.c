@@ -2,7 +2,7 @@
  * mpi-internal.h). A collective's record says the bytes this rank sent and received in
  * it, and its sequence number on the communicator, the same on every member. */
 #include "mpi-internal.h"
-#include "mpi-weak.h"
+#include "mpi-bind.h"
 
 #define NAME_ID static uint32_t name_id
 
@@ -19,7 +19,7 @@ static void collective(struct mpi_call *call, MPI_Comm comm, int root)
 static int is_root(MPI_Comm comm, int root)
 {
 	int rank = -1;
-	PMPI_Comm_rank(comm, &rank);
+	P(Comm_rank)(comm, &rank);
 	return rank == root;
 }
 
@@ -42,7 +42,7 @@ int MPI_Barrier(MPI_Comm comm)
 	NAME_ID;
 	struct mpi_call call;
 	collective(&call, comm, -1);
-	int rc = PMPI_Barrier(comm);
+	int rc = P(Barrier)(comm);
 	mpi_call_end(&call, "MPI_Barrier", &name_id, rc);
 	return rc;
 }
@@ -59,7 +59,7 @@ int MPI_Bcast(void *buf, int count, MPI_Datatype type, int root, MPI_Comm comm)
 		else
 			call.received = mpi_bytes(count, type);
 	}
-	int rc = PMPI_Bcast(buf, count, type, root, comm);
+	int rc = P(Bcast)(buf, count, type, root, comm);
 	mpi_call_end(&call, "MPI_Bcast", &name_id, rc);
 	return rc;
 }
@@ -76,7 +76,7 @@ int MPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type,
 		if (is_root(comm, root))
 			call.received = call.sent;
 	}
-	int rc = PMPI_Reduce(sendbuf, recvbuf, count, type, op, root, comm);
+	int rc = P(Reduce)(sendbuf, recvbuf, count, type, op, root, comm);
 	mpi_call_end(&call, "MPI_Reduce", &name_id, rc);
 	return rc;
 }
@@ -91,19 +91,19 @@ int name params \
 	collective(&call, comm, -1); \
 	if (call.on) \
 		call.sent = call.received = mpi_bytes(count, type); \
-	int rc = pname(args); \
+	int rc = P(pname)(args); \
 	mpi_call_end(&call, #name, &name_id, rc); \
 	return rc; \
 }
 
 #define ARGS(...) __VA_ARGS__
-ALL_TO_SAME(MPI_Allreduce, PMPI_Allreduce,
+ALL_TO_SAME(MPI_Allreduce, Allreduce,
 	    (const void *sendbuf, void *recvbuf, int count, MPI_Datatype type, MPI_Op op,
 	     MPI_Comm comm), ARGS(sendbuf, recvbuf, count, type, op, comm), count, type)
-ALL_TO_SAME(MPI_Scan, PMPI_Scan,
+ALL_TO_SAME(MPI_Scan, Scan,
 	    (const void *sendbuf, void *recvbuf, int count, MPI_Datatype type, MPI_Op op,
 	     MPI_Comm comm), ARGS(sendbuf, recvbuf, count, type, op, comm), count, type)
-ALL_TO_SAME(MPI_Exscan, PMPI_Exscan,
+ALL_TO_SAME(MPI_Exscan, Exscan,
 	    (const void *sendbuf, void *recvbuf, int count, MPI_Datatype type, MPI_Op op,
 	     MPI_Comm comm), ARGS(sendbuf, recvbuf, count, type, op, comm), count, type)
 
@@ -119,7 +119,7 @@ int MPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, voi
 		call.sent = mpi_bytes(sendcount, sendtype);
 		call.received = mpi_bytes(recvcount, recvtype) * (uint64_t)size_of(&call);
 	}
-	int rc = PMPI_Allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+	int rc = P(Allgather)(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
 	mpi_call_end(&call, "MPI_Allgather", &name_id, rc);
 	return rc;
 }
@@ -137,7 +137,7 @@ int MPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, vo
 		call.sent = mpi_bytes(sendcount, sendtype);
 		call.received = sum_bytes(recvcounts, recvtype, size_of(&call));
 	}
-	int rc = PMPI_Allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
+	int rc = P(Allgatherv)(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
 				 recvtype, comm);
 	mpi_call_end(&call, "MPI_Allgatherv", &name_id, rc);
 	return rc;
@@ -156,7 +156,7 @@ int MPI_Gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *
 		if (is_root(comm, root))
 			call.received = mpi_bytes(recvcount, recvtype) * (uint64_t)size_of(&call);
 	}
-	int rc = PMPI_Gather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
+	int rc = P(Gather)(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
 	mpi_call_end(&call, "MPI_Gather", &name_id, rc);
 	return rc;
 }
@@ -175,7 +175,7 @@ int MPI_Gatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void 
 		if (is_root(comm, root))
 			call.received = sum_bytes(recvcounts, recvtype, size_of(&call));
 	}
-	int rc = PMPI_Gatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype,
+	int rc = P(Gatherv)(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype,
 			      root, comm);
 	mpi_call_end(&call, "MPI_Gatherv", &name_id, rc);
 	return rc;
@@ -194,7 +194,7 @@ int MPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void 
 		if (is_root(comm, root))
 			call.sent = mpi_bytes(sendcount, sendtype) * (uint64_t)size_of(&call);
 	}
-	int rc = PMPI_Scatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root,
+	int rc = P(Scatter)(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root,
 			      comm);
 	mpi_call_end(&call, "MPI_Scatter", &name_id, rc);
 	return rc;
@@ -214,7 +214,7 @@ int MPI_Scatterv(const void *sendbuf, const int sendcounts[], const int displs[]
 		if (is_root(comm, root))
 			call.sent = sum_bytes(sendcounts, sendtype, size_of(&call));
 	}
-	int rc = PMPI_Scatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype,
+	int rc = P(Scatterv)(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype,
 			       root, comm);
 	mpi_call_end(&call, "MPI_Scatterv", &name_id, rc);
 	return rc;
@@ -232,7 +232,7 @@ int MPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void
 		call.sent = mpi_bytes(sendcount, sendtype) * (uint64_t)size_of(&call);
 		call.received = mpi_bytes(recvcount, recvtype) * (uint64_t)size_of(&call);
 	}
-	int rc = PMPI_Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+	int rc = P(Alltoall)(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
 	mpi_call_end(&call, "MPI_Alltoall", &name_id, rc);
 	return rc;
 }
@@ -250,7 +250,7 @@ int MPI_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls
 		call.sent = sum_bytes(sendcounts, sendtype, size_of(&call));
 		call.received = sum_bytes(recvcounts, recvtype, size_of(&call));
 	}
-	int rc = PMPI_Alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
+	int rc = P(Alltoallv)(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
 				rdispls, recvtype, comm);
 	mpi_call_end(&call, "MPI_Alltoallv", &name_id, rc);
 	return rc;
@@ -265,12 +265,12 @@ int MPI_Reduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[
 	collective(&call, comm, -1);
 	if (call.on) {
 		int rank = -1;
-		PMPI_Comm_rank(comm, &rank);
+		P(Comm_rank)(comm, &rank);
 		call.sent = sum_bytes(recvcounts, type, size_of(&call));
 		if (rank >= 0 && rank < size_of(&call))
 			call.received = mpi_bytes(recvcounts[rank], type);
 	}
-	int rc = PMPI_Reduce_scatter(sendbuf, recvbuf, recvcounts, type, op, comm);
+	int rc = P(Reduce_scatter)(sendbuf, recvbuf, recvcounts, type, op, comm);
 	mpi_call_end(&call, "MPI_Reduce_scatter", &name_id, rc);
 	return rc;
 }
@@ -286,7 +286,7 @@ int MPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount,
 		call.received = mpi_bytes(recvcount, type);
 		call.sent = call.received * (uint64_t)size_of(&call);
 	}
-	int rc = PMPI_Reduce_scatter_block(sendbuf, recvbuf, recvcount, type, op, comm);
+	int rc = P(Reduce_scatter_block)(sendbuf, recvbuf, recvcount, type, op, comm);
 	mpi_call_end(&call, "MPI_Reduce_scatter_block", &name_id, rc);
 	return rc;
 }
@@ -305,7 +305,7 @@ int MPI_Ibarrier(MPI_Comm comm, MPI_Request *request)
 	NAME_ID;
 	struct mpi_call call;
 	collective(&call, comm, -1);
-	int rc = PMPI_Ibarrier(comm, request);
+	int rc = P(Ibarrier)(comm, request);
 	begun(&call, rc, request);
 	mpi_call_end(&call, "MPI_Ibarrier", &name_id, rc);
 	return rc;
@@ -324,7 +324,7 @@ int MPI_Ibcast(void *buf, int count, MPI_Datatype type, int root, MPI_Comm comm,
 		else
 			call.received = mpi_bytes(count, type);
 	}
-	int rc = PMPI_Ibcast(buf, count, type, root, comm, request);
+	int rc = P(Ibcast)(buf, count, type, root, comm, request);
 	begun(&call, rc, request);
 	mpi_call_end(&call, "MPI_Ibcast", &name_id, rc);
 	return rc;
@@ -342,7 +342,7 @@ int MPI_Ireduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type
 		if (is_root(comm, root))
 			call.received = call.sent;
 	}
-	int rc = PMPI_Ireduce(sendbuf, recvbuf, count, type, op, root, comm, request);
+	int rc = P(Ireduce)(sendbuf, recvbuf, count, type, op, root, comm, request);
 	begun(&call, rc, request);
 	mpi_call_end(&call, "MPI_Ireduce", &name_id, rc);
 	return rc;
@@ -357,7 +357,7 @@ int MPI_Iallreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype t
 	collective(&call, comm, -1);
 	if (call.on)
 		call.sent = call.received = mpi_bytes(count, type);
-	int rc = PMPI_Iallreduce(sendbuf, recvbuf, count, type, op, comm, request);
+	int rc = P(Iallreduce)(sendbuf, recvbuf, count, type, op, comm, request);
 	begun(&call, rc, request);
 	mpi_call_end(&call, "MPI_Iallreduce", &name_id, rc);
 	return rc;
@@ -375,7 +375,7 @@ int MPI_Iallgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, vo
 		call.sent = mpi_bytes(sendcount, sendtype);
 		call.received = mpi_bytes(recvcount, recvtype) * (uint64_t)size_of(&call);
 	}
-	int rc = PMPI_Iallgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
+	int rc = P(Iallgather)(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
 				 request);
 	begun(&call, rc, request);
 	mpi_call_end(&call, "MPI_Iallgather", &name_id, rc);
@@ -394,7 +394,7 @@ int MPI_Ialltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, voi
 		call.sent = mpi_bytes(sendcount, sendtype) * (uint64_t)size_of(&call);
 		call.received = mpi_bytes(recvcount, recvtype) * (uint64_t)size_of(&call);
 	}
-	int rc = PMPI_Ialltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
+	int rc = P(Ialltoall)(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
 				request);
 	begun(&call, rc, request);
 	mpi_call_end(&call, "MPI_Ialltoall", &name_id, rc);
@@ -409,7 +409,7 @@ int MPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm)
 	NAME_ID;
 	struct mpi_call call;
 	collective(&call, comm, -1);
-	int rc = PMPI_Comm_dup(comm, newcomm);
+	int rc = P(Comm_dup)(comm, newcomm);
 	if (rc == MPI_SUCCESS)
 		mpi_comm_made(comm, *newcomm);
 	mpi_call_end(&call, "MPI_Comm_dup", &name_id, rc);
@@ -422,7 +422,7 @@ int MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm)
 	NAME_ID;
 	struct mpi_call call;
 	collective(&call, comm, -1);
-	int rc = PMPI_Comm_split(comm, color, key, newcomm);
+	int rc = P(Comm_split)(comm, color, key, newcomm);
 	if (rc == MPI_SUCCESS)
 		mpi_comm_made(comm, *newcomm);
 	mpi_call_end(&call, "MPI_Comm_split", &name_id, rc);
@@ -436,7 +436,7 @@ int MPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info,
 	NAME_ID;
 	struct mpi_call call;
 	collective(&call, comm, -1);
-	int rc = PMPI_Comm_split_type(comm, split_type, key, info, newcomm);
+	int rc = P(Comm_split_type)(comm, split_type, key, info, newcomm);
 	if (rc == MPI_SUCCESS)
 		mpi_comm_made(comm, *newcomm);
 	mpi_call_end(&call, "MPI_Comm_split_type", &name_id, rc);
@@ -449,7 +449,7 @@ int MPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm)
 	NAME_ID;
 	struct mpi_call call;
 	collective(&call, comm, -1);
-	int rc = PMPI_Comm_create(comm, group, newcomm);
+	int rc = P(Comm_create)(comm, group, newcomm);
 	if (rc == MPI_SUCCESS)
 		mpi_comm_made(comm, *newcomm);
 	mpi_call_end(&call, "MPI_Comm_create", &name_id, rc);
@@ -463,7 +463,7 @@ int MPI_Comm_free(MPI_Comm *comm)
 	struct mpi_call call;
 	collective(&call, *comm, -1);
 	MPI_Comm freed = *comm;
-	int rc = PMPI_Comm_free(comm);
+	int rc = P(Comm_free)(comm);
 	if (rc == MPI_SUCCESS)
 		mpi_comm_freed(freed);
 	mpi_call_end(&call, "MPI_Comm_free", &name_id, rc);

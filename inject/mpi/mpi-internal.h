@@ -4,10 +4,11 @@
  * when the program uses that implementation. It defines MPI's functions, records each
  * call and calls the implementation's through the standard profiling interface (PMPI_*).
  *
- * Every PMPI function and every object of the implementation it uses is a weak
- * reference: the library loads into any process (the program's children, which inherit
- * LD_PRELOAD, a shell), and a process whose MPI is another implementation, or none,
- * reaches the next definition of each function unchanged (mpi_forward()).
+ * Every PMPI function and every object of the implementation it uses is found at run
+ * time in the MPI library loaded in the process (mpi-bind.h): the library loads into any
+ * process (the program's children, which inherit LD_PRELOAD, a shell), finds an MPI
+ * loaded privately (mpi4py's), and a process whose MPI is another implementation, or
+ * none, reaches the next definition of each function unchanged (MPI_FORWARD).
  *
  * mpi-state.c: the communicators' names and world ranks, the requests in flight, the
  * records, the clock exchange with rank 0; mpi-p2p.c: initialisation, point-to-point

@@ -1,7 +1,7 @@
 /* MPI's initialisation, point-to-point calls, waits and tests, recorded (see
  * mpi-internal.h). */
 #include "mpi-internal.h"
-#include "mpi-weak.h"
+#include "mpi-bind.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -14,7 +14,7 @@ int MPI_Init(int *argc, char ***argv)
 	NAME_ID;
 	struct mpi_call call;
 	mpi_call_begin(&call);
-	int rc = PMPI_Init(argc, argv);
+	int rc = P(Init)(argc, argv);
 	mpi_call_end(&call, "MPI_Init", &name_id, rc);
 	if (rc == MPI_SUCCESS)
 		mpi_started();
@@ -27,7 +27,7 @@ int MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
 	NAME_ID;
 	struct mpi_call call;
 	mpi_call_begin(&call);
-	int rc = PMPI_Init_thread(argc, argv, required, provided);
+	int rc = P(Init_thread)(argc, argv, required, provided);
 	mpi_call_end(&call, "MPI_Init_thread", &name_id, rc);
 	if (rc == MPI_SUCCESS)
 		mpi_started();
@@ -41,7 +41,7 @@ int MPI_Finalize(void)
 	mpi_finishing();
 	struct mpi_call call;
 	mpi_call_begin(&call);
-	int rc = PMPI_Finalize();
+	int rc = P(Finalize)();
 	mpi_call_end(&call, "MPI_Finalize", &name_id, rc);
 	return rc;
 }
@@ -67,15 +67,15 @@ int name(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_C
 	p2p(&call, comm, dest, tag); \
 	if (call.on) \
 		call.sent = mpi_bytes(count, type); \
-	int rc = pname(buf, count, type, dest, tag, comm); \
+	int rc = P(pname)(buf, count, type, dest, tag, comm); \
 	mpi_call_end(&call, #name, &name_id, rc); \
 	return rc; \
 }
 
-SEND(MPI_Send, PMPI_Send)
-SEND(MPI_Ssend, PMPI_Ssend)
-SEND(MPI_Bsend, PMPI_Bsend)
-SEND(MPI_Rsend, PMPI_Rsend)
+SEND(MPI_Send, Send)
+SEND(MPI_Ssend, Ssend)
+SEND(MPI_Bsend, Bsend)
+SEND(MPI_Rsend, Rsend)
 
 /* What a receive got, from its status. */
 static void received(struct mpi_call *call, const MPI_Status *status)
@@ -97,7 +97,7 @@ int MPI_Recv(void *buf, int count, MPI_Datatype type, int source, int tag, MPI_C
 	mpi_call_begin(&call);
 	p2p(&call, comm, source, tag);
 	MPI_Status *use = call.on && status == MPI_STATUS_IGNORE ? &own : status;
-	int rc = PMPI_Recv(buf, count, type, source, tag, comm, use);
+	int rc = P(Recv)(buf, count, type, source, tag, comm, use);
 	if (rc == MPI_SUCCESS && use != MPI_STATUS_IGNORE)
 		received(&call, use);
 	mpi_call_end(&call, "MPI_Recv", &name_id, rc);
@@ -118,7 +118,7 @@ int MPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int 
 	if (call.on)
 		call.sent = mpi_bytes(sendcount, sendtype);
 	MPI_Status *use = call.on && status == MPI_STATUS_IGNORE ? &own : status;
-	int rc = PMPI_Sendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount,
+	int rc = P(Sendrecv)(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount,
 			       recvtype, source, recvtag, comm, use);
 	/* the record's peer and tag are the send's: the receive's bytes are counted */
 	if (rc == MPI_SUCCESS && call.on && use != MPI_STATUS_IGNORE)
@@ -140,7 +140,7 @@ int MPI_Sendrecv_replace(void *buf, int count, MPI_Datatype type, int dest, int 
 	if (call.on)
 		call.sent = mpi_bytes(count, type);
 	MPI_Status *use = call.on && status == MPI_STATUS_IGNORE ? &own : status;
-	int rc = PMPI_Sendrecv_replace(buf, count, type, dest, sendtag, source, recvtag, comm, use);
+	int rc = P(Sendrecv_replace)(buf, count, type, dest, sendtag, source, recvtag, comm, use);
 	if (rc == MPI_SUCCESS && call.on && use != MPI_STATUS_IGNORE)
 		call.received = mpi_status_bytes(use);
 	mpi_call_end(&call, "MPI_Sendrecv_replace", &name_id, rc);
@@ -154,7 +154,7 @@ int MPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status *status)
 	struct mpi_call call;
 	mpi_call_begin(&call);
 	p2p(&call, comm, source, tag);
-	int rc = PMPI_Probe(source, tag, comm, status);
+	int rc = P(Probe)(source, tag, comm, status);
 	if (rc == MPI_SUCCESS && call.on && status != MPI_STATUS_IGNORE) {
 		call.peer = mpi_world_rank(call.comm, status->MPI_SOURCE);
 		call.tag = status->MPI_TAG;
@@ -176,17 +176,17 @@ int name(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_C
 	p2p(&call, comm, dest, tag); \
 	if (call.on) \
 		call.sent = mpi_bytes(count, type); \
-	int rc = pname(buf, count, type, dest, tag, comm, request); \
+	int rc = P(pname)(buf, count, type, dest, tag, comm, request); \
 	if (rc == MPI_SUCCESS && call.on) \
 		call.request = mpi_request_begun(*request, call.comm, 0); \
 	mpi_call_end(&call, #name, &name_id, rc); \
 	return rc; \
 }
 
-ISEND(MPI_Isend, PMPI_Isend)
-ISEND(MPI_Issend, PMPI_Issend)
-ISEND(MPI_Ibsend, PMPI_Ibsend)
-ISEND(MPI_Irsend, PMPI_Irsend)
+ISEND(MPI_Isend, Isend)
+ISEND(MPI_Issend, Issend)
+ISEND(MPI_Ibsend, Ibsend)
+ISEND(MPI_Irsend, Irsend)
 
 int MPI_Irecv(void *buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
 	      MPI_Request *request)
@@ -196,7 +196,7 @@ int MPI_Irecv(void *buf, int count, MPI_Datatype type, int source, int tag, MPI_
 	struct mpi_call call;
 	mpi_call_begin(&call);
 	p2p(&call, comm, source, tag);
-	int rc = PMPI_Irecv(buf, count, type, source, tag, comm, request);
+	int rc = P(Irecv)(buf, count, type, source, tag, comm, request);
 	if (rc == MPI_SUCCESS && call.on)
 		call.request = mpi_request_begun(*request, call.comm, 1);
 	mpi_call_end(&call, "MPI_Irecv", &name_id, rc);
@@ -269,7 +269,7 @@ int MPI_Wait(MPI_Request *request, MPI_Status *status)
 	struct completion c;
 	mpi_call_begin(&call);
 	MPI_Status *use = completion_begin(&c, &call, 1, request, status);
-	int rc = PMPI_Wait(request, use);
+	int rc = P(Wait)(request, use);
 	if (c.count)
 		c.done_flags[0] = rc == MPI_SUCCESS;
 	mpi_call_end(&call, "MPI_Wait", &name_id, rc);
@@ -285,7 +285,7 @@ int MPI_Test(MPI_Request *request, int *flag, MPI_Status *status)
 	struct completion c;
 	mpi_call_begin(&call);
 	MPI_Status *use = completion_begin(&c, &call, 1, request, status);
-	int rc = PMPI_Test(request, flag, use);
+	int rc = P(Test)(request, flag, use);
 	if (c.count)
 		c.done_flags[0] = rc == MPI_SUCCESS && *flag;
 	mpi_call_end(&call, "MPI_Test", &name_id, rc);
@@ -301,7 +301,7 @@ int MPI_Waitall(int count, MPI_Request requests[], MPI_Status statuses[])
 	struct completion c;
 	mpi_call_begin(&call);
 	MPI_Status *use = completion_begin(&c, &call, count, requests, statuses);
-	int rc = PMPI_Waitall(count, requests, use);
+	int rc = P(Waitall)(count, requests, use);
 	for (int i = 0; i < c.count; i++)
 		c.done_flags[i] = rc == MPI_SUCCESS;
 	mpi_call_end(&call, "MPI_Waitall", &name_id, rc);
@@ -317,7 +317,7 @@ int MPI_Testall(int count, MPI_Request requests[], int *flag, MPI_Status statuse
 	struct completion c;
 	mpi_call_begin(&call);
 	MPI_Status *use = completion_begin(&c, &call, count, requests, statuses);
-	int rc = PMPI_Testall(count, requests, flag, use);
+	int rc = P(Testall)(count, requests, flag, use);
 	for (int i = 0; i < c.count; i++)
 		c.done_flags[i] = rc == MPI_SUCCESS && *flag;
 	mpi_call_end(&call, "MPI_Testall", &name_id, rc);
@@ -358,7 +358,7 @@ int MPI_Waitany(int count, MPI_Request requests[], int *index, MPI_Status *statu
 	MPI_Status own;
 	mpi_call_begin(&call);
 	MPI_Status *use = one_of(&c, &call, count, requests, status, &own);
-	int rc = PMPI_Waitany(count, requests, index, use);
+	int rc = P(Waitany)(count, requests, index, use);
 	mpi_call_end(&call, "MPI_Waitany", &name_id, rc);
 	one_done(&c, rc, *index, 1, use, &call);
 	return rc;
@@ -373,7 +373,7 @@ int MPI_Testany(int count, MPI_Request requests[], int *index, int *flag, MPI_St
 	MPI_Status own;
 	mpi_call_begin(&call);
 	MPI_Status *use = one_of(&c, &call, count, requests, status, &own);
-	int rc = PMPI_Testany(count, requests, index, flag, use);
+	int rc = P(Testany)(count, requests, index, flag, use);
 	mpi_call_end(&call, "MPI_Testany", &name_id, rc);
 	one_done(&c, rc, *index, *flag, use, &call);
 	return rc;
@@ -387,8 +387,8 @@ static int some(int incount, MPI_Request requests[], int *outcount, int indices[
 	struct completion c;
 	mpi_call_begin(&call);
 	MPI_Status *use = completion_begin(&c, &call, incount, requests, statuses);
-	int rc = wait ? PMPI_Waitsome(incount, requests, outcount, indices, use)
-		      : PMPI_Testsome(incount, requests, outcount, indices, use);
+	int rc = wait ? P(Waitsome)(incount, requests, outcount, indices, use)
+		      : P(Testsome)(incount, requests, outcount, indices, use);
 	mpi_call_end(&call, name, name_id, rc);
 	if (c.count && rc == MPI_SUCCESS && *outcount != MPI_UNDEFINED)
 		for (int i = 0; i < *outcount; i++) {

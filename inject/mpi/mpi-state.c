@@ -1,9 +1,10 @@
 /* The interposer's state (see mpi-internal.h): communicators, requests in flight, the
  * records of calls and completions, and the clock exchange with rank 0. */
 #include "mpi-internal.h"
-#include "mpi-weak.h"
+#include "mpi-bind.h"
 
 #include <dlfcn.h>
+#include <link.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,29 +15,113 @@
 #include "core/clock.h"
 #include "runtime/recorder.h"
 
+/* ---- the implementation ------------------------------------------------------------- */
+
+struct mpi_functions mpi_functions;
+#ifdef OPEN_MPI
+struct mpi_objects mpi_objects;
+#endif
+
+/* Whether a shared library's file name is this interposer's implementation's MPI library:
+ * Open MPI's libmpi.so.40 (any libmpi.so but .12); MPICH's libmpich.so.12, or the
+ * libmpi.so.12 of MPICH and the MPIs of its ABI. */
+static int ours(const char *name)
+{
+	const char *base = strrchr(name, '/');
+	base = base ? base + 1 : name;
+#ifdef OPEN_MPI
+	return !strncmp(base, "libmpi.so", 9) && strcmp(base, "libmpi.so.12");
+#else
+	return !strncmp(base, "libmpich.so", 11) || !strcmp(base, "libmpi.so.12");
+#endif
+}
+
+struct found {
+	int (*wanted)(const char *name);
+	const char *symbol;       /* NULL: the first library wanted */
+	void *handle, *address;
+};
+
+/* Each loaded library that is an MPI library (wanted), until one has the symbol. */
+static int search_loaded(struct dl_phdr_info *info, size_t size, void *data)
+{
+	struct found *f = data;
+	if (!info->dlpi_name || !*info->dlpi_name || !f->wanted(info->dlpi_name))
+		return 0;
+	void *handle = dlopen(info->dlpi_name, RTLD_LAZY | RTLD_NOLOAD);
+	if (!handle)
+		return 0;
+	void *address = f->symbol ? dlsym(handle, f->symbol) : handle;
+	if (!address) {
+		dlclose(handle);
+		return 0;
+	}
+	f->handle = handle;
+	f->address = address;
+	return 1;
+}
+
+static int any_mpi(const char *name)
+{
+	const char *base = strrchr(name, '/');
+	base = base ? base + 1 : name;
+	return !strncmp(base, "libmpi", 6);
+}
+
+int mpi_bind(void)
+{
+	struct found f = { ours, NULL, NULL, NULL };
+	dl_iterate_phdr(search_loaded, &f);
+	if (!f.handle)
+		return 0;
+	int all = 1;
+#define MPI_FUNCTION_BIND(name) \
+	all &= (mpi_functions.name = (__typeof__(mpi_functions.name))dlsym(f.handle, \
+									 "PMPI_" #name)) != NULL;
+	MPI_PMPI_USED(MPI_FUNCTION_BIND)
+#undef MPI_FUNCTION_BIND
+#ifdef OPEN_MPI
+	/* an object the program refers to lives in the program (a copy relocation), where
+	 * the global scope finds it; the library's own is that of a private load */
+#define MPI_OBJECT(name) \
+	(dlsym(RTLD_DEFAULT, name) ? dlsym(RTLD_DEFAULT, name) : dlsym(f.handle, name))
+	mpi_objects.comm_world = MPI_OBJECT("ompi_mpi_comm_world");
+	mpi_objects.comm_self = MPI_OBJECT("ompi_mpi_comm_self");
+	mpi_objects.comm_null = MPI_OBJECT("ompi_mpi_comm_null");
+	mpi_objects.byte = MPI_OBJECT("ompi_mpi_byte");
+	mpi_objects.request_null = MPI_OBJECT("ompi_request_null");
+#undef MPI_OBJECT
+	all &= mpi_objects.comm_world && mpi_objects.comm_self && mpi_objects.comm_null &&
+	       mpi_objects.byte && mpi_objects.request_null;
+#else
+	all &= dlsym(f.handle, "MPII_Version_string") || dlsym(f.handle, "MPIR_Version_string");
+#endif
+	return all;
+}
+
 /* ---- whether to record ------------------------------------------------------------- */
 
-static int matches = -1; /* -1: not asked yet */
-
-#ifndef OPEN_MPI
-/* MPICH's version string: MPII_ since MPICH 4, MPIR_ before */
-int mpi_next_is_mpich(void)
-{
-	return dlsym(RTLD_DEFAULT, "MPII_Version_string") != NULL ||
-	       dlsym(RTLD_DEFAULT, "MPIR_Version_string") != NULL;
-}
-#endif
+static _Atomic int matches = -1; /* -1: not asked yet */
 
 int mpi_matches(void)
 {
-	if (matches < 0)
-		matches = MPI_IMPLEMENTATION_PRESENT() ? 1 : 0;
-	return matches;
+	int m = atomic_load_explicit(&matches, memory_order_acquire);
+	if (m < 0) {
+		m = mpi_bind();
+		atomic_store_explicit(&matches, m, memory_order_release);
+	}
+	return m;
 }
 
 void *mpi_next(const char *name)
 {
-	return dlsym(RTLD_NEXT, name);
+	void *next = dlsym(RTLD_NEXT, name);
+	if (!next) { /* an MPI library loaded privately (RTLD_LOCAL) */
+		struct found f = { any_mpi, name, NULL, NULL };
+		dl_iterate_phdr(search_loaded, &f);
+		next = f.address;
+	}
+	return next;
 }
 
 static __thread uint32_t thread_id;
@@ -118,20 +203,20 @@ static int *world_ranks_of(MPI_Comm c, int size)
 		return NULL;
 	int inter = 0;
 	MPI_Group group, world;
-	PMPI_Comm_test_inter(c, &inter);
-	if ((inter ? PMPI_Comm_remote_group(c, &group) : PMPI_Comm_group(c, &group)) != MPI_SUCCESS)
+	P(Comm_test_inter)(c, &inter);
+	if ((inter ? P(Comm_remote_group)(c, &group) : P(Comm_group)(c, &group)) != MPI_SUCCESS)
 		return NULL;
 	int *ranks = malloc(2 * (size_t)size * sizeof(int));
-	if (ranks && PMPI_Comm_group(MPI_COMM_WORLD, &world) == MPI_SUCCESS) {
+	if (ranks && P(Comm_group)(MPI_COMM_WORLD, &world) == MPI_SUCCESS) {
 		for (int i = 0; i < size; i++)
 			ranks[size + i] = i;
-		if (PMPI_Group_translate_ranks(group, size, ranks + size, world, ranks) != MPI_SUCCESS) {
+		if (P(Group_translate_ranks)(group, size, ranks + size, world, ranks) != MPI_SUCCESS) {
 			free(ranks);
 			ranks = NULL;
 		}
-		PMPI_Group_free(&world);
+		P(Group_free)(&world);
 	}
-	PMPI_Group_free(&group);
+	P(Group_free)(&group);
 	return ranks;
 }
 
@@ -139,11 +224,11 @@ static int *world_ranks_of(MPI_Comm c, int size)
 static void comm_fill(struct mpi_comm *slot, MPI_Comm c, const char *name)
 {
 	int size = 0, inter = 0;
-	PMPI_Comm_test_inter(c, &inter);
+	P(Comm_test_inter)(c, &inter);
 	if (inter)
-		PMPI_Comm_remote_size(c, &size);
+		P(Comm_remote_size)(c, &size);
 	else
-		PMPI_Comm_size(c, &size);
+		P(Comm_size)(c, &size);
 	slot->size = size > 0 ? (uint32_t)size : 0;
 	slot->world = world_ranks_of(c, size);
 	char text[96];
@@ -199,7 +284,7 @@ void mpi_comm_made(MPI_Comm parent, MPI_Comm made)
 	free(slot->world);
 	/* of those made by one call, each new one is told apart by its first member */
 	int size = 0;
-	PMPI_Comm_size(made, &size);
+	P(Comm_size)(made, &size);
 	int *world = world_ranks_of(made, size);
 	int first = world && size > 0 ? world[0] : 0;
 	for (int i = 1; world && i < size; i++)
@@ -229,7 +314,7 @@ int mpi_world_rank(const struct mpi_comm *c, int r)
 uint64_t mpi_bytes(int count, MPI_Datatype type)
 {
 	int size = 0;
-	if (count <= 0 || PMPI_Type_size(type, &size) != MPI_SUCCESS || size <= 0)
+	if (count <= 0 || P(Type_size)(type, &size) != MPI_SUCCESS || size <= 0)
 		return 0;
 	return (uint64_t)count * (uint64_t)size;
 }
@@ -237,7 +322,7 @@ uint64_t mpi_bytes(int count, MPI_Datatype type)
 uint64_t mpi_status_bytes(const MPI_Status *status)
 {
 	int count = 0;
-	if (PMPI_Get_count(status, MPI_BYTE, &count) != MPI_SUCCESS || count < 0)
+	if (P(Get_count)(status, MPI_BYTE, &count) != MPI_SUCCESS || count < 0)
 		return 0;
 	return (uint64_t)count;
 }
@@ -397,7 +482,7 @@ void mpi_requests_completed(const MPI_Request *list, const int *done,
 static void clock_exchange(void)
 {
 	MPI_Comm sync;
-	if (world_size <= 0 || PMPI_Comm_dup(MPI_COMM_WORLD, &sync) != MPI_SUCCESS)
+	if (world_size <= 0 || P(Comm_dup)(MPI_COMM_WORLD, &sync) != MPI_SUCCESS)
 		return;
 	struct record_clock_sync r = {
 		.header = { .size = sizeof(r), .type = RECORD_CLOCK_SYNC },
@@ -407,17 +492,17 @@ static void clock_exchange(void)
 	if (world_rank == 0) {
 		for (int peer = 1; peer < world_size; peer++)
 			for (int i = 0; i < SYNC_ROUNDS; i++) {
-				PMPI_Recv(&ping, 1, MPI_BYTE, peer, SYNC_TAG_PING, sync, MPI_STATUS_IGNORE);
+				P(Recv)(&ping, 1, MPI_BYTE, peer, SYNC_TAG_PING, sync, MPI_STATUS_IGNORE);
 				uint64_t t0 = clock_now_ns();
-				PMPI_Send(&t0, sizeof(t0), MPI_BYTE, peer, SYNC_TAG_PONG, sync);
+				P(Send)(&t0, sizeof(t0), MPI_BYTE, peer, SYNC_TAG_PONG, sync);
 			}
 		r.local_ns = clock_now_ns();
 	} else {
 		uint64_t best = UINT64_MAX;
 		for (int i = 0; i < SYNC_ROUNDS; i++) {
 			uint64_t t0 = 0, t1 = clock_now_ns();
-			PMPI_Send(&ping, 1, MPI_BYTE, 0, SYNC_TAG_PING, sync);
-			PMPI_Recv(&t0, sizeof(t0), MPI_BYTE, 0, SYNC_TAG_PONG, sync, MPI_STATUS_IGNORE);
+			P(Send)(&ping, 1, MPI_BYTE, 0, SYNC_TAG_PING, sync);
+			P(Recv)(&t0, sizeof(t0), MPI_BYTE, 0, SYNC_TAG_PONG, sync, MPI_STATUS_IGNORE);
 			uint64_t t2 = clock_now_ns();
 			if (t2 - t1 < best) {
 				best = t2 - t1;
@@ -427,7 +512,7 @@ static void clock_exchange(void)
 		}
 		r.round_trip_ns = best;
 	}
-	PMPI_Comm_free(&sync);
+	P(Comm_free)(&sync);
 	if (recorder_ready())
 		recorder_emit(&r);
 }
@@ -436,8 +521,8 @@ void mpi_started(void)
 {
 	if (!mpi_matches())
 		return;
-	PMPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
-	PMPI_Comm_size(MPI_COMM_WORLD, &world_size);
+	P(Comm_rank)(MPI_COMM_WORLD, &world_rank);
+	P(Comm_size)(MPI_COMM_WORLD, &world_size);
 	if (mpi_recording()) {
 		mpi_comm_of(MPI_COMM_WORLD);
 		mpi_comm_of(MPI_COMM_SELF);

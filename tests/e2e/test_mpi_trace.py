@@ -8,6 +8,7 @@ import json
 import os
 import shutil
 import sqlite3
+import subprocess
 
 import pytest
 
@@ -307,6 +308,42 @@ def test_mpich_interposer_is_refused_for_open_mpi(tmp_path):
     assert r.returncode == 2
     assert "GPUPROF_MPI_IMPLEMENTATION is 'mpich', and" in r.stderr
     assert "links Open MPI" in r.stderr
+
+
+MPI4PY = """
+import array
+from mpi4py import MPI
+comm = MPI.COMM_WORLD
+values = array.array("d", [comm.Get_rank()] * 16)
+comm.Allreduce(MPI.IN_PLACE, values, op=MPI.SUM)
+comm.Barrier()
+print(f"rank {comm.Get_rank()} of {comm.Get_size()}: {values[0]:.0f}", flush=True)
+"""
+
+
+def test_python_mpi4py(tmp_path):
+    """Python loads mpi4py's MPI privately (RTLD_LOCAL): the interposer finds it there,
+    the program runs as without gpuprof, its calls are recorded."""
+    if subprocess.run(["/usr/bin/python3", "-c", "import mpi4py"], capture_output=True,
+                      cwd="/").returncode:
+        pytest.skip("python3-mpi4py is not installed")
+    (tmp_path / "app.py").write_text(MPI4PY)
+    r = run([OPENMPI_RUN, "--allow-run-as-root", "--oversubscribe", "-n", "2", GPUPROF, "trace",
+             "--mpi-trace", "-d", "out", "-o", "rank%rank%", "--", "/usr/bin/python3",
+             str(tmp_path / "app.py")], cwd=tmp_path, env=mpi_env(), timeout=300)
+    assert r.returncode == 0, r.stdout + r.stderr
+    for rank in range(2):
+        assert f"rank {rank} of 2: 1" in r.stdout
+        with sqlite3.connect(tmp_path / "out" / f"rank{rank}_results.db") as db:
+            world = db.execute("SELECT function, bytes_sent, bytes_received, sequence FROM "
+                               "mpi_calls WHERE communicator = 'MPI_COMM_WORLD' AND "
+                               "function IN ('MPI_Allreduce', 'MPI_Barrier') ORDER BY call_id"
+                               ).fetchall()
+            ends = db.execute("SELECT function FROM mpi_calls WHERE function IN "
+                              "('MPI_Init_thread', 'MPI_Finalize') ORDER BY call_id").fetchall()
+        assert [w[:3] for w in world] == [("MPI_Allreduce", 128, 128), ("MPI_Barrier", 0, 0)]
+        assert world[1][3] == world[0][3] + 1
+        assert ends == [("MPI_Init_thread",), ("MPI_Finalize",)]
 
 
 def test_any_process_loads_the_interposers(tmp_path):
