@@ -25,6 +25,7 @@ struct error;
 int cmd_trace(int argc, char **argv);
 int cmd_sys(int argc, char **argv);
 int cmd_profile(int argc, char **argv);
+int cmd_dump(int argc, char **argv);
 int cmd_compute(int argc, char **argv);
 int cmd_roofline(int argc, char **argv);
 /* A commented configuration file of gpuprof sys's defaults (gpuprof avail -G). */

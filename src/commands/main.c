@@ -17,6 +17,8 @@ const struct command commands[] = {
 				  "catalog, collection into workloads, their analysis" },
 	{ "roofline", cmd_roofline, "measure the memory bandwidths and arithmetic throughputs a "
 				    "device reaches: roofline.csv and its plot" },
+	{ "dump", cmd_dump, "every thread's call stack in running processes, now, and what each "
+			    "is blocked in" },
 	{ "convert", cmd_convert,
 	  "turn recorded spools or databases into outputs (csv, sqlite, json, pftrace, html)" },
 	{ "summary", cmd_summary, "statistics of databases: domains, devices busy and idle, ranks, "

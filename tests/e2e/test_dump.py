@@ -1,0 +1,140 @@
+"""gpuprof dump: the stacks of a running program of known shape (tests/e2e/stuck.c),
+read from outside: each thread's name, what it is blocked in, and its frames in order;
+the program goes on as it was, even when gpuprof is killed while it holds the threads;
+the errors a user meets (no such process, another user's, another namespace)."""
+import json
+import os
+import shutil
+import signal
+import subprocess
+import time
+
+import pytest
+
+from conftest import GPUPROF, TESTS, run
+
+STUCK = os.path.join(TESTS, "stuck")
+
+
+@pytest.fixture
+def stuck():
+    """The program, started outside gpuprof, once both its threads wait."""
+    p = subprocess.Popen([STUCK], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    assert p.stdout.readline() == "ready\n"
+    time.sleep(0.2)  # into read() and the second lock
+    yield p
+    if p.poll() is None:
+        p.kill()
+        p.wait()
+
+
+def finish(p):
+    """Lets the program go on: it prints done and exits with its own status."""
+    out, _ = p.communicate("x\n", timeout=30)
+    assert (p.returncode, out) == (7, "done 3\n")
+
+
+def line_of(text):
+    """The line of stuck.c that holds text (a call: the line its caller's frame stands at)."""
+    with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "stuck.c")) as f:
+        return next(i + 1 for i, line in enumerate(f) if text in line)
+
+
+def frames_in_order(frames, wanted):
+    names = [f for f in frames if f in wanted]
+    return names == wanted
+
+
+def test_stacks_states_and_names(stuck):
+    r = run([GPUPROF, "dump", "--pid", str(stuck.pid), "--format", "json"], cwd="/")
+    assert r.returncode == 0, r.stderr
+    [process] = json.loads(r.stdout)
+    assert process["pid"] == stuck.pid and process["command"] == STUCK
+    threads = {t["name"]: t for t in process["threads"]}
+    assert sorted(threads) == ["locker", "main-loop"]
+    main, locker = threads["main-loop"], threads["locker"]
+    assert main["tid"] == stuck.pid
+    assert (main["state"], main["syscall"]) == ("S", "read")
+    assert (locker["state"], locker["syscall"]) == ("S", "futex")
+    names = [f["function"] for f in main["frames"]]
+    assert frames_in_order(names, ["wait_for_input", "level2", "level1", "main"]), names
+    assert [f["line"] for f in main["frames"] if f["function"] == "level1"] == \
+        [line_of("int n = level2();")]
+    names = [f["function"] for f in locker["frames"]]
+    assert "locker_body" in names and names.index("locker_body") > 0, names
+    # the text form says the same
+    t = run([GPUPROF, "dump", str(stuck.pid)], cwd="/")
+    assert t.returncode == 0, t.stderr
+    assert f"Thread {stuck.pid} (main-loop): sleeping, in read" in t.stdout
+    assert "(locker): sleeping, in futex" in t.stdout
+    assert f"level2 at tests/e2e/stuck.c:{line_of('int n = wait_for_input();')} (stuck)" in t.stdout
+    finish(stuck)
+
+
+def test_children_of_a_launcher(tmp_path):
+    """--children: a shell's child dumped with it."""
+    shell = subprocess.Popen(["/bin/sh", "-c", f"{STUCK}; exit 0"], stdin=subprocess.PIPE,
+                             stdout=subprocess.PIPE, text=True)
+    try:
+        assert shell.stdout.readline() == "ready\n"
+        time.sleep(0.2)
+        r = run([GPUPROF, "dump", "--children", "--format", "json", str(shell.pid)], cwd="/")
+        assert r.returncode == 0, r.stderr
+        processes = json.loads(r.stdout)
+        assert [p["pid"] for p in processes][0] == shell.pid
+        assert [p["command"] for p in processes[1:]] == [STUCK]
+    finally:
+        shell.communicate("x\n", timeout=30)
+
+
+def test_killed_while_dumping_the_program_goes_on(stuck):
+    """gpuprof killed at any moment of dumping (before, while and after it holds the
+    threads): the program is never left stopped, and ends as it would have."""
+    for i in range(40):
+        d = subprocess.Popen([GPUPROF, "dump", "--stack-size", "16777216", str(stuck.pid)],
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        time.sleep(i * 0.0005)
+        d.send_signal(signal.SIGKILL)
+        d.wait()
+        for tid in os.listdir(f"/proc/{stuck.pid}/task"):
+            with open(f"/proc/{stuck.pid}/task/{tid}/stat") as f:
+                state = f.read().rsplit(")", 1)[1].split()[0]
+            assert state not in ("t", "T"), (i, tid, state)
+    finish(stuck)
+
+
+def test_errors(tmp_path, stuck):
+    r = run([GPUPROF, "dump", "--pid", "4194303"], cwd="/")
+    assert r.returncode == 1
+    assert "gpuprof: dump: no process 4194303 (it ended, or never was)" in r.stderr
+    r = run([GPUPROF, "dump", "abc"], cwd="/")
+    assert r.returncode == 2 and "'abc' is not a process id" in r.stderr
+    r = run([GPUPROF, "dump"], cwd="/")
+    assert r.returncode == 2 and "no process given" in r.stderr
+    # one of two missing: the other is dumped, the exit status says some failed
+    r = run([GPUPROF, "dump", str(stuck.pid), "4194303"], cwd="/")
+    assert r.returncode == 3 and "(main-loop)" in r.stdout
+    if os.geteuid() == 0 and shutil.which("setpriv"):
+        r = run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", GPUPROF, "dump",
+                 str(stuck.pid)], cwd="/")
+        assert r.returncode == 1
+        assert "cannot trace process" in r.stderr and "CAP_SYS_PTRACE" in r.stderr
+    finish(stuck)
+
+
+def test_another_pid_namespace(tmp_path):
+    if os.geteuid() != 0 or not shutil.which("unshare"):
+        pytest.skip("needs root and unshare to make a PID namespace")
+    inner = subprocess.Popen(["unshare", "--pid", "--fork", "--mount-proc", "sleep", "30"])
+    try:
+        time.sleep(0.5)
+        children = subprocess.run(["pgrep", "-P", str(inner.pid)], capture_output=True,
+                                  text=True).stdout.split()
+        if not children:
+            pytest.skip("unshare could not make a PID namespace here")
+        r = run([GPUPROF, "dump", children[0]], cwd="/")
+        assert r.returncode == 1
+        assert "in another PID or mount namespace (a container)" in r.stderr
+    finally:
+        inner.kill()
+        inner.wait()
