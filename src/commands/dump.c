@@ -74,7 +74,8 @@ struct thread {
 	unsigned char *stack; /* the top of its stack */
 	size_t stack_size;
 	int copied;           /* registers and stack copied */
-	char why[160];        /* why not */
+	int error;            /* why not: the errno of ptrace (ESRCH: it ended meanwhile) */
+	char why[160];
 };
 
 static int read_small(const char *path, char *out, size_t size)
@@ -112,11 +113,27 @@ static void thread_facts(int pid, struct thread *t)
 
 /* ---- the copy of a thread -------------------------------------------------------------- */
 
+/* The process that traces the thread (a debugger), 0 when none. */
+static int tracer_of(int pid, int tid)
+{
+	char path[96], status[4096];
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/status", pid, tid);
+	const char *line = read_small(path, status, sizeof(status)) > 0
+				   ? strstr(status, "TracerPid:") : NULL;
+	return line ? atoi(line + strlen("TracerPid:")) : 0;
+}
+
 /* Stops the thread, copies its registers and up to stack_bytes of its stack, lets it go. */
 static void copy_thread(int pid, struct thread *t, size_t stack_bytes)
 {
 	if (ptrace(PTRACE_SEIZE, t->tid, NULL, NULL) < 0) {
-		snprintf(t->why, sizeof(t->why), "cannot trace it: %s", strerror(errno));
+		t->error = errno;
+		int tracer = errno == EPERM ? tracer_of(pid, t->tid) : 0;
+		if (tracer)
+			snprintf(t->why, sizeof(t->why), "process %d (a debugger) traces it", tracer);
+		else
+			snprintf(t->why, sizeof(t->why), errno == ESRCH ? "it ended"
+					 : "cannot trace it: %s", strerror(errno));
 		return;
 	}
 	int status = 0;
@@ -308,9 +325,13 @@ static void permission_advice(struct process *p, int error)
 {
 	char scope[16] = "";
 	read_small("/proc/sys/kernel/yama/ptrace_scope", scope, sizeof(scope));
+	int tracer_pid = tracer_of(p->pid, p->pid);
 	struct strbuf why = STRBUF_INIT;
 	strbuf_addf(&why, "cannot trace process %d: %s", p->pid, strerror(error));
-	if (error == EPERM && scope[0] && scope[0] != '0')
+	if (tracer_pid)
+		strbuf_addf(&why, " (process %d already traces it: a debugger; detach it first)",
+			    tracer_pid);
+	else if (error == EPERM && scope[0] && scope[0] != '0')
 		strbuf_addf(&why, " (Yama's ptrace_scope is %c: set /proc/sys/kernel/yama/"
 			    "ptrace_scope to 0, or run gpuprof with CAP_SYS_PTRACE, e.g. as root)",
 			    scope[0]);
@@ -361,8 +382,9 @@ static int dump_process(struct process *p, size_t stack_bytes)
 		thread_facts(p->pid, &p->threads[i]);
 		copy_thread(p->pid, &p->threads[i], stack_bytes);
 		copied += p->threads[i].copied;
-		if (!p->threads[i].copied && !denied && strstr(p->threads[i].why, "cannot trace"))
-			denied = errno ? errno : EPERM;
+		if (!p->threads[i].copied && !denied && p->threads[i].error &&
+		    p->threads[i].error != ESRCH)
+			denied = p->threads[i].error;
 	}
 	if (!copied) {
 		if (denied)
