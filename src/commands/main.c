@@ -20,7 +20,8 @@ const struct command commands[] = {
 	{ "dump", cmd_dump, "every thread's call stack in running processes, now, and what each "
 			    "is blocked in" },
 	{ "convert", cmd_convert,
-	  "turn recorded spools or databases into outputs (csv, sqlite, json, pftrace, html)" },
+	  "turn recorded spools or databases into outputs (csv, sqlite, json, pftrace, html, "
+	  "otf2)" },
 	{ "summary", cmd_summary, "statistics of databases: domains, devices busy and idle, ranks, "
 				  "findings" },
 	{ "advise", cmd_advise, "findings that explain a run: idle devices, waits after launches, "
@@ -67,7 +68,8 @@ void commands_print_usage(FILE *out)
 		     "writes an SQLite database and rocprofv3-compatible CSV files per process,\n"
 		     "and timelines for Perfetto and chrome://tracing.\n"
 		     "This version records CUDA programs (PyTorch included) on NVIDIA GPUs through\n"
-		     "CUPTI, and OpenCL programs on any OpenCL device.\n\ncommands:\n");
+		     "CUPTI, OpenCL programs on any OpenCL device, and the MPI, NCCL and\n"
+		     "torch.distributed calls of distributed runs.\n\ncommands:\n");
 	for (const struct command *c = commands; c->name; c++)
 		fprintf(out, "  %-10s %s\n", c->name, c->summary);
 	fprintf(out, "\n'gpuprof help <command>' or 'gpuprof <command> -h' shows a command's "
