@@ -69,7 +69,7 @@ endif
 
 # ---- sources ----------------------------------------------------------------------
 UTIL_SRC := $(wildcard src/util/*.c)
-CORE_SRC := src/core/record.c src/core/spool.c src/core/paths.c
+CORE_SRC := src/core/record.c src/core/spool.c src/core/paths.c src/core/python-read.c
 # what runs inside the profiled program: linked into the preload library only
 RECORDER_SRC := $(wildcard src/runtime/*.c)
 STORE_SRC := src/core/recording.c src/core/recording-markers.c src/core/record-list.c src/core/kernel-filter.c $(wildcard src/store/*.c) $(wildcard src/writer/*.c) $(wildcard src/analysis/*.c) $(wildcard src/analysis/rules/*.c)
@@ -357,7 +357,7 @@ $(BUILD)/tests/cuda-spool: tests/e2e/cuda-spool.c $(call obj,inject/cuda/transla
 # the Python layouts against the installed interpreter's internal headers, when present
 PYTHON_INCLUDES := $(shell /usr/bin/python3-config --includes 2>/dev/null)
 HAVE_PYTHON_HEADERS := $(call have,$(HASH)define Py_BUILD_CORE 1\n$(HASH)include <Python.h>\n$(HASH)include <internal/pycore_frame.h>,$(PYTHON_INCLUDES))
-$(BUILD)/tests/test-python: tests/unit/test-python.c src/runtime/python-layouts.h
+$(BUILD)/tests/test-python: tests/unit/test-python.c src/core/python-layouts.h
 	@mkdir -p $(dir $@)
 	$(CC) -std=gnu11 $(CFLAGS) -Wall -Wextra $(if $(filter yes,$(HAVE_PYTHON_HEADERS)),-DPYTHON_HEADERS $(PYTHON_INCLUDES)) $< -o $@
 

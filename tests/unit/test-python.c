@@ -1,7 +1,7 @@
-/* The layouts of CPython that the sampler reads (src/runtime/python-layouts.h) against the
+/* The layouts of CPython that the sampler reads (src/core/python-layouts.h) against the
  * headers of the Python installed here, when its internal headers are (python3-dev):
  * each offset as the compiler computes it. */
-#include "../../src/runtime/python-layouts.h"
+#include "../../src/core/python-layouts.h"
 #include "check.h"
 
 #ifdef PYTHON_HEADERS

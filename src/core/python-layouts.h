@@ -1,8 +1,8 @@
-/* Where CPython keeps what the sampler reads (runtime/python.c), per version: offsets
- * into its structures, from its headers (with Py_BUILD_CORE). tests/unit/test-python.c
+/* Where CPython keeps what gpuprof reads of a running interpreter (core/python-read.c),
+ * per version: offsets into its structures, from its headers (with Py_BUILD_CORE). tests/unit/test-python.c
  * checks the entry of the installed version against its headers. */
-#ifndef GPUPROF_RUNTIME_PYTHON_LAYOUTS_H
-#define GPUPROF_RUNTIME_PYTHON_LAYOUTS_H
+#ifndef GPUPROF_CORE_PYTHON_LAYOUTS_H
+#define GPUPROF_CORE_PYTHON_LAYOUTS_H
 
 struct python_layout {
 	unsigned version;              /* major << 8 | minor */
