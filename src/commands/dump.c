@@ -22,6 +22,7 @@
 
 #include "analysis/unwind.h"
 #include "commands/commands.h"
+#include "commands/dump.h"
 #include "core/clock.h"
 #include "core/recording.h"
 #include "core/spool.h"
@@ -36,9 +37,10 @@ static const char description[] =
 	"Prints every thread's call stack in running processes, now: for each thread its\n"
 	"name, its state (running, or blocked in which system call: futex, poll, read...)\n"
 	"and its frames, innermost first, named from the ELF files the process maps (their\n"
-	"symbols, and the source lines where they have debug information). Each thread is\n"
-	"stopped only while its registers and the top of its stack are copied; the process\n"
-	"goes on as it was, even if gpuprof is killed meanwhile. Needs the right to trace\n"
+	"symbols, and the source lines where they have debug information), with CPython\n"
+	"3.11's functions in place of its evaluation loop. Each thread is stopped only\n"
+	"while its registers and the top of its stack are copied; the process goes on as\n"
+	"it was, even if gpuprof is killed meanwhile. Needs the right to trace\n"
 	"the process (the same user, or CAP_SYS_PTRACE; Yama's ptrace_scope 0, or 1 for a\n"
 	"process that is not a descendant only with CAP_SYS_PTRACE), in the same PID and\n"
 	"mount namespaces.";
@@ -169,13 +171,8 @@ static void copy_thread(int pid, struct thread *t, size_t stack_bytes)
 
 /* ---- the spool of the copies ----------------------------------------------------------- */
 
-struct spool_out {
-	int fd;
-	struct strbuf chunk;
-	uint32_t count, strings;
-};
 
-static void put(struct spool_out *s, const void *record)
+void dump_put(struct spool_out *s, const void *record)
 {
 	const struct record_header *h = record;
 	if (s->chunk.len + h->size > (1u << 20)) {
@@ -187,7 +184,7 @@ static void put(struct spool_out *s, const void *record)
 	s->count++;
 }
 
-static uint32_t put_string(struct spool_out *s, const char *text)
+uint32_t dump_put_string(struct spool_out *s, const char *text)
 {
 	size_t length = strlen(text);
 	length = length > 4000 ? 4000 : length;
@@ -200,7 +197,7 @@ static uint32_t put_string(struct spool_out *s, const char *text)
 	strbuf_add(&r, text, length);
 	while (r.len < head.header.size)
 		strbuf_addch(&r, '\0');
-	put(s, r.buf);
+	dump_put(s, r.buf);
 	strbuf_release(&r);
 	return head.id;
 }
@@ -226,10 +223,10 @@ static void put_modules(struct spool_out *s, int pid, uint64_t now)
 			char id[128];
 			struct record_module v = { .header = { sizeof(v), RECORD_MODULE, 0 },
 						   .start = start, .end = end, .time_ns = now };
-			v.path_id = put_string(s, file);
+			v.path_id = dump_put_string(s, file);
 			if (vdso_build_id(id, sizeof(id)) == 0)
-				v.build_id = put_string(s, id);
-			put(s, &v);
+				v.build_id = dump_put_string(s, id);
+			dump_put(s, &v);
 			continue;
 		}
 		if (file[0] != '/')
@@ -239,16 +236,16 @@ static void put_modules(struct spool_out *s, int pid, uint64_t now)
 			continue;
 		}
 		if (open_module)
-			put(s, &m);
+			dump_put(s, &m);
 		snprintf(last, sizeof(last), "%s", file);
 		m.start = start;
 		m.end = end;
 		m.offset = offset;
-		m.path_id = put_string(s, file);
+		m.path_id = dump_put_string(s, file);
 		open_module = 1;
 	}
 	if (open_module)
-		put(s, &m);
+		dump_put(s, &m);
 	fclose(f);
 }
 
@@ -268,7 +265,7 @@ static void put_sample(struct spool_out *s, const struct thread *t, uint64_t now
 	strbuf_add(&b, t->stack, t->stack_size);
 	while (b.len < head.header.size)
 		strbuf_addch(&b, '\0');
-	put(s, b.buf);
+	dump_put(s, b.buf);
 	strbuf_release(&b);
 }
 
@@ -418,17 +415,19 @@ static int dump_process(struct process *p, size_t stack_bytes)
 		.header = { sizeof(proc), RECORD_PROCESS, 0 }, .pid = (uint32_t)p->pid,
 		.start_ns = now, .realtime_ns = clock_realtime_ns(), .rank = -1, .size = -1,
 	};
-	proc.hostname_id = put_string(&s, host);
-	proc.command_id = put_string(&s, p->command);
-	put(&s, &proc);
+	proc.hostname_id = dump_put_string(&s, host);
+	proc.command_id = dump_put_string(&s, p->command);
+	dump_put(&s, &proc);
 	put_modules(&s, p->pid, now);
 	for (size_t i = 0; i < p->count; i++) {
 		struct thread *t = &p->threads[i];
 		if (t->copied)
 			put_sample(&s, t, now);
 	}
+	/* a thread running Python: its functions in place of the interpreter's loop */
+	dump_python(&s, p->pid, now);
 	struct record_process_end end = { { sizeof(end), RECORD_PROCESS_END, 0 }, now };
-	put(&s, &end);
+	dump_put(&s, &end);
 	spool_write_chunk(s.fd, s.chunk.buf, (uint32_t)s.chunk.len, s.count, NULL);
 	close(s.fd);
 	strbuf_release(&s.chunk);

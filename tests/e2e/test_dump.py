@@ -75,6 +75,44 @@ def test_stacks_states_and_names(stuck):
     finish(stuck)
 
 
+STUCK_PY = os.path.join(os.path.dirname(os.path.abspath(__file__)), "stuck.py")
+
+
+def test_python_program():
+    """CPython 3.11's functions in place of its evaluation loop, a generator's included,
+    in the order they call each other, beside the native frames around them."""
+    p = subprocess.Popen(["/usr/bin/python3", STUCK_PY], stdin=subprocess.PIPE,
+                         stdout=subprocess.PIPE, text=True)
+    try:
+        assert p.stdout.readline() == "ready\n"
+        time.sleep(0.2)
+        r = run([GPUPROF, "dump", "--format", "json", str(p.pid)], cwd="/")
+        assert r.returncode == 0, r.stderr
+        [process] = json.loads(r.stdout)
+        [main] = [t for t in process["threads"] if t["tid"] == p.pid]
+        [worker] = [t for t in process["threads"] if t["tid"] != p.pid]
+        assert (main["syscall"], worker["syscall"]) == ("read", "futex")
+        python = [f["function"] for f in main["frames"] if f["function"].startswith("stuck.py:")]
+        assert python == ["stuck.py:level_b", "stuck.py:level_a", "stuck.py:main",
+                          "stuck.py:<module>"]
+        names = [f["function"] for f in main["frames"]]
+        assert names.index("stuck.py:level_b") > names.index("read")  # called by Python
+        python = [f["function"] for f in worker["frames"] if ".py:" in f["function"]]
+        assert python[:6] == ["threading.py:Condition.wait", "threading.py:Event.wait",
+                              "stuck.py:produce", "stuck.py:consume", "stuck.py:worker_body",
+                              "threading.py:Thread.run"], python
+        lines = {f["function"]: f["line"] for f in main["frames"]}
+        with open(STUCK_PY) as f:
+            source = f.read().splitlines()
+        assert "sys.stdin.readline()" in source[lines["stuck.py:level_b"] - 1]
+        out, _ = p.communicate("x\n", timeout=30)
+        assert (p.returncode, out) == (0, "done\n")
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+
+
 def test_children_of_a_launcher(tmp_path):
     """--children: a shell's child dumped with it."""
     shell = subprocess.Popen(["/bin/sh", "-c", f"{STUCK}; exit 0"], stdin=subprocess.PIPE,
