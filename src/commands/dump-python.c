@@ -140,8 +140,9 @@ static void thread_frames(struct python_reader *r, uint64_t thread, void *arg)
 	e->threads++;
 }
 
-int dump_python(struct spool_out *s, int pid, uint64_t now)
+int dump_python(struct spool_out *s, int pid, uint64_t now, int *gil)
 {
+	*gil = 0;
 	static struct python_reader reader; /* large: its cache of code objects */
 	struct names names = { s };
 	memset(&reader, 0, sizeof(reader));
@@ -149,6 +150,8 @@ int dump_python(struct spool_out *s, int pid, uint64_t now)
 	reader.arg = &names;
 	if (find_interpreter(pid, &reader))
 		return 0;
+	uint64_t holder = python_gil_holder(&reader);
+	*gil = holder ? (int)python_thread_id(&reader, holder) : 0;
 	struct each *e = calloc(1, sizeof(*e));
 	if (!e)
 		return 0;

@@ -38,7 +38,8 @@ static const char description[] =
 	"name, its state (running, or blocked in which system call: futex, poll, read...)\n"
 	"and its frames, innermost first, named from the ELF files the process maps (their\n"
 	"symbols, and the source lines where they have debug information), with CPython\n"
-	"3.11's functions in place of its evaluation loop. Each thread is stopped only\n"
+	"3.11's functions in place of its evaluation loop and the thread that holds the\n"
+	"GIL. Each thread is stopped only\n"
 	"while its registers and the top of its stack are copied; the process goes on as\n"
 	"it was, even if gpuprof is killed meanwhile. Needs the right to trace\n"
 	"the process (the same user, or CAP_SYS_PTRACE; Yama's ptrace_scope 0, or 1 for a\n"
@@ -279,6 +280,7 @@ struct process {
 	struct recording rec;
 	struct sample_stacks stacks;
 	int unwound;
+	int gil;       /* the thread that holds Python's GIL; 0: none */
 	char why[512]; /* why it could not be dumped */
 };
 
@@ -425,7 +427,7 @@ static int dump_process(struct process *p, size_t stack_bytes)
 			put_sample(&s, t, now);
 	}
 	/* a thread running Python: its functions in place of the interpreter's loop */
-	dump_python(&s, p->pid, now);
+	dump_python(&s, p->pid, now, &p->gil);
 	struct record_process_end end = { { sizeof(end), RECORD_PROCESS_END, 0 }, now };
 	dump_put(&s, &end);
 	spool_write_chunk(s.fd, s.chunk.buf, (uint32_t)s.chunk.len, s.count, NULL);
@@ -480,6 +482,8 @@ static void print_text(const struct process *p)
 			printf(", in %s", call ? call : "a system call");
 		if (t->syscall >= 0 && !call)
 			printf(" (%d)", t->syscall);
+		if (t->tid == p->gil)
+			printf(", holds the GIL");
 		printf("\n");
 		long at = sample_of(p, t->tid);
 		if (!t->copied || at < 0) {
@@ -519,7 +523,7 @@ static void print_json(const struct process *p, struct strbuf *out)
 			json_string(out, call);
 		else
 			strbuf_addf(out, "%d", t->syscall);
-		strbuf_addstr(out, ",\"frames\":[");
+		strbuf_addf(out, ",\"gil\":%s,\"frames\":[", t->tid == p->gil ? "true" : "false");
 		long at = t->copied ? sample_of(p, t->tid) : -1;
 		if (at >= 0) {
 			uint32_t frames[UNWIND_MAX_FRAMES];

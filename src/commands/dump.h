@@ -18,8 +18,9 @@ void dump_put(struct spool_out *s, const void *record);
 uint32_t dump_put_string(struct spool_out *s, const char *text);
 
 /* The Python functions of each thread of process pid that runs CPython (3.11), as
- * records of time now: how many threads had some; 0 when it runs no CPython whose
- * frames can be read (nothing written). */
-int dump_python(struct spool_out *s, int pid, uint64_t now);
+ * records of time now, and the thread that holds the GIL (*gil; 0: none): how many
+ * threads had some; 0 when it runs no CPython whose frames can be read (nothing
+ * written). */
+int dump_python(struct spool_out *s, int pid, uint64_t now, int *gil);
 
 #endif

@@ -19,10 +19,13 @@ struct python_layout {
 	unsigned frame_instruction;    /* _PyInterpreterFrame: prev_instr */
 	unsigned code_linetable, code_instructions; /* PyCodeObject: co_linetable,
 						     * co_code_adaptive */
+	unsigned runtime_gil_holder, runtime_gil_locked; /* _PyRuntimeState:
+							  * ceval.gil.last_holder, .locked */
 };
 
 static const struct python_layout python_layouts[] = {
-	{ 0x030b, 40, 0, 16, 8, 160, 56, 8, 32, 48, 68, 112, 128, 72, 48, 48, 72, 56, 136, 184 },
+	{ 0x030b, 40, 0, 16, 8, 160, 56, 8, 32, 48, 68, 112, 128, 72, 48, 48, 72, 56, 136, 184,
+	  368, 376 },
 };
 
 #endif

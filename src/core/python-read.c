@@ -257,6 +257,15 @@ int python_thread_frames(struct python_reader *r, uint64_t thread, struct python
 	return -1;
 }
 
+uint64_t python_gil_holder(struct python_reader *r)
+{
+	int32_t locked = 0;
+	if (python_peek(r, r->runtime + r->layout->runtime_gil_locked, &locked, sizeof(locked)) ||
+	    !locked)
+		return 0;
+	return python_peek_pointer(r, r->runtime + r->layout->runtime_gil_holder);
+}
+
 uint32_t python_thread_id(struct python_reader *r, uint64_t thread)
 {
 	uint64_t native = 0;

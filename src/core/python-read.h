@@ -40,6 +40,9 @@ void python_each_thread(struct python_reader *r, void (*each)(struct python_read
 							    uint64_t thread, void *arg),
 			void *arg);
 
+/* The thread state that holds the GIL now, 0 when it is free (or cannot be read). */
+uint64_t python_gil_holder(struct python_reader *r);
+
 /* The native thread id of a thread state; 0 when it cannot be read. */
 uint32_t python_thread_id(struct python_reader *r, uint64_t thread);
 

@@ -80,7 +80,8 @@ STUCK_PY = os.path.join(os.path.dirname(os.path.abspath(__file__)), "stuck.py")
 
 def test_python_program():
     """CPython 3.11's functions in place of its evaluation loop, a generator's included,
-    in the order they call each other, beside the native frames around them."""
+    in the order they call each other, beside the native frames around them; the thread
+    that holds the GIL."""
     p = subprocess.Popen(["/usr/bin/python3", STUCK_PY], stdin=subprocess.PIPE,
                          stdout=subprocess.PIPE, text=True)
     try:
@@ -90,8 +91,12 @@ def test_python_program():
         assert r.returncode == 0, r.stderr
         [process] = json.loads(r.stdout)
         [main] = [t for t in process["threads"] if t["tid"] == p.pid]
-        [worker] = [t for t in process["threads"] if t["tid"] != p.pid]
-        assert (main["syscall"], worker["syscall"]) == ("read", "futex")
+        [worker] = [t for t in process["threads"] if t["syscall"] == "futex"]
+        [spinner] = [t for t in process["threads"] if t not in (main, worker)]
+        assert main["syscall"] == "read"
+        # the spinner holds the GIL, runs Python, and no other thread holds it
+        assert [t["gil"] for t in (main, worker, spinner)] == [False, False, True]
+        assert "stuck.py:spin" in [f["function"] for f in spinner["frames"]]
         python = [f["function"] for f in main["frames"] if f["function"].startswith("stuck.py:")]
         assert python == ["stuck.py:level_b", "stuck.py:level_a", "stuck.py:main",
                           "stuck.py:<module>"]
@@ -105,6 +110,9 @@ def test_python_program():
         with open(STUCK_PY) as f:
             source = f.read().splitlines()
         assert "sys.stdin.readline()" in source[lines["stuck.py:level_b"] - 1]
+        t = run([GPUPROF, "dump", str(p.pid)], cwd="/")
+        assert f"Thread {spinner['tid']} (python3): " in t.stdout
+        assert t.stdout.count(", holds the GIL\n") == 1
         out, _ = p.communicate("x\n", timeout=30)
         assert (p.returncode, out) == (0, "done\n")
     finally:

@@ -8,6 +8,7 @@
 #define Py_BUILD_CORE 1
 #include <Python.h>
 #include <internal/pycore_frame.h>
+#include <internal/pycore_gil.h>
 #include <internal/pycore_interp.h>
 #include <internal/pycore_runtime.h>
 #include <stddef.h>
@@ -44,6 +45,8 @@ int main(void)
 	CHECK(l->frame_instruction == offsetof(_PyInterpreterFrame, prev_instr));
 	CHECK(l->code_linetable == offsetof(PyCodeObject, co_linetable));
 	CHECK(l->code_instructions == offsetof(PyCodeObject, co_code_adaptive));
+	CHECK(l->runtime_gil_holder == offsetof(_PyRuntimeState, ceval.gil.last_holder));
+	CHECK(l->runtime_gil_locked == offsetof(_PyRuntimeState, ceval.gil.locked));
 	CHECK(offsetof(PyBytesObject, ob_sval) == 32 && offsetof(PyVarObject, ob_size) == 16);
 	CHECK(l->ascii_data == sizeof(PyASCIIObject));
 	CHECK(l->compact_data == sizeof(PyCompactUnicodeObject));
