@@ -24,6 +24,7 @@
 #include "commands/commands.h"
 #include "commands/dump.h"
 #include "core/clock.h"
+#include "core/maps.h"
 #include "core/recording.h"
 #include "core/spool.h"
 #include "util/error.h"
@@ -203,51 +204,32 @@ uint32_t dump_put_string(struct spool_out *s, const char *text)
 	return head.id;
 }
 
-/* The ELF files the process maps, as the sampler records its own. */
+struct modules {
+	struct spool_out *s;
+	uint64_t now;
+};
+
+/* One file mapped (core/maps.h) as a record, as the sampler records its own. */
+static void put_module(void *arg, uint64_t start, uint64_t end, uint64_t offset,
+		       const char *path)
+{
+	struct modules *at = arg;
+	struct record_module m = { .header = { sizeof(m), RECORD_MODULE, 0 }, .start = start,
+				   .end = end, .offset = offset, .time_ns = at->now };
+	m.path_id = dump_put_string(at->s, path);
+	char id[128]; /* the kernel's vDSO: the same image as gpuprof's */
+	if (!strcmp(path, "[vdso]") && vdso_build_id(id, sizeof(id)) == 0)
+		m.build_id = dump_put_string(at->s, id);
+	dump_put(at->s, &m);
+}
+
+/* The ELF files the process maps. */
 static void put_modules(struct spool_out *s, int pid, uint64_t now)
 {
-	char path[64], line[4352], file[4096], last[4096] = "";
+	char path[64];
+	struct modules at = { s, now };
 	snprintf(path, sizeof(path), "/proc/%d/maps", pid);
-	FILE *f = fopen(path, "re");
-	if (!f)
-		return;
-	struct record_module m = { .header = { sizeof(m), RECORD_MODULE, 0 }, .time_ns = now };
-	int open_module = 0;
-	while (fgets(line, sizeof(line), f)) {
-		unsigned long long start, end, offset;
-		char perms[8];
-		file[0] = '\0';
-		if (sscanf(line, "%llx-%llx %7s %llx %*s %*s %4095[^\n]", &start, &end, perms,
-			   &offset, file) < 4)
-			continue;
-		if (!strcmp(file, "[vdso]")) { /* the kernel's: the same image as gpuprof's */
-			char id[128];
-			struct record_module v = { .header = { sizeof(v), RECORD_MODULE, 0 },
-						   .start = start, .end = end, .time_ns = now };
-			v.path_id = dump_put_string(s, file);
-			if (vdso_build_id(id, sizeof(id)) == 0)
-				v.build_id = dump_put_string(s, id);
-			dump_put(s, &v);
-			continue;
-		}
-		if (file[0] != '/')
-			continue;
-		if (open_module && !strcmp(file, last)) {
-			m.end = end;
-			continue;
-		}
-		if (open_module)
-			dump_put(s, &m);
-		snprintf(last, sizeof(last), "%s", file);
-		m.start = start;
-		m.end = end;
-		m.offset = offset;
-		m.path_id = dump_put_string(s, file);
-		open_module = 1;
-	}
-	if (open_module)
-		dump_put(s, &m);
-	fclose(f);
+	maps_modules(path, put_module, &at);
 }
 
 static void put_sample(struct spool_out *s, const struct thread *t, uint64_t now)

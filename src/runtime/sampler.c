@@ -36,6 +36,7 @@
 #include <unistd.h>
 
 #include "core/clock.h"
+#include "core/maps.h"
 #include "core/sample-event.h"
 #include "runtime/python.h"
 #include "runtime/recorder.h"
@@ -321,51 +322,24 @@ static int count_objects(struct dl_phdr_info *info, size_t size, void *data)
 	return 1;
 }
 
+/* One file mapped (core/maps.h) as a record of the set read at now. */
+static void record_module(void *arg, uint64_t start, uint64_t end, uint64_t offset,
+			  const char *path)
+{
+	struct record_module m = { .header = { sizeof(m), RECORD_MODULE, 0 }, .start = start,
+				   .end = end, .offset = offset, .path_id = recorder_intern(path),
+				   .time_ns = *(const uint64_t *)arg };
+	char id[128];
+	if (!strcmp(path, "[vdso]") && vdso_build_id(id, sizeof(id)) == 0)
+		m.build_id = recorder_intern(id);
+	recorder_try_emit(&m);
+}
+
 /* The ELF files mapped now, from /proc/self/maps: one record per file. */
 static void record_modules(void)
 {
-	FILE *f = fopen("/proc/self/maps", "re");
-	if (!f)
-		return;
-	char line[4352], path[4096], last[4096] = "";
 	uint64_t now = clock_now_ns();
-	struct record_module m = { .header = { sizeof(m), RECORD_MODULE, 0 }, .time_ns = now };
-	int open_module = 0;
-	while (fgets(line, sizeof(line), f)) {
-		unsigned long long start, end, offset;
-		char perms[8];
-		path[0] = '\0';
-		if (sscanf(line, "%llx-%llx %7s %llx %*s %*s %4095[^\n]", &start, &end, perms,
-			   &offset, path) < 4)
-			continue;
-		if (!strcmp(path, "[vdso]")) { /* no file: its build-id names the image */
-			char id[128];
-			struct record_module v = { .header = { sizeof(v), RECORD_MODULE, 0 },
-						   .start = start, .end = end,
-						   .path_id = recorder_intern(path), .time_ns = now };
-			if (vdso_build_id(id, sizeof(id)) == 0)
-				v.build_id = recorder_intern(id);
-			recorder_try_emit(&v);
-			continue;
-		}
-		if (path[0] != '/')
-			continue;
-		if (open_module && !strcmp(path, last)) {
-			m.end = end; /* the same file's next mapping */
-			continue;
-		}
-		if (open_module)
-			recorder_try_emit(&m);
-		snprintf(last, sizeof(last), "%s", path);
-		m.start = start;
-		m.end = end;
-		m.offset = offset;
-		m.path_id = recorder_intern(path);
-		open_module = 1;
-	}
-	if (open_module)
-		recorder_try_emit(&m);
-	fclose(f);
+	maps_modules("/proc/self/maps", record_module, &now);
 }
 
 /* The recorder's collector: the rings into records. Returns 1 when the writer's buffer
