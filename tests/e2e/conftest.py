@@ -45,6 +45,16 @@ def preload(library):
     return library
 
 
+def csv_table(text, title):
+    """The rows (dicts) of the table of `gpuprof ... --format csv` output whose title line
+    begins with title ("# MPI RANKS"); [] when it has none."""
+    for block in text.strip().split("\n\n"):
+        head, _, rows = block.partition("\n")
+        if head.startswith(title):
+            return list(csv.DictReader(rows.splitlines()))
+    return []
+
+
 def trace(tmp_path, options, command, env=None):
     """gpuprof trace OPTIONS -- COMMAND in tmp_path; returns the CompletedProcess."""
     return run([GPUPROF, "trace", *options, "--", *command], cwd=tmp_path, env=env)

@@ -3,11 +3,10 @@
 last rank reaches 1 ms after the others (who arrive spread over 100 us), a ring exchange.
 Merged, every host is placed by its clock exchanges; the waits, the straggler and the
 messages are exact."""
-import csv
 import os
 import sqlite3
 
-from conftest import BUILD, GPUPROF, run
+from conftest import BUILD, GPUPROF, csv_table, run
 from test_mpi_trace import message_flows
 
 MAKE_RANKS = os.path.join(BUILD, "bench", "make-ranks")
@@ -42,10 +41,7 @@ def test_waits_straggler_and_clocks_of_130_ranks(tmp_path):
 
     s = run([GPUPROF, "summary", "--format", "csv", merged], cwd=tmp_path)
     assert s.returncode == 0, s.stderr
-    tables = {block.split("\n", 1)[0]: list(csv.DictReader(block.split("\n")[1:]))
-              for block in s.stdout.strip().split("\n\n")}
-    (title,) = [t for t in tables if t.startswith("# MPI RANKS")]
-    for row in tables[title]:
+    for row in csv_table(s.stdout, "# MPI RANKS"):
         k = int(row["Rank"])
         waited = sum(skew(STRAGGLER, st) - skew(k, st) for st in range(STEPS))
         assert int(row["Waiting (nsec)"]) == waited
@@ -53,13 +49,12 @@ def test_waits_straggler_and_clocks_of_130_ranks(tmp_path):
         assert int(row["Calls"]) == 4 * STEPS + 2
         assert (int(row["Bytes sent"]), int(row["Bytes received"])) == \
             (STEPS * (8 + 4096), STEPS * (8 + 4096))
-    (title,) = [t for t in tables if t.startswith("# MPI COLLECTIVES")]
-    (allreduce,) = tables[title]
+    (allreduce,) = csv_table(s.stdout, "# MPI COLLECTIVES")
     total = sum(skew(STRAGGLER, st) - skew(k, st) for k in range(RANKS) for st in range(STEPS))
     assert (allreduce["Instances"], allreduce["Ranks"], int(allreduce["Waited (nsec)"]),
             allreduce["Last rank"], allreduce["Last times"]) == \
         (str(STEPS), str(RANKS), total, str(STRAGGLER), str(STEPS))
-    assert not any(t.startswith("# MPI LATE SENDERS") for t in tables)  # sends go first
+    assert "# MPI LATE SENDERS" not in s.stdout  # sends go first
 
     a = run([GPUPROF, "advise", merged], cwd=tmp_path)
     assert a.returncode == 0, a.stderr

@@ -3,7 +3,6 @@
 calls, bytes, peers and tags per rank exact, the collectives numbered alike on every rank,
 each message paired with its receive, the clocks' offsets, and the cross-rank analysis
 (the straggler, the waits computed from the sleeps the program makes)."""
-import csv
 import json
 import os
 import shutil
@@ -12,7 +11,7 @@ import subprocess
 
 import pytest
 
-from conftest import GPUPROF, HOST, SAMPLES, preload, run
+from conftest import GPUPROF, HOST, SAMPLES, csv_table, preload, run
 
 OPENMPI_RUN = shutil.which("mpirun.openmpi") or shutil.which("mpirun")
 MPICH_RUN = shutil.which("mpirun.mpich")
@@ -189,18 +188,14 @@ def test_four_ranks_open_mpi(tmp_path):
 
     s = run([GPUPROF, "summary", "--format", "csv", merged], cwd=tmp_path)
     assert s.returncode == 0, s.stderr
-    tables = {block.split("\n", 1)[0]: list(csv.DictReader(block.split("\n")[1:]))
-              for block in s.stdout.strip().split("\n\n")}
-    (ranks_title,) = [t for t in tables if t.startswith("# MPI RANKS")]
-    per_rank = {int(row["Rank"]): row for row in tables[ranks_title]}
+    per_rank = {int(row["Rank"]): row for row in csv_table(s.stdout, "# MPI RANKS")}
     assert sorted(per_rank) == list(range(RANKS))
     for rank, row in per_rank.items():
         assert int(row["Calls"]) == sum(expected_counts(rank).values())
         waited_ms = float(row["Waiting (nsec)"]) / 1e6
         if rank != STRAGGLER:  # the all-reduces' waits, then some at the end
             assert waited_ms >= 0.8 * STEPS * EXTRA_MS
-    (late_title,) = [t for t in tables if t.startswith("# MPI LATE SENDERS")]
-    top = tables[late_title][0]
+    top = csv_table(s.stdout, "# MPI LATE SENDERS")[0]
     assert (top["Sender"], top["Receiver"], top["Tag"], top["Messages"]) == ("0", "1", "99", "1")
     assert abs(float(top["Waited (nsec)"]) / 1e6 - LATE_MS) <= 0.2 * LATE_MS
 
@@ -216,9 +211,8 @@ def test_four_ranks_open_mpi(tmp_path):
 
     a = run([GPUPROF, "advise", merged], cwd=tmp_path)
     assert a.returncode == 0, a.stderr
-    assert f"[mpi-imbalance]" in a.stdout
-    assert f"Rank {STRAGGLER} holds the others back: it arrived last at {STEPS + 1}" in a.stdout \
-        or f"Rank {STRAGGLER} holds the others back: it arrived last at" in a.stdout
+    assert "[mpi-imbalance]" in a.stdout
+    assert f"Rank {STRAGGLER} holds the others back: it arrived last at" in a.stdout
 
     # the merged timeline: every message a flow from its send to its receive's end
     starts, ends = message_flows(tmp_path, merged)

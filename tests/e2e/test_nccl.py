@@ -10,7 +10,7 @@ import sqlite3
 
 import pytest
 
-from conftest import GPUPROF, TESTS, run
+from conftest import GPUPROF, TESTS, csv_table, run
 
 APP = os.path.join(TESTS, "nccl-app")
 STEPS, RANKS = 3, 2
@@ -58,8 +58,7 @@ def test_two_ranks_of_nccl_calls(tmp_path, option):
     assert m.returncode == 0, m.stderr
     s = run([GPUPROF, "summary", "--format", "csv", merged], cwd=tmp_path)
     assert s.returncode == 0, s.stderr
-    block = s.stdout.split("# MPI COLLECTIVES")[1].strip().split("\n\n")[0]
-    rows = {r["Function"]: r for r in csv.DictReader(block.splitlines()[1:])}
+    rows = {r["Function"]: r for r in csv_table(s.stdout, "# MPI COLLECTIVES")}
     assert (rows["ncclAllReduce"]["Instances"], rows["ncclAllReduce"]["Ranks"]) == \
         (str(STEPS), str(RANKS))
 

@@ -15,7 +15,7 @@ import subprocess
 
 import pytest
 
-from conftest import GPUPROF, run
+from conftest import GPUPROF, csv_table, run
 from test_torch_trace import PYTHON, has_torch
 
 DDP = os.path.join(os.path.dirname(os.path.abspath(__file__)), "torch", "ddp.py")
@@ -91,8 +91,8 @@ def test_ddp_all_reduces_per_step(tmp_path):
     assert m.returncode == 0, m.stderr
     s = run([GPUPROF, "summary", "--format", "csv", merged], cwd=tmp_path)
     assert s.returncode == 0, s.stderr
-    block = s.stdout.split("# MPI COLLECTIVES")[1].strip().split("\n\n")[0]
-    rows = {(r["Function"], r["Communicator"]): r for r in csv.DictReader(block.splitlines()[1:])}
+    rows = {(r["Function"], r["Communicator"]): r
+            for r in csv_table(s.stdout, "# MPI COLLECTIVES")}
     assert rows[("torch.distributed.all_reduce", "WORLD")]["Instances"] == str(STEPS + 1)
     assert rows[("torch.distributed.all_reduce", "WORLD")]["Ranks"] == str(RANKS)
     assert rows[("torch.distributed.barrier", "WORLD")]["Instances"] == "1"
