@@ -208,24 +208,32 @@ $(BUILD)/obj/mpi-mpich/%.o: inject/mpi/%.c
 # exported whatever visibility the implementation's mpi.h gives them, nothing else
 $(LIBDIR)/libgpuprof-mpi-openmpi.so: $(patsubst inject/mpi/%.c,$(BUILD)/obj/mpi-openmpi/%.o,$(MPI_SRC))
 $(LIBDIR)/libgpuprof-mpi-mpich.so: $(patsubst inject/mpi/%.c,$(BUILD)/obj/mpi-mpich/%.o,$(MPI_SRC))
-$(MPI_LIBS): $(LIBDIR)/libgpuprof-mpi-%.so: $(RECORDER_LIB) inject/mpi/exports.map
+$(MPI_LIBS): $(LIBDIR)/libgpuprof-mpi-%.so: $(call obj,inject/loaded.c) $(RECORDER_LIB) inject/mpi/exports.map
 	$(CC) $(ALL_CFLAGS) -shared -Wl,--version-script=inject/mpi/exports.map \
 		-Wl,-soname,libgpuprof-mpi-$*.so $(filter %.o,$^) -o $@ $(INJECT_LDLIBS) -ldl
 
 # ---- NCCL and RCCL: the interposer of --nccl-trace (nothing of NCCL needed to build) ----
 NCCL_LIB := $(LIBDIR)/libgpuprof-nccl.so
 TARGETS += $(NCCL_LIB)
-$(NCCL_LIB): $(call obj,inject/nccl/nccl.c) $(RECORDER_LIB)
+$(NCCL_LIB): $(call obj,inject/nccl/nccl.c inject/loaded.c) $(RECORDER_LIB)
 	$(CC) $(ALL_CFLAGS) -shared -Wl,-soname,libgpuprof-nccl.so $(filter %.o,$^) -o $@ \
 		$(INJECT_LDLIBS) -ldl
-# its test: a stand-in for libnccl.so.2 and a program that calls it
-TARGETS += $(BUILD)/tests/fake-nccl/libnccl.so.2 $(BUILD)/tests/nccl-app
+# its test: a stand-in for libnccl.so.2 and a program that calls it, linked with it or
+# through a library it loads privately (tests/e2e/nccl-app.c)
+TARGETS += $(BUILD)/tests/fake-nccl/libnccl.so.2 $(BUILD)/tests/nccl-app \
+	$(BUILD)/tests/fake-nccl/libnccl-app.so $(BUILD)/tests/nccl-app-private
 $(BUILD)/tests/fake-nccl/libnccl.so.2: tests/e2e/fake-nccl.c
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -fvisibility=default -shared -Wl,-soname,libnccl.so.2 $< -o $@
 $(BUILD)/tests/nccl-app: tests/e2e/nccl-app.c $(BUILD)/tests/fake-nccl/libnccl.so.2
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) $< -o $@ $(BUILD)/tests/fake-nccl/libnccl.so.2 \
+		-Wl,-rpath,'$$ORIGIN/fake-nccl'
+$(BUILD)/tests/fake-nccl/libnccl-app.so: tests/e2e/nccl-app.c $(BUILD)/tests/fake-nccl/libnccl.so.2
+	$(CC) $(ALL_CFLAGS) -DNCCL_APP_LIBRARY -shared $< -o $@ \
+		$(BUILD)/tests/fake-nccl/libnccl.so.2 -Wl,-rpath,'$$ORIGIN'
+$(BUILD)/tests/nccl-app-private: tests/e2e/nccl-app.c
+	$(CC) $(ALL_CFLAGS) -DNCCL_APP_LOADER='"libnccl-app.so"' $< -o $@ -ldl \
 		-Wl,-rpath,'$$ORIGIN/fake-nccl'
 
 # ---- CUDA: the CUPTI backend, the CUDA samples, the GPU tests and benchmarks --------

@@ -4,7 +4,6 @@
 #include "mpi-bind.h"
 
 #include <dlfcn.h>
-#include <link.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,6 +12,7 @@
 #include <unistd.h>
 
 #include "core/clock.h"
+#include "../loaded.h"
 #include "runtime/recorder.h"
 
 /* ---- the implementation ------------------------------------------------------------- */
@@ -22,13 +22,11 @@ struct mpi_functions mpi_functions;
 struct mpi_objects mpi_objects;
 #endif
 
-/* Whether a shared library's file name is this interposer's implementation's MPI library:
- * Open MPI's libmpi.so.40 (any libmpi.so but .12); MPICH's libmpich.so.12, or the
- * libmpi.so.12 of MPICH and the MPIs of its ABI. */
-static int ours(const char *name)
+/* Whether a shared library's base name is this interposer's implementation's MPI
+ * library: Open MPI's libmpi.so.40 (any libmpi.so but .12); MPICH's libmpich.so.12, or
+ * the libmpi.so.12 of MPICH and the MPIs of its ABI. */
+static int ours(const char *base)
 {
-	const char *base = strrchr(name, '/');
-	base = base ? base + 1 : name;
 #ifdef OPEN_MPI
 	return !strncmp(base, "libmpi.so", 9) && strcmp(base, "libmpi.so.12");
 #else
@@ -36,47 +34,19 @@ static int ours(const char *name)
 #endif
 }
 
-struct found {
-	int (*wanted)(const char *name);
-	const char *symbol;       /* NULL: the first library wanted */
-	void *handle, *address;
-};
-
-/* Each loaded library that is an MPI library (wanted), until one has the symbol. */
-static int search_loaded(struct dl_phdr_info *info, size_t size, void *data)
+static int any_mpi(const char *base)
 {
-	struct found *f = data;
-	if (!info->dlpi_name || !*info->dlpi_name || !f->wanted(info->dlpi_name))
-		return 0;
-	void *handle = dlopen(info->dlpi_name, RTLD_LAZY | RTLD_NOLOAD);
-	if (!handle)
-		return 0;
-	void *address = f->symbol ? dlsym(handle, f->symbol) : handle;
-	if (!address) {
-		dlclose(handle);
-		return 0;
-	}
-	f->handle = handle;
-	f->address = address;
-	return 1;
-}
-
-static int any_mpi(const char *name)
-{
-	const char *base = strrchr(name, '/');
-	base = base ? base + 1 : name;
 	return !strncmp(base, "libmpi", 6);
 }
 
 int mpi_bind(void)
 {
-	struct found f = { ours, NULL, NULL, NULL };
-	dl_iterate_phdr(search_loaded, &f);
-	if (!f.handle)
+	void *library = loaded_find(ours, NULL, NULL);
+	if (!library)
 		return 0;
 	int all = 1;
 #define MPI_FUNCTION_BIND(name) \
-	all &= (mpi_functions.name = (__typeof__(mpi_functions.name))dlsym(f.handle, \
+	all &= (mpi_functions.name = (__typeof__(mpi_functions.name))dlsym(library, \
 									 "PMPI_" #name)) != NULL;
 	MPI_PMPI_USED(MPI_FUNCTION_BIND)
 #undef MPI_FUNCTION_BIND
@@ -84,7 +54,7 @@ int mpi_bind(void)
 	/* an object the program refers to lives in the program (a copy relocation), where
 	 * the global scope finds it; the library's own is that of a private load */
 #define MPI_OBJECT(name) \
-	(dlsym(RTLD_DEFAULT, name) ? dlsym(RTLD_DEFAULT, name) : dlsym(f.handle, name))
+	(dlsym(RTLD_DEFAULT, name) ? dlsym(RTLD_DEFAULT, name) : dlsym(library, name))
 	mpi_objects.comm_world = MPI_OBJECT("ompi_mpi_comm_world");
 	mpi_objects.comm_self = MPI_OBJECT("ompi_mpi_comm_self");
 	mpi_objects.comm_null = MPI_OBJECT("ompi_mpi_comm_null");
@@ -94,7 +64,7 @@ int mpi_bind(void)
 	all &= mpi_objects.comm_world && mpi_objects.comm_self && mpi_objects.comm_null &&
 	       mpi_objects.byte && mpi_objects.request_null;
 #else
-	all &= dlsym(f.handle, "MPII_Version_string") || dlsym(f.handle, "MPIR_Version_string");
+	all &= dlsym(library, "MPII_Version_string") || dlsym(library, "MPIR_Version_string");
 #endif
 	return all;
 }
@@ -115,13 +85,7 @@ int mpi_matches(void)
 
 void *mpi_next(const char *name)
 {
-	void *next = dlsym(RTLD_NEXT, name);
-	if (!next) { /* an MPI library loaded privately (RTLD_LOCAL) */
-		struct found f = { any_mpi, name, NULL, NULL };
-		dl_iterate_phdr(search_loaded, &f);
-		next = f.address;
-	}
-	return next;
+	return loaded_next(any_mpi, name);
 }
 
 static __thread uint32_t thread_id;

@@ -1,7 +1,8 @@
 /* The NCCL interposer (--nccl-trace, --rccl-trace): preloaded into the program, it
  * defines NCCL's communication functions, records each call as a communication record
  * (record_mpi_call of domain NCCL: docs/MPI.md) and calls the next definition, NCCL's
- * own, found with dlsym(RTLD_NEXT): nothing of NCCL is linked or included, so the
+ * own, found with dlsym(RTLD_NEXT) or in an NCCL loaded privately (inject/loaded.h):
+ * nothing of NCCL is linked or included, so the
  * library loads into any process, and a function NCCL does not have fails as NCCL would
  * fail an unknown call (ncclInternalError) rather than the process.
  *
@@ -22,6 +23,7 @@
 #include "core/clock.h"
 #include "core/record.h"
 #include "runtime/recorder.h"
+#include "../loaded.h"
 
 #define EXPORT __attribute__((visibility("default")))
 
@@ -162,11 +164,17 @@ static void end(struct call *c, const char *function, uint32_t *function_id, ncc
 	recorder_emit(&r);
 }
 
+/* NCCL or RCCL's library, wherever it was loaded (PyTorch loads it privately). */
+static int nccl_library(const char *base)
+{
+	return !strncmp(base, "libnccl.so", 10) || !strncmp(base, "librccl.so", 10);
+}
+
 /* NCCL's own `name`, NULL when there is none. */
 #define NEXT(type, name) \
 	static __typeof__(type) next; \
 	if (!next) \
-		next = (type)dlsym(RTLD_NEXT, name); \
+		next = (type)loaded_next(nccl_library, name); \
 	if (!next) \
 		return NCCL_INTERNAL_ERROR
 

@@ -4,7 +4,14 @@
  * joins the communicator of a fixed unique id as RANK of NRANKS, then per step an
  * all-reduce of 1024 floats; then a broadcast of 256 int32 from rank 0, a grouped
  * send/recv of 100 doubles around the ring, an all-gather of 64 float16 per rank and a
- * reduce-scatter of 32 bfloat16 per rank. */
+ * reduce-scatter of 32 bfloat16 per rank.
+ *
+ * Built three ways: the program linked with NCCL (as a C++ trainer is); with
+ * NCCL_APP_LIBRARY, a library linked with NCCL that exports nccl_app_run; with
+ * NCCL_APP_LOADER, a program that loads that library privately (RTLD_LOCAL, as Python
+ * loads PyTorch and PyTorch its NCCL) and runs it: NCCL is then outside the global scope
+ * that dlsym(RTLD_NEXT) searches. */
+#include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,7 +34,24 @@ int ncclGroupEnd(void);
 
 enum { INT32 = 2, FLOAT16 = 6, FLOAT32 = 7, FLOAT64 = 8, BFLOAT16 = 9, SUM = 0 };
 
+#ifdef NCCL_APP_LOADER
 int main(int argc, char **argv)
+{
+	void *library = dlopen(NCCL_APP_LOADER, RTLD_NOW | RTLD_LOCAL);
+	int (*run)(int, char **) = library ? (int (*)(int, char **))dlsym(library, "nccl_app_run")
+					   : NULL;
+	if (!run) {
+		fprintf(stderr, "nccl-app: %s\n", dlerror());
+		return 2;
+	}
+	return run(argc, argv);
+}
+#else
+#ifdef NCCL_APP_LIBRARY
+__attribute__((visibility("default"))) int nccl_app_run(int argc, char **argv)
+#else
+int main(int argc, char **argv)
+#endif
 {
 	if (argc != 4)
 		return 2;
@@ -52,3 +76,4 @@ int main(int argc, char **argv)
 	printf("rank %d of %d: %d steps\n", rank, n, steps);
 	return 0;
 }
+#endif

@@ -3,7 +3,9 @@ and needs a GPU, so two ranks of a program calling NCCL as a data-parallel train
 (tests/e2e/nccl-app.c) run against a stand-in libnccl.so.2 (tests/e2e/fake-nccl.c): each
 call recorded with its bytes (count times the data type's size), root or peer, the
 communicator named alike on both ranks (after its unique id), collectives numbered alike,
-the library's result; merged, its collectives are analysed as MPI's are."""
+the library's result; merged, its collectives are analysed as MPI's are. The program
+also runs from a library it loads privately (RTLD_LOCAL), as Python loads PyTorch and
+PyTorch its NCCL: the interposer then finds NCCL where dlsym(RTLD_NEXT) does not look."""
 import csv
 import os
 import sqlite3
@@ -12,14 +14,16 @@ import pytest
 
 from conftest import GPUPROF, TESTS, csv_table, run
 
-APP = os.path.join(TESTS, "nccl-app")
 STEPS, RANKS = 3, 2
 
 
-@pytest.mark.parametrize("option", ["--nccl-trace", "--rccl-trace"])
-def test_two_ranks_of_nccl_calls(tmp_path, option):
+@pytest.mark.parametrize("option,app", [("--nccl-trace", "nccl-app"),
+                                        ("--rccl-trace", "nccl-app"),
+                                        ("--nccl-trace", "nccl-app-private")])
+def test_two_ranks_of_nccl_calls(tmp_path, option, app):
     for rank in range(RANKS):
-        r = run([GPUPROF, "trace", option, "-d", "out", "-o", f"rank{rank}", "--", APP,
+        r = run([GPUPROF, "trace", option, "-d", "out", "-o", f"rank{rank}", "--",
+                 os.path.join(TESTS, app),
                  str(rank), str(RANKS), str(STEPS)], cwd=tmp_path)
         assert r.returncode == 0, r.stderr
         assert f"rank {rank} of {RANKS}: {STEPS} steps" in r.stdout
