@@ -24,10 +24,12 @@
 #include <libgen.h>
 #include <math.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "../cupti-host.h"
+#include "core/clock.h"
 #include "core/kernel-filter.h"
 #include "runtime/recorder.h"
 #include "util/hash.h"
@@ -64,6 +66,7 @@ struct context {
 	uint32_t device;
 	CUpti_RangeProfiler_Object *profiler;
 	void *host;                 /* the host API's object for the device's chip */
+	uint8_t *availability;      /* the counter availability image it was made with */
 	struct images {
 		uint8_t *config, *data; /* configuration and counter data images */
 		size_t config_size, data_size;
@@ -100,10 +103,44 @@ struct pending {
 static pthread_mutex_t pending_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct pending *pending_head, **pending_tail = &pending_head;
 
-/* The launches the thread is inside (a launch may make another), whether the outermost
- * is being measured (the lock is then held), and the group of metrics it collects. */
-static _Thread_local int depth, measuring;
+/* The launch calls measured, oldest first, until their kernels' records come (without
+ * times: kernel replay), under pending_lock; at most MAX_WINDOWS, the oldest let go. */
+struct window {
+	struct window *next;
+	uint64_t correlation_id, start_ns, end_ns;
+};
+#define MAX_WINDOWS 65536
+static struct window *windows_head, **windows_tail = &windows_head;
+static size_t window_count;
+
+/* The launching calls the thread is inside (a runtime launch may call the driver's), the
+ * level of the one being measured plus one (0: none; the lock is then held), the group of
+ * metrics it collects, and the outermost call: its function, its correlation id (the
+ * kernel's record carries it: the counters go under it), whether a driver launch fired
+ * inside it. */
+static _Thread_local int depth, measuring, inner_driver;
 static _Thread_local size_t measured_group;
+static _Thread_local CUpti_CallbackId outer_cbid;
+static _Thread_local uint64_t outer_id;
+static _Thread_local uint64_t measured_since; /* trace clock, at the measured call's entry */
+/* Per runtime launching function, whether the driver fires a launch callback inside it
+ * (CUDA 13's __cudaLaunchKernel on an H200 does, under the same id; CUPTI's samples show
+ * none on older drivers): NESTS_UNKNOWN until one of its calls has returned. */
+enum { NESTS_UNKNOWN, NESTS_YES, NESTS_NO };
+static _Atomic unsigned char nests[CUPTI_RUNTIME_TRACE_CBID_SIZE];
+
+static int nesting(CUpti_CallbackId cbid)
+{
+	return cbid < CUPTI_RUNTIME_TRACE_CBID_SIZE
+		       ? atomic_load_explicit(&nests[cbid], memory_order_relaxed) : NESTS_NO;
+}
+
+static void learn_nesting(CUpti_CallbackId cbid, int value)
+{
+	unsigned char unknown = NESTS_UNKNOWN;
+	if (cbid < CUPTI_RUNTIME_TRACE_CBID_SIZE)
+		atomic_compare_exchange_strong(&nests[cbid], &unknown, (unsigned char)value);
+}
 
 /* Says what failed, with CUPTI's words for rc. */
 static void report(const char *what, CUptiResult rc)
@@ -260,8 +297,11 @@ static int set_up(struct context *c)
 			availability = NULL;
 		}
 	}
+	/* the host object reads the availability image from then on (freed here, it was
+	 * read after its free: a segmentation fault in the first configuration on an H200):
+	 * it lives as long as the context's profiler */
+	c->availability = availability;
 	c->host = host.open_device(chip.pChipName, availability);
-	free(availability);
 	c->images = calloc(group_count, sizeof(*c->images));
 	int configured = c->host != NULL && c->images != NULL;
 	for (size_t g = 0; configured && g < group_count; g++)
@@ -486,8 +526,52 @@ static int wanted(const struct launch *l, size_t *group)
 
 /* The counters of the range just measured (of a group's metrics), queued for the
  * writer thread. */
+static void add_window(uint64_t correlation_id, uint64_t start_ns, uint64_t end_ns)
+{
+	struct window *w = malloc(sizeof(*w));
+	if (!w)
+		return;
+	*w = (struct window){ NULL, correlation_id, start_ns, end_ns };
+	pthread_mutex_lock(&pending_lock);
+	*windows_tail = w;
+	windows_tail = &w->next;
+	if (++window_count > MAX_WINDOWS) { /* kernels whose records never came */
+		struct window *oldest = windows_head;
+		windows_head = oldest->next;
+		window_count--;
+		free(oldest);
+	}
+	pthread_mutex_unlock(&pending_lock);
+}
+
+int counters_launch_window(uint64_t correlation_id, uint64_t *start_ns, uint64_t *end_ns)
+{
+	static atomic_int said;
+	pthread_mutex_lock(&pending_lock);
+	struct window **at = &windows_head;
+	while (*at && (*at)->correlation_id != correlation_id)
+		at = &(*at)->next;
+	struct window *w = *at;
+	if (w) {
+		*at = w->next;
+		if (windows_tail == &w->next)
+			windows_tail = at;
+		window_count--;
+		*start_ns = w->start_ns;
+		*end_ns = w->end_ns;
+		free(w);
+	}
+	pthread_mutex_unlock(&pending_lock);
+	if (w && !atomic_exchange(&said, 1))
+		recorder_report("counters: CUPTI gives the kernels measured under kernel replay "
+				"no device times: each is placed at its launch call, from its "
+				"entry to its return (its replays included)");
+	return w != NULL;
+}
+
 static void finish(struct context *c, size_t group, uint64_t correlation_id)
 {
+	add_window(correlation_id, measured_since, clock_now_ns());
 	const struct group *g = &groups[group];
 	struct images *i = &c->images[group];
 	CUpti_RangeProfiler_Stop_Params stop = { CUpti_RangeProfiler_Stop_Params_STRUCT_SIZE };
@@ -519,6 +603,38 @@ static void finish(struct context *c, size_t group, uint64_t correlation_id)
 	}
 }
 
+/* Starts measuring the launch entered (the lock then stays held until it returns): 1, or
+ * 0 when it is not measured. */
+static int start(const CUpti_CallbackData *data, const struct launch *l)
+{
+	if (!data->context) { /* none current yet: no profiler to start */
+		recorder_count_dropped(DROPPED_COUNTERS, 1);
+		return 0;
+	}
+	pthread_mutex_lock(&lock);
+	struct context *c = context_of(data->context);
+	size_t group;
+	if (c && !c->broken && wanted(l, &group)) {
+		CUpti_RangeProfiler_Start_Params begin = {
+			CUpti_RangeProfiler_Start_Params_STRUCT_SIZE };
+		begin.pRangeProfilerObject = c->profiler;
+		int armed = arm(c, group) == 0; /* it said why not */
+		CUptiResult rc = armed ? cuptiRangeProfilerStart(&begin) : CUPTI_SUCCESS;
+		if (armed && rc == CUPTI_SUCCESS) {
+			measured_group = group;
+			measured_since = clock_now_ns();
+			return 1;
+		}
+		if (armed)
+			report("cannot start the range profiler", rc);
+		c->broken = 1;
+	}
+	if (c && c->broken)
+		recorder_count_dropped(DROPPED_COUNTERS, 1);
+	pthread_mutex_unlock(&lock);
+	return 0;
+}
+
 void counters_callback(CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
 		       const CUpti_CallbackData *data)
 {
@@ -526,40 +642,39 @@ void counters_callback(CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
 	if (!launch_of(domain, cbid, data, &l)) /* a copy, a fill, a graph: not measured */
 		return;
 	if (data->callbackSite == CUPTI_API_ENTER) {
-		if (depth++)
-			return;
-		if (!data->context) { /* none current yet: no profiler to start */
-			recorder_count_dropped(DROPPED_COUNTERS, 1);
-			return;
+		int level = depth++;
+		if (level == 0) {
+			outer_cbid = domain == CUPTI_CB_DOMAIN_RUNTIME_API ? cbid : (CUpti_CallbackId)-1;
+			outer_id = data->correlationId;
+			inner_driver = 0;
+		} else if (domain == CUPTI_CB_DOMAIN_DRIVER_API) {
+			inner_driver = 1;
+			learn_nesting(outer_cbid, NESTS_YES);
 		}
-		pthread_mutex_lock(&lock);
-		struct context *c = context_of(data->context);
-		size_t group;
-		if (c && !c->broken && wanted(&l, &group)) {
-			CUpti_RangeProfiler_Start_Params start = {
-				CUpti_RangeProfiler_Start_Params_STRUCT_SIZE };
-			start.pRangeProfilerObject = c->profiler;
-			int armed = arm(c, group) == 0; /* it said why not */
-			CUptiResult rc = armed ? cuptiRangeProfilerStart(&start) : CUPTI_SUCCESS;
-			if (armed && rc == CUPTI_SUCCESS) {
-				measuring = 1; /* the lock stays held until the launch returns */
-				measured_group = group;
-				return;
-			}
-			if (armed)
-				report("cannot start the range profiler", rc);
-			c->broken = 1;
-		}
-		if (c && c->broken)
-			recorder_count_dropped(DROPPED_COUNTERS, 1);
-		pthread_mutex_unlock(&lock);
+		/* the innermost launching call is measured, as NVIDIA's callback profiling
+		 * does: the driver's where one fires inside the runtime's */
+		if (measuring ||
+		    (domain == CUPTI_CB_DOMAIN_RUNTIME_API && nesting(cbid) != NESTS_NO))
+			return;
+		if (start(data, &l))
+			measuring = level + 1;
 		return;
 	}
-	if (depth == 0 || --depth || !measuring)
+	if (depth == 0)
 		return;
-	measuring = 0;
-	finish(context_of(data->context), measured_group, data->correlationId);
-	pthread_mutex_unlock(&lock);
+	int level = --depth;
+	if (measuring == level + 1) {
+		measuring = 0;
+		finish(context_of(data->context), measured_group, outer_id);
+		pthread_mutex_unlock(&lock);
+	}
+	if (level == 0 && domain == CUPTI_CB_DOMAIN_RUNTIME_API && !inner_driver &&
+	    nesting(cbid) == NESTS_UNKNOWN) {
+		/* the driver fires no launch callback inside this function: its calls are
+		 * measured from now on, this first one was not */
+		learn_nesting(cbid, NESTS_NO);
+		recorder_count_dropped(DROPPED_COUNTERS, 1);
+	}
 }
 
 int counters_collect(struct translator *t)

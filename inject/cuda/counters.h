@@ -12,13 +12,18 @@
 int counters_configure(void);
 
 /* At each entry and exit of an API function that launches work, runtime or driver:
- * the kernel launches that the filters keep are measured, from the outermost launching
- * call's entry to its exit, under that call's correlation id. */
+ * the kernel launches that the filters keep are measured, from the innermost launching
+ * call's entry to its exit (the driver's inside a runtime launch), under the outermost
+ * call's correlation id (the kernel record's). */
 void counters_callback(CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
 		       const CUpti_CallbackData *data);
 
 /* Emits the values read so far, on the recorder's writer thread: 0, or 1 when its
  * buffer filled first (call again). */
 int counters_collect(struct translator *t);
+
+/* The trace-clock window of the launch call in which the kernel of correlation_id was
+ * measured (kernel replay gives it no times of its own): 1, once; 0 when none. */
+int counters_launch_window(uint64_t correlation_id, uint64_t *start_ns, uint64_t *end_ns);
 
 #endif

@@ -476,6 +476,12 @@ static int op_collected_at(void *ctx, uint64_t ns)
 	return recorder_collected_at(ns);
 }
 
+static int op_launch_window(void *ctx, uint64_t correlation_id, uint64_t *start_ns,
+			    uint64_t *end_ns)
+{
+	return counters_launch_window(correlation_id, start_ns, end_ns);
+}
+
 static void start(void)
 {
 	read_config();
@@ -496,6 +502,7 @@ static void start(void)
 		.describe_device = op_describe_device,
 		.collected_at = op_collected_at,
 		.source_line = pc_sampling_source_line,
+		.launch_window = op_launch_window,
 	};
 	translator_init(&translator, &ops);
 	translator.keep_mangled = trace.mangled;

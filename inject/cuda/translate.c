@@ -343,8 +343,18 @@ static int emit(struct translator *t, const void *record)
 
 static int kernel(struct translator *t, const CUpti_ActivityKernel10 *r)
 {
-	if (untimed(t, r->start, r->end))
+	/* a kernel measured under kernel replay comes without times (all zero on an H200,
+	 * CUDA 13.0): it ran, with its replays, inside its launch call, whose window it
+	 * takes */
+	uint64_t start = 0, end = 0;
+	if (r->start && r->end) {
+		start = translator_time(t, r->start);
+		end = translator_time(t, r->end);
+	} else if (!t->ops.launch_window ||
+		   !t->ops.launch_window(t->ops.ctx, r->correlationId, &start, &end)) {
+		untimed(t, r->start, r->end); /* counted */
 		return 0;
+	}
 	uint32_t agent = agent_for(t, r->deviceId);
 	struct record_kernel k = {
 		.header = { sizeof(k), RECORD_KERNEL, 0 },
@@ -353,8 +363,8 @@ static int kernel(struct translator *t, const CUpti_ActivityKernel10 *r)
 		.name_id = kernel_name(t, r->name),
 		.correlation_id = r->correlationId,
 		.dispatch_id = t->dispatches + 1,
-		.start_ns = translator_time(t, r->start),
-		.end_ns = translator_time(t, r->end),
+		.start_ns = start,
+		.end_ns = end,
 		.local_memory_bytes = (uint32_t)r->staticSharedMemory + (uint32_t)r->dynamicSharedMemory,
 		.private_memory_bytes = r->localMemoryPerThread,
 		.registers = r->registersPerThread,

@@ -40,6 +40,11 @@ struct translate_ops {
 	 * information or is not known. NULL: never known. */
 	void (*source_line)(void *ctx, uint64_t cubin_crc, const char *function,
 			    uint64_t pc_offset, uint32_t *file_id, uint32_t *line);
+	/* For a kernel CUPTI gives no times (one measured under kernel replay): the
+	 * trace-clock times its launch call began and returned, 1, once per correlation id;
+	 * 0 when none is known. NULL: never known. */
+	int (*launch_window)(void *ctx, uint64_t correlation_id, uint64_t *start_ns,
+			     uint64_t *end_ns);
 	void *ctx;
 };
 

@@ -333,16 +333,19 @@ int profile_gather_launches(sqlite3 *db, const struct profile_filter *f,
 
 void profile_count_text(const struct profile_tree *t, struct strbuf *out)
 {
-	if (t->device_time) {
-		strbuf_addf(out, "device time of %llu launches with a call stack: %.6f s",
-			    (unsigned long long)t->launches, (double)t->samples / 1e9);
-		return;
-	}
-	strbuf_addf(out, "call-stack samples: %llu", (unsigned long long)t->samples);
 	uint64_t cut = 0; /* rooted at the frame that says the copy was too short */
 	for (size_t i = 1; i < t->count; i++)
 		if (t->nodes[i].parent == 0 && !strncmp(t->nodes[i].function, "[truncated", 10))
 			cut += t->nodes[i].total;
+	if (t->device_time) {
+		strbuf_addf(out, "device time of %llu launches with a call stack: %.6f s",
+			    (unsigned long long)t->launches, (double)t->samples / 1e9);
+		if (cut)
+			strbuf_addf(out, ", %.6f s of it under stacks cut short (deeper than the "
+				    "stack copied: --launch-stack-size copies more)", cut / 1e9);
+		return;
+	}
+	strbuf_addf(out, "call-stack samples: %llu", (unsigned long long)t->samples);
 	if (cut)
 		strbuf_addf(out, ", %llu of them cut short (deeper than the stack copied: "
 			    "--sampling-stack-size copies more)", (unsigned long long)cut);

@@ -574,7 +574,7 @@ static int parse_pid(const char *text, int *pid)
 int cmd_dump(int argc, char **argv)
 {
 	int help = -1, children = -1;
-	const char *format = "text", *stack_size = "65536";
+	const char *format = "text", *stack_size = "16777216";
 	struct option_list pid_list = { 0 };
 	const struct option table[] = {
 		{ OPTION_LIST, 'p', "pid", &pid_list, "PID...",
@@ -583,8 +583,8 @@ int cmd_dump(int argc, char **argv)
 		  "their descendants too (a launcher's ranks, a training job's workers)" },
 		{ OPTION_ENUM, 0, "format", &format, "text|json", "how to print (default: text)" },
 		{ OPTION_STRING, 0, "stack-size", &stack_size, "BYTES",
-		  "bytes of each thread's stack copied from its top (default: 65536; deeper "
-		  "frames are not shown)" },
+		  "at most these bytes of each thread's stack copied from its top (default: "
+		  "16777216, the whole stack in use: deeper frames are not shown)" },
 		{ OPTION_BOOL, 'h', "help", &help, NULL, "show this help" },
 		OPTION_END,
 	};

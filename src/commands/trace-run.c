@@ -657,7 +657,7 @@ int trace_job_run(struct job *j, const char *directory, char **command)
 	else
 		unsetenv("GPUPROF_PC_SAMPLING");
 	if (j->launch_stacks)
-		setenv("GPUPROF_LAUNCH_STACKS", "1", 1);
+		set_env_number("GPUPROF_LAUNCH_STACKS", j->launch_stacks);
 	else
 		unsetenv("GPUPROF_LAUNCH_STACKS");
 	/* CPython 3.12 and later name their functions in /tmp/perf-PID.map when asked to,

@@ -141,6 +141,11 @@ static void trace_table(struct trace_options *o, struct option table[TABLE_SIZE]
 		  "paths (gpuprof profile --kernels), the stack on each launch's API slice "
 		  "(x86-64; with --kernel-trace or --memory-copy-trace; off unless given, in "
 		  "gpuprof sys too)" },
+		{ OPTION_STRING, 0, "launch-stack-size", &o->launch_stack, "BYTES",
+		  "bytes of the launching thread's stack copied per launch (default: 7936; up to "
+		  "65344; K for KiB): a launch deeper than this (PyTorch's through cuDNN or "
+		  "cuBLAS) loses its outermost frames, the Python ones, under one [truncated] "
+		  "root; each launch copies this much at most (with --launch-stacks)" },
 		{ OPTION_LIST, 0, "pmc", &o->pmc, "METRIC...",
 		  "hardware counters of every kernel kept by the kernel filters (CUDA; CUPTI "
 		  "metric names, comma-separated: dram__bytes_read.sum,...): "
@@ -283,6 +288,8 @@ static const char *const command_line_only[] = { "input", "preset", "config", "h
 						  NULL };
 
 static int parse_pc_sampling(const struct trace_options *o, struct job *j, int counters,
+			     struct error *err);
+static int parse_stack_bytes(const char *text, const char *option, unsigned *bytes,
 			     struct error *err);
 
 /* Says once on stderr what a seed's option was taken as. */
@@ -444,7 +451,13 @@ static int job_prepare(struct job *j, struct error *err)
 		return error_set(err, "--sampling-interval sets how often metrics are sampled, and "
 				 "none are: add --host-metrics or --device-metrics (gpuprof sys samples "
 				 "both unless turned off)");
-	j->launch_stacks = o->launch_stacks == 1;
+	j->launch_stacks = o->launch_stacks == 1 ? SAMPLE_STACK_BYTES : 0;
+	if (o->launch_stack && !j->launch_stacks)
+		return error_set(err, "--launch-stack-size sets how much of each launch's stack is "
+				 "copied, and none is: add --launch-stacks");
+	if (o->launch_stack &&
+	    parse_stack_bytes(o->launch_stack, "--launch-stack-size", &j->launch_stacks, err))
+		return -1;
 	if (j->launch_stacks && !strstr(j->trace.buf, "kernel") && !strstr(j->trace.buf, "memory_copy"))
 		return error_set(err, "--launch-stacks takes the call stacks of kernel launches and "
 				 "copies, and neither is traced: add --kernel-trace or "
@@ -456,23 +469,31 @@ static int job_prepare(struct job *j, struct error *err)
 	j->sample_freq = o->sample == 1 ? (unsigned)frequency : 0;
 	j->sample_realtime = j->sample_freq && o->sampling_realtime == 1;
 	j->sample_stack = SAMPLE_STACK_DEFAULT;
-	if (o->sampling_stack) {
-		unsigned long long bytes = strtoull(o->sampling_stack, &end, 10);
-		if (end != o->sampling_stack && (*end == 'K' || *end == 'k') && !end[1]) {
-			bytes *= 1024;
-			end++;
-		}
-		if (!*o->sampling_stack || *end || o->sampling_stack[0] == '-' || bytes < 8 ||
-		    bytes > 65536)
-			return error_set(err, "--sampling-stack-size: '%s' is not a number of bytes "
-					 "from 8 to %d (64K is taken as %d: the kernel copies whole "
-					 "words, at most %d)", o->sampling_stack, SAMPLE_STACK_MAX,
-					 SAMPLE_STACK_MAX, SAMPLE_STACK_MAX);
-		j->sample_stack = bytes > SAMPLE_STACK_MAX ? SAMPLE_STACK_MAX : (unsigned)(bytes & ~7ull);
-	}
+	if (o->sampling_stack &&
+	    parse_stack_bytes(o->sampling_stack, "--sampling-stack-size", &j->sample_stack, err))
+		return -1;
 	if (parse_pc_sampling(o, j, counters, err))
 		return -1;
 	return counters ? trace_plan_counters(j, err) : 0;
+}
+
+/* A number of bytes of stack to copy (K for KiB), from 8 to SAMPLE_STACK_MAX (64K taken
+ * as it), into *bytes in whole words: 0, or -1 with the option named. */
+static int parse_stack_bytes(const char *text, const char *option, unsigned *bytes,
+			     struct error *err)
+{
+	char *end;
+	unsigned long long n = strtoull(text, &end, 10);
+	if (end != text && (*end == 'K' || *end == 'k') && !end[1]) {
+		n *= 1024;
+		end++;
+	}
+	if (!*text || *end || text[0] == '-' || n < 8 || n > 65536)
+		return error_set(err, "%s: '%s' is not a number of bytes from 8 to %d (64K is "
+				 "taken as %d, the most one stack record holds: whole words)",
+				 option, text, SAMPLE_STACK_MAX, SAMPLE_STACK_MAX);
+	*bytes = n > SAMPLE_STACK_MAX ? SAMPLE_STACK_MAX : (unsigned)(n & ~7ull);
+	return 0;
 }
 
 /* The PC sampling options as the CUDA backend reads them (GPUPROF_PC_SAMPLING). */

@@ -25,7 +25,7 @@ struct trace_options {
 	unsigned long long buffer_size, buffer_limit; /* bytes; TRACE_BUFFER_UNSET: the
 						       * recorder's defaults */
 	int host_metrics, device_metrics, sample, sampling_realtime, launch_stacks;
-	const char *sampling_interval, *sampling_freq, *sampling_stack;
+	const char *sampling_interval, *sampling_freq, *sampling_stack, *launch_stack;
 	struct option_list pmc, pmc_set;
 	const char *pmc_multiplex; /* NULL, kernel or kernel_launch_params */
 	int pc_sampling;           /* --pc-sampling-beta-enabled */
@@ -49,7 +49,7 @@ struct job {
 	unsigned sample_freq; /* 0: no call-stack sampling */
 	int sample_realtime;  /* threads off the CPU sampled too */
 	unsigned sample_stack; /* bytes of stack copied per sample */
-	int launch_stacks;    /* each launch's call stack */
+	unsigned launch_stacks; /* bytes of stack copied per launch; 0: no launch stacks */
 	char pc_sampling[48]; /* GPUPROF_PC_SAMPLING ("period=N", "time=US"); "" when off */
 };
 

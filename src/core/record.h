@@ -376,8 +376,9 @@ struct record_metric {
  * tables of the modules mapped then. */
 #define SAMPLE_REGISTERS 17   /* DWARF's x86-64 order: rax rdx rcx rbx rsi rdi rbp rsp
 			       * r8-r15 rip */
-#define SAMPLE_STACK_BYTES 7936   /* stack copied per launch (and per sample, before
-				   * --sampling-stack-size) */
+#define SAMPLE_STACK_BYTES 7936   /* stack copied per launch by default
+				   * (--launch-stack-size), and per sample before
+				   * --sampling-stack-size */
 #define SAMPLE_STACK_DEFAULT 16384 /* stack copied per sample by default: a PyTorch
 				    * training step's samples reach their entry 97 % of
 				    * the time with it, 50 % with 7,936 (PERFORMANCE.md) */

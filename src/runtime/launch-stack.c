@@ -12,7 +12,8 @@
  * register it writes after them is one the compiler saved, as any it is told is
  * clobbered). The copy runs from the stack pointer up
  * to the top of the thread's stack (pthread_getattr_np, once per thread), at most
- * SAMPLE_STACK_BYTES. x86-64 only, as the samples' registers are. */
+ * GPUPROF_LAUNCH_STACKS bytes (--launch-stack-size). x86-64 only, as the samples'
+ * registers are. */
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -27,11 +28,12 @@
 #include "runtime/python.h"
 #include "runtime/recorder.h"
 
-/* A record with the largest stack copy; the bytes are written into a buffer of the
- * thread's own (the copy's source is the thread's stack, which must not hold it). */
+/* A record with the largest stack copy (launch_stack_bytes); the bytes are written into
+ * a buffer of the thread's own (the copy's source is the thread's stack, which must not
+ * hold it). */
 struct launch_buffer {
 	struct record_launch_stack record;
-	unsigned char stack[SAMPLE_STACK_BYTES];
+	unsigned char stack[];
 };
 
 /* The longest a launch waits for room in its thread's buffer. */
@@ -64,18 +66,25 @@ static void make_key(void)
 	pthread_atfork(NULL, NULL, forked_child);
 }
 
+/* Bytes of stack copied per launch (GPUPROF_LAUNCH_STACKS: a number of bytes, 1 for
+ * SAMPLE_STACK_BYTES), 0 when launch stacks are not taken; -1: not read yet. */
+static atomic_int launch_stack_bytes = -1;
+
 int recorder_launch_stacks(void)
 {
-	static atomic_int asked = -1;
-	int a = atomic_load_explicit(&asked, memory_order_relaxed);
+	int a = atomic_load_explicit(&launch_stack_bytes, memory_order_relaxed);
 	if (a < 0) {
+		a = 0;
 #if defined(__x86_64__)
 		const char *text = getenv("GPUPROF_LAUNCH_STACKS");
-		a = text && !strcmp(text, "1");
-#else
-		a = 0;
+		char *end;
+		unsigned long bytes = text ? strtoul(text, &end, 10) : 0;
+		if (text && !*end && bytes == 1)
+			a = SAMPLE_STACK_BYTES;
+		else if (text && !*end && bytes >= 8)
+			a = (int)(bytes > SAMPLE_STACK_MAX ? SAMPLE_STACK_MAX : bytes & ~7ul);
 #endif
-		atomic_store(&asked, a);
+		atomic_store(&launch_stack_bytes, a);
 	}
 	return a;
 }
@@ -144,8 +153,9 @@ __attribute__((noinline)) void recorder_launch_stack(uint32_t domain, uint32_t f
 	if (!recorder_launch_stacks() || !recorder_ready())
 		return;
 	pthread_once(&key_once, make_key);
+	size_t most = (size_t)recorder_launch_stacks();
 	if (!buffer) {
-		if (!(buffer = malloc(sizeof(*buffer))))
+		if (!(buffer = malloc(sizeof(*buffer) + most)))
 			return;
 		pthread_setspecific(buffer_key, buffer);
 		sampler_track_modules();
@@ -180,9 +190,9 @@ __attribute__((noinline)) void recorder_launch_stack(uint32_t domain, uint32_t f
 			 : "memory");
 	uintptr_t sp = (uintptr_t)r[7];
 	size_t bytes = stack_bytes(sp);
-	int full = bytes >= SAMPLE_STACK_BYTES; /* cut here: the stack goes on above */
+	int full = bytes >= most; /* cut here: the stack goes on above */
 	if (full)
-		bytes = SAMPLE_STACK_BYTES;
+		bytes = most;
 	copy_stack(buffer->stack, (const void *)sp, bytes);
 	size_t padded = (bytes + 7) & ~(size_t)7;
 	memset(buffer->stack + bytes, 0, padded - bytes);

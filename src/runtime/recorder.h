@@ -125,8 +125,8 @@ RECORDER_API int recorder_collected_at(uint64_t ns);
 /* The path of this process's spool, or NULL when not started. */
 RECORDER_API const char *recorder_spool_path(void);
 
-/* Launch call stacks (--launch-stacks, runtime/launch-stack.c): whether they are asked for
- * (GPUPROF_LAUNCH_STACKS=1, on x86-64), and, called by a backend on the thread that calls
+/* Launch call stacks (--launch-stacks, runtime/launch-stack.c): the bytes of stack each
+ * copies when they are asked for (GPUPROF_LAUNCH_STACKS=BYTES, on x86-64), else 0; and, called by a backend on the thread that calls
  * an API function launching GPU work, before it calls the real one: copies that thread's
  * registers and top of stack into a RECORD_LAUNCH_STACK for the call (its domain, its
  * function's string id, its correlation id). Nothing when not asked for. */

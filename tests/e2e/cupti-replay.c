@@ -24,7 +24,8 @@
  *                    drivers showed it: the kernel carries the runtime's id, 9
  * all inside the marker range "train" (pushed when markers are traced). The other runtime
  * launches fire their runtime callbacks only.
- * counters: GPUPROF_PMC names two metrics, the stand-in host library evaluates them.
+ * counters: GPUPROF_PMC names two metrics, the stand-in host library evaluates them; the
+ * records of the kernels measured come without times (kernel replay, as on an H200).
  * pc-sampling: GPUPROF_PC_SAMPLING=period=17; CUPTI hands one range over in two buffers
  * (remainingNumPcs 1, then 0), each with the range's totals (1000 samples, 20 dropped,
  * 30 of other kernels), vecCopy 0x40 long_scoreboard 600 then 0x80 selected 200; it
@@ -65,13 +66,19 @@ static uint64_t cupti_now(void)
 	return (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec;
 }
 
+/* A kernel's record; one measured since the last (a range started: kernel replay) has
+ * no times, as an H200 gave them (CUDA 13.0, driver 580.159). */
 static void kernel(uint32_t correlation, const char *name)
 {
+	static unsigned ranges_seen;
 	CUpti_ActivityKernel10 k;
 	memset(&k, 0, sizeof(k));
 	k.kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
-	k.start = cupti_now() + 1000000;
-	k.end = k.start + 40000;
+	if (fake.ranges_started() == ranges_seen) {
+		k.start = cupti_now() + 1000000;
+		k.end = k.start + 40000;
+	}
+	ranges_seen = fake.ranges_started();
 	k.deviceId = 0, k.contextId = 1, k.streamId = 13;
 	k.gridX = 4096, k.gridY = k.gridZ = 1;
 	k.blockX = 256, k.blockY = k.blockZ = 1;

@@ -5,11 +5,12 @@
  * a child made by fork() at the start does the same; with --jit, main calls each through
  * code it makes at run time and names in /tmp/perf-PID.map as CPython 3.12's perf
  * support does ("py::light:/srv/app/sites.py", a trampoline with a frame pointer), and
- * prints the PYTHONPERFSUPPORT it was given; the map is left for the caller to remove.
- * What gpuprof trace --launch-stacks
+ * prints the PYTHONPERFSUPPORT it was given; the map is left for the caller to remove;
+ * with --deep K, main calls them beneath K frames of descend(), each 1 KiB deep (a
+ * launch's stack as deep as PyTorch's through cuDNN). What gpuprof trace --launch-stacks
  * attributes to each is checked against these counts.
  *
- *   launch-sites [-n N] [--threads] [--fork] [--jit] */
+ *   launch-sites [-n N] [--threads] [--fork] [--jit] [--deep K] */
 #include <pthread.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
@@ -145,6 +146,18 @@ static void run(int threads, int jit)
 	site_close(&b);
 }
 
+/* run() beneath `levels` frames of its own, each holding 1 KiB of stack. */
+__attribute__((noinline)) static void descend(unsigned long levels, int threads, int jit)
+{
+	volatile char pad[1024];
+	pad[0] = (char)levels;
+	if (levels > 1)
+		descend(levels - 1, threads, jit);
+	else
+		run(threads, jit);
+	pad[1] = pad[0]; /* the frame stays until the calls return: no tail call */
+}
+
 int main(int argc, char **argv)
 {
 	launches = sample_value(argc, argv, "-n", 20);
@@ -153,7 +166,11 @@ int main(int argc, char **argv)
 	 * threads stay behind) */
 	pid_t child = sample_flag(argc, argv, "--fork") ? fork() : -1;
 	sample_open(&s, source);
-	run(threads, jit);
+	unsigned long deep = sample_value(argc, argv, "--deep", 0);
+	if (deep)
+		descend(deep, threads, jit);
+	else
+		run(threads, jit);
 	sample_close(&s);
 	if (child == 0)
 		_exit(0);

@@ -102,10 +102,15 @@ def test_backward_kernels_of_the_autograd_thread_go_to_the_backward_call(tmp_pat
 
 
 def test_counters_of_runtime_and_driver_launches(tmp_path):
-    """Every kernel launch, runtime or driver, is measured once, under the correlation id
-    its kernel record carries: the stand-in host library evaluates metric i of the r-th
-    range measured to 1000 r + i. A runtime launch with a driver launch inside it (older
-    drivers) is one measurement; a graph launch, a copy and a fill are none."""
+    """The innermost launching call of each kernel is measured once, under the
+    correlation id its kernel record carries: the stand-in host library evaluates metric i
+    of the r-th range measured to 1000 r + i. __cudaLaunchKernel with a cuLaunchKernel
+    inside it (the H200's case) is measured at the driver's call, under the runtime's id; a
+    runtime function that fires no driver callback inside (cudaLaunchKernel, 3, and
+    cudaLaunchKernelExC, 8) is learned so at its first call, which goes without counters
+    (said as dropped), and measured itself from then on (cudaLaunchKernel 9, whose driver
+    call inside, 10, is then not measured again); cuLaunchKernel alone, 5, is measured; a
+    graph launch, a copy and a fill are not."""
     lib = tmp_path / "lib"
     lib.mkdir()
     for path in (CUDA_LIB, os.path.join(os.path.dirname(CUDA_LIB), "libgpuprof-recorder.so"),
@@ -113,14 +118,24 @@ def test_counters_of_runtime_and_driver_launches(tmp_path):
         shutil.copy(path, lib)
     r, out = replay(tmp_path, ["--kernel-trace"], "counters",
                     library=str(lib / "libgpuprof-cuda.so"))
-    assert r.stdout.strip() == "ranges started 5, GetData refused 0"
+    assert r.stdout.strip() == "ranges started 3, GetData refused 0"
     with open(out.path("counter_collection.csv"), newline="") as f:
         rows = [(int(x["Correlation_Id"]), x["Thread_Id"], x["Counter_Name"], x["Counter_Value"])
                 for x in csv.DictReader(f)]
     tid = str(out.pid)
     assert rows == [(c, tid, name, str(1000 * (i + 1) + m))
-                    for i, c in enumerate((2, 3, 5, 8, 9))
+                    for i, c in enumerate((2, 5, 9))
                     for m, name in enumerate(("dram__bytes_read.sum", "smsp__inst_executed.sum"))]
+    assert out.query("SELECT reason, records FROM gpuprof_dropped") == [
+        {"reason": "kernels without their counters", "records": 2}]
+    # the kernels measured came without times: each takes its launch call's window,
+    # said once; the others keep CUPTI's
+    kernels = out.query("SELECT corr_id, start, end FROM kernels ORDER BY corr_id, id")
+    assert [k["corr_id"] for k in kernels] == [2, 3, 5, 6, 6, 8, 9]
+    assert all(k["start"] < k["end"] for k in kernels)
+    assert [k["end"] - k["start"] == 40000 for k in kernels] == [
+        False, True, False, True, True, True, False]
+    assert r.stderr.count("no device times") == 1
 
 
 def test_pc_sampling_reads_with_the_context_current_and_counts_totals_once(tmp_path):

@@ -209,6 +209,45 @@ def test_without_the_option_there_are_none_and_profile_says_so(tmp_path):
     assert p.returncode == 2 and "--kernels weighs launches by their device time" in p.stderr
 
 
+def test_a_deep_launch_needs_a_larger_copy(tmp_path):
+    """Launches beneath 16 frames of 1 KiB each (as deep as PyTorch's through cuDNN): the
+    default copy (7,936 bytes) holds the launching end of each stack, under one
+    [truncated] root, and profile says how much device time that is and which option
+    copies more; --launch-stack-size 32K reaches main through all 16 frames."""
+    r = trace(tmp_path, ["--launch-stacks", "--kernel-trace", "-d", "short"],
+              [SITES, "-n", "4", "--deep", "16"])
+    assert r.returncode == 0, r.stderr
+    (out,) = processes(tmp_path / "short")
+    stacks = [x["frames"] for x in launches(out)]
+    assert len(stacks) == 6
+    assert all(f[0] == "[truncated: deeper than the stack copied]" and
+               0 < f.count("descend") < 16 for f in stacks), stacks
+    kernels = device_time(out, "SELECT SUM(end - start) AS ns FROM gpuprof_kernel")
+    p = run([GPUPROF, "profile", "--kernels", "--format", "json", out.path("results.db")],
+            cwd=tmp_path)
+    (table,) = json.loads(p.stdout)
+    assert table["title"] == (
+        f"DEVICE TIME BY LAUNCHING FUNCTION (device time of 6 launches with a call stack: "
+        f"{kernels / 1e9:.6f} s, {kernels / 1e9:.6f} s of it under stacks cut short (deeper "
+        f"than the stack copied: --launch-stack-size copies more); self and total in nsec)")
+    r = trace(tmp_path, ["--launch-stacks", "--launch-stack-size", "32K", "--kernel-trace",
+                         "-d", "whole"], [SITES, "-n", "4", "--deep", "16"])
+    assert r.returncode == 0, r.stderr
+    (out,) = processes(tmp_path / "whole")
+    for f in (x["frames"] for x in launches(out)):
+        at = f.index("main")
+        assert f[at + 1:at + 18] == ["descend"] * 16 + ["run"], f
+    # the option's errors
+    r = trace(tmp_path, ["--kernel-trace", "--launch-stack-size", "32K"], [SITES, "-n", "1"])
+    assert (r.returncode, r.stderr) == (2, "gpuprof: trace: --launch-stack-size sets how "
+                                           "much of each launch's stack is copied, and none "
+                                           "is: add --launch-stacks\n")
+    r = trace(tmp_path, ["--kernel-trace", "--launch-stacks", "--launch-stack-size", "4"],
+              [SITES, "-n", "1"])
+    assert r.returncode == 2
+    assert "--launch-stack-size: '4' is not a number of bytes from 8 to 65344" in r.stderr
+
+
 def test_merge_keeps_each_process_launch_stacks(tmp_path):
     r = trace(tmp_path, ["--launch-stacks", "--kernel-trace", "-d", "out"],
               [SITES, "-n", "6", "--fork"])
