@@ -70,7 +70,7 @@ endif
 # ---- sources ----------------------------------------------------------------------
 UTIL_SRC := $(wildcard src/util/*.c)
 CORE_SRC := src/core/record.c src/core/spool.c src/core/paths.c src/core/python-read.c \
-	src/core/maps.c
+	src/core/maps.c src/core/perf-ring.c
 # what runs inside the profiled program: linked into the preload library only
 RECORDER_SRC := $(wildcard src/runtime/*.c)
 STORE_SRC := src/core/recording.c src/core/recording-markers.c src/core/record-list.c src/core/kernel-filter.c $(wildcard src/store/*.c) $(wildcard src/writer/*.c) $(wildcard src/analysis/*.c) $(wildcard src/analysis/rules/*.c)

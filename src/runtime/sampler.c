@@ -37,6 +37,7 @@
 
 #include "core/clock.h"
 #include "core/maps.h"
+#include "core/perf-ring.h"
 #include "core/sample-event.h"
 #include "runtime/python.h"
 #include "runtime/recorder.h"
@@ -65,21 +66,7 @@ static uint64_t sample_ring_bytes(void)
 #define RING_MAX_PAGES 1024    /* 4 MiB of 4 KiB pages per CPU */
 #define RINGS_MAX_BYTES (64u << 20) /* for all the CPUs together */
 
-/* perf's x86-64 register numbers (asm/perf_regs.h) of the DWARF order of record.h */
-static const int perf_register[SAMPLE_REGISTERS] = {
-	0 /* ax */, 3 /* dx */, 2 /* cx */, 1 /* bx */, 4 /* si */, 5 /* di */, 6 /* bp */,
-	7 /* sp */, 16, 17, 18, 19, 20, 21, 22, 23 /* r8-r15 */, 8 /* ip */,
-};
-
-struct cpu_ring {
-	int fd;
-	unsigned char *map;  /* the control page, then the data */
-	unsigned char *data;
-	size_t data_size;
-	uint64_t last_time; /* of the last sample read from it */
-};
-
-static struct cpu_ring *rings;
+static struct perf_ring *rings;
 static _Atomic uint32_t ticker_tid; /* the sampler's ticking thread, once started */
 
 /* gpuprof's threads in the process are not the program's: their samples are left out */
@@ -119,11 +106,7 @@ static int open_rings(unsigned frequency)
 	rings = calloc((size_t)cpus, sizeof(*rings));
 	if (!rings)
 		return -1;
-	for (int i = 0; i < SAMPLE_REGISTERS; i++)
-		register_mask |= 1ull << perf_register[i];
-	for (int i = 0; i < SAMPLE_REGISTERS; i++) /* the kernel writes them by bit order */
-		register_slot[i] = __builtin_popcountll(register_mask &
-							((1ull << perf_register[i]) - 1));
+	register_mask = perf_ring_registers(register_slot);
 	size_t page = (size_t)sysconf(_SC_PAGESIZE);
 	size_t wanted = ring_pages_wanted(frequency, page, cpus), pages = wanted;
 	const char *asked = getenv("GPUPROF_SAMPLE_BUFFER_KB");
@@ -177,8 +160,8 @@ static int open_rings(unsigned frequency)
 					"of perf_event_mlock_kb and `ulimit -l` is used up)" : "");
 			return -1;
 		}
-		rings[ring_count++] = (struct cpu_ring){ fd, map, (unsigned char *)map + page,
-							 pages * page, 0 };
+		rings[ring_count++] = (struct perf_ring){ fd, map, (unsigned char *)map + page,
+							  pages * page, 0 };
 	}
 	if (!ring_count)
 		return -1;
@@ -204,59 +187,6 @@ static void enable_rings(void)
 {
 	for (int i = 0; i < ring_count; i++)
 		ioctl(rings[i].fd, PERF_EVENT_IOC_ENABLE, 0);
-}
-
-/* Copies n bytes at offset `at` of the ring's data, which wraps. */
-static void ring_copy(const struct cpu_ring *r, uint64_t at, void *out, size_t n)
-{
-	size_t from = (size_t)(at % r->data_size), first = r->data_size - from;
-	if (first >= n) {
-		memcpy(out, r->data + from, n);
-	} else {
-		memcpy(out, r->data + from, first);
-		memcpy((unsigned char *)out + first, r->data, n - first);
-	}
-}
-
-/* Builds the record of a PERF_RECORD_SAMPLE at `at`: tid, time, registers, stack. */
-static int build_sample(const struct cpu_ring *r, uint64_t at, size_t size)
-{
-	uint64_t offset = at + sizeof(struct perf_event_header);
-	uint32_t pid_tid[2];
-	uint64_t time, abi, stack_size, registers[64];
-	int count = __builtin_popcountll(register_mask);
-	if (size < sizeof(struct perf_event_header) + 8 + 8 + 8)
-		return -1;
-	ring_copy(r, offset, pid_tid, sizeof(pid_tid));
-	ring_copy(r, offset + 8, &time, 8);
-	ring_copy(r, offset + 16, &abi, 8);
-	offset += 24;
-	if (abi == PERF_SAMPLE_REGS_ABI_NONE) /* the thread was in the kernel only */
-		return -1;
-	ring_copy(r, offset, registers, (size_t)count * 8);
-	offset += (uint64_t)count * 8;
-	ring_copy(r, offset, &stack_size, 8);
-	offset += 8;
-	if (stack_size > SAMPLE_STACK_MAX)
-		return -1;
-	uint64_t dynamic = 0;
-	if (stack_size)
-		ring_copy(r, offset + stack_size, &dynamic, 8);
-	if (dynamic > stack_size)
-		dynamic = stack_size;
-	struct record_sample *s = &pending.sample;
-	memset(s, 0, sizeof(*s));
-	s->tid = pid_tid[1];
-	s->time_ns = time;
-	for (int i = 0; i < SAMPLE_REGISTERS; i++)
-		s->registers[i] = registers[register_slot[i]];
-	s->stack_size = (uint32_t)dynamic;
-	if (dynamic >= stack_size)
-		s->flags |= SAMPLE_STACK_FULL;
-	ring_copy(r, offset, pending.bytes + sizeof(*s), (size_t)dynamic);
-	s->header.type = RECORD_SAMPLE;
-	s->header.size = (uint32_t)RECORD_PADDED(sizeof(*s) + dynamic);
-	return 0;
 }
 
 /* ---- code made at run time: the perf map ------------------------------------------ */
@@ -364,33 +294,32 @@ static int collect(int final)
 		for (int i = 0; i < ring_count; i++)
 			ioctl(rings[i].fd, PERF_EVENT_IOC_DISABLE, 0);
 	for (int i = 0; i < ring_count; i++) {
-		struct cpu_ring *r = &rings[i];
+		struct perf_ring *r = &rings[i];
 		struct perf_event_mmap_page *control = (void *)r->map;
 		uint64_t head = __atomic_load_n(&control->data_head, __ATOMIC_ACQUIRE);
 		uint64_t tail = control->data_tail;
 		while (tail < head) {
 			struct perf_event_header h;
-			ring_copy(r, tail, &h, sizeof(h));
+			perf_ring_copy(r, tail, &h, sizeof(h));
 			if (h.size < sizeof(h))
 				break;
-			if (h.type == PERF_RECORD_SAMPLE && build_sample(r, tail, h.size) == 0) {
+			uint32_t pid;
+			if (h.type == PERF_RECORD_SAMPLE &&
+			    perf_ring_sample(r, tail, h.size, register_slot, &pending.sample, &pid) == 0) {
 				if (!own_thread(pending.sample.tid) && recorder_try_emit(&pending) == -1) {
 					__atomic_store_n(&control->data_tail, tail, __ATOMIC_RELEASE);
 					return 1; /* this one again once the buffer is drained */
 				}
 				r->last_time = pending.sample.time_ns;
 			}
-			if (h.type == PERF_RECORD_LOST && h.size >= sizeof(h) + 32) {
-				/* id, lost; then the sample id: pid, tid, time */
-				uint64_t lost[2], time;
-				uint32_t pid_tid[2];
-				ring_copy(r, tail + sizeof(h), lost, sizeof(lost));
-				ring_copy(r, tail + sizeof(h) + 16, pid_tid, sizeof(pid_tid));
-				ring_copy(r, tail + sizeof(h) + 24, &time, sizeof(time));
+			uint64_t lost, time;
+			uint32_t tid;
+			if (h.type == PERF_RECORD_LOST &&
+			    perf_ring_lost(r, tail, h.size, &lost, &tid, &time) == 0) {
 				struct record_samples_lost l = {
 					.header = { sizeof(l), RECORD_SAMPLES_LOST, 0 },
-					.tid = pid_tid[1],
-					.samples = lost[1] > UINT32_MAX ? UINT32_MAX : (uint32_t)lost[1],
+					.tid = tid,
+					.samples = lost > UINT32_MAX ? UINT32_MAX : (uint32_t)lost,
 					.start_ns = r->last_time && r->last_time <= time ? r->last_time : time,
 					.end_ns = time,
 				};
@@ -398,7 +327,7 @@ static int collect(int final)
 					__atomic_store_n(&control->data_tail, tail, __ATOMIC_RELEASE);
 					return 1;
 				}
-				recorder_count_dropped(DROPPED_SAMPLES, lost[1]);
+				recorder_count_dropped(DROPPED_SAMPLES, lost);
 				r->last_time = time;
 			}
 			tail += h.size;
