@@ -146,7 +146,7 @@ TEST_PROGRAMS += $(patsubst tests/e2e/%.cpp,$(BUILD)/tests/%,$(wildcard tests/e2
 TARGETS += $(SAMPLES) $(TEST_PROGRAMS) $(BUILD)/bench/launches
 endif
 TARGETS += $(BUILD)/bench/make-spool $(BUILD)/bench/make-ranks $(BUILD)/bench/read-db $(BUILD)/bench/markers \
-	$(BUILD)/tests/make-recording
+	$(BUILD)/bench/attach-target $(BUILD)/tests/make-recording
 
 # ---- MPI: the interposers of --mpi-trace, one per implementation's ABI ---------------
 MPI_SRC := inject/mpi/mpi-state.c inject/mpi/mpi-p2p.c inject/mpi/mpi-collectives.c
@@ -450,6 +450,10 @@ $(BUILD)/bench/markers: bench/markers.c $(MARKERS_LIB)
 	@mkdir -p $(dir $@)
 	$(CC) -std=gnu11 $(CFLAGS) -Wall -Wextra -Iinclude $< -o $@ -L$(BUILD)/lib -lgpuprof-markers \
 		-Wl,-rpath,'$$ORIGIN/../lib'
+
+$(BUILD)/bench/attach-target: bench/attach-target.c
+	@mkdir -p $(dir $@)
+	$(CC) -std=gnu11 $(CFLAGS) -Wall -Wextra $< -o $@
 
 $(BUILD)/bench/read-db: bench/read-db.c
 	@mkdir -p $(dir $@)

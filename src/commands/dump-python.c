@@ -63,8 +63,7 @@ static int file_symbols(const char *path, uint64_t found[SYMS], uint64_t *first_
 	return missing || *first_vaddr == UINT64_MAX ? -1 : 0;
 }
 
-/* The interpreter in process pid: the reader's addresses, 0; -1 when none is found. */
-static int find_interpreter(int pid, struct python_reader *r)
+int dump_find_interpreter(int pid, struct python_reader *r)
 {
 	char maps[64], line[4352], file[4096];
 	snprintf(maps, sizeof(maps), "/proc/%d/maps", pid);
@@ -148,7 +147,7 @@ int dump_python(struct spool_out *s, int pid, uint64_t now, int *gil)
 	memset(&reader, 0, sizeof(reader));
 	reader.intern = intern;
 	reader.arg = &names;
-	if (find_interpreter(pid, &reader))
+	if (dump_find_interpreter(pid, &reader))
 		return 0;
 	uint64_t holder = python_gil_holder(&reader);
 	*gil = holder ? (int)python_thread_id(&reader, holder) : 0;

@@ -174,14 +174,21 @@ static void copy_thread(int pid, struct thread *t, size_t stack_bytes)
 /* ---- the spool of the copies ----------------------------------------------------------- */
 
 
+int dump_flush(struct spool_out *s)
+{
+	if (s->count && !s->failed &&
+	    spool_write_chunk(s->fd, s->chunk.buf, (uint32_t)s->chunk.len, s->count, &s->err))
+		s->failed = 1;
+	strbuf_reset(&s->chunk);
+	s->count = 0;
+	return s->failed ? -1 : 0;
+}
+
 void dump_put(struct spool_out *s, const void *record)
 {
 	const struct record_header *h = record;
-	if (s->chunk.len + h->size > (1u << 20)) {
-		spool_write_chunk(s->fd, s->chunk.buf, (uint32_t)s->chunk.len, s->count, NULL);
-		strbuf_reset(&s->chunk);
-		s->count = 0;
-	}
+	if (s->chunk.len + h->size > (1u << 20))
+		dump_flush(s);
 	strbuf_add(&s->chunk, record, h->size);
 	s->count++;
 }
@@ -223,8 +230,7 @@ static void put_module(void *arg, uint64_t start, uint64_t end, uint64_t offset,
 	dump_put(at->s, &m);
 }
 
-/* The ELF files the process maps. */
-static void put_modules(struct spool_out *s, int pid, uint64_t now)
+void dump_put_modules(struct spool_out *s, int pid, uint64_t now)
 {
 	char path[64];
 	struct modules at = { s, now };
@@ -279,26 +285,25 @@ static int same_namespace(int pid, const char *kind)
 	return !strcmp(mine, theirs);
 }
 
-/* Why pid cannot be dumped, in words that say what to change; "" when it can be tried. */
-static void check_access(struct process *p)
+/* Why pid cannot be read by `command` (dump, sys), in words that say what to change; ""
+ * when it can be tried. */
+void dump_check_process(int pid, const char *command, char *why, size_t size)
 {
-	char path[64];
-	snprintf(path, sizeof(path), "/proc/%d", p->pid);
-	if (kill(p->pid, 0) < 0 && errno == ESRCH) {
-		snprintf(p->why, sizeof(p->why), "no process %d (it ended, or never was)", p->pid);
+	if (kill(pid, 0) < 0 && errno == ESRCH) {
+		snprintf(why, size, "no process %d (it ended, or never was)", pid);
 		return;
 	}
-	if (p->pid == getpid()) {
-		snprintf(p->why, sizeof(p->why), "process %d is gpuprof itself", p->pid);
+	if (pid == getpid()) {
+		snprintf(why, size, "process %d is gpuprof itself", pid);
 		return;
 	}
-	if (!same_namespace(p->pid, "pid") || !same_namespace(p->pid, "mnt")) {
-		snprintf(p->why, sizeof(p->why), "process %d is in another PID or mount namespace "
-			 "(a container): run gpuprof dump inside it (nsenter --target %d --pid "
-			 "--mount, or docker exec)", p->pid, p->pid);
+	if (!same_namespace(pid, "pid") || !same_namespace(pid, "mnt")) {
+		snprintf(why, size, "process %d is in another PID or mount namespace (a "
+			 "container): run gpuprof %s inside it (nsenter --target %d --pid --mount, "
+			 "or docker exec)", pid, command, pid);
 		return;
 	}
-	p->why[0] = '\0';
+	why[0] = '\0';
 }
 
 /* The reason a thread could not be traced, in the words of what to change. */
@@ -332,7 +337,7 @@ static int by_tid(const void *a, const void *b)
 /* Copies every thread, then unwinds the copies. 0, or -1 with p->why set. */
 static int dump_process(struct process *p, size_t stack_bytes)
 {
-	check_access(p);
+	dump_check_process(p->pid, "dump", p->why, sizeof(p->why));
 	if (p->why[0])
 		return -1;
 	char path[64];
@@ -402,7 +407,7 @@ static int dump_process(struct process *p, size_t stack_bytes)
 	proc.hostname_id = dump_put_string(&s, host);
 	proc.command_id = dump_put_string(&s, p->command);
 	dump_put(&s, &proc);
-	put_modules(&s, p->pid, now);
+	dump_put_modules(&s, p->pid, now);
 	for (size_t i = 0; i < p->count; i++) {
 		struct thread *t = &p->threads[i];
 		if (t->copied)
@@ -412,7 +417,7 @@ static int dump_process(struct process *p, size_t stack_bytes)
 	dump_python(&s, p->pid, now, &p->gil);
 	struct record_process_end end = { { sizeof(end), RECORD_PROCESS_END, 0 }, now };
 	dump_put(&s, &end);
-	spool_write_chunk(s.fd, s.chunk.buf, (uint32_t)s.chunk.len, s.count, NULL);
+	dump_flush(&s);
 	close(s.fd);
 	strbuf_release(&s.chunk);
 	int rc = recording_read(&p->rec, spool.buf, &err);

@@ -402,9 +402,8 @@ static const char *pid_suffix(const struct strbuf *spools, const char *spool)
 	return NULL;
 }
 
-static int post_process(const char *manifest, const char *metrics_base,
-			const char *directory, const struct output_request *request,
-			int keep_spool)
+int trace_post_process(const char *manifest, const char *metrics_base, const char *directory,
+		       const struct output_request *request, int keep_spool)
 {
 	int metrics = metrics_recorded(metrics_base);
 	FILE *f = fopen(manifest, "re");
@@ -722,7 +721,7 @@ int trace_job_run(struct job *j, const char *directory, char **command)
 	sigaction(SIGINT, &interrupt, NULL);
 	sigaction(SIGTERM, &interrupt, NULL);
 	sigaction(SIGHUP, &interrupt, NULL);
-	int failed = post_process(manifest.buf, metrics.buf, directory, &j->request,
+	int failed = trace_post_process(manifest.buf, metrics.buf, directory, &j->request,
 				  o->keep_spool == 1);
 	unlink(manifest.buf);
 	metrics_remove(metrics.buf);

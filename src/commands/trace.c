@@ -23,7 +23,8 @@
 #include "util/strbuf.h"
 
 static const char usage[] = "gpuprof trace [options] -- COMMAND [ARGS...]";
-static const char sys_usage[] = "gpuprof sys [options] -- COMMAND [ARGS...]";
+static const char sys_usage[] = "gpuprof sys [options] -- COMMAND [ARGS...]\n"
+				 "       gpuprof sys --pid PID [--duration SECONDS] [options]";
 static const char sys_description[] =
 	"Runs COMMAND as 'gpuprof trace --sys-trace' does (every API call, kernel, copy,\n"
 	"allocation and marker), samples the call stacks of every thread on its CPU time\n"
@@ -31,7 +32,9 @@ static const char sys_description[] =
 	"utilization and frequency, memory), every process of COMMAND (CPU, memory, page\n"
 	"faults, context switches, threads, I/O) and every NVIDIA GPU through NVML (power,\n"
 	"energy, temperature, clocks, utilization, memory, PCIe). The options are gpuprof\n"
-	"trace's; --no-sample, --no-host-metrics and --no-device-metrics turn a source off.";
+	"trace's; --no-sample, --no-host-metrics and --no-device-metrics turn a source off.\n"
+	"With --pid, a process already running is sampled from outside (call stacks and\n"
+	"metrics, not its GPU API calls) and goes on as it was whenever gpuprof ends.";
 
 /* The command being run: "trace" or "sys", for messages. */
 const char *trace_command_name = "trace";
@@ -270,6 +273,14 @@ static void trace_table(struct trace_options *o, struct option table[TABLE_SIZE]
 		  "thread (implies --marker-trace)" },
 		{ OPTION_BOOL, 0, "keep-spool", &o->keep_spool, NULL,
 		  "keep each process's raw spool after it was converted" },
+		{ OPTION_SECTION, .help = "a running process (gpuprof sys)" },
+		{ OPTION_STRING, 0, "pid", &o->attach_pid, "PID",
+		  "sample process PID, already running, instead of running a command: its "
+		  "threads' call stacks (native and Python) and metrics, and those of the threads "
+		  "and processes it starts meanwhile, into the outputs above; nothing of gpuprof "
+		  "enters it, and it goes on as it was whenever gpuprof ends" },
+		{ OPTION_STRING, 0, "duration", &o->duration, "SECONDS",
+		  "with --pid: sample for this long (default: until the process ends or Ctrl-C)" },
 		{ OPTION_SECTION, .help = "recording" },
 		{ OPTION_SIZE, 0, "buffer-size", &o->buffer_size, "SIZE",
 		  "buffer per recording thread (default: 2M; at least 4096)" },
@@ -285,7 +296,7 @@ static void trace_table(struct trace_options *o, struct option table[TABLE_SIZE]
 
 /* Options that only the command line sets. */
 static const char *const command_line_only[] = { "input", "preset", "config", "help", "version",
-						  NULL };
+						  "pid", "duration", NULL };
 
 static int parse_pc_sampling(const struct trace_options *o, struct job *j, int counters,
 			     struct error *err);
@@ -596,6 +607,51 @@ static int read_preset(const char *name, struct input_file *in, struct error *er
 }
 
 /* gpuprof trace and gpuprof sys: the same options from different defaults. */
+/* gpuprof sys --pid PID [--duration S]: the options checked for what sampling a running
+ * process can do, then attach.c. */
+static int attach_main(const struct trace_options *o, int given, char **command)
+{
+	if (!o->attach_pid)
+		die_with(EXIT_USAGE, "%s: --duration is how long --pid samples a running process: "
+			 "give --pid PID", trace_command_name);
+	if (strcmp(trace_command_name, "sys"))
+		die_with(EXIT_USAGE, "trace: --pid: a running process's GPU API calls cannot be "
+			 "traced (the recording libraries load when a program starts); gpuprof sys "
+			 "--pid %s samples its call stacks and metrics", o->attach_pid);
+	if (given > 0)
+		die_with(EXIT_USAGE, "sys: --pid samples a process already running: no command "
+			 "is run with it ('%s' given)", command[0]);
+	if (o->input || o->preset || o->config)
+		die_with(EXIT_USAGE, "sys: --pid takes its options from the command line (not -i, "
+			 "--preset or -c)");
+	const struct {
+		int on;
+		const char *name;
+	} started_only[] = {
+		{ o->kernel == 1, "--kernel-trace" }, { o->memory_copy == 1, "--memory-copy-trace" },
+		{ o->memory_allocation == 1, "--memory-allocation-trace" },
+		{ o->opencl == 1, "--opencl-trace" }, { o->cuda_runtime == 1, "--cuda-runtime-trace" },
+		{ o->cuda_driver == 1, "--cuda-driver-trace" }, { o->marker == 1, "--marker-trace" },
+		{ o->runtime == 1, "--runtime-trace" }, { o->mpi == 1, "--mpi-trace" },
+		{ o->nccl == 1, "--nccl-trace" }, { o->torch_trace == 1, "--torch-trace" },
+		{ o->launch_stacks == 1, "--launch-stacks" }, { o->pmc.count > 0, "--pmc" },
+		{ o->pc_sampling == 1, "--pc-sampling-beta-enabled" },
+	};
+	for (size_t i = 0; i < sizeof(started_only) / sizeof(started_only[0]); i++)
+		if (started_only[i].on)
+			die_with(EXIT_USAGE, "sys: %s records from inside a program started under "
+				 "gpuprof: --pid samples a running process's call stacks and metrics "
+				 "only", started_only[i].name);
+	struct job j = { .o = *o };
+	j.o.sys = -1; /* nothing is traced: the default --sys-trace is sys's for a command */
+	struct error err;
+	if (job_prepare(&j, &err))
+		die_with(EXIT_USAGE, "sys: %s", err.message);
+	int code = attach_run(&j, j.o.directory, o->attach_pid, o->duration);
+	job_release(&j);
+	return code;
+}
+
 static int trace_main(int argc, char **argv, const struct trace_options *base,
 		      const char *usage_text, const char *description_text)
 {
@@ -618,6 +674,8 @@ static int trace_main(int argc, char **argv, const struct trace_options *base,
 		       "--opencl-trace=false.\n");
 		return 0;
 	}
+	if (o.attach_pid || o.duration)
+		return attach_main(&o, argc - next, argv + next);
 	if (next >= argc)
 		die_with(EXIT_USAGE, "%s: no command given (usage: %s)", trace_command_name, usage_text);
 

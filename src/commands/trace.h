@@ -26,6 +26,7 @@ struct trace_options {
 						       * recorder's defaults */
 	int host_metrics, device_metrics, sample, sampling_realtime, launch_stacks;
 	const char *sampling_interval, *sampling_freq, *sampling_stack, *launch_stack;
+	const char *attach_pid, *duration; /* gpuprof sys --pid, --duration */
 	struct option_list pmc, pmc_set;
 	const char *pmc_multiplex; /* NULL, kernel or kernel_launch_params */
 	int pc_sampling;           /* --pc-sampling-beta-enabled */
@@ -85,5 +86,16 @@ int trace_plan_counters(struct job *j, struct error *err);
 /* The least buffer a recording thread may have: a page (a record larger than the
  * buffer is dropped and counted) */
 #define TRACE_BUFFER_MIN 4096ull
+
+/* Turns the spools a manifest lists (paths ended by NULs) into outputs, with the metrics
+ * spooled under metrics_base appended: 0, or -1 when one failed (said). */
+int trace_post_process(const char *manifest, const char *metrics_base, const char *directory,
+		       const struct output_request *request, int keep_spool);
+
+/* gpuprof sys --pid (attach.c): samples the running process pid_text (and what it starts
+ * meanwhile) for duration_text seconds (NULL: until it ends or Ctrl-C) into the outputs
+ * of job j; returns the exit status. */
+int attach_run(struct job *j, const char *directory, const char *pid_text,
+	       const char *duration_text);
 
 #endif

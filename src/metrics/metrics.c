@@ -487,7 +487,12 @@ static void sample_processes(struct sampler *m, uint64_t now)
 {
 	pid_t *pids = NULL;
 	size_t count = 0, alloc = 0;
-	find_descendants(getpid(), &pids, &count, &alloc);
+	if (m->o.root) { /* a process attached to, itself too */
+		pids = xrealloc(pids, sizeof(*pids));
+		pids[count++] = (pid_t)m->o.root;
+		alloc = 1;
+	}
+	find_descendants(m->o.root ? (pid_t)m->o.root : getpid(), &pids, &count, &alloc);
 	for (size_t i = 0; i < m->process_count; i++)
 		m->processes[i].seen = 0;
 	for (size_t i = 0; i < count; i++) {

@@ -17,6 +17,8 @@ struct metrics_options {
 	int host;             /* the machine and the traced processes */
 	int device;           /* the GPUs, through NVML */
 	unsigned interval_ms; /* between two samples */
+	int root;             /* the processes measured: this one and its descendants (gpuprof
+			       * sys --pid); 0: gpuprof's descendants */
 };
 
 struct metrics;

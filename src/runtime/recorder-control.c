@@ -88,23 +88,9 @@ uint64_t recorder_process_start_ns(void)
 	ssize_t n = fd >= 0 ? read(fd, stat, sizeof(stat) - 1) : -1;
 	if (fd >= 0)
 		close(fd);
-	uint64_t now = clock_now_ns();
-	char *p = n > 0 ? (stat[n] = '\0', strrchr(stat, ')')) : NULL;
-	unsigned long long ticks = 0;
-	/* after the command: fields 3 to 21, then starttime (clock ticks since boot) */
-	for (int field = 3; p && field <= 22; field++) {
-		p = strchr(p + 1, ' ');
-		if (p && field == 22)
-			ticks = strtoull(p + 1, NULL, 10);
-	}
-	struct timespec boot;
-	long hz = sysconf(_SC_CLK_TCK);
-	if (!ticks || hz <= 0 || clock_gettime(CLOCK_BOOTTIME, &boot) < 0)
-		return now;
-	uint64_t boot_ns = (uint64_t)boot.tv_sec * 1000000000u + (uint64_t)boot.tv_nsec;
-	uint64_t started = (uint64_t)ticks * (1000000000u / (uint64_t)hz);
-	uint64_t age = boot_ns > started ? boot_ns - started : 0;
-	return now > age ? now - age : now;
+	if (n > 0)
+		stat[n] = '\0';
+	return clock_process_start_ns(n > 0 ? stat : NULL, clock_now_ns());
 }
 
 struct period {

@@ -1,0 +1,217 @@
+"""gpuprof sys --pid: a process started outside gpuprof (tests/e2e/attached.c, and the
+Python program tests/e2e/stuck.py), sampled from outside for a while into sys's outputs.
+Premises are the CPU time the programs measure themselves (their per-function split, a
+thread's and a child's CPU seconds) and the process's CPU time in /proc: the samples'
+shares within 5 points of the program's own, their counts within 10 % of the rate times
+that CPU time. The process goes on as it was when gpuprof ends, SIGKILL included."""
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from conftest import GPUPROF, TESTS, outputs, run
+
+ATTACHED = os.path.join(TESTS, "attached")
+STUCK_PY = os.path.join(os.path.dirname(os.path.abspath(__file__)), "stuck.py")
+RATE = 300
+NO_METRICS = ["--no-host-metrics", "--no-device-metrics"]
+
+
+@pytest.fixture
+def attached():
+    p = subprocess.Popen([ATTACHED], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    assert p.stdout.readline() == "ready\n"
+    yield p
+    if p.poll() is None:
+        p.kill()
+        p.wait()
+
+
+def command(p, line):
+    """Sends a command to attached.c and returns the line it answers."""
+    p.stdin.write(line + "\n")
+    p.stdin.flush()
+    return p.stdout.readline()
+
+
+def finish(p):
+    out, _ = p.communicate("quit\n", timeout=30)
+    assert p.returncode == 5
+    words = out.split()
+    assert words[0] == "seventy" and words[2] == "thirty", out
+    return float(words[1]), float(words[3])
+
+
+def cpu_seconds(pid):
+    """The process's user and system CPU time from /proc (clock ticks)."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def folded(out):
+    with open(out.path("stacks.folded")) as f:
+        return [(line.rsplit(" ", 1)[0].split(";"), int(line.rsplit(" ", 1)[1])) for line in f]
+
+
+def samples_in(stacks, function):
+    return sum(n for frames, n in stacks if function in frames)
+
+
+def start_sys(tmp_path, pid, *options):
+    """gpuprof sys --pid, running; returns it once it said it samples."""
+    s = subprocess.Popen([GPUPROF, "sys", "--pid", str(pid), "-d", "out", *options],
+                         cwd=tmp_path, stderr=subprocess.PIPE, text=True)
+    line = s.stderr.readline()
+    assert "sys: sampling process" in line, line + s.stderr.read()
+    return s
+
+
+def test_shares_and_rate_against_the_programs_own_measure(tmp_path, attached):
+    """2 s of the worker thread: seventy() and thirty() in the samples within 5 points of
+    the CPU time the program measured in each; the samples within 10 % of 300 a second of
+    the process's CPU time meanwhile. The process goes on and ends its own way."""
+    before = cpu_seconds(attached.pid)
+    r = run([GPUPROF, "sys", "--pid", str(attached.pid), "--duration", "2", "-d", "out",
+             *NO_METRICS], cwd=tmp_path)
+    after = cpu_seconds(attached.pid)
+    assert r.returncode == 0, r.stderr
+    assert "stopped sampling process" in r.stderr and "it goes on as it was" in r.stderr
+    (out,) = outputs(str(tmp_path / "out"))
+    assert out.pid == attached.pid
+    stacks = folded(out)
+    total = sum(n for _, n in stacks)
+    seventy, thirty = samples_in(stacks, "seventy"), samples_in(stacks, "thirty")
+    measured_seventy, measured_thirty = finish(attached)
+    share = seventy / (seventy + thirty)
+    measured = measured_seventy / (measured_seventy + measured_thirty)
+    print(f"seventy {share:.3f} of the samples, {measured:.3f} of the CPU time measured; "
+          f"{total} samples for {after - before:.2f} s of CPU time")
+    assert abs(share - measured) <= 0.05, (seventy, thirty, measured)
+    assert seventy + thirty >= 0.9 * total
+    assert abs(total - RATE * (after - before)) <= 0.1 * RATE * (after - before), \
+        (total, after - before)
+    # the thread's name, as the program set it
+    names = {row["tid"]: row["name"] for row in out.query("SELECT tid, name FROM threads")}
+    assert "worker" in names.values(), names
+
+
+def test_threads_and_processes_started_meanwhile(tmp_path, attached):
+    """A thread started while attached and a child process forked meanwhile: each has
+    its samples (0.3 s of CPU time each, within 10 % of the rate), the child in its own
+    outputs, named as the process."""
+    s = start_sys(tmp_path, attached.pid, *NO_METRICS)
+    late = command(attached, "thread").split()
+    child = command(attached, "fork").split()
+    assert late[0] == "late" and child == ["child", "3"]
+    s.send_signal(signal.SIGINT)
+    _, err = s.communicate(timeout=60)
+    assert s.returncode == 0, err
+    assert "(interrupted)" in err
+    found = {o.pid: o for o in outputs(str(tmp_path / "out"))}
+    assert attached.pid in found and len(found) == 2, sorted(found)
+    (child_pid,) = [pid for pid in found if pid != attached.pid]
+    parent, child = folded(found[attached.pid]), folded(found[child_pid])
+    assert abs(samples_in(parent, "late_worker") - RATE * float(late[1])) <= 0.1 * RATE * 0.3
+    assert abs(samples_in(child, "child_spin") - RATE * 0.3) <= 0.1 * RATE * 0.3
+    assert samples_in(parent, "child_spin") == 0 and samples_in(child, "late_worker") == 0
+    threads = found[attached.pid].query("SELECT name FROM threads")
+    assert "late" in [t["name"] for t in threads]
+    finish(attached)
+
+
+def test_python_functions(tmp_path):
+    """A Python program (a thread spinning in Python, a generator waiting, the main thread
+    in a blocking read): the spinner's Python function in its samples, within 10 % of the
+    rate of the process's CPU time; the program goes on."""
+    p = subprocess.Popen([sys.executable, STUCK_PY], stdin=subprocess.PIPE,
+                         stdout=subprocess.PIPE, text=True)
+    try:
+        assert p.stdout.readline() == "ready\n"
+        before = cpu_seconds(p.pid)
+        r = run([GPUPROF, "sys", "--pid", str(p.pid), "--duration", "1.5", "-d", "out",
+                 *NO_METRICS], cwd=tmp_path)
+        after = cpu_seconds(p.pid)
+        assert r.returncode == 0, r.stderr
+        (out,) = outputs(str(tmp_path / "out"))
+        stacks = folded(out)
+        total = sum(n for _, n in stacks)
+        spin = samples_in(stacks, "stuck.py:spin")
+        print(f"{spin} of {total} samples in stuck.py:spin, {after - before:.2f} s of CPU")
+        assert spin >= 0.9 * total
+        assert abs(total - RATE * (after - before)) <= 0.1 * RATE * (after - before)
+        out_text, _ = p.communicate("x\n", timeout=30)
+        assert (p.returncode, out_text) == (0, "done\n")
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+
+
+def test_killed_while_attached_the_program_goes_on(tmp_path, attached):
+    """gpuprof killed with SIGKILL while sampling: the program keeps running and ends with
+    its own status and output; what was flushed before (every 100 ms) converts."""
+    s = start_sys(tmp_path, attached.pid, *NO_METRICS)
+    time.sleep(0.5)
+    s.send_signal(signal.SIGKILL)
+    s.wait()
+    assert command(attached, "thread").startswith("late ")
+    seventy, thirty = finish(attached)
+    assert seventy > 0 and thirty > 0
+    spools = [os.path.join(d, f) for d, _, files in os.walk(tmp_path / "out") for f in files
+              if f.endswith(".spool")]
+    assert len(spools) == 1
+    c = run([GPUPROF, "convert", spools[0]], cwd=tmp_path)
+    assert c.returncode == 0, c.stderr
+    (out,) = outputs(str(tmp_path / "out"))
+    assert out.query("SELECT COUNT(*) AS n FROM samples")[0]["n"] > 0
+
+
+def test_metrics_of_the_process(tmp_path, attached):
+    """The metrics of the process attached to, sampled by gpuprof's metrics thread with
+    no call stacks: its CPU series."""
+    r = run([GPUPROF, "sys", "--pid", str(attached.pid), "--duration", "1", "-d", "out",
+             "--no-sample", "--no-device-metrics", "--sampling-interval", "100"], cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert "metrics only" in r.stderr
+    (out,) = outputs(str(tmp_path / "out"))
+    rows = out.query("SELECT value FROM metrics WHERE source = 'PROCESS' AND pid = ? AND "
+                     "name = 'CPU' ORDER BY time", attached.pid)
+    # a reading every 100 ms for 1 s, the first of which has no rate yet
+    assert len(rows) >= 5, rows
+    # the worker spins on one CPU: up to 100 % of one (less on a loaded machine)
+    assert all(0 < row["value"] <= 100 * os.cpu_count() + 10 for row in rows), rows
+    assert max(row["value"] for row in rows) >= 10, rows
+    finish(attached)
+
+
+def test_errors(tmp_path, attached):
+    cases = [
+        (["sys", "--pid", "4194303"], 1, "gpuprof: sys: no process 4194303 (it ended, or never was)"),
+        (["sys", "--pid", "abc"], 2, "--pid: 'abc' is not a process id"),
+        (["sys", "--duration", "2", "--", "true"], 2, "--duration is how long --pid samples"),
+        (["sys", "--pid", str(attached.pid), "--duration", "0"], 2,
+         "--duration: '0' is not a number of seconds above 0"),
+        (["sys", "--pid", str(attached.pid), "--", "true"], 2,
+         "no command is run with it ('true' given)"),
+        (["sys", "--pid", str(attached.pid), "--kernel-trace"], 2,
+         "--kernel-trace records from inside a program started under gpuprof"),
+        (["trace", "--pid", str(attached.pid)], 2,
+         "trace: --pid: a running process's GPU API calls cannot be traced"),
+    ]
+    for args, code, message in cases:
+        r = run([GPUPROF, *args], cwd=tmp_path)
+        assert r.returncode == code, (args, r.stderr)
+        if message:
+            assert message in r.stderr, (args, r.stderr)
+    if os.geteuid() == 0 and shutil.which("setpriv"):
+        r = run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", GPUPROF, "sys",
+                 "--pid", str(attached.pid), "--duration", "1", "-d", "/tmp"], cwd="/")
+        assert r.returncode == 1
+        assert f"cannot sample process {attached.pid}" in r.stderr
+        assert "another user's process" in r.stderr or "perf_event_paranoid" in r.stderr
+    finish(attached)
