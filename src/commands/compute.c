@@ -432,7 +432,9 @@ static int compute_profile(int argc, char **argv)
 		die_with(EXIT_USAGE, "compute profile: --attach-pid %s: gpuprof cannot attach to a "
 				     "running process (the CUDA driver loads CUPTI through its "
 				     "injection hook as the program starts): run the program under "
-				     "gpuprof compute profile -- COMMAND", attach);
+				     "gpuprof compute profile -- COMMAND; of a running process, gpuprof "
+				     "sys --pid %s samples the call stacks and metrics, and gpuprof dump "
+				     "--pid %s shows where each thread is", attach, attach, attach);
 	if (rocprof_format || retain == 1 || no_native == 1)
 		fprintf(stderr, "gpuprof: compute profile: %s: gpuprof writes pmc_perf.csv and keeps "
 				"the database under trace/ with its one counter collection (CUPTI); "

@@ -202,6 +202,9 @@ def test_errors(tmp_path, attached):
          "--kernel-trace records from inside a program started under gpuprof"),
         (["trace", "--pid", str(attached.pid)], 2,
          "trace: --pid: a running process's GPU API calls cannot be traced"),
+        # rocprof-compute's --attach-pid: counters need the program started under CUPTI
+        (["compute", "profile", "--attach-pid", str(attached.pid)], 2,
+         f"gpuprof sys --pid {attached.pid} samples the call stacks and metrics"),
     ]
     for args, code, message in cases:
         r = run([GPUPROF, *args], cwd=tmp_path)
