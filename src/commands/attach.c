@@ -51,6 +51,8 @@ struct target {
 	struct spool_out out;
 	struct strbuf spool;
 	uint64_t maps_hash;        /* of /proc/PID/maps when its modules were last written */
+	uint64_t exec_time;        /* of the last exec seen */
+	uint64_t samples;          /* call-stack samples written */
 	struct python_reader *python; /* NULL: none found (yet) */
 	uint64_t python_next_try;  /* when to look for an interpreter again */
 	uint32_t *named;           /* threads whose name was written */
@@ -298,7 +300,9 @@ static int open_thread(int tid, unsigned frequency, unsigned stack_bytes, uint64
 		sample_event_attr(&a, frequency, registers, stack_bytes);
 		a.disabled = 1;        /* all start together, once every thread has its events */
 		a.inherit_thread = 0;  /* the processes it starts are sampled too */
-		a.remove_on_exec = 0;  /* and what they exec */
+		a.remove_on_exec = 0;  /* and what they exec, */
+		a.comm = 1;            /* which a PERF_RECORD_COMM says, with its time */
+		a.comm_exec = 1;
 		int fd = (int)syscall(SYS_perf_event_open, &a, tid, (int)cpu, -1, PERF_FLAG_FD_CLOEXEC);
 		if (fd < 0) {
 			if (errno == ENODEV || errno == EINVAL) /* a CPU that is offline */
@@ -439,8 +443,21 @@ static void drain(const struct job *j, const char *directory, uint64_t now)
 				if (t) {
 					name_thread(t, pending.sample.tid);
 					dump_put(&t->out, &pending);
+					t->samples++;
 				}
 				r->last_time = pending.sample.time_ns;
+			} else if (h.type == PERF_RECORD_COMM && (h.misc & PERF_RECORD_MISC_COMM_EXEC) &&
+				   h.size >= sizeof(h) + 8 + 16) {
+				/* an exec: the files mapped from its time on are the new image's
+				 * (each CPU's event says it: once per process and time) */
+				perf_ring_copy(r, tail + sizeof(h), &pid, sizeof(pid));
+				perf_ring_copy(r, tail + h.size - 8, &time, sizeof(time));
+				struct target *t = target_of((int)pid);
+				if (t && t->exec_time != time) {
+					t->exec_time = time;
+					t->maps_hash = maps_hash(t->pid);
+					dump_put_modules(&t->out, t->pid, time);
+				}
 			} else if (h.type == PERF_RECORD_LOST &&
 				   perf_ring_lost(r, tail, h.size, &lost, &tid, &time) == 0 &&
 				   target_count) {
@@ -467,6 +484,28 @@ static void sleep_until(uint64_t ns)
 	struct timespec at = { (time_t)(ns / 1000000000u), (long)(ns % 1000000000u) };
 	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &at, NULL) == EINTR && !stop_asked)
 		;
+}
+
+/* The process's CPU time so far (user and system, all its threads), in seconds; -1 when
+ * it cannot be read (it ended). */
+static double cpu_seconds(int pid)
+{
+	char path[64], stat[1024];
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	if (read_text(path, stat, sizeof(stat)) <= 0)
+		return -1;
+	char *p = strrchr(stat, ')');
+	unsigned long long user = 0, system = 0;
+	/* after the command: fields 3 to 13, then utime and stime */
+	for (int field = 3; p && field <= 15; field++) {
+		p = strchr(p + 1, ' ');
+		if (p && field == 14)
+			user = strtoull(p + 1, NULL, 10);
+		if (p && field == 15)
+			system = strtoull(p + 1, NULL, 10);
+	}
+	long hz = sysconf(_SC_CLK_TCK);
+	return p && hz > 0 ? (double)(user + system) / (double)hz : -1;
 }
 
 static int alive(int pid)
@@ -541,6 +580,7 @@ int attach_run(struct job *j, const char *directory, const char *pid_text,
 	}
 	for (size_t i = 0; i < event_count; i++)
 		ioctl(event_fds[i], PERF_EVENT_IOC_ENABLE, 0);
+	double cpu_before = cpu_seconds((int)pid);
 	struct sigaction stop = { .sa_handler = ask_stop };
 	sigaction(SIGINT, &stop, NULL);
 	sigaction(SIGTERM, &stop, NULL);
@@ -602,6 +642,7 @@ int attach_run(struct job *j, const char *directory, const char *pid_text,
 	for (size_t i = 0; i < event_count; i++)
 		ioctl(event_fds[i], PERF_EVENT_IOC_DISABLE, 0);
 	now = clock_now_ns();
+	double cpu_after = cpu_seconds((int)pid);
 	drain(j, directory, now);
 	for (size_t i = 0; i < event_count; i++)
 		close(event_fds[i]);
@@ -611,8 +652,17 @@ int attach_run(struct job *j, const char *directory, const char *pid_text,
 			warn("metrics: %s (those sampled before are kept)", err.message);
 	}
 	signal(SIGINT, SIG_DFL);
-	fprintf(stderr, "gpuprof: sys: stopped sampling process %ld (%s) after %.3f s%s\n", pid,
-		ended, (double)(now - started) / 1e9, targets[0].ended ? "" : "; it goes on as it was");
+	struct strbuf sampled = STRBUF_INIT;
+	if (j->sample_freq)
+		strbuf_addf(&sampled, ": %llu call-stack samples", (unsigned long long)targets[0].samples);
+	if (j->sample_freq && cpu_before >= 0 && cpu_after >= cpu_before)
+		strbuf_addf(&sampled, " (one per 1/%u s of CPU time in user space) in its %.2f s of "
+			    "CPU time meanwhile (user and system)", j->sample_freq,
+			    cpu_after - cpu_before);
+	fprintf(stderr, "gpuprof: sys: stopped sampling process %ld (%s) after %.3f s%s%s\n", pid,
+		ended, (double)(now - started) / 1e9, sampled.buf,
+		targets[0].ended ? "" : "; it goes on as it was");
+	strbuf_release(&sampled);
 	int failed = 0;
 	for (size_t i = 0; i < target_count; i++) {
 		struct target *t = &targets[i];

@@ -7,6 +7,8 @@
  *            time, and prints "late CPU" (seconds) once it ended
  *   fork     fork()s a child that spins in child_spin() for 0.3 s of its CPU time, waits
  *            for it, and prints "child STATUS"
+ *   exec PATH ARG  fork()s a child that executes PATH ARG, waits for it, and prints
+ *            "exec STATUS"
  *   quit     prints "seventy S thirty S" (the worker's CPU seconds in each so far) and
  *            exits with status 5
  * It prints "ready" once the worker runs. */
@@ -96,7 +98,7 @@ int main(void)
 	pthread_create(&t, NULL, worker, NULL);
 	printf("ready\n");
 	fflush(stdout);
-	char line[64];
+	char line[4352];
 	while (fgets(line, sizeof(line), stdin)) {
 		if (!strcmp(line, "thread\n")) {
 			pthread_t late;
@@ -113,6 +115,20 @@ int main(void)
 			int status = 0;
 			waitpid(child, &status, 0);
 			printf("child %d\n", WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+		} else if (!strncmp(line, "exec ", 5)) {
+			char *path = line + 5, *arg = strchr(path, ' ');
+			if (!arg)
+				continue;
+			*arg++ = '\0';
+			arg[strcspn(arg, "\n")] = '\0';
+			pid_t child = fork();
+			if (child == 0) {
+				execl(path, path, arg, (char *)NULL);
+				_exit(127);
+			}
+			int status = 0;
+			waitpid(child, &status, 0);
+			printf("exec %d\n", WIFEXITED(status) ? WEXITSTATUS(status) : -1);
 		} else if (!strcmp(line, "quit\n")) {
 			pthread_mutex_lock(&lock);
 			printf("seventy %.6f thirty %.6f\n", seventy_seconds, thirty_seconds);
