@@ -233,8 +233,7 @@ $(BUILD)/tests/fake-nccl/libnccl-app.so: tests/e2e/nccl-app.c $(BUILD)/tests/fak
 	$(CC) $(ALL_CFLAGS) -DNCCL_APP_LIBRARY -shared $< -o $@ \
 		$(BUILD)/tests/fake-nccl/libnccl.so.2 -Wl,-rpath,'$$ORIGIN'
 $(BUILD)/tests/nccl-app-private: tests/e2e/nccl-app.c
-	$(CC) $(ALL_CFLAGS) -DNCCL_APP_LOADER='"libnccl-app.so"' $< -o $@ -ldl \
-		-Wl,-rpath,'$$ORIGIN/fake-nccl'
+	$(CC) $(ALL_CFLAGS) -DNCCL_APP_LOADER='"fake-nccl/libnccl-app.so"' $< -o $@ -ldl
 
 # ---- CUDA: the CUPTI backend, the CUDA samples, the GPU tests and benchmarks --------
 # The backend run without a GPU (built with the CUDA backend, below)

@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 typedef struct nccl_comm *ncclComm_t;
 typedef struct {
@@ -37,7 +38,15 @@ enum { INT32 = 2, FLOAT16 = 6, FLOAT32 = 7, FLOAT64 = 8, BFLOAT16 = 9, SUM = 0 }
 #ifdef NCCL_APP_LOADER
 int main(int argc, char **argv)
 {
-	void *library = dlopen(NCCL_APP_LOADER, RTLD_NOW | RTLD_LOCAL);
+	/* by its path beside this program (a sanitizer's runtime intercepts dlopen(), which
+	 * then does not search this program's run path) */
+	char path[4096];
+	ssize_t n = readlink("/proc/self/exe", path, sizeof(path) - 64);
+	if (n <= 0)
+		return 2;
+	path[n] = '\0';
+	strcpy(strrchr(path, '/') + 1, NCCL_APP_LOADER);
+	void *library = dlopen(path, RTLD_NOW | RTLD_LOCAL);
 	int (*run)(int, char **) = library ? (int (*)(int, char **))dlsym(library, "nccl_app_run")
 					   : NULL;
 	if (!run) {

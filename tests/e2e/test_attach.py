@@ -15,7 +15,7 @@ import time
 
 import pytest
 
-from conftest import GPUPROF, TESTS, outputs, run
+from conftest import GPUPROF, TESTS, outputs, preload, run
 
 ATTACHED = os.path.join(TESTS, "attached")
 SPLIT = os.path.join(TESTS, "split")
@@ -130,10 +130,18 @@ def test_threads_and_processes_started_meanwhile(tmp_path, attached):
     finish(attached)
 
 
-def test_a_process_that_execs_meanwhile(tmp_path, attached):
+def test_a_process_that_execs_meanwhile(tmp_path):
     """A child that executes another program while sampled (split fork: 0.3 s in its
     main, and a child of its own for 0.3 s): its samples are named from the program it
-    became (module split), not from the one it was, from the exec on."""
+    became (module split), not from the one it was, from the exec on. (A sanitized build's
+    split needs its sanitizer's runtime preloaded, which gpuprof trace would do: the
+    program is given it here.)"""
+    env = dict(os.environ)
+    if os.environ.get("GPUPROF_SANITIZER"):
+        env["LD_PRELOAD"] = preload("").rstrip(":")
+    attached = subprocess.Popen([ATTACHED], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                text=True, env=env)
+    assert attached.stdout.readline() == "ready\n"
     s = start_sys(tmp_path, attached.pid, *NO_METRICS)
     assert command(attached, f"exec {SPLIT} fork") == "split: child exited 3\n"
     assert attached.stdout.readline() == "exec 3\n"
