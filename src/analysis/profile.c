@@ -1,5 +1,6 @@
 /* The samples' call tree (see profile.h). */
 #include "analysis/profile.h"
+#include "analysis/user-code.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -437,18 +438,30 @@ size_t profile_launch_sites(const struct profile_tree *t, struct profile_launch_
 		if (!n->launches || !n->parent)
 			continue; /* not what a launch ran */
 		const struct profile_node *call = &t->nodes[n->parent];
-		const struct profile_node *caller = call->parent ? &t->nodes[call->parent] : NULL;
+		/* up from the API function to the user's code; without any, its caller */
+		const struct profile_node *below = call, *site = NULL;
+		for (uint32_t up = call->parent; up && !site; up = t->nodes[up].parent) {
+			if (user_code(t->nodes[up].module))
+				site = &t->nodes[up];
+			else
+				below = &t->nodes[up];
+		}
+		if (!site) {
+			site = call->parent ? &t->nodes[call->parent] : NULL;
+			below = call;
+		}
+		const char *function = site ? site->function : "", *module = site ? site->module : "";
+		const char *through = below != call ? below->function : "";
 		size_t r = 0;
 		for (; r < count; r++) /* the same site reached by other paths: one row */
 			if (!strcmp(rows[r].call, call->function) && !strcmp(rows[r].launched, n->function) &&
-			    !strcmp(rows[r].function, caller ? caller->function : "") &&
-			    !strcmp(rows[r].module, caller ? caller->module : ""))
+			    !strcmp(rows[r].function, function) && !strcmp(rows[r].module, module) &&
+			    !strcmp(rows[r].through, through))
 				break;
 		if (r == count) {
 			rows = xrealloc(rows, (count + 1) * sizeof(*rows));
-			rows[count++] = (struct profile_launch_site){
-				caller ? caller->function : "", caller ? caller->module : "",
-				call->function, n->function, 0, 0 };
+			rows[count++] = (struct profile_launch_site){ function, module, through,
+								      call->function, n->function, 0, 0 };
 		}
 		rows[r].launches += n->launches;
 		rows[r].ns += n->total;
@@ -456,6 +469,33 @@ size_t profile_launch_sites(const struct profile_tree *t, struct profile_launch_
 	sort_array(rows, count, sizeof(*rows), by_device_time);
 	*out = rows;
 	return count;
+}
+
+int profile_launch_sites_table(const struct profile_tree *t, int format, const char *key,
+			       const char *title, size_t limit, double divisor, int decimals,
+			       const char *units, struct error *err)
+{
+	struct profile_launch_site *sites;
+	size_t count = profile_launch_sites(t, &sites);
+	struct strbuf time = STRBUF_INIT;
+	strbuf_addf(&time, "Device time (%s)", units);
+	const char *names[] = { "Function", "Module", "Through", "Call", "Launched", "Launches",
+				time.buf, "Pct" };
+	struct table *out = table_begin(stdout, (enum table_format)format, key, title, 8, names);
+	for (size_t i = 0; i < count && (!limit || i < limit); i++) {
+		const char *base = strrchr(sites[i].module, '/');
+		table_text(out, sites[i].function);
+		table_text(out, base ? base + 1 : sites[i].module);
+		table_text(out, sites[i].through);
+		table_text(out, sites[i].call);
+		table_text(out, sites[i].launched);
+		table_int(out, (int64_t)sites[i].launches);
+		table_double(out, (double)sites[i].ns / divisor, decimals);
+		table_double(out, t->samples ? 100.0 * (double)sites[i].ns / (double)t->samples : 0, 2);
+	}
+	free(sites);
+	strbuf_release(&time);
+	return table_end(out, err);
 }
 
 int profile_flat_table(const struct profile_tree *t, enum profile_sort sort, int format,

@@ -109,10 +109,14 @@ size_t profile_flat(const struct profile_tree *t, enum profile_sort sort,
 int profile_flat_table(const struct profile_tree *t, enum profile_sort sort, int format,
 		       const char *key, const char *title, size_t limit, struct error *err);
 
-/* A launch site of profile_gather_launches()'s tree: the program's function that called
- * the API function that launched a kernel (or copy), with the launches and device time. */
+/* A launch site of profile_gather_launches()'s tree: the innermost frame of the user's
+ * code (analysis/user-code.h) on the path of a launch of a kernel (or copy), else the
+ * caller of the API function; the frame it called on the way (the library it launched
+ * through: "" when it called the API itself); the API function; what was launched; the
+ * launches and their device time. */
 struct profile_launch_site {
-	const char *function, *module; /* the caller: "" when the API call was the root */
+	const char *function, *module; /* the site: "" when the API call was the root */
+	const char *through;           /* the frame below the site on the path, or "" */
 	const char *call;              /* the API function */
 	const char *launched;          /* the kernel's name, or [copy ...] */
 	uint64_t launches, ns;
@@ -120,6 +124,13 @@ struct profile_launch_site {
 
 /* The launch sites of the tree, the most device time first; returns how many. */
 size_t profile_launch_sites(const struct profile_tree *t, struct profile_launch_site **out);
+
+/* The launch sites as one table of util/table.h (key and title as table_begin() takes
+ * them), the first `limit` (0: all), device times divided by divisor with `decimals`
+ * in `units`. */
+int profile_launch_sites_table(const struct profile_tree *t, int format, const char *key,
+			       const char *title, size_t limit, double divisor, int decimals,
+			       const char *units, struct error *err);
 
 /* Fills first_child and next_sibling. */
 void profile_link(struct profile_tree *t);

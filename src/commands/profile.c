@@ -178,13 +178,19 @@ int cmd_profile(int argc, char **argv)
 	const char *format = "text", *tid = NULL, *from = NULL, *to = NULL, *range = NULL;
 	const char *kernel = NULL;
 	const char *limit_text = "30", *min_text = "1", *sort = "self";
-	int all_frames = -1, lines = -1;
+	int all_frames = -1, lines = -1, sites = -1;
 	const char *units = "nsec";
 	const struct option table[] = {
 		{ OPTION_BOOL, 0, "kernels", &kernels, NULL,
 		  "device time by the call paths that launched it (trace --launch-stacks): each "
 		  "kernel and copy weighted by its time on the device, beneath the API call that "
 		  "launched it; self and total in ns (-u for another unit)" },
+		{ OPTION_BOOL, 0, "sites", &sites, NULL,
+		  "with --kernels: the launch sites, as gpuprof summary's LAUNCH SITES: each "
+		  "launch's innermost frame of the user's code (a Python file outside Python's "
+		  "library and installed packages, or the program's executable; GPUPROF_USER_CODE "
+		  "and GPUPROF_LIBRARY_CODE name other paths so), the frame it went through, the "
+		  "API call, what it launched, launches and device time" },
 		{ OPTION_BOOL, 0, "gpu", &gpu, NULL,
 		  "the devices' PC samples (trace --pc-sampling-beta-enabled, CUDA): samples and "
 		  "stall reasons by kernel, source line and instruction" },
@@ -241,6 +247,9 @@ int cmd_profile(int argc, char **argv)
 	f.range = range;
 	if (device_idle == 1 && device_busy == 1)
 		die_with(EXIT_USAGE, "profile: --device-idle and --device-busy keep no sample together");
+	if (sites == 1 && (kernels != 1 || tree_wanted == 1))
+		die_with(EXIT_USAGE, "profile: --sites is a table of --kernels' launches%s",
+			 kernels != 1 ? ": add --kernels" : ", not a tree: leave --tree out");
 	if (kernels == 1 && (device_idle == 1 || device_busy == 1))
 		die_with(EXIT_USAGE, "profile: --kernels weighs launches by their device time: "
 				     "--device-idle and --device-busy select samples");
@@ -353,10 +362,12 @@ int cmd_profile(int argc, char **argv)
 		}
 	} else {
 		struct strbuf title = STRBUF_INIT;
-		strbuf_addstr(&title, t.device_time ? "DEVICE TIME BY LAUNCHING FUNCTION ("
-						    : "FLAT PROFILE (");
+		strbuf_addstr(&title, sites == 1 ? "LAUNCH SITES (" : t.device_time
+			      ? "DEVICE TIME BY LAUNCHING FUNCTION (" : "FLAT PROFILE (");
 		profile_count_text(&t, &title);
-		if (t.device_time)
+		if (sites == 1)
+			strbuf_addf(&title, "; device time in %s)", units);
+		else if (t.device_time)
 			strbuf_addf(&title, "; self and total in %s)", units);
 		else
 			strbuf_addstr(&title, ")");
@@ -364,10 +375,18 @@ int cmd_profile(int argc, char **argv)
 		/* one table: plain CSV, its title on stderr rather than a '#' line */
 		if (!strcmp(format, "csv"))
 			fprintf(stderr, "gpuprof: profile: %s\n", title.buf);
-		rc = profile_flat_table(&t, !strcmp(sort, "total") ? PROFILE_SORT_TOTAL
-								    : PROFILE_SORT_SELF,
-					table_parse_format(format), "profile",
-					strcmp(format, "csv") ? title.buf : NULL, (size_t)limit, &err);
+		if (sites == 1) {
+			rc = profile_launch_sites_table(&t, table_parse_format(format), "launch_sites",
+							strcmp(format, "csv") ? title.buf : NULL,
+							(size_t)limit, t.unit_ns > 1 ? t.unit_ns : 1,
+							t.unit_ns > 1 ? 3 : 0, units, &err);
+		} else {
+			rc = profile_flat_table(&t, !strcmp(sort, "total") ? PROFILE_SORT_TOTAL
+									    : PROFILE_SORT_SELF,
+						table_parse_format(format), "profile",
+						strcmp(format, "csv") ? title.buf : NULL, (size_t)limit,
+						&err);
+		}
 		table_output_end(stdout, (enum table_format)table_parse_format(format));
 		strbuf_release(&title);
 	}

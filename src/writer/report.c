@@ -16,6 +16,7 @@
 #include "store/store.h"
 #include "util/html.h"
 #include "util/strbuf.h"
+#include "util/units.h"
 #include "writer/output-file.h"
 #include "writer/writer.h"
 
@@ -308,6 +309,15 @@ static void duration_cell(FILE *out, double ns)
 	fprintf(out, "<td>%.0f</td>", ns);
 }
 
+/* A duration as a person reads it, the exact ns in data-ns. */
+static void human_duration_cell(FILE *out, double ns)
+{
+	struct strbuf text = STRBUF_INIT;
+	units_duration(&text, ns);
+	fprintf(out, "<td data-ns=\"%.0f\">%s</td>", ns, text.buf);
+	strbuf_release(&text);
+}
+
 static void stats_section(FILE *out, const char *id, const char *title, const char *what,
 			  struct stats_table *t, const char *empty)
 {
@@ -457,8 +467,8 @@ static void functions_section(FILE *out, struct report *r)
 	fprintf(out, "</table></section>\n");
 }
 
-/* The functions that launched the most device time (trace --launch-stacks): a section
- * only where launches were recorded with their call stacks. */
+/* Where the most device time was launched from in the user's code (trace
+ * --launch-stacks): a section only where launches were recorded with their call stacks. */
 static void launch_sites_section(FILE *out, const struct report *r)
 {
 	if (!r->launches.samples)
@@ -466,19 +476,24 @@ static void launch_sites_section(FILE *out, const struct report *r)
 	struct profile_launch_site *sites;
 	size_t count = profile_launch_sites(&r->launches, &sites);
 	fprintf(out, "<section id=\"launch-sites\"><h2>Launch sites</h2>\n<p class=\"note\">"
-		     "Device time of %" PRIu64 " launches by the function that called the API "
+		     "Device time of %" PRIu64 " launches by the innermost frame of the user's code "
+		     "on the launch's path (a Python file outside Python's library and installed "
+		     "packages, or the program's executable), then the frame it went through "
 		     "(gpuprof profile --kernels gives the paths).</p>\n<table><tr><th>Function"
-		     "</th><th>Call</th><th>Launched</th><th>Launches</th><th>Device time (ms)"
-		     "</th><th>%%</th></tr>\n", r->launches.launches);
+		     "</th><th>Through</th><th>Call</th><th>Launched</th><th>Launches</th>"
+		     "<th>Device time</th><th>%%</th></tr>\n", r->launches.launches);
 	for (size_t i = 0; i < count && i < TOP_ROWS; i++) {
 		fprintf(out, "<tr><td class=\"name\">");
 		html_text(out, sites[i].function);
+		fprintf(out, "</td><td class=\"name\">");
+		html_text(out, sites[i].through);
 		fprintf(out, "</td><td>");
 		html_text(out, sites[i].call);
 		fprintf(out, "</td><td class=\"name\">");
 		html_text(out, sites[i].launched);
-		fprintf(out, "</td><td>%" PRIu64 "</td><td>%.3f</td><td>%.2f</td></tr>\n",
-			sites[i].launches, (double)sites[i].ns / 1e6,
+		fprintf(out, "</td><td>%" PRIu64 "</td>", sites[i].launches);
+		human_duration_cell(out, (double)sites[i].ns);
+		fprintf(out, "<td>%.1f</td></tr>\n",
 			100.0 * (double)sites[i].ns / (double)r->launches.samples);
 	}
 	fprintf(out, "</table></section>\n");

@@ -533,37 +533,23 @@ static int hot_functions_table(const struct printer *pr, const struct summary *s
 
 #define LAUNCH_SITES 20
 
-/* The functions that launched the most device time (trace --launch-stacks). */
+/* Where the most device time was launched from in the user's code (trace
+ * --launch-stacks). */
 static int launch_sites_table(const struct printer *pr, const struct summary *s,
 			      struct error *err)
 {
 	if (!s->launches.samples)
 		return 0;
-	struct profile_launch_site *sites;
-	size_t count = profile_launch_sites(&s->launches, &sites);
-	struct strbuf title = STRBUF_INIT, time = STRBUF_INIT;
+	struct strbuf title = STRBUF_INIT;
 	strbuf_addf(&title, "LAUNCH SITES (device time of %llu launches with a call stack: "
-			    "%.*f %s; the %d that launched the most)",
+			    "%.*f %s; by the innermost frame of the user's code on the path, then "
+			    "the frame it went through; the %d that launched the most)",
 		    (unsigned long long)s->launches.launches, pr->decimals,
 		    (double)s->launches.samples / pr->divisor, pr->units, LAUNCH_SITES);
-	strbuf_addf(&time, "Device time (%s)", pr->units);
-	const char *names[] = { "Function", "Module", "Call", "Launched", "Launches", time.buf,
-				"Pct" };
-	struct table *t = table_begin(stdout, pr->format, "launch_sites", title.buf, 7, names);
-	for (size_t i = 0; i < count && i < LAUNCH_SITES; i++) {
-		const char *base = strrchr(sites[i].module, '/');
-		table_text(t, sites[i].function);
-		table_text(t, base ? base + 1 : sites[i].module);
-		table_text(t, sites[i].call);
-		table_text(t, sites[i].launched);
-		table_int(t, (int64_t)sites[i].launches);
-		table_double(t, (double)sites[i].ns / pr->divisor, pr->decimals);
-		table_double(t, 100.0 * (double)sites[i].ns / (double)s->launches.samples, 2);
-	}
-	free(sites);
+	int rc = profile_launch_sites_table(&s->launches, pr->format, "launch_sites", title.buf,
+					    LAUNCH_SITES, pr->divisor, pr->decimals, pr->units, err);
 	strbuf_release(&title);
-	strbuf_release(&time);
-	return table_end(t, err);
+	return rc;
 }
 
 /* gpuprof advise's findings over one input, and the analysis across its MPI ranks. */

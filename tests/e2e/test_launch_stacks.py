@@ -122,23 +122,25 @@ def test_launches_are_attributed_to_the_functions_that_made_them(tmp_path):
             if found:
                 return found
     # summary and report: the launch sites, each the program's function that called
-    # the API, with the launches and device time of what it launched
+    # the API (the innermost of the user's code: the program's executable), with the
+    # launches and device time of what it launched, through nothing in between
     p = run([GPUPROF, "summary", "--format", "json", db], cwd=tmp_path)
     assert p.returncode == 0, p.stderr
     (sites,) = [t for t in json.loads(p.stdout) if t["name"] == "launch_sites"]
-    assert sites["columns"] == ["Function", "Module", "Call", "Launched", "Launches",
-                                "Device time (nsec)", "Pct"]
-    assert sorted(tuple(row[:6]) for row in sites["rows"]) == sorted([
-        ("light", "launch-sites", "clEnqueueNDRangeKernel", "light", n, light),
-        ("heavy", "launch-sites", "clEnqueueNDRangeKernel", "heavy", n // 2, heavy),
-        ("heavy", "launch-sites", "clEnqueueReadBuffer", "[copy device to host]", n // 2, copies)])
+    assert sites["columns"] == ["Function", "Module", "Through", "Call", "Launched",
+                                "Launches", "Device time (nsec)", "Pct"]
+    assert sorted(tuple(row[:7]) for row in sites["rows"]) == sorted([
+        ("light", "launch-sites", "", "clEnqueueNDRangeKernel", "light", n, light),
+        ("heavy", "launch-sites", "", "clEnqueueNDRangeKernel", "heavy", n // 2, heavy),
+        ("heavy", "launch-sites", "", "clEnqueueReadBuffer", "[copy device to host]", n // 2,
+         copies)])
     report = tmp_path / "report.html"
     p = run([GPUPROF, "report", "-o", str(report), db], cwd=tmp_path)
     assert p.returncode == 0, p.stderr
     section = report.read_text().split('<section id="launch-sites">')[1].split("</section>")[0]
     assert f"Device time of {n + n} launches" in section
-    assert (f'<td class="name">light</td><td>clEnqueueNDRangeKernel</td><td class="name">light'
-            f'</td><td>{n}</td><td>{light / 1e6:.3f}</td>') in section
+    assert (f'<td class="name">light</td><td class="name"></td><td>clEnqueueNDRangeKernel</td>'
+            f'<td class="name">light</td><td>{n}</td><td data-ns="{light}">') in section
     light_node = find(tree["tree"], "light")
     assert light_node["total"] == light
     assert [c["function"] for c in light_node["children"]] == ["clEnqueueNDRangeKernel"]
@@ -334,6 +336,19 @@ def test_pyopencl_kernels_are_attributed_to_the_python_functions(tmp_path):
     twice = device_time(out, "SELECT SUM(k.end - k.start) AS ns FROM gpuprof_kernel k "
                              "JOIN gpuprof_string s ON s.id = k.name_id WHERE s.string = 'twice'")
     assert total["launcher.py:doubling"] == twice
+    # the launch sites: the script's functions, not pyopencl's extension in which the
+    # API is called, nor pyopencl's Python (an installed package); that extension one
+    # level down
+    p = run([GPUPROF, "summary", "--format", "json", out.path("results.db")], cwd=tmp_path)
+    (sites,) = [t for t in json.loads(p.stdout) if t["name"] == "launch_sites"]
+    rows = {(row[0], row[4]): row for row in sites["rows"]}
+    assert sorted(rows) == [("launcher.py:adding", "plus"), ("launcher.py:doubling", "twice")]
+    assert rows[("launcher.py:doubling", "twice")][5] == 6
+    assert rows[("launcher.py:doubling", "twice")][6] == twice
+    assert rows[("launcher.py:adding", "plus")][5] == 3
+    for row in rows.values():
+        assert row[1] == "launcher.py" and row[3] == "clEnqueueNDRangeKernel"
+        assert row[2] and not row[2].startswith("launcher.py"), row
 
 
 def test_timelines_carry_each_launch_stack_on_its_api_slice(tmp_path):
@@ -365,3 +380,38 @@ def test_timelines_carry_each_launch_stack_on_its_api_slice(tmp_path):
     again = str(tmp_path / "again" / f"{out.pid}_results")
     assert from_json(again + ".json") == expected
     assert from_pftrace(again + ".pftrace") == expected
+
+
+def test_a_launch_through_a_library_of_the_programs_own(tmp_path):
+    """private-opencl launches through libclwork.so, a library of its own: the launch site
+    is the caller in the program (main), the library's function one level down; with the
+    library's directory named in GPUPROF_USER_CODE, the library's function is the site."""
+    program = os.path.join(TESTS, "private-opencl")
+    r = trace(tmp_path, ["--launch-stacks", "--kernel-trace", "-d", "out"], [program, "7"])
+    assert r.returncode == 0, r.stderr
+    (out,) = processes(tmp_path / "out")
+    db = out.path("results.db")
+    p = run([GPUPROF, "summary", "--format", "json", db], cwd=tmp_path)
+    (sites,) = [t for t in json.loads(p.stdout) if t["name"] == "launch_sites"]
+    # the library's frame below main: clwork_linked() or, where the compiler made its
+    # call a jump, the clwork_run() it jumps to
+    [(site, module, through, call, launched, launches)] = [tuple(row[:6])
+                                                           for row in sites["rows"]]
+    assert (site, module, call, launched, launches) == (
+        "main", "private-opencl", "clEnqueueNDRangeKernel", "vcopy", 7)
+    assert through.startswith(("clwork_linked", "clwork_run")), through
+    # the same table from gpuprof profile --kernels --sites
+    p = run([GPUPROF, "profile", "--kernels", "--sites", "--format", "json", db], cwd=tmp_path)
+    assert p.returncode == 0, p.stderr
+    (table,) = json.loads(p.stdout)
+    assert table["name"] == "launch_sites" and table["rows"] == sites["rows"]
+    p = run([GPUPROF, "profile", "--sites", db], cwd=tmp_path)
+    assert p.returncode == 2 and "--sites is a table of --kernels' launches" in p.stderr
+    p = run([GPUPROF, "summary", "--format", "json", db], cwd=tmp_path,
+            env={"GPUPROF_USER_CODE": TESTS + "/libclwork"})
+    (sites,) = [t for t in json.loads(p.stdout) if t["name"] == "launch_sites"]
+    [(site, module, through, call, launched, launches)] = [tuple(row[:6])
+                                                           for row in sites["rows"]]
+    # the innermost frame of the library now named the user's: the one that called the API
+    assert site.startswith("clwork_run") and (module, through, launches) == (
+        "libclwork.so", "", 7), sites["rows"]
