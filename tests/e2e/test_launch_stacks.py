@@ -415,3 +415,28 @@ def test_a_launch_through_a_library_of_the_programs_own(tmp_path):
     # the innermost frame of the library now named the user's: the one that called the API
     assert site.startswith("clwork_run") and (module, through, launches) == (
         "libclwork.so", "", 7), sites["rows"]
+
+
+def test_a_pytorch_model_launching_through_pyopencl(tmp_path):
+    """A PyTorch model whose modules launch OpenCL kernels through pyopencl: 200 steps give
+    each module's forward 200 launches in LAUNCH SITES, pyopencl's kernel call one level
+    down; the device time of each is the database's."""
+    check = run(["/usr/bin/python3", "-c", "import pyopencl, torch"], cwd=tmp_path)
+    if check.returncode:
+        pytest.skip("pyopencl or torch is not installed (python3-pyopencl, python3-torch)")
+    script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "torch_pyopencl.py")
+    r = trace(tmp_path, ["--launch-stacks", "--kernel-trace", "-d", "out"],
+              ["/usr/bin/python3", script, "200"])
+    assert r.returncode == 0, r.stderr
+    assert "200 steps, y[0] = 3" in r.stdout
+    (out,) = processes(tmp_path / "out")
+    p = run([GPUPROF, "summary", "--format", "json", out.path("results.db")], cwd=tmp_path)
+    (sites,) = [t for t in json.loads(p.stdout) if t["name"] == "launch_sites"]
+    rows = {row[0]: row for row in sites["rows"]}
+    assert sorted(rows) == ["torch_pyopencl.py:Scale.forward", "torch_pyopencl.py:Shift.forward"]
+    for name, kernel in (("Scale", "scale"), ("Shift", "shift")):
+        row = rows[f"torch_pyopencl.py:{name}.forward"]
+        ns = device_time(out, "SELECT SUM(k.end - k.start) AS ns FROM gpuprof_kernel k JOIN "
+                              f"gpuprof_string s ON s.id = k.name_id WHERE s.string = '{kernel}'")
+        assert row[2].startswith("pyopencl/") and row[3:7] == [
+            "clEnqueueNDRangeKernel", kernel, 200, ns], row
