@@ -120,11 +120,13 @@ static int load_device_busy(sqlite3 *db, struct error *err)
 /* Whether the range named n (a hierarchy "a/b/c", as PyTorch operators are named) is
  * one that --range ?4 names: the whole name, or one or more of its levels ("b", "a/b") */
 #define RANGE_NAMED "instr('/' || n.string || '/', '/' || ?4 || '/') > 0"
-/* What a filter keeps of the samples s (or launch stacks s) of process p: thread ?1,
+/* What a filter keeps of the samples s (or launch stacks s) of process p: thread ?1 (of
+ * process ?6 when it is not 0),
  * from ?2 and to ?3 ns after the process's start, inside a marker range named ?4 on the
  * sample's thread... */
 #define FILTER \
-	"WHERE (?1 < 0 OR s.tid = ?1) AND s.time >= p.start + ?2 " \
+	"WHERE (?1 < 0 OR s.tid = ?1) AND (?6 = 0 OR s.process_id = ?6) " \
+	"AND s.time >= p.start + ?2 " \
 	"AND (?3 < 0 OR s.time < p.start + ?3) AND (?4 IS NULL OR EXISTS (" \
 	"  SELECT 1 FROM gpuprof_marker m JOIN gpuprof_string n ON n.id = m.name_id " \
 	"  WHERE m.process_id = s.process_id AND m.tid = s.tid AND " RANGE_NAMED \
@@ -226,6 +228,7 @@ static int gather(sqlite3 *db, const struct profile_filter *f, int launches,
 					       : SAMPLES_KEPT "GROUP BY 1, 2", &q, err);
 	if (rc == 0) {
 		sqlite3_bind_int64(q, 1, f->tid);
+		sqlite3_bind_int64(q, 6, f->process_id);
 		sqlite3_bind_int64(q, 2, (sqlite3_int64)(f->from * 1e9));
 		sqlite3_bind_int64(q, 3, f->to < 0 ? -1 : (sqlite3_int64)(f->to * 1e9));
 		if (f->range)
@@ -292,6 +295,8 @@ static int count_of(sqlite3 *db, const char *sql, const struct profile_filter *f
 	int parameters = sqlite3_bind_parameter_count(q); /* ?1 the thread, ?4 the range */
 	if (parameters >= 1)
 		sqlite3_bind_int64(q, 1, f->tid);
+	if (parameters >= 6)
+		sqlite3_bind_int64(q, 6, f->process_id);
 	if (parameters >= 4 && f->range)
 		sqlite3_bind_text(q, 4, f->range, -1, SQLITE_STATIC);
 	if (sqlite3_step(q) == SQLITE_ROW)

@@ -17,9 +17,10 @@ struct profile_filter {
 	const char *range; /* only inside marker ranges of this name on the same thread */
 	int device;        /* 1: only while a kernel or copy of the process ran on a device;
 			    * -1: only while none did; 0: either */
+	int64_t process_id; /* only the process of this id in the database; 0: every one */
 };
 
-#define PROFILE_ALL { -1, 0, -1, NULL, 0 }
+#define PROFILE_ALL { -1, 0, -1, NULL, 0, 0 }
 
 /* A call: its caller's node, its function and module, its samples (total: on the stack
  * there; self: running there). */

@@ -17,6 +17,7 @@
 #include "util/html.h"
 #include "util/strbuf.h"
 #include "util/units.h"
+#include "writer/flamegraph.h"
 #include "writer/output-file.h"
 #include "writer/writer.h"
 
@@ -46,8 +47,16 @@ struct copy_kind {
 	int64_t calls, bytes, ns;
 };
 
+/* The CPU samples of one process, as a call tree. */
+struct flame {
+	char *title;
+	struct profile_tree tree;
+};
+
 struct report {
 	struct stats_table kernels, api, ranges, functions;
+	struct flame *flames;         /* one per process with samples */
+	size_t flame_count, flames_left_out;
 	struct copy_kind *copies;
 	size_t copy_count;
 	struct lane *lanes;
@@ -243,6 +252,45 @@ static int add_series(sqlite3 *db, int input, int inputs, struct report *r, stru
 	return rc;
 }
 
+/* Each process's samples as a call tree of its own (at most MAX_FLAMES processes, those
+ * with the most samples first). */
+#define MAX_FLAMES 16
+static int add_flames(sqlite3 *db, const char *path, int inputs, struct report *r,
+		      struct error *err)
+{
+	if (!store_has_table(db, "gpuprof_sample"))
+		return 0;
+	sqlite3_stmt *q;
+	if (store_prepare(db, "SELECT p.id, p.pid, p.hostname, p.command, COUNT(*) AS n "
+			      "FROM gpuprof_sample s JOIN processes p ON p.id = s.process_id "
+			      "GROUP BY p.id ORDER BY n DESC, p.id", &q, err))
+		return -1;
+	int rc = 0, step;
+	while (rc == 0 && (step = sqlite3_step(q)) == SQLITE_ROW) {
+		if (r->flame_count == MAX_FLAMES) {
+			r->flames_left_out++;
+			continue;
+		}
+		r->flames = xrealloc(r->flames, (r->flame_count + 1) * sizeof(*r->flames));
+		struct flame *f = &r->flames[r->flame_count];
+		struct strbuf title = STRBUF_INIT;
+		const char *command = text_of(q, 3);
+		strbuf_addf(&title, "pid %lld on %s: ", (long long)sqlite3_column_int64(q, 1),
+			    text_of(q, 2));
+		strbuf_add(&title, command, strlen(command) > 120 ? 120 : strlen(command));
+		if (inputs > 1)
+			strbuf_addf(&title, " (%s)", path);
+		f->title = strbuf_detach(&title);
+		profile_init(&f->tree);
+		struct profile_filter one = PROFILE_ALL;
+		one.process_id = sqlite3_column_int64(q, 0);
+		rc = profile_gather(db, &one, &f->tree, err);
+		r->flame_count++;
+	}
+	sqlite3_finalize(q);
+	return rc;
+}
+
 static int read_input(const char *path, int input, int inputs, struct report *r,
 		      struct error *err)
 {
@@ -262,6 +310,8 @@ static int read_input(const char *path, int input, int inputs, struct report *r,
 	if (rc == 0 && store_has_table(db, "gpuprof_sample"))
 		rc = each_row(db, path, "SELECT function, COUNT(*) FROM samples GROUP BY function",
 			      add_function, r, err);
+	if (rc == 0)
+		rc = add_flames(db, path, inputs, r, err);
 	struct profile_filter all = PROFILE_ALL;
 	if (rc == 0)
 		rc = profile_gather_launches(db, &all, &r->launches, err);
@@ -304,11 +354,6 @@ static void html_lines(FILE *out, const char *text)
 	strbuf_release(&line);
 }
 
-static void duration_cell(FILE *out, double ns)
-{
-	fprintf(out, "<td>%.0f</td>", ns);
-}
-
 /* A duration as a person reads it, the exact ns in data-ns. */
 static void human_duration_cell(FILE *out, double ns)
 {
@@ -319,25 +364,21 @@ static void human_duration_cell(FILE *out, double ns)
 }
 
 static void stats_section(FILE *out, const char *id, const char *title, const char *what,
-			  struct stats_table *t, const char *empty)
+			  const struct stats_table *t)
 {
-	stats_finish(t);
 	fprintf(out, "<section id=\"%s\"><h2>%s</h2>\n", id, title);
-	if (!t->count) {
-		fprintf(out, "<p class=\"note\">%s</p></section>\n", empty);
-		return;
-	}
-	fprintf(out, "<table><tr><th>%s</th><th>Calls</th><th>Total (ns)</th><th>Average (ns)"
-		     "</th><th>%%</th><th>Min (ns)</th><th>Max (ns)</th></tr>\n", what);
+	fprintf(out, "<table><tr><th>%s</th><th>Calls</th><th>Total</th><th>Average</th>"
+		     "<th>%%</th><th>Min</th><th>Max</th></tr>\n", what);
 	for (size_t i = 0; i < t->count && i < TOP_ROWS; i++) {
 		const struct stats_row *row = &t->rows[i];
 		fprintf(out, "<tr><td class=\"name\">");
 		html_text(out, row->name);
 		fprintf(out, "</td><td>%" PRIu64 "</td>", row->calls);
-		duration_cell(out, (double)row->total_ns);
-		fprintf(out, "<td>%.1f</td><td>%.2f</td>", row->mean_ns, row->percentage);
-		duration_cell(out, (double)row->min_ns);
-		duration_cell(out, (double)row->max_ns);
+		human_duration_cell(out, (double)row->total_ns);
+		human_duration_cell(out, row->mean_ns);
+		fprintf(out, "<td>%.1f</td>", row->percentage);
+		human_duration_cell(out, (double)row->min_ns);
+		human_duration_cell(out, (double)row->max_ns);
 		fprintf(out, "</tr>\n");
 	}
 	fprintf(out, "</table>\n");
@@ -349,10 +390,6 @@ static void stats_section(FILE *out, const char *id, const char *title, const ch
 static void overview(FILE *out, const struct report *r)
 {
 	fprintf(out, "<section id=\"overview\"><h2>Devices along the run</h2>\n");
-	if (!r->lane_count) {
-		fprintf(out, "<p class=\"note\">No device work was recorded.</p></section>\n");
-		return;
-	}
 	fprintf(out, "<p class=\"note\">Each bar is 1/%d of its process's run; its height is the "
 		     "share of that time the device was busy (a kernel or a copy running).</p>\n",
 		BINS);
@@ -423,48 +460,95 @@ static void findings_section(FILE *out, const struct report *r)
 	fprintf(out, "</section>\n");
 }
 
+/* A size as a person reads it, the exact bytes in data-bytes. */
+static void human_bytes_cell(FILE *out, double bytes)
+{
+	struct strbuf text = STRBUF_INIT;
+	units_bytes(&text, bytes);
+	fprintf(out, "<td data-bytes=\"%.0f\">%s</td>", bytes, text.buf);
+	strbuf_release(&text);
+}
+
 static void copies_section(FILE *out, const struct report *r)
 {
 	fprintf(out, "<section id=\"copies\"><h2>Memory copies</h2>\n");
-	if (!r->copy_count) {
-		fprintf(out, "<p class=\"note\">No memory copies were recorded.</p></section>\n");
-		return;
-	}
 	fprintf(out, "<table><tr><th>Operation and direction</th><th>Calls</th><th>Bytes</th>"
-		     "<th>Total (ns)</th><th>GB/s</th></tr>\n");
+		     "<th>Total</th><th>Rate</th></tr>\n");
 	for (size_t i = 0; i < r->copy_count; i++) {
 		const struct copy_kind *c = &r->copies[i];
 		fprintf(out, "<tr><td class=\"name\">");
 		html_text(out, c->name);
-		fprintf(out, "</td><td>%" PRId64 "</td><td>%" PRId64 "</td><td>%" PRId64 "</td>",
-			c->calls, c->bytes, c->ns);
-		if (c->ns > 0)
-			fprintf(out, "<td>%.3f</td></tr>\n", (double)c->bytes / (double)c->ns);
-		else
+		fprintf(out, "</td><td>%" PRId64 "</td>", c->calls);
+		human_bytes_cell(out, (double)c->bytes);
+		human_duration_cell(out, (double)c->ns);
+		struct strbuf rate = STRBUF_INIT;
+		if (c->ns > 0) {
+			units_value(&rate, (double)c->bytes * 1e9 / (double)c->ns, "B/s");
+			fprintf(out, "<td data-gbps=\"%.3f\">%s</td></tr>\n",
+				(double)c->bytes / (double)c->ns, rate.buf);
+		} else {
 			fprintf(out, "<td></td></tr>\n");
+		}
+		strbuf_release(&rate);
 	}
 	fprintf(out, "</table></section>\n");
 }
 
 static void functions_section(FILE *out, struct report *r)
 {
-	stats_finish(&r->functions);
 	fprintf(out, "<section id=\"functions\"><h2>Hot CPU functions</h2>\n");
-	if (!r->samples) {
-		fprintf(out, "<p class=\"note\">No call stacks were sampled (gpuprof sys samples "
-			     "them).</p></section>\n");
-		return;
-	}
 	fprintf(out, "<table><tr><th>Function (running when sampled)</th><th>Samples</th>"
 		     "<th>%%</th></tr>\n");
 	for (size_t i = 0; i < r->functions.count && i < TOP_ROWS; i++) {
 		const struct stats_row *row = &r->functions.rows[i];
 		fprintf(out, "<tr><td class=\"name\">");
 		html_text(out, row->name);
-		fprintf(out, "</td><td>%" PRIu64 "</td><td>%.2f</td></tr>\n", row->total_ns,
+		fprintf(out, "</td><td>%" PRIu64 "</td><td>%.1f</td></tr>\n", row->total_ns,
 			100.0 * (double)row->total_ns / (double)r->samples);
 	}
 	fprintf(out, "</table></section>\n");
+}
+
+/* Flame graphs: each process's CPU samples, and the device time by launch path. */
+static void flames_section(FILE *out, struct report *r)
+{
+	if (r->flame_count) {
+		fprintf(out, "<section id=\"cpu-flames\"><h2>Where the CPU time went</h2>\n"
+			     "<p class=\"note\">Call-stack samples of each process (gpuprof sys): "
+			     "each frame as wide as its share of the samples, its callees above it, "
+			     "Python's functions in green. Click a frame to zoom, search by name; "
+			     "hover for the counts.</p>\n");
+		for (size_t i = 0; i < r->flame_count; i++) {
+			struct strbuf id = STRBUF_INIT, count = STRBUF_INIT;
+			strbuf_addf(&id, "cpu-flame-%zu", i + 1);
+			fprintf(out, "<h3>");
+			html_text(out, r->flames[i].title);
+			profile_count_text(&r->flames[i].tree, &count);
+			fprintf(out, "</h3><p class=\"note\">");
+			html_text(out, count.buf);
+			fprintf(out, "</p>\n");
+			flamegraph_svg(out, &r->flames[i].tree, id.buf);
+			strbuf_release(&id);
+			strbuf_release(&count);
+		}
+		if (r->flames_left_out)
+			fprintf(out, "<p class=\"note\">and %zu more processes with samples "
+				     "(gpuprof profile shows each)</p>\n", r->flames_left_out);
+		fprintf(out, "</section>\n");
+	}
+	if (r->launches.samples) {
+		struct strbuf count = STRBUF_INIT;
+		profile_count_text(&r->launches, &count);
+		fprintf(out, "<section id=\"device-flame\"><h2>Device time by launch path</h2>\n"
+			     "<p class=\"note\">Each kernel and copy (blue) weighted by its time on "
+			     "the device, above the call path that launched it (trace "
+			     "--launch-stacks). ");
+		html_text(out, count.buf);
+		fprintf(out, ".</p>\n");
+		flamegraph_svg(out, &r->launches, "device-flame-1");
+		fprintf(out, "</section>\n");
+		strbuf_release(&count);
+	}
 }
 
 /* Where the most device time was launched from in the user's code (trace
@@ -500,14 +584,20 @@ static void launch_sites_section(FILE *out, const struct report *r)
 	free(sites);
 }
 
+/* A metric's value in its unit as a person reads it, the exact value in data-value. */
+static void metric_cell(FILE *out, double value, const char *unit)
+{
+	struct strbuf text = STRBUF_INIT;
+	units_value(&text, value, unit);
+	fprintf(out, "<td data-value=\"%.9g\">", value);
+	html_text(out, text.buf);
+	fprintf(out, "</td>");
+	strbuf_release(&text);
+}
+
 static void metrics_section(FILE *out, const struct report *r)
 {
 	fprintf(out, "<section id=\"metrics\"><h2>Metrics over time</h2>\n");
-	if (!r->series_count) {
-		fprintf(out, "<p class=\"note\">No metric series were recorded (gpuprof sys records "
-			     "them).</p></section>\n");
-		return;
-	}
 	fprintf(out, "<table><tr><th>Series</th><th>Unit</th><th>Samples</th><th>Min</th>"
 		     "<th>Average</th><th>Max</th><th>Along the run</th></tr>\n");
 	for (size_t i = 0; i < r->series_count; i++) {
@@ -516,10 +606,13 @@ static void metrics_section(FILE *out, const struct report *r)
 		html_text(out, x->label);
 		fprintf(out, "</td><td>");
 		html_text(out, x->unit);
-		fprintf(out, "</td><td>%" PRId64 "</td><td>%.6g</td><td>%.6g</td><td>%.6g</td><td>",
-			x->count, x->min, x->count ? x->sum / (double)x->count : 0, x->max);
-		fprintf(out, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"30\">"
-			     "<polyline fill=\"none\" stroke=\"#2ca02c\" points=\"", BINS);
+		fprintf(out, "</td><td>%" PRId64 "</td>", x->count);
+		metric_cell(out, x->min, x->unit);
+		metric_cell(out, x->count ? x->sum / (double)x->count : 0, x->unit);
+		metric_cell(out, x->max, x->unit);
+		fprintf(out, "<td><svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" "
+			     "height=\"30\"><polyline fill=\"none\" stroke=\"#2ca02c\" points=\"",
+			BINS);
 		double span = x->max > x->min ? x->max - x->min : 1;
 		for (int b = 0; b < BINS; b++)
 			if (x->bin_count[b])
@@ -532,36 +625,61 @@ static void metrics_section(FILE *out, const struct report *r)
 
 static void write_page(FILE *out, struct report *r, const char *roofline)
 {
+	stats_finish(&r->kernels);
+	stats_finish(&r->api);
+	stats_finish(&r->ranges);
+	stats_finish(&r->functions);
+	/* a section only where it has something to show: the findings always (none seen
+	 * is something to tell) */
+	const struct {
+		int shown;
+		const char *id, *name;
+	} sections[] = {
+		{ r->lane_count > 0, "overview", "Devices" },
+		{ 1, "findings", "Findings" },
+		{ r->kernels.count > 0, "kernels", "Kernels" },
+		{ r->copy_count > 0, "copies", "Copies" },
+		{ r->api.count > 0, "api", "API calls" },
+		{ r->ranges.count > 0, "ranges", "Marker ranges" },
+		{ r->samples > 0, "functions", "CPU functions" },
+		{ r->flame_count > 0, "cpu-flames", "CPU flame graphs" },
+		{ r->launches.samples > 0, "device-flame", "Device time by launch path" },
+		{ r->launches.samples > 0, "launch-sites", "Launch sites" },
+		{ r->series_count > 0, "metrics", "Metrics" },
+		{ roofline != NULL, "roofline", "Roofline" },
+	};
 	fprintf(out, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
 		     "<title>gpuprof report</title><style>%s</style></head><body>\n"
 		     "<h1>gpuprof report</h1>\n<pre class=\"note\" id=\"inputs\">", style);
 	html_lines(out, r->inputs.buf);
-	fprintf(out, "</pre>\n<nav><a href=\"#overview\">Devices</a><a href=\"#findings\">"
-		     "Findings</a><a href=\"#kernels\">Kernels</a><a href=\"#copies\">Copies</a>"
-		     "<a href=\"#api\">API calls</a><a href=\"#ranges\">Marker ranges</a>"
-		     "<a href=\"#functions\">CPU functions</a><a href=\"#metrics\">Metrics</a>"
-		     "<a href=\"#roofline\">Roofline</a></nav>\n");
-	overview(out, r);
+	fprintf(out, "</pre>\n<nav>");
+	for (size_t i = 0; i < sizeof(sections) / sizeof(sections[0]); i++)
+		if (sections[i].shown)
+			fprintf(out, "<a href=\"#%s\">%s</a>", sections[i].id, sections[i].name);
+	fprintf(out, "</nav>\n");
+	if (r->lane_count)
+		overview(out, r);
 	findings_section(out, r);
-	stats_section(out, "kernels", "Kernels", "Kernel", &r->kernels,
-		      "No kernels were recorded.");
-	copies_section(out, r);
-	stats_section(out, "api", "API calls", "Function", &r->api,
-		      "No API calls were recorded (--runtime-trace records them).");
-	stats_section(out, "ranges", "Marker ranges", "Range", &r->ranges,
-		      "No marker ranges were recorded (--marker-trace records them).");
-	functions_section(out, r);
+	if (r->kernels.count)
+		stats_section(out, "kernels", "Kernels", "Kernel", &r->kernels);
+	if (r->copy_count)
+		copies_section(out, r);
+	if (r->api.count)
+		stats_section(out, "api", "API calls", "Function", &r->api);
+	if (r->ranges.count)
+		stats_section(out, "ranges", "Marker ranges", "Range", &r->ranges);
+	if (r->samples)
+		functions_section(out, r);
+	flames_section(out, r);
 	launch_sites_section(out, r);
-	metrics_section(out, r);
-	fprintf(out, "<section id=\"roofline\"><h2>Roofline</h2>\n");
+	if (r->series_count)
+		metrics_section(out, r);
 	if (roofline)
-		fputs(roofline, out);
-	else
-		fprintf(out, "<p class=\"note\">No roofline: it needs hardware counters and the "
-			     "device's measured ceilings, which a workload of gpuprof compute profile "
-			     "holds (gpuprof report takes its directory).</p>\n");
-	fprintf(out, "</section>\n");
-	fprintf(out, "<p class=\"note\">gpuprof %s</p>\n</body></html>\n", GPUPROF_VERSION);
+		fprintf(out, "<section id=\"roofline\"><h2>Roofline</h2>\n%s</section>\n", roofline);
+	fprintf(out, "<p class=\"note\">gpuprof %s</p>\n", GPUPROF_VERSION);
+	if (r->flame_count || r->launches.samples)
+		fputs(flamegraph_script, out);
+	fprintf(out, "</body></html>\n");
 }
 
 int report_write(char *const *inputs, int count, const char *roofline, const char *path,
@@ -608,6 +726,11 @@ int report_write(char *const *inputs, int count, const char *roofline, const cha
 	free(r.series);
 	findings_release(&r.findings);
 	profile_release(&r.launches);
+	for (size_t i = 0; i < r.flame_count; i++) {
+		free(r.flames[i].title);
+		profile_release(&r.flames[i].tree);
+	}
+	free(r.flames);
 	strbuf_release(&r.inputs);
 	return rc;
 }
