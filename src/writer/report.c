@@ -19,6 +19,7 @@
 #include "util/units.h"
 #include "writer/flamegraph.h"
 #include "writer/output-file.h"
+#include "writer/report-timeline.h"
 #include "writer/writer.h"
 
 #define BINS 240          /* slices of a process's run in the overview and the series */
@@ -67,6 +68,7 @@ struct report {
 	int64_t samples;
 	struct profile_tree launches; /* launches with a call stack (trace --launch-stacks) */
 	struct strbuf inputs;         /* what was read, a line per process */
+	struct strbuf timelines;      /* the run over time, SVG per process */
 };
 
 /* Runs query over db, calling row for each row: 0, or -1 with err. */
@@ -312,6 +314,13 @@ static int read_input(const char *path, int input, int inputs, struct report *r,
 			      add_function, r, err);
 	if (rc == 0)
 		rc = add_flames(db, path, inputs, r, err);
+	if (rc == 0) {
+		struct strbuf label = STRBUF_INIT;
+		if (inputs > 1)
+			strbuf_addf(&label, "%d: %s", input + 1, path);
+		rc = report_timeline(db, path, label.buf, &r->timelines, err);
+		strbuf_release(&label);
+	}
 	struct profile_filter all = PROFILE_ALL;
 	if (rc == 0)
 		rc = profile_gather_launches(db, &all, &r->launches, err);
@@ -390,32 +399,57 @@ static void stats_section(FILE *out, const char *id, const char *title, const ch
 static void overview(FILE *out, const struct report *r)
 {
 	fprintf(out, "<section id=\"overview\"><h2>Devices along the run</h2>\n");
+	/* the bars' scale: the busiest slice of any lane at the top, so that a device busy
+	 * 0.02 % of the run still shows where */
+	double top = 0;
+	for (size_t i = 0; i < r->lane_count; i++) {
+		const struct lane *l = &r->lanes[i];
+		double slice = (double)(l->end - l->start) / BINS;
+		for (int b = 0; b < BINS && slice > 0; b++)
+			top = fmax(top, fmin(l->busy[b] / slice, 1));
+	}
+	if (top <= 0)
+		top = 1;
 	fprintf(out, "<p class=\"note\">Each bar is 1/%d of its process's run; its height is the "
-		     "share of that time the device was busy (a kernel or a copy running).</p>\n",
-		BINS);
+		     "share of that time the device was busy (a kernel or a copy running), the "
+		     "top of a lane being %.3g %%, the busiest slice.</p>\n", BINS, 100 * top);
 	const int row = 36, height = (int)r->lane_count * row + 24;
 	fprintf(out, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" "
-		     "role=\"img\">\n", WIDTH, height);
+		     "role=\"img\" font-size=\"12\">\n", WIDTH, height);
 	const double width = (double)(WIDTH - LABEL) / BINS;
 	for (size_t i = 0; i < r->lane_count; i++) {
 		const struct lane *l = &r->lanes[i];
 		double slice = (double)(l->end - l->start) / BINS, base = (double)(i + 1) * row;
-		fprintf(out, "<g class=\"lane\" data-busy-ns=\"%" PRId64 "\"><text x=\"0\" y=\"%.0f\" "
-			     "font-size=\"12\">", l->busy_ns, base - 10);
+		/* the name above its bars, cut to the label column */
+		fprintf(out, "<g class=\"lane\" data-busy-ns=\"%" PRId64 "\"><text x=\"0\" "
+			     "y=\"%.0f\" textLength=\"%d\" lengthAdjust=\"spacingAndGlyphs\">",
+			l->busy_ns, base - 10, strlen(l->label) * 7 > LABEL - 10 ? LABEL - 10
+				: (int)strlen(l->label) * 7);
 		html_text(out, l->label);
 		fprintf(out, "</text><line x1=\"%d\" y1=\"%.0f\" x2=\"%d\" y2=\"%.0f\" "
 			     "stroke=\"#ccc\"/>\n", LABEL, base, WIDTH, base);
 		for (int b = 0; b < BINS; b++) {
-			double share = slice > 0 ? l->busy[b] / slice : 0;
+			double share = slice > 0 ? fmin(l->busy[b] / slice, 1) : 0;
 			if (share <= 0)
 				continue;
-			double h = (share > 1 ? 1 : share) * (row - 6);
+			double h = fmax(share / top * (row - 6), 2);
 			fprintf(out, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.2f\" height=\"%.1f\" "
 				     "fill=\"#1f77b4\"/>", LABEL + b * width, base - h, width, h);
 		}
-		fprintf(out, "\n<title>busy %.1f %% of the run</title></g>\n",
+		fprintf(out, "\n<title>busy %.2f %% of the run</title></g>\n",
 			l->end > l->start ? 100.0 * (double)l->busy_ns / (double)(l->end - l->start)
 					  : 0);
+	}
+	int one_span = 1; /* lanes of processes of other lengths share no axis */
+	for (size_t i = 1; i < r->lane_count; i++)
+		one_span &= r->lanes[i].end - r->lanes[i].start ==
+			    r->lanes[0].end - r->lanes[0].start;
+	if (r->lane_count && one_span) {
+		const struct lane *l = &r->lanes[0];
+		struct strbuf axis = STRBUF_INIT;
+		report_time_axis(&axis, LABEL, WIDTH - LABEL, height - 22, (double)(l->end - l->start));
+		fputs(axis.buf, out);
+		strbuf_release(&axis);
 	}
 	fprintf(out, "</svg>\n<table><tr><th>Device</th><th>Busy (ns)</th><th>Busy %% of the run"
 		     "</th></tr>\n");
@@ -636,6 +670,7 @@ static void write_page(FILE *out, struct report *r, const char *roofline)
 		const char *id, *name;
 	} sections[] = {
 		{ r->lane_count > 0, "overview", "Devices" },
+		{ r->timelines.len > 0, "timeline", "Timeline" },
 		{ 1, "findings", "Findings" },
 		{ r->kernels.count > 0, "kernels", "Kernels" },
 		{ r->copy_count > 0, "copies", "Copies" },
@@ -659,6 +694,13 @@ static void write_page(FILE *out, struct report *r, const char *roofline)
 	fprintf(out, "</nav>\n");
 	if (r->lane_count)
 		overview(out, r);
+	if (r->timelines.len)
+		fprintf(out, "<section id=\"timeline\"><h2>The run over time</h2>\n<p class=\"note\">"
+			     "Each process: its devices (blue, darker where busier, each dash at "
+			     "least a third dark where it was busy at all; the longest idle gaps in "
+			     "red) and their queues (orange), its threads' time in API calls (grey) "
+			     "and their marker and PyTorch operator ranges beneath (purple, nested); "
+			     "hover for names and times.</p>\n%s</section>\n", r->timelines.buf);
 	findings_section(out, r);
 	if (r->kernels.count)
 		stats_section(out, "kernels", "Kernels", "Kernel", &r->kernels);
@@ -693,6 +735,7 @@ int report_write(char *const *inputs, int count, const char *roofline, const cha
 	stats_init(&r.functions);
 	profile_init(&r.launches);
 	strbuf_init(&r.inputs);
+	strbuf_init(&r.timelines);
 	int rc = 0;
 	for (int i = 0; rc == 0 && i < count; i++)
 		rc = read_input(inputs[i], i, count, &r, err);
@@ -732,5 +775,6 @@ int report_write(char *const *inputs, int count, const char *roofline, const cha
 	}
 	free(r.flames);
 	strbuf_release(&r.inputs);
+	strbuf_release(&r.timelines);
 	return rc;
 }

@@ -1,0 +1,437 @@
+/* The run over time in the HTML report (see report-timeline.h). */
+#include "writer/report-timeline.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "store/store.h"
+#include "util/units.h"
+
+#define LABEL 210        /* px: the lanes' names */
+#define PX 990           /* px: the time */
+#define LANE 16          /* px per lane */
+#define MAX_PROCESSES 8
+#define MAX_THREADS 16   /* of a process, the busiest */
+#define MAX_DEPTH 4      /* nested ranges drawn */
+#define MAX_RANGES 3000  /* per process, the longest */
+#define GAPS 5           /* idle gaps marked per device, the longest */
+
+/* A lane: the time covered in each pixel. */
+struct lane {
+	char name[160];
+	int kind;             /* 0 device, 1 queue, 2 thread */
+	int64_t key, tid;
+	double covered[PX];
+	int64_t busy_ns;
+};
+
+struct range {
+	int64_t start, end, tid;
+	int depth;
+	char *name;
+};
+
+struct gap {
+	int64_t agent, start, end; /* ns from the window's start */
+};
+
+/* Adds [a, b) (ns from the window's start) to a lane's pixels. */
+static void cover(struct lane *l, double slice, int64_t a, int64_t b)
+{
+	if (b <= a)
+		return;
+	l->busy_ns += b - a;
+	int first = (int)((double)a / slice), last = (int)((double)(b - 1) / slice);
+	if (first < 0)
+		first = 0;
+	if (last >= PX)
+		last = PX - 1;
+	for (int p = first; p <= last; p++) {
+		double lo = fmax((double)a, p * slice), hi = fmin((double)b, (p + 1) * slice);
+		if (hi > lo)
+			l->covered[p] += hi - lo;
+	}
+}
+
+/* The lane's pixels as rectangles, consecutive pixels of one shade merged: any time
+ * covered shows (a pixel of 1 % is drawn at a third of the colour), the share of the
+ * pixel's time as the shade. */
+static void draw_lane(struct strbuf *out, const struct lane *l, double y, double slice,
+		      const char *colour)
+{
+	for (int p = 0; p < PX;) {
+		double share = fmin(l->covered[p] / slice, 1);
+		if (share <= 0) {
+			p++;
+			continue;
+		}
+		double shade = share < 0.01 ? 0.33 : 0.33 + 0.67 * share;
+		int q = p + 1;
+		while (q < PX && l->covered[q] > 0 &&
+		       fabs((0.33 + 0.67 * fmin(l->covered[q] / slice, 1)) - shade) < 0.05)
+			q++;
+		strbuf_addf(out, "<rect x=\"%d\" y=\"%.0f\" width=\"%d\" height=\"%d\" fill=\"%s\" "
+				 "fill-opacity=\"%.2f\"/>", LABEL + p, y, q - p, LANE - 3, colour,
+			    shade);
+		p = q;
+	}
+}
+
+static void text_attr(struct strbuf *out, const char *text)
+{
+	for (const unsigned char *c = (const unsigned char *)text; *c; c++) {
+		switch (*c) {
+		case '<': strbuf_addstr(out, "&lt;"); break;
+		case '>': strbuf_addstr(out, "&gt;"); break;
+		case '&': strbuf_addstr(out, "&amp;"); break;
+		case '"': strbuf_addstr(out, "&quot;"); break;
+		case '\'': strbuf_addstr(out, "&#39;"); break;
+		default: strbuf_addch(out, *c < 32 ? ' ' : (char)*c);
+		}
+	}
+}
+
+void report_time_axis(struct strbuf *out, double x0, double width, double y, double span_ns)
+{
+	if (span_ns <= 0)
+		return;
+	/* a round step giving 5 to 10 ticks */
+	double step = pow(10, floor(log10(span_ns / 5)));
+	if (span_ns / step > 20)
+		step *= 5;
+	else if (span_ns / step > 10)
+		step *= 2;
+	strbuf_addf(out, "<g class=\"axis\" font-size=\"10\" fill=\"#555\"><line x1=\"%.0f\" "
+			 "y1=\"%.0f\" x2=\"%.0f\" y2=\"%.0f\" stroke=\"#999\"/>", x0, y, x0 + width, y);
+	struct strbuf label = STRBUF_INIT;
+	for (double t = 0; t <= span_ns * 1.0001; t += step) {
+		double x = x0 + t / span_ns * width;
+		strbuf_reset(&label);
+		if (t == 0)
+			strbuf_addstr(&label, "0");
+		else
+			units_duration(&label, t);
+		const char *anchor = x > x0 + width - 30 ? "end" : t == 0 ? "start" : "middle";
+		strbuf_addf(out, "<line x1=\"%.1f\" y1=\"%.0f\" x2=\"%.1f\" y2=\"%.0f\" "
+				 "stroke=\"#999\"/><text x=\"%.1f\" y=\"%.0f\" text-anchor=\"%s\">%s"
+				 "</text>", x, y, x, y + 4, x, y + 14, anchor, label.buf);
+	}
+	strbuf_release(&label);
+	strbuf_addstr(out, "</g>");
+}
+
+static int by_start(const void *a, const void *b)
+{
+	const struct range *x = a, *y = b;
+	if (x->tid != y->tid)
+		return x->tid < y->tid ? -1 : 1;
+	if (x->start != y->start)
+		return x->start < y->start ? -1 : 1;
+	return x->end > y->end ? -1 : x->end < y->end;
+}
+
+/* The lane of key (kind, key, tid), made if new. */
+static struct lane *lane_of(struct lane **lanes, size_t *count, int kind, int64_t key,
+			    int64_t tid)
+{
+	for (size_t i = 0; i < *count; i++)
+		if ((*lanes)[i].kind == kind && (*lanes)[i].key == key && (*lanes)[i].tid == tid)
+			return &(*lanes)[i];
+	*lanes = xrealloc(*lanes, (*count + 1) * sizeof(**lanes));
+	struct lane *l = &(*lanes)[(*count)++];
+	memset(l, 0, sizeof(*l));
+	l->kind = kind;
+	l->key = key;
+	l->tid = tid;
+	if (kind == 2)
+		snprintf(l->name, sizeof(l->name), "thread %lld", (long long)tid);
+	return l;
+}
+
+/* The deepest nesting of the ranges drawn on thread tid: -1 when it has none. */
+static int deepest_range(const struct range *ranges, size_t count, int64_t tid)
+{
+	int deepest = -1;
+	for (size_t r = 0; r < count; r++)
+		if (ranges[r].tid == tid && ranges[r].depth < MAX_DEPTH && ranges[r].depth > deepest)
+			deepest = ranges[r].depth;
+	return deepest;
+}
+
+/* Opens a lane's group: its kind, time covered, name and tooltip (closed by the caller). */
+static void lane_head(struct strbuf *out, const struct lane *l, double y, double span,
+		      const char *kind, const char *what)
+{
+	struct strbuf d = STRBUF_INIT;
+	units_duration(&d, (double)l->busy_ns);
+	strbuf_addf(out, "<g class=\"tlane\" data-kind=\"%s\" data-busy-ns=\"%" PRId64 "\">"
+			 "<text x=\"0\" y=\"%.0f\">", kind, l->busy_ns, y + LANE - 5);
+	text_attr(out, l->name);
+	strbuf_addstr(out, "</text><title>");
+	text_attr(out, l->name);
+	strbuf_addf(out, ": %s %s, %.2f %% of the run</title>", d.buf, what,
+		    span > 0 ? 100.0 * (double)l->busy_ns / span : 0);
+	strbuf_release(&d);
+}
+
+/* A range at its nesting depth under the thread's lane, named where it is wide enough. */
+static void draw_range(struct strbuf *out, const struct range *x, double base, double slice)
+{
+	double x0 = LABEL + (double)x->start / slice, w = fmax((double)(x->end - x->start) / slice, 1);
+	double y = base + x->depth * LANE;
+	strbuf_addstr(out, "<g class=\"range\" data-name=\"");
+	text_attr(out, x->name);
+	strbuf_addf(out, "\" data-start-ns=\"%" PRId64 "\" data-end-ns=\"%" PRId64 "\"><rect "
+			 "x=\"%.1f\" y=\"%.0f\" width=\"%.1f\" height=\"%d\" fill=\"#9467bd\" "
+			 "fill-opacity=\"0.55\"/><title>", x->start, x->end, x0, y, w, LANE - 3);
+	text_attr(out, x->name);
+	struct strbuf d = STRBUF_INIT;
+	units_duration(&d, (double)(x->end - x->start));
+	strbuf_addf(out, ": %s</title>", d.buf);
+	strbuf_release(&d);
+	size_t fits = w > 30 ? (size_t)((w - 4) / 6.2) : 0;
+	if (fits) {
+		struct strbuf cut = STRBUF_INIT;
+		strbuf_add(&cut, x->name, strlen(x->name) < fits ? strlen(x->name) : fits);
+		strbuf_addf(out, "<text x=\"%.1f\" y=\"%.0f\">", x0 + 2, y + LANE - 5);
+		text_attr(out, cut.buf);
+		strbuf_addstr(out, "</text>");
+		strbuf_release(&cut);
+	}
+	strbuf_addstr(out, "</g>\n");
+}
+
+static int one_process(sqlite3 *db, const char *path, int64_t id, const char *title,
+		       int64_t start, int64_t end, struct strbuf *out, struct error *err)
+{
+	double span = (double)(end - start), slice = span / PX;
+	struct lane *lanes = NULL;
+	size_t lane_count = 0;
+	struct gap *gaps = NULL;
+	size_t gap_count = 0;
+	sqlite3_stmt *q;
+	/* the devices' and queues' work, by device and start */
+	int rc = store_prepare(db,
+		"SELECT w.agent, w.queue, w.start, w.end, COALESCE(a.name, 'device ' || w.agent) "
+		"FROM (SELECT agent_index AS agent, queue_index AS queue, start, end FROM "
+		"gpuprof_kernel WHERE process_id = ?1 UNION ALL SELECT IFNULL(CASE direction WHEN 2 "
+		"THEN src_agent_index ELSE dst_agent_index END, 0), queue_index, start, end FROM "
+		"gpuprof_memory_copy WHERE process_id = ?1) w "
+		"LEFT JOIN agents a ON a.process_id = ?1 AND a.agent_id = w.agent "
+		"ORDER BY w.agent, w.start", &q, err);
+	int64_t agent = -1, open_start = 0, open_end = 0;
+	struct gap longest[GAPS];
+	int longest_count = 0;
+	struct lane *device = NULL;
+	if (rc == 0)
+		sqlite3_bind_int64(q, 1, id);
+	for (int step; rc == 0;) {
+		step = sqlite3_step(q);
+		int row = step == SQLITE_ROW;
+		int64_t a = row ? sqlite3_column_int64(q, 0) : -2;
+		if (device && a != agent) { /* the device's last busy interval, its gaps kept */
+			cover(device, slice, open_start - start, open_end - start);
+			for (int g = 0; g < longest_count; g++) {
+				gaps = xrealloc(gaps, (gap_count + 1) * sizeof(*gaps));
+				gaps[gap_count++] = (struct gap){ agent, longest[g].start - start,
+								 longest[g].end - start };
+			}
+		}
+		if (!row) {
+			if (step != SQLITE_DONE)
+				rc = error_set(err, "cannot read '%s': %s", path, sqlite3_errmsg(db));
+			break;
+		}
+		int64_t queue = sqlite3_column_int64(q, 1), s = sqlite3_column_int64(q, 2),
+			e = sqlite3_column_int64(q, 3);
+		if (a != agent) {
+			agent = a;
+			device = lane_of(&lanes, &lane_count, 0, a, 0);
+			snprintf(device->name, sizeof(device->name), "%s",
+				 (const char *)sqlite3_column_text(q, 4));
+			open_start = s;
+			open_end = e;
+			longest_count = 0;
+		} else if (s > open_end) { /* a gap: the busy interval before it closes */
+			cover(device, slice, open_start - start, open_end - start);
+			struct gap g = { a, open_end, s };
+			int at = longest_count;
+			while (at > 0 && longest[at - 1].end - longest[at - 1].start < g.end - g.start)
+				at--;
+			if (at < GAPS) {
+				if (longest_count < GAPS)
+					longest_count++;
+				memmove(&longest[at + 1], &longest[at],
+					(size_t)(longest_count - 1 - at) * sizeof(*longest));
+				longest[at] = g;
+			}
+			open_start = s;
+			open_end = e;
+		} else if (e > open_end) {
+			open_end = e;
+		}
+		struct lane *l = lane_of(&lanes, &lane_count, 1, a, queue);
+		if (!l->name[0])
+			snprintf(l->name, sizeof(l->name), "  queue %lld", (long long)queue);
+		cover(l, slice, s - start, e - start);
+		device = lane_of(&lanes, &lane_count, 0, a, 0); /* lanes may have moved */
+	}
+	sqlite3_finalize(q);
+	/* the threads' API calls */
+	if (rc == 0)
+		rc = store_prepare(db, "SELECT c.tid, c.start, c.end FROM gpuprof_api_call c "
+				       "WHERE c.process_id = ?1", &q, err);
+	if (rc == 0) {
+		sqlite3_bind_int64(q, 1, id);
+		while (sqlite3_step(q) == SQLITE_ROW) {
+			int64_t tid = sqlite3_column_int64(q, 0);
+			struct lane *l = lane_of(&lanes, &lane_count, 2, tid, tid);
+			cover(l, slice, sqlite3_column_int64(q, 1) - start,
+			      sqlite3_column_int64(q, 2) - start);
+		}
+		sqlite3_finalize(q);
+	}
+	/* the marker ranges, the longest kept */
+	struct range *ranges = NULL;
+	size_t range_count = 0;
+	if (rc == 0)
+		rc = store_prepare(db, "SELECT m.tid, m.start, m.end, s.string FROM gpuprof_marker m "
+				       "LEFT JOIN gpuprof_string s ON s.id = m.name_id WHERE "
+				       "m.process_id = ?1 AND m.kind IN (1, 2) AND m.ended = 1 "
+				       "ORDER BY m.end - m.start DESC LIMIT " "3000", &q, err);
+	if (rc == 0) {
+		sqlite3_bind_int64(q, 1, id);
+		while (sqlite3_step(q) == SQLITE_ROW) {
+			ranges = xrealloc(ranges, (range_count + 1) * sizeof(*ranges));
+			const unsigned char *name = sqlite3_column_text(q, 3);
+			ranges[range_count++] = (struct range){
+				sqlite3_column_int64(q, 1) - start, sqlite3_column_int64(q, 2) - start,
+				sqlite3_column_int64(q, 0), 0, xstrdup(name ? (const char *)name : "") };
+			lane_of(&lanes, &lane_count, 2, sqlite3_column_int64(q, 0),
+				sqlite3_column_int64(q, 0));
+		}
+		sqlite3_finalize(q);
+	}
+	if (rc == 0 && lane_count) {
+		qsort(ranges, range_count, sizeof(*ranges), by_start);
+		int64_t stack[MAX_DEPTH + 1];
+		int depth = 0;
+		for (size_t i = 0; i < range_count; i++) {
+			if (i == 0 || ranges[i].tid != ranges[i - 1].tid)
+				depth = 0;
+			while (depth > 0 && stack[depth - 1] <= ranges[i].start)
+				depth--;
+			ranges[i].depth = depth;
+			if (depth <= MAX_DEPTH)
+				stack[depth < MAX_DEPTH ? depth++ : depth] = ranges[i].end;
+		}
+		/* thread names */
+		if (store_prepare(db, "SELECT tid, name FROM threads WHERE process_id = ?1", &q,
+				  err) == 0) {
+			sqlite3_bind_int64(q, 1, id);
+			while (sqlite3_step(q) == SQLITE_ROW) {
+				int64_t tid = sqlite3_column_int64(q, 0);
+				for (size_t i = 0; i < lane_count; i++)
+					if (lanes[i].kind == 2 && lanes[i].tid == tid)
+						snprintf(lanes[i].name, sizeof(lanes[i].name),
+							 "thread %lld %s", (long long)tid,
+							 sqlite3_column_text(q, 1) ?
+							 (const char *)sqlite3_column_text(q, 1) : "");
+			}
+			sqlite3_finalize(q);
+		}
+		/* the picture: each device, its idle gaps marked, and its queues; then each
+		 * thread, its API calls, and its ranges beneath by nesting */
+		size_t rows = 0;
+		for (size_t i = 0; i < lane_count; i++) {
+			rows++;
+			if (lanes[i].kind == 2)
+				rows += (size_t)(deepest_range(ranges, range_count, lanes[i].tid) + 1);
+		}
+		double height = (double)rows * LANE + 30;
+		strbuf_addf(out, "<figure class=\"timeline\"><figcaption>");
+		text_attr(out, title);
+		strbuf_addf(out, "</figcaption><svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" "
+				 "height=\"%.0f\" viewBox=\"0 0 %d %.0f\" font-size=\"11\">\n",
+			    LABEL + PX, height, LABEL + PX, height);
+		double y = 0;
+		for (size_t i = 0; i < lane_count; i++) {
+			struct lane *l = &lanes[i];
+			if (l->kind != 0)
+				continue;
+			lane_head(out, l, y, span, "device", "busy");
+			draw_lane(out, l, y, slice, "#1f77b4");
+			for (size_t g = 0; g < gap_count; g++) {
+				if (gaps[g].agent != l->key)
+					continue;
+				struct strbuf d = STRBUF_INIT;
+				units_duration(&d, (double)(gaps[g].end - gaps[g].start));
+				strbuf_addf(out, "<rect class=\"gap\" data-idle-ns=\"%" PRId64 "\" "
+						 "x=\"%.1f\" y=\"%.0f\" width=\"%.1f\" height=\"%d\" "
+						 "fill=\"#d62728\" fill-opacity=\"0.12\" stroke=\"#d62728\">"
+						 "<title>idle %s</title></rect>",
+					    gaps[g].end - gaps[g].start,
+					    LABEL + (double)gaps[g].start / slice, y,
+					    fmax((double)(gaps[g].end - gaps[g].start) / slice, 1),
+					    LANE - 3, d.buf);
+				strbuf_release(&d);
+			}
+			strbuf_addstr(out, "</g>\n");
+			y += LANE;
+			for (size_t k = 0; k < lane_count; k++) {
+				if (lanes[k].kind != 1 || lanes[k].key != l->key)
+					continue;
+				lane_head(out, &lanes[k], y, span, "queue", "busy");
+				draw_lane(out, &lanes[k], y, slice, "#ff7f0e");
+				strbuf_addstr(out, "</g>\n");
+				y += LANE;
+			}
+		}
+		for (size_t i = 0; i < lane_count; i++) {
+			struct lane *l = &lanes[i];
+			if (l->kind != 2)
+				continue;
+			lane_head(out, l, y, span, "thread", "in API calls");
+			draw_lane(out, l, y, slice, "#7f7f7f");
+			strbuf_addstr(out, "</g>\n");
+			y += LANE;
+			for (size_t r = 0; r < range_count; r++)
+				if (ranges[r].tid == l->tid && ranges[r].depth < MAX_DEPTH)
+					draw_range(out, &ranges[r], y, slice);
+			y += (double)(deepest_range(ranges, range_count, l->tid) + 1) * LANE;
+		}
+		report_time_axis(out, LABEL, PX, y + 4, span);
+		strbuf_addstr(out, "</svg></figure>\n");
+	}
+	for (size_t i = 0; i < range_count; i++)
+		free(ranges[i].name);
+	free(ranges);
+	free(lanes);
+	free(gaps);
+	return rc;
+}
+
+int report_timeline(sqlite3 *db, const char *path, const char *label, struct strbuf *out,
+		    struct error *err)
+{
+	sqlite3_stmt *q;
+	if (store_prepare(db, "SELECT id, pid, hostname, command, start, end FROM processes "
+			      "WHERE end > start ORDER BY id LIMIT " "8", &q, err))
+		return -1;
+	int rc = 0;
+	struct strbuf title = STRBUF_INIT;
+	while (rc == 0 && sqlite3_step(q) == SQLITE_ROW) {
+		strbuf_reset(&title);
+		const unsigned char *host = sqlite3_column_text(q, 2), *command = sqlite3_column_text(q, 3);
+		strbuf_addf(&title, "%s%spid %lld on %s: %.100s", label, *label ? ", " : "",
+			    (long long)sqlite3_column_int64(q, 1), host ? (const char *)host : "",
+			    command ? (const char *)command : "");
+		rc = one_process(db, path, sqlite3_column_int64(q, 0), title.buf,
+				 sqlite3_column_int64(q, 4), sqlite3_column_int64(q, 5), out, err);
+	}
+	sqlite3_finalize(q);
+	strbuf_release(&title);
+	return rc;
+}
