@@ -128,8 +128,10 @@ void roofline_plot_figure(FILE *out, const struct roofline *r, const int shown[R
 		     "<rect width=\"%d\" height=\"%d\" fill=\"white\"/>\n", WIDTH, HEIGHT, WIDTH,
 		HEIGHT, WIDTH, HEIGHT);
 	axes_and_grid(out, &a);
-	/* the lines first, then their labels spread so that none covers another: a memory
-	 * level's at the left end of its line, a data type's at the right of its */
+	/* the lines first, then their labels in the right margin, one column: each starts at
+	 * the height where its line ends (a memory level's at its knee, reached by a dotted
+	 * leader; a data type's beside its line), then they are spread 13 px apart within the
+	 * plot's height, so that none covers another, an axis or a line */
 	struct line {
 		int ceiling;
 		double x1, y1, x2, y2, label_y;
@@ -151,31 +153,34 @@ void roofline_plot_figure(FILE *out, const struct roofline *r, const int shown[R
 			l->from = a.x_min, l->to = knee > a.x_max ? a.x_max : knee;
 			l->x1 = x_of(&a, l->from), l->y1 = y_of(&a, v->mean * l->from);
 			l->x2 = x_of(&a, l->to), l->y2 = y_of(&a, v->mean * l->to);
-			l->label_y = l->y1 - 6;
 		} else {
 			double start = fastest > 0 ? v->mean / fastest : a.x_min;
 			l->from = start < a.x_min ? a.x_min : start, l->to = a.x_max;
 			l->x1 = x_of(&a, l->from), l->y1 = y_of(&a, v->mean);
 			l->x2 = x_of(&a, l->to), l->y2 = l->y1;
-			l->label_y = l->y1 + 4;
 		}
+		l->label_y = l->y2 + 4;
 	}
-	for (int pass = 0; pass < count_lines * count_lines; pass++) { /* 13 px apart */
-		int moved = 0;
-		for (int i = 0; i < count_lines; i++)
-			for (int j = 0; j < count_lines; j++) {
-				struct line *u = &lines[i], *w = &lines[j];
-				if (i == j || roofline_is_bandwidth(u->ceiling) !=
-						  roofline_is_bandwidth(w->ceiling) ||
-				    u->label_y > w->label_y || w->label_y - u->label_y >= LABEL_HEIGHT)
-					continue;
-				if (u->label_y == w->label_y && i > j)
-					continue;
-				u->label_y = w->label_y - LABEL_HEIGHT; /* the upper one moves up */
-				moved = 1;
-			}
-		if (!moved)
-			break;
+	int order[ROOF_COUNT];
+	for (int i = 0; i < count_lines; i++)
+		order[i] = i;
+	for (int i = 1; i < count_lines; i++) /* by height, the highest first */
+		for (int k = i; k > 0 && lines[order[k]].label_y < lines[order[k - 1]].label_y; k--) {
+			int swap = order[k];
+			order[k] = order[k - 1];
+			order[k - 1] = swap;
+		}
+	double lowest = HEIGHT - BOTTOM - 2, highest = TOP + LABEL_HEIGHT;
+	for (int i = 0; i < count_lines; i++) { /* down, 13 px apart */
+		double at = lines[order[i]].label_y < highest ? highest : lines[order[i]].label_y;
+		if (i && at < lines[order[i - 1]].label_y + LABEL_HEIGHT)
+			at = lines[order[i - 1]].label_y + LABEL_HEIGHT;
+		lines[order[i]].label_y = at;
+	}
+	for (int i = count_lines; i-- > 0;) { /* and back up where the last went below */
+		double most = i == count_lines - 1 ? lowest : lines[order[i + 1]].label_y - LABEL_HEIGHT;
+		if (lines[order[i]].label_y > most)
+			lines[order[i]].label_y = most;
 	}
 	for (int i = 0; i < count_lines; i++) {
 		const struct line *l = &lines[i];
@@ -198,15 +203,21 @@ void roofline_plot_figure(FILE *out, const struct roofline *r, const int shown[R
 				l->x1, y_of(&a, hi_from), stroke);
 		}
 		fprintf(out, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\" "
-			     "stroke-width=\"2\"/>\n"
-			     "<text x=\"%.1f\" y=\"%.1f\" font-size=\"12\" fill=\"%s\">%s %.4g %s</text>\n"
-			     "</g>\n", l->x1, l->y1, l->x2, l->y2, stroke,
-			bandwidth ? l->x1 + 4 : l->x2 + 4, l->label_y, stroke, name, v->mean, unit);
+			     "stroke-width=\"2\"/>\n", l->x1, l->y1, l->x2, l->y2, stroke);
+		if (bandwidth) /* from its knee to its label in the margin */
+			fprintf(out, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\" "
+				     "stroke=\"%s\" stroke-dasharray=\"2 3\"/>\n", l->x2, l->y2,
+				WIDTH - RIGHT + 2, l->label_y - 4, stroke);
+		fprintf(out, "<text x=\"%d\" y=\"%.1f\" font-size=\"12\" fill=\"%s\">%s %.4g %s"
+			     "</text>\n</g>\n", WIDTH - RIGHT + 4, l->label_y, stroke, name, v->mean,
+			unit);
 	}
 	/* each kernel's name by its first point, moved down past the names already placed
 	 * until it covers none */
-	struct label *placed = xcalloc(count + 1, sizeof(*placed));
+	struct label *placed = xcalloc(count + (size_t)count_lines + 1, sizeof(*placed));
 	size_t labels = 0;
+	for (int i = 0; i < count_lines; i++) /* the ceilings' labels are taken */
+		placed[labels++] = (struct label){ WIDTH - RIGHT + 4, lines[i].label_y, RIGHT - 4 };
 	for (size_t i = 0; i < count; i++) {
 		const struct roofline_point *p = &points[i];
 		if (!(p->flops > 0) || !(p->intensity > 0))
