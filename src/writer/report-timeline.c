@@ -12,16 +12,15 @@
 #define LABEL 210        /* px: the lanes' names */
 #define PX 990           /* px: the time */
 #define LANE 16          /* px per lane */
-#define MAX_PROCESSES 8
-#define MAX_THREADS 16   /* of a process, the busiest */
-#define MAX_DEPTH 4      /* nested ranges drawn */
-#define MAX_RANGES 3000  /* per process, the longest */
+#define MAX_PROCESSES "8"  /* per input, in the SQL below */
+#define MAX_DEPTH 4        /* nested ranges drawn */
+#define MAX_RANGES "3000"  /* per process, the longest */
 #define GAPS 5           /* idle gaps marked per device, the longest */
 
 /* A lane: the time covered in each pixel. */
 struct lane {
 	char name[160];
-	int kind;             /* 0 device, 1 queue, 2 thread */
+	int kind;             /* 0 device, 1 queue, 2 thread, 3 its communication calls */
 	int64_t key, tid;
 	double covered[PX];
 	int64_t busy_ns;
@@ -293,6 +292,23 @@ static int one_process(sqlite3 *db, const char *path, int64_t id, const char *ti
 		}
 		sqlite3_finalize(q);
 	}
+	/* the threads' communication calls (MPI, NCCL, torch.distributed) */
+	if (rc == 0 && store_has_table(db, "gpuprof_mpi_call")) {
+		rc = store_prepare(db, "SELECT tid, start, end FROM gpuprof_mpi_call WHERE "
+				       "process_id = ?1", &q, err);
+		if (rc == 0) {
+			sqlite3_bind_int64(q, 1, id);
+			while (sqlite3_step(q) == SQLITE_ROW) {
+				int64_t tid = sqlite3_column_int64(q, 0);
+				lane_of(&lanes, &lane_count, 2, tid, tid);
+				struct lane *l = lane_of(&lanes, &lane_count, 3, tid, tid);
+				snprintf(l->name, sizeof(l->name), "  communication");
+				cover(l, slice, sqlite3_column_int64(q, 1) - start,
+				      sqlite3_column_int64(q, 2) - start);
+			}
+			sqlite3_finalize(q);
+		}
+	}
 	/* the marker ranges, the longest kept */
 	struct range *ranges = NULL;
 	size_t range_count = 0;
@@ -300,7 +316,7 @@ static int one_process(sqlite3 *db, const char *path, int64_t id, const char *ti
 		rc = store_prepare(db, "SELECT m.tid, m.start, m.end, s.string FROM gpuprof_marker m "
 				       "LEFT JOIN gpuprof_string s ON s.id = m.name_id WHERE "
 				       "m.process_id = ?1 AND m.kind IN (1, 2) AND m.ended = 1 "
-				       "ORDER BY m.end - m.start DESC LIMIT " "3000", &q, err);
+				       "ORDER BY m.end - m.start DESC LIMIT " MAX_RANGES, &q, err);
 	if (rc == 0) {
 		sqlite3_bind_int64(q, 1, id);
 		while (sqlite3_step(q) == SQLITE_ROW) {
@@ -397,6 +413,14 @@ static int one_process(sqlite3 *db, const char *path, int64_t id, const char *ti
 			draw_lane(out, l, y, slice, "#7f7f7f");
 			strbuf_addstr(out, "</g>\n");
 			y += LANE;
+			for (size_t k = 0; k < lane_count; k++) {
+				if (lanes[k].kind != 3 || lanes[k].tid != l->tid)
+					continue;
+				lane_head(out, &lanes[k], y, span, "communication", "in communication calls");
+				draw_lane(out, &lanes[k], y, slice, "#2ca02c");
+				strbuf_addstr(out, "</g>\n");
+				y += LANE;
+			}
 			for (size_t r = 0; r < range_count; r++)
 				if (ranges[r].tid == l->tid && ranges[r].depth < MAX_DEPTH)
 					draw_range(out, &ranges[r], y, slice);
@@ -418,7 +442,7 @@ int report_timeline(sqlite3 *db, const char *path, const char *label, struct str
 {
 	sqlite3_stmt *q;
 	if (store_prepare(db, "SELECT id, pid, hostname, command, start, end FROM processes "
-			      "WHERE end > start ORDER BY id LIMIT " "8", &q, err))
+			      "WHERE end > start ORDER BY id LIMIT " MAX_PROCESSES, &q, err))
 		return -1;
 	int rc = 0;
 	struct strbuf title = STRBUF_INIT;

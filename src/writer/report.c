@@ -699,7 +699,8 @@ static void write_page(FILE *out, struct report *r, const char *roofline)
 			     "Each process: its devices (blue, darker where busier, each dash at "
 			     "least a third dark where it was busy at all; the longest idle gaps in "
 			     "red) and their queues (orange), its threads' time in API calls (grey) "
-			     "and their marker and PyTorch operator ranges beneath (purple, nested); "
+			     "and in communication calls (MPI, NCCL, torch.distributed: green), their "
+			     "marker and PyTorch operator ranges beneath (purple, nested); "
 			     "hover for names and times.</p>\n%s</section>\n", r->timelines.buf);
 	findings_section(out, r);
 	if (r->kernels.count)
