@@ -39,6 +39,7 @@
 #include "core/spool.h"
 #include "metrics/metrics.h"
 #include "util/error.h"
+#include "util/proc.h"
 #include "util/hash.h"
 
 #define MAX_CPUS 1024
@@ -74,17 +75,6 @@ static void ask_stop(int sig)
 	stop_asked = sig;
 }
 
-static ssize_t read_text(const char *path, char *text, size_t size)
-{
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -1;
-	ssize_t n = read(fd, text, size - 1);
-	close(fd);
-	text[n > 0 ? n : 0] = '\0';
-	return n;
-}
-
 /* The hash of a process's /proc/PID/maps: its modules changed when it changed. */
 static uint64_t maps_hash(int pid)
 {
@@ -114,7 +104,7 @@ static struct target *add_target(int pid, const struct job *j, const char *direc
 	path_context_current(&ctx);
 	char stat[1024], path[64], command[4096];
 	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
-	ssize_t have_stat = read_text(path, stat, sizeof(stat));
+	ssize_t have_stat = proc_read(path, stat, sizeof(stat));
 	const char *close_paren = have_stat > 0 ? strrchr(stat, ')') : NULL;
 	ctx.pid = pid;
 	ctx.ppid = close_paren ? (pid_t)strtol(close_paren + 4, NULL, 10) : 0;
@@ -150,7 +140,7 @@ static struct target *add_target(int pid, const struct job *j, const char *direc
 	}
 	target_count++;
 	snprintf(path, sizeof(path), "/proc/%d/cmdline", pid);
-	ssize_t n = read_text(path, command, sizeof(command));
+	ssize_t n = proc_read(path, command, sizeof(command));
 	for (ssize_t i = 0; i < n - 1; i++)
 		if (!command[i])
 			command[i] = ' ';
@@ -188,7 +178,7 @@ static void name_thread(struct target *t, uint32_t tid)
 	t->named[t->named_count++] = tid;
 	char path[64], name[64];
 	snprintf(path, sizeof(path), "/proc/%d/task/%u/comm", t->pid, tid);
-	if (read_text(path, name, sizeof(name)) <= 0)
+	if (proc_read(path, name, sizeof(name)) <= 0)
 		return;
 	name[strcspn(name, "\n")] = '\0';
 	struct record_thread_name r = { { sizeof(r), RECORD_THREAD_NAME, 0 }, tid, 0 };
@@ -206,31 +196,12 @@ static uint32_t intern(void *arg, const char *text)
 struct python_tick {
 	struct target *t;
 	uint64_t period;
-	union {
-		struct record_python_stack stack;
-		unsigned char bytes[sizeof(struct record_python_stack) +
-				    PYTHON_STACK_MAX * sizeof(struct python_frame)];
-	} record;
 };
 
 static void python_thread(struct python_reader *r, uint64_t thread, void *arg)
 {
 	struct python_tick *tick = arg;
-	struct record_python_stack *st = &tick->record.stack;
-	uint64_t read_at = clock_now_ns();
-	uint32_t tid = python_thread_id(r, thread);
-	int count = tid ? python_thread_frames(r, thread, (void *)(tick->record.bytes + sizeof(*st)))
-			: -1;
-	if (count <= 0)
-		return;
-	st->header = (struct record_header){
-		(uint32_t)RECORD_PADDED(sizeof(*st) + (size_t)count * sizeof(struct python_frame)),
-		RECORD_PYTHON_STACK, 0 };
-	st->tid = tid;
-	st->count = (uint32_t)count;
-	st->time_ns = read_at;
-	st->period_ns = tick->period;
-	dump_put(&tick->t->out, &tick->record);
+	dump_python_thread(&tick->t->out, r, thread, clock_now_ns(), tick->period);
 }
 
 /* Each Python thread's functions now, as the sampler inside a process reads its own; an
@@ -280,7 +251,7 @@ static void check_python_readable(int pid)
 	    (errno != EPERM && errno != EACCES))
 		return;
 	char scope[16] = "";
-	read_text("/proc/sys/kernel/yama/ptrace_scope", scope, sizeof(scope));
+	proc_read("/proc/sys/kernel/yama/ptrace_scope", scope, sizeof(scope));
 	warn("sys: process %d runs Python, whose functions cannot be read from its memory: %s "
 	     "(%s): its native frames are sampled", pid, strerror(errno),
 	     scope[0] && scope[0] != '0' ? "Yama's ptrace_scope is not 0: set "
@@ -337,7 +308,7 @@ static int open_thread(int tid, unsigned frequency, unsigned stack_bytes, uint64
 static void perf_advice(int pid, int error)
 {
 	char level[16] = "";
-	read_text("/proc/sys/kernel/perf_event_paranoid", level, sizeof(level));
+	proc_read("/proc/sys/kernel/perf_event_paranoid", level, sizeof(level));
 	int paranoid = atoi(level);
 	if (error == EACCES && paranoid > 2)
 		die("sys: cannot sample process %d: perf_event_paranoid is %d: set "
@@ -383,36 +354,6 @@ static size_t open_threads(int pid, unsigned frequency, unsigned stack_bytes, lo
 	return threads;
 }
 
-/* The processes pid started that still run, their own descendants after them. */
-static void descendants(int pid, int **pids, size_t *count)
-{
-	size_t from = *count;
-	char path[64];
-	snprintf(path, sizeof(path), "/proc/%d/task", pid);
-	DIR *d = opendir(path);
-	if (!d)
-		return;
-	struct dirent *e;
-	while ((e = readdir(d))) {
-		if (e->d_name[0] < '0' || e->d_name[0] > '9')
-			continue;
-		char file[320], text[4096];
-		snprintf(file, sizeof(file), "/proc/%d/task/%s/children", pid, e->d_name);
-		if (read_text(file, text, sizeof(text)) <= 0)
-			continue;
-		for (char *p = text, *end; *p; p = end) {
-			long child = strtol(p, &end, 10);
-			if (end == p)
-				break;
-			*pids = xrealloc(*pids, (*count + 1) * sizeof(**pids));
-			(*pids)[(*count)++] = (int)child;
-		}
-	}
-	closedir(d);
-	for (size_t i = from, n = *count; i < n; i++)
-		descendants((*pids)[i], pids, count);
-}
-
 /* Moves what the rings hold into the spools: samples to their process's spool (a process
  * seen for the first time is added), losses counted. */
 static void drain(const struct job *j, const char *directory, uint64_t now)
@@ -433,8 +374,9 @@ static void drain(const struct job *j, const char *directory, uint64_t now)
 			perf_ring_copy(r, tail, &h, sizeof(h));
 			if (h.size < sizeof(h))
 				break;
-			uint32_t pid, tid;
+			uint32_t pid;
 			uint64_t lost, time;
+			struct record_samples_lost lost_record;
 			if (h.type == PERF_RECORD_SAMPLE &&
 			    perf_ring_sample(r, tail, h.size, register_slot, &pending.sample, &pid) == 0) {
 				struct target *t = target_of((int)pid);
@@ -458,18 +400,10 @@ static void drain(const struct job *j, const char *directory, uint64_t now)
 					t->maps_hash = maps_hash(t->pid);
 					dump_put_modules(&t->out, t->pid, time);
 				}
-			} else if (h.type == PERF_RECORD_LOST &&
-				   perf_ring_lost(r, tail, h.size, &lost, &tid, &time) == 0 &&
-				   target_count) {
-				struct record_samples_lost l = {
-					.header = { sizeof(l), RECORD_SAMPLES_LOST, 0 },
-					.tid = tid,
-					.samples = lost > UINT32_MAX ? UINT32_MAX : (uint32_t)lost,
-					.start_ns = r->last_time && r->last_time <= time ? r->last_time : time,
-					.end_ns = time,
-				};
-				dump_put(&targets[0].out, &l);
-				r->last_time = time;
+			} else if (h.type == PERF_RECORD_LOST && target_count &&
+				   perf_ring_lost(r, tail, h.size, &lost_record, &lost) == 0) {
+				dump_put(&targets[0].out, &lost_record);
+				r->last_time = lost_record.end_ns;
 			}
 			tail += h.size;
 		}
@@ -492,7 +426,7 @@ static double cpu_seconds(int pid)
 {
 	char path[64], stat[1024];
 	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
-	if (read_text(path, stat, sizeof(stat)) <= 0)
+	if (proc_read(path, stat, sizeof(stat)) <= 0)
 		return -1;
 	char *p = strrchr(stat, ')');
 	unsigned long long user = 0, system = 0;
@@ -512,7 +446,7 @@ static int alive(int pid)
 {
 	char path[64], stat[512];
 	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
-	if (read_text(path, stat, sizeof(stat)) <= 0)
+	if (proc_read(path, stat, sizeof(stat)) <= 0)
 		return 0;
 	const char *close_paren = strrchr(stat, ')');
 	return close_paren && close_paren[2] != 'Z' && close_paren[2] != 'X';
@@ -547,10 +481,10 @@ int attach_run(struct job *j, const char *directory, const char *pid_text,
 	long cpus = sysconf(_SC_NPROCESSORS_CONF);
 	cpus = cpus < 1 ? 1 : cpus > MAX_CPUS ? MAX_CPUS : cpus;
 	/* the process and those it started before: each has its events and its spool */
-	int *pids = xcalloc(1, sizeof(*pids));
+	pid_t *pids = xcalloc(1, sizeof(*pids));
 	size_t process_count = 1, threads = 0;
-	pids[0] = (int)pid;
-	descendants((int)pid, &pids, &process_count);
+	pids[0] = (pid_t)pid;
+	proc_descendants((pid_t)pid, &pids, &process_count);
 	for (size_t i = 0; i < process_count && j->sample_freq; i++)
 		threads += open_threads(pids[i], j->sample_freq, j->sample_stack, cpus);
 	uint64_t now = clock_now_ns();
@@ -596,7 +530,7 @@ int attach_run(struct job *j, const char *directory, const char *pid_text,
 	uint64_t period = j->sample_freq ? 1000000000u / j->sample_freq : 50000000u;
 	uint64_t until = seconds > 0 ? now + (uint64_t)(seconds * 1e9) : UINT64_MAX;
 	uint64_t next_drain = now + DRAIN_NS, tick = now;
-	struct python_tick *python = xcalloc(1, sizeof(*python));
+	struct python_tick python = { 0 };
 	const char *ended = NULL;
 	while (!stop_asked) {
 		now = clock_now_ns();
@@ -607,7 +541,7 @@ int attach_run(struct job *j, const char *directory, const char *pid_text,
 		if (j->sample_freq)
 			for (size_t i = 0; i < target_count; i++)
 				if (!targets[i].ended)
-					sample_python(&targets[i], now, period, python);
+					sample_python(&targets[i], now, period, &python);
 		if (now >= next_drain) {
 			drain(j, directory, now);
 			for (size_t i = 0; i < target_count; i++) {
@@ -638,7 +572,6 @@ int attach_run(struct job *j, const char *directory, const char *pid_text,
 	}
 	if (stop_asked)
 		ended = "interrupted";
-	free(python);
 	for (size_t i = 0; i < event_count; i++)
 		ioctl(event_fds[i], PERF_EVENT_IOC_DISABLE, 0);
 	now = clock_now_ns();

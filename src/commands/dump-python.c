@@ -108,35 +108,41 @@ static uint32_t intern(void *arg, const char *text)
 	return dump_put_string(((struct names *)arg)->s, text);
 }
 
-struct each {
-	struct spool_out *s;
-	uint64_t now;
-	int threads;
-	union {
+int dump_python_thread(struct spool_out *s, struct python_reader *r, uint64_t thread,
+		       uint64_t time, uint64_t period)
+{
+	static union {
 		struct record_python_stack stack;
 		unsigned char bytes[sizeof(struct record_python_stack) +
 				    PYTHON_STACK_MAX * sizeof(struct python_frame)];
 	} record;
-};
-
-static void thread_frames(struct python_reader *r, uint64_t thread, void *arg)
-{
-	struct each *e = arg;
-	struct record_python_stack *st = &e->record.stack;
+	struct record_python_stack *st = &record.stack;
 	uint32_t tid = python_thread_id(r, thread);
-	int count = tid ? python_thread_frames(r, thread, (void *)(e->record.bytes + sizeof(*st)))
-			: -1;
+	int count = tid ? python_thread_frames(r, thread, (void *)(record.bytes + sizeof(*st))) : -1;
 	if (count <= 0)
-		return;
+		return 0;
 	st->header = (struct record_header){
 		(uint32_t)RECORD_PADDED(sizeof(*st) + (size_t)count * sizeof(struct python_frame)),
 		RECORD_PYTHON_STACK, 0 };
 	st->tid = tid;
 	st->count = (uint32_t)count;
-	st->time_ns = e->now;
-	st->period_ns = 1000000; /* the native copies were taken this close */
-	dump_put(e->s, &e->record);
-	e->threads++;
+	st->time_ns = time;
+	st->period_ns = period;
+	dump_put(s, &record);
+	return 1;
+}
+
+struct each {
+	struct spool_out *s;
+	uint64_t now;
+	int threads;
+};
+
+static void thread_frames(struct python_reader *r, uint64_t thread, void *arg)
+{
+	struct each *e = arg;
+	/* the native copies were taken this close */
+	e->threads += dump_python_thread(e->s, r, thread, e->now, 1000000);
 }
 
 int dump_python(struct spool_out *s, int pid, uint64_t now, int *gil)
@@ -151,13 +157,7 @@ int dump_python(struct spool_out *s, int pid, uint64_t now, int *gil)
 		return 0;
 	uint64_t holder = python_gil_holder(&reader);
 	*gil = holder ? (int)python_thread_id(&reader, holder) : 0;
-	struct each *e = calloc(1, sizeof(*e));
-	if (!e)
-		return 0;
-	e->s = s;
-	e->now = now;
-	python_each_thread(&reader, thread_frames, e);
-	int threads = e->threads;
-	free(e);
-	return threads;
+	struct each e = { s, now, 0 };
+	python_each_thread(&reader, thread_frames, &e);
+	return e.threads;
 }

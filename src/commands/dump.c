@@ -30,6 +30,7 @@
 #include "util/error.h"
 #include "util/json.h"
 #include "util/options.h"
+#include "util/proc.h"
 #include "util/strbuf.h"
 #include "util/vdso.h"
 
@@ -82,28 +83,15 @@ struct thread {
 	char why[160];
 };
 
-static int read_small(const char *path, char *out, size_t size)
-{
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -1;
-	ssize_t n = read(fd, out, size - 1);
-	close(fd);
-	if (n < 0)
-		return -1;
-	out[n] = '\0';
-	return (int)n;
-}
-
 static void thread_facts(int pid, struct thread *t)
 {
 	char path[128], text[512];
 	snprintf(path, sizeof(path), "/proc/%d/task/%d/comm", pid, t->tid);
-	if (read_small(path, t->name, sizeof(t->name)) > 0)
+	if (proc_read(path, t->name, sizeof(t->name)) > 0)
 		t->name[strcspn(t->name, "\n")] = '\0';
 	snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", pid, t->tid);
 	t->state = '?';
-	if (read_small(path, text, sizeof(text)) > 0) {
+	if (proc_read(path, text, sizeof(text)) > 0) {
 		const char *close_paren = strrchr(text, ')');
 		if (close_paren && close_paren[1] == ' ')
 			t->state = close_paren[2];
@@ -111,7 +99,7 @@ static void thread_facts(int pid, struct thread *t)
 	/* "running", or the call's number and arguments while it is blocked */
 	snprintf(path, sizeof(path), "/proc/%d/task/%d/syscall", pid, t->tid);
 	t->syscall = -1;
-	if (read_small(path, text, sizeof(text)) > 0 && text[0] >= '0' && text[0] <= '9')
+	if (proc_read(path, text, sizeof(text)) > 0 && text[0] >= '0' && text[0] <= '9')
 		t->syscall = atoi(text);
 }
 
@@ -122,7 +110,7 @@ static int tracer_of(int pid, int tid)
 {
 	char path[96], status[4096];
 	snprintf(path, sizeof(path), "/proc/%d/task/%d/status", pid, tid);
-	const char *line = read_small(path, status, sizeof(status)) > 0
+	const char *line = proc_read(path, status, sizeof(status)) > 0
 				   ? strstr(status, "TracerPid:") : NULL;
 	return line ? atoi(line + strlen("TracerPid:")) : 0;
 }
@@ -310,7 +298,7 @@ void dump_check_process(int pid, const char *command, char *why, size_t size)
 static void permission_advice(struct process *p, int error)
 {
 	char scope[16] = "";
-	read_small("/proc/sys/kernel/yama/ptrace_scope", scope, sizeof(scope));
+	proc_read("/proc/sys/kernel/yama/ptrace_scope", scope, sizeof(scope));
 	int tracer_pid = tracer_of(p->pid, p->pid);
 	struct strbuf why = STRBUF_INIT;
 	strbuf_addf(&why, "cannot trace process %d: %s", p->pid, strerror(error));
@@ -342,7 +330,7 @@ static int dump_process(struct process *p, size_t stack_bytes)
 		return -1;
 	char path[64];
 	snprintf(path, sizeof(path), "/proc/%d/cmdline", p->pid);
-	int n = read_small(path, p->command, sizeof(p->command));
+	int n = proc_read(path, p->command, sizeof(p->command));
 	for (int i = 0; i < n - 1; i++)
 		if (!p->command[i])
 			p->command[i] = ' ';
@@ -550,7 +538,7 @@ static void add_children(int **pids, size_t *count)
 				continue;
 			char path[64], text[512];
 			snprintf(path, sizeof(path), "/proc/%.32s/stat", e->d_name);
-			if (read_small(path, text, sizeof(text)) <= 0)
+			if (proc_read(path, text, sizeof(text)) <= 0)
 				continue;
 			const char *close_paren = strrchr(text, ')');
 			int ppid = 0;

@@ -34,6 +34,11 @@ struct python_reader;
  * -1 when none is found. */
 int dump_find_interpreter(int pid, struct python_reader *r);
 
+/* The Python functions of one thread state of r's process now, as a record of `time`
+ * that stands for `period` ns around it: 1 when written, 0 when it has none. */
+int dump_python_thread(struct spool_out *s, struct python_reader *r, uint64_t thread,
+		       uint64_t time, uint64_t period);
+
 /* The Python functions of each thread of process pid that runs CPython (3.11), as
  * records of time now, and the thread that holds the GIL (*gil; 0: none): how many
  * threads had some; 0 when it runs no CPython whose frames can be read (nothing

@@ -71,18 +71,24 @@ int perf_ring_sample(const struct perf_ring *r, uint64_t at, size_t size,
 	return 0;
 }
 
-int perf_ring_lost(const struct perf_ring *r, uint64_t at, size_t size, uint64_t *lost,
-		   uint32_t *tid, uint64_t *time)
+int perf_ring_lost(const struct perf_ring *r, uint64_t at, size_t size,
+		   struct record_samples_lost *l, uint64_t *lost)
 {
 	if (size < sizeof(struct perf_event_header) + 32)
 		return -1;
 	/* id, lost; then the sample id: pid, tid, time */
-	uint64_t counts[2];
+	uint64_t counts[2], time;
 	uint32_t pid_tid[2];
 	perf_ring_copy(r, at + sizeof(struct perf_event_header), counts, sizeof(counts));
 	perf_ring_copy(r, at + sizeof(struct perf_event_header) + 16, pid_tid, sizeof(pid_tid));
-	perf_ring_copy(r, at + sizeof(struct perf_event_header) + 24, time, sizeof(*time));
+	perf_ring_copy(r, at + sizeof(struct perf_event_header) + 24, &time, sizeof(time));
 	*lost = counts[1];
-	*tid = pid_tid[1];
+	*l = (struct record_samples_lost){
+		.header = { sizeof(*l), RECORD_SAMPLES_LOST, 0 },
+		.tid = pid_tid[1],
+		.samples = counts[1] > UINT32_MAX ? UINT32_MAX : (uint32_t)counts[1],
+		.start_ns = r->last_time && r->last_time <= time ? r->last_time : time,
+		.end_ns = time,
+	};
 	return 0;
 }

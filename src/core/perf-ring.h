@@ -30,9 +30,11 @@ void perf_ring_copy(const struct perf_ring *r, uint64_t at, void *out, size_t n)
 int perf_ring_sample(const struct perf_ring *r, uint64_t at, size_t size,
 		     const int slot[SAMPLE_REGISTERS], struct record_sample *s, uint32_t *pid);
 
-/* A PERF_RECORD_LOST of `size` bytes at `at`: the samples lost, and the thread and time
- * of the record; 0, or -1 when it is too short. */
-int perf_ring_lost(const struct perf_ring *r, uint64_t at, size_t size, uint64_t *lost,
-		   uint32_t *tid, uint64_t *time);
+/* A PERF_RECORD_LOST of `size` bytes at `at` as a RECORD_SAMPLES_LOST, from the ring's
+ * last sample (or the loss's time) to the loss's time (the caller moves the ring's last
+ * time there once it kept the record); *lost the samples lost (the record holds at most
+ * UINT32_MAX); 0, or -1 when it is too short. */
+int perf_ring_lost(const struct perf_ring *r, uint64_t at, size_t size,
+		   struct record_samples_lost *l, uint64_t *lost);
 
 #endif

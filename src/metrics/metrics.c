@@ -20,6 +20,7 @@
 #include "core/spool.h"
 #include "metrics/nvml.h"
 #include "runtime/recorder.h"
+#include "util/proc.h"
 
 #define NO_SERIES UINT32_MAX /* a GPU metric the GPU does not support */
 
@@ -145,21 +146,6 @@ static void flush(struct sampler *m)
 
 /* ---- the machine -------------------------------------------------------------------------- */
 
-/* Reads a small file whole into buf; its length, or -1. */
-static ssize_t read_file(const char *path, char *buf, size_t size)
-{
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -1;
-	size_t used = 0;
-	ssize_t n;
-	while (used + 1 < size && (n = read(fd, buf + used, size - 1 - used)) > 0)
-		used += (size_t)n;
-	close(fd);
-	buf[used] = '\0';
-	return (ssize_t)used;
-}
-
 /* Fills times[0] (all CPUs) and times[i + 1] from /proc/stat; returns the number of CPUs
  * seen, at most max. A CPU that is offline keeps total 0. */
 static int read_cpu_times(struct cpu_times *times, int max)
@@ -212,12 +198,12 @@ static void sample_cpus(struct sampler *m, uint64_t now)
 	for (int i = 0; m->have_frequency && i < m->cpus; i++) {
 		char path[96], text[64];
 		snprintf(path, sizeof(path), "/sys/devices/system/cpu/cpu%d/cpufreq/scaling_cur_freq", i);
-		if (read_file(path, text, sizeof(text)) > 0)
+		if (proc_read(path, text, sizeof(text)) > 0)
 			record_value(m, m->frequency_series + (uint32_t)i, now,
 				     strtod(text, NULL) / 1000.0);
 	}
 	char meminfo[4096];
-	if (read_file("/proc/meminfo", meminfo, sizeof(meminfo)) > 0) {
+	if (proc_read("/proc/meminfo", meminfo, sizeof(meminfo)) > 0) {
 		const char *total = strstr(meminfo, "MemTotal:");
 		const char *available = strstr(meminfo, "MemAvailable:");
 		if (total && available) {
@@ -236,7 +222,7 @@ static int read_counters(const char *dir, long page_size, struct process_reading
 	char path[96], text[4096];
 	memset(r, 0, sizeof(*r));
 	snprintf(path, sizeof(path), "%s/stat", dir);
-	if (read_file(path, text, sizeof(text)) <= 0)
+	if (proc_read(path, text, sizeof(text)) <= 0)
 		return -1;
 	const char *p = strrchr(text, ')'); /* the command may hold spaces and parentheses */
 	if (p && (p[2] == 'Z' || p[2] == 'X')) /* ended, not yet reaped: nothing to measure */
@@ -254,7 +240,7 @@ static int read_counters(const char *dir, long page_size, struct process_reading
 	r->virtual_bytes = vsize;
 	r->rss = rss > 0 ? (uint64_t)rss * (uint64_t)page_size : 0;
 	snprintf(path, sizeof(path), "%s/status", dir);
-	if (read_file(path, text, sizeof(text)) > 0) {
+	if (proc_read(path, text, sizeof(text)) > 0) {
 		const char *v = strstr(text, "\nvoluntary_ctxt_switches:");
 		const char *i = strstr(text, "\nnonvoluntary_ctxt_switches:");
 		if (v)
@@ -263,7 +249,7 @@ static int read_counters(const char *dir, long page_size, struct process_reading
 			r->involuntary = strtoull(i + 28, NULL, 10);
 	}
 	snprintf(path, sizeof(path), "%s/io", dir);
-	if (read_file(path, text, sizeof(text)) > 0) {
+	if (proc_read(path, text, sizeof(text)) > 0) {
 		const char *rchar = strstr(text, "rchar:");
 		const char *wchar = strstr(text, "wchar:");
 		if (rchar && wchar) {
@@ -300,7 +286,7 @@ static uint64_t find_own_threads(struct process *p, uint64_t threads)
 		if (e->d_name[0] < '0' || e->d_name[0] > '9')
 			continue;
 		snprintf(file, sizeof(file), "%s/%s/comm", path, e->d_name);
-		if (read_file(file, name, sizeof(name)) <= 0)
+		if (proc_read(file, name, sizeof(name)) <= 0)
 			continue; /* ended meanwhile */
 		tasks++;
 		if (!strncmp(name, RECORDER_THREAD_PREFIX, strlen(RECORDER_THREAD_PREFIX)) &&
@@ -401,39 +387,6 @@ static struct process *find_process(struct sampler *m, pid_t pid)
 	return NULL;
 }
 
-/* Every descendant of gpuprof: the children of each of its threads, then theirs. */
-static void find_descendants(pid_t root, pid_t **pids, size_t *count, size_t *alloc)
-{
-	size_t from = *count;
-	char path[64];
-	snprintf(path, sizeof(path), "/proc/%d/task", (int)root);
-	DIR *d = opendir(path);
-	if (!d)
-		return;
-	struct dirent *e;
-	while ((e = readdir(d))) {
-		if (e->d_name[0] < '0' || e->d_name[0] > '9')
-			continue;
-		char file[320], text[4096];
-		snprintf(file, sizeof(file), "/proc/%d/task/%s/children", (int)root, e->d_name);
-		if (read_file(file, text, sizeof(text)) <= 0)
-			continue;
-		for (char *p = text, *end; *p; p = end) {
-			long pid = strtol(p, &end, 10);
-			if (end == p)
-				break;
-			if (*count == *alloc) {
-				*alloc = *alloc ? 2 * *alloc : 16;
-				*pids = xrealloc(*pids, *alloc * sizeof(**pids));
-			}
-			(*pids)[(*count)++] = (pid_t)pid;
-		}
-	}
-	closedir(d);
-	for (size_t i = from, n = *count; i < n; i++)
-		find_descendants((*pids)[i], pids, count, alloc);
-}
-
 static double per_second(uint64_t now, uint64_t then, uint64_t before, uint64_t after)
 {
 	return after >= before && now > then ? (double)(after - before) * 1e9 / (double)(now - then)
@@ -486,13 +439,12 @@ static void sample_process(struct sampler *m, struct process *p, uint64_t now)
 static void sample_processes(struct sampler *m, uint64_t now)
 {
 	pid_t *pids = NULL;
-	size_t count = 0, alloc = 0;
+	size_t count = 0;
 	if (m->o.root) { /* a process attached to, itself too */
 		pids = xrealloc(pids, sizeof(*pids));
 		pids[count++] = (pid_t)m->o.root;
-		alloc = 1;
 	}
-	find_descendants(m->o.root ? (pid_t)m->o.root : getpid(), &pids, &count, &alloc);
+	proc_descendants(m->o.root ? (pid_t)m->o.root : getpid(), &pids, &count);
 	for (size_t i = 0; i < m->process_count; i++)
 		m->processes[i].seen = 0;
 	for (size_t i = 0; i < count; i++) {

@@ -312,23 +312,16 @@ static int collect(int final)
 				}
 				r->last_time = pending.sample.time_ns;
 			}
-			uint64_t lost, time;
-			uint32_t tid;
+			uint64_t lost;
+			struct record_samples_lost l;
 			if (h.type == PERF_RECORD_LOST &&
-			    perf_ring_lost(r, tail, h.size, &lost, &tid, &time) == 0) {
-				struct record_samples_lost l = {
-					.header = { sizeof(l), RECORD_SAMPLES_LOST, 0 },
-					.tid = tid,
-					.samples = lost > UINT32_MAX ? UINT32_MAX : (uint32_t)lost,
-					.start_ns = r->last_time && r->last_time <= time ? r->last_time : time,
-					.end_ns = time,
-				};
+			    perf_ring_lost(r, tail, h.size, &l, &lost) == 0) {
 				if (recorder_try_emit(&l) == -1) {
 					__atomic_store_n(&control->data_tail, tail, __ATOMIC_RELEASE);
 					return 1;
 				}
 				recorder_count_dropped(DROPPED_SAMPLES, lost);
-				r->last_time = time;
+				r->last_time = l.end_ns;
 			}
 			tail += h.size;
 		}

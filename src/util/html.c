@@ -4,23 +4,27 @@
 #include "util/strbuf.h"
 #include "util/utf8.h"
 
-void html_text(FILE *out, const char *text)
+void html_text_buf(struct strbuf *out, const char *text)
 {
 	struct strbuf clean = STRBUF_INIT;
 	utf8_sanitize(text ? text : "", &clean);
 	for (const char *c = clean.buf; *c; c++) {
 		switch (*c) {
-		case '&': fputs("&amp;", out); break;
-		case '<': fputs("&lt;", out); break;
-		case '>': fputs("&gt;", out); break;
-		case '"': fputs("&quot;", out); break;
-		case '\'': fputs("&#39;", out); break;
-		default:
-			if ((unsigned char)*c < 0x20)
-				fputc(' ', out);
-			else
-				fputc(*c, out);
+		case '&': strbuf_addstr(out, "&amp;"); break;
+		case '<': strbuf_addstr(out, "&lt;"); break;
+		case '>': strbuf_addstr(out, "&gt;"); break;
+		case '"': strbuf_addstr(out, "&quot;"); break;
+		case '\'': strbuf_addstr(out, "&#39;"); break;
+		default: strbuf_addch(out, (unsigned char)*c < 0x20 ? ' ' : *c);
 		}
 	}
 	strbuf_release(&clean);
+}
+
+void html_text(FILE *out, const char *text)
+{
+	struct strbuf escaped = STRBUF_INIT;
+	html_text_buf(&escaped, text);
+	fputs(escaped.buf, out);
+	strbuf_release(&escaped);
 }

@@ -9,5 +9,8 @@
 /* text with the markup characters escaped (also for attribute values in double or
  * single quotes), control characters as spaces, invalid UTF-8 replaced by U+FFFD */
 void html_text(FILE *out, const char *text);
+/* The same, appended to a buffer. */
+struct strbuf;
+void html_text_buf(struct strbuf *out, const char *text);
 
 #endif

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "store/store.h"
+#include "util/html.h"
 #include "util/units.h"
 
 #define LABEL 210        /* px: the lanes' names */
@@ -75,20 +76,6 @@ static void draw_lane(struct strbuf *out, const struct lane *l, double y, double
 				 "fill-opacity=\"%.2f\"/>", LABEL + p, y, q - p, LANE - 3, colour,
 			    shade);
 		p = q;
-	}
-}
-
-static void text_attr(struct strbuf *out, const char *text)
-{
-	for (const unsigned char *c = (const unsigned char *)text; *c; c++) {
-		switch (*c) {
-		case '<': strbuf_addstr(out, "&lt;"); break;
-		case '>': strbuf_addstr(out, "&gt;"); break;
-		case '&': strbuf_addstr(out, "&amp;"); break;
-		case '"': strbuf_addstr(out, "&quot;"); break;
-		case '\'': strbuf_addstr(out, "&#39;"); break;
-		default: strbuf_addch(out, *c < 32 ? ' ' : (char)*c);
-		}
 	}
 }
 
@@ -167,9 +154,9 @@ static void lane_head(struct strbuf *out, const struct lane *l, double y, double
 	units_duration(&d, (double)l->busy_ns);
 	strbuf_addf(out, "<g class=\"tlane\" data-kind=\"%s\" data-busy-ns=\"%" PRId64 "\">"
 			 "<text x=\"0\" y=\"%.0f\">", kind, l->busy_ns, y + LANE - 5);
-	text_attr(out, l->name);
+	html_text_buf(out, l->name);
 	strbuf_addstr(out, "</text><title>");
-	text_attr(out, l->name);
+	html_text_buf(out, l->name);
 	strbuf_addf(out, ": %s %s, %.2f %% of the run</title>", d.buf, what,
 		    span > 0 ? 100.0 * (double)l->busy_ns / span : 0);
 	strbuf_release(&d);
@@ -181,11 +168,11 @@ static void draw_range(struct strbuf *out, const struct range *x, double base, d
 	double x0 = LABEL + (double)x->start / slice, w = fmax((double)(x->end - x->start) / slice, 1);
 	double y = base + x->depth * LANE;
 	strbuf_addstr(out, "<g class=\"range\" data-name=\"");
-	text_attr(out, x->name);
+	html_text_buf(out, x->name);
 	strbuf_addf(out, "\" data-start-ns=\"%" PRId64 "\" data-end-ns=\"%" PRId64 "\"><rect "
 			 "x=\"%.1f\" y=\"%.0f\" width=\"%.1f\" height=\"%d\" fill=\"#9467bd\" "
 			 "fill-opacity=\"0.55\"/><title>", x->start, x->end, x0, y, w, LANE - 3);
-	text_attr(out, x->name);
+	html_text_buf(out, x->name);
 	struct strbuf d = STRBUF_INIT;
 	units_duration(&d, (double)(x->end - x->start));
 	strbuf_addf(out, ": %s</title>", d.buf);
@@ -195,7 +182,7 @@ static void draw_range(struct strbuf *out, const struct range *x, double base, d
 		struct strbuf cut = STRBUF_INIT;
 		strbuf_add(&cut, x->name, strlen(x->name) < fits ? strlen(x->name) : fits);
 		strbuf_addf(out, "<text x=\"%.1f\" y=\"%.0f\">", x0 + 2, y + LANE - 5);
-		text_attr(out, cut.buf);
+		html_text_buf(out, cut.buf);
 		strbuf_addstr(out, "</text>");
 		strbuf_release(&cut);
 	}
@@ -368,7 +355,7 @@ static int one_process(sqlite3 *db, const char *path, int64_t id, const char *ti
 		}
 		double height = (double)rows * LANE + 30;
 		strbuf_addf(out, "<figure class=\"timeline\"><figcaption>");
-		text_attr(out, title);
+		html_text_buf(out, title);
 		strbuf_addf(out, "</figcaption><svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" "
 				 "height=\"%.0f\" viewBox=\"0 0 %d %.0f\" font-size=\"11\">\n",
 			    LABEL + PX, height, LABEL + PX, height);
