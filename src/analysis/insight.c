@@ -253,6 +253,10 @@ struct finding *finding_add(struct findings *out, const char *rule,
 	f->device = d ? xstrdup(d->label) : NULL;
 	f->cost_ns = cost_ns;
 	f->cost_pct = p->end > p->start ? 100.0 * (double)cost_ns / (double)(p->end - p->start) : 0;
+	if (d && d->kernels_from < d->kernels_to) {
+		f->from_ns = d->kernels_from;
+		f->to_ns = d->kernels_to;
+	}
 	strbuf_init(&f->what);
 	strbuf_init(&f->evidence);
 	strbuf_init(&f->advice);

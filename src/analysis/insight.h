@@ -94,6 +94,8 @@ struct finding {
 	struct strbuf evidence;       /* lines: the numbers, time ranges, names, threads */
 	struct strbuf advice;         /* what to change */
 	size_t order;                 /* found after the findings of lower order */
+	int64_t from_ns, to_ns;       /* trace clock: where in the run it happens (a device's
+				       * finding: its kernels' span); 0, 0: the whole process */
 };
 
 struct findings {

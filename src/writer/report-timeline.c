@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis/insight.h"
 #include "store/store.h"
 #include "util/html.h"
 #include "util/units.h"
@@ -189,8 +190,35 @@ static void draw_range(struct strbuf *out, const struct range *x, double base, d
 	strbuf_addstr(out, "</g>\n");
 }
 
-static int one_process(sqlite3 *db, const char *path, int64_t id, const char *title,
-		       int64_t start, int64_t end, struct strbuf *out, struct error *err)
+/* The findings of the process pinned where they happen, a row each above the lanes. */
+static void draw_findings(struct strbuf *out, const struct finding *findings, size_t count,
+			  int64_t pid, int64_t start, double slice, double *y)
+{
+	for (size_t i = 0; i < count; i++) {
+		const struct finding *f = &findings[i];
+		if (f->pid != pid || f->from_ns >= f->to_ns)
+			continue;
+		double x0 = LABEL + (double)(f->from_ns - start) / slice;
+		double w = fmax((double)(f->to_ns - f->from_ns) / slice, 2);
+		struct strbuf cost = STRBUF_INIT;
+		units_duration(&cost, (double)f->cost_ns);
+		strbuf_addf(out, "<g class=\"pin\" data-rule=\"%s\" data-from-ns=\"%" PRId64 "\" "
+				 "data-to-ns=\"%" PRId64 "\"><text x=\"0\" y=\"%.0f\" "
+				 "fill=\"#d62728\">%s</text><rect x=\"%.1f\" y=\"%.0f\" "
+				 "width=\"%.1f\" height=\"%d\" fill=\"#d62728\" fill-opacity=\"0.25\" "
+				 "stroke=\"#d62728\"/><title>%s, %s: ", f->rule, f->from_ns - start,
+			    f->to_ns - start, *y + LANE - 5, f->rule, x0, *y + 3, w, LANE - 8, f->rule,
+			    cost.buf);
+		html_text_buf(out, f->what.buf);
+		strbuf_addstr(out, "</title></g>\n");
+		strbuf_release(&cost);
+		*y += LANE;
+	}
+}
+
+static int one_process(sqlite3 *db, const char *path, int64_t id, int64_t pid,
+		       const char *title, int64_t start, int64_t end, const struct finding *findings,
+		       size_t finding_count, struct strbuf *out, struct error *err)
 {
 	double span = (double)(end - start), slice = span / PX;
 	struct lane *lanes = NULL;
@@ -348,6 +376,8 @@ static int one_process(sqlite3 *db, const char *path, int64_t id, const char *ti
 		/* the picture: each device, its idle gaps marked, and its queues; then each
 		 * thread, its API calls, and its ranges beneath by nesting */
 		size_t rows = 0;
+		for (size_t i = 0; i < finding_count; i++)
+			rows += findings[i].pid == pid && findings[i].from_ns < findings[i].to_ns;
 		for (size_t i = 0; i < lane_count; i++) {
 			rows++;
 			if (lanes[i].kind == 2)
@@ -360,6 +390,7 @@ static int one_process(sqlite3 *db, const char *path, int64_t id, const char *ti
 				 "height=\"%.0f\" viewBox=\"0 0 %d %.0f\" font-size=\"11\">\n",
 			    LABEL + PX, height, LABEL + PX, height);
 		double y = 0;
+		draw_findings(out, findings, finding_count, pid, start, slice, &y);
 		for (size_t i = 0; i < lane_count; i++) {
 			struct lane *l = &lanes[i];
 			if (l->kind != 0)
@@ -424,7 +455,8 @@ static int one_process(sqlite3 *db, const char *path, int64_t id, const char *ti
 	return rc;
 }
 
-int report_timeline(sqlite3 *db, const char *path, const char *label, struct strbuf *out,
+int report_timeline(sqlite3 *db, const char *path, const char *label,
+		    const struct finding *findings, size_t finding_count, struct strbuf *out,
 		    struct error *err)
 {
 	sqlite3_stmt *q;
@@ -439,8 +471,9 @@ int report_timeline(sqlite3 *db, const char *path, const char *label, struct str
 		strbuf_addf(&title, "%s%spid %lld on %s: %.100s", label, *label ? ", " : "",
 			    (long long)sqlite3_column_int64(q, 1), host ? (const char *)host : "",
 			    command ? (const char *)command : "");
-		rc = one_process(db, path, sqlite3_column_int64(q, 0), title.buf,
-				 sqlite3_column_int64(q, 4), sqlite3_column_int64(q, 5), out, err);
+		rc = one_process(db, path, sqlite3_column_int64(q, 0), sqlite3_column_int64(q, 1),
+				 title.buf, sqlite3_column_int64(q, 4), sqlite3_column_int64(q, 5),
+				 findings, finding_count, out, err);
 	}
 	sqlite3_finalize(q);
 	strbuf_release(&title);

@@ -11,10 +11,13 @@
 #include "util/error.h"
 #include "util/strbuf.h"
 
-/* Appends to out the SVG of each process of db (at most 8, those with the most events
- * first), each titled; `label` prefixes the titles (the input, where there are several).
- * 0, or -1 with err. */
-int report_timeline(sqlite3 *db, const char *path, const char *label, struct strbuf *out,
+struct finding;
+
+/* Appends to out the SVG of each process of db (at most 8, in the database's order),
+ * each titled, the findings of its pid pinned above its lanes where they happen;
+ * `label` prefixes the titles (the input, where there are several). 0, or -1 with err. */
+int report_timeline(sqlite3 *db, const char *path, const char *label,
+		    const struct finding *findings, size_t finding_count, struct strbuf *out,
 		    struct error *err);
 
 /* A time axis under a picture of `width` px from x0 covering `span_ns`, at y: ticks at

@@ -314,13 +314,7 @@ static int read_input(const char *path, int input, int inputs, struct report *r,
 			      add_function, r, err);
 	if (rc == 0)
 		rc = add_flames(db, path, inputs, r, err);
-	if (rc == 0) {
-		struct strbuf label = STRBUF_INIT;
-		if (inputs > 1)
-			strbuf_addf(&label, "%d: %s", input + 1, path);
-		rc = report_timeline(db, path, label.buf, &r->timelines, err);
-		strbuf_release(&label);
-	}
+
 	struct profile_filter all = PROFILE_ALL;
 	if (rc == 0)
 		rc = profile_gather_launches(db, &all, &r->launches, err);
@@ -329,8 +323,17 @@ static int read_input(const char *path, int input, int inputs, struct report *r,
 	struct lanes lanes = { r, path, input, inputs };
 	const struct insight_observer observer = { &lanes, lane_process, lane_device, lane_busy,
 						   lane_end };
+	size_t first_finding = r->findings.count;
 	if (rc == 0)
 		rc = insight_check(db, path, &observer, &r->findings, err);
+	if (rc == 0) { /* the run over time, this input's findings pinned on it */
+		struct strbuf label = STRBUF_INIT;
+		if (inputs > 1)
+			strbuf_addf(&label, "%d: %s", input + 1, path);
+		rc = report_timeline(db, path, label.buf, r->findings.items + first_finding,
+				     r->findings.count - first_finding, &r->timelines, err);
+		strbuf_release(&label);
+	}
 	sqlite3_close(db);
 	return rc;
 }
@@ -700,7 +703,8 @@ static void write_page(FILE *out, struct report *r, const char *roofline)
 			     "least a third dark where it was busy at all; the longest idle gaps in "
 			     "red) and their queues (orange), its threads' time in API calls (grey) "
 			     "and in communication calls (MPI, NCCL, torch.distributed: green), their "
-			     "marker and PyTorch operator ranges beneath (purple, nested); "
+			     "marker and PyTorch operator ranges beneath (purple, nested); the "
+			     "findings above (red: a device's over its kernels' span); "
 			     "hover for names and times.</p>\n%s</section>\n", r->timelines.buf);
 	findings_section(out, r);
 	if (r->kernels.count)

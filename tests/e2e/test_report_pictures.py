@@ -23,7 +23,7 @@ class Pictures(HTMLParser):
 
     def __init__(self, dom):
         super().__init__()
-        self.flames, self.lanes, self.ranges, self.gaps = {}, [], [], []
+        self.flames, self.lanes, self.ranges, self.gaps, self.pins = {}, [], [], [], []
         self.timelines, self.sites, self.scripts = 0, [], 0
         self.flame, self.section, self.row, self.cell = None, None, None, None
         self.feed(dom)
@@ -47,6 +47,8 @@ class Pictures(HTMLParser):
         elif tag == "g" and a.get("class") == "range":
             self.ranges.append((self.timelines, a["data-name"], int(a["data-start-ns"]),
                                 int(a["data-end-ns"])))
+        elif tag == "g" and a.get("class") == "pin":
+            self.pins.append((a["data-rule"], int(a["data-from-ns"]), int(a["data-to-ns"])))
         elif tag == "rect" and a.get("class") == "gap":
             self.gaps.append(int(a["data-idle-ns"]))
         elif tag == "tr" and self.section == "launch-sites":
@@ -145,8 +147,15 @@ def test_device_time_flame_graph_and_lanes(tmp_path):
     assert devices == [busy_ns(out)]
     kinds = sorted({kind for _, kind, _ in page.lanes})
     assert kinds == ["device", "queue", "thread"]
-    assert [row[0] for row in page.sites][:2] == ["light", "heavy"] or \
-        sorted(row[0] for row in page.sites) == ["heavy", "heavy", "light"]
+    assert sorted(row[0] for row in page.sites) == ["heavy", "heavy", "light"]
+    # the findings of the device pinned over its kernels' span, as advise found them
+    advise = run([GPUPROF, "advise", "--format", "json", out.path("results.db")], cwd=tmp_path)
+    [table] = json.loads(advise.stdout)
+    (span,) = out.query("SELECT MIN(k.start) - p.start AS a, MAX(k.end) - p.start AS b FROM "
+                        "gpuprof_kernel k JOIN gpuprof_process p ON p.id = k.process_id")
+    device_rules = sorted(row[1] for row in table["rows"] if row[3])
+    assert sorted(rule for rule, _, _ in page.pins) == device_rules
+    assert all((a, b) == (span["a"], span["b"]) for _, a, b in page.pins), page.pins
 
 
 @NEEDS_CHROMIUM
