@@ -262,7 +262,8 @@ static void check_python_readable(int pid)
 /* ---- the events ---------------------------------------------------------------------------- */
 
 /* Opens the events of thread tid, one per CPU into that CPU's ring (made by the first
- * thread): 0, or the errno of the first failure. */
+ * thread): 0, the errno of the first failure, or its negative where a ring could not be
+ * mapped. */
 static int open_thread(int tid, unsigned frequency, unsigned stack_bytes, uint64_t registers,
 		       long cpus)
 {
@@ -294,7 +295,7 @@ static int open_thread(int tid, unsigned frequency, unsigned stack_bytes, uint64
 			       MAP_FAILED)
 			bytes /= 2;
 		if (map == MAP_FAILED)
-			return errno;
+			return -errno; /* the buffer, not the event */
 		for (long k = ring_count; k < cpu; k++)
 			rings[k].fd = -1;
 		rings[cpu] = (struct perf_ring){ fd, map, (unsigned char *)map + page, bytes, 0 };
@@ -307,6 +308,9 @@ static int open_thread(int tid, unsigned frequency, unsigned stack_bytes, uint64
 /* Why perf events cannot be opened on the target, in words that say what to change. */
 static void perf_advice(int pid, int error)
 {
+	if (error < 0)
+		die("sys: cannot map the sample buffers: %s (the locked memory of "
+		    "perf_event_mlock_kb and `ulimit -l` is used up: raise either)", strerror(-error));
 	char level[16] = "";
 	proc_read("/proc/sys/kernel/perf_event_paranoid", level, sizeof(level));
 	int paranoid = atoi(level);
@@ -320,9 +324,6 @@ static void perf_advice(int pid, int error)
 	if (error == EMFILE)
 		die("sys: cannot sample process %d: %s (an event per thread and CPU: raise `ulimit "
 		    "-n`)", pid, strerror(error));
-	if (error == ENOMEM || error == EPERM)
-		die("sys: cannot map the sample buffers: %s (the locked memory of "
-		    "perf_event_mlock_kb and `ulimit -l` is used up)", strerror(error));
 	die("sys: cannot sample process %d: perf_event_open: %s", pid, strerror(error));
 }
 
