@@ -9,6 +9,7 @@
 #include "analysis/insight.h"
 #include "store/store.h"
 #include "util/html.h"
+#include "util/sort.h"
 #include "util/units.h"
 
 #define LABEL 210        /* px: the lanes' names */
@@ -346,7 +347,7 @@ static int one_process(sqlite3 *db, const char *path, int64_t id, int64_t pid,
 		sqlite3_finalize(q);
 	}
 	if (rc == 0 && lane_count) {
-		qsort(ranges, range_count, sizeof(*ranges), by_start);
+		sort_array(ranges, range_count, sizeof(*ranges), by_start);
 		int64_t stack[MAX_DEPTH + 1];
 		int depth = 0;
 		for (size_t i = 0; i < range_count; i++) {

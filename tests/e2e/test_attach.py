@@ -154,7 +154,12 @@ def test_a_process_that_execs_meanwhile(tmp_path):
     _, err = s.communicate(timeout=60)
     assert s.returncode == 0, err
     found = {o.pid: o for o in outputs(str(tmp_path / "out"))}
-    assert len(found) == 3, sorted(found)  # attached, split, split's child
+    # attached, split, split's child; under AddressSanitizer also the tracer process its
+    # leak checker starts in each at exit, sampled a moment
+    if os.environ.get("GPUPROF_SANITIZER") == "address":
+        found = {pid: o for pid, o in found.items() if pid == attached.pid or
+                 o.query("SELECT COUNT(*) AS n FROM samples")[0]["n"] >= 10}
+    assert len(found) == 3, sorted(found)
     for pid, out in found.items():
         if pid == attached.pid:
             continue
