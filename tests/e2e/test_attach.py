@@ -169,10 +169,12 @@ def test_a_process_that_execs_meanwhile(tmp_path):
         (table,) = json.loads(p.stdout)
         totals = {(row[0], row[1]): row[4] for row in table["rows"]}
         samples = out.query("SELECT COUNT(*) AS n FROM samples")[0]["n"]
-        # every sample of split's two processes under split's main; each spins 0.3 s of
-        # CPU time, part of it in the kernel (split reads its CPU clock as it spins: not
-        # sampled in user space), so the count is only bounded below
-        assert totals.get(("main", "split")) == samples, (pid, totals)
+        # nothing named from the image it was; its samples under split's main but for
+        # the new image's start before main (the loader's, a sanitizer's runtime's);
+        # each spins 0.3 s of CPU time, part of it in the kernel (split reads its CPU
+        # clock as it spins: not sampled in user space), so the count is bounded below
+        assert not [k for k in totals if k[1] == "attached"], (pid, totals)
+        assert totals.get(("main", "split"), 0) >= 0.9 * samples, (pid, totals)
         assert samples >= 0.5 * RATE * 0.3, (pid, samples)
     finish(attached)
 
