@@ -2,6 +2,7 @@
 #include "writer/flamegraph.h"
 
 #include <inttypes.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -133,7 +134,7 @@ void flamegraph_svg(FILE *out, struct profile_tree *t, const char *id)
 		fprintf(out, ": %s, %.2f %%</title><rect x=\"%.2f\" y=\"%.0f\" width=\"%.2f\" "
 			     "height=\"%d\" fill=\"%s\" rx=\"2\"/>", weight.buf,
 			100.0 * (double)node->total / (double)t->samples, p.x, y, w, ROW - 1, fill);
-		size_t fits = w > 3 * CHAR_PX ? (size_t)((w - 4) / CHAR_PX) : 0;
+		size_t fits = w > 3 * CHAR_PX ? (size_t)fmin((w - 4) / CHAR_PX, 4096) : 0;
 		if (fits) {
 			strbuf_reset(&label);
 			size_t length = strlen(node->function);

@@ -39,21 +39,29 @@ struct gap {
 	int64_t agent, start, end; /* ns from the window's start */
 };
 
-/* Adds [a, b) (ns from the window's start) to a lane's pixels. */
+/* t - start, the saturated difference where a database holds times out of any range
+ * (edited by hand, corrupt): the picture clips it. */
+static int64_t since(int64_t t, int64_t start)
+{
+	int64_t d;
+	if (__builtin_sub_overflow(t, start, &d))
+		return t < start ? INT64_MIN / 2 : INT64_MAX / 2;
+	return d;
+}
+
+/* Adds [a, b) (ns from the window's start) to a lane's pixels, the part of it inside
+ * the window. */
 static void cover(struct lane *l, double slice, int64_t a, int64_t b)
 {
-	if (b <= a)
+	double lo = fmax((double)a, 0), hi = fmin((double)b, slice * PX);
+	if (!(hi > lo))
 		return;
-	l->busy_ns += b - a;
-	int first = (int)((double)a / slice), last = (int)((double)(b - 1) / slice);
-	if (first < 0)
-		first = 0;
-	if (last >= PX)
-		last = PX - 1;
-	for (int p = first; p <= last; p++) {
-		double lo = fmax((double)a, p * slice), hi = fmin((double)b, (p + 1) * slice);
-		if (hi > lo)
-			l->covered[p] += hi - lo;
+	l->busy_ns += (int64_t)(hi - lo);
+	int first = (int)(lo / slice), last = (int)fmin(ceil(hi / slice) - 1, PX - 1);
+	for (int p = first; p <= last && p < PX; p++) {
+		double x = fmax(lo, p * slice), y = fmin(hi, (p + 1) * slice);
+		if (y > x)
+			l->covered[p] += y - x;
 	}
 }
 
@@ -179,7 +187,7 @@ static void draw_range(struct strbuf *out, const struct range *x, double base, d
 	units_duration(&d, (double)(x->end - x->start));
 	strbuf_addf(out, ": %s</title>", d.buf);
 	strbuf_release(&d);
-	size_t fits = w > 30 ? (size_t)((w - 4) / 6.2) : 0;
+	size_t fits = w > 30 ? (size_t)fmin((w - 4) / 6.2, 4096) : 0;
 	if (fits) {
 		struct strbuf cut = STRBUF_INIT;
 		strbuf_add(&cut, x->name, strlen(x->name) < fits ? strlen(x->name) : fits);
@@ -199,7 +207,7 @@ static void draw_findings(struct strbuf *out, const struct finding *findings, si
 		const struct finding *f = &findings[i];
 		if (f->pid != pid || f->from_ns >= f->to_ns)
 			continue;
-		double x0 = LABEL + (double)(f->from_ns - start) / slice;
+		double x0 = LABEL + (double)since(f->from_ns, start) / slice;
 		double w = fmax((double)(f->to_ns - f->from_ns) / slice, 2);
 		struct strbuf cost = STRBUF_INIT;
 		units_duration(&cost, (double)f->cost_ns);
@@ -207,8 +215,8 @@ static void draw_findings(struct strbuf *out, const struct finding *findings, si
 				 "data-to-ns=\"%" PRId64 "\"><text x=\"0\" y=\"%.0f\" "
 				 "fill=\"#d62728\">%s</text><rect x=\"%.1f\" y=\"%.0f\" "
 				 "width=\"%.1f\" height=\"%d\" fill=\"#d62728\" fill-opacity=\"0.25\" "
-				 "stroke=\"#d62728\"/><title>%s, %s: ", f->rule, f->from_ns - start,
-			    f->to_ns - start, *y + LANE - 5, f->rule, x0, *y + 3, w, LANE - 8, f->rule,
+				 "stroke=\"#d62728\"/><title>%s, %s: ", f->rule, since(f->from_ns, start),
+			    since(f->to_ns, start), *y + LANE - 5, f->rule, x0, *y + 3, w, LANE - 8, f->rule,
 			    cost.buf);
 		html_text_buf(out, f->what.buf);
 		strbuf_addstr(out, "</title></g>\n");
@@ -221,7 +229,7 @@ static int one_process(sqlite3 *db, const char *path, int64_t id, int64_t pid,
 		       const char *title, int64_t start, int64_t end, const struct finding *findings,
 		       size_t finding_count, struct strbuf *out, struct error *err)
 {
-	double span = (double)(end - start), slice = span / PX;
+	double span = (double)since(end, start), slice = span / PX;
 	struct lane *lanes = NULL;
 	size_t lane_count = 0;
 	struct gap *gaps = NULL;
@@ -247,11 +255,11 @@ static int one_process(sqlite3 *db, const char *path, int64_t id, int64_t pid,
 		int row = step == SQLITE_ROW;
 		int64_t a = row ? sqlite3_column_int64(q, 0) : -2;
 		if (device && a != agent) { /* the device's last busy interval, its gaps kept */
-			cover(device, slice, open_start - start, open_end - start);
+			cover(device, slice, since(open_start, start), since(open_end, start));
 			for (int g = 0; g < longest_count; g++) {
 				gaps = xrealloc(gaps, (gap_count + 1) * sizeof(*gaps));
-				gaps[gap_count++] = (struct gap){ agent, longest[g].start - start,
-								 longest[g].end - start };
+				gaps[gap_count++] = (struct gap){ agent, since(longest[g].start, start),
+								 since(longest[g].end, start) };
 			}
 		}
 		if (!row) {
@@ -270,10 +278,11 @@ static int one_process(sqlite3 *db, const char *path, int64_t id, int64_t pid,
 			open_end = e;
 			longest_count = 0;
 		} else if (s > open_end) { /* a gap: the busy interval before it closes */
-			cover(device, slice, open_start - start, open_end - start);
+			cover(device, slice, since(open_start, start), since(open_end, start));
 			struct gap g = { a, open_end, s };
 			int at = longest_count;
-			while (at > 0 && longest[at - 1].end - longest[at - 1].start < g.end - g.start)
+			while (at > 0 && since(longest[at - 1].end, longest[at - 1].start) <
+					    since(g.end, g.start))
 				at--;
 			if (at < GAPS) {
 				if (longest_count < GAPS)
@@ -290,7 +299,7 @@ static int one_process(sqlite3 *db, const char *path, int64_t id, int64_t pid,
 		struct lane *l = lane_of(&lanes, &lane_count, 1, a, queue);
 		if (!l->name[0])
 			snprintf(l->name, sizeof(l->name), "  queue %lld", (long long)queue);
-		cover(l, slice, s - start, e - start);
+		cover(l, slice, since(s, start), since(e, start));
 		device = lane_of(&lanes, &lane_count, 0, a, 0); /* lanes may have moved */
 	}
 	sqlite3_finalize(q);
@@ -303,8 +312,8 @@ static int one_process(sqlite3 *db, const char *path, int64_t id, int64_t pid,
 		while (sqlite3_step(q) == SQLITE_ROW) {
 			int64_t tid = sqlite3_column_int64(q, 0);
 			struct lane *l = lane_of(&lanes, &lane_count, 2, tid, tid);
-			cover(l, slice, sqlite3_column_int64(q, 1) - start,
-			      sqlite3_column_int64(q, 2) - start);
+			cover(l, slice, since(sqlite3_column_int64(q, 1), start),
+			      since(sqlite3_column_int64(q, 2), start));
 		}
 		sqlite3_finalize(q);
 	}
@@ -319,8 +328,8 @@ static int one_process(sqlite3 *db, const char *path, int64_t id, int64_t pid,
 				lane_of(&lanes, &lane_count, 2, tid, tid);
 				struct lane *l = lane_of(&lanes, &lane_count, 3, tid, tid);
 				snprintf(l->name, sizeof(l->name), "  communication");
-				cover(l, slice, sqlite3_column_int64(q, 1) - start,
-				      sqlite3_column_int64(q, 2) - start);
+				cover(l, slice, since(sqlite3_column_int64(q, 1), start),
+				      since(sqlite3_column_int64(q, 2), start));
 			}
 			sqlite3_finalize(q);
 		}
@@ -339,7 +348,7 @@ static int one_process(sqlite3 *db, const char *path, int64_t id, int64_t pid,
 			ranges = xrealloc(ranges, (range_count + 1) * sizeof(*ranges));
 			const unsigned char *name = sqlite3_column_text(q, 3);
 			ranges[range_count++] = (struct range){
-				sqlite3_column_int64(q, 1) - start, sqlite3_column_int64(q, 2) - start,
+				since(sqlite3_column_int64(q, 1), start), since(sqlite3_column_int64(q, 2), start),
 				sqlite3_column_int64(q, 0), 0, xstrdup(name ? (const char *)name : "") };
 			lane_of(&lanes, &lane_count, 2, sqlite3_column_int64(q, 0),
 				sqlite3_column_int64(q, 0));
