@@ -276,9 +276,10 @@ static void trace_table(struct trace_options *o, struct option table[TABLE_SIZE]
 		{ OPTION_SECTION, .help = "a running process (gpuprof sys)" },
 		{ OPTION_STRING, 0, "pid", &o->attach_pid, "PID",
 		  "sample process PID, already running, instead of running a command: its "
-		  "threads' call stacks (native and Python) and metrics, and those of the threads "
-		  "and processes it starts meanwhile, into the outputs above; nothing of gpuprof "
-		  "enters it, and it goes on as it was whenever gpuprof ends" },
+		  "threads' call stacks (native and Python) and metrics, and those of the "
+		  "processes it started and of the threads and processes it starts meanwhile, into "
+		  "the outputs above; nothing of gpuprof enters it, and it goes on as it was "
+		  "whenever gpuprof ends" },
 		{ OPTION_STRING, 0, "duration", &o->duration, "SECONDS",
 		  "with --pid: sample for this long (default: until the process ends or Ctrl-C)" },
 		{ OPTION_SECTION, .help = "recording" },
