@@ -1,8 +1,8 @@
 /* attached: a program that runs before gpuprof and goes on after it, for gpuprof sys --pid.
  * A thread ("worker") spins for ever in rounds of seventy() then thirty() (70 % and 30 %
- * of its work, a millisecond a round), measuring the CPU time it spends in each
- * (CLOCK_THREAD_CPUTIME_ID, read between them: its system calls are 0.3 % of it); the
- * main thread reads commands on stdin:
+ * of its work, 1 to 4 ms a round at random), measuring the CPU time it spends in each
+ * (CLOCK_THREAD_CPUTIME_ID, read between them: its system calls are under 0.3 % of it);
+ * the main thread reads commands on stdin:
  *   thread   starts a thread ("late") that spins in late_worker() for 0.3 s of its CPU
  *            time, and prints "late CPU" (seconds) once it ended
  *   fork     fork()s a child that spins in child_spin() for 0.3 s of its CPU time, waits
@@ -39,15 +39,15 @@ __attribute__((noinline)) static void work(unsigned long units)
 }
 
 /* each does something after work(), so that it stays on the stack (no tail call) */
-__attribute__((noinline)) static void seventy(void)
+__attribute__((noinline)) static void seventy(unsigned long k)
 {
-	work(700);
+	work(700 * k);
 	sink++;
 }
 
-__attribute__((noinline)) static void thirty(void)
+__attribute__((noinline)) static void thirty(unsigned long k)
 {
-	work(300);
+	work(300 * k);
 	sink++;
 }
 
@@ -55,11 +55,16 @@ static void *worker(void *arg)
 {
 	(void)arg;
 	pthread_setname_np(pthread_self(), "worker");
+	/* rounds of 1 to 4 ms in turn, at random: a round of one length would keep step with
+	 * the samples' period (1 ms at 1,000 a second) and bias their split */
+	unsigned long lcg = 12345;
 	for (;;) {
+		lcg = lcg * 6364136223846793005ul + 1442695040888963407ul;
+		unsigned long k = 1 + (lcg >> 33) % 4;
 		double a = thread_cpu();
-		seventy();
+		seventy(k);
 		double b = thread_cpu();
-		thirty();
+		thirty(k);
 		double c = thread_cpu();
 		pthread_mutex_lock(&lock);
 		seventy_seconds += b - a;
