@@ -8,7 +8,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "core/clock.h"
@@ -88,28 +87,14 @@ void *mpi_next(const char *name)
 	return loaded_next(any_mpi, name);
 }
 
-static __thread uint32_t thread_id;
 static _Atomic uint64_t next_request;
 static int world_rank = -1, world_size;
-
-static uint32_t current_thread_id(void)
-{
-	if (!thread_id)
-		thread_id = (uint32_t)syscall(SYS_gettid);
-	return thread_id;
-}
-
-static void after_fork_child(void)
-{
-	thread_id = 0;
-}
 
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;
 static int enabled;
 
 static void initialize(void)
 {
-	pthread_atfork(NULL, NULL, after_fork_child);
 	enabled = recorder_ready();
 }
 
@@ -322,7 +307,7 @@ uint64_t mpi_call_end(struct mpi_call *call, const char *name, uint32_t *name_id
 		*name_id = recorder_intern(name);
 	struct record_mpi_call r = {
 		.header = { .size = sizeof(r), .type = RECORD_MPI_CALL },
-		.tid = current_thread_id(),
+		.tid = recorder_thread_id(),
 		.function_id = *name_id,
 		.start_ns = call->start_ns,
 		.end_ns = call->end_ns,

@@ -17,7 +17,6 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "core/clock.h"
@@ -100,19 +99,11 @@ static int comm_find(ncclComm_t comm)
 
 /* ---- records --------------------------------------------------------------------------- */
 
-static __thread uint32_t thread_id;
-
-static void after_fork_child(void)
-{
-	thread_id = 0;
-}
-
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 static int enabled;
 
 static void initialize(void)
 {
-	pthread_atfork(NULL, NULL, after_fork_child);
 	enabled = recorder_ready();
 }
 
@@ -141,11 +132,9 @@ static void end(struct call *c, const char *function, uint32_t *function_id, ncc
 		return;
 	if (!*function_id)
 		*function_id = recorder_intern(function);
-	if (!thread_id)
-		thread_id = (uint32_t)syscall(SYS_gettid);
 	struct record_mpi_call r = {
 		.header = { .size = sizeof(r), .type = RECORD_MPI_CALL },
-		.tid = thread_id,
+		.tid = recorder_thread_id(),
 		.function_id = *function_id,
 		.start_ns = c->start,
 		.end_ns = clock_now_ns(),

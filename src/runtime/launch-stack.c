@@ -19,7 +19,6 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -45,7 +44,6 @@ static __thread uintptr_t stack_low;
 /* Set once a launch waited WAIT_LIMIT_NS in vain (a writer that does not drain, as in a
  * child of fork() whose writer could not start): later ones do not wait. */
 static atomic_int writer_stalled;
-static __thread uint32_t thread_tid;
 static pthread_key_t buffer_key;
 static pthread_once_t key_once = PTHREAD_ONCE_INIT;
 
@@ -56,7 +54,6 @@ static void release_buffer(void *b)
 
 static void forked_child(void)
 {
-	thread_tid = 0; /* the thread that forked is the child's only one, under a new id */
 	atomic_store(&writer_stalled, 0); /* the child's writer is its own */
 }
 
@@ -93,12 +90,9 @@ void recorder_launch(uint32_t domain, uint32_t function_id, uint64_t correlation
 {
 	if (!recorder_ready())
 		return;
-	pthread_once(&key_once, make_key); /* a child of fork() forgets the thread's id */
-	if (!thread_tid)
-		thread_tid = (uint32_t)syscall(SYS_gettid);
 	struct record_launch l = {
 		.header = { sizeof(l), RECORD_LAUNCH, 0 },
-		.tid = thread_tid,
+		.tid = recorder_thread_id(),
 		.domain = domain,
 		.function_id = function_id,
 		.correlation_id = correlation_id,
@@ -160,8 +154,6 @@ __attribute__((noinline)) void recorder_launch_stack(uint32_t domain, uint32_t f
 		pthread_setspecific(buffer_key, buffer);
 		sampler_track_modules();
 	}
-	if (!thread_tid)
-		thread_tid = (uint32_t)syscall(SYS_gettid);
 	struct record_sample *s = &buffer->record.sample;
 	uint64_t *r = s->registers, scratch;
 	/* DWARF's x86-64 order: rax 0, rdx 1, rcx 2, rbx 3, rsi 4, rdi 5, rbp 6, rsp 7,
@@ -197,7 +189,7 @@ __attribute__((noinline)) void recorder_launch_stack(uint32_t domain, uint32_t f
 	size_t padded = (bytes + 7) & ~(size_t)7;
 	memset(buffer->stack + bytes, 0, padded - bytes);
 	s->header = (struct record_header){ (uint32_t)(sizeof(*s) + padded), RECORD_SAMPLE, 0 };
-	s->tid = thread_tid;
+	s->tid = recorder_thread_id();
 	s->stack_size = (uint32_t)bytes;
 	s->time_ns = clock_now_ns();
 	s->flags = SAMPLE_LAUNCH | (full ? SAMPLE_STACK_FULL : 0);
@@ -225,7 +217,7 @@ __attribute__((noinline)) void recorder_launch_stack(uint32_t domain, uint32_t f
 		struct timespec pause = { 0, 20000 };
 		nanosleep(&pause, NULL);
 	}
-	python_record_thread(thread_tid, s->time_ns); /* where it runs Python, its functions */
+	python_record_thread(recorder_thread_id(), s->time_ns); /* where it runs Python, its functions */
 #else
 	(void)domain, (void)function_id, (void)correlation_id;
 #endif

@@ -8,7 +8,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -29,14 +28,6 @@ void recorder_markers_configure(int traced)
 static _Atomic uint64_t next_marker_id;
 static __thread uint64_t range_stack[MARKER_STACK];
 static __thread int range_depth;
-static __thread uint32_t marker_tid;
-
-static uint32_t current_tid(void)
-{
-	if (!marker_tid)
-		marker_tid = (uint32_t)syscall(SYS_gettid);
-	return marker_tid;
-}
 
 #define MARKER_ON_STACK 512 /* bytes of a marker record built on the caller's stack */
 
@@ -64,7 +55,7 @@ static uint64_t marker_begin(uint32_t kind, const char *text, uint32_t domain_id
 		.id = atomic_fetch_add(&next_marker_id, 1) + 1,
 		.parent_id = parent_id,
 		.start_ns = now,
-		.tid = current_tid(),
+		.tid = recorder_thread_id(),
 		.kind = kind,
 		.domain_id = domain_id,
 		.length = (uint32_t)length,
@@ -82,7 +73,7 @@ static void marker_end(uint64_t id)
 		.header = { sizeof(e), RECORD_MARKER_END, 0 },
 		.id = id,
 		.end_ns = clock_now_ns(),
-		.tid = current_tid(),
+		.tid = recorder_thread_id(),
 	};
 	if (id)
 		recorder_emit(&e);
@@ -139,7 +130,7 @@ void recorder_name_thread(const char *name)
 		return;
 	struct record_thread_name r = {
 		.header = { sizeof(r), RECORD_THREAD_NAME, 0 },
-		.tid = current_tid(),
+		.tid = recorder_thread_id(),
 		.name_id = recorder_intern(name ? name : ""),
 	};
 	recorder_emit(&r);
@@ -169,7 +160,7 @@ uint64_t recorder_communication(uint32_t domain, uint32_t tid, const char *funct
 		return 0;
 	struct record_mpi_call r = {
 		.header = { .size = sizeof(r), .type = RECORD_MPI_CALL },
-		.tid = tid ? tid : current_tid(),
+		.tid = tid ? tid : recorder_thread_id(),
 		.function_id = recorder_intern(function),
 		.start_ns = start_ns,
 		.end_ns = end_ns >= start_ns ? end_ns : start_ns,

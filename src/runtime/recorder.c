@@ -344,6 +344,28 @@ static uint32_t intern_locked(const char *text)
 	return id;
 }
 
+static __thread uint32_t thread_id;
+static pthread_once_t thread_id_once = PTHREAD_ONCE_INIT;
+
+static void thread_id_forked(void)
+{
+	thread_id = 0; /* the thread that forked is the child's only one, under a new id */
+}
+
+static void thread_id_watch_forks(void)
+{
+	pthread_atfork(NULL, NULL, thread_id_forked);
+}
+
+uint32_t recorder_thread_id(void)
+{
+	if (!thread_id) {
+		pthread_once(&thread_id_once, thread_id_watch_forks);
+		thread_id = (uint32_t)syscall(SYS_gettid);
+	}
+	return thread_id;
+}
+
 /* Strings and metadata are taken while the recorder runs and while it stops: the final
  * collection (CUPTI's last buffers, delivered at exit) names its kernels then. */
 static int taking_metadata(void)

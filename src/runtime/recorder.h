@@ -47,6 +47,10 @@ RECORDER_API int recorder_emit(const void *record);
 /* Reports records the caller itself had to drop. */
 RECORDER_API void recorder_count_dropped(uint32_t reason, uint64_t records);
 
+/* The calling thread's id (gettid), kept per thread, known anew in a child of fork():
+ * what every record of a thread's own calls carries. */
+RECORDER_API uint32_t recorder_thread_id(void);
+
 /* Interns a string and returns its id (> 0), emitting a RECORD_STRING the first time.
  * Strings longer than the record bound are cut. Returns 0 when disabled. */
 RECORDER_API uint32_t recorder_intern(const char *text);
