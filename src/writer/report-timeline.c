@@ -156,20 +156,33 @@ static int deepest_range(const struct range *ranges, size_t count, int64_t tid)
 	return deepest;
 }
 
-/* Opens a lane's group: its kind, time covered, name and tooltip (closed by the caller). */
-static void lane_head(struct strbuf *out, const struct lane *l, double y, double span,
-		      const char *kind, const char *what)
+/* What each kind of lane is called, what its time is, its colour. */
+static const struct {
+	const char *kind, *what, *colour;
+} lane_kinds[] = {
+	{ "device", "busy", "#1f77b4" },
+	{ "queue", "busy", "#ff7f0e" },
+	{ "thread", "in API calls", "#7f7f7f" },
+	{ "communication", "in communication calls", "#2ca02c" },
+};
+
+/* Opens a lane's group, its name, tooltip and time covered drawn (closed by the caller,
+ * who may add to it). */
+static void open_lane(struct strbuf *out, const struct lane *l, double y, double span,
+		      double slice)
 {
 	struct strbuf d = STRBUF_INIT;
 	units_duration(&d, (double)l->busy_ns);
 	strbuf_addf(out, "<g class=\"tlane\" data-kind=\"%s\" data-busy-ns=\"%" PRId64 "\">"
-			 "<text x=\"0\" y=\"%.0f\">", kind, l->busy_ns, y + LANE - 5);
+			 "<text x=\"0\" y=\"%.0f\">", lane_kinds[l->kind].kind, l->busy_ns,
+		    y + LANE - 5);
 	html_text_buf(out, l->name);
 	strbuf_addstr(out, "</text><title>");
 	html_text_buf(out, l->name);
-	strbuf_addf(out, ": %s %s, %.2f %% of the run</title>", d.buf, what,
+	strbuf_addf(out, ": %s %s, %.2f %% of the run</title>", d.buf, lane_kinds[l->kind].what,
 		    span > 0 ? 100.0 * (double)l->busy_ns / span : 0);
 	strbuf_release(&d);
+	draw_lane(out, l, y, slice, lane_kinds[l->kind].colour);
 }
 
 /* A range at its nesting depth under the thread's lane, named where it is wide enough. */
@@ -405,8 +418,7 @@ static int one_process(sqlite3 *db, const char *path, int64_t id, int64_t pid,
 			struct lane *l = &lanes[i];
 			if (l->kind != 0)
 				continue;
-			lane_head(out, l, y, span, "device", "busy");
-			draw_lane(out, l, y, slice, "#1f77b4");
+			open_lane(out, l, y, span, slice);
 			for (size_t g = 0; g < gap_count; g++) {
 				if (gaps[g].agent != l->key)
 					continue;
@@ -427,8 +439,7 @@ static int one_process(sqlite3 *db, const char *path, int64_t id, int64_t pid,
 			for (size_t k = 0; k < lane_count; k++) {
 				if (lanes[k].kind != 1 || lanes[k].key != l->key)
 					continue;
-				lane_head(out, &lanes[k], y, span, "queue", "busy");
-				draw_lane(out, &lanes[k], y, slice, "#ff7f0e");
+				open_lane(out, &lanes[k], y, span, slice);
 				strbuf_addstr(out, "</g>\n");
 				y += LANE;
 			}
@@ -437,15 +448,13 @@ static int one_process(sqlite3 *db, const char *path, int64_t id, int64_t pid,
 			struct lane *l = &lanes[i];
 			if (l->kind != 2)
 				continue;
-			lane_head(out, l, y, span, "thread", "in API calls");
-			draw_lane(out, l, y, slice, "#7f7f7f");
+			open_lane(out, l, y, span, slice);
 			strbuf_addstr(out, "</g>\n");
 			y += LANE;
 			for (size_t k = 0; k < lane_count; k++) {
 				if (lanes[k].kind != 3 || lanes[k].tid != l->tid)
 					continue;
-				lane_head(out, &lanes[k], y, span, "communication", "in communication calls");
-				draw_lane(out, &lanes[k], y, slice, "#2ca02c");
+				open_lane(out, &lanes[k], y, span, slice);
 				strbuf_addstr(out, "</g>\n");
 				y += LANE;
 			}

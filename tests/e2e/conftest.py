@@ -55,6 +55,18 @@ def csv_table(text, title):
     return []
 
 
+def merged_collectives(tmp_path, ranks):
+    """The ranks' databases out/rank<k>_results.db merged into all.db: the rows (dicts) of
+    gpuprof summary's MPI COLLECTIVES table of it."""
+    merged = str(tmp_path / "all.db")
+    m = run([GPUPROF, "merge", "-o", merged, *[str(tmp_path / "out" / f"rank{k}_results.db")
+                                               for k in range(ranks)]], cwd=tmp_path)
+    assert m.returncode == 0, m.stderr
+    s = run([GPUPROF, "summary", "--format", "csv", merged], cwd=tmp_path)
+    assert s.returncode == 0, s.stderr
+    return csv_table(s.stdout, "# MPI COLLECTIVES")
+
+
 def trace(tmp_path, options, command, env=None):
     """gpuprof trace OPTIONS -- COMMAND in tmp_path; returns the CompletedProcess."""
     return run([GPUPROF, "trace", *options, "--", *command], cwd=tmp_path, env=env)

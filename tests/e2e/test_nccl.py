@@ -12,7 +12,7 @@ import sqlite3
 
 import pytest
 
-from conftest import GPUPROF, TESTS, csv_table, run
+from conftest import GPUPROF, TESTS, merged_collectives, run
 
 STEPS, RANKS = 3, 2
 
@@ -56,13 +56,7 @@ def test_two_ranks_of_nccl_calls(tmp_path, option, app):
             [("NCCL_API", row[1]) for row in rows]
     assert len(names) == 1  # one communicator, one name on both ranks
 
-    merged = str(tmp_path / "all.db")
-    m = run([GPUPROF, "merge", "-o", merged, *[str(tmp_path / "out" / f"rank{k}_results.db")
-                                               for k in range(RANKS)]], cwd=tmp_path)
-    assert m.returncode == 0, m.stderr
-    s = run([GPUPROF, "summary", "--format", "csv", merged], cwd=tmp_path)
-    assert s.returncode == 0, s.stderr
-    rows = {r["Function"]: r for r in csv_table(s.stdout, "# MPI COLLECTIVES")}
+    rows = {r["Function"]: r for r in merged_collectives(tmp_path, RANKS)}
     assert (rows["ncclAllReduce"]["Instances"], rows["ncclAllReduce"]["Ranks"]) == \
         (str(STEPS), str(RANKS))
 

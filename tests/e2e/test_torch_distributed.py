@@ -15,7 +15,7 @@ import subprocess
 
 import pytest
 
-from conftest import GPUPROF, csv_table, run
+from conftest import GPUPROF, merged_collectives, run
 from test_torch_trace import PYTHON, has_torch
 
 DDP = os.path.join(os.path.dirname(os.path.abspath(__file__)), "torch", "ddp.py")
@@ -85,14 +85,7 @@ def test_ddp_all_reduces_per_step(tmp_path):
         assert [r["Function"] for r in rows] == [c[1] for c in sorted(calls, key=lambda c: c[7])]
         assert {r["Domain"] for r in rows} == {"TORCH_DISTRIBUTED_API"}
 
-    merged = str(tmp_path / "all.db")
-    m = run([GPUPROF, "merge", "-o", merged, *[str(tmp_path / "out" / f"rank{k}_results.db")
-                                               for k in range(RANKS)]], cwd=tmp_path)
-    assert m.returncode == 0, m.stderr
-    s = run([GPUPROF, "summary", "--format", "csv", merged], cwd=tmp_path)
-    assert s.returncode == 0, s.stderr
-    rows = {(r["Function"], r["Communicator"]): r
-            for r in csv_table(s.stdout, "# MPI COLLECTIVES")}
+    rows = {(r["Function"], r["Communicator"]): r for r in merged_collectives(tmp_path, RANKS)}
     assert rows[("torch.distributed.all_reduce", "WORLD")]["Instances"] == str(STEPS + 1)
     assert rows[("torch.distributed.all_reduce", "WORLD")]["Ranks"] == str(RANKS)
     assert rows[("torch.distributed.barrier", "WORLD")]["Instances"] == "1"
