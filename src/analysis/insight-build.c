@@ -17,6 +17,7 @@
 
 #include "analysis/insight-internal.h"
 #include "store/store.h"
+#include "store/store-job.h"
 
 /* Times a record may have: a record outside (a corrupt database) is left out, so that
  * no difference or sum of the rules' can overflow. */
@@ -226,9 +227,57 @@ static struct insight_device *device_of(struct insight_engine *e, uint32_t pi, i
 		      "AND c.value IS NOT NULL AND c.name_id IN (SELECT id FROM gpuprof_string " \
 		      "WHERE string = '" name "') ORDER BY c.id DESC LIMIT 1)"
 
-/* Kernels, then memory commands, as recorded: each onto its device (a kernel's agent; a
+/* What one source of items (kernels, or memory commands) gathers apart from the other,
+ * each on a connection of its own: its items, sorted by correlation, and the devices
+ * they ran on in the order met, which become the processes' devices once both are read
+ * (the kernels' first: their order is the devices' order). */
+struct items_part {
+	int source;                   /* 0: gpuprof_kernel, 1: gpuprof_memory_copy */
+	struct extsort *items;
+	struct part_device {
+		uint32_t process;
+		int64_t agent, kernels_from, kernels_to;
+	} *devices;
+	size_t device_count;
+	int64_t *ends;                /* per process: its records' last end */
+};
+
+static struct part_device *part_device_of(struct items_part *part, uint32_t pi, int64_t agent)
+{
+	for (size_t i = part->device_count; i-- > 0;)
+		if (part->devices[i].process == pi && part->devices[i].agent == agent)
+			return &part->devices[i];
+	part->devices = xrealloc(part->devices, (part->device_count + 1) * sizeof(*part->devices));
+	struct part_device *d = &part->devices[part->device_count++];
+	*d = (struct part_device){ pi, agent, INT64_MAX, INT64_MIN };
+	return d;
+}
+
+/* The part's devices and ends taken into the processes. */
+static void items_part_apply(struct insight_engine *e, const struct items_part *part)
+{
+	for (size_t i = 0; i < part->device_count; i++) {
+		const struct part_device *pd = &part->devices[i];
+		struct insight_device *d = device_of(e, pd->process, pd->agent);
+		d->kernels_from = pd->kernels_from < d->kernels_from ? pd->kernels_from : d->kernels_from;
+		d->kernels_to = pd->kernels_to > d->kernels_to ? pd->kernels_to : d->kernels_to;
+	}
+	for (size_t i = 0; part->ends && i < e->process_count; i++)
+		if (part->ends[i] > e->processes[i].end) /* a process that never ended cleanly:
+							    its bounds are its records' */
+			e->processes[i].end = part->ends[i];
+}
+
+static void items_part_release(struct items_part *part)
+{
+	extsort_free(part->items);
+	free(part->devices);
+	free(part->ends);
+}
+
+/* Kernels, or memory commands, as recorded: each onto its device (a kernel's agent; a
  * memory command's queue's agent, else the device end of its direction). */
-static void read_items(struct insight_engine *e, struct extsort *items)
+static void read_items(struct insight_engine *e, struct items_part *part)
 {
 	const char *kernels = store_has_table(e->db, "gpuprof_counter")
 		? "SELECT k.process_id, IFNULL(k.agent_index, 0), k.queue_index, k.name_id, 0, "
@@ -248,7 +297,11 @@ static void read_items(struct insight_engine *e, struct extsort *items)
 		"ON q.process_id = k.process_id AND q.queue_index = k.queue_index WHERE "
 		VALID_TIMES("k");
 	uint32_t last = 0;
-	for (int source = 0; source < 2 && !e->failed; source++) {
+	int source = part->source;
+	part->ends = xcalloc(e->process_count ? e->process_count : 1, sizeof(*part->ends));
+	for (size_t i = 0; i < e->process_count; i++)
+		part->ends[i] = INT64_MIN;
+	{
 		sqlite3_stmt *s = insight_prepare(e, source ? copies : kernels);
 		int step = SQLITE_DONE;
 		while (s && !e->failed && (step = sqlite3_step(s)) == SQLITE_ROW) {
@@ -274,16 +327,14 @@ static void read_items(struct insight_engine *e, struct extsort *items)
 					  ? NAN : sqlite3_column_double(s, 15),
 				.call = INSIGHT_NONE,
 			};
-			struct insight_process *p = &e->processes[pi];
-			struct insight_device *d = device_of(e, pi, r.agent);
+			struct part_device *d = part_device_of(part, pi, r.agent);
 			if (r.kind == INSIGHT_KERNEL) {
 				d->kernels_from = r.start < d->kernels_from ? r.start : d->kernels_from;
 				d->kernels_to = r.end > d->kernels_to ? r.end : d->kernels_to;
 			}
-			/* a process that never ended cleanly: its bounds are its records' */
-			if (r.end > p->end)
-				p->end = r.end;
-			if (extsort_add(items, &r, e->err))
+			if (r.end > part->ends[pi])
+				part->ends[pi] = r.end;
+			if (extsort_add(part->items, &r, e->err))
 				sort_failed(e);
 		}
 		if (!e->failed && step != SQLITE_DONE)
@@ -301,12 +352,48 @@ static int by_call(const void *a, const void *b, void *arg)
 	return by_item_correlation(a, b, arg);
 }
 
+/* The kernels and the memory commands, each sorted by correlation, read as one list in
+ * that order. */
+struct two_sorted {
+	struct extsort *sorts[2];
+	const void *heads[2];
+	int has[2];                   /* 1: a head; 0: at the end; -1: an error */
+	struct insight_item_record taken; /* the record handed out, its head moved on */
+};
+
+static int two_sorted_begin(struct two_sorted *t, struct extsort *a, struct extsort *b,
+			    struct error *err)
+{
+	t->sorts[0] = a, t->sorts[1] = b;
+	for (int k = 0; k < 2; k++) {
+		if (extsort_sorted(t->sorts[k], err))
+			return -1;
+		t->has[k] = extsort_next(t->sorts[k], &t->heads[k], err);
+		if (t->has[k] < 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* As extsort_next; *record valid until the next call. */
+static int two_sorted_next(struct two_sorted *t, const void **record, struct error *err)
+{
+	int k = !t->has[0] ? 1 : !t->has[1] ? 0
+		: by_item_correlation(t->heads[1], t->heads[0], NULL) < 0;
+	if (!t->has[k])
+		return 0;
+	t->taken = *(const struct insight_item_record *)t->heads[k];
+	*record = &t->taken;
+	t->has[k] = extsort_next(t->sorts[k], &t->heads[k], err);
+	return t->has[k] < 0 ? -1 : 1;
+}
+
 /* The items in order of correlation id beside the links in the same order: an item
  * gets the top-level call of the last call with its id. */
-static void link_items(struct insight_engine *e, struct extsort *links, struct extsort *items,
+static void link_items(struct insight_engine *e, struct extsort *links, struct two_sorted *items,
 		       struct extsort *out)
 {
-	if (e->failed || extsort_sorted(links, e->err) || extsort_sorted(items, e->err)) {
+	if (e->failed || extsort_sorted(links, e->err)) {
 		sort_failed(e);
 		return;
 	}
@@ -316,7 +403,7 @@ static void link_items(struct insight_engine *e, struct extsort *links, struct e
 	int64_t key = 0;
 	uint64_t call = INSIGHT_NONE;
 	int got;
-	while (has_link >= 0 && (got = extsort_next(items, &i, e->err)) > 0) {
+	while (has_link >= 0 && (got = two_sorted_next(items, &i, e->err)) > 0) {
 		struct insight_item_record r = *(const struct insight_item_record *)i;
 		if (r.correlation_id && (r.process != key_process || r.correlation_id != key)) {
 			key_process = r.process, key = r.correlation_id, call = INSIGHT_NONE;
@@ -372,6 +459,7 @@ static void group_add(struct group *g, const struct insight_item_record *r)
 struct flagging {
 	struct insight_engine *e;
 	struct extsort *out;
+	struct record_updater *calls; /* the calls' file, their flags set as they are known */
 	struct insight_call_record pending; /* the last launch, waited or not: not yet known */
 	uint64_t pending_index;       /* INSIGHT_NONE: none */
 	struct group held;            /* its items */
@@ -398,8 +486,7 @@ static void resolve(struct flagging *f, int waited)
 	if (waited) {
 		f->pending.waited = 1;
 		if (!f->e->failed &&
-		    tempfile_pwrite(&f->e->calls, f->pending_index * sizeof(f->pending), &f->pending,
-				    sizeof(f->pending), f->e->err))
+		    record_updater_set(f->calls, f->pending_index, &f->pending, f->e->err))
 			f->e->failed = 1;
 	}
 	emit(f, &f->pending, &f->held);
@@ -412,17 +499,18 @@ static void flag_calls(struct insight_engine *e, struct extsort *items, struct e
 		sort_failed(e);
 		return;
 	}
-	struct flagging f = { .e = e, .out = out, .pending_index = INSIGHT_NONE };
+	uint64_t calls = e->calls.size / sizeof(struct insight_call_record);
+	struct record_updater updater;
+	record_updater_begin(&updater, &e->calls, sizeof(struct insight_call_record), calls,
+			     1 << 20);
+	struct flagging f = { .e = e, .out = out, .calls = &updater,
+			      .pending_index = INSIGHT_NONE };
 	struct group group = { NULL, 0 };
 	const void *i = NULL;
 	int has_item = extsort_next(items, &i, e->err);
-	uint64_t calls = e->calls.size / sizeof(struct insight_call_record);
-	struct record_reader reader;
-	record_reader_begin(&reader, &e->calls, sizeof(struct insight_call_record), 0, calls,
-			    1 << 20);
 	for (uint64_t k = 0; k < calls && has_item >= 0 && !e->failed; k++) {
 		const void *read;
-		if (record_reader_next(&reader, &read, e->err) <= 0) {
+		if (record_updater_next(&updater, &read, e->err) <= 0) {
 			e->failed = 1;
 			break;
 		}
@@ -435,7 +523,7 @@ static void flag_calls(struct insight_engine *e, struct extsort *items, struct e
 			has_item = extsort_next(items, &i, e->err);
 		}
 		if (c.launch || c.blocking) {
-			if (tempfile_pwrite(&e->calls, k * sizeof(c), &c, sizeof(c), e->err)) {
+			if (record_updater_set(&updater, k, &c, e->err)) {
 				e->failed = 1;
 				break;
 			}
@@ -458,7 +546,8 @@ static void flag_calls(struct insight_engine *e, struct extsort *items, struct e
 		}
 	}
 	resolve(&f, 0);
-	record_reader_end(&reader);
+	if (record_updater_end(&updater, e->err))
+		e->failed = 1;
 	/* items enqueued by no call known */
 	while (has_item > 0 && !e->failed) {
 		if (extsort_add(out, i, e->err))
@@ -556,25 +645,70 @@ static void label_devices(struct insight_engine *e)
 
 /* ---- the whole ------------------------------------------------------------------------------- */
 
+/* A source of items read over a connection of its own (store-job.h) while the calls are
+ * read: the passes share nothing but the processes, which they only read. */
+struct items_job {
+	const struct insight_engine *e;
+	struct items_part *part;
+};
+
+static int items_job_run(sqlite3 *db, void *arg, struct error *err)
+{
+	struct items_job *j = arg;
+	struct insight_engine e = *j->e; /* the engine's names are not used */
+	e.db = db;
+	e.err = err;
+	e.string = NULL;
+	read_items(&e, j->part);
+	return e.failed ? -1 : 0;
+}
+
 void insight_build(struct insight_engine *e)
 {
 	e->memory = extsort_memory();
 	e->calls.fd = e->items.fd = -1;
 	read_processes(e);
 	struct extsort *links = extsort_begin(sizeof(struct link), e->memory, by_correlation, NULL);
-	struct extsort *items = extsort_begin(sizeof(struct insight_item_record), e->memory,
-					      by_item_correlation, NULL);
+	struct items_part parts[2];
+	for (int k = 0; k < 2; k++)
+		parts[k] = (struct items_part){
+			.source = k,
+			.items = extsort_begin(sizeof(struct insight_item_record), e->memory,
+					       by_item_correlation, NULL) };
 	struct extsort *by_calls = extsort_begin(sizeof(struct insight_item_record), e->memory,
 						 by_call, NULL);
 	struct extsort *by_devices = extsort_begin(sizeof(struct insight_item_record), e->memory,
 						   by_device, NULL);
+	/* the calls here, the kernels and the memory commands each on a thread of their own
+	 * where the database is a file (a second connection opens) */
+	const char *file = sqlite3_db_filename(e->db, "main");
+	int apart = !e->failed && file && *file;
+	struct items_job jobs[2] = { { e, &parts[0] }, { e, &parts[1] } };
+	struct store_job threads[2];
+	for (int k = 0; apart && k < 2; k++)
+		store_job_start(&threads[k], file, items_job_run, &jobs[k]);
 	if (!e->failed)
 		read_calls(e, links);
-	if (!e->failed)
-		read_items(e, items);
-	link_items(e, links, items, by_calls);
+	for (int k = 0; k < 2; k++) {
+		struct error job_err;
+		if (apart) {
+			if (store_job_finish(&threads[k], &job_err) && !e->failed) {
+				*e->err = job_err;
+				e->failed = 1;
+			}
+		} else if (!e->failed) {
+			read_items(e, &parts[k]);
+		}
+	}
+	for (int k = 0; k < 2 && !e->failed; k++)
+		items_part_apply(e, &parts[k]);
+	struct two_sorted items;
+	if (!e->failed && two_sorted_begin(&items, parts[0].items, parts[1].items, e->err))
+		sort_failed(e);
+	link_items(e, links, &items, by_calls);
 	extsort_free(links);
-	extsort_free(items);
+	for (int k = 0; k < 2; k++)
+		items_part_release(&parts[k]);
 	flag_calls(e, by_calls, by_devices);
 	extsort_free(by_calls);
 	lay_out(e, by_devices);

@@ -57,6 +57,25 @@ void record_reader_begin(struct record_reader *r, const struct tempfile *file, s
 int record_reader_next(struct record_reader *r, const void **record, struct error *err);
 void record_reader_end(struct record_reader *r);
 
+/* Records of a temporary file read in order and changed in place: a record changed is
+ * written back with its whole buffer when the reader moves past it (one write a buffer,
+ * not one a record); one behind the buffer is written at once. */
+struct record_updater {
+	struct record_reader reader;
+	struct tempfile *file;
+	int dirty;                    /* the buffer holds changes not yet written back */
+};
+
+void record_updater_begin(struct record_updater *u, struct tempfile *file, size_t record,
+			  uint64_t end, size_t buffer);
+/* As record_reader_next: 1 and *record (valid until the next call), 0 at the end, -1. */
+int record_updater_next(struct record_updater *u, const void **record, struct error *err);
+/* Record index becomes *record: index is one read already. 0 or -1. */
+int record_updater_set(struct record_updater *u, uint64_t index, const void *record,
+		       struct error *err);
+/* What is changed written back, the buffer freed: 0 or -1. */
+int record_updater_end(struct record_updater *u, struct error *err);
+
 /* An external sort: records added in any order, read back in the order of compare
  * (given arg). It holds at most about memory bytes, whatever the number of records:
  * past that, sorted runs go to a temporary file and are merged as they are read, each

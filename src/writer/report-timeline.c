@@ -39,6 +39,19 @@ struct gap {
 	int64_t agent, start, end; /* ns from the window's start */
 };
 
+/* A process's run over time as read, to be drawn once its findings are known. */
+struct timeline_process {
+	char *title;
+	int64_t pid, start;           /* start: the window's, ns */
+	double span, slice;           /* ns: the window, a pixel */
+	struct lane *lanes;
+	size_t lane_count;
+	struct gap *gaps;
+	size_t gap_count;
+	struct range *ranges;
+	size_t range_count;
+};
+
 /* t - start, the saturated difference where a database holds times out of any range
  * (edited by hand, corrupt): the picture clips it. */
 static int64_t since(int64_t t, int64_t start)
@@ -238,17 +251,103 @@ static void draw_findings(struct strbuf *out, const struct finding *findings, si
 	}
 }
 
-static int one_process(sqlite3 *db, const char *path, int64_t id, int64_t pid,
-		       const char *title, int64_t start, int64_t end, const struct finding *findings,
-		       size_t finding_count, struct strbuf *out, struct error *err)
+/* The devices' lanes being read: each device's busy intervals merged in order of
+ * start, its longest idle gaps kept. */
+struct device_state {
+	int64_t agent, open_start, open_end, last_start;
+	struct gap longest[GAPS];
+	int longest_count;
+};
+
+struct devices {
+	int64_t start;                /* the window's */
+	double slice;
+	struct lane *lanes;
+	size_t lane_count;
+	struct gap *gaps;
+	size_t gap_count;
+	struct device_state *states;  /* by agent, ascending */
+	size_t state_count;
+	struct device_name {
+		int64_t agent;
+		char *name;
+	} *names;                     /* the agents table's, where read in place */
+	size_t name_count;
+};
+
+/* An item [s, e) of device a's queue, in the device's order of start; name: the device's. */
+static void device_item(struct devices *d, struct device_state *st, int64_t a, int64_t queue,
+			int64_t s, int64_t e, const char *name, int first)
 {
-	double span = (double)since(end, start), slice = span / PX;
-	struct lane *lanes = NULL;
-	size_t lane_count = 0;
-	struct gap *gaps = NULL;
-	size_t gap_count = 0;
+	struct lane *device;
+	st->last_start = s;
+	if (first) {
+		device = lane_of(&d->lanes, &d->lane_count, 0, a, 0);
+		snprintf(device->name, sizeof(device->name), "%s", name);
+		st->agent = a;
+		st->open_start = s;
+		st->open_end = e;
+		st->longest_count = 0;
+	} else if (s > st->open_end) { /* a gap: the busy interval before it closes */
+		device = lane_of(&d->lanes, &d->lane_count, 0, a, 0);
+		cover(device, d->slice, since(st->open_start, d->start), since(st->open_end, d->start));
+		struct gap g = { a, st->open_end, s };
+		int at = st->longest_count;
+		while (at > 0 && since(st->longest[at - 1].end, st->longest[at - 1].start) <
+				    since(g.end, g.start))
+			at--;
+		if (at < GAPS) {
+			if (st->longest_count < GAPS)
+				st->longest_count++;
+			memmove(&st->longest[at + 1], &st->longest[at],
+				(size_t)(st->longest_count - 1 - at) * sizeof(*st->longest));
+			st->longest[at] = g;
+		}
+		st->open_start = s;
+		st->open_end = e;
+	} else if (e > st->open_end) {
+		st->open_end = e;
+	}
+	struct lane *l = lane_of(&d->lanes, &d->lane_count, 1, a, queue);
+	if (!l->name[0])
+		snprintf(l->name, sizeof(l->name), "  queue %lld", (long long)queue);
+	cover(l, d->slice, since(s, d->start), since(e, d->start));
+}
+
+/* The device's last busy interval, its gaps kept. */
+static void device_close(struct devices *d, const struct device_state *st)
+{
+	struct lane *device = lane_of(&d->lanes, &d->lane_count, 0, st->agent, 0);
+	cover(device, d->slice, since(st->open_start, d->start), since(st->open_end, d->start));
+	for (int g = 0; g < st->longest_count; g++) {
+		d->gaps = xrealloc(d->gaps, (d->gap_count + 1) * sizeof(*d->gaps));
+		d->gaps[d->gap_count++] = (struct gap){ st->agent,
+							since(st->longest[g].start, d->start),
+							since(st->longest[g].end, d->start) };
+	}
+}
+
+/* What reading needed; the lanes and gaps are kept. */
+static void devices_release_reading(struct devices *d)
+{
+	free(d->states);
+	for (size_t i = 0; i < d->name_count; i++)
+		free(d->names[i].name);
+	free(d->names);
+}
+
+static void devices_release(struct devices *d)
+{
+	devices_release_reading(d);
+	free(d->lanes);
+	free(d->gaps);
+}
+
+/* The work by device and start, sorted by SQLite. */
+static int read_devices_sorted(sqlite3 *db, const char *path, int64_t id, struct devices *d,
+			       struct error *err)
+{
 	sqlite3_stmt *q;
-	/* the devices' and queues' work, by device and start */
 	int rc = store_prepare(db,
 		"SELECT w.agent, w.queue, w.start, w.end, COALESCE(a.name, 'device ' || w.agent) "
 		"FROM (SELECT agent_index AS agent, queue_index AS queue, start, end FROM "
@@ -257,65 +356,153 @@ static int one_process(sqlite3 *db, const char *path, int64_t id, int64_t pid,
 		"gpuprof_memory_copy WHERE process_id = ?1) w "
 		"LEFT JOIN agents a ON a.process_id = ?1 AND a.agent_id = w.agent "
 		"ORDER BY w.agent, w.start", &q, err);
-	int64_t agent = -1, open_start = 0, open_end = 0;
-	struct gap longest[GAPS];
-	int longest_count = 0;
-	struct lane *device = NULL;
+	if (rc)
+		return -1;
+	sqlite3_bind_int64(q, 1, id);
+	struct device_state st = { .agent = -1 };
+	int open = 0, step;
+	while ((step = sqlite3_step(q)) == SQLITE_ROW) {
+		int64_t a = sqlite3_column_int64(q, 0);
+		int first = !open || a != st.agent;
+		if (first && open)
+			device_close(d, &st);
+		open = 1;
+		device_item(d, &st, a, sqlite3_column_int64(q, 1), sqlite3_column_int64(q, 2),
+			    sqlite3_column_int64(q, 3), (const char *)sqlite3_column_text(q, 4), first);
+	}
+	if (open)
+		device_close(d, &st);
+	if (step != SQLITE_DONE)
+		rc = error_set(err, "cannot read '%s': %s", path, sqlite3_errmsg(db));
+	sqlite3_finalize(q);
+	return rc;
+}
+
+static struct device_state *state_of(struct devices *d, int64_t agent, int *first)
+{
+	size_t i = 0;
+	while (i < d->state_count && d->states[i].agent < agent)
+		i++;
+	*first = i == d->state_count || d->states[i].agent != agent;
+	if (*first) {
+		d->states = xrealloc(d->states, (d->state_count + 1) * sizeof(*d->states));
+		memmove(&d->states[i + 1], &d->states[i], (d->state_count - i) * sizeof(*d->states));
+		d->state_count++;
+		memset(&d->states[i], 0, sizeof(d->states[i]));
+	}
+	return &d->states[i];
+}
+
+/* The work read in the tables' order, which the loader made start order, kernels and
+ * copies merged by start: the same lanes as read_devices_sorted without sorting every
+ * item. 1 where an item comes before the previous one of its device, a kernel has no
+ * device or a device two names (the caller reads them sorted then); 0, or -1 with err. */
+static int read_devices_in_place(sqlite3 *db, const char *path, int64_t id, struct devices *d,
+				 struct error *err)
+{
+	sqlite3_stmt *names, *q[2] = { NULL, NULL };
+	if (store_prepare(db, "SELECT agent_id, name FROM agents WHERE process_id = ?1 "
+			      "ORDER BY agent_id", &names, err))
+		return -1;
+	sqlite3_bind_int64(names, 1, id);
+	int rc = 0, step;
+	while ((step = sqlite3_step(names)) == SQLITE_ROW) {
+		int64_t agent = sqlite3_column_int64(names, 0);
+		if (d->name_count && d->names[d->name_count - 1].agent == agent)
+			rc = 1;
+		const unsigned char *name = sqlite3_column_text(names, 1);
+		d->names = xrealloc(d->names, (d->name_count + 1) * sizeof(*d->names));
+		d->names[d->name_count++] = (struct device_name){ agent, name ? xstrdup((const char *)name) : NULL };
+	}
+	if (step != SQLITE_DONE)
+		rc = error_set(err, "cannot read '%s': %s", path, sqlite3_errmsg(db));
+	sqlite3_finalize(names);
 	if (rc == 0)
-		sqlite3_bind_int64(q, 1, id);
-	for (int step; rc == 0;) {
-		step = sqlite3_step(q);
-		int row = step == SQLITE_ROW;
-		int64_t a = row ? sqlite3_column_int64(q, 0) : -2;
-		if (device && a != agent) { /* the device's last busy interval, its gaps kept */
-			cover(device, slice, since(open_start, start), since(open_end, start));
-			for (int g = 0; g < longest_count; g++) {
-				gaps = xrealloc(gaps, (gap_count + 1) * sizeof(*gaps));
-				gaps[gap_count++] = (struct gap){ agent, since(longest[g].start, start),
-								 since(longest[g].end, start) };
-			}
-		}
-		if (!row) {
-			if (step != SQLITE_DONE)
-				rc = error_set(err, "cannot read '%s': %s", path, sqlite3_errmsg(db));
+		rc = store_prepare(db, "SELECT agent_index, queue_index, start, end FROM "
+				       "gpuprof_kernel WHERE process_id = ?1 ORDER BY id", &q[0], err) ||
+		     store_prepare(db, "SELECT IFNULL(CASE direction WHEN 2 THEN src_agent_index "
+				       "ELSE dst_agent_index END, 0), queue_index, start, end FROM "
+				       "gpuprof_memory_copy WHERE process_id = ?1 ORDER BY id", &q[1],
+				       err) ? -1 : 0;
+	int has[2] = { 0, 0 };
+	for (int k = 0; k < 2 && rc == 0; k++) {
+		sqlite3_bind_int64(q[k], 1, id);
+		has[k] = sqlite3_step(q[k]);
+	}
+	struct strbuf label = STRBUF_INIT;
+	while (rc == 0 && (has[0] == SQLITE_ROW || has[1] == SQLITE_ROW)) {
+		int k = has[0] != SQLITE_ROW ? 1 : has[1] != SQLITE_ROW ? 0
+			: sqlite3_column_int64(q[1], 2) < sqlite3_column_int64(q[0], 2);
+		if (sqlite3_column_type(q[k], 0) == SQLITE_NULL) {
+			rc = 1;
 			break;
 		}
-		int64_t queue = sqlite3_column_int64(q, 1), s = sqlite3_column_int64(q, 2),
-			e = sqlite3_column_int64(q, 3);
-		if (a != agent) {
-			agent = a;
-			device = lane_of(&lanes, &lane_count, 0, a, 0);
-			snprintf(device->name, sizeof(device->name), "%s",
-				 (const char *)sqlite3_column_text(q, 4));
-			open_start = s;
-			open_end = e;
-			longest_count = 0;
-		} else if (s > open_end) { /* a gap: the busy interval before it closes */
-			cover(device, slice, since(open_start, start), since(open_end, start));
-			struct gap g = { a, open_end, s };
-			int at = longest_count;
-			while (at > 0 && since(longest[at - 1].end, longest[at - 1].start) <
-					    since(g.end, g.start))
-				at--;
-			if (at < GAPS) {
-				if (longest_count < GAPS)
-					longest_count++;
-				memmove(&longest[at + 1], &longest[at],
-					(size_t)(longest_count - 1 - at) * sizeof(*longest));
-				longest[at] = g;
-			}
-			open_start = s;
-			open_end = e;
-		} else if (e > open_end) {
-			open_end = e;
+		int64_t a = sqlite3_column_int64(q[k], 0), s = sqlite3_column_int64(q[k], 2);
+		int first;
+		struct device_state *st = state_of(d, a, &first);
+		if (!first && s < st->last_start) {
+			rc = 1;
+			break;
 		}
-		struct lane *l = lane_of(&lanes, &lane_count, 1, a, queue);
-		if (!l->name[0])
-			snprintf(l->name, sizeof(l->name), "  queue %lld", (long long)queue);
-		cover(l, slice, since(s, start), since(e, start));
-		device = lane_of(&lanes, &lane_count, 0, a, 0); /* lanes may have moved */
+		const char *name = NULL;
+		if (first) {
+			for (size_t i = 0; i < d->name_count && !name; i++)
+				if (d->names[i].agent == a)
+					name = d->names[i].name;
+			if (!name) {
+				strbuf_reset(&label);
+				strbuf_addf(&label, "device %lld", (long long)a);
+				name = label.buf;
+			}
+		}
+		device_item(d, st, a, sqlite3_column_int64(q[k], 1), s, sqlite3_column_int64(q[k], 3),
+			    name, first);
+		has[k] = sqlite3_step(q[k]);
 	}
-	sqlite3_finalize(q);
+	strbuf_release(&label);
+	for (int k = 0; k < 2 && rc == 0; k++)
+		if (has[k] != SQLITE_DONE)
+			rc = error_set(err, "cannot read '%s': %s", path, sqlite3_errmsg(db));
+	sqlite3_finalize(q[0]);
+	sqlite3_finalize(q[1]);
+	if (rc)
+		return rc;
+	for (size_t i = 0; i < d->state_count; i++)
+		device_close(d, &d->states[i]);
+	/* lanes by device as SQLite's order makes them, each device's lane then its
+	 * queues' in the order met (a stable insertion sort: a lane per device and queue) */
+	for (size_t i = 1; i < d->lane_count; i++) {
+		struct lane l = d->lanes[i];
+		size_t j = i;
+		for (; j > 0 && d->lanes[j - 1].key > l.key; j--)
+			d->lanes[j] = d->lanes[j - 1];
+		d->lanes[j] = l;
+	}
+	return 0;
+}
+
+/* One process's lanes, gaps and ranges read from db. */
+static int read_process(sqlite3 *db, const char *path, int64_t id, struct timeline_process *t,
+			struct error *err)
+{
+	int64_t start = t->start;
+	double slice = t->slice;
+	struct lane *lanes = NULL;
+	size_t lane_count = 0;
+	struct gap *gaps = NULL;
+	size_t gap_count = 0;
+	/* the devices' and queues' work, by device and start */
+	struct devices d = { .start = start, .slice = slice };
+	int rc = read_devices_in_place(db, path, id, &d, err);
+	if (rc > 0) { /* not in start order: sorted by SQLite */
+		devices_release(&d);
+		d = (struct devices){ .start = start, .slice = slice };
+		rc = read_devices_sorted(db, path, id, &d, err);
+	}
+	devices_release_reading(&d);
+	lanes = d.lanes, lane_count = d.lane_count;
+	gaps = d.gaps, gap_count = d.gap_count;
+	sqlite3_stmt *q;
 	/* the threads' API calls */
 	if (rc == 0)
 		rc = store_prepare(db, "SELECT c.tid, c.start, c.end FROM gpuprof_api_call c "
@@ -396,87 +583,100 @@ static int one_process(sqlite3 *db, const char *path, int64_t id, int64_t pid,
 			}
 			sqlite3_finalize(q);
 		}
-		/* the picture: each device, its idle gaps marked, and its queues; then each
-		 * thread, its API calls, and its ranges beneath by nesting */
-		size_t rows = 0;
-		for (size_t i = 0; i < finding_count; i++)
-			rows += findings[i].pid == pid && findings[i].from_ns < findings[i].to_ns;
-		for (size_t i = 0; i < lane_count; i++) {
-			rows++;
-			if (lanes[i].kind == 2)
-				rows += (size_t)(deepest_range(ranges, range_count, lanes[i].tid) + 1);
-		}
-		double height = (double)rows * LANE + 30;
-		strbuf_addf(out, "<figure class=\"timeline\"><figcaption>");
-		html_text_buf(out, title);
-		strbuf_addf(out, "</figcaption><svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" "
-				 "height=\"%.0f\" viewBox=\"0 0 %d %.0f\" font-size=\"11\">\n",
-			    LABEL + PX, height, LABEL + PX, height);
-		double y = 0;
-		draw_findings(out, findings, finding_count, pid, start, slice, &y);
-		for (size_t i = 0; i < lane_count; i++) {
-			struct lane *l = &lanes[i];
-			if (l->kind != 0)
-				continue;
-			open_lane(out, l, y, span, slice);
-			for (size_t g = 0; g < gap_count; g++) {
-				if (gaps[g].agent != l->key)
-					continue;
-				struct strbuf d = STRBUF_INIT;
-				units_duration(&d, (double)(gaps[g].end - gaps[g].start));
-				strbuf_addf(out, "<rect class=\"gap\" data-idle-ns=\"%" PRId64 "\" "
-						 "x=\"%.1f\" y=\"%.0f\" width=\"%.1f\" height=\"%d\" "
-						 "fill=\"#d62728\" fill-opacity=\"0.12\" stroke=\"#d62728\">"
-						 "<title>idle %s</title></rect>",
-					    gaps[g].end - gaps[g].start,
-					    LABEL + (double)gaps[g].start / slice, y,
-					    fmax((double)(gaps[g].end - gaps[g].start) / slice, 1),
-					    LANE - 3, d.buf);
-				strbuf_release(&d);
-			}
-			strbuf_addstr(out, "</g>\n");
-			y += LANE;
-			for (size_t k = 0; k < lane_count; k++) {
-				if (lanes[k].kind != 1 || lanes[k].key != l->key)
-					continue;
-				open_lane(out, &lanes[k], y, span, slice);
-				strbuf_addstr(out, "</g>\n");
-				y += LANE;
-			}
-		}
-		for (size_t i = 0; i < lane_count; i++) {
-			struct lane *l = &lanes[i];
-			if (l->kind != 2)
-				continue;
-			open_lane(out, l, y, span, slice);
-			strbuf_addstr(out, "</g>\n");
-			y += LANE;
-			for (size_t k = 0; k < lane_count; k++) {
-				if (lanes[k].kind != 3 || lanes[k].tid != l->tid)
-					continue;
-				open_lane(out, &lanes[k], y, span, slice);
-				strbuf_addstr(out, "</g>\n");
-				y += LANE;
-			}
-			for (size_t r = 0; r < range_count; r++)
-				if (ranges[r].tid == l->tid && ranges[r].depth < MAX_DEPTH)
-					draw_range(out, &ranges[r], y, slice);
-			y += (double)(deepest_range(ranges, range_count, l->tid) + 1) * LANE;
-		}
-		report_time_axis(out, LABEL, PX, y + 4, span);
-		strbuf_addstr(out, "</svg></figure>\n");
 	}
-	for (size_t i = 0; i < range_count; i++)
-		free(ranges[i].name);
-	free(ranges);
-	free(lanes);
-	free(gaps);
+	t->lanes = lanes, t->lane_count = lane_count;
+	t->gaps = gaps, t->gap_count = gap_count;
+	t->ranges = ranges, t->range_count = range_count;
 	return rc;
 }
 
-int report_timeline(sqlite3 *db, const char *path, const char *label,
-		    const struct finding *findings, size_t finding_count, struct strbuf *out,
-		    struct error *err)
+/* One process's picture: each device, its idle gaps marked, and its queues; then each
+ * thread, its API calls, and its ranges beneath by nesting; its findings pinned above. */
+static void draw_process(const struct timeline_process *t, const struct finding *findings,
+			 size_t finding_count, struct strbuf *out)
+{
+	const struct lane *lanes = t->lanes;
+	size_t lane_count = t->lane_count;
+	const struct gap *gaps = t->gaps;
+	size_t gap_count = t->gap_count;
+	const struct range *ranges = t->ranges;
+	size_t range_count = t->range_count;
+	int64_t pid = t->pid, start = t->start;
+	double span = t->span, slice = t->slice;
+	const char *title = t->title;
+	if (!lane_count)
+		return;
+	size_t rows = 0;
+	for (size_t i = 0; i < finding_count; i++)
+		rows += findings[i].pid == pid && findings[i].from_ns < findings[i].to_ns;
+	for (size_t i = 0; i < lane_count; i++) {
+		rows++;
+		if (lanes[i].kind == 2)
+			rows += (size_t)(deepest_range(ranges, range_count, lanes[i].tid) + 1);
+	}
+	double height = (double)rows * LANE + 30;
+	strbuf_addf(out, "<figure class=\"timeline\"><figcaption>");
+	html_text_buf(out, title);
+	strbuf_addf(out, "</figcaption><svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" "
+			 "height=\"%.0f\" viewBox=\"0 0 %d %.0f\" font-size=\"11\">\n",
+		    LABEL + PX, height, LABEL + PX, height);
+	double y = 0;
+	draw_findings(out, findings, finding_count, pid, start, slice, &y);
+	for (size_t i = 0; i < lane_count; i++) {
+		const struct lane *l = &lanes[i];
+		if (l->kind != 0)
+			continue;
+		open_lane(out, l, y, span, slice);
+		for (size_t g = 0; g < gap_count; g++) {
+			if (gaps[g].agent != l->key)
+				continue;
+			struct strbuf d = STRBUF_INIT;
+			units_duration(&d, (double)(gaps[g].end - gaps[g].start));
+			strbuf_addf(out, "<rect class=\"gap\" data-idle-ns=\"%" PRId64 "\" "
+					 "x=\"%.1f\" y=\"%.0f\" width=\"%.1f\" height=\"%d\" "
+					 "fill=\"#d62728\" fill-opacity=\"0.12\" stroke=\"#d62728\">"
+					 "<title>idle %s</title></rect>",
+				    gaps[g].end - gaps[g].start,
+				    LABEL + (double)gaps[g].start / slice, y,
+				    fmax((double)(gaps[g].end - gaps[g].start) / slice, 1),
+				    LANE - 3, d.buf);
+			strbuf_release(&d);
+		}
+		strbuf_addstr(out, "</g>\n");
+		y += LANE;
+		for (size_t k = 0; k < lane_count; k++) {
+			if (lanes[k].kind != 1 || lanes[k].key != l->key)
+				continue;
+			open_lane(out, &lanes[k], y, span, slice);
+			strbuf_addstr(out, "</g>\n");
+			y += LANE;
+		}
+	}
+	for (size_t i = 0; i < lane_count; i++) {
+		const struct lane *l = &lanes[i];
+		if (l->kind != 2)
+			continue;
+		open_lane(out, l, y, span, slice);
+		strbuf_addstr(out, "</g>\n");
+		y += LANE;
+		for (size_t k = 0; k < lane_count; k++) {
+			if (lanes[k].kind != 3 || lanes[k].tid != l->tid)
+				continue;
+			open_lane(out, &lanes[k], y, span, slice);
+			strbuf_addstr(out, "</g>\n");
+			y += LANE;
+		}
+		for (size_t r = 0; r < range_count; r++)
+			if (ranges[r].tid == l->tid && ranges[r].depth < MAX_DEPTH)
+				draw_range(out, &ranges[r], y, slice);
+		y += (double)(deepest_range(ranges, range_count, l->tid) + 1) * LANE;
+	}
+	report_time_axis(out, LABEL, PX, y + 4, span);
+	strbuf_addstr(out, "</svg></figure>\n");
+}
+
+int report_timeline_read(sqlite3 *db, const char *path, const char *label,
+			 struct report_timelines *t, struct error *err)
 {
 	sqlite3_stmt *q;
 	if (store_prepare(db, "SELECT id, pid, hostname, command, start, end FROM processes "
@@ -490,11 +690,40 @@ int report_timeline(sqlite3 *db, const char *path, const char *label,
 		strbuf_addf(&title, "%s%spid %lld on %s: %.100s", label, *label ? ", " : "",
 			    (long long)sqlite3_column_int64(q, 1), host ? (const char *)host : "",
 			    command ? (const char *)command : "");
-		rc = one_process(db, path, sqlite3_column_int64(q, 0), sqlite3_column_int64(q, 1),
-				 title.buf, sqlite3_column_int64(q, 4), sqlite3_column_int64(q, 5),
-				 findings, finding_count, out, err);
+		t->items = xrealloc(t->items, (t->count + 1) * sizeof(*t->items));
+		struct timeline_process *p = &t->items[t->count++];
+		memset(p, 0, sizeof(*p));
+		p->title = xstrdup(title.buf);
+		p->pid = sqlite3_column_int64(q, 1);
+		p->start = sqlite3_column_int64(q, 4);
+		p->span = (double)since(sqlite3_column_int64(q, 5), p->start);
+		p->slice = p->span / PX;
+		rc = read_process(db, path, sqlite3_column_int64(q, 0), p, err);
 	}
 	sqlite3_finalize(q);
 	strbuf_release(&title);
 	return rc;
+}
+
+void report_timeline_draw(const struct report_timelines *t, const struct finding *findings,
+			  size_t finding_count, struct strbuf *out)
+{
+	for (size_t i = 0; i < t->count; i++)
+		draw_process(&t->items[i], findings, finding_count, out);
+}
+
+void report_timeline_release(struct report_timelines *t)
+{
+	for (size_t i = 0; i < t->count; i++) {
+		struct timeline_process *p = &t->items[i];
+		for (size_t r = 0; r < p->range_count; r++)
+			free(p->ranges[r].name);
+		free(p->ranges);
+		free(p->lanes);
+		free(p->gaps);
+		free(p->title);
+	}
+	free(t->items);
+	t->items = NULL;
+	t->count = 0;
 }

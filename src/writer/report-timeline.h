@@ -13,12 +13,22 @@
 
 struct finding;
 
-/* Appends to out the SVG of each process of db (at most 8, in the database's order),
- * each titled, the findings of its pid pinned above its lanes where they happen;
- * `label` prefixes the titles (the input, where there are several). 0, or -1 with err. */
-int report_timeline(sqlite3 *db, const char *path, const char *label,
-		    const struct finding *findings, size_t finding_count, struct strbuf *out,
-		    struct error *err);
+/* The run over time of each process of one input, read (the costly part: every kernel,
+ * copy and call) apart from its drawing, which needs the findings. */
+struct report_timelines {
+	struct timeline_process *items;
+	size_t count;
+};
+
+/* Reads each process of db (at most 8, in the database's order) into t; `label`
+ * prefixes their titles (the input, where there are several). 0, or -1 with err. */
+int report_timeline_read(sqlite3 *db, const char *path, const char *label,
+			 struct report_timelines *t, struct error *err);
+/* Appends to out the SVG of each process read, titled, the findings of its pid pinned
+ * above its lanes where they happen. */
+void report_timeline_draw(const struct report_timelines *t, const struct finding *findings,
+			  size_t finding_count, struct strbuf *out);
+void report_timeline_release(struct report_timelines *t);
 
 /* A time axis under a picture of `width` px from x0 covering `span_ns`, at y: ticks at
  * round intervals, labelled in human units. */

@@ -14,6 +14,7 @@
 #include "analysis/profile.h"
 #include "analysis/stats.h"
 #include "store/store.h"
+#include "store/store-job.h"
 #include "util/html.h"
 #include "util/strbuf.h"
 #include "util/units.h"
@@ -293,12 +294,12 @@ static int add_flames(sqlite3 *db, const char *path, int inputs, struct report *
 	return rc;
 }
 
-static int read_input(const char *path, int input, int inputs, struct report *r,
-		      struct error *err)
+/* One input: what its tables, its flame graphs, its launches and its series need. */
+static int read_tables(sqlite3 *db, void *arg, struct error *err)
 {
-	sqlite3 *db;
-	if (store_open(path, &db, err))
-		return -1;
+	struct lanes *x = arg;
+	struct report *r = x->r;
+	const char *path = x->path;
 	int rc = each_row(db, path, "SELECT s.string, k.end - k.start FROM gpuprof_kernel k "
 			  "LEFT JOIN gpuprof_string s ON s.id = k.name_id", add_kernel, r, err) ||
 		 each_row(db, path, "SELECT operation, direction, COUNT(*), SUM(size), "
@@ -313,27 +314,60 @@ static int read_input(const char *path, int input, int inputs, struct report *r,
 		rc = each_row(db, path, "SELECT function, COUNT(*) FROM samples GROUP BY function",
 			      add_function, r, err);
 	if (rc == 0)
-		rc = add_flames(db, path, inputs, r, err);
-
+		rc = add_flames(db, path, x->inputs, r, err);
 	struct profile_filter all = PROFILE_ALL;
 	if (rc == 0)
 		rc = profile_gather_launches(db, &all, &r->launches, err);
 	if (rc == 0)
-		rc = add_series(db, input, inputs, r, err);
+		rc = add_series(db, x->input, x->inputs, r, err);
+	return rc;
+}
+
+/* One input's run over time, read to be drawn with its findings. */
+struct timelines_job {
+	const char *path, *label;
+	struct report_timelines read;
+};
+
+static int read_timelines(sqlite3 *db, void *arg, struct error *err)
+{
+	struct timelines_job *j = arg;
+	return report_timeline_read(db, j->path, j->label, &j->read, err);
+}
+
+/* One input read three ways side by side, each over a connection of its own
+ * (store-job.h): its tables, its findings (with the devices' busy time), its run over
+ * time; the three fill parts of the report that the others do not touch. */
+static int read_input(const char *path, int input, int inputs, struct report *r,
+		      struct error *err)
+{
+	sqlite3 *db;
+	if (store_open(path, &db, err))
+		return -1;
 	struct lanes lanes = { r, path, input, inputs };
+	struct strbuf label = STRBUF_INIT;
+	if (inputs > 1)
+		strbuf_addf(&label, "%d: %s", input + 1, path);
+	struct timelines_job timelines = { path, label.buf, { NULL, 0 } };
+	struct store_job tables_job, timelines_job;
+	store_job_start(&tables_job, path, read_tables, &lanes);
+	store_job_start(&timelines_job, path, read_timelines, &timelines);
 	const struct insight_observer observer = { &lanes, lane_process, lane_device, lane_busy,
 						   lane_end };
 	size_t first_finding = r->findings.count;
-	if (rc == 0)
-		rc = insight_check(db, path, &observer, &r->findings, err);
-	if (rc == 0) { /* the run over time, this input's findings pinned on it */
-		struct strbuf label = STRBUF_INIT;
-		if (inputs > 1)
-			strbuf_addf(&label, "%d: %s", input + 1, path);
-		rc = report_timeline(db, path, label.buf, r->findings.items + first_finding,
-				     r->findings.count - first_finding, &r->timelines, err);
-		strbuf_release(&label);
+	struct error findings_err, timelines_err;
+	int findings = insight_check(db, path, &observer, &r->findings, &findings_err);
+	int rc = store_job_finish(&tables_job, err);
+	int timeline = store_job_finish(&timelines_job, &timelines_err);
+	if (rc == 0 && (findings || timeline)) { /* the first error in the order above */
+		*err = findings ? findings_err : timelines_err;
+		rc = -1;
 	}
+	if (rc == 0) /* the run over time, this input's findings pinned on it */
+		report_timeline_draw(&timelines.read, r->findings.items + first_finding,
+				     r->findings.count - first_finding, &r->timelines);
+	report_timeline_release(&timelines.read);
+	strbuf_release(&label);
 	sqlite3_close(db);
 	return rc;
 }

@@ -13,6 +13,7 @@
 #include "analysis/insight.h"
 #include "analysis/profile.h"
 #include "store/store.h"
+#include "store/store-job.h"
 #include "util/error.h"
 #include "util/hash.h"
 #include "util/sort.h"
@@ -574,6 +575,39 @@ static int gather_findings(sqlite3 *db, const char *path, struct summary *s, str
 	return rc;
 }
 
+struct findings_job {
+	struct summary *s;
+	const char *path;
+};
+
+static int findings_job_run(sqlite3 *db, void *arg, struct error *err)
+{
+	struct findings_job *j = arg;
+	return gather_findings(db, j->path, j->s, err);
+}
+
+/* The tables' pass over db and the findings of path side by side, the findings over a
+ * connection of their own (store-job.h): the two share no part of the summary. */
+static int gather_input(sqlite3 *db, const char *path, struct summary *s,
+			const struct output_options *options, struct strbuf *written,
+			struct error *err)
+{
+	const struct writer_ops *writer = &gather;
+	struct profile_filter all = PROFILE_ALL;
+	struct findings_job findings = { s, path };
+	struct store_job job;
+	store_job_start(&job, path, findings_job_run, &findings);
+	int rc = export_database(db, &writer, 1, options, written, err) ||
+		 profile_gather(db, &all, &s->samples, err) ||
+		 profile_gather_launches(db, &all, &s->launches, err);
+	struct error job_err;
+	if (store_job_finish(&job, &job_err) && !rc) {
+		*err = job_err;
+		rc = -1;
+	}
+	return rc;
+}
+
 static int findings_table(const struct printer *pr, const struct summary *s,
 			  struct error *err)
 {
@@ -666,7 +700,6 @@ int run_summary_print(char *const *inputs, int count, const char *format,
 	profile_init(&s.samples);
 	profile_init(&s.launches);
 	struct output_options options = { .prefix = "", .context = &s };
-	const struct writer_ops *writer = &gather;
 	struct strbuf written = STRBUF_INIT;
 	int rc = 0;
 	struct strbuf seen = STRBUF_INIT;
@@ -687,11 +720,7 @@ int run_summary_print(char *const *inputs, int count, const char *format,
 					    "which would count them twice: merge them first ('gpuprof "
 					    "merge' keeps each recording once)", inputs[i], repeated, total);
 		} else {
-			struct profile_filter all = PROFILE_ALL;
-			rc = export_database(db, &writer, 1, &options, &written, err) ||
-			     profile_gather(db, &all, &s.samples, err) ||
-			     profile_gather_launches(db, &all, &s.launches, err) ||
-			     gather_findings(db, inputs[i], &s, err);
+			rc = gather_input(db, inputs[i], &s, &options, &written, err);
 		}
 		sqlite3_close(db);
 	}
