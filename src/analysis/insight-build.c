@@ -679,25 +679,18 @@ void insight_build(struct insight_engine *e)
 						 by_call, NULL);
 	struct extsort *by_devices = extsort_begin(sizeof(struct insight_item_record), e->memory,
 						   by_device, NULL);
-	/* the calls here, the kernels and the memory commands each on a thread of their own
-	 * where the database is a file (a second connection opens) */
-	const char *file = sqlite3_db_filename(e->db, "main");
-	int apart = !e->failed && file && *file;
+	/* the calls here, the kernels and the memory commands each on a thread of their own */
 	struct items_job jobs[2] = { { e, &parts[0] }, { e, &parts[1] } };
 	struct store_job threads[2];
-	for (int k = 0; apart && k < 2; k++)
-		store_job_start(&threads[k], file, items_job_run, &jobs[k]);
+	for (int k = 0; k < 2; k++)
+		store_job_start(&threads[k], e->db, items_job_run, &jobs[k]);
 	if (!e->failed)
 		read_calls(e, links);
 	for (int k = 0; k < 2; k++) {
 		struct error job_err;
-		if (apart) {
-			if (store_job_finish(&threads[k], &job_err) && !e->failed) {
-				*e->err = job_err;
-				e->failed = 1;
-			}
-		} else if (!e->failed) {
-			read_items(e, &parts[k]);
+		if (store_job_finish(&threads[k], &job_err) && !e->failed) {
+			*e->err = job_err;
+			e->failed = 1;
 		}
 	}
 	for (int k = 0; k < 2 && !e->failed; k++)

@@ -2,6 +2,7 @@
 #include "store/store-job.h"
 
 #include "store/store.h"
+#include "util/extsort.h"
 #include "util/thread.h"
 
 static void *job_main(void *arg)
@@ -13,14 +14,18 @@ static void *job_main(void *arg)
 	return NULL;
 }
 
-void store_job_start(struct store_job *job, const char *path,
+void store_job_start(struct store_job *job, sqlite3 *db,
 		     int (*run)(sqlite3 *db, void *arg, struct error *err), void *arg)
 {
-	job->path = path;
+	job->db = db;
+	job->path = sqlite3_db_filename(db, "main");
 	job->run = run;
 	job->arg = arg;
 	job->rc = 0;
-	job->started = thread_create(&job->thread, job_main, job) == 0;
+	/* under a small limit of data memory (what leaves a sort less than its 16 MiB) a
+	 * thread's stack and a connection's cache are memory the limit counts: run later */
+	job->started = job->path && *job->path && extsort_memory() >= EXTSORT_MEMORY &&
+		       thread_create(&job->thread, job_main, job) == 0;
 }
 
 int store_job_finish(struct store_job *job, struct error *err)
@@ -28,7 +33,7 @@ int store_job_finish(struct store_job *job, struct error *err)
 	if (job->started)
 		pthread_join(job->thread, NULL);
 	else
-		job_main(job);
+		job->rc = job->run(job->db, job->arg, &job->err);
 	job->started = 0;
 	if (job->rc && err)
 		*err = job->err;

@@ -209,7 +209,7 @@ int record_updater_end(struct record_updater *u, struct error *err)
 
 size_t extsort_memory(void)
 {
-	size_t memory = 16 << 20;
+	size_t memory = EXTSORT_MEMORY;
 	struct rlimit limit;
 	if (getrlimit(RLIMIT_DATA, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY &&
 	    limit.rlim_cur / 16 < memory)

@@ -87,6 +87,7 @@ struct extsort;
 
 /* What one sort should hold: 16 MiB, less under a smaller limit of data memory (a
  * sixteenth of it: a command may have a few sorts alive, and SQLite its own). */
+#define EXTSORT_MEMORY ((size_t)16 << 20)
 size_t extsort_memory(void);
 
 struct extsort *extsort_begin(size_t record, size_t memory,

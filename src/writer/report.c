@@ -350,8 +350,8 @@ static int read_input(const char *path, int input, int inputs, struct report *r,
 		strbuf_addf(&label, "%d: %s", input + 1, path);
 	struct timelines_job timelines = { path, label.buf, { NULL, 0 } };
 	struct store_job tables_job, timelines_job;
-	store_job_start(&tables_job, path, read_tables, &lanes);
-	store_job_start(&timelines_job, path, read_timelines, &timelines);
+	store_job_start(&tables_job, db, read_tables, &lanes);
+	store_job_start(&timelines_job, db, read_timelines, &timelines);
 	const struct insight_observer observer = { &lanes, lane_process, lane_device, lane_busy,
 						   lane_end };
 	size_t first_finding = r->findings.count;

@@ -596,7 +596,7 @@ static int gather_input(sqlite3 *db, const char *path, struct summary *s,
 	struct profile_filter all = PROFILE_ALL;
 	struct findings_job findings = { s, path };
 	struct store_job job;
-	store_job_start(&job, path, findings_job_run, &findings);
+	store_job_start(&job, db, findings_job_run, &findings);
 	int rc = export_database(db, &writer, 1, options, written, err) ||
 		 profile_gather(db, &all, &s->samples, err) ||
 		 profile_gather_launches(db, &all, &s->launches, err);
