@@ -170,7 +170,11 @@ static void flows_release(struct flows *f)
 static int flows_link(struct flows *f, const struct event *e)
 {
 	struct flow_end key = { e->process_id, e->correlation_id };
+	size_t *next = &f->next[e->kind == EVENT_API_CALL ? 0 : 1];
 	size_t lo = 0, hi = f->count;
+	if (*next < f->count && flow_end_compare(&f->work[*next], &key) >= 0 &&
+	    (*next == 0 || flow_end_compare(&f->work[*next - 1], &key) < 0))
+		lo = hi = *next; /* where the binary search below would end */
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
 		if (flow_end_compare(&f->work[mid], &key) < 0)
@@ -178,8 +182,11 @@ static int flows_link(struct flows *f, const struct event *e)
 		else
 			hi = mid;
 	}
-	if (lo == f->count || flow_end_compare(&f->work[lo], &key))
+	if (lo == f->count || flow_end_compare(&f->work[lo], &key)) {
+		*next = lo;
 		return 0; /* a call that enqueued nothing recorded */
+	}
+	*next = lo + 1;
 	uint8_t *state = &f->work[lo].state;
 	if (e->kind == EVENT_API_CALL) {
 		if (*state & FLOW_WORK_PASSED)

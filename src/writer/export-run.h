@@ -41,6 +41,9 @@ struct flows {
 	int has_file;
 	struct flow_end *work;        /* the file mapped */
 	size_t count;
+	size_t next[2];               /* after the last found for API calls, for work: where
+					 the next is likely (events come by start, their
+					 correlation ids mostly rising) */
 };
 
 /* The kernels' hardware counters, by process and correlation id: kernel events point

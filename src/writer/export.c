@@ -602,6 +602,7 @@ int export_database(sqlite3 *db, const struct writer_ops *const *writers, int co
 	struct names names;
 	sqlite3_stmt *stmts[QUERY_COUNT] = { NULL };
 	int has_row[QUERY_COUNT] = { 0 };
+	int64_t starts[QUERY_COUNT] = { 0 }; /* each timed query's row's start, read once */
 	struct pipeline *pipe = NULL;
 	pthread_t writer;
 	struct export_slices slices = { 0 };
@@ -623,6 +624,9 @@ int export_database(sqlite3 *db, const struct writer_ops *const *writers, int co
 						   ? queries[q].without_recording_start
 						   : queries[q].sql, &stmts[q], err) ||
 				 (has_row[q] = step_row(db, stmts[q], err)) < 0;
+	for (size_t q = 0; !failed && q < QUERY_COUNT; q++)
+		if (has_row[q] > 0 && queries[q].start_column >= 0)
+			starts[q] = sqlite3_column_int64(stmts[q], queries[q].start_column);
 	while (!failed) {
 		/* the untimed queries first, then the timed row that starts first */
 		int next = -1;
@@ -634,7 +638,7 @@ int export_database(sqlite3 *db, const struct writer_ops *const *writers, int co
 				next = (int)q;
 				break;
 			}
-			int64_t start = sqlite3_column_int64(stmts[q], queries[q].start_column);
+			int64_t start = starts[q];
 			if (next < 0 || start < next_start) {
 				next = (int)q;
 				next_start = start;
@@ -671,6 +675,8 @@ int export_database(sqlite3 *db, const struct writer_ops *const *writers, int co
 		}
 		if (!failed)
 			failed = (has_row[next] = step_row(db, stmts[next], err)) < 0;
+		if (has_row[next] > 0 && queries[next].start_column >= 0)
+			starts[next] = sqlite3_column_int64(stmts[next], queries[next].start_column);
 	}
 	if (pipe) {
 		pthread_mutex_lock(&pipe->lock);
