@@ -9,6 +9,7 @@
 
 #include "analysis/unwind-modules.h"
 #include "analysis/unwind-names.h"
+#include "core/launch-delta.h"
 #include "util/hash.h"
 #include "util/sort.h"
 #include "util/strbuf.h"
@@ -314,6 +315,7 @@ int sample_stacks_build(const struct recording *rec, struct sample_stacks *out)
 	struct jit_symbols jit;
 	unwind_jit_build(&jit, rec);
 	struct pc_cache last_leaf = { 0 }; /* by tid: the leaf of its last sample on the CPU */
+	struct launch_delta deltas = { 0 }; /* launch stacks made whole, thread by thread */
 	/* the samples, then the launch stacks (a sample each, of the launching thread) */
 	for (size_t i = 0; i < rec->samples.count + rec->launch_stacks.count; i++) {
 		const struct record_launch_stack *launch = i < rec->samples.count ? NULL
@@ -325,6 +327,12 @@ int sample_stacks_build(const struct recording *rec, struct sample_stacks *out)
 				       launch->header.size - offsetof(struct record_launch_stack, sample) ||
 			       !(launch->sample.flags & SAMPLE_LAUNCH)))
 			continue; /* corrupt */
+		if (launch && !(sample = launch_delta_next(&deltas, launch))) {
+			*leaf = unwind_intern_node(out, 0, unwind_intern_frame(
+				out, "[stack lost: the launch stack it differs from is missing]", "", 0,
+				"", 0, 0));
+			continue;
+		}
 		if (sample->flags & SAMPLE_RUNNABLE) { /* where its last sample stood */
 			uint32_t *where = pc_cache_slot(&last_leaf, sample->tid);
 			*leaf = unwind_intern_node(out, *where, unwind_intern_frame(out, "[waiting for a CPU]", "", 0,
@@ -434,6 +442,7 @@ int sample_stacks_build(const struct recording *rec, struct sample_stacks *out)
 	strbuf_release(&unreadable);
 	free(u);
 	free(ticks);
+	launch_delta_release(&deltas);
 	free(last_leaf.pcs);
 	free(last_leaf.frames);
 	free(jit.by_start);

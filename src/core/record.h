@@ -50,7 +50,7 @@ enum record_type {
 struct record_header {
 	uint32_t size;  /* bytes, this header included; a multiple of RECORD_ALIGN */
 	uint16_t type;  /* enum record_type; readers skip types they do not know */
-	uint16_t flags; /* reserved, 0 */
+	uint16_t flags; /* 0; a launch stack: its number in its thread (SAMPLE_STACK_DELTA) */
 };
 
 /* API domains (the Domain column of the *_api_trace.csv files). */
@@ -449,6 +449,22 @@ struct record_launch {
  * sample without the flag whose copy is SAMPLE_STACK_BYTES long is read so as well: the
  * spools written before the flag). */
 #define SAMPLE_STACK_FULL 8u
+/* A launch's stack given as its difference from the previous launch stack of the thread
+ * (the same stack pointer and size): stack_size is the stack's, and the bytes that follow
+ * the sample are a struct launch_stack_delta. */
+#define SAMPLE_STACK_DELTA 16u
+
+/* After a delta launch stack's sample: `runs` pairs, each a count of 8-byte words that
+ * equal the previous stack's at the same place, then a count of words that follow (after
+ * the pairs, in order) in their place; words past the last pair are the previous ones.
+ * The launch stacks of a thread are numbered in their records' header.flags, from 1 (0
+ * after 65535): a delta rebuilds on the one numbered just before it, or on none (one
+ * lost). */
+struct launch_stack_delta {
+	uint32_t runs;
+	uint32_t reserved;
+	/* followed by runs × (uint16_t same, uint16_t new), then the new words */
+};
 
 /* The Python functions a thread was in at a tick of the sampler, innermost first; the
  * samples of that thread nearest in time take them in place of the interpreter's

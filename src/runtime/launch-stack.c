@@ -21,6 +21,9 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#if defined(__x86_64__)
+#include <emmintrin.h>
+#endif
 
 #include "core/clock.h"
 #include "core/record.h"
@@ -41,6 +44,14 @@ struct launch_buffer {
 static __thread struct launch_buffer *buffer;
 static __thread uintptr_t stack_top; /* 0: not known yet; 1: cannot be known */
 static __thread uintptr_t stack_low;
+/* The thread's last launch stack as its record gave it, for the next to be given as its
+ * difference (SAMPLE_STACK_DELTA): in a loop that launches, most of the stack is the
+ * same from one launch to the next (the frames above the loop, the calls' saved
+ * registers and return addresses), and what is not copied costs the writer nothing. */
+static __thread uint64_t *last_stack;
+static __thread uintptr_t last_sp;
+static __thread size_t last_bytes;
+static __thread uint16_t last_number; /* its header.flags; 0: none (the next is whole) */
 /* Set once a launch waited WAIT_LIMIT_NS in vain (a writer that does not drain, as in a
  * child of fork() whose writer could not start): later ones do not wait. */
 static atomic_int writer_stalled;
@@ -50,11 +61,15 @@ static pthread_once_t key_once = PTHREAD_ONCE_INIT;
 static void release_buffer(void *b)
 {
 	free(b);
+	free(last_stack);
+	last_stack = NULL;
+	last_number = 0;
 }
 
 static void forked_child(void)
 {
 	atomic_store(&writer_stalled, 0); /* the child's writer is its own */
+	last_number = 0;                   /* and its spool: the next stack is whole */
 }
 
 static void make_key(void)
@@ -109,6 +124,61 @@ static void copy_stack(void *to, const void *from, size_t bytes)
 {
 	__asm__ volatile("rep movsb" : "+D"(to), "+S"(from), "+c"(bytes) : : "memory");
 }
+
+/* Whether the 64 bytes at a and b are the same (SSE2: every x86-64 has it). */
+__attribute__((no_sanitize("address", "thread"))) static inline int
+same_block(const uint64_t *a, const uint64_t *b)
+{
+	const __m128i *x = (const __m128i *)a, *y = (const __m128i *)b;
+	__m128i e = _mm_and_si128(
+		_mm_and_si128(_mm_cmpeq_epi8(_mm_loadu_si128(x), _mm_loadu_si128(y)),
+			      _mm_cmpeq_epi8(_mm_loadu_si128(x + 1), _mm_loadu_si128(y + 1))),
+		_mm_and_si128(_mm_cmpeq_epi8(_mm_loadu_si128(x + 2), _mm_loadu_si128(y + 2)),
+			      _mm_cmpeq_epi8(_mm_loadu_si128(x + 3), _mm_loadu_si128(y + 3))));
+	return _mm_movemask_epi8(e) == 0xffff;
+}
+
+/* recorder.h: runs of words the same, then words new, in one pass. The stack is read in
+ * place, as the kernel's copy would: not through the sanitizers' checks (the frames
+ * above hold their red zones and variables out of scope). */
+__attribute__((no_sanitize("address", "thread"))) size_t
+recorder_launch_stack_delta(unsigned char *out, size_t room, const uint64_t *now, uint64_t *last,
+			    size_t words)
+{
+	size_t most_pairs = ((words / 2 + 1) * 4 + 7) & ~(size_t)7;
+	struct launch_stack_delta *d = (struct launch_stack_delta *)out;
+	if (sizeof(*d) + most_pairs >= room)
+		return 0;
+	uint16_t *pairs = (uint16_t *)(d + 1);
+	uint64_t *first = (uint64_t *)(out + sizeof(*d) + most_pairs), *to = first;
+	uint64_t *limit = (uint64_t *)(out + room);
+	size_t runs = 0;
+	for (size_t w = 0; w < words;) {
+		size_t same = 0, fresh = 0;
+		/* eight words at a time while they are the same (most of a stack is) */
+		while (w + 8 <= words && same + 8 <= UINT16_MAX && same_block(now + w, last + w))
+			w += 8, same += 8;
+		while (w < words && now[w] == last[w] && same < UINT16_MAX)
+			w++, same++;
+		while (w < words && now[w] != last[w] && fresh < UINT16_MAX) {
+			if (to == limit)
+				return 0;
+			*to++ = last[w] = now[w];
+			w++, fresh++;
+		}
+		if (!fresh && w == words)
+			break; /* the rest is the same */
+		pairs[2 * runs] = (uint16_t)same;
+		pairs[2 * runs + 1] = (uint16_t)fresh;
+		runs++;
+	}
+	d->runs = (uint32_t)runs;
+	d->reserved = 0;
+	size_t used_pairs = (runs * 4 + 7) & ~(size_t)7, fresh_bytes = (size_t)(to - first) * 8;
+	memmove(out + sizeof(*d) + used_pairs, first, fresh_bytes);
+	size_t size = sizeof(*d) + used_pairs + fresh_bytes;
+	return size < words * 8 ? size : 0;
+}
 #endif
 
 /* Where the process's first thread entered _start: the outermost frame of the main
@@ -151,6 +221,7 @@ __attribute__((noinline)) void recorder_launch_stack(uint32_t domain, uint32_t f
 	if (!buffer) {
 		if (!(buffer = malloc(sizeof(*buffer) + most)))
 			return;
+		last_stack = malloc(most);
 		pthread_setspecific(buffer_key, buffer);
 		sampler_track_modules();
 	}
@@ -185,17 +256,36 @@ __attribute__((noinline)) void recorder_launch_stack(uint32_t domain, uint32_t f
 	int full = bytes >= most; /* cut here: the stack goes on above */
 	if (full)
 		bytes = most;
-	copy_stack(buffer->stack, (const void *)sp, bytes);
-	size_t padded = (bytes + 7) & ~(size_t)7;
-	memset(buffer->stack + bytes, 0, padded - bytes);
+	uint16_t number = (uint16_t)(last_number + 1); /* 0 after 65535 stays free: none */
+	if (!number)
+		number = 1;
+	size_t written = 0;
+	if (last_stack && bytes % 8 == 0) {
+		if (last_number && sp == last_sp && bytes == last_bytes)
+			written = recorder_launch_stack_delta(buffer->stack, most,
+							      (const uint64_t *)sp, last_stack,
+							      bytes / 8);
+		if (!written) { /* whole, and the last from now on */
+			copy_stack(buffer->stack, (const void *)sp, bytes);
+			memcpy(last_stack, buffer->stack, bytes);
+		}
+		last_sp = sp;
+		last_bytes = bytes;
+	} else {
+		copy_stack(buffer->stack, (const void *)sp, bytes);
+		number = 0; /* no difference from it can be given */
+	}
+	size_t payload = written ? written : bytes, padded = (payload + 7) & ~(size_t)7;
+	memset(buffer->stack + payload, 0, padded - payload);
 	s->header = (struct record_header){ (uint32_t)(sizeof(*s) + padded), RECORD_SAMPLE, 0 };
 	s->tid = recorder_thread_id();
 	s->stack_size = (uint32_t)bytes;
 	s->time_ns = clock_now_ns();
-	s->flags = SAMPLE_LAUNCH | (full ? SAMPLE_STACK_FULL : 0);
+	s->flags = SAMPLE_LAUNCH | (full ? SAMPLE_STACK_FULL : 0) | (written ? SAMPLE_STACK_DELTA : 0);
 	s->syscall = -1;
 	struct record_launch_stack *l = &buffer->record;
-	l->header = (struct record_header){ (uint32_t)(sizeof(*l) + padded), RECORD_LAUNCH_STACK, 0 };
+	l->header = (struct record_header){ (uint32_t)(sizeof(*l) + padded), RECORD_LAUNCH_STACK,
+					    number };
 	l->domain = domain;
 	l->function_id = function_id;
 	l->correlation_id = correlation_id;
@@ -203,7 +293,8 @@ __attribute__((noinline)) void recorder_launch_stack(uint32_t domain, uint32_t f
 	 * lose its stacks (a profile of device time by call path that lacks some launches
 	 * is wrong, not just thinner); after WAIT_LIMIT_NS it is counted as dropped */
 	uint64_t waited_since = 0;
-	while (recorder_try_emit(l) == -1) {
+	int rc;
+	while ((rc = recorder_try_emit(l)) == -1) {
 		uint64_t now = clock_now_ns();
 		if (!waited_since)
 			waited_since = now;
@@ -217,6 +308,8 @@ __attribute__((noinline)) void recorder_launch_stack(uint32_t domain, uint32_t f
 		struct timespec pause = { 0, 20000 };
 		nanosleep(&pause, NULL);
 	}
+	/* a stack lost leaves the next one nothing to differ from */
+	last_number = rc == 0 ? number : 0;
 	python_record_thread(recorder_thread_id(), s->time_ns); /* where it runs Python, its functions */
 #else
 	(void)domain, (void)function_id, (void)correlation_id;

@@ -137,6 +137,11 @@ RECORDER_API const char *recorder_spool_path(void);
 RECORDER_API int recorder_launch_stacks(void);
 RECORDER_API void recorder_launch_stack(uint32_t domain, uint32_t function_id,
 					uint64_t correlation_id);
+/* A launch stack's `words` words at now (the live stack) written into out (room bytes)
+ * as a struct launch_stack_delta from last, which becomes them: the bytes written, or 0
+ * when that would not be smaller (last may then be partly updated). x86-64 only. */
+size_t recorder_launch_stack_delta(unsigned char *out, size_t room, const uint64_t *now,
+				   uint64_t *last, size_t words);
 /* Called likewise where no stack is taken: records where and when the call began (a
  * RECORD_LAUNCH), so that its GPU work finds the marker range open there. */
 RECORDER_API void recorder_launch(uint32_t domain, uint32_t function_id,

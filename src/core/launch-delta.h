@@ -1,0 +1,28 @@
+/* Launch stacks given as their difference from the thread's previous one
+ * (SAMPLE_STACK_DELTA, written by runtime/launch-stack.c) made whole again, thread by
+ * thread, in the order the spool holds them (each thread's in the order it wrote them). */
+#ifndef GPUPROF_CORE_LAUNCH_DELTA_H
+#define GPUPROF_CORE_LAUNCH_DELTA_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/record.h"
+
+struct launch_delta {
+	struct launch_delta_thread {
+		uint32_t tid;
+		uint16_t number;      /* of the stack held; 0: none to build on */
+		struct record_sample *sample; /* the stack held, its bytes after it */
+		size_t capacity;      /* bytes of sample */
+	} *threads;
+	size_t count;
+};
+
+/* The whole sample of l, its own or rebuilt (valid until the next call); NULL when the
+ * stack it differs from is missing (a record lost) or it is corrupt. */
+const struct record_sample *launch_delta_next(struct launch_delta *d,
+					      const struct record_launch_stack *l);
+void launch_delta_release(struct launch_delta *d);
+
+#endif
