@@ -249,6 +249,9 @@ int python_thread_frames(struct python_reader *r, uint64_t thread, struct python
 		if (current_frame(r, thread, &first))
 			return -1;
 		int count = read_frames(r, first, frames);
+		uint64_t after;
+		if (count > 0 && (current_frame(r, thread, &after) || after != first))
+			continue; /* it called or returned meanwhile: the read may mix two stacks */
 		if (count > 0)
 			return count;
 		if (count == 0)
