@@ -26,6 +26,8 @@
 #   9. roofline: the ceilings gpuprof roofline measures on OpenCL device 0 and what
 #      clpeak (scripts/install-deps.sh --bench) measures there, and the time each takes;
 #      device memory against a plain C triad (tests/e2e/triad.c)
+#  (BEFORE=DIR adds, to the launch benchmark, --launch-stacks under the gpuprof built in
+#  DIR, another version's build: before and after in one run)
 #  (bench/scale.sh, apart: every command that reads a recording at 10^7 and 10^8 records)
 #  (bench/capped.sh, apart: summary, advise and report under a limit of data memory)
 # Usage: bench/run.sh [LAUNCHES [RECORDS [ROUNDS]]]   (defaults 20000 5000000 9)
@@ -65,18 +67,16 @@ if [ -x "$BUILD/bench/launches" ]; then
 			"$BUILD/bench/launches" "$launches" plain ;;
 		stacks) "$gpuprof" trace --kernel-trace --launch-stacks -f sqlite -d "$work/s$2" -- \
 			"$BUILD/bench/launches" "$launches" plain ;;
+		before) "$BEFORE/bin/gpuprof" trace --kernel-trace --launch-stacks -f sqlite \
+			-d "$work/b$2" -- "$BUILD/bench/launches" "$launches" plain ;;
 		esac 2>/dev/null >>"$work/$1"
 	}
 	# the order rotates every round: on a small machine the position in a round
 	# matters as much as the configuration
+	configs="plain floor kernel runtime stacks${BEFORE:+ before}"
+	count=$(echo "$configs" | wc -w)
 	for i in $(seq "$rounds"); do
-		case $((i % 5)) in
-		0) order="plain floor kernel runtime stacks" ;;
-		1) order="floor kernel runtime stacks plain" ;;
-		2) order="kernel runtime stacks plain floor" ;;
-		3) order="runtime stacks plain floor kernel" ;;
-		4) order="stacks plain floor kernel runtime" ;;
-		esac
+		order=$(echo "$configs $configs" | tr ' ' '\n' | sed -n "$((i % count + 1)),$((i % count + count))p")
 		for config in $order; do run_one "$config" "$i"; done
 	done
 	kernels=$(find "$work"/k1 -name '*_results.db' -exec sqlite3 {} 'SELECT COUNT(*) FROM kernels' \;)
@@ -92,6 +92,13 @@ if [ -x "$BUILD/bench/launches" ]; then
 		printf "%-36s %10.1f %12.3f %12.3f\n", "  --kernel-trace --launch-stacks", s / 1e6, s / f, s / p
 		printf "per launch: untraced %.2f us, floor %.2f us, --kernel-trace %.2f us, --runtime-trace %.2f us, --launch-stacks %.2f us (%.2f us more than --kernel-trace)\n",
 			p / n / 1e3, f / n / 1e3, k / n / 1e3, r / n / 1e3, s / n / 1e3, (s - k) / n / 1e3 }'
+	if [ -n "${BEFORE:-}" ]; then
+		before=$(median <"$work/before")
+		awk -v p="$plain" -v k="$kernel" -v s="$stacks" -v b="$before" -v n="$launches" -v d="$BEFORE" 'BEGIN {
+			printf "%-36s %10.1f %12s %12.3f\n", "  --launch-stacks of " d, b / 1e6, "", b / p
+			printf "launch stacks: %.2f us a launch more than --kernel-trace, %.2f us with %s\n",
+				(s - k) / n / 1e3, (b - k) / n / 1e3, d }'
+	fi
 	echo "kernels recorded in round 1 under --kernel-trace: $kernels (the loop and its one warm-up launch: $((launches + 1)))"
 else
 	echo "== launch overhead: skipped (built without the OpenCL headers)"

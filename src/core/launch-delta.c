@@ -26,23 +26,22 @@ static int apply(struct launch_delta_thread *t, const struct record_sample *samp
 	if (payload < sizeof(struct launch_stack_delta))
 		return -1;
 	const struct launch_stack_delta *delta = (const void *)at;
-	size_t pairs = ((size_t)delta->runs * 4 + 7) & ~(size_t)7;
-	if (delta->runs > payload || sizeof(*delta) + pairs > payload)
+	size_t words = t->sample->stack_size / 8, map_bytes = ((words + 7) / 8 + 7) & ~(size_t)7;
+	if (delta->words != words || sizeof(*delta) + map_bytes > payload ||
+	    delta->changed > (payload - sizeof(*delta) - map_bytes) / 8)
 		return -1;
-	const uint16_t *runs = (const uint16_t *)(delta + 1);
-	const unsigned char *words = at + sizeof(*delta) + pairs, *end = at + payload;
-	unsigned char *stack = (unsigned char *)(t->sample + 1);
-	size_t count = t->sample->stack_size / 8, w = 0;
-	for (uint32_t r = 0; r < delta->runs; r++) {
-		size_t same = runs[2 * r], fresh = runs[2 * r + 1];
-		if (w + same + fresh > count || (size_t)(end - words) < fresh * 8)
-			return -1;
-		w += same;
-		memcpy(stack + w * 8, words, fresh * 8);
-		w += fresh;
-		words += fresh * 8;
+	const unsigned char *map = at + sizeof(*delta);
+	const uint64_t *changed = (const uint64_t *)(map + map_bytes);
+	uint64_t *stack = (uint64_t *)(t->sample + 1);
+	size_t taken = 0;
+	for (size_t w = 0; w < words; w++) {
+		if (!(map[w / 8] >> (w % 8) & 1))
+			continue;
+		if (taken == delta->changed)
+			return -1; /* more bits than words */
+		stack[w] = changed[taken++];
 	}
-	return 0;
+	return taken == delta->changed ? 0 : -1;
 }
 
 const struct record_sample *launch_delta_next(struct launch_delta *d,

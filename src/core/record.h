@@ -454,16 +454,15 @@ struct record_launch {
  * the sample are a struct launch_stack_delta. */
 #define SAMPLE_STACK_DELTA 16u
 
-/* After a delta launch stack's sample: `runs` pairs, each a count of 8-byte words that
- * equal the previous stack's at the same place, then a count of words that follow (after
- * the pairs, in order) in their place; words past the last pair are the previous ones.
+/* After a delta launch stack's sample: a bit per 8-byte word of the stack (bit w % 8 of
+ * byte w / 8: the word differs from the previous stack's at the same place), padded to
+ * 8 bytes, then the words that differ, in order; the others are the previous ones.
  * The launch stacks of a thread are numbered in their records' header.flags, from 1 (0
  * after 65535): a delta rebuilds on the one numbered just before it, or on none (one
  * lost). */
 struct launch_stack_delta {
-	uint32_t runs;
-	uint32_t reserved;
-	/* followed by runs × (uint16_t same, uint16_t new), then the new words */
+	uint32_t words;         /* of the stack: its stack_size / 8 */
+	uint32_t changed;       /* words that follow the map */
 };
 
 /* The Python functions a thread was in at a tick of the sampler, innermost first; the

@@ -125,58 +125,69 @@ static void copy_stack(void *to, const void *from, size_t bytes)
 	__asm__ volatile("rep movsb" : "+D"(to), "+S"(from), "+c"(bytes) : : "memory");
 }
 
-/* Whether the 64 bytes at a and b are the same (SSE2: every x86-64 has it). */
-__attribute__((no_sanitize("address", "thread"))) static inline int
-same_block(const uint64_t *a, const uint64_t *b)
+/* The words of a and b's 64 bytes that differ, a bit each (SSE2: every x86-64 has it). */
+__attribute__((no_sanitize("address", "thread"))) static inline unsigned
+block_changes(const uint64_t *a, const uint64_t *b)
 {
 	const __m128i *x = (const __m128i *)a, *y = (const __m128i *)b;
-	__m128i e = _mm_and_si128(
-		_mm_and_si128(_mm_cmpeq_epi8(_mm_loadu_si128(x), _mm_loadu_si128(y)),
-			      _mm_cmpeq_epi8(_mm_loadu_si128(x + 1), _mm_loadu_si128(y + 1))),
-		_mm_and_si128(_mm_cmpeq_epi8(_mm_loadu_si128(x + 2), _mm_loadu_si128(y + 2)),
-			      _mm_cmpeq_epi8(_mm_loadu_si128(x + 3), _mm_loadu_si128(y + 3))));
-	return _mm_movemask_epi8(e) == 0xffff;
+	unsigned m = 0;
+	for (int k = 0; k < 4; k++) {
+		unsigned same = (unsigned)_mm_movemask_epi8(
+			_mm_cmpeq_epi8(_mm_loadu_si128(x + k), _mm_loadu_si128(y + k)));
+		m |= (unsigned)((same & 0xff) != 0xff) << (2 * k);
+		m |= (unsigned)((same >> 8) != 0xff) << (2 * k + 1);
+	}
+	return m;
 }
 
-/* recorder.h: runs of words the same, then words new, in one pass. The stack is read in
- * place, as the kernel's copy would: not through the sanitizers' checks (the frames
- * above hold their red zones and variables out of scope). */
+/* recorder.h: a bit per word, then the words whose bit is set, without a branch per
+ * word. The stack is read in place, as the kernel's copy would: not through the
+ * sanitizers' checks (the frames above hold their red zones and variables out of
+ * scope), and not with memcpy() (a sanitizer's runtime checks that too). */
 __attribute__((no_sanitize("address", "thread"))) size_t
 recorder_launch_stack_delta(unsigned char *out, size_t room, const uint64_t *now, uint64_t *last,
 			    size_t words)
 {
-	size_t most_pairs = ((words / 2 + 1) * 4 + 7) & ~(size_t)7;
 	struct launch_stack_delta *d = (struct launch_stack_delta *)out;
-	if (sizeof(*d) + most_pairs >= room)
+	size_t map_bytes = ((words + 7) / 8 + 7) & ~(size_t)7;
+	if (sizeof(*d) + map_bytes + 8 * 8 > room)
 		return 0;
-	uint16_t *pairs = (uint16_t *)(d + 1);
-	uint64_t *first = (uint64_t *)(out + sizeof(*d) + most_pairs), *to = first;
-	uint64_t *limit = (uint64_t *)(out + room);
-	size_t runs = 0;
-	for (size_t w = 0; w < words;) {
-		size_t same = 0, fresh = 0;
-		/* eight words at a time while they are the same (most of a stack is) */
-		while (w + 8 <= words && same + 8 <= UINT16_MAX && same_block(now + w, last + w))
-			w += 8, same += 8;
-		while (w < words && now[w] == last[w] && same < UINT16_MAX)
-			w++, same++;
-		while (w < words && now[w] != last[w] && fresh < UINT16_MAX) {
-			if (to == limit)
-				return 0;
-			*to++ = last[w] = now[w];
-			w++, fresh++;
+	unsigned char *map = out + sizeof(*d);
+	uint64_t *first = (uint64_t *)(map + map_bytes), *to = first;
+	const uint64_t *limit = (const uint64_t *)(out + room) - 8; /* a block's words fit */
+	size_t w = 0;
+	for (; w + 8 <= words; w += 8) {
+		unsigned m = block_changes(now + w, last + w);
+		map[w / 8] = (unsigned char)m;
+		if (!m)
+			continue;
+		if (to > limit)
+			return 0;
+		for (int j = 0; j < 8; j++) { /* every word written, the changed kept */
+			uint64_t v = now[w + j];
+			*to = v;
+			to += (m >> j) & 1;
+			last[w + j] = v;
 		}
-		if (!fresh && w == words)
-			break; /* the rest is the same */
-		pairs[2 * runs] = (uint16_t)same;
-		pairs[2 * runs + 1] = (uint16_t)fresh;
-		runs++;
 	}
-	d->runs = (uint32_t)runs;
-	d->reserved = 0;
-	size_t used_pairs = (runs * 4 + 7) & ~(size_t)7, fresh_bytes = (size_t)(to - first) * 8;
-	memmove(out + sizeof(*d) + used_pairs, first, fresh_bytes);
-	size_t size = sizeof(*d) + used_pairs + fresh_bytes;
+	if (w < words) { /* the last words, fewer than eight */
+		unsigned m = 0;
+		for (size_t j = 0; w + j < words; j++) {
+			uint64_t v = now[w + j];
+			if (v != last[w + j]) {
+				if (to > limit)
+					return 0;
+				m |= 1u << j;
+				*to++ = last[w + j] = v;
+			}
+		}
+		map[w / 8] = (unsigned char)m;
+	}
+	for (size_t k = (words + 7) / 8; k < map_bytes; k++)
+		map[k] = 0;
+	d->words = (uint32_t)words;
+	d->changed = (uint32_t)(to - first);
+	size_t size = sizeof(*d) + map_bytes + (size_t)(to - first) * 8;
 	return size < words * 8 ? size : 0;
 }
 #endif

@@ -2,7 +2,7 @@
  * the recorder's encoding (recorder_launch_stack_delta, runtime/launch-stack.c) read back
  * by the converter's (launch_delta_next, core/launch-delta.c) gives every stack byte for
  * byte, whatever changed; a stack whose base is missing (a record lost, a number out of
- * order, another stack pointer or size) or whose runs are corrupt is refused, and so is
+ * order, another stack pointer or size) or whose map or counts are corrupt is refused, and so is
  * every delta after it until a whole stack; threads are rebuilt apart. */
 #include <stdint.h>
 #include <stdlib.h>
@@ -83,18 +83,49 @@ static void test_roundtrip(void)
 	}
 	CHECK(all_right);
 	CHECK(deltas > 350 && wholes >= 7); /* every fiftieth changed whole */
-	/* the last word alone changed; then none: the delta is its header alone */
+	/* the last word alone changed: the header, the map (272 bits, padded to 40 bytes)
+	 * and the word; then none: the header and the map */
 	now[words - 1]++;
 	int delta;
 	r = next_record(1, 400, now, last, words, &delta);
-	CHECK(delta && r->sample.header.size == sizeof(r->sample) + 8 + 8 + 8);
+	CHECK(delta && r->sample.header.size == sizeof(r->sample) + 8 + 40 + 8);
 	CHECK(same_stack(launch_delta_next(&d, r), now, words, 400));
 	free(r);
 	r = next_record(1, 401, now, last, words, &delta);
-	CHECK(delta && r->sample.header.size == sizeof(r->sample) + 8);
+	CHECK(delta && r->sample.header.size == sizeof(r->sample) + 8 + 40);
 	CHECK(same_stack(launch_delta_next(&d, r), now, words, 401));
 	free(r);
 	launch_delta_release(&d);
+}
+
+/* stacks of sizes that are not whole blocks of eight words: the last words apart */
+static void test_short_tails(void)
+{
+	static const size_t sizes[] = { 37, 5, 9 };
+	for (size_t k = 0; k < sizeof(sizes) / sizeof(sizes[0]); k++) {
+		size_t words = sizes[k];
+		uint64_t now[MOST_WORDS], last[MOST_WORDS];
+		for (size_t w = 0; w < words; w++)
+			now[w] = 0x1000 + w;
+		memcpy(last, now, sizeof(now));
+		struct launch_delta d = { 0 };
+		struct record_launch_stack *r = make_record(3, 1, 0x7ffd0000, now, words, NULL, 0);
+		CHECK(launch_delta_next(&d, r) != NULL);
+		free(r);
+		int all_right = 1, deltas = 0;
+		for (uint16_t n = 2; n < 60; n++) {
+			now[(n * 7) % words] ^= n;      /* one in the blocks or the tail */
+			now[words - 1 - n % 2] += 1;   /* one of the last two */
+			int delta;
+			r = next_record(3, n, now, last, words, &delta);
+			deltas += delta;
+			all_right &= same_stack(launch_delta_next(&d, r), now, words, n);
+			free(r);
+		}
+		CHECK(all_right);
+		CHECK(deltas == 58); /* two words at most changed: smaller than the stack */
+		launch_delta_release(&d);
+	}
 }
 
 static void test_missing_base(void)
@@ -166,11 +197,12 @@ static void test_threads_and_corruption(void)
 	CHECK(same_stack(launch_delta_next(&d, ra), a, words, 2));
 	free(ra);
 	free(rb);
-	/* runs that reach past the stack, or new words past the record: refused */
+	/* a map with more bits than words follow, a count of words past the record, a
+	 * count of words not the stack's: refused */
 	a[1] = 5;
 	r = next_record(1, 3, a, last_a, words, &delta);
-	uint16_t *pairs = (uint16_t *)((struct launch_stack_delta *)(r + 1) + 1);
-	pairs[0] = (uint16_t)words;
+	unsigned char *map = (unsigned char *)((struct launch_stack_delta *)(r + 1) + 1);
+	map[3] |= 0x80;
 	CHECK(delta && launch_delta_next(&d, r) == NULL);
 	free(r);
 	r = make_record(1, 4, 0x7ffd0000, a, words, NULL, 0);
@@ -179,7 +211,15 @@ static void test_threads_and_corruption(void)
 	free(r);
 	a[2] = 6;
 	r = next_record(1, 5, a, last_a, words, &delta);
-	((struct launch_stack_delta *)(r + 1))->runs = 1000;
+	((struct launch_stack_delta *)(r + 1))->changed = 1000;
+	CHECK(delta && launch_delta_next(&d, r) == NULL);
+	free(r);
+	r = make_record(1, 6, 0x7ffd0000, a, words, NULL, 0);
+	CHECK(launch_delta_next(&d, r) != NULL);
+	free(r);
+	a[3] = 7;
+	r = next_record(1, 7, a, last_a, words, &delta);
+	((struct launch_stack_delta *)(r + 1))->words = (uint32_t)words + 8;
 	CHECK(delta && launch_delta_next(&d, r) == NULL);
 	free(r);
 	launch_delta_release(&d);
@@ -188,7 +228,7 @@ static void test_threads_and_corruption(void)
 int main(int argc, char **argv)
 {
 	static const struct check_test tests[] = {
-		CHECK_TEST(roundtrip), CHECK_TEST(missing_base), CHECK_TEST(threads_and_corruption),
+		CHECK_TEST(roundtrip), CHECK_TEST(short_tails), CHECK_TEST(missing_base), CHECK_TEST(threads_and_corruption),
 	};
 	return check_main(argc, argv, "test-launch-delta", tests, sizeof(tests) / sizeof(tests[0]));
 }
