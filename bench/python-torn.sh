@@ -1,13 +1,12 @@
 #!/bin/sh
 # How often the Python frames of a CPU sample are wrong (torn), on a program that changes
-# Python function every few tens of microseconds (bench/python-alternating.py: a
+# Python function every few tens of microseconds (tests/e2e/alternating.py: a
 # generator in sum(), a list comprehension, a method), under gpuprof sys at 300 and
 # 1000 Hz, for each interpreter given (default: Debian's python3.11). A sample of the
 # program is torn when an evaluation loop is left without its Python frames, when it
 # has no Python frame, when a nested function's frame (X.<locals>.Y) is not right under
-# X's (the frames of two moments joined), or when a generator resumed by C
-# (gen_iternext, named where the interpreter has its symbols) has no Python frame under
-# it. Counts of stacks, not timings: PERFORMANCE.md has the figures.
+# X's (the frames of two moments joined). Counts of stacks, not timings: PERFORMANCE.md
+# has the figures.
 #
 # Usage: bench/python-torn.sh [SECONDS [PYTHON...]]   (default 3 s, /usr/bin/python3.11)
 set -eu
@@ -15,7 +14,7 @@ cd "$(dirname "$0")/.."
 BUILD=${BUILD:-build}
 case $BUILD in /*) ;; *) BUILD=$(pwd)/$BUILD ;; esac
 gpuprof=$BUILD/bin/gpuprof
-script=$(pwd)/bench/python-alternating.py
+script=$(pwd)/tests/e2e/alternating.py
 seconds=${1:-3}
 [ $# -gt 0 ] && shift
 [ $# -gt 0 ] || set -- /usr/bin/python3.11
@@ -30,7 +29,7 @@ why = collections.Counter()
 for line in sys.stdin:
     frames, _, n = line.rstrip("\n").rpartition(" ")
     n, f = int(n), frames.split(";")
-    mine = "python-alternating.py:"
+    mine = "alternating.py:"
     if not any(x.startswith(mine) or x == "_PyEval_EvalFrameDefault" for x in f):
         continue
     total += n
@@ -44,8 +43,6 @@ for line in sys.stdin:
     elif any(".<locals>." in x and (k == 0 or names[k - 1] != x.rsplit(".<locals>.", 1)[0])
              for k, x in enumerate(names)):
         reason = "two moments joined"
-    elif any(x in ("gen_iternext", "gen_send_ex2", "gen_send_ex") for x in f[py[-1] + 1:]):
-        reason = "generator unnamed"
     if reason:
         torn += n
         why[reason] += n

@@ -9,6 +9,7 @@
 
 #include "analysis/unwind-modules.h"
 #include "analysis/unwind-names.h"
+#include "analysis/unwind-python.h"
 #include "core/launch-delta.h"
 #include "util/hash.h"
 #include "util/sort.h"
@@ -25,6 +26,9 @@ struct unwinding {
 	int short_copy; /* a word beyond the copied stack was asked for, the stack going on */
 	int below_sp;   /* a word below the stack pointer (never copied) was asked for */
 	int left_text;  /* a caller's address in no file or piece of run-time code: a guess */
+	/* each frame's registers that a call keeps (python_code_registers), bit r known */
+	uint64_t kept[UNWIND_MAX_FRAMES][PYTHON_CODE_REGISTERS];
+	uint8_t kept_known[UNWIND_MAX_FRAMES];
 	const struct jit_symbols *jit;
 };
 
@@ -102,6 +106,14 @@ static int on_frame(Dwfl_Frame *frame, void *arg)
 	    !unwind_jit_symbol(u->jit, at)) {
 		u->left_text = 1;
 		return DWARF_CB_ABORT;
+	}
+	u->kept_known[u->count] = 0;
+	for (int r = 0; r < PYTHON_CODE_REGISTERS; r++) {
+		Dwarf_Word value;
+		if (dwfl_frame_reg(frame, python_code_registers[r], &value) == 0) {
+			u->kept[u->count][r] = value;
+			u->kept_known[u->count] |= (uint8_t)(1u << r);
+		}
 	}
 	u->pcs[u->count] = pc;
 	u->activation[u->count++] = activation;
@@ -189,71 +201,11 @@ static uint32_t *pc_cache_slot(struct pc_cache *c, uint64_t pc)
 
 /* ---- Python frames ------------------------------------------------------------------- */
 
-static int by_thread_then_tick(const void *a, const void *b)
-{
-	const struct record_python_stack *x = *(const void *const *)a, *y = *(const void *const *)b;
-	if (x->tid != y->tid)
-		return x->tid < y->tid ? -1 : 1;
-	return (x->time_ns > y->time_ns) - (x->time_ns < y->time_ns);
-}
-
-/* Entries into the evaluation loop in a tick's frames: its groups. */
-static int tick_groups(const struct record_python_stack *t)
-{
-	const struct python_frame *f = (const void *)(t + 1);
-	int n = 0;
-	for (uint32_t i = 0; i < t->count; i++)
-		n += (f[i].flags & PYTHON_FRAME_ENTRY) != 0;
-	return n;
-}
-
-/* Whether a frame's names are the evaluation loop's alone (one entry into it). */
+/* Whether a frame is in the evaluation loop (one entry into it), maybe in a function
+ * inlined there (_PyList_AppendTakeRef, in a list comprehension). */
 static int evaluation_loop(const struct sample_stacks *s, const struct pc_frames *p)
 {
-	return p->count == 1 && !strcmp(s->frames[p->frames[0]].function, "_PyEval_EvalFrameDefault");
-}
-
-#define TICKS_AROUND 64 /* ticks each way that may stand for a sample */
-
-/* The Python stack of the sample's thread at a tick near the sample. The ticks are read
- * while the thread runs, not at the sample: of those up to TICKS_AROUND ticks away, the
- * nearest with as many entries into the evaluation loop as the sample's stack has (loops:
- * the same shape; a generator resumed a thousand times a millisecond is in one tick and
- * not the next), else the nearest within one period. NULL when none. ticks is sorted by
- * thread, then time. */
-static const struct record_python_stack *
-nearest_tick(const struct record_python_stack *const *ticks, size_t n,
-	     const struct record_sample *sample, int loops)
-{
-	size_t lo = 0, hi = n; /* the first at or after (tid, time) */
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		const struct record_python_stack *t = ticks[mid];
-		if (t->tid < sample->tid || (t->tid == sample->tid && t->time_ns < sample->time_ns))
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	const struct record_python_stack *best = NULL, *shaped = NULL;
-	uint64_t distance = 0, shaped_distance = 0;
-	size_t from = lo > TICKS_AROUND ? lo - TICKS_AROUND : 0;
-	for (size_t i = from; i < lo + TICKS_AROUND && i < n; i++) {
-		const struct record_python_stack *t = ticks[i];
-		if (t->tid != sample->tid)
-			continue;
-		uint64_t d = t->time_ns > sample->time_ns ? t->time_ns - sample->time_ns
-							  : sample->time_ns - t->time_ns;
-		if (d <= t->period_ns && (!best || d < distance)) {
-			best = t;
-			distance = d;
-		}
-		if (loops && d <= TICKS_AROUND * t->period_ns && tick_groups(t) == loops &&
-		    (!shaped || d < shaped_distance)) {
-			shaped = t;
-			shaped_distance = d;
-		}
-	}
-	return shaped ? shaped : best;
+	return !strcmp(s->frames[p->frames[0]].function, "_PyEval_EvalFrameDefault");
 }
 
 /* The innermost frame of a launch stack that is the program's (u->pcs' index): the frame
@@ -311,7 +263,12 @@ int sample_stacks_build(const struct recording *rec, struct sample_stacks *out)
 		if (t->count <= (t->header.size - sizeof(*t)) / sizeof(struct python_frame))
 			ticks[tick_count++] = t; /* a corrupt one, more frames than bytes, is left out */
 	}
-	sort_array(ticks, tick_count, sizeof(*ticks), by_thread_then_tick);
+	python_ticks_sort(ticks, tick_count);
+	struct python_codes codes;
+	python_codes_build(&codes, rec);
+	const struct record_python_code **hit_codes =
+		xcalloc((size_t)UNWIND_MAX_FRAMES * PYTHON_CODE_REGISTERS, sizeof(*hit_codes));
+	int *hit_cut = xcalloc(UNWIND_MAX_FRAMES, sizeof(*hit_cut));
 	struct jit_symbols jit;
 	unwind_jit_build(&jit, rec);
 	struct pc_cache last_leaf = { 0 }; /* by tid: the leaf of its last sample on the CPU */
@@ -406,19 +363,55 @@ int sample_stacks_build(const struct recording *rec, struct sample_stacks *out)
 			unwind_note_used(out, pc);
 			loops += evaluation_loop(out, &named[which[f]]);
 		}
-		const struct record_python_stack *python = nearest_tick(ticks, tick_count, sample,
-									  loops);
+		/* the code each evaluation loop ran at the sample, from the root */
+		struct python_hits hits = { hit_codes, hit_cut, loops, 0 };
+		for (int f = u->count - 1, k = 0; f >= 0; f--) {
+			if (!evaluation_loop(out, &named[which[f]]))
+				continue;
+			const struct record_python_code **found = hit_codes + k++ * PYTHON_CODE_REGISTERS;
+			int any = 0;
+			for (int r = 0; r < PYTHON_CODE_REGISTERS; r++) {
+				found[r] = codes.count && (u->kept_known[f] & (1u << r))
+					? python_codes_find(&codes, u->kept[f][r], sample->time_ns) : NULL;
+				any |= found[r] != NULL;
+			}
+			hits.known += any;
+		}
+		const struct record_python_stack *python = tick_count
+			? python_tick_for(ticks, tick_count, sample, &hits) : NULL;
 		int first = launch ? launch_leaf_frame(out, rec, launch, named, which, u->count) : 0;
 		const struct python_frame *py = python ? (const void *)(python + 1) : NULL;
 		int py_next = python ? (int)python->count - 1 : -1; /* outermost not yet used */
 		uint32_t node = stopped ? unwind_intern_node(out, 0, unwind_intern_frame(out, stopped, "", 0, "", 0, 0))
 				: 0;
+		int group = 0;
 		for (int f = u->count - 1; f >= first; f--) { /* from the root down */
 			const struct pc_frames *p = &named[which[f]];
+			const struct record_python_code *ran;
+			if (py_next < 0 && evaluation_loop(out, p) && group < loops &&
+			    (ran = python_hits_ran(&hits, group))) {
+				/* no tick has a group for this loop: the function its registers
+				 * point into (its line unknown) */
+				struct python_frame alone = { ran->function_id, ran->file_id, 0,
+							      PYTHON_FRAME_ENTRY };
+				node = unwind_intern_node(out, node, unwind_python_frame(out, rec, &alone));
+				group++;
+				for (size_t k = p->count - 1; k >= 1; k--)
+					node = unwind_intern_node(out, node, p->frames[k]);
+				continue;
+			}
 			if (py_next >= 0 && evaluation_loop(out, p)) {
-				do /* a group: its entry frame, then those it called */
-					node = unwind_intern_node(out, node, unwind_python_frame(out, rec, &py[py_next]));
-				while (--py_next >= 0 && !(py[py_next].flags & PYTHON_FRAME_ENTRY));
+				/* a group: its entry frame, then those it called, down to the one
+				 * that ran the code the sample's registers point into */
+				int cut = python ? hit_cut[group] : -1, named_all = 0;
+				do {
+					if (!named_all)
+						node = unwind_intern_node(out, node, unwind_python_frame(out, rec, &py[py_next]));
+					named_all |= py_next == cut;
+				} while (--py_next >= 0 && !(py[py_next].flags & PYTHON_FRAME_ENTRY));
+				group++;
+				for (size_t k = p->count - 1; k >= 1; k--) /* inlined there, in Python's */
+					node = unwind_intern_node(out, node, p->frames[k]);
 				continue;
 			}
 			node = unwind_intern_node(out, node, p->frames[0]);
@@ -442,6 +435,9 @@ int sample_stacks_build(const struct recording *rec, struct sample_stacks *out)
 	strbuf_release(&unreadable);
 	free(u);
 	free(ticks);
+	free(hit_codes);
+	free(hit_cut);
+	python_codes_release(&codes);
 	launch_delta_release(&deltas);
 	free(last_leaf.pcs);
 	free(last_leaf.frames);

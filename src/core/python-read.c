@@ -127,6 +127,11 @@ static int name_code(struct python_reader *r, uint64_t code, struct python_frame
 		slot->line = line;
 		slot->function_id = r->intern(r->arg, function);
 		slot->file_id = r->intern(r->arg, file);
+		int64_t units; /* PyVarObject's ob_size: the bytecode's code units */
+		if (r->code && python_peek(r, code + 16, &units, 8) == 0 && units >= 0 &&
+		    units < (1 << 24))
+			r->code(r->arg, code, code + layout->code_instructions + 2 * (uint64_t)units,
+				slot->function_id, slot->file_id);
 	}
 	out->function_id = slot->function_id;
 	out->file_id = slot->file_id;
@@ -239,6 +244,19 @@ static int read_frames(struct python_reader *r, uint64_t frame, struct python_fr
 	return resumable ? -1 : (int)count;
 }
 
+/* Whether two reads found the same functions (their lines may differ: the thread ran). */
+static int same_functions(const struct python_frame *a, int a_count, const struct python_frame *b,
+			  int b_count)
+{
+	if (a_count != b_count)
+		return 0;
+	for (int i = 0; i < a_count; i++)
+		if (a[i].function_id != b[i].function_id || a[i].file_id != b[i].file_id ||
+		    a[i].flags != b[i].flags)
+			return 0;
+	return 1;
+}
+
 /* The thread runs while its frames are read: its callers' frames stay while it runs, but
  * a generator that yielded is unlinked from its caller (its frame, then, has none): a
  * read that ends at a generator's frame is torn, and read again, a few times at most. */
@@ -252,6 +270,11 @@ int python_thread_frames(struct python_reader *r, uint64_t thread, struct python
 		uint64_t after;
 		if (count > 0 && (current_frame(r, thread, &after) || after != first))
 			continue; /* it called or returned meanwhile: the read may mix two stacks */
+		/* and read again: a frame its callers' place took meanwhile (a function that
+		 * returned, another called at the same depth) differs in the second read */
+		if (count > 0 && !same_functions(r->again, read_frames(r, first, r->again), frames,
+						 count))
+			continue;
 		if (count > 0)
 			return count;
 		if (count == 0)

@@ -19,12 +19,16 @@ struct python_reader {
 	const struct python_layout *layout;
 	uint64_t runtime, code_type, unicode_type;
 	uint32_t (*intern)(void *arg, const char *text); /* a name's string id */
+	/* a code object named: [start, end) of the process (NULL: not said) */
+	void (*code)(void *arg, uint64_t start, uint64_t end, uint32_t function_id,
+		     uint32_t file_id);
 	void *arg;
 	struct {                  /* code objects already named (see python-read.c) */
 		uint64_t code, qualname, filename;
 		uint32_t line, function_id, file_id;
 	} named[PYTHON_CODE_SLOTS];
 	unsigned char linetable[32 + 8192]; /* a location table being read */
+	struct python_frame again[PYTHON_STACK_MAX]; /* a stack read a second time */
 };
 
 /* The layout of CPython release (major << 8 | minor), NULL for one without. */

@@ -213,6 +213,7 @@ uint32_t record_min_size(uint32_t type)
 	case RECORD_MPI_CALL: return sizeof(struct record_mpi_call);
 	case RECORD_MPI_COMPLETION: return sizeof(struct record_mpi_completion);
 	case RECORD_CLOCK_SYNC: return sizeof(struct record_clock_sync);
+	case RECORD_PYTHON_CODE: return sizeof(struct record_python_code);
 	}
 	return 0;
 }

@@ -44,6 +44,7 @@ enum record_type {
 	RECORD_MPI_CALL = 28,    /* one MPI call of the program (--mpi-trace) */
 	RECORD_MPI_COMPLETION = 29, /* a nonblocking MPI operation completed in a wait or test */
 	RECORD_CLOCK_SYNC = 30,  /* this process's clock against MPI rank 0's, measured */
+	RECORD_PYTHON_CODE = 31, /* where a Python code object lies, named */
 	RECORD_TYPE_COUNT
 };
 
@@ -484,6 +485,19 @@ struct python_frame {
 	uint32_t file_id;       /* string id: its file */
 	uint32_t line;          /* the line running (its first where unknown) */
 	uint32_t flags;         /* PYTHON_FRAME_ENTRY */
+};
+
+/* A code object the Python frames named, and the bytes it takes in the process (its
+ * bytecode among them): the interpreter keeps a pointer into the code it runs in a
+ * register, so a sample whose evaluation loop holds one names the function that loop
+ * ran at the sample itself, not at the tick nearest it. Written when a code object is
+ * named, again when another one takes its place. */
+struct record_python_code {
+	struct record_header header;
+	uint32_t function_id;   /* string id: the function's qualified name */
+	uint32_t file_id;       /* string id: its file */
+	uint64_t start, end;    /* [start, end): the object */
+	uint64_t time_ns;       /* when it was named (trace clock) */
 };
 
 /* The outermost frame of one entry into the evaluation loop: the frames up to the next

@@ -182,6 +182,7 @@ int recording_read(struct recording *rec, const char *spool_path, struct error *
 		case RECORD_LAUNCH: list_add(&rec->launches, h); break;
 		case RECORD_MODULE: list_add(&rec->modules, h); break;
 		case RECORD_PYTHON_STACK: list_add(&rec->python_stacks, h); break;
+		case RECORD_PYTHON_CODE: list_add(&rec->python_codes, h); break;
 		case RECORD_SYMBOL: list_add(&rec->symbols, h); break;
 		case RECORD_COUNTER: list_add(&rec->counters, h); break;
 		case RECORD_PC_SAMPLE: list_add(&rec->pc_samples, h); break;
@@ -525,7 +526,7 @@ void recording_release(struct recording *rec)
 					&rec->thread_names,
 					&rec->metric_series, &rec->metrics, &rec->samples,
 					&rec->samples_lost, &rec->launch_stacks,
-					&rec->modules, &rec->python_stacks,
+					&rec->modules, &rec->python_stacks, &rec->python_codes,
 					&rec->symbols, &rec->counters, &rec->pc_samples,
 					&rec->pc_sampling, &rec->owned };
 	for (size_t i = 0; i < rec->owned.count; i++)

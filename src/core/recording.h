@@ -98,6 +98,7 @@ struct recording {
 	struct record_list launch_stacks;      /* launches' call stacks, as written */
 	struct record_list modules;            /* ELF files mapped, as written */
 	struct record_list python_stacks;      /* Python functions at sampling ticks */
+	struct record_list python_codes;       /* where their code objects lie */
 	struct record_list symbols;            /* code made at run time, from the perf map */
 	struct record_list counters;           /* hardware counters, by the kernel's correlation
 						  id, then file order */

@@ -18,7 +18,19 @@ static uint32_t intern(void *arg, const char *text)
 	return recorder_intern(text);
 }
 
-static struct python_reader reader = { .intern = intern };
+static void code(void *arg, uint64_t start, uint64_t end, uint32_t function_id,
+		 uint32_t file_id)
+{
+	(void)arg;
+	struct record_python_code c = {
+		.header = { sizeof(c), RECORD_PYTHON_CODE, 0 },
+		.function_id = function_id, .file_id = file_id,
+		.start = start, .end = end, .time_ns = clock_now_ns(),
+	};
+	recorder_emit(&c);
+}
+
+static struct python_reader reader = { .intern = intern, .code = code };
 
 /* Held while the interpreter's structures are read or the layout found: by the ticker,
  * and by the threads that record their own frames at a launch. */

@@ -1,6 +1,7 @@
-"""python-alternating.py SECONDS: a loop that changes Python function every few tens of
-microseconds, for bench/python-torn.sh: a generator consumed by sum(), a list
-comprehension and a method whose generator sum() consumes too, called in turn."""
+"""alternating.py SECONDS: a loop that changes Python function every few tens of
+microseconds, for the Python frames of samples (test_sampling_trust.py,
+bench/python-torn.sh): a generator consumed by sum(), a list comprehension and a method
+whose generator sum() consumes too, called in turn."""
 import sys
 import time
 
