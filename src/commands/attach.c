@@ -193,6 +193,17 @@ static uint32_t intern(void *arg, const char *text)
 	return dump_put_string(&((struct target *)arg)->out, text);
 }
 
+/* Where a code object lies in the process, for the samples' registers (record.h). */
+static void code(void *arg, uint64_t start, uint64_t end, uint32_t function_id, uint32_t file_id)
+{
+	struct record_python_code c = {
+		.header = { sizeof(c), RECORD_PYTHON_CODE, 0 },
+		.function_id = function_id, .file_id = file_id,
+		.start = start, .end = end, .time_ns = clock_now_ns(),
+	};
+	dump_put(&((struct target *)arg)->out, &c);
+}
+
 struct python_tick {
 	struct target *t;
 	uint64_t period;
@@ -215,6 +226,7 @@ static void sample_python(struct target *t, uint64_t now, uint64_t period,
 		t->python_next_try = now + 1000000000u;
 		struct python_reader *r = xcalloc(1, sizeof(*r));
 		r->intern = intern;
+		r->code = code;
 		r->arg = t;
 		if (dump_find_interpreter(t->pid, r)) {
 			free(r);
