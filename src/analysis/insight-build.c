@@ -646,21 +646,20 @@ static void label_devices(struct insight_engine *e)
 /* ---- the whole ------------------------------------------------------------------------------- */
 
 /* A source of items read over a connection of its own (store-job.h) while the calls are
- * read: the passes share nothing but the processes, which they only read. */
+ * read: the passes share nothing but the processes, which they only read. The job has
+ * a copy of the engine made before the calls are read (its names and files unused). */
 struct items_job {
-	const struct insight_engine *e;
+	struct insight_engine e;
 	struct items_part *part;
 };
 
 static int items_job_run(sqlite3 *db, void *arg, struct error *err)
 {
 	struct items_job *j = arg;
-	struct insight_engine e = *j->e; /* the engine's names are not used */
-	e.db = db;
-	e.err = err;
-	e.string = NULL;
-	read_items(&e, j->part);
-	return e.failed ? -1 : 0;
+	j->e.db = db;
+	j->e.err = err;
+	read_items(&j->e, j->part);
+	return j->e.failed ? -1 : 0;
 }
 
 void insight_build(struct insight_engine *e)
@@ -680,10 +679,13 @@ void insight_build(struct insight_engine *e)
 	struct extsort *by_devices = extsort_begin(sizeof(struct insight_item_record), e->memory,
 						   by_device, NULL);
 	/* the calls here, the kernels and the memory commands each on a thread of their own */
-	struct items_job jobs[2] = { { e, &parts[0] }, { e, &parts[1] } };
+	struct items_job jobs[2];
 	struct store_job threads[2];
-	for (int k = 0; k < 2; k++)
+	for (int k = 0; k < 2; k++) {
+		jobs[k] = (struct items_job){ *e, &parts[k] };
+		jobs[k].e.string = NULL;
 		store_job_start(&threads[k], e->db, items_job_run, &jobs[k]);
+	}
 	if (!e->failed)
 		read_calls(e, links);
 	for (int k = 0; k < 2; k++) {

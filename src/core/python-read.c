@@ -215,9 +215,11 @@ static int current_frame(struct python_reader *r, uint64_t thread, uint64_t *fra
 	return *frame ? 0 : -1;
 }
 
-/* The frames from frame out into frames; returns how many, -1 when the outermost read is
- * a generator's (torn: read between its yield and its caller's return). */
-static int read_frames(struct python_reader *r, uint64_t frame, struct python_frame *frames)
+/* The frames from frame out into frames (their code objects into codes); returns how
+ * many, -1 when the outermost read is a generator's (torn: read between its yield and
+ * its caller's return). */
+static int read_frames(struct python_reader *r, uint64_t frame, struct python_frame *frames,
+		       uint64_t *codes)
 {
 	const struct python_layout *layout = r->layout;
 	uint32_t count = 0;
@@ -237,6 +239,7 @@ static int read_frames(struct python_reader *r, uint64_t frame, struct python_fr
 			frames[count].line = running_line(r, code, linetable, instruction,
 							  frames[count].line);
 			frames[count].flags = f[layout->frame_entry] ? PYTHON_FRAME_ENTRY : 0;
+			codes[count] = code;
 			count++;
 		}
 		frame = previous;
@@ -244,15 +247,17 @@ static int read_frames(struct python_reader *r, uint64_t frame, struct python_fr
 	return resumable ? -1 : (int)count;
 }
 
-/* Whether two reads found the same functions (their lines may differ: the thread ran). */
-static int same_functions(const struct python_frame *a, int a_count, const struct python_frame *b,
-			  int b_count)
+
+/* Whether the second read of a stack (r->again, r->codes[1]) found what the first did:
+ * the same code objects, the same entries into the evaluation loop (lines may differ:
+ * the thread ran). */
+static int same_reads(const struct python_reader *r, const struct python_frame *frames,
+		      int count, int again)
 {
-	if (a_count != b_count)
+	if (again != count)
 		return 0;
-	for (int i = 0; i < a_count; i++)
-		if (a[i].function_id != b[i].function_id || a[i].file_id != b[i].file_id ||
-		    a[i].flags != b[i].flags)
+	for (int i = 0; i < count; i++)
+		if (r->codes[0][i] != r->codes[1][i] || frames[i].flags != r->again[i].flags)
 			return 0;
 	return 1;
 }
@@ -266,14 +271,15 @@ int python_thread_frames(struct python_reader *r, uint64_t thread, struct python
 		uint64_t first;
 		if (current_frame(r, thread, &first))
 			return -1;
-		int count = read_frames(r, first, frames);
+		int count = read_frames(r, first, frames, r->codes[0]);
 		uint64_t after;
 		if (count > 0 && (current_frame(r, thread, &after) || after != first))
 			continue; /* it called or returned meanwhile: the read may mix two stacks */
 		/* and read again: a frame its callers' place took meanwhile (a function that
-		 * returned, another called at the same depth) differs in the second read */
-		if (count > 0 && !same_functions(r->again, read_frames(r, first, r->again), frames,
-						 count))
+		 * returned, another called at the same depth) has other code in the second read
+		 * (its line may differ: the thread ran) */
+		if (count > 0 && !same_reads(r, frames, count, read_frames(r, first, r->again,
+									 r->codes[1])))
 			continue;
 		if (count > 0)
 			return count;

@@ -29,6 +29,7 @@ struct python_reader {
 	} named[PYTHON_CODE_SLOTS];
 	unsigned char linetable[32 + 8192]; /* a location table being read */
 	struct python_frame again[PYTHON_STACK_MAX]; /* a stack read a second time */
+	uint64_t codes[2][PYTHON_STACK_MAX]; /* the code objects of the two reads */
 };
 
 /* The layout of CPython release (major << 8 | minor), NULL for one without. */
