@@ -1,10 +1,12 @@
 /* The run laid out for the findings (insight_build, see insight-internal.h), in three
- * passes over the database and four external sorts:
- *   1. the API calls by process, thread and start (SQLite's sort): the top-level ones
+ * passes over the database and five external sorts:
+ *   1. the API calls by process, thread and start (gpuprof's sort): the top-level ones
  *      written to the calls' file, every call's correlation id sorted beside the index
  *      of its top-level call;
- *   2. the kernels and memory commands as recorded (their devices met in that order),
- *      sorted by correlation id, merged with the links: each gets its call's index;
+ *   2. the kernels, and the memory commands, as recorded (their devices met in that
+ *      order, the kernels' first), each sorted by correlation id on a connection and a
+ *      thread of their own while the calls are read (1), then merged with the links:
+ *      each gets its call's index;
  *   3. sorted by that index and merged with the calls' file in order: each call learns
  *      whether it launched a kernel or made a blocking copy, each launch whether its
  *      thread waited for it before launching again (the first later launch or wait of
