@@ -835,10 +835,14 @@ def test_native_frames_are_at_the_line_that_ran(tmp_path):
     work = {where for (name, where) in rows if name == "work"}
     assert work and work <= {f"split.c:{n}" for n in at["sink += (double)i * 0.5;"] |
                              at["for (long i = 0; i < n; i++)"]}, rows
-    assert {where for (name, where) in rows if name == "seventy"} == \
-        {f"split.c:{n}" for n in at["work(7000000);"]}, rows
-    assert {where for (name, where) in rows if name == "thirty"} == \
-        {f"split.c:{n}" for n in at["work(3000000);"]}, rows
+    # ThreadSanitizer's build calls its runtime at each function's end (the closing
+    # brace's line, after the call): a sample there has the caller at that line too
+    tsan = os.environ.get("GPUPROF_SANITIZER") == "thread"
+    for caller, call in (("seventy", "work(7000000);"), ("thirty", "work(3000000);")):
+        lines = {where for (name, where) in rows if name == caller}
+        expected = {f"split.c:{n}" for n in at[call]}
+        closing = {f"split.c:{n + 1}" for n in at[call]} if tsan else set()
+        assert expected <= lines <= expected | closing, rows
 
 
 PY_LINES = '''import json
