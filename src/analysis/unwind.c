@@ -208,6 +208,14 @@ static int evaluation_loop(const struct sample_stacks *s, const struct pc_frames
 	return !strcmp(s->frames[p->frames[0]].function, "_PyEval_EvalFrameDefault");
 }
 
+/* The functions inlined at a frame's address beneath node, the outermost first. */
+static uint32_t inlined_frames(struct sample_stacks *s, uint32_t node, const struct pc_frames *p)
+{
+	for (size_t k = p->count - 1; k >= 1; k--)
+		node = unwind_intern_node(s, node, p->frames[k]);
+	return node;
+}
+
 /* The innermost frame of a launch stack that is the program's (u->pcs' index): the frame
  * of the API function it called, where one has that name (gpuprof's interposer, or the
  * vendor's library under CUPTI's callback); else the first below gpuprof's own libraries
@@ -396,8 +404,7 @@ int sample_stacks_build(const struct recording *rec, struct sample_stacks *out)
 							      PYTHON_FRAME_ENTRY };
 				node = unwind_intern_node(out, node, unwind_python_frame(out, rec, &alone));
 				group++;
-				for (size_t k = p->count - 1; k >= 1; k--)
-					node = unwind_intern_node(out, node, p->frames[k]);
+				node = inlined_frames(out, node, p);
 				continue;
 			}
 			if (py_next >= 0 && evaluation_loop(out, p)) {
@@ -410,13 +417,11 @@ int sample_stacks_build(const struct recording *rec, struct sample_stacks *out)
 					named_all |= py_next == cut;
 				} while (--py_next >= 0 && !(py[py_next].flags & PYTHON_FRAME_ENTRY));
 				group++;
-				for (size_t k = p->count - 1; k >= 1; k--) /* inlined there, in Python's */
-					node = unwind_intern_node(out, node, p->frames[k]);
+				node = inlined_frames(out, node, p); /* inlined there, in Python's */
 				continue;
 			}
 			node = unwind_intern_node(out, node, p->frames[0]);
-			for (size_t k = p->count - 1; k >= 1; k--) /* the outermost inlined first */
-				node = unwind_intern_node(out, node, p->frames[k]);
+			node = inlined_frames(out, node, p);
 		}
 		if (sample->flags & SAMPLE_OFF_CPU) {
 			node = unwind_intern_node(out, node, unwind_wait_frame(out, sample->syscall));

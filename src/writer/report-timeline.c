@@ -199,6 +199,15 @@ static void open_lane(struct strbuf *out, const struct lane *l, double y, double
 }
 
 /* A range at its nesting depth under the thread's lane, named where it is wide enough. */
+/* A lane with nothing drawn over it; the y of the next. */
+static double lane_alone(struct strbuf *out, const struct lane *l, double y, double span,
+			 double slice)
+{
+	open_lane(out, l, y, span, slice);
+	strbuf_addstr(out, "</g>\n");
+	return y + LANE;
+}
+
 static void draw_range(struct strbuf *out, const struct range *x, double base, double slice)
 {
 	double x0 = LABEL + (double)x->start / slice, w = fmax((double)(x->end - x->start) / slice, 1);
@@ -644,28 +653,18 @@ static void draw_process(const struct timeline_process *t, const struct finding 
 		}
 		strbuf_addstr(out, "</g>\n");
 		y += LANE;
-		for (size_t k = 0; k < lane_count; k++) {
-			if (lanes[k].kind != 1 || lanes[k].key != l->key)
-				continue;
-			open_lane(out, &lanes[k], y, span, slice);
-			strbuf_addstr(out, "</g>\n");
-			y += LANE;
-		}
+		for (size_t k = 0; k < lane_count; k++)
+			if (lanes[k].kind == 1 && lanes[k].key == l->key)
+				y = lane_alone(out, &lanes[k], y, span, slice);
 	}
 	for (size_t i = 0; i < lane_count; i++) {
 		const struct lane *l = &lanes[i];
 		if (l->kind != 2)
 			continue;
-		open_lane(out, l, y, span, slice);
-		strbuf_addstr(out, "</g>\n");
-		y += LANE;
-		for (size_t k = 0; k < lane_count; k++) {
-			if (lanes[k].kind != 3 || lanes[k].tid != l->tid)
-				continue;
-			open_lane(out, &lanes[k], y, span, slice);
-			strbuf_addstr(out, "</g>\n");
-			y += LANE;
-		}
+		y = lane_alone(out, l, y, span, slice);
+		for (size_t k = 0; k < lane_count; k++)
+			if (lanes[k].kind == 3 && lanes[k].tid == l->tid)
+				y = lane_alone(out, &lanes[k], y, span, slice);
 		for (size_t r = 0; r < range_count; r++)
 			if (ranges[r].tid == l->tid && ranges[r].depth < MAX_DEPTH)
 				draw_range(out, &ranges[r], y, slice);
