@@ -8,6 +8,9 @@
 
 #define THREAD_STACK_BYTES (2u << 20) /* what SQLite, elfutils and the writers need */
 
+/* The CPUs this process may run on (its affinity), at least 1. */
+int thread_cpus(void);
+
 /* As pthread_create with default attributes but the stack: 0, or the error number. */
 int thread_create(pthread_t *thread, void *(*run)(void *), void *arg);
 

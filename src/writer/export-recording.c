@@ -218,10 +218,10 @@ int export_recording(const struct recording *rec, const struct writer_ops *const
 	char uuid[RECORD_UUID_TEXT];
 	int failed = export_run_begin(&run, writers, count, options, err);
 	for (size_t i = 0; !failed && run.timeline && i < rec->kernels.count; i++)
-		failed = export_flows_add(&run.flows, 1, (int64_t)((const struct record_kernel *)
+		failed = export_flows_add(&run.flows, 0, 1, (int64_t)((const struct record_kernel *)
 							 rec->kernels.items[i])->correlation_id, err);
 	for (size_t i = 0; !failed && run.timeline && i < rec->copies.count; i++)
-		failed = export_flows_add(&run.flows, 1, (int64_t)((const struct record_memory_copy *)
+		failed = export_flows_add(&run.flows, 0, 1, (int64_t)((const struct record_memory_copy *)
 							 rec->copies.items[i])->correlation_id, err);
 	if (!failed)
 		failed = export_flows_ready(&run.flows, err);

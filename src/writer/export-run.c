@@ -108,57 +108,90 @@ static int flow_end_order(const void *a, const void *b, void *arg)
 	return flow_end_compare(a, b);
 }
 
-int export_flows_add(struct flows *f, int64_t process_id, int64_t correlation_id,
-		     struct error *err)
+void export_flows_split(struct flows *f, unsigned parts)
+{
+	f->parts = parts < 1 ? 1 : parts > EXPORT_FLOW_PARTS ? EXPORT_FLOW_PARTS : parts;
+}
+
+int export_flows_add(struct flows *f, unsigned part, int64_t process_id,
+		     int64_t correlation_id, struct error *err)
 {
 	if (!correlation_id)
 		return 0;
-	if (!f->adding)
-		f->adding = extsort_begin(sizeof(struct flow_end), extsort_memory(), flow_end_order,
-					  NULL);
+	if (!f->adding[part])
+		f->adding[part] = extsort_begin(sizeof(struct flow_end),
+						extsort_memory() / (f->parts ? f->parts : 1),
+						flow_end_order, NULL);
 	struct flow_end end = { process_id, correlation_id, 0 };
-	return extsort_add(f->adding, &end, err);
+	return extsort_add(f->adding[part], &end, err);
 }
 
-/* Called once every piece of device work was added. */
+/* Called once every piece of device work was added: the parts merged, without repeats. */
 int export_flows_ready(struct flows *f, struct error *err)
 {
-	if (!f->adding)
-		return 0;
-	int rc = extsort_sorted(f->adding, err);
-	if (rc == 0 && (rc = tempfile_open(&f->file, err)) == 0) {
-		f->has_file = 1;
-		struct record_writer w;
-		record_writer_begin(&w, &f->file, sizeof(struct flow_end), 1 << 20);
-		struct flow_end last = { 0, 0, 0 };
+	const struct flow_end *heads[EXPORT_FLOW_PARTS] = { NULL };
+	int any = 0, rc = 0;
+	for (unsigned p = 0; p < EXPORT_FLOW_PARTS; p++) {
 		const void *next;
-		int got;
-		while ((got = extsort_next(f->adding, &next, err)) > 0) {
-			if (f->count && !flow_end_compare(&last, next))
-				continue;
-			last = *(const struct flow_end *)next;
-			f->count++;
-			if (record_writer_add(&w, &last, err)) {
-				got = -1;
-				break;
-			}
+		int got = 0;
+		if (f->adding[p] && (rc = extsort_sorted(f->adding[p], err)) == 0)
+			got = extsort_next(f->adding[p], &next, err);
+		if (rc < 0 || got < 0) {
+			rc = -1;
+			goto out;
 		}
-		rc = record_writer_end(&w, err) || got < 0 ? -1 : 0;
+		heads[p] = got ? next : NULL;
+		any |= got;
 	}
-	extsort_free(f->adding);
-	f->adding = NULL;
+	if (!any)
+		goto out;
+	if ((rc = tempfile_open(&f->file, err)) < 0)
+		goto out;
+	f->has_file = 1;
+	struct record_writer w;
+	record_writer_begin(&w, &f->file, sizeof(struct flow_end), 1 << 20);
+	struct flow_end last = { 0, 0, 0 };
+	for (;;) {
+		int first = -1;
+		for (int p = 0; p < EXPORT_FLOW_PARTS; p++)
+			if (heads[p] && (first < 0 || flow_end_compare(heads[p], heads[first]) < 0))
+				first = p;
+		if (first < 0)
+			break;
+		if (!f->count || flow_end_compare(&last, heads[first])) {
+			last = *heads[first];
+			f->count++;
+			if ((rc = record_writer_add(&w, &last, err)) < 0)
+				break;
+		}
+		const void *next;
+		int got = extsort_next(f->adding[first], &next, err);
+		if (got < 0) {
+			rc = -1;
+			break;
+		}
+		heads[first] = got ? next : NULL;
+	}
+	if (record_writer_end(&w, err))
+		rc = -1;
+out:
+	for (unsigned p = 0; p < EXPORT_FLOW_PARTS; p++) {
+		extsort_free(f->adding[p]);
+		f->adding[p] = NULL;
+	}
 	if (rc == 0 && f->count) {
 		void *map = mmap(NULL, f->file.size, PROT_READ | PROT_WRITE, MAP_SHARED, f->file.fd, 0);
 		if (map == MAP_FAILED)
 			return error_set(err, "cannot map a temporary file: %s", strerror(errno));
 		f->work = map;
 	}
-	return rc;
+	return rc < 0 ? -1 : 0;
 }
 
 static void flows_release(struct flows *f)
 {
-	extsort_free(f->adding);
+	for (unsigned p = 0; p < EXPORT_FLOW_PARTS; p++)
+		extsort_free(f->adding[p]);
 	if (f->work)
 		munmap(f->work, f->file.size);
 	if (f->has_file)

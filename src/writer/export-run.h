@@ -35,8 +35,10 @@ struct flow_end {
 /* The work is sorted on disk (an external sort) and looked up in a shared mapping of a
  * temporary file: its pages are the kernel's to keep or drop, so that the export holds
  * no memory per event. */
+#define EXPORT_FLOW_PARTS 4
 struct flows {
-	struct extsort *adding;       /* until ready */
+	struct extsort *adding[EXPORT_FLOW_PARTS]; /* until ready: each part's work */
+	unsigned parts;               /* parts added (export_flows_split; 0: one) */
 	struct tempfile file;         /* from ready: the work sorted, without repeats */
 	int has_file;
 	struct flow_end *work;        /* the file mapped */
@@ -74,11 +76,14 @@ struct export_run {
 	uint64_t outside;         /* timed events left out by the window */
 };
 
-/* The flows' work: a kernel or copy of that process and correlation id (none for 0);
- * export_flows_ready() sorts them once all are added. 0, or -1 with err set (a
- * temporary file that cannot be written). */
-int export_flows_add(struct flows *f, int64_t process_id, int64_t correlation_id,
-		     struct error *err);
+/* The flows' work added in parts, each part by one thread at a time, before any is
+ * added: parts at most EXPORT_FLOW_PARTS (the memory of one sort shared among them). */
+void export_flows_split(struct flows *f, unsigned parts);
+/* The flows' work: a kernel or copy of that process and correlation id (none for 0), in
+ * part (0 unless split); export_flows_ready() sorts them once all are added. 0, or -1
+ * with err set (a temporary file that cannot be written). */
+int export_flows_add(struct flows *f, unsigned part, int64_t process_id,
+		     int64_t correlation_id, struct error *err);
 int export_flows_ready(struct flows *f, struct error *err);
 /* A kernel's counter, for its event. */
 void export_counters_add(struct counter_index *ci, int64_t process_id, int64_t correlation_id,

@@ -1,19 +1,20 @@
 /* Reads the store's views and streams their rows through the writers (see writer.h). */
 #include <errno.h>
 #include <math.h>
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "analysis/mpi-ranks.h"
 #include "core/record-fields.h"
 #include "core/record.h"
+#include "store/store-job.h"
 #include "store/store.h"
+#include "util/thread.h"
 #include "util/hash.h"
 #include "util/progress.h"
-#include "util/thread.h"
 #include "writer/export-run.h"
 #include "writer/export-slices.h"
+#include "writer/export-stream.h"
 #include "writer/launch-stacks.h"
 #include "writer/writer.h"
 
@@ -169,8 +170,9 @@ static const char *text(sqlite3_stmt *s, int column)
 
 #define I64(column) sqlite3_column_int64(s, column)
 
-static void fill_agent(sqlite3_stmt *s, const struct names *n, struct event *e)
+static void fill_agent(sqlite3_stmt *s, const void *names, struct event *e)
 {
+	(void)names;
 	e->kind = EVENT_AGENT;
 	e->pid = I64(0);
 	e->agent.index = I64(1);
@@ -200,8 +202,9 @@ static void fill_agent(sqlite3_stmt *s, const struct names *n, struct event *e)
 	e->process_id = I64(26);
 }
 
-static void fill_process(sqlite3_stmt *s, const struct names *n, struct event *e)
+static void fill_process(sqlite3_stmt *s, const void *names, struct event *e)
 {
+	(void)names;
 	e->kind = EVENT_PROCESS;
 	e->process_id = I64(0);
 	e->process.hostname = text(s, 1);
@@ -221,8 +224,9 @@ static void fill_process(sqlite3_stmt *s, const struct names *n, struct event *e
 #define FIELD_STRING(id) name_of(n, id)
 #define READ_FIELD(column, value, event, to_event) event = to_event(I64(c)), c++;
 
-static void fill_kernel(sqlite3_stmt *s, const struct names *n, struct event *e)
+static void fill_kernel(sqlite3_stmt *s, const void *names, struct event *e)
 {
+	const struct names *n = names;
 	int c = 1;
 	e->kind = EVENT_KERNEL;
 	e->process_id = I64(0);
@@ -231,8 +235,9 @@ static void fill_kernel(sqlite3_stmt *s, const struct names *n, struct event *e)
 	e->name = name_of(n, e->kernel.kernel_id);
 }
 
-static void fill_copy(sqlite3_stmt *s, const struct names *n, struct event *e)
+static void fill_copy(sqlite3_stmt *s, const void *names, struct event *e)
 {
+	const struct names *n = names;
 	int c = 1;
 	e->kind = EVENT_MEMORY_COPY;
 	e->process_id = I64(0);
@@ -240,8 +245,9 @@ static void fill_copy(sqlite3_stmt *s, const struct names *n, struct event *e)
 	COPY_FIELDS(READ_FIELD)
 }
 
-static void fill_allocation(sqlite3_stmt *s, const struct names *n, struct event *e)
+static void fill_allocation(sqlite3_stmt *s, const void *names, struct event *e)
 {
+	const struct names *n = names;
 	int c = 1;
 	e->kind = EVENT_MEMORY_ALLOCATION;
 	e->process_id = I64(0);
@@ -249,8 +255,9 @@ static void fill_allocation(sqlite3_stmt *s, const struct names *n, struct event
 	ALLOCATION_FIELDS(READ_FIELD)
 }
 
-static void fill_api(sqlite3_stmt *s, const struct names *n, struct event *e)
+static void fill_api(sqlite3_stmt *s, const void *names, struct event *e)
 {
+	const struct names *n = names;
 	int c = 1;
 	e->kind = EVENT_API_CALL;
 	e->process_id = I64(0);
@@ -263,8 +270,9 @@ static void fill_api(sqlite3_stmt *s, const struct names *n, struct event *e)
 #undef FIELD_INT
 
 /* An MPI call, with its completion's values (the query below) */
-static void fill_mpi(sqlite3_stmt *s, const struct names *n, struct event *e)
+static void fill_mpi(sqlite3_stmt *s, const void *names, struct event *e)
 {
+	const struct names *n = names;
 	e->kind = EVENT_API_CALL;
 	e->process_id = I64(0);
 	e->pid = pid_of(n, e->process_id);
@@ -297,8 +305,9 @@ static void fill_mpi(sqlite3_stmt *s, const struct names *n, struct event *e)
 	e->api.message_end = (int)I64(18);
 }
 
-static void fill_thread(sqlite3_stmt *s, const struct names *n, struct event *e)
+static void fill_thread(sqlite3_stmt *s, const void *names, struct event *e)
 {
+	const struct names *n = names;
 	e->kind = EVENT_THREAD;
 	e->process_id = I64(0);
 	e->pid = pid_of(n, e->process_id);
@@ -306,8 +315,9 @@ static void fill_thread(sqlite3_stmt *s, const struct names *n, struct event *e)
 	e->name = name_of(n, I64(2));
 }
 
-static void fill_marker(sqlite3_stmt *s, const struct names *n, struct event *e)
+static void fill_marker(sqlite3_stmt *s, const void *names, struct event *e)
 {
+	const struct names *n = names;
 	e->kind = EVENT_MARKER;
 	e->process_id = I64(0);
 	e->pid = pid_of(n, e->process_id);
@@ -324,8 +334,9 @@ static void fill_marker(sqlite3_stmt *s, const struct names *n, struct event *e)
 	e->marker.ended = (int)I64(10);
 }
 
-static void fill_metric(sqlite3_stmt *s, const struct names *n, struct event *e)
+static void fill_metric(sqlite3_stmt *s, const void *names, struct event *e)
 {
+	const struct names *n = names;
 	e->kind = EVENT_METRIC;
 	e->process_id = I64(0);
 	e->pid = pid_of(n, e->process_id);
@@ -342,31 +353,26 @@ static void fill_metric(sqlite3_stmt *s, const struct names *n, struct event *e)
 
 #undef I64
 
-/* The columns of the queries made from core/record-fields.h, by name: KERNEL_COLUMN_start. */
-#define KERNEL_COLUMN(column, value, event, to_event) KERNEL_COLUMN_##column,
-#define COPY_COLUMN(column, value, event, to_event) COPY_COLUMN_##column,
-#define ALLOCATION_COLUMN(column, value, event, to_event) ALLOCATION_COLUMN_##column,
-#define API_CALL_COLUMN(column, value, event, to_event) API_CALL_COLUMN_##column,
-enum { KERNEL_COLUMN_process_id, KERNEL_FIELDS(KERNEL_COLUMN) };
-enum { COPY_COLUMN_process_id, COPY_FIELDS(COPY_COLUMN) };
-enum { ALLOCATION_COLUMN_process_id, ALLOCATION_FIELDS(ALLOCATION_COLUMN) };
-enum { API_CALL_COLUMN_process_id, API_CALL_FIELDS(API_CALL_COLUMN) };
-
 /* The processes, agents and threads, then the timed rows: each table is read in rowid order,
  * which the loader made start-time order, and the tables are merged by start. */
 struct query {
 	const char *sql;
-	void (*fill)(sqlite3_stmt *, const struct names *, struct event *);
-	int start_column; /* -1: read whole before the timed tables */
+	export_fill_fn fill;
+	int timing;            /* UNTIMED: read whole before the timed tables */
 	const char *since_3_1; /* a table databases of schema 3.0 lack: read when present */
 	/* the query of databases before gpuprof_process.recording_start (the recording's
 	 * start was then the process's) */
 	const char *without_recording_start;
 };
 
+/* UNTIMED rows' strings are the row's: each is written as it is read. TIMED rows are read
+ * ahead on a connection of their own; TIMED_HERE ones on the caller's, whose temporary
+ * tables they join. */
+enum { UNTIMED, TIMED, TIMED_HERE };
+
 static const struct query queries[] = {
 	{ "SELECT id, hostname, pid, ppid, rank, size, command, start, end, realtime_start, "
-	  "COALESCE(recording_start, start) FROM gpuprof_process ORDER BY id", fill_process, -1,
+	  "COALESCE(recording_start, start) FROM gpuprof_process ORDER BY id", fill_process, UNTIMED,
 	  NULL, "SELECT id, hostname, pid, ppid, rank, size, command, start, end, "
 	  "realtime_start, start FROM gpuprof_process ORDER BY id" },
 	{ "SELECT pid, agent_id, type, name, vendor_name, driver_version, vendor_id, "
@@ -374,19 +380,19 @@ static const struct query queries[] = {
 	  "max_workgroup_size, max_workgroup_x, max_workgroup_y, max_workgroup_z, uuid, "
 	  "pci_domain, pci_bus, pci_device, pci_function, compute_major, compute_minor, "
 	  "warp_size, l2_cache_bytes, memory_bandwidth, device_index, process_id "
-	  "FROM agents ORDER BY process_id, agent_id", fill_agent, -1 },
+	  "FROM agents ORDER BY process_id, agent_id", fill_agent, UNTIMED },
 	{ "SELECT process_id, tid, name_id FROM gpuprof_thread ORDER BY process_id, tid",
-	  fill_thread, -1 },
+	  fill_thread, UNTIMED },
 	{ "SELECT process_id" KERNEL_FIELDS(FIELD_COLUMN) " FROM gpuprof_kernel ORDER BY id",
-	  fill_kernel, KERNEL_COLUMN_start },
+	  fill_kernel, TIMED },
 	{ "SELECT process_id" COPY_FIELDS(FIELD_COLUMN) " FROM gpuprof_memory_copy ORDER BY id",
-	  fill_copy, COPY_COLUMN_start },
+	  fill_copy, TIMED },
 	{ "SELECT process_id" ALLOCATION_FIELDS(FIELD_COLUMN)
-	  " FROM gpuprof_memory_allocation ORDER BY id", fill_allocation, ALLOCATION_COLUMN_start },
+	  " FROM gpuprof_memory_allocation ORDER BY id", fill_allocation, TIMED },
 	{ "SELECT process_id" API_CALL_FIELDS(FIELD_COLUMN) " FROM gpuprof_api_call ORDER BY id",
-	  fill_api, API_CALL_COLUMN_start },
+	  fill_api, TIMED },
 	{ "SELECT process_id, tid, end_tid, kind, domain_id, name_id, range_id, parent_id, "
-	  "start, end, ended FROM gpuprof_marker ORDER BY id", fill_marker, 8 },
+	  "start, end, ended FROM gpuprof_marker ORDER BY id", fill_marker, TIMED },
 	{ "SELECT c.process_id, c.tid, c.function_id, c.start, c.end, c.call_id, "
 	  "c.communicator_id, c.communicator_size, "
 	  "CASE WHEN d.peer >= 0 THEN d.peer ELSE c.peer END, "
@@ -396,10 +402,10 @@ static const struct query queries[] = {
 	  "c.domain FROM gpuprof_mpi_call c "
 	  "LEFT JOIN gpuprof_mpi_completion d ON d.process_id = c.process_id "
 	  "AND d.request = c.request AND c.request > 0 LEFT JOIN temp.mpi_flow g ON "
-	  "g.process_id = c.process_id AND g.call_id = c.call_id ORDER BY c.id", fill_mpi, 3,
+	  "g.process_id = c.process_id AND g.call_id = c.call_id ORDER BY c.id", fill_mpi, TIMED_HERE,
 	  "gpuprof_mpi_call" },
 	{ "SELECT process_id, series_id, time, value FROM gpuprof_metric ORDER BY id",
-	  fill_metric, 2, "gpuprof_metric" },
+	  fill_metric, TIMED, "gpuprof_metric" },
 };
 
 #define QUERY_COUNT (sizeof(queries) / sizeof(queries[0]))
@@ -414,68 +420,6 @@ static int step_row(sqlite3 *db, sqlite3_stmt *s, struct error *err)
 		return 0;
 	return error_set(err, "cannot read '%s': %s", sqlite3_db_filename(db, "main"),
 			 sqlite3_errmsg(db));
-}
-
-/* Timed events go from the thread reading the database to a thread running the writers
- * in batches, so that reading and writing overlap. Their strings stay valid (writer.h),
- * so a batch can hold them. */
-#define BATCH_EVENTS 1024
-#define BATCHES 3
-
-struct pipeline {
-	pthread_mutex_t lock;
-	pthread_cond_t changed;
-	struct {
-		struct event events[BATCH_EVENTS];
-		int count;
-	} batches[BATCHES];
-	int head, tail, full; /* batches head.. are full; tail is being filled */
-	int done, failed;     /* no more batches; the writers failed */
-	struct export_run *run;
-	struct error err;
-};
-
-static void *pipeline_writer(void *arg)
-{
-	struct pipeline *p = arg;
-	pthread_mutex_lock(&p->lock);
-	for (;;) {
-		while (!p->full && !p->done)
-			pthread_cond_wait(&p->changed, &p->lock);
-		if (!p->full)
-			break;
-		int at = p->head;
-		pthread_mutex_unlock(&p->lock);
-		int failed = 0;
-		for (int i = 0; !failed && i < p->batches[at].count; i++)
-			failed = export_run_event(p->run, &p->batches[at].events[i], &p->err);
-		pthread_mutex_lock(&p->lock);
-		p->head = (p->head + 1) % BATCHES;
-		p->full--;
-		pthread_cond_broadcast(&p->changed);
-		if (failed) {
-			p->failed = 1;
-			break;
-		}
-	}
-	pthread_mutex_unlock(&p->lock);
-	return NULL;
-}
-
-/* Hands the batch being filled to the writers; waits for a free one. Returns -1 when
- * the writers failed. */
-static int pipeline_publish(struct pipeline *p)
-{
-	pthread_mutex_lock(&p->lock);
-	p->full++;
-	p->tail = (p->tail + 1) % BATCHES;
-	pthread_cond_broadcast(&p->changed);
-	while (p->full == BATCHES && !p->failed)
-		pthread_cond_wait(&p->changed, &p->lock);
-	p->batches[p->tail].count = 0;
-	int failed = p->failed;
-	pthread_mutex_unlock(&p->lock);
-	return failed ? -1 : 0;
 }
 
 /* About how many events the database holds, for the progress: rows are numbered from 1
@@ -521,20 +465,30 @@ static int load_message_flows(sqlite3 *db, int timeline, struct error *err)
 	return rc;
 }
 
-/* The device work in the database, for the flows. */
-static int load_flows(sqlite3 *db, struct flows *flows, struct error *err)
+/* A share of the device work in the database, for the flows: rows (first, last] of each
+ * table, as part of flows. */
+struct flow_part {
+	struct flows *flows;
+	unsigned part;
+	int64_t bounds[2][2]; /* of the kernels, of the copies */
+};
+
+static int load_flow_part(sqlite3 *db, void *arg, struct error *err)
 {
 	static const char *const sql[] = {
-		"SELECT process_id, correlation_id FROM gpuprof_kernel",
-		"SELECT process_id, correlation_id FROM gpuprof_memory_copy",
+		"SELECT process_id, correlation_id FROM gpuprof_kernel WHERE id > ? AND id <= ?",
+		"SELECT process_id, correlation_id FROM gpuprof_memory_copy WHERE id > ? AND id <= ?",
 	};
+	const struct flow_part *p = arg;
 	for (size_t q = 0; q < sizeof(sql) / sizeof(sql[0]); q++) {
 		sqlite3_stmt *s;
 		if (store_prepare(db, sql[q], &s, err))
 			return -1;
+		sqlite3_bind_int64(s, 1, p->bounds[q][0]);
+		sqlite3_bind_int64(s, 2, p->bounds[q][1]);
 		int row;
 		while ((row = step_row(db, s, err)) > 0)
-			if (export_flows_add(flows, sqlite3_column_int64(s, 0),
+			if (export_flows_add(p->flows, p->part, sqlite3_column_int64(s, 0),
 					     sqlite3_column_int64(s, 1), err)) {
 				row = -1;
 				break;
@@ -543,7 +497,46 @@ static int load_flows(sqlite3 *db, struct flows *flows, struct error *err)
 		if (row < 0)
 			return -1;
 	}
-	return export_flows_ready(flows, err);
+	return 0;
+}
+
+/* The device work in the database, for the flows: its rows split among the CPUs, each
+ * share read over a connection of its own. */
+static int load_flows(sqlite3 *db, struct flows *flows, struct error *err)
+{
+	int64_t rows[2] = { 0, 0 };
+	sqlite3_stmt *s;
+	if (store_prepare(db, "SELECT (SELECT IFNULL(MAX(id), 0) FROM gpuprof_kernel), "
+			  "(SELECT IFNULL(MAX(id), 0) FROM gpuprof_memory_copy)", &s, err))
+		return -1;
+	if (step_row(db, s, err) > 0)
+		for (int t = 0; t < 2; t++)
+			rows[t] = sqlite3_column_int64(s, t);
+	sqlite3_finalize(s);
+	/* a share of fewer rows than this is read faster than a connection opens */
+	unsigned parts = (unsigned)thread_cpus();
+	int64_t most = (rows[0] + rows[1]) / 65536 + 1;
+	if (parts > EXPORT_FLOW_PARTS)
+		parts = EXPORT_FLOW_PARTS;
+	if ((int64_t)parts > most)
+		parts = (unsigned)most;
+	export_flows_split(flows, parts);
+	struct flow_part share[EXPORT_FLOW_PARTS];
+	struct store_job jobs[EXPORT_FLOW_PARTS];
+	for (unsigned p = 0; p < parts; p++) {
+		share[p].flows = flows;
+		share[p].part = p;
+		for (int t = 0; t < 2; t++) {
+			share[p].bounds[t][0] = p ? rows[t] * p / parts : INT64_MIN;
+			share[p].bounds[t][1] = p + 1 < parts ? rows[t] * (p + 1) / parts : INT64_MAX;
+		}
+		if (p)
+			store_job_start(&jobs[p], db, load_flow_part, &share[p]);
+	}
+	int failed = load_flow_part(db, &share[0], err);
+	for (unsigned p = 1; p < parts; p++)
+		failed |= store_job_finish(&jobs[p], failed ? NULL : err);
+	return failed ? -1 : export_flows_ready(flows, err);
 }
 
 /* The kernels' counters in the database (schema 3.2 and later). */
@@ -566,32 +559,25 @@ static int load_counters(sqlite3 *db, const struct names *n, struct counter_inde
 	return row < 0 ? -1 : 0;
 }
 
-/* Hands a timed event to the writers' thread (started on first use), in batches.
- * Returns -1 when the thread cannot start (*pipe stays NULL) or the writers failed. */
-static int queue_event(struct export_run *run, struct pipeline **pipe, pthread_t *writer,
-		       const struct event *e, struct error *err)
+/* The rows of an untimed query, each written as it is read. */
+static int write_rows(sqlite3 *db, const char *sql, export_fill_fn fill, const struct names *n,
+		      struct export_run *run, struct error *err)
 {
-	if (!*pipe) {
-		struct pipeline *p = xcalloc(1, sizeof(*p));
-		pthread_mutex_init(&p->lock, NULL);
-		pthread_cond_init(&p->changed, NULL);
-		p->run = run;
-		int rc = thread_create(writer, pipeline_writer, p);
-		if (rc) {
-			pthread_mutex_destroy(&p->lock);
-			pthread_cond_destroy(&p->changed);
-			free(p);
-			return error_set(err, "cannot start a thread: %s", strerror(rc));
-		}
-		*pipe = p;
-	}
-	struct pipeline *p = *pipe;
-	p->batches[p->tail].events[p->batches[p->tail].count++] = *e;
-	if (p->batches[p->tail].count == BATCH_EVENTS && pipeline_publish(p)) {
-		*err = p->err;
+	sqlite3_stmt *s;
+	if (store_prepare(db, sql, &s, err))
 		return -1;
+	int row;
+	while ((row = step_row(db, s, err)) > 0) {
+		struct event e;
+		memset(&e, 0, sizeof(e));
+		fill(s, n, &e);
+		if (export_run_event(run, &e, err)) {
+			row = -1;
+			break;
+		}
 	}
-	return 0;
+	sqlite3_finalize(s);
+	return row < 0 ? -1 : 0;
 }
 
 int export_database(sqlite3 *db, const struct writer_ops *const *writers, int count,
@@ -600,11 +586,8 @@ int export_database(sqlite3 *db, const struct writer_ops *const *writers, int co
 {
 	struct export_run run = { 0 };
 	struct names names;
-	sqlite3_stmt *stmts[QUERY_COUNT] = { NULL };
-	int has_row[QUERY_COUNT] = { 0 };
-	int64_t starts[QUERY_COUNT] = { 0 }; /* each timed query's row's start, read once */
-	struct pipeline *pipe = NULL;
-	pthread_t writer;
+	struct export_stream *streams[QUERY_COUNT] = { NULL };
+	struct event *heads[QUERY_COUNT] = { NULL }; /* each stream's next event */
 	struct export_slices slices = { 0 };
 	size_t next_slice = 0;
 	int failed = names_load(db, &names, err) || export_run_begin(&run, writers, count, options, err) ||
@@ -616,88 +599,61 @@ int export_database(sqlite3 *db, const struct writer_ops *const *writers, int co
 		failed = load_message_flows(db, run.timeline, err);
 	if (!failed)
 		run.progress = progress_task_begin("files", approximate_events(db));
-	for (size_t q = 0; !failed && q < QUERY_COUNT; q++)
-		if (!queries[q].since_3_1 || store_has_table(db, queries[q].since_3_1))
-			failed = store_prepare(db, queries[q].without_recording_start &&
-						   !store_has_column(db, "gpuprof_process",
-								     "recording_start")
-						   ? queries[q].without_recording_start
-						   : queries[q].sql, &stmts[q], err) ||
-				 (has_row[q] = step_row(db, stmts[q], err)) < 0;
-	for (size_t q = 0; !failed && q < QUERY_COUNT; q++)
-		if (has_row[q] > 0 && queries[q].start_column >= 0)
-			starts[q] = sqlite3_column_int64(stmts[q], queries[q].start_column);
-	while (!failed) {
-		/* the untimed queries first, then the timed row that starts first */
-		int next = -1;
-		int64_t next_start = 0;
-		for (size_t q = 0; q < QUERY_COUNT; q++) {
-			if (has_row[q] <= 0)
+	/* the timed tables read ahead while the processes, agents and threads are written */
+	for (int untimed = 0; untimed < 2; untimed++)
+		for (size_t q = 0; !failed && q < QUERY_COUNT; q++) {
+			const struct query *x = &queries[q];
+			if ((x->timing == UNTIMED) != untimed ||
+			    (x->since_3_1 && !store_has_table(db, x->since_3_1)))
 				continue;
-			if (queries[q].start_column < 0) {
-				next = (int)q;
-				break;
+			const char *sql = x->without_recording_start &&
+					  !store_has_column(db, "gpuprof_process", "recording_start")
+					  ? x->without_recording_start : x->sql;
+			if (untimed) {
+				failed = write_rows(db, sql, x->fill, &names, &run, err);
+				continue;
 			}
-			int64_t start = starts[q];
-			if (next < 0 || start < next_start) {
-				next = (int)q;
-				next_start = start;
-			}
+			streams[q] = export_stream_open(db, sql, x->fill, &names, x->timing == TIMED,
+							err);
+			failed = !streams[q];
 		}
+	for (size_t q = 0; !failed && q < QUERY_COUNT; q++) {
+		int got = streams[q] ? export_stream_peek(streams[q], &heads[q], err) : 0;
+		failed = got < 0;
+		if (got <= 0)
+			heads[q] = NULL;
+	}
+	while (!failed) {
+		/* the row that starts first; of rows that start together, the first query's */
+		int next = -1;
+		for (size_t q = 0; q < QUERY_COUNT; q++)
+			if (heads[q] && (next < 0 || heads[q]->start_ns < heads[next]->start_ns))
+				next = (int)q;
 		/* the sampled stacks' slices, from memory, after the rows that start with them */
-		int slice_next = next_slice < slices.count &&
-				 (next < 0 || (queries[next].start_column >= 0 &&
-					       slices.items[next_slice].slice.start < next_start));
-		if (next < 0 && !slice_next)
-			break;
-		if (slice_next) {
+		if (next_slice < slices.count &&
+		    (next < 0 || slices.items[next_slice].slice.start < heads[next]->start_ns)) {
 			struct event e;
 			memset(&e, 0, sizeof(e));
 			size_t process = slices.items[next_slice].process;
 			export_event_from_slice(&slices.stacks[process], &slices.items[next_slice++].slice, &e);
 			e.process_id = slices.process_ids[process];
 			e.pid = pid_of(&names, e.process_id);
-			failed = queue_event(&run, &pipe, &writer, &e, err);
+			failed = export_run_event(&run, &e, err);
 			continue;
 		}
-		if (queries[next].start_column < 0) { /* written at once: strings of the row */
-			struct event e;
-			memset(&e, 0, sizeof(e));
-			queries[next].fill(stmts[next], &names, &e);
-			failed = export_run_event(&run, &e, err);
-		} else {
-			struct event e;
-			memset(&e, 0, sizeof(e));
-			queries[next].fill(stmts[next], &names, &e);
-			failed = queue_event(&run, &pipe, &writer, &e, err);
-			if (failed && !pipe)
-				break;
+		if (next < 0)
+			break;
+		failed = export_run_event(&run, heads[next], err);
+		if (!failed) {
+			export_stream_next(streams[next]);
+			int got = export_stream_peek(streams[next], &heads[next], err);
+			failed = got < 0;
+			if (got <= 0)
+				heads[next] = NULL;
 		}
-		if (!failed)
-			failed = (has_row[next] = step_row(db, stmts[next], err)) < 0;
-		if (has_row[next] > 0 && queries[next].start_column >= 0)
-			starts[next] = sqlite3_column_int64(stmts[next], queries[next].start_column);
-	}
-	if (pipe) {
-		pthread_mutex_lock(&pipe->lock);
-		if (!failed && pipe->batches[pipe->tail].count) {
-			pipe->full++;
-			pipe->tail = (pipe->tail + 1) % BATCHES;
-		}
-		pipe->done = 1;
-		pthread_cond_broadcast(&pipe->changed);
-		pthread_mutex_unlock(&pipe->lock);
-		pthread_join(writer, NULL);
-		if (pipe->failed && !failed) {
-			*err = pipe->err;
-			failed = 1;
-		}
-		pthread_mutex_destroy(&pipe->lock);
-		pthread_cond_destroy(&pipe->changed);
-		free(pipe);
 	}
 	for (size_t q = 0; q < QUERY_COUNT; q++)
-		sqlite3_finalize(stmts[q]);
+		export_stream_close(streams[q]);
 	int rc = export_run_end(&run, failed, written, err);
 	export_slices_release(&slices);
 	names_release(&names);
