@@ -125,7 +125,18 @@ static void copy_stack(void *to, const void *from, size_t bytes)
 	__asm__ volatile("rep movsb" : "+D"(to), "+S"(from), "+c"(bytes) : : "memory");
 }
 
-/* The words of a and b's 64 bytes that differ, a bit each (SSE2: every x86-64 has it). */
+/* Whether a and b's 64 bytes are the same; the words that differ, a bit each; a's made
+ * b's (SSE2: every x86-64 has it). Most of a stack's blocks are as they were. */
+__attribute__((no_sanitize("address", "thread"))) static inline int
+block_same(const uint64_t *a, const uint64_t *b)
+{
+	const __m128i *x = (const __m128i *)a, *y = (const __m128i *)b;
+	__m128i d = _mm_setzero_si128();
+	for (int k = 0; k < 4; k++)
+		d = _mm_or_si128(d, _mm_xor_si128(_mm_loadu_si128(x + k), _mm_loadu_si128(y + k)));
+	return _mm_movemask_epi8(_mm_cmpeq_epi8(d, _mm_setzero_si128())) == 0xffff;
+}
+
 __attribute__((no_sanitize("address", "thread"))) static inline unsigned
 block_changes(const uint64_t *a, const uint64_t *b)
 {
@@ -140,8 +151,17 @@ block_changes(const uint64_t *a, const uint64_t *b)
 	return m;
 }
 
-/* recorder.h: a bit per word, then the words whose bit is set, without a branch per
- * word. The stack is read in place, as the kernel's copy would: not through the
+__attribute__((no_sanitize("address", "thread"))) static inline void
+block_copy(uint64_t *a, const uint64_t *b)
+{
+	__m128i *x = (__m128i *)a;
+	const __m128i *y = (const __m128i *)b;
+	for (int k = 0; k < 4; k++)
+		_mm_storeu_si128(x + k, _mm_loadu_si128(y + k));
+}
+
+/* recorder.h: a bit per word, then the words whose bit is set; a block of eight words
+ * that is as it was costs a compare. The stack is read in place, as the kernel's copy would: not through the
  * sanitizers' checks (the frames above hold their red zones and variables out of
  * scope), and not with memcpy() (a sanitizer's runtime checks that too). */
 __attribute__((no_sanitize("address", "thread"))) size_t
@@ -157,18 +177,17 @@ recorder_launch_stack_delta(unsigned char *out, size_t room, const uint64_t *now
 	const uint64_t *limit = (const uint64_t *)(out + room) - 8; /* a block's words fit */
 	size_t w = 0;
 	for (; w + 8 <= words; w += 8) {
-		unsigned m = block_changes(now + w, last + w);
-		map[w / 8] = (unsigned char)m;
-		if (!m)
+		if (block_same(now + w, last + w)) {
+			map[w / 8] = 0;
 			continue;
+		}
 		if (to > limit)
 			return 0;
-		for (int j = 0; j < 8; j++) { /* every word written, the changed kept */
-			uint64_t v = now[w + j];
-			*to = v;
-			to += (m >> j) & 1;
-			last[w + j] = v;
-		}
+		unsigned m = block_changes(now + w, last + w);
+		for (unsigned b = m; b; b &= b - 1)
+			*to++ = now[w + (unsigned)__builtin_ctz(b)];
+		block_copy(last + w, now + w);
+		map[w / 8] = (unsigned char)m;
 	}
 	if (w < words) { /* the last words, fewer than eight */
 		unsigned m = 0;
