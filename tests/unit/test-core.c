@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <zlib.h>
 
 #include "analysis/pc-samples.h"
 #include "analysis/stats.h"
@@ -99,6 +100,30 @@ static void test_spool(void)
 	CHECK(!spool_is_spool(path));
 	CHECK(spool_reader_open(&r, path, &err) < 0);
 	CHECK(strstr(err.message, "not a gpuprof spool") != NULL);
+}
+
+/* The chunks' checksum is zlib's CRC-32 however it is computed (ISA-L's where built with
+ * it): spools stay readable by every build. Every length to 4 KiB past each alignment, then
+ * lengths about the sizes the folding steps take. */
+static void test_spool_checksum(void)
+{
+	unsigned char data[8192 + 64];
+	uint32_t seed = 12345;
+	for (size_t i = 0; i < sizeof(data); i++) {
+		seed = seed * 1103515245u + 12345u;
+		data[i] = (unsigned char)(seed >> 16);
+	}
+	int wrong = 0, checked = 0;
+	for (size_t offset = 0; offset < 16; offset++)
+		for (size_t len = 0; len <= 4096; len++, checked++)
+			wrong += spool_crc32(data + offset, len) !=
+				 (uint32_t)crc32(0, data + offset, (uInt)len);
+	static const size_t lengths[] = { 8191, 8192, 8192 + 63, 5000, 1 << 12 | 17 };
+	for (size_t i = 0; i < sizeof(lengths) / sizeof(lengths[0]); i++, checked++)
+		wrong += spool_crc32(data, lengths[i]) != (uint32_t)crc32(0, data, (uInt)lengths[i]);
+	CHECK(checked == 16 * 4097 + 5);
+	CHECK(wrong == 0);
+	CHECK(spool_crc32("123456789", 9) == 0xcbf43926u); /* CRC-32's check value */
 }
 
 static void test_paths(void)
@@ -605,7 +630,7 @@ static void test_recorder_in_child(void)
 int main(int argc, char **argv)
 {
 	static const struct check_test tests[] = {
-		CHECK_TEST(spool), CHECK_TEST(paths), CHECK_TEST(options), CHECK_TEST(stats),
+		CHECK_TEST(spool), CHECK_TEST(spool_checksum), CHECK_TEST(paths), CHECK_TEST(options), CHECK_TEST(stats),
 		CHECK_TEST(welch), CHECK_TEST(names_and_csv), CHECK_TEST(strbuf_without_memory),
 		CHECK_TEST(pc_samples_csv), CHECK_TEST(recorder_in_child), CHECK_TEST(recorder),
 	};
