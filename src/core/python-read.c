@@ -216,8 +216,10 @@ static int current_frame(struct python_reader *r, uint64_t thread, uint64_t *fra
 }
 
 /* The frames from frame out into frames (their code objects into codes); returns how
- * many, -1 when the outermost read is a generator's (torn: read between its yield and
- * its caller's return). */
+ * many, -1 when the read is torn: its outermost frame a generator's (read between its
+ * yield and its caller's return), or a frame whose code is not a code object (a frame of
+ * the interpreter's stack being made or reused while it was read: left out, its callees
+ * would join its callers as if they called them). */
 static int read_frames(struct python_reader *r, uint64_t frame, struct python_frame *frames,
 		       uint64_t *codes)
 {
@@ -241,6 +243,8 @@ static int read_frames(struct python_reader *r, uint64_t frame, struct python_fr
 			frames[count].flags = f[layout->frame_entry] ? PYTHON_FRAME_ENTRY : 0;
 			codes[count] = code;
 			count++;
+		} else {
+			return -1;
 		}
 		frame = previous;
 	}
