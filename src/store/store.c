@@ -19,6 +19,17 @@
 #include "util/strbuf.h"
 #include "util/unfinished.h"
 
+int store_step(sqlite3 *db, sqlite3_stmt *s, struct error *err)
+{
+	int step = sqlite3_step(s);
+	if (step == SQLITE_ROW)
+		return 1;
+	if (step == SQLITE_DONE)
+		return 0;
+	return error_set(err, "cannot read '%s': %s", sqlite3_db_filename(db, "main"),
+			 sqlite3_errmsg(db));
+}
+
 int store_prepare(sqlite3 *db, const char *sql, sqlite3_stmt **stmt, struct error *err)
 {
 	if (sqlite3_prepare_v2(db, sql, -1, stmt, NULL) != SQLITE_OK)

@@ -62,6 +62,9 @@ int store_writing(sqlite3 *db, struct error *err);
 
 /* Prepares a statement; on failure err names the database and SQLite's message. */
 int store_prepare(sqlite3 *db, const char *sql, sqlite3_stmt **stmt, struct error *err);
+/* Steps s, a statement of db, to its next row: 1 for a row, 0 at the end, -1 with err
+ * naming the database (damage met in the middle of a file). */
+int store_step(sqlite3 *db, sqlite3_stmt *s, struct error *err);
 
 /* One text value of gpuprof_metadata, or NULL (the caller frees it). */
 char *store_metadata(sqlite3 *db, const char *tag);

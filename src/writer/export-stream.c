@@ -44,25 +44,13 @@ struct export_stream {
 	int held, at;         /* the reader holds batch head (held), at its event at */
 };
 
-/* Steps s to its next row: 1 for a row, 0 at the end, -1 on error. */
-static int step_row(sqlite3 *db, sqlite3_stmt *s, struct error *err)
-{
-	int step = sqlite3_step(s);
-	if (step == SQLITE_ROW)
-		return 1;
-	if (step == SQLITE_DONE)
-		return 0;
-	return error_set(err, "cannot read '%s': %s", sqlite3_db_filename(db, "main"),
-			 sqlite3_errmsg(db));
-}
-
 /* Up to a batch of rows of s into b: 1 while rows may remain, 0 at the end, -1. */
 static int fill_batch(struct export_stream *st, sqlite3 *db, sqlite3_stmt *s, struct batch *b,
 		      struct error *err)
 {
 	b->count = 0;
 	while (b->count < st->capacity) {
-		int row = step_row(db, s, err);
+		int row = store_step(db, s, err);
 		if (row <= 0)
 			return row;
 		if (!b->events)

@@ -9,9 +9,9 @@
 #include "core/record.h"
 #include "store/store-job.h"
 #include "store/store.h"
-#include "util/thread.h"
 #include "util/hash.h"
 #include "util/progress.h"
+#include "util/thread.h"
 #include "writer/export-run.h"
 #include "writer/export-slices.h"
 #include "writer/export-stream.h"
@@ -410,18 +410,6 @@ static const struct query queries[] = {
 
 #define QUERY_COUNT (sizeof(queries) / sizeof(queries[0]))
 
-/* Steps s to its next row: 1 for a row, 0 at the end, -1 on error. */
-static int step_row(sqlite3 *db, sqlite3_stmt *s, struct error *err)
-{
-	int step = sqlite3_step(s);
-	if (step == SQLITE_ROW)
-		return 1;
-	if (step == SQLITE_DONE)
-		return 0;
-	return error_set(err, "cannot read '%s': %s", sqlite3_db_filename(db, "main"),
-			 sqlite3_errmsg(db));
-}
-
 /* About how many events the database holds, for the progress: rows are numbered from 1
  * in each table. */
 static uint64_t approximate_events(sqlite3 *db)
@@ -487,7 +475,7 @@ static int load_flow_part(sqlite3 *db, void *arg, struct error *err)
 		sqlite3_bind_int64(s, 1, p->bounds[q][0]);
 		sqlite3_bind_int64(s, 2, p->bounds[q][1]);
 		int row;
-		while ((row = step_row(db, s, err)) > 0)
+		while ((row = store_step(db, s, err)) > 0)
 			if (export_flows_add(p->flows, p->part, sqlite3_column_int64(s, 0),
 					     sqlite3_column_int64(s, 1), err)) {
 				row = -1;
@@ -501,7 +489,9 @@ static int load_flow_part(sqlite3 *db, void *arg, struct error *err)
 }
 
 /* The device work in the database, for the flows: its rows split among the CPUs, each
- * share read over a connection of its own. */
+ * share read over a connection of its own (a share of fewer rows than FLOW_SHARE_LEAST
+ * is read sooner than a connection opens). */
+#define FLOW_SHARE_LEAST 65536
 static int load_flows(sqlite3 *db, struct flows *flows, struct error *err)
 {
 	int64_t rows[2] = { 0, 0 };
@@ -509,13 +499,14 @@ static int load_flows(sqlite3 *db, struct flows *flows, struct error *err)
 	if (store_prepare(db, "SELECT (SELECT IFNULL(MAX(id), 0) FROM gpuprof_kernel), "
 			  "(SELECT IFNULL(MAX(id), 0) FROM gpuprof_memory_copy)", &s, err))
 		return -1;
-	if (step_row(db, s, err) > 0)
-		for (int t = 0; t < 2; t++)
-			rows[t] = sqlite3_column_int64(s, t);
+	int got = store_step(db, s, err);
+	for (int t = 0; got > 0 && t < 2; t++)
+		rows[t] = sqlite3_column_int64(s, t);
 	sqlite3_finalize(s);
-	/* a share of fewer rows than this is read faster than a connection opens */
+	if (got < 0)
+		return -1;
 	unsigned parts = (unsigned)thread_cpus();
-	int64_t most = (rows[0] + rows[1]) / 65536 + 1;
+	int64_t most = (rows[0] + rows[1]) / FLOW_SHARE_LEAST + 1;
 	if (parts > EXPORT_FLOW_PARTS)
 		parts = EXPORT_FLOW_PARTS;
 	if ((int64_t)parts > most)
@@ -550,7 +541,7 @@ static int load_counters(sqlite3 *db, const struct names *n, struct counter_inde
 			  "gpuprof_counter ORDER BY process_id, correlation_id, id", &s, err))
 		return -1;
 	int row;
-	while ((row = step_row(db, s, err)) > 0)
+	while ((row = store_step(db, s, err)) > 0)
 		export_counters_add(ci, sqlite3_column_int64(s, 0), sqlite3_column_int64(s, 1),
 			     name_of(n, sqlite3_column_int64(s, 2)),
 			     sqlite3_column_type(s, 3) == SQLITE_NULL ? NAN
@@ -567,7 +558,7 @@ static int write_rows(sqlite3 *db, const char *sql, export_fill_fn fill, const s
 	if (store_prepare(db, sql, &s, err))
 		return -1;
 	int row;
-	while ((row = step_row(db, s, err)) > 0) {
+	while ((row = store_step(db, s, err)) > 0) {
 		struct event e;
 		memset(&e, 0, sizeof(e));
 		fill(s, n, &e);
