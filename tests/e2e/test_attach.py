@@ -251,8 +251,9 @@ def test_metrics_of_the_process(tmp_path, attached):
                      "name = 'CPU' ORDER BY time", attached.pid)
     # a reading every 100 ms for 1 s, the first of which has no rate yet
     assert len(rows) >= 5, rows
-    # the worker spins on one CPU: up to 100 % of one (less on a loaded machine)
-    assert all(0 < row["value"] <= 100 * os.cpu_count() + 10 for row in rows), rows
+    # the worker spins on one CPU: up to 100 % of one (less on a loaded machine, none in
+    # a reading where it did not run: a VM whose host runs other work stops for longer)
+    assert all(0 <= row["value"] <= 100 * os.cpu_count() + 10 for row in rows), rows
     assert max(row["value"] for row in rows) >= 10, rows
     finish(attached)
 
