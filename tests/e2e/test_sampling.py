@@ -401,7 +401,14 @@ def test_profile_filters_by_range_thread_and_time(tmp_path):
     assert only and len(outside) < len(only), only
     assert sum(int(x.rpartition(" ")[2]) for x in outside) <= 2, outside
     assert all(";start_thread;" in x or x.startswith("[") for x in outside), outside
-    early = profile(out, "--to", "0.5", "--format", "folded").splitlines()
+    # a window that ends before the late thread's first sample, halfway from the main
+    # thread's first: wherever the start put them (a sanitizer's start is long)
+    first = {r["tid"]: r["t"] for r in out.query("SELECT tid, MIN(time) AS t FROM samples "
+                                                  "GROUP BY tid")}
+    start = out.query("SELECT start FROM gpuprof_process")[0]["start"]
+    to = ((first[out.pid] + first[late_tid]) / 2 - start) / 1e9
+    assert first[out.pid] < first[late_tid] and to > 0, (first, start)
+    early = profile(out, "--to", f"{to:.6f}", "--format", "folded").splitlines()
     assert early and not any("late_worker" in x for x in early)
     # 44: an empty result names the filter that emptied it
     db = out.path("results.db")
