@@ -235,22 +235,17 @@ static int read_frames(struct python_reader *r, uint64_t frame, struct python_fr
 		memcpy(&code, f + layout->frame_code, 8);
 		memcpy(&previous, f + layout->frame_previous, 8);
 		uint64_t linetable = 0;
-		if (name_code(r, code, &frames[count], &resumable, &linetable) == 0) {
-			uint64_t instruction;
-			memcpy(&instruction, f + layout->frame_instruction, 8);
-			frames[count].line = running_line(r, code, linetable, instruction,
-							  frames[count].line);
-			frames[count].flags = f[layout->frame_entry] ? PYTHON_FRAME_ENTRY : 0;
-			codes[count] = code;
-			count++;
-		} else {
+		if (name_code(r, code, &frames[count], &resumable, &linetable))
 			return -1;
-		}
+		uint64_t instruction;
+		memcpy(&instruction, f + layout->frame_instruction, 8);
+		frames[count].line = running_line(r, code, linetable, instruction, frames[count].line);
+		frames[count].flags = f[layout->frame_entry] ? PYTHON_FRAME_ENTRY : 0;
+		codes[count++] = code;
 		frame = previous;
 	}
 	return resumable ? -1 : (int)count;
 }
-
 
 /* Whether the second read of a stack (r->again, r->codes[1]) found what the first did:
  * the same code objects, the same entries into the evaluation loop (lines may differ:

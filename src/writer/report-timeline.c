@@ -198,7 +198,6 @@ static void open_lane(struct strbuf *out, const struct lane *l, double y, double
 	draw_lane(out, l, y, slice, lane_kinds[l->kind].colour);
 }
 
-/* A range at its nesting depth under the thread's lane, named where it is wide enough. */
 /* A lane with nothing drawn over it; the y of the next. */
 static double lane_alone(struct strbuf *out, const struct lane *l, double y, double span,
 			 double slice)
@@ -208,6 +207,7 @@ static double lane_alone(struct strbuf *out, const struct lane *l, double y, dou
 	return y + LANE;
 }
 
+/* A range at its nesting depth under the thread's lane, named where it is wide enough. */
 static void draw_range(struct strbuf *out, const struct range *x, double base, double slice)
 {
 	double x0 = LABEL + (double)x->start / slice, w = fmax((double)(x->end - x->start) / slice, 1);
