@@ -20,8 +20,8 @@ CFLAGS ?= -O2 -g
 ALL_CFLAGS := -std=gnu11 -D_GNU_SOURCE $(CFLAGS) $(WARNINGS) -fPIC -fvisibility=hidden -pthread \
 	-Isrc -I$(BUILD)/gen -Iinclude -DGPUPROF_VERSION='"$(VERSION)"' -MMD -MP
 # the store and the analyses: SQLite, zlib, elfutils' libdw (sample stacks) and the C++
-# runtime's demangler
-LDLIBS_SQLITE := -lsqlite3 -lz -lm -ldw -lelf -lstdc++
+# runtime's demangler; zlib after elfutils, which uses it (a static libelf.a needs that order)
+LDLIBS_SQLITE := -lsqlite3 -ldw -lelf -lz -lm -lstdc++
 
 # ---- detection ------------------------------------------------------------------
 HASH := \#

@@ -12,12 +12,26 @@ dir=${1:-.gpu-debs}
 list=scripts/debian-packages.txt
 wanted=$(grep -E '^[a-z0-9]' "$list" | grep -v -E '^(fuzz|bench):' | grep -E -e '-(dev|headers)$' | tr '\n' ' ')
 [ -n "$wanted" ] || { echo "stage: no -dev or -headers package in $list" >&2; exit 1; }
-# What they depend on directly (the libraries they link against), the C library's own
-# development files excepted: every machine that compiles has them.
-deps=$(apt-cache depends --no-recommends --no-suggests --no-conflicts --no-breaks \
-	--no-replaces --no-enhances $wanted 2>/dev/null |
-	sed -n 's/^ *|\{0,1\}Depends: \([a-z0-9][a-z0-9.+-]*\)$/\1/p' |
-	grep -v -E '^libc6?-dev$' | sort -u | tr '\n' ' ')
+# What they depend on directly (the libraries they link against), and so on through each
+# -dev package among them (libdw-dev needs libelf-dev, which needs libelf1), the C
+# library, the compilers and their runtimes excepted: every machine that compiles has them.
+direct() {
+	# shellcheck disable=SC2086
+	apt-cache depends --no-recommends --no-suggests --no-conflicts --no-breaks \
+		--no-replaces --no-enhances $1 2>/dev/null |
+		sed -n 's/^ *|\{0,1\}Depends: \([a-z0-9][a-z0-9.+-]*\)$/\1/p' |
+		grep -v -E '^(libc6|libc6?-dev|libgcc-s1|libstdc\+\+6|gcc|g\+\+|gfortran)(-[0-9]+)?$' | sort -u | tr '\n' ' '
+}
+deps="" dev=$wanted
+while [ -n "$dev" ]; do
+	new=""
+	for d in $(direct "$dev"); do
+		case " $wanted $deps " in *" $d "*) continue ;; esac
+		deps="$deps $d"
+		case $d in *-dev|*-headers) new="$new $d" ;; esac
+	done
+	dev=$new
+done
 rm -rf "$dir.tmp"
 mkdir -p "$dir.tmp"
 chmod 777 "$dir.tmp" # apt-get drops to its own user to write the files
