@@ -22,7 +22,7 @@
 #include <time.h>
 #include <unistd.h>
 #if defined(__x86_64__)
-#include <emmintrin.h>
+#include <immintrin.h>
 #endif
 
 #include "core/clock.h"
@@ -160,14 +160,77 @@ block_copy(uint64_t *a, const uint64_t *b)
 		_mm_storeu_si128(x + k, _mm_loadu_si128(y + k));
 }
 
-/* recorder.h: a bit per word, then the words whose bit is set; a block of eight words
- * that is as it was costs a compare. The stack is read in place, as the kernel's copy would: not through the
- * sanitizers' checks (the frames above hold their red zones and variables out of
- * scope), and not with memcpy() (a sanitizer's runtime checks that too). */
+/* The whole blocks of eight words from w on, SSE2's way (every x86-64 has it): a block
+ * as it was costs an OR-ed compare; one that is not, a compare per word. Their map bytes
+ * and changed words are written, the blocks made now's in last; the word after the last
+ * block, or 0 when the words changed outgrow the room (limit: the last place a block's
+ * eight words fit). */
+__attribute__((no_sanitize("address", "thread"))) static size_t
+delta_blocks_sse2(unsigned char *map, uint64_t **to, const uint64_t *limit, const uint64_t *now,
+		  uint64_t *last, size_t words)
+{
+	size_t w = 0;
+	for (; w + 8 <= words; w += 8) {
+		if (block_same(now + w, last + w)) {
+			map[w / 8] = 0;
+			continue;
+		}
+		if (*to > limit)
+			return 0;
+		unsigned m = block_changes(now + w, last + w);
+		for (unsigned b = m; b; b &= b - 1)
+			*(*to)++ = now[w + (unsigned)__builtin_ctz(b)];
+		block_copy(last + w, now + w);
+		map[w / 8] = (unsigned char)m;
+	}
+	return w;
+}
+
+/* The same with AVX-512: a block's compare is its map byte, its changed words are put
+ * side by side in a register and stored whole (the room holds a block's eight words;
+ * the next store starts where this one's changed words end). */
+__attribute__((target("avx512f"), no_sanitize("address", "thread"))) static size_t
+delta_blocks_avx512(unsigned char *map, uint64_t **to, const uint64_t *limit,
+		    const uint64_t *now, uint64_t *last, size_t words)
+{
+	size_t w = 0;
+	for (; w + 8 <= words; w += 8) {
+		__m512i a = _mm512_loadu_si512(now + w);
+		__mmask8 m = _mm512_cmpneq_epi64_mask(a, _mm512_loadu_si512(last + w));
+		map[w / 8] = (unsigned char)m;
+		if (!m)
+			continue;
+		if (*to > limit)
+			return 0;
+		_mm512_storeu_si512(*to, _mm512_maskz_compress_epi64(m, a));
+		*to += __builtin_popcount(m);
+		_mm512_storeu_si512(last + w, a);
+	}
+	return w;
+}
+
+int recorder_launch_delta_sse2;
+
+typedef size_t delta_blocks_fn(unsigned char *, uint64_t **, const uint64_t *, const uint64_t *,
+			       uint64_t *, size_t);
+static delta_blocks_fn *delta_blocks;
+
+static void choose_delta_blocks(void)
+{
+	__builtin_cpu_init();
+	delta_blocks = __builtin_cpu_supports("avx512f") ? delta_blocks_avx512 : delta_blocks_sse2;
+}
+
+/* recorder.h: a bit per word, then the words whose bit is set. The stack is read in
+ * place, as the kernel's copy would: not through the sanitizers' checks (the frames
+ * above hold their red zones and variables out of scope), and not with memcpy() (a
+ * sanitizer's runtime checks that too). */
 __attribute__((no_sanitize("address", "thread"))) size_t
 recorder_launch_stack_delta(unsigned char *out, size_t room, const uint64_t *now, uint64_t *last,
 			    size_t words)
 {
+	static pthread_once_t chosen = PTHREAD_ONCE_INIT;
+	pthread_once(&chosen, choose_delta_blocks);
 	struct launch_stack_delta *d = (struct launch_stack_delta *)out;
 	size_t map_bytes = ((words + 7) / 8 + 7) & ~(size_t)7;
 	if (sizeof(*d) + map_bytes + 8 * 8 > room)
@@ -175,20 +238,10 @@ recorder_launch_stack_delta(unsigned char *out, size_t room, const uint64_t *now
 	unsigned char *map = out + sizeof(*d);
 	uint64_t *first = (uint64_t *)(map + map_bytes), *to = first;
 	const uint64_t *limit = (const uint64_t *)(out + room) - 8; /* a block's words fit */
-	size_t w = 0;
-	for (; w + 8 <= words; w += 8) {
-		if (block_same(now + w, last + w)) {
-			map[w / 8] = 0;
-			continue;
-		}
-		if (to > limit)
-			return 0;
-		unsigned m = block_changes(now + w, last + w);
-		for (unsigned b = m; b; b &= b - 1)
-			*to++ = now[w + (unsigned)__builtin_ctz(b)];
-		block_copy(last + w, now + w);
-		map[w / 8] = (unsigned char)m;
-	}
+	size_t w = (recorder_launch_delta_sse2 ? delta_blocks_sse2 : delta_blocks)(map, &to, limit,
+										   now, last, words);
+	if (!w && words >= 8)
+		return 0;
 	if (w < words) { /* the last words, fewer than eight */
 		unsigned m = 0;
 		for (size_t j = 0; w + j < words; j++) {

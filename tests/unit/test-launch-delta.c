@@ -225,10 +225,60 @@ static void test_threads_and_corruption(void)
 	launch_delta_release(&d);
 }
 
+/* The recorder compares with AVX-512 where the machine has it, else with SSE2: both
+ * ways give the same bytes and leave the same last stack, whatever changed and whether
+ * the changed words fit the room or not. */
+static void test_both_ways(void)
+{
+#if defined(__x86_64__)
+	__builtin_cpu_init();
+	if (!__builtin_cpu_supports("avx512f")) {
+		printf("test-launch-delta: both_ways skipped: this machine has no AVX-512\n");
+		return;
+	}
+	static const size_t sizes[] = { 8, 9, 37, 272, 762, MOST_WORDS };
+	static uint64_t now[MOST_WORDS], last_a[MOST_WORDS], last_b[MOST_WORDS];
+	static unsigned char out_a[MOST_WORDS * 8 + 64], out_b[MOST_WORDS * 8 + 64];
+	srand(11);
+	int same = 1, deltas = 0, refused = 0;
+	for (size_t k = 0; k < sizeof(sizes) / sizeof(sizes[0]); k++) {
+		size_t words = sizes[k];
+		for (size_t w = 0; w < words; w++)
+			now[w] = ((uint64_t)rand() << 32) | (uint64_t)rand();
+		memcpy(last_a, now, sizeof(now));
+		memcpy(last_b, now, sizeof(now));
+		for (int n = 0; n < 300; n++) {
+			size_t changes = n % 60 == 0 ? words : (size_t)rand() % 48;
+			for (size_t c = 0; c < changes; c++)
+				now[changes == words ? c : (size_t)rand() % words] ^= (uint64_t)rand() + 1;
+			/* a room that holds the map and 16 changed words, or every word */
+			size_t map_bytes = ((words + 7) / 8 + 7) & ~(size_t)7;
+			size_t room = n % 3 ? sizeof(out_a) : 8 + map_bytes + 16 * 8;
+			recorder_launch_delta_sse2 = 0;
+			size_t a = recorder_launch_stack_delta(out_a, room, now, last_a, words);
+			recorder_launch_delta_sse2 = 1;
+			size_t b = recorder_launch_stack_delta(out_b, room, now, last_b, words);
+			same &= a == b && !memcmp(out_a, out_b, a) &&
+				!memcmp(last_a, last_b, words * 8);
+			deltas += a != 0;
+			refused += a == 0;
+			if (!a) { /* whole, as the recorder then makes last */
+				memcpy(last_a, now, words * 8);
+				memcpy(last_b, now, words * 8);
+			}
+		}
+	}
+	recorder_launch_delta_sse2 = 0;
+	CHECK(same);
+	CHECK(deltas > 1000 && refused > 100); /* both kinds met */
+#endif
+}
+
 int main(int argc, char **argv)
 {
 	static const struct check_test tests[] = {
 		CHECK_TEST(roundtrip), CHECK_TEST(short_tails), CHECK_TEST(missing_base), CHECK_TEST(threads_and_corruption),
+		CHECK_TEST(both_ways),
 	};
 	return check_main(argc, argv, "test-launch-delta", tests, sizeof(tests) / sizeof(tests[0]));
 }
