@@ -238,9 +238,26 @@ static pthread_mutex_t pool_lock = PTHREAD_MUTEX_INITIALIZER; /* growth only */
 static _Atomic uint64_t pending_free; /* (tag << 32) | (index + 1) of the first free slot */
 static _Atomic(struct pending *) handoff; /* enqueued commands not yet seen by the writer */
 static _Atomic uint32_t in_flight;
-static struct pending *followed;          /* the writer thread's own list */
 _Atomic int runtime_closing;              /* exit began: the writer no longer calls OpenCL */
 
+/* The writer thread's own lists of the commands it follows, one per queue with commands
+ * in flight, in the order they were enqueued: in an in-order queue (most) a command
+ * completes after those before it, so a pass asks the runtime about its commands up to
+ * the first not complete, not about every command in flight (a program that enqueues
+ * faster than the device runs had each asked some five times). Past FOLLOWED_QUEUES
+ * queues at once the rest share the last list, every command of it asked each pass, as
+ * the commands of an out-of-order queue are. A queue made out-of-order after it was
+ * created (clSetCommandQueueProperty, OpenCL 1.0) only has its commands collected later:
+ * the last pass asks every command. */
+#define FOLLOWED_QUEUES 256
+struct followed_queue {
+	uint32_t queue_id;
+	int in_order;
+	struct pending *head;
+	struct pending **tail; /* the last command's next */
+};
+static struct followed_queue followed[FOLLOWED_QUEUES + 1];
+static size_t followed_count; /* lists in use before followed[FOLLOWED_QUEUES], the rest's */
 static struct pending *pending_at(uint32_t index)
 {
 	struct pending *chunk = atomic_load(&pending_chunks[(index - 1) / PENDING_CHUNK]);
@@ -300,7 +317,8 @@ void forget_in_flight(void)
 	atomic_store(&handoff, NULL);
 	atomic_store(&in_flight, 0);
 	atomic_store(&pending_free, 0);
-	followed = NULL;
+	followed_count = 0;
+	followed[FOLLOWED_QUEUES].head = NULL;
 	for (uint32_t c = 0; c < PENDING_CHUNKS; c++) {
 		struct pending *chunk = atomic_load(&pending_chunks[c]);
 		if (chunk)
@@ -412,7 +430,26 @@ static int complete(struct pending *p, cl_int status)
 	return 0;
 }
 
-/* Takes the commands enqueued since the last call onto the writer's list, oldest first. */
+/* The writer's list of p's queue, begun when it has none. */
+static struct followed_queue *queue_list(const struct pending *p)
+{
+	static size_t last; /* most commands follow one of the same queue */
+	if (last < followed_count && followed[last].queue_id == p->queue_id)
+		return &followed[last];
+	for (size_t i = 0; i < followed_count; i++)
+		if (followed[i].queue_id == p->queue_id)
+			return &followed[last = i];
+	struct followed_queue *q = &followed[FOLLOWED_QUEUES];
+	if (followed_count < FOLLOWED_QUEUES) {
+		q = &followed[last = followed_count++];
+		*q = (struct followed_queue){ p->queue_id, p->in_order, NULL, NULL };
+	}
+	if (!q->head)
+		q->tail = &q->head;
+	return q;
+}
+
+/* Takes the commands enqueued since the last call onto the writer's lists, oldest first. */
 static void take_handoff(void)
 {
 	struct pending *fresh = atomic_exchange(&handoff, NULL);
@@ -423,10 +460,41 @@ static void take_handoff(void)
 		reversed = fresh;
 		fresh = next;
 	}
-	struct pending **tail = &followed;
-	while (*tail)
-		tail = &(*tail)->next;
-	*tail = reversed;
+	while (reversed) {
+		struct pending *p = reversed;
+		reversed = p->next;
+		p->next = NULL;
+		struct followed_queue *q = queue_list(p);
+		*q->tail = p;
+		q->tail = &p->next;
+	}
+}
+
+/* Completes the commands of one list that have finished: up to the first that has not
+ * in an in-order queue, unless `final`. -1 when the buffer is full. */
+static int collect_list(struct followed_queue *q, int in_order, int final, int closing)
+{
+	for (struct pending **link = &q->head; *link;) {
+		struct pending *p = *link;
+		cl_int status = CL_QUEUED;
+		if (!closing && REAL(clGetEventInfo)(atomic_load(&p->event),
+						     CL_EVENT_COMMAND_EXECUTION_STATUS,
+						     sizeof(status), &status, NULL) != CL_SUCCESS)
+			status = CL_INVALID_EVENT;
+		if (status == CL_COMPLETE || status < 0) {
+			struct pending *next = p->next;
+			if (complete(p, status == CL_COMPLETE ? 0 : status) < 0)
+				return -1;
+			*link = next;
+			if (!next)
+				q->tail = link;
+		} else if (in_order && !final) {
+			break; /* those after it have not completed either */
+		} else {
+			link = &p->next;
+		}
+	}
+	return 0;
 }
 
 /* The recorder's collector: completes every followed command that has finished. Device
@@ -438,35 +506,36 @@ int collect_completed(int final)
 {
 	nesting++;
 	take_handoff();
-	int closing = atomic_load(&runtime_closing);
-	for (struct pending **link = &followed; *link;) {
-		struct pending *p = *link;
-		cl_int status = CL_QUEUED;
-		if (!closing && REAL(clGetEventInfo)(atomic_load(&p->event),
-						     CL_EVENT_COMMAND_EXECUTION_STATUS,
-						     sizeof(status), &status, NULL) != CL_SUCCESS)
-			status = CL_INVALID_EVENT;
-		if (status == CL_COMPLETE || status < 0) {
-			struct pending *next = p->next;
-			if (complete(p, status == CL_COMPLETE ? 0 : status) < 0) {
-				nesting--;
-				return 1; /* the buffer is full: drain, then go on */
-			}
-			*link = next;
-		} else {
-			link = &p->next;
-		}
+	int closing = atomic_load(&runtime_closing), full = 0;
+	for (size_t i = 0; i < followed_count && !full;) {
+		full = collect_list(&followed[i], followed[i].in_order, final, closing) < 0;
+		if (followed[i].head)
+			i++;
+		else /* no command in flight: the list is dropped */
+			followed[i] = followed[--followed_count];
 	}
-	if (final && followed) {
+	if (!full)
+		full = collect_list(&followed[FOLLOWED_QUEUES], 0, final, closing) < 0;
+	if (full) {
+		nesting--;
+		return 1; /* the buffer is full: drain, then go on */
+	}
+	if (final) {
 		uint64_t unfinished = 0;
-		for (struct pending *p = followed, *next; p; p = next) {
-			next = p->next;
-			unfinished++;
-			if (!closing)
-				pending_release(p);
+		for (size_t i = 0; i <= FOLLOWED_QUEUES; i++) {
+			if (i >= followed_count && i < FOLLOWED_QUEUES)
+				continue;
+			for (struct pending *p = followed[i].head, *next; p; p = next) {
+				next = p->next;
+				unfinished++;
+				if (!closing)
+					pending_release(p);
+			}
+			followed[i].head = NULL;
 		}
-		followed = NULL;
-		recorder_count_dropped(DROPPED_UNFINISHED, unfinished);
+		followed_count = 0;
+		if (unfinished)
+			recorder_count_dropped(DROPPED_UNFINISHED, unfinished);
 	}
 	nesting--;
 	return 0;
@@ -509,6 +578,8 @@ static struct pending *pending_begin(const struct api_call *call, cl_command_que
 				      call->correlation_id);
 	p->api_start_ns = call->start_ns;
 	p->device = q->device;
+	p->queue_id = q->queue_id;
+	p->in_order = !(q->app_properties & CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE);
 	memset(&p->record, 0, sizeof(p->record));
 	p->record.kernel.agent_id = q->device ? q->device->agent_id : 0;
 	p->record.kernel.queue_id = q->queue_id;

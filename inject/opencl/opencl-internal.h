@@ -148,6 +148,8 @@ struct pending {
 	struct device_info *device;
 	_Atomic(cl_event) event; /* retained until the command completes; NULL when free */
 	int app_event;           /* the application's own event, retained by gpuprof too */
+	uint32_t queue_id;       /* its queue's */
+	int in_order;            /* its queue runs commands in order (not out-of-order) */
 	struct pending *next;    /* in the handoff stack, then in the writer's list */
 	uint32_t index;          /* this slot's index + 1 in the pool */
 	uint32_t next_free;      /* index + 1 of the next free slot */

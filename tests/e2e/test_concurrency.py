@@ -88,3 +88,34 @@ def test_two_traced_programs_into_one_prefix(tmp_path):
     for out in found:
         assert len(out.csv("kernel_trace.csv")) == 4
         assert out.query("SELECT COUNT(*) AS n FROM kernels") == [{"n": 4}]
+
+
+def test_commands_held_back_on_in_order_and_out_of_order_queues(tmp_path):
+    """The collector reads an in-order queue's commands up to the first not complete
+    (those after it cannot have completed): a kernel held by a user event for 0.6 s with
+    50 kernels after it on an in-order queue, the same on an out-of-order queue (whose 50
+    may run before the held one), 50 more on each 0.3 s later (behind commands the
+    collector found done and one it did not), and 300 more in-order queues each with a
+    held kernel (more queues than the collector keeps lists for). Every kernel is
+    recorded, each on its queue, none lost; the in-order queue's after its held one (when
+    the out-of-order queue ran its kernels is the runtime's choice, and not asserted)."""
+    r = trace(tmp_path, ["--kernel-trace", "-f", "sqlite"],
+              [os.path.join(TESTS, "queue-order"), "50", "300", "300"])
+    assert r.returncode == 0, r.stderr
+    ooo = "ooo=1" in r.stdout
+    enqueued = int(r.stdout.split("done ")[1])
+    assert enqueued == 1 + 100 + (101 if ooo else 0) + 300
+    (out,) = outputs(str(tmp_path))
+    assert out.query("SELECT COUNT(*) AS n FROM kernels")[0]["n"] == enqueued
+    assert out.query("SELECT COUNT(*) AS n FROM gpuprof_dropped")[0]["n"] == 0
+    per_queue = out.query("SELECT queue_id, COUNT(*) AS n FROM kernels "
+                          "GROUP BY queue_id ORDER BY queue_id")
+    assert len(per_queue) == 1 + (1 if ooo else 0) + 300
+    assert [q["n"] for q in per_queue[2 if ooo else 1:]] == [1] * 300
+    held = {row["queue_id"]: row for row in out.query(
+        "SELECT queue_id, start, end FROM kernels WHERE name = 'held'")}
+    after = out.query("SELECT queue_id, MIN(start) AS first, MAX(end) AS last, COUNT(*) AS n "
+                      "FROM kernels WHERE name = 'after' GROUP BY queue_id ORDER BY queue_id")
+    assert [a["n"] for a in after] == [100] * (2 if ooo else 1)
+    in_order = after[0]  # the first queue made: in order, its 100 after the held one
+    assert in_order["first"] >= held[in_order["queue_id"]]["end"]
