@@ -258,6 +258,7 @@ struct followed_queue {
 };
 static struct followed_queue followed[FOLLOWED_QUEUES + 1];
 static size_t followed_count; /* lists in use before followed[FOLLOWED_QUEUES], the rest's */
+
 static struct pending *pending_at(uint32_t index)
 {
 	struct pending *chunk = atomic_load(&pending_chunks[(index - 1) / PENDING_CHUNK]);
