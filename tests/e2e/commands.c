@@ -10,14 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define CHECK(call) \
-	do { \
-		cl_int rc_ = (call); \
-		if (rc_ != CL_SUCCESS) { \
-			fprintf(stderr, "%s:%d: %s failed: %d\n", __FILE__, __LINE__, #call, rc_); \
-			exit(1); \
-		} \
-	} while (0)
+#include "cl-check.h"
 
 #define MAPPINGS 1100 /* more than were once followed at a time */
 

@@ -17,14 +17,7 @@
 #include <stdlib.h>
 #include <time.h>
 
-#define CHECK(call) \
-	do { \
-		cl_int rc_ = (call); \
-		if (rc_ != CL_SUCCESS) { \
-			fprintf(stderr, "%s:%d: %s failed: %d\n", __FILE__, __LINE__, #call, rc_); \
-			exit(1); \
-		} \
-	} while (0)
+#include "cl-check.h"
 
 static const char *source = "__kernel void held(__global int *x) { x[0] += 1; }\n"
 			    "__kernel void after(__global int *x) { x[1] = 2; }\n"
