@@ -372,12 +372,17 @@ __attribute__((noinline)) void recorder_launch_stack(uint32_t domain, uint32_t f
 	l->domain = domain;
 	l->function_id = function_id;
 	l->correlation_id = correlation_id;
-	/* a thread that launches faster than the writer drains waits for room rather than
-	 * lose its stacks (a profile of device time by call path that lacks some launches
-	 * is wrong, not just thinner); after WAIT_LIMIT_NS it is counted as dropped */
+	/* a thread that launches faster than the writer drains writes its buffer out itself,
+	 * or waits for room, rather than lose its stacks (a profile of device time by call
+	 * path that lacks some launches is wrong, not just thinner); after WAIT_LIMIT_NS it
+	 * is counted as dropped */
 	uint64_t waited_since = 0;
-	int rc;
+	int rc, wrote = 0;
 	while ((rc = recorder_try_emit(l)) == -1) {
+		if (!wrote && recorder_write_own_buffer() == 0) {
+			wrote = 1; /* once: a record the empty buffer cannot hold waits as before */
+			continue;
+		}
 		uint64_t now = clock_now_ns();
 		if (!waited_since)
 			waited_since = now;

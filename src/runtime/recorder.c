@@ -189,7 +189,13 @@ static void write_chunk(const unsigned char *payload, uint64_t size)
 	}
 }
 
-static void drain_ring(struct ring *r)
+/* Held while the spool is written and a ring read (chunk_buffer, the rings' reading
+ * side): by the writer thread, or by a thread that writes its own full buffer out
+ * (recorder_write_own_buffer). Taken inside writer_lock, never around another lock. */
+static pthread_mutex_t spool_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* Caller holds spool_lock. */
+static void drain_ring_locked(struct ring *r)
 {
 	uint64_t lost, lost_bytes;
 	uint64_t size = ring_take(r, chunk_buffer, &lost, &lost_bytes);
@@ -199,6 +205,13 @@ static void drain_ring(struct ring *r)
 		atomic_fetch_add(&dropped[DROPPED_BUFFER_FULL][0], lost);
 		atomic_fetch_add(&dropped[DROPPED_BUFFER_FULL][1], lost_bytes);
 	}
+}
+
+static void drain_ring(struct ring *r)
+{
+	pthread_mutex_lock(&spool_lock);
+	drain_ring_locked(r);
+	pthread_mutex_unlock(&spool_lock);
 }
 
 /* Writes RECORD_DROPPED for every reason with losses since the last call. The write
@@ -218,8 +231,11 @@ static void write_dropped(void)
 		};
 		n++;
 	}
-	if (n)
+	if (n) {
+		pthread_mutex_lock(&spool_lock);
 		write_chunk((const unsigned char *)records, n * sizeof(records[0]));
+		pthread_mutex_unlock(&spool_lock);
+	}
 }
 
 static void drain_all(int final)
@@ -305,6 +321,29 @@ static void *writer_main(void *started)
 		pthread_mutex_unlock(&writer_lock);
 	} while (!stopping);
 	return NULL;
+}
+
+int recorder_write_own_buffer(void)
+{
+	struct ring *r = thread_ring;
+	if (!r)
+		return -1;
+	int saved = errno, rc = -1;
+	sigset_t all, old; /* a signal can neither find the lock held by its own thread nor a
+			    * write fail as SIGXFSZ on the program's thread: they wait */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	if (pthread_mutex_trylock(&spool_lock) == 0) {
+		if (atomic_load(&state) == STATE_RUNNING) {
+			drain_ring_locked(&metadata_ring); /* the names its records use first */
+			drain_ring_locked(r);
+			rc = 0;
+		}
+		pthread_mutex_unlock(&spool_lock);
+	}
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	errno = saved;
+	return rc;
 }
 
 /* ---- metadata ------------------------------------------------------------------- */
@@ -417,6 +456,7 @@ static uint64_t round_up_pow2(uint64_t n)
 static void fork_prepare(void)
 {
 	pthread_mutex_lock(&writer_lock);
+	pthread_mutex_lock(&spool_lock);
 	pthread_mutex_lock(&metadata_lock);
 	pthread_mutex_lock(&wake_fds_lock);
 }
@@ -425,6 +465,7 @@ static void fork_parent(void)
 {
 	pthread_mutex_unlock(&wake_fds_lock);
 	pthread_mutex_unlock(&metadata_lock);
+	pthread_mutex_unlock(&spool_lock);
 	pthread_mutex_unlock(&writer_lock);
 }
 
@@ -434,6 +475,7 @@ static void fork_child(void)
 {
 	pthread_mutex_unlock(&wake_fds_lock);
 	pthread_mutex_unlock(&metadata_lock);
+	pthread_mutex_unlock(&spool_lock);
 	pthread_mutex_unlock(&writer_lock);
 	if (spool_fd >= 0)
 		close(spool_fd);
@@ -681,7 +723,9 @@ void recorder_stop(void)
 		.end_ns = clock_now_ns(),
 	};
 	write_dropped();
+	pthread_mutex_lock(&spool_lock); /* a thread writing its own buffer finishes first */
 	write_chunk((const unsigned char *)&end, sizeof(end));
+	pthread_mutex_unlock(&spool_lock);
 	if (atomic_load(&unwritten[0])) /* the spool could not say so itself */
 		recorder_report("%llu records (%llu bytes) could not be written to '%s'; the "
 				"outputs lack them", (unsigned long long)atomic_load(&unwritten[0]),

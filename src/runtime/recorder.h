@@ -86,6 +86,13 @@ RECORDER_API void recorder_report(const char *fmt, ...) __attribute__((format(pr
  * (and counted) for another reason. */
 RECORDER_API int recorder_try_emit(const void *record);
 
+/* For a thread whose buffer is full and must not lose its record (a launch stack): writes
+ * the buffer to the spool itself, on this thread, where the writer thread would have to
+ * be scheduled first (on a busy machine, milliseconds). 0, or -1 when the writer is
+ * writing (or the recorder is not running): wait for it then. Signals are held off
+ * meanwhile; errno is kept. */
+int recorder_write_own_buffer(void);
+
 /* Asks the writer thread to flush (and collect) now rather than at its next period. */
 RECORDER_API void recorder_wake(void);
 

@@ -161,6 +161,22 @@ def test_threads_and_a_forked_child_have_their_launch_stacks(tmp_path):
         assert len(tids) == 2 and out.pid not in tids  # the two threads, not main
 
 
+def test_launch_stacks_through_a_small_buffer(tmp_path):
+    """A buffer of 16 KiB a thread holds a few dozen launch stacks: a thread that finds
+    it full writes it to the spool itself (or waits for the writer), on two threads and a
+    forked child at once. Every launch keeps its whole stack; nothing is dropped."""
+    n = 400
+    r = trace(tmp_path, ["--launch-stacks", "--kernel-trace", "--memory-copy-trace",
+                         "--buffer-size", "16K", "-d", "out"],
+              [SITES, "-n", str(n), "--threads", "--fork"])
+    assert r.returncode == 0, r.stderr
+    outs = processes(tmp_path / "out")
+    assert len(outs) == 2
+    for out in outs:
+        check_sites(out, n, {"light": "light_thread", "heavy": "heavy_thread"})
+        assert out.query("SELECT COUNT(*) AS n FROM gpuprof_dropped")[0]["n"] == 0
+
+
 def test_code_made_at_run_time_is_named_in_launch_stacks(tmp_path):
     # CPython 3.12 and later: --launch-stacks asks for PYTHONPERFSUPPORT=1 as sampling
     # does, and the perf map (here launch-sites --jit's, a trampoline per function named
