@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
 #include <unistd.h>
@@ -78,6 +79,13 @@ int spool_write_chunk(int fd, const void *payload, uint32_t size, uint32_t count
 	/* A chunk written in part (a full disk) is cut off again, so that the spool stays a
 	 * sequence of whole chunks that later ones can follow. */
 	off_t before = lseek(fd, 0, SEEK_END);
+	/* Nor is one written past the file-size limit (ulimit -f): the kernel would answer
+	 * with SIGXFSZ to the whole process, which ends the program that is recorded. */
+	struct rlimit limit;
+	if (before >= 0 && getrlimit(RLIMIT_FSIZE, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY &&
+	    (uint64_t)before + sizeof(chunk) + size > (uint64_t)limit.rlim_cur)
+		return error_set(err, "the file size limit (ulimit -f, %llu bytes) is reached",
+				 (unsigned long long)limit.rlim_cur);
 	if (write_all(fd, iov, 2, err) == 0)
 		return 0;
 	if (before >= 0 && ftruncate(fd, before) < 0)

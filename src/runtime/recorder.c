@@ -329,8 +329,8 @@ int recorder_write_own_buffer(void)
 	if (!r)
 		return -1;
 	int saved = errno, rc = -1;
-	sigset_t all, old; /* a signal can neither find the lock held by its own thread nor a
-			    * write fail as SIGXFSZ on the program's thread: they wait */
+	sigset_t all, old; /* held off: a handler that records cannot find the lock held by
+			    * its own thread */
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
 	if (pthread_mutex_trylock(&spool_lock) == 0) {

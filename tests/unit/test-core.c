@@ -5,6 +5,8 @@
 #include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <signal.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -105,6 +107,34 @@ static void test_spool(void)
 /* The chunks' checksum is zlib's CRC-32 however it is computed (ISA-L's where built with
  * it): spools stay readable by every build. Every length to 4 KiB past each alignment, then
  * lengths about the sizes the folding steps take. */
+/* Under a file-size limit (ulimit -f) a chunk that would pass it is not written: an
+ * error, the spool left whole, and no SIGXFSZ, which would end the recorded program
+ * (the child below exits 0 only when every check held). */
+static void test_spool_file_size_limit(void)
+{
+	char path[256];
+	snprintf(path, sizeof(path), "%s/limited.spool", workdir);
+	pid_t child = fork();
+	if (child == 0) {
+		struct rlimit limit = { 4096, 4096 };
+		int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		if (fd < 0 || setrlimit(RLIMIT_FSIZE, &limit) < 0 || spool_write_header(fd, NULL) < 0)
+			_exit(2);
+		unsigned char payload[1100] = { 0 }; /* 3 chunks and the header fit in 4096 bytes */
+		struct error err = { 0 };
+		int written = 0;
+		while (spool_write_chunk(fd, payload, sizeof(payload), 0, &err) == 0)
+			written++;
+		off_t size = lseek(fd, 0, SEEK_END);
+		_exit(written == 3 && size <= 4096 && strstr(err.message, "file size limit") ? 0 : 3);
+	}
+	int status = -1;
+	waitpid(child, &status, 0);
+	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	struct stat st;
+	CHECK(stat(path, &st) == 0 && st.st_size <= 4096);
+}
+
 static void test_spool_checksum(void)
 {
 	unsigned char data[8192 + 64];
@@ -630,7 +660,7 @@ static void test_recorder_in_child(void)
 int main(int argc, char **argv)
 {
 	static const struct check_test tests[] = {
-		CHECK_TEST(spool), CHECK_TEST(spool_checksum), CHECK_TEST(paths), CHECK_TEST(options), CHECK_TEST(stats),
+		CHECK_TEST(spool), CHECK_TEST(spool_file_size_limit), CHECK_TEST(spool_checksum), CHECK_TEST(paths), CHECK_TEST(options), CHECK_TEST(stats),
 		CHECK_TEST(welch), CHECK_TEST(names_and_csv), CHECK_TEST(strbuf_without_memory),
 		CHECK_TEST(pc_samples_csv), CHECK_TEST(recorder_in_child), CHECK_TEST(recorder),
 	};
