@@ -209,16 +209,26 @@ delta_blocks_avx512(unsigned char *map, uint64_t **to, const uint64_t *limit,
 	return w;
 }
 
-int recorder_launch_delta_sse2;
-
 typedef size_t delta_blocks_fn(unsigned char *, uint64_t **, const uint64_t *, const uint64_t *,
 			       uint64_t *, size_t);
 static delta_blocks_fn *delta_blocks;
+static pthread_once_t delta_chosen = PTHREAD_ONCE_INIT;
+
+static delta_blocks_fn *fastest_delta_blocks(int sse2)
+{
+	__builtin_cpu_init();
+	return !sse2 && __builtin_cpu_supports("avx512f") ? delta_blocks_avx512 : delta_blocks_sse2;
+}
 
 static void choose_delta_blocks(void)
 {
-	__builtin_cpu_init();
-	delta_blocks = __builtin_cpu_supports("avx512f") ? delta_blocks_avx512 : delta_blocks_sse2;
+	delta_blocks = fastest_delta_blocks(0);
+}
+
+void recorder_launch_delta_use_sse2(int sse2)
+{
+	pthread_once(&delta_chosen, choose_delta_blocks);
+	delta_blocks = fastest_delta_blocks(sse2);
 }
 
 /* recorder.h: a bit per word, then the words whose bit is set. The stack is read in
@@ -229,8 +239,7 @@ __attribute__((no_sanitize("address", "thread"))) size_t
 recorder_launch_stack_delta(unsigned char *out, size_t room, const uint64_t *now, uint64_t *last,
 			    size_t words)
 {
-	static pthread_once_t chosen = PTHREAD_ONCE_INIT;
-	pthread_once(&chosen, choose_delta_blocks);
+	pthread_once(&delta_chosen, choose_delta_blocks);
 	struct launch_stack_delta *d = (struct launch_stack_delta *)out;
 	size_t map_bytes = ((words + 7) / 8 + 7) & ~(size_t)7;
 	if (sizeof(*d) + map_bytes + 8 * 8 > room)
@@ -238,8 +247,7 @@ recorder_launch_stack_delta(unsigned char *out, size_t room, const uint64_t *now
 	unsigned char *map = out + sizeof(*d);
 	uint64_t *first = (uint64_t *)(map + map_bytes), *to = first;
 	const uint64_t *limit = (const uint64_t *)(out + room) - 8; /* a block's words fit */
-	size_t w = (recorder_launch_delta_sse2 ? delta_blocks_sse2 : delta_blocks)(map, &to, limit,
-										   now, last, words);
+	size_t w = delta_blocks(map, &to, limit, now, last, words);
 	if (!w && words >= 8)
 		return 0;
 	if (w < words) { /* the last words, fewer than eight */

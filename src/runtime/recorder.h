@@ -149,9 +149,9 @@ RECORDER_API void recorder_launch_stack(uint32_t domain, uint32_t function_id,
  * when that would not be smaller (last may then be partly updated). x86-64 only. */
 size_t recorder_launch_stack_delta(unsigned char *out, size_t room, const uint64_t *now,
 				   uint64_t *last, size_t words);
-/* Set: the delta compares with SSE2 where the machine has AVX-512 too (the same bytes;
- * the unit tests compare both ways). */
-extern int recorder_launch_delta_sse2;
+/* 1: the delta compares with SSE2 where the machine has AVX-512 too (the same bytes; the
+ * unit tests compare both ways); 0: with the fastest the machine has, as by default. */
+void recorder_launch_delta_use_sse2(int sse2);
 /* Called likewise where no stack is taken: records where and when the call began (a
  * RECORD_LAUNCH), so that its GPU work finds the marker range open there. */
 RECORDER_API void recorder_launch(uint32_t domain, uint32_t function_id,

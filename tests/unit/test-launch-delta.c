@@ -254,9 +254,9 @@ static void test_both_ways(void)
 			/* a room that holds the map and 16 changed words, or every word */
 			size_t map_bytes = ((words + 7) / 8 + 7) & ~(size_t)7;
 			size_t room = n % 3 ? sizeof(out_a) : 8 + map_bytes + 16 * 8;
-			recorder_launch_delta_sse2 = 0;
+			recorder_launch_delta_use_sse2(0);
 			size_t a = recorder_launch_stack_delta(out_a, room, now, last_a, words);
-			recorder_launch_delta_sse2 = 1;
+			recorder_launch_delta_use_sse2(1);
 			size_t b = recorder_launch_stack_delta(out_b, room, now, last_b, words);
 			same &= a == b && !memcmp(out_a, out_b, a) &&
 				!memcmp(last_a, last_b, words * 8);
@@ -268,7 +268,7 @@ static void test_both_ways(void)
 			}
 		}
 	}
-	recorder_launch_delta_sse2 = 0;
+	recorder_launch_delta_use_sse2(0);
 	CHECK(same);
 	CHECK(deltas > 1000 && refused > 100); /* both kinds met */
 #endif
