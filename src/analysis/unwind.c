@@ -327,14 +327,15 @@ int sample_stacks_build(const struct recording *rec, struct sample_stacks *out)
 								     on_frame, u) : 0;
 		/* libdw ends a stack where a word it needed was not copied (beyond a full copy:
 		 * a stack deeper than copied; below the stack pointer: a register restored
-		 * before a return) as it ends one at its outermost frame: the frame's unwind
-		 * rule (no caller) or its name (the process's or a thread's entry) tells them
-		 * apart. A stack cut so, or by an error, says so at its root, never guessed
-		 * past. */
+		 * before a return), or where it could not take a frame further (the dynamic
+		 * linker's lazy-binding trampoline), as it ends one at its outermost frame: the
+		 * frame's unwind rule (no caller) or its name (the process's or a thread's
+		 * entry) tells them apart. A stack cut so, or by an error, says so at its root,
+		 * never guessed past. */
 		const char *stopped = NULL;
 		if (u->count && !u->cut &&
-		    (rc == -1 || u->left_text || ((u->short_copy || u->below_sp) &&
-				  !outermost(dwfl, u->pcs[u->count - 1], u->activation[u->count - 1]))))
+		    (rc == -1 || u->left_text ||
+		     !outermost(dwfl, u->pcs[u->count - 1], u->activation[u->count - 1])))
 			stopped = u->short_copy ? "[truncated: deeper than the stack copied]"
 						: "[unwinding stopped]";
 		out->incomplete += stopped && u->short_copy && !launch;
