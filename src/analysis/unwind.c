@@ -30,6 +30,11 @@ struct unwinding {
 	uint64_t kept[UNWIND_MAX_FRAMES][PYTHON_CODE_REGISTERS];
 	uint8_t kept_known[UNWIND_MAX_FRAMES];
 	const struct jit_symbols *jit;
+	/* the last stack end asked about, and whether it is an outermost frame: most stacks
+	 * of a run end at one address (_start, a thread's clone) */
+	Dwfl *end_dwfl;
+	uint64_t end_pc;
+	int end_activation, end_outermost;
 };
 
 
@@ -153,6 +158,19 @@ static int outermost(Dwfl *dwfl, uint64_t pc, int activation)
 			return 0;
 	}
 	return found;
+}
+
+static int ends_outermost(struct unwinding *u, Dwfl *dwfl)
+{
+	uint64_t pc = u->pcs[u->count - 1];
+	int activation = u->activation[u->count - 1];
+	if (!u->end_dwfl || u->end_dwfl != dwfl || u->end_pc != pc || u->end_activation != activation) {
+		u->end_dwfl = dwfl;
+		u->end_pc = pc;
+		u->end_activation = activation;
+		u->end_outermost = outermost(dwfl, pc, activation);
+	}
+	return u->end_outermost;
 }
 
 /* ---- naming ----------------------------------------------------------------------------- */
@@ -334,8 +352,7 @@ int sample_stacks_build(const struct recording *rec, struct sample_stacks *out)
 		 * never guessed past. */
 		const char *stopped = NULL;
 		if (u->count && !u->cut &&
-		    (rc == -1 || u->left_text ||
-		     !outermost(dwfl, u->pcs[u->count - 1], u->activation[u->count - 1])))
+		    (rc == -1 || u->left_text || !ends_outermost(u, dwfl)))
 			stopped = u->short_copy ? "[truncated: deeper than the stack copied]"
 						: "[unwinding stopped]";
 		out->incomplete += stopped && u->short_copy && !launch;
