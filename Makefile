@@ -154,7 +154,7 @@ TEST_PROGRAMS := $(patsubst tests/e2e/%.c,$(BUILD)/tests/%,$(filter-out tests/e2
 	$(wildcard tests/e2e/*.c))) $(BUILD)/tests/libclwork.so $(BUILD)/tests/libnvml-double.so \
 	$(BUILD)/tests/libhot-library.so
 TEST_PROGRAMS += $(patsubst tests/e2e/%.cpp,$(BUILD)/tests/%,$(wildcard tests/e2e/*.cpp)) \
-	$(BUILD)/tests/libenospc.so
+	$(BUILD)/tests/libenospc.so $(BUILD)/tests/plt-ibt
 TARGETS += $(SAMPLES) $(TEST_PROGRAMS) $(BUILD)/bench/launches
 endif
 TARGETS += $(BUILD)/bench/make-spool $(BUILD)/bench/make-ranks $(BUILD)/bench/read-db $(BUILD)/bench/markers \
@@ -415,6 +415,11 @@ $(BUILD)/tests/split: tests/e2e/split.c $(MARKERS_LIB)
 	@mkdir -p $(dir $@)
 	$(CC) -std=gnu11 -O2 -g -fno-optimize-sibling-calls -Wall -Wextra -Iinclude -pthread $< \
 		-o $@ -L$(BUILD)/lib -lgpuprof-markers -Wl,-rpath,'$$ORIGIN/../lib'
+
+# the stubs of an indirect-branch-tracking procedure linkage table (.plt.sec)
+$(BUILD)/tests/plt-ibt: tests/e2e/plt.c
+	@mkdir -p $(dir $@)
+	$(CC) -std=gnu11 -O2 -fcf-protection=full -Wall -Wextra $< -o $@ -Wl,-z,ibtplt
 
 $(BUILD)/tests/jit: tests/e2e/jit.c
 	@mkdir -p $(dir $@)

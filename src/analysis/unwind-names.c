@@ -2,6 +2,7 @@
 #include "analysis/unwind-names.h"
 
 #include <dwarf.h>
+#include <gelf.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -183,8 +184,111 @@ static void call_site(Dwarf_Die *cu, Dwarf_Die *inlined, const char **source, in
 	}
 }
 
+/* ---- stubs of the procedure linkage table -------------------------------------------- */
+
+/* The function a dynamic relocation binds: the symbol of the one that fills the GOT slot
+ * at slot (slot 0: the index-th of .rela.plt), or the function an IRELATIVE one (an
+ * ifunc, no symbol) resolves at its addend; NULL when none does. */
+static const char *relocated_function(Dwfl_Module *module, Elf *elf, GElf_Addr bias,
+				      GElf_Addr slot, uint64_t index)
+{
+	size_t names;
+	if (elf_getshdrstrndx(elf, &names))
+		return NULL;
+	for (Elf_Scn *scn = NULL; (scn = elf_nextscn(elf, scn));) {
+		GElf_Shdr sh;
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_RELA || !sh.sh_entsize)
+			continue;
+		const char *section = elf_strptr(elf, names, sh.sh_name);
+		if (!slot && (!section || strcmp(section, ".rela.plt")))
+			continue;
+		Elf_Data *data = elf_getdata(scn, NULL);
+		size_t count = data ? data->d_size / sh.sh_entsize : 0;
+		size_t first = slot ? 0 : index, end = slot ? count : index + 1;
+		for (size_t i = first; i < end && i < count; i++) {
+			GElf_Rela r;
+			if (!gelf_getrela(data, (int)i, &r) || (slot && r.r_offset != slot))
+				continue;
+			size_t symbol = GELF_R_SYM(r.r_info);
+			if (!symbol)
+				return dwfl_module_addrname(module, (GElf_Addr)r.r_addend + bias);
+			Elf_Scn *table = elf_getscn(elf, sh.sh_link);
+			GElf_Shdr table_sh;
+			GElf_Sym sym;
+			if (!table || !gelf_getshdr(table, &table_sh) ||
+			    !gelf_getsym(elf_getdata(table, NULL), (int)symbol, &sym))
+				return NULL;
+			return elf_strptr(elf, table_sh.sh_link, sym.st_name);
+		}
+		if (!slot) /* the index is past .rela.plt */
+			return NULL;
+	}
+	return NULL;
+}
+
+/* The function the stub of a procedure linkage table at address (an ELF address) leads
+ * to, by the GOT slot its jump reads (a jmp *disp(%rip), after an endbr64 and a bnd
+ * prefix where there are: .plt, .plt.got, .plt.sec), or by the relocation index a lazy
+ * entry of an IBT table pushes; NULL when address is in no stub. x86-64 only: elsewhere
+ * a stub stays module+offset. */
+static const char *plt_function(Dwfl_Module *module, Elf *elf, GElf_Addr bias,
+				GElf_Addr address)
+{
+	GElf_Ehdr header;
+	size_t names;
+	if (!elf || !gelf_getehdr(elf, &header) || header.e_machine != EM_X86_64 ||
+	    elf_getshdrstrndx(elf, &names))
+		return NULL;
+	for (Elf_Scn *scn = NULL; (scn = elf_nextscn(elf, scn));) {
+		GElf_Shdr sh;
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_PROGBITS ||
+		    address < sh.sh_addr || address - sh.sh_addr >= sh.sh_size)
+			continue;
+		const char *section = elf_strptr(elf, names, sh.sh_name);
+		if (!section || strncmp(section, ".plt", 4) || (section[4] && section[4] != '.'))
+			return NULL;
+		uint64_t size = sh.sh_entsize >= 8 ? sh.sh_entsize : 16;
+		uint64_t at = (address - sh.sh_addr) / size * size;
+		Elf_Data *data = elf_getdata(scn, NULL);
+		if (!data || !data->d_buf || at + size > data->d_size)
+			return NULL;
+		const unsigned char *code = (const unsigned char *)data->d_buf + at;
+		size_t i = memcmp(code, "\xf3\x0f\x1e\xfa", 4) ? 0 : 4; /* endbr64 */
+		i += code[i] == 0xf2;                                     /* bnd */
+		int32_t word;
+		if (i + 6 <= size && code[i] == 0xff && code[i + 1] == 0x25) { /* jmp *disp(%rip) */
+			memcpy(&word, code + i + 2, 4);
+			return relocated_function(module, elf, bias,
+						  sh.sh_addr + at + i + 6 + (int64_t)word, 0);
+		}
+		if (i + 5 <= size && code[i] == 0x68) { /* push $index */
+			memcpy(&word, code + i + 1, 4);
+			return word >= 0 ? relocated_function(module, elf, bias, 0, (uint64_t)word)
+					 : NULL;
+		}
+		return NULL;
+	}
+	return NULL;
+}
+
+/* A symbol's name as a frame's: without its version ("memcpy@@GLIBC_2.14"), demangled,
+ * and suffix added. */
+static char *function_text(const char *name, const char *suffix)
+{
+	struct strbuf plain = STRBUF_INIT, text = STRBUF_INIT;
+	strbuf_add(&plain, name, strcspn(name, "@"));
+	char *demangled = NULL;
+	int status = -1;
+	if (plain.buf[0] == '_' && plain.buf[1] == 'Z')
+		demangled = __cxa_demangle(plain.buf, NULL, NULL, &status);
+	strbuf_addf(&text, "%s%s", demangled && !status ? demangled : plain.buf, suffix);
+	free(demangled);
+	strbuf_release(&plain);
+	return strbuf_detach(&text);
+}
+
 /* Names pc (an address inside the call or instruction): the symbol containing it,
- * demangled, or module+offset. */
+ * demangled, a stub of the procedure linkage table as "function@plt", or module+offset. */
 uint32_t unwind_name_frame(struct sample_stacks *s, Dwfl *dwfl, uint64_t pc,
 			   const struct jit_symbols *jit)
 {
@@ -204,7 +308,14 @@ uint32_t unwind_name_frame(struct sample_stacks *s, Dwfl *dwfl, uint64_t pc,
 							 NULL, NULL);
 	if (!file)
 		file = "";
-	dwfl_module_getelf(module, &bias);
+	Elf *elf = dwfl_module_getelf(module, &bias);
+	const char *stub = plt_function(module, elf, bias, pc - bias);
+	if (stub && *stub) {
+		char *text = function_text(stub, "@plt");
+		uint32_t id = unwind_intern_frame(s, text, file, pc - bias, "", 0, 0);
+		free(text);
+		return id;
+	}
 	GElf_Off offset;
 	GElf_Sym symbol;
 	const char *name = dwfl_module_addrinfo(module, pc, &offset, &symbol, NULL, NULL, NULL);
@@ -215,20 +326,7 @@ uint32_t unwind_name_frame(struct sample_stacks *s, Dwfl *dwfl, uint64_t pc,
 			 (unsigned long long)(pc - bias));
 		return unwind_intern_frame(s, text, file, pc - bias, "", 0, 0);
 	}
-	char unversioned[1024]; /* "memcpy@@GLIBC_2.14": the symbol version is not its name */
-	const char *at = strchr(name, '@');
-	if (at && (size_t)(at - name) < sizeof(unversioned)) {
-		memcpy(unversioned, name, (size_t)(at - name));
-		unversioned[at - name] = '\0';
-		name = unversioned;
-	}
-	char *demangled = NULL;
-	if (name[0] == '_' && name[1] == 'Z') {
-		int status = -1;
-		demangled = __cxa_demangle(name, NULL, NULL, &status);
-		if (status)
-			demangled = NULL;
-	}
+	char *function = function_text(name, "");
 	const char *source = "";
 	int line = 0;
 	Dwarf_Addr die_bias;
@@ -242,8 +340,8 @@ uint32_t unwind_name_frame(struct sample_stacks *s, Dwfl *dwfl, uint64_t pc,
 			call_site(cu, &scopes[i], &source, &line);
 			break;
 		}
-	uint32_t id = unwind_intern_frame(s, demangled ? demangled : name, file, pc - bias, source, line, 0);
-	free(demangled);
+	uint32_t id = unwind_intern_frame(s, function, file, pc - bias, source, line, 0);
+	free(function);
 	free(scopes);
 	return id;
 }

@@ -25,6 +25,8 @@
  *   pop id=I tid=T end=NS                                   ends a push or startstop
  *   thread tid=T name=NAME
  *   sample time=NS [tid=T] [ip=ADDRESS]       a call-stack sample: no stack, one frame
+ *   module path=FILE start=ADDRESS end=ADDRESS [offset=N] [time=NS]
+ *           an ELF file mapped from start (its offset there) to end
  *   lost start=NS end=NS samples=N [tid=T]   call-stack samples the kernel lost
  *   end time=NS                                             the process ended cleanly
  *
@@ -359,6 +361,15 @@ int main(int argc, char **argv)
 			m.time_ns = number(w, n, "time", 1, 0);
 			m.tid = (uint32_t)number(w, n, "tid", 0, pid);
 			m.registers[16] = number(w, n, "ip", 0, 0);
+			check_all_used(w, n);
+			put(&m);
+		} else if (strcmp(type, "module") == 0) {
+			struct record_module m = { .header = { sizeof(m), RECORD_MODULE, 0 } };
+			m.path_id = intern(text(w, n, "path", NULL));
+			m.start = number(w, n, "start", 1, 0);
+			m.end = number(w, n, "end", 1, 0);
+			m.offset = number(w, n, "offset", 0, 0);
+			m.time_ns = number(w, n, "time", 0, 0);
 			check_all_used(w, n);
 			put(&m);
 		} else if (strcmp(type, "lost") == 0) {

@@ -375,9 +375,15 @@ def test_profile_filters_by_range_thread_and_time(tmp_path):
     assert r.stdout == "" and "no marker range is named 'ho'" in r.stderr
     assert sum(int(x.rpartition(" ")[2]) for x in hot
                if "seventy" in x.rpartition(" ")[0].split(";")) == under["seventy"]
-    marker_code = r"(^|;)((gpuprof|recorder)_range_(push|pop)|marker_(begin|end))(;| )"
+    # (the marker calls' own code, their stubs of the procedure linkage table included)
+    marker_code = r"(^|;)((gpuprof|recorder)_range_(push|pop)|marker_(begin|end))(@plt)?(;| )"
+    # (under a sanitizer the marker calls run its runtime: a sample there whose marker
+    # library's frame was not unwound (seen once in CI, ThreadSanitizer's MemoryAccessImpl1
+    # directly under main) is the marker calls' too)
+    runtime = r"(;[^;]*__(tsan|asan|ubsan|sanitizer|interceptor)[^;]*)*" \
+        if os.environ.get("GPUPROF_SANITIZER") else ""
     assert all("seventy" in x.rpartition(" ")[0].split(";") or re.search(marker_code, x) or
-               re.search(r";main \d+$", x) for x in hot), hot
+               re.search(rf";main{runtime} \d+$", x) for x in hot), hot
     flat = json.loads(profile(out, "--format", "json"))[0]
     assert flat["columns"] == ["Function", "Module", "Self", "Self %", "Total", "Total %"]
     assert {x[0]: x[4] for x in flat["rows"]}["thirty"] == under["thirty"]
