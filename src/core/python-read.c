@@ -21,7 +21,7 @@ uint64_t python_peek_pointer(const struct python_reader *r, uint64_t address)
  * fields must lie in them (python_attach checks). */
 #define CODE_HEAD 144
 #define THREAD_HEAD 168
-#define FRAME_HEAD 72
+#define FRAME_HEAD PYTHON_FRAME_HEAD
 
 static int layout_fits(const struct python_layout *l)
 {
@@ -215,75 +215,94 @@ static int current_frame(struct python_reader *r, uint64_t thread, uint64_t *fra
 	return *frame ? 0 : -1;
 }
 
-/* The frames from frame out into frames (their code objects into codes); returns how
- * many, -1 when the read is torn: its outermost frame a generator's (read between its
- * yield and its caller's return), or a frame whose code is not a code object (a frame of
- * the interpreter's stack being made or reused while it was read: left out, its callees
- * would join its callers as if they called them). */
-static int read_frames(struct python_reader *r, uint64_t frame, struct python_frame *frames,
-		       uint64_t *codes)
+/* A frame's head: from the bytes last read when it lies in them (a function's callers'
+ * frames lie below its own in a chunk of the interpreter's stack, most in the same
+ * page), else read with the part of its page below it, at once. */
+static const unsigned char *frame_head(struct python_reader *r, uint64_t frame,
+				       uint64_t *from, uint64_t *to)
 {
-	const struct python_layout *layout = r->layout;
-	uint32_t count = 0;
-	int resumable = 0; /* the outermost frame read is a generator's */
-	while (frame && count < PYTHON_STACK_MAX) {
-		unsigned char f[FRAME_HEAD];
-		if (python_peek(r, frame, f, FRAME_HEAD))
-			break;
-		uint64_t code, previous;
-		resumable = 0;
-		memcpy(&code, f + layout->frame_code, 8);
-		memcpy(&previous, f + layout->frame_previous, 8);
-		uint64_t linetable = 0;
-		if (name_code(r, code, &frames[count], &resumable, &linetable))
-			return -1;
-		uint64_t instruction;
-		memcpy(&instruction, f + layout->frame_instruction, 8);
-		frames[count].line = running_line(r, code, linetable, instruction, frames[count].line);
-		frames[count].flags = f[layout->frame_entry] ? PYTHON_FRAME_ENTRY : 0;
-		codes[count++] = code;
-		frame = previous;
+	if (frame < *from || frame + FRAME_HEAD > *to) {
+		uint64_t page = frame & ~(uint64_t)4095;
+		if (python_peek(r, page, r->page, (size_t)(frame - page) + FRAME_HEAD)) {
+			if (python_peek(r, frame, r->page, FRAME_HEAD))
+				return NULL;
+			page = frame;
+		}
+		*from = page;
+		*to = frame + FRAME_HEAD;
 	}
-	return resumable ? -1 : (int)count;
+	return r->page + (frame - *from);
 }
 
-/* Whether the second read of a stack (r->again, r->codes[1]) found what the first did:
- * the same code objects, the same entries into the evaluation loop (lines may differ:
- * the thread ran). */
-static int same_reads(const struct python_reader *r, const struct python_frame *frames,
-		      int count, int again)
+/* The frames from frame out, as they are (their code objects, last instructions and
+ * entries into the evaluation loop), read as fast as can be: the thread runs meanwhile;
+ * returns how many. */
+static int walk_frames(struct python_reader *r, uint64_t frame, struct python_raw_frame *raw)
 {
-	if (again != count)
-		return 0;
-	for (int i = 0; i < count; i++)
-		if (r->codes[0][i] != r->codes[1][i] || frames[i].flags != r->again[i].flags)
-			return 0;
-	return 1;
+	const struct python_layout *layout = r->layout;
+	uint64_t from = 1, to = 0; /* the bytes in r->page: none */
+	int count = 0;
+	while (frame && count < PYTHON_STACK_MAX) {
+		const unsigned char *f = frame_head(r, frame, &from, &to);
+		if (!f)
+			break;
+		memcpy(&raw[count].code, f + layout->frame_code, 8);
+		memcpy(&raw[count].instruction, f + layout->frame_instruction, 8);
+		raw[count].entry = f[layout->frame_entry] != 0;
+		count++;
+		memcpy(&frame, f + layout->frame_previous, 8);
+	}
+	return count;
+}
+
+/* The frames read, named into frames; -1 when the read is torn: its outermost frame a
+ * generator's (read between its yield and its caller's return), or a frame whose code is
+ * not a code object (a frame of the interpreter's stack being made or reused while it was
+ * read: left out, its callees would join its callers as if they called them). */
+static int name_frames(struct python_reader *r, const struct python_raw_frame *raw, int count,
+		       struct python_frame *frames)
+{
+	int resumable = 0; /* the outermost frame's code is a generator's */
+	for (int i = 0; i < count; i++) {
+		uint64_t linetable = 0;
+		if (name_code(r, raw[i].code, &frames[i], &resumable, &linetable))
+			return -1;
+		frames[i].line = running_line(r, raw[i].code, linetable, raw[i].instruction,
+					      frames[i].line);
+		frames[i].flags = raw[i].entry ? PYTHON_FRAME_ENTRY : 0;
+	}
+	return resumable ? -1 : count;
 }
 
 /* The thread runs while its frames are read: its callers' frames stay while it runs, but
  * a generator that yielded is unlinked from its caller (its frame, then, has none): a
- * read that ends at a generator's frame is torn, and read again, a few times at most. */
+ * read that ends at a generator's frame is torn, and read again, a few times at most.
+ * The frames are read as they are first, twice, and named once the two reads agree: the
+ * names' reads (code objects, location tables) take most of the time, and a read that
+ * takes long sees the thread call and return meanwhile (a generator resumed and yielding
+ * every few hundred nanoseconds). */
 int python_thread_frames(struct python_reader *r, uint64_t thread, struct python_frame *frames)
 {
 	for (int attempt = 0; attempt < 4; attempt++) {
-		uint64_t first;
+		uint64_t first, after;
 		if (current_frame(r, thread, &first))
 			return -1;
-		int count = read_frames(r, first, frames, r->codes[0]);
-		uint64_t after;
-		if (count > 0 && (current_frame(r, thread, &after) || after != first))
+		int count = walk_frames(r, first, r->raw[0]);
+		if (!count)
+			return -1;
+		if (current_frame(r, thread, &after) || after != first)
 			continue; /* it called or returned meanwhile: the read may mix two stacks */
 		/* and read again: a frame its callers' place took meanwhile (a function that
 		 * returned, another called at the same depth) has other code in the second read
-		 * (its line may differ: the thread ran) */
-		if (count > 0 && !same_reads(r, frames, count, read_frames(r, first, r->again,
-									 r->codes[1])))
+		 * (its last instruction may differ: the thread ran) */
+		if (walk_frames(r, first, r->raw[1]) != count)
 			continue;
-		if (count > 0)
+		int same = 1;
+		for (int i = 0; i < count && same; i++)
+			same = r->raw[0][i].code == r->raw[1][i].code &&
+			       r->raw[0][i].entry == r->raw[1][i].entry;
+		if (same && name_frames(r, r->raw[0], count, frames) > 0)
 			return count;
-		if (count == 0)
-			return -1;
 	}
 	return -1;
 }

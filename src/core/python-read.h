@@ -13,6 +13,7 @@
 #include "core/record.h"
 
 #define PYTHON_CODE_SLOTS 4096
+#define PYTHON_FRAME_HEAD 72 /* the bytes of a frame read: its fields lie in them */
 
 struct python_reader {
 	pid_t pid;
@@ -28,8 +29,11 @@ struct python_reader {
 		uint32_t line, function_id, file_id;
 	} named[PYTHON_CODE_SLOTS];
 	unsigned char linetable[32 + 8192]; /* a location table being read */
-	struct python_frame again[PYTHON_STACK_MAX]; /* a stack read a second time */
-	uint64_t codes[2][PYTHON_STACK_MAX]; /* the code objects of the two reads */
+	struct python_raw_frame {  /* a frame as read, before its code is named */
+		uint64_t code, instruction;
+		unsigned char entry;
+	} raw[2][PYTHON_STACK_MAX]; /* a stack read, and read a second time */
+	unsigned char page[4096 + PYTHON_FRAME_HEAD]; /* frames read at once: a page's */
 };
 
 /* The layout of CPython release (major << 8 | minor), NULL for one without. */

@@ -355,12 +355,13 @@ def test_python_frames_of_a_program_that_changes_function_every_few_microseconds
     evaluation loop is left without Python frames, when it has no Python frame, or when a
     nested function's frame (X.<locals>.Y) is not right under X's: two moments joined
     (before the registers were read: 25 to 30 % of the samples; before a frame whose code
-    is not a code object made a read torn, up to 13.5 %). At most 5 %: over runs here,
-    idle and loaded, 0 to 0.62 % (bench/python-torn.sh), 2.5 % once in the whole suite
-    beside the sanitizers' builds on a busy VM host. Under a sanitizer, whose build reads
-    each tick several times slower, the fraction measures the sanitizer, not gpuprof
-    (5.7 % here under ThreadSanitizer, 18.5 % on the CI's machine): there only most
-    samples must be whole."""
+    is not a code object made a read torn, up to 13.5 %; before the frames were read
+    whole before being named, up to 8.8 %: most ticks' reads were torn, the rest too far
+    from a sample). At most 2 %: over runs here, idle and loaded, 0 to 0.57 %
+    (bench/python-torn.sh). Under a sanitizer, whose build reads each tick several times
+    slower, the fraction measures the sanitizer, not gpuprof (5.7 % here under
+    ThreadSanitizer, 18.5 % on the CI's machine, before): there only most samples must
+    be whole."""
     python = system_python()
     r, out = sampled(tmp_path, [python, ALTERNATING_PY, "3"], ["--sampling-freq", str(hz)])
     _, folded = stack_roots(out)
@@ -381,7 +382,7 @@ def test_python_frames_of_a_program_that_changes_function_every_few_microseconds
         elif names[:2] == ["<module>", "main"] and len(names) > 2:
             functions[names[2]] += n
     assert total >= 0.5 * 3 * hz, total  # the program's CPU seconds, sampled
-    bound = 0.5 if os.environ.get("GPUPROF_SANITIZER") else 0.05
+    bound = 0.5 if os.environ.get("GPUPROF_SANITIZER") else 0.02
     assert torn <= bound * total, (torn, total)
     # each of the three functions has its share (each runs a third or so of the time)
     assert all(functions[f] >= 0.1 * total for f in ("gen_sum", "comprehension", "Box.method")), \
