@@ -354,6 +354,15 @@ static int subscribe_launches(CUpti_SubscriberHandle subscriber)
 static _Thread_local unsigned launches_open;
 static _Thread_local uint32_t launch_open_id;
 
+/* A launching function's name as the API trace names it (CUPTI's version suffix cut);
+ * out of line, so that its buffer is not in the frame a launch stack copies. */
+static __attribute__((noinline)) uint32_t launch_name(const char *function)
+{
+	char base[256];
+	translator_api_base_name(function ? function : "", base, sizeof(base));
+	return recorder_intern(base);
+}
+
 /* At each launching call, on the launching thread: on entry, before the real function
  * runs, its call stack or its launch point, keyed by the correlation id its work's
  * activity records carry, once per id (a call the runtime makes to the driver for the
@@ -372,13 +381,8 @@ static void on_launch(int d, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
 	if (call->callbackSite == CUPTI_API_ENTER && !nested &&
 	    (launch_stacks || launch.points[d])) {
 		uint32_t name = atomic_load(&launch.names[d][cbid]);
-		if (!name) { /* named as the API trace names it: CUPTI's version suffix cut */
-			char base[256];
-			translator_api_base_name(call->functionName ? call->functionName : "", base,
-						 sizeof(base));
-			name = recorder_intern(base);
-			atomic_store(&launch.names[d][cbid], name);
-		}
+		if (!name)
+			atomic_store(&launch.names[d][cbid], name = launch_name(call->functionName));
 		uint32_t record_domain = d == RUNTIME ? DOMAIN_CUDA_API : DOMAIN_CUDA_DRIVER_API;
 		if (launch_stacks)
 			recorder_launch_stack(record_domain, name, call->correlationId);

@@ -602,6 +602,15 @@ static void kernel_sizes(struct kernel_info *info, cl_kernel kernel, struct devi
 	}
 }
 
+/* The name of a kernel not in the table, asked of the runtime; out of line, so that its
+ * buffer is not in the frame of every launch (a launch stack copies that frame). */
+static __attribute__((noinline)) uint32_t unknown_kernel_name(cl_kernel kernel)
+{
+	char name[1024] = "<unknown kernel>";
+	REAL(clGetKernelInfo)(kernel, CL_KERNEL_FUNCTION_NAME, sizeof(name) - 1, name, NULL);
+	return recorder_intern(name);
+}
+
 struct pending *kernel_begin(const struct api_call *call, cl_command_queue queue,
 				    cl_kernel kernel, cl_uint dims, const size_t *global,
 				    const size_t *local)
@@ -635,9 +644,7 @@ struct pending *kernel_begin(const struct api_call *call, cl_command_queue queue
 	}
 	struct kernel_info *info = kernel_lookup(kernel);
 	if (!info) {
-		char name[1024] = "<unknown kernel>";
-		REAL(clGetKernelInfo)(kernel, CL_KERNEL_FUNCTION_NAME, sizeof(name) - 1, name, NULL);
-		k->name_id = recorder_intern(name);
+		k->name_id = unknown_kernel_name(kernel);
 	} else {
 		k->name_id = info->name_id;
 		kernel_sizes(info, kernel, p->device);
