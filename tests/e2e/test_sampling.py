@@ -378,8 +378,8 @@ def test_profile_filters_by_range_thread_and_time(tmp_path):
     # (the marker calls' own code, their stubs of the procedure linkage table included)
     marker_code = r"(^|;)((gpuprof|recorder)_range_(push|pop)|marker_(begin|end))(@plt)?(;| )"
     # (under a sanitizer the marker calls run its runtime: a sample there whose marker
-    # library's frame was not unwound (seen once in CI, ThreadSanitizer's MemoryAccessImpl1
-    # directly under main) is the marker calls' too)
+    # library's frame was not unwound (seen once in CI: ThreadSanitizer's runtime frames
+    # right under main) is the marker calls' too)
     runtime = r"(;[^;]*__(tsan|asan|ubsan|sanitizer|interceptor)[^;]*)*" \
         if os.environ.get("GPUPROF_SANITIZER") else ""
     assert all("seventy" in x.rpartition(" ")[0].split(";") or re.search(marker_code, x) or
