@@ -20,6 +20,12 @@ const struct command *command_find(const char *name);
 /* The closest command name to a misspelt one, or NULL when none is close. */
 const char *command_suggest(const char *name);
 
+/* gpuprof's own process ignores SIGXFSZ (main): a write past the file-size limit (ulimit
+ * -f) fails with EFBIG and is reported like a full disk, rather than ending gpuprof with
+ * the program's outputs unwritten and its exit status lost. A program gpuprof starts
+ * gets the disposition gpuprof was given back before it runs. */
+void commands_restore_signals(void);
+
 struct error;
 
 int cmd_trace(int argc, char **argv);

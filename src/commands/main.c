@@ -1,4 +1,5 @@
 /* gpuprof: the command table and dispatch. */
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -76,8 +77,18 @@ void commands_print_usage(FILE *out)
 		     "options;\n'man gpuprof-<command>' the full manual.\n");
 }
 
+/* SIGXFSZ's disposition as gpuprof was started with it (commands.h). */
+static struct sigaction file_size_signal;
+
+void commands_restore_signals(void)
+{
+	sigaction(SIGXFSZ, &file_size_signal, NULL);
+}
+
 int main(int argc, char **argv)
 {
+	struct sigaction ignore = { .sa_handler = SIG_IGN };
+	sigaction(SIGXFSZ, &ignore, &file_size_signal);
 	if (argc < 2) {
 		commands_print_usage(stderr);
 		return EXIT_USAGE;

@@ -229,7 +229,8 @@ static const char *dropped_advice(uint32_t reason)
 	case DROPPED_NO_BUFFER:
 		return "the memory cap was reached; --buffer-limit raises it";
 	case DROPPED_WRITE_FAILED:
-		return "the spool could not be written (a full disk?); free space or choose -d";
+		return "the spool could not be written (a full disk, or the file size limit, "
+		       "ulimit -f?); free space, raise the limit or choose -d";
 	case DROPPED_NO_SLOT:
 		return "more device commands in flight than gpuprof follows (4,194,304), or no "
 		       "memory to follow more";

@@ -16,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "commands/commands.h"
 #include "commands/trace.h"
 #include "core/paths.h"
 #include "runtime/recorder.h"
@@ -271,6 +272,7 @@ static int run_target(char **argv, int *status, const struct metrics_options *me
 		prctl(PR_SET_PDEATHSIG, SIGTERM);
 		if (getppid() != parent)
 			_exit(128 + SIGTERM);
+		commands_restore_signals();
 		execvp(argv[0], argv);
 		int e = errno;
 		ssize_t ignored = write(pipefd[1], &e, sizeof(e));

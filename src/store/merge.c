@@ -560,7 +560,7 @@ int store_merge(char *const *inputs, int count, char *const *replays, int replay
 	rc = 0;
 out:
 	if (db && sqlite3_close(db) != SQLITE_OK && rc == 0)
-		rc = error_set(err, "cannot write '%s': %s", temporary.buf, sqlite3_errmsg(db));
+		rc = error_set(err, "cannot write '%s': %s", temporary.buf, store_write_error(db));
 	if (rc == 0 && rename(temporary.buf, db_path) < 0)
 		rc = error_set(err, "cannot create '%s': %s", db_path, strerror(errno));
 	if (rc)

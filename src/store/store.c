@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "core/record-fields.h"
@@ -70,12 +71,32 @@ int store_writing(sqlite3 *db, struct error *err)
 	return store_exec(db, sql, err);
 }
 
+const char *store_write_error(sqlite3 *db)
+{
+	static _Thread_local char text[512];
+	int code = sqlite3_errcode(db), system = sqlite3_system_errno(db);
+	struct rlimit limit;
+	struct stat st;
+	const char *path = sqlite3_db_filename(db, "main");
+	if ((code == SQLITE_IOERR || code == SQLITE_FULL) && system)
+		snprintf(text, sizeof(text), "%s (%s)", sqlite3_errmsg(db), strerror(system));
+	else if ((code == SQLITE_IOERR || code == SQLITE_FULL) &&
+		 getrlimit(RLIMIT_FSIZE, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY &&
+		 path && stat(path, &st) == 0 && (uint64_t)st.st_size + 65536 > limit.rlim_cur)
+		/* SQLite keeps no errno of a failed write: a file at the limit tells */
+		snprintf(text, sizeof(text), "%s (the file size limit, ulimit -f, %llu bytes, is "
+			 "reached)", sqlite3_errmsg(db), (unsigned long long)limit.rlim_cur);
+	else
+		snprintf(text, sizeof(text), "%s", sqlite3_errmsg(db));
+	return text;
+}
+
 int store_exec(sqlite3 *db, const char *sql, struct error *err)
 {
 	char *message = NULL;
 	if (sqlite3_exec(db, sql, NULL, NULL, &message) != SQLITE_OK) {
 		error_set(err, "cannot write '%s': %s", sqlite3_db_filename(db, "main"),
-			  message ? message : sqlite3_errmsg(db));
+			  store_write_error(db));
 		sqlite3_free(message);
 		return -1;
 	}
@@ -196,7 +217,7 @@ static int step_statement(struct loader *l, sqlite3_stmt *s, struct error *err)
 	sqlite3_reset(s);
 	if (rc != SQLITE_DONE)
 		return error_set(err, "cannot write '%s': %s", sqlite3_db_filename(l->db, "main"),
-				 sqlite3_errmsg(l->db));
+				 store_write_error(l->db));
 	return 0;
 }
 
@@ -651,7 +672,7 @@ out:
 		sqlite3_finalize(l.batch[i]);
 	}
 	if (l.db && sqlite3_close(l.db) != SQLITE_OK && rc == 0)
-		rc = error_set(err, "cannot write '%s': %s", temporary.buf, sqlite3_errmsg(l.db));
+		rc = error_set(err, "cannot write '%s': %s", temporary.buf, store_write_error(l.db));
 	if (rc == 0 && rename(temporary.buf, db_path) < 0)
 		rc = error_set(err, "cannot create '%s': %s", db_path, strerror(errno));
 	if (rc)

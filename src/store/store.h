@@ -55,6 +55,10 @@ void store_configure(void);
 
 /* Runs SQL that returns no rows; on failure err names the database and the message. */
 int store_exec(sqlite3 *db, const char *sql, struct error *err);
+/* SQLite's message for db's last error, with the system's reason where a write failed on
+ * one ("disk I/O error (File too large)": a file-size limit, a full disk): for messages
+ * of the thread that made the error, valid until its next call. */
+const char *store_write_error(sqlite3 *db);
 
 /* A database being written: no journal, no sync, 64 KiB pages and a page cache of
  * 64 MiB (a quarter of a smaller limit of data memory). 0, or -1 with err. */

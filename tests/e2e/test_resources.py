@@ -1,10 +1,13 @@
 """Resource faults while the program runs: its output directory removed or made
 read-only, the disk full (an injected ENOSPC on the spool), the memory cap
-(test_trace.py): the program finishes unharmed, what was written is whole, and the loss
-is reported."""
+(test_trace.py), a file-size limit: the program finishes unharmed, what was written is
+whole, and the loss is reported."""
 import os
+import resource
 import shutil
+import signal
 import struct
+import subprocess
 import tempfile
 import threading
 
@@ -108,3 +111,30 @@ def test_no_room_at_all(tmp_path):
     assert r.stdout.startswith("push outer: 0\n")
     assert "could not be written to" in r.stderr
     assert "holds no process record" in r.stderr
+
+
+def test_a_file_size_limit_is_an_error_of_gpuprof_not_its_end(tmp_path):
+    """Under `ulimit -f` a write of gpuprof's own fails with a clear error rather than
+    SIGXFSZ ending gpuprof (its outputs half written, the program's exit status lost);
+    the program keeps the disposition of the signal it was given."""
+    # the program: ended by SIGXFSZ sent to itself, as it is without gpuprof
+    r = trace(tmp_path, [], ["sh", "-c", "kill -XFSZ $$; echo survived"])
+    assert r.returncode == 128 + signal.SIGXFSZ, r.stderr
+    assert "survived" not in r.stdout
+    assert "was killed by SIGXFSZ" in r.stderr
+    # a database cannot be written under a 1 MiB limit (its 64 KiB pages, one at least
+    # for each of its tables and indexes): gpuprof says so and fails, the spool kept
+    spool = tmp_path / "4242.spool"
+    made = subprocess.run([os.path.join(TESTS, "make-recording"), str(spool)],
+                          input="process pid=4242\nend time=2000000\n", capture_output=True,
+                          text=True)
+    assert made.returncode == 0, made.stderr
+
+    def limited():
+        resource.setrlimit(resource.RLIMIT_FSIZE, (1 << 20, 1 << 20))
+
+    r = subprocess.run([GPUPROF, "convert", "-f", "sqlite", str(spool)], cwd=tmp_path,
+                       preexec_fn=limited, capture_output=True, text=True, timeout=120)
+    assert r.returncode == 1, (r.returncode, r.stderr)
+    assert "(the file size limit, ulimit -f, 1048576 bytes, is reached)" in r.stderr
+    assert sorted(os.listdir(tmp_path)) == ["4242.spool"]
