@@ -186,42 +186,54 @@ static void call_site(Dwarf_Die *cu, Dwarf_Die *inlined, const char **source, in
 
 /* ---- stubs of the procedure linkage table -------------------------------------------- */
 
-/* The function a dynamic relocation binds: the symbol of the one that fills the GOT slot
- * at slot (slot 0: the index-th of .rela.plt), or the function an IRELATIVE one (an
- * ifunc, no symbol) resolves at its addend; NULL when none does. */
+/* In one table of relocations, the function bound by the one that fills the GOT slot at
+ * slot (slot 0: the index-th): its symbol's, or, for an IRELATIVE one (an ifunc, no
+ * symbol), the function at its addend; NULL when none does. */
+static const char *table_function(Dwfl_Module *module, Elf *elf, GElf_Addr bias, Elf_Scn *scn,
+				  const GElf_Shdr *sh, GElf_Addr slot, uint64_t index)
+{
+	Elf_Data *data = elf_getdata(scn, NULL);
+	size_t count = data ? data->d_size / sh->sh_entsize : 0;
+	size_t first = slot ? 0 : index, end = slot ? count : index + 1;
+	for (size_t i = first; i < end && i < count; i++) {
+		GElf_Rela r;
+		if (!gelf_getrela(data, (int)i, &r) || (slot && r.r_offset != slot))
+			continue;
+		size_t symbol = GELF_R_SYM(r.r_info);
+		if (!symbol)
+			return dwfl_module_addrname(module, (GElf_Addr)r.r_addend + bias);
+		Elf_Scn *table = elf_getscn(elf, sh->sh_link);
+		GElf_Shdr table_sh;
+		GElf_Sym sym;
+		if (!table || !gelf_getshdr(table, &table_sh) ||
+		    !gelf_getsym(elf_getdata(table, NULL), (int)symbol, &sym))
+			return NULL;
+		return elf_strptr(elf, table_sh.sh_link, sym.st_name);
+	}
+	return NULL;
+}
+
+/* The function a dynamic relocation binds to the GOT slot at slot (slot 0: the index-th
+ * of .rela.plt). .rela.plt first, where most stubs' slots are; the other tables only
+ * then (.rela.dyn: a .plt.got stub's, and a large library's many relocations). */
 static const char *relocated_function(Dwfl_Module *module, Elf *elf, GElf_Addr bias,
 				      GElf_Addr slot, uint64_t index)
 {
 	size_t names;
 	if (elf_getshdrstrndx(elf, &names))
 		return NULL;
-	for (Elf_Scn *scn = NULL; (scn = elf_nextscn(elf, scn));) {
-		GElf_Shdr sh;
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_RELA || !sh.sh_entsize)
-			continue;
-		const char *section = elf_strptr(elf, names, sh.sh_name);
-		if (!slot && (!section || strcmp(section, ".rela.plt")))
-			continue;
-		Elf_Data *data = elf_getdata(scn, NULL);
-		size_t count = data ? data->d_size / sh.sh_entsize : 0;
-		size_t first = slot ? 0 : index, end = slot ? count : index + 1;
-		for (size_t i = first; i < end && i < count; i++) {
-			GElf_Rela r;
-			if (!gelf_getrela(data, (int)i, &r) || (slot && r.r_offset != slot))
+	for (int pass = 0; pass < (slot ? 2 : 1); pass++) {
+		for (Elf_Scn *scn = NULL; (scn = elf_nextscn(elf, scn));) {
+			GElf_Shdr sh;
+			if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_RELA || !sh.sh_entsize)
 				continue;
-			size_t symbol = GELF_R_SYM(r.r_info);
-			if (!symbol)
-				return dwfl_module_addrname(module, (GElf_Addr)r.r_addend + bias);
-			Elf_Scn *table = elf_getscn(elf, sh.sh_link);
-			GElf_Shdr table_sh;
-			GElf_Sym sym;
-			if (!table || !gelf_getshdr(table, &table_sh) ||
-			    !gelf_getsym(elf_getdata(table, NULL), (int)symbol, &sym))
-				return NULL;
-			return elf_strptr(elf, table_sh.sh_link, sym.st_name);
+			const char *section = elf_strptr(elf, names, sh.sh_name);
+			if ((section && !strcmp(section, ".rela.plt")) != (pass == 0))
+				continue;
+			const char *name = table_function(module, elf, bias, scn, &sh, slot, index);
+			if (name || !slot)
+				return name;
 		}
-		if (!slot) /* the index is past .rela.plt */
-			return NULL;
 	}
 	return NULL;
 }
