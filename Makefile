@@ -389,13 +389,13 @@ $(BUILD)/samples/%: samples/opencl/%.c samples/opencl/common.h
 	@mkdir -p $(dir $@)
 	$(CC) -std=gnu11 $(CFLAGS) -Wall -Wextra -pthread $< -o $@ -lOpenCL
 
-$(BUILD)/tests/%: tests/e2e/%.c samples/opencl/common.h
+$(BUILD)/tests/%: tests/e2e/%.c samples/opencl/common.h tests/e2e/cl-check.h
 	@mkdir -p $(dir $@)
 	$(CC) -std=gnu11 $(CFLAGS) -Wall -Wextra -pthread $< -o $@ -lOpenCL
 
 # programs of the marker tests link the marker library like any application would
 $(BUILD)/tests/markers $(BUILD)/tests/slowdown: $(BUILD)/tests/%: tests/e2e/%.c $(MARKERS_LIB) \
-		samples/opencl/common.h
+		samples/opencl/common.h tests/e2e/cl-check.h
 	@mkdir -p $(dir $@)
 	$(CC) -std=gnu11 $(CFLAGS) -Wall -Wextra -Iinclude -pthread $< -o $@ -lOpenCL \
 		-L$(BUILD)/lib -lgpuprof-markers -Wl,-rpath,'$$ORIGIN/../lib'

@@ -27,20 +27,12 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cl-check.h"
 #include "gpuprof/markers.h"
 
 static cl_command_queue queue;
 static cl_kernel kernel;
 static cl_mem buffer;
-
-#define CHECK(call) \
-	do { \
-		cl_int rc_ = (call); \
-		if (rc_ != CL_SUCCESS) { \
-			fprintf(stderr, "markers: %s failed: %d\n", #call, rc_); \
-			exit(1); \
-		} \
-	} while (0)
 
 static void setup(void)
 {
