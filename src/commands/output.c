@@ -504,6 +504,8 @@ static int copy_file(const char *from, const char *target, struct error *err)
 	if (in >= 0)
 		unfinished_add(to);
 	int out = in < 0 ? -1 : open(to, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+	if (out >= 0)
+		unfinished_created(to);
 	if (out < 0) {
 		unfinished_forget(to);
 		int rc = in < 0 ? error_set(err, "cannot open '%s': %s", from, strerror(errno))

@@ -628,6 +628,7 @@ int store_write(const struct recording *rec, const char *spool_path, const char 
 			  l.db ? sqlite3_errmsg(l.db) : "out of memory");
 		goto out;
 	}
+	unfinished_created(temporary.buf);
 	if (store_writing(l.db, err) || store_exec(l.db, "PRAGMA locking_mode = EXCLUSIVE", err) ||
 	    store_exec(l.db, store_schema_sql, err) || store_exec(l.db, "BEGIN", err))
 		goto out;

@@ -19,9 +19,19 @@ static struct {
 	char path[PATH_MAX];
 } slots[UNFINISHED_MAX];
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static atomic_int removing; /* unfinished_remove_all ran: the process is ending */
+
+/* A thread that would make a file after the removal waits for the process's end. */
+static void wait_for_the_end(void)
+{
+	for (;;)
+		pause();
+}
 
 void unfinished_add(const char *path)
 {
+	if (atomic_load(&removing))
+		wait_for_the_end();
 	size_t length = strlen(path);
 	if (length >= PATH_MAX)
 		return;
@@ -46,8 +56,17 @@ void unfinished_forget(const char *path)
 	pthread_mutex_unlock(&lock);
 }
 
+void unfinished_created(const char *path)
+{
+	if (atomic_load(&removing)) {
+		unlink(path);
+		wait_for_the_end();
+	}
+}
+
 void unfinished_remove_all(void)
 {
+	atomic_store(&removing, 1);
 	for (int i = 0; i < UNFINISHED_MAX; i++)
 		if (atomic_load(&slots[i].state) == LISTED)
 			unlink(slots[i].path);

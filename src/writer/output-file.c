@@ -47,6 +47,8 @@ FILE *output_partial_open(const char *path, struct error *err)
 	if (!out) {
 		error_set(err, "cannot create '%s': %s", partial.buf, strerror(errno));
 		unfinished_forget(partial.buf);
+	} else {
+		unfinished_created(partial.buf);
 	}
 	strbuf_release(&partial);
 	return out;

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <math.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <signal.h>
@@ -23,6 +24,7 @@
 #include "util/csv-format.h"
 #include "util/options.h"
 #include "util/strbuf.h"
+#include "util/unfinished.h"
 #include "writer/writer.h"
 
 static char workdir[] = "/tmp/gpuprof-unit-XXXXXX";
@@ -133,6 +135,73 @@ static void test_spool_file_size_limit(void)
 	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 	struct stat st;
 	CHECK(stat(path, &st) == 0 && st.st_size <= 4096);
+}
+
+/* Threads that make an output file while a second interrupt removes the unfinished ones
+ * (util/unfinished.h): the file of one that registered before the removal and creates it
+ * after is removed by it; one that registers after never returns, so never creates. */
+static char unfinished_paths[3][300];
+static atomic_int created, trying, returned[2];
+
+static int poll_until(atomic_int *flag)
+{
+	for (int i = 0; i < 2000 && !atomic_load(flag); i++)
+		usleep(1000);
+	return atomic_load(flag);
+}
+
+static void *create_registered(void *unused)
+{
+	int fd = open(unfinished_paths[1], O_WRONLY | O_CREAT, 0644);
+	close(fd);
+	atomic_store(&created, fd >= 0);
+	unfinished_created(unfinished_paths[1]);
+	atomic_store(&returned[0], 1);
+	return unused;
+}
+
+static void *register_late(void *unused)
+{
+	atomic_store(&trying, 1);
+	unfinished_add(unfinished_paths[2]);
+	close(open(unfinished_paths[2], O_WRONLY | O_CREAT, 0644));
+	atomic_store(&returned[1], 1);
+	return unused;
+}
+
+static void test_unfinished_after_removal(void)
+{
+	for (int i = 0; i < 3; i++)
+		snprintf(unfinished_paths[i], sizeof(unfinished_paths[i]), "%s/out%d.partial",
+			 workdir, i);
+	pid_t child = fork();
+	if (child == 0) { /* the removal is for a process that ends: a child's */
+		struct stat st;
+		unfinished_add(unfinished_paths[0]);
+		close(open(unfinished_paths[0], O_WRONLY | O_CREAT, 0644));
+		unfinished_created(unfinished_paths[0]);
+		unfinished_add(unfinished_paths[1]); /* listed, not made yet */
+		unfinished_remove_all();
+		pthread_t a, b;
+		if (pthread_create(&a, NULL, create_registered, NULL) ||
+		    pthread_create(&b, NULL, register_late, NULL))
+			_exit(2);
+		if (!poll_until(&created) || !poll_until(&trying))
+			_exit(3);
+		for (int i = 0; i < 2000 && stat(unfinished_paths[1], &st) == 0; i++)
+			usleep(1000);
+		usleep(100000); /* a thread let through would have made its file by now */
+		int ok = stat(unfinished_paths[0], &st) < 0 && stat(unfinished_paths[1], &st) < 0 &&
+			 stat(unfinished_paths[2], &st) < 0 && !atomic_load(&returned[0]) &&
+			 !atomic_load(&returned[1]);
+		_exit(ok ? 0 : 4);
+	}
+	int status = -1;
+	waitpid(child, &status, 0);
+	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	struct stat st;
+	for (int i = 0; i < 3; i++)
+		CHECK(stat(unfinished_paths[i], &st) < 0);
 }
 
 static void test_spool_checksum(void)
@@ -660,7 +729,8 @@ static void test_recorder_in_child(void)
 int main(int argc, char **argv)
 {
 	static const struct check_test tests[] = {
-		CHECK_TEST(spool), CHECK_TEST(spool_file_size_limit), CHECK_TEST(spool_checksum), CHECK_TEST(paths), CHECK_TEST(options), CHECK_TEST(stats),
+		CHECK_TEST(spool), CHECK_TEST(spool_file_size_limit), CHECK_TEST(unfinished_after_removal),
+		CHECK_TEST(spool_checksum), CHECK_TEST(paths), CHECK_TEST(options), CHECK_TEST(stats),
 		CHECK_TEST(welch), CHECK_TEST(names_and_csv), CHECK_TEST(strbuf_without_memory),
 		CHECK_TEST(pc_samples_csv), CHECK_TEST(recorder_in_child), CHECK_TEST(recorder),
 	};
