@@ -473,7 +473,7 @@ static void take_handoff(void)
 
 /* Completes the commands of one list that have finished: up to the first that has not
  * in an in-order queue, unless `final`. -1 when the buffer is full. */
-static int collect_list(struct followed_queue *q, int in_order, int final, int closing)
+static int collect_list(struct followed_queue *q, int final, int closing)
 {
 	for (struct pending **link = &q->head; *link;) {
 		struct pending *p = *link;
@@ -489,7 +489,7 @@ static int collect_list(struct followed_queue *q, int in_order, int final, int c
 			*link = next;
 			if (!next)
 				q->tail = link;
-		} else if (in_order && !final) {
+		} else if (q->in_order && !final) {
 			break; /* those after it have not completed either */
 		} else {
 			link = &p->next;
@@ -509,14 +509,14 @@ int collect_completed(int final)
 	take_handoff();
 	int closing = atomic_load(&runtime_closing), full = 0;
 	for (size_t i = 0; i < followed_count && !full;) {
-		full = collect_list(&followed[i], followed[i].in_order, final, closing) < 0;
+		full = collect_list(&followed[i], final, closing) < 0;
 		if (followed[i].head)
 			i++;
 		else /* no command in flight: the list is dropped */
 			followed[i] = followed[--followed_count];
 	}
 	if (!full)
-		full = collect_list(&followed[FOLLOWED_QUEUES], 0, final, closing) < 0;
+		full = collect_list(&followed[FOLLOWED_QUEUES], final, closing) < 0; /* never in order */
 	if (full) {
 		nesting--;
 		return 1; /* the buffer is full: drain, then go on */

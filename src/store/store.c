@@ -93,13 +93,9 @@ const char *store_write_error(sqlite3 *db)
 
 int store_exec(sqlite3 *db, const char *sql, struct error *err)
 {
-	char *message = NULL;
-	if (sqlite3_exec(db, sql, NULL, NULL, &message) != SQLITE_OK) {
-		error_set(err, "cannot write '%s': %s", sqlite3_db_filename(db, "main"),
-			  store_write_error(db));
-		sqlite3_free(message);
-		return -1;
-	}
+	if (sqlite3_exec(db, sql, NULL, NULL, NULL) != SQLITE_OK)
+		return error_set(err, "cannot write '%s': %s", sqlite3_db_filename(db, "main"),
+				 store_write_error(db));
 	return 0;
 }
 
