@@ -385,7 +385,7 @@ static void on_launch(int d, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
 			atomic_store(&launch.names[d][cbid], name = launch_name(call->functionName));
 		uint32_t record_domain = d == RUNTIME ? DOMAIN_CUDA_API : DOMAIN_CUDA_DRIVER_API;
 		if (launch_stacks)
-			recorder_launch_stack(record_domain, name, call->correlationId);
+			recorder_launch_stack(record_domain, name, call->correlationId, 0);
 		else
 			recorder_launch(record_domain, name, call->correlationId);
 	}

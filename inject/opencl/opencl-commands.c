@@ -576,7 +576,7 @@ static struct pending *pending_begin(const struct api_call *call, cl_command_que
 	}
 	if (recorder_launch_stacks()) /* the program's call stack, from here */
 		recorder_launch_stack(DOMAIN_OPENCL_API, function_string[call->function],
-				      call->correlation_id);
+				      call->correlation_id, call->start_ns);
 	p->api_start_ns = call->start_ns;
 	p->device = q->device;
 	p->queue_id = q->queue_id;

@@ -14,22 +14,26 @@
 #include <isa-l/crc.h>
 #endif
 
-uint32_t spool_crc32(const void *data, size_t len)
+uint32_t spool_crc32_more(uint32_t crc, const void *data, size_t len)
 {
 #ifdef HAVE_ISAL
 	/* zlib's value, with the CPU's carry-less multiplication where it has one */
-	return crc32_gzip_refl(0, data, len);
+	return crc32_gzip_refl(crc, data, len);
 #else
-	uLong crc = crc32(0L, Z_NULL, 0);
 	const Bytef *p = data;
 	while (len > 0) { /* zlib takes uInt lengths */
 		uInt n = len > (1u << 30) ? 1u << 30 : (uInt)len;
-		crc = crc32(crc, p, n);
+		crc = (uint32_t)crc32(crc, p, n);
 		p += n;
 		len -= n;
 	}
-	return (uint32_t)crc;
+	return crc;
 #endif
+}
+
+uint32_t spool_crc32(const void *data, size_t len)
+{
+	return spool_crc32_more(0, data, len);
 }
 
 static int write_all(int fd, struct iovec *iov, int count, struct error *err)
@@ -69,13 +73,21 @@ int spool_write_header(int fd, struct error *err)
 int spool_write_chunk(int fd, const void *payload, uint32_t size, uint32_t count,
 		      struct error *err)
 {
+	return spool_write_chunk2(fd, payload, size, NULL, 0, count, err);
+}
+
+int spool_write_chunk2(int fd, const void *first, uint32_t first_size, const void *second,
+		       uint32_t second_size, uint32_t count, struct error *err)
+{
+	uint32_t size = first_size + second_size;
 	struct spool_chunk_header chunk = {
 		.magic = SPOOL_CHUNK_MAGIC,
 		.payload_size = size,
-		.crc32 = spool_crc32(payload, size),
+		.crc32 = spool_crc32_more(spool_crc32(first, first_size), second, second_size),
 		.record_count = count,
 	};
-	struct iovec iov[2] = { { &chunk, sizeof(chunk) }, { (void *)payload, size } };
+	struct iovec iov[3] = { { &chunk, sizeof(chunk) }, { (void *)first, first_size },
+				{ (void *)second, second_size } };
 	/* A chunk written in part (a full disk) is cut off again, so that the spool stays a
 	 * sequence of whole chunks that later ones can follow. */
 	off_t before = lseek(fd, 0, SEEK_END);
@@ -86,7 +98,7 @@ int spool_write_chunk(int fd, const void *payload, uint32_t size, uint32_t count
 	    (uint64_t)before + sizeof(chunk) + size > (uint64_t)limit.rlim_cur)
 		return error_set(err, "the file size limit (ulimit -f, %llu bytes) is reached",
 				 (unsigned long long)limit.rlim_cur);
-	if (write_all(fd, iov, 2, err) == 0)
+	if (write_all(fd, iov, second_size ? 3 : 2, err) == 0)
 		return 0;
 	if (before >= 0 && ftruncate(fd, before) < 0)
 		error_set(err, "%s (and the incomplete chunk could not be removed: %s)", err->message,

@@ -34,12 +34,19 @@ struct spool_chunk_header {
 };
 
 uint32_t spool_crc32(const void *data, size_t len);
+/* The CRC of the bytes before these (crc) and these together. */
+uint32_t spool_crc32_more(uint32_t crc, const void *data, size_t len);
 
 /* Writes the file header into a freshly created file. */
 int spool_write_header(int fd, struct error *err);
 /* Writes one chunk (header and payload) with a single write() where possible. */
 int spool_write_chunk(int fd, const void *payload, uint32_t size, uint32_t count,
 		      struct error *err);
+/* The same with a payload in two pieces, one after the other (a ring's bytes where they
+ * wrap around its end; the second may be empty): the chunk as one write, with no copy of
+ * its own. */
+int spool_write_chunk2(int fd, const void *first, uint32_t first_size, const void *second,
+		       uint32_t second_size, uint32_t count, struct error *err);
 
 /* Reading. The whole file is mapped; records are checked chunk by chunk. */
 struct spool_reader {

@@ -302,7 +302,7 @@ static size_t stack_bytes(uintptr_t sp)
 }
 
 __attribute__((noinline)) void recorder_launch_stack(uint32_t domain, uint32_t function_id,
-						     uint64_t correlation_id)
+						     uint64_t correlation_id, uint64_t time_ns)
 {
 #if defined(__x86_64__)
 	if (!recorder_launch_stacks() || !recorder_ready())
@@ -371,7 +371,7 @@ __attribute__((noinline)) void recorder_launch_stack(uint32_t domain, uint32_t f
 	s->header = (struct record_header){ (uint32_t)(sizeof(*s) + padded), RECORD_SAMPLE, 0 };
 	s->tid = recorder_thread_id();
 	s->stack_size = (uint32_t)bytes;
-	s->time_ns = clock_now_ns();
+	s->time_ns = time_ns ? time_ns : clock_now_ns();
 	s->flags = SAMPLE_LAUNCH | (full ? SAMPLE_STACK_FULL : 0) | (written ? SAMPLE_STACK_DELTA : 0);
 	s->syscall = -1;
 	struct record_launch_stack *l = &buffer->record;
@@ -408,6 +408,6 @@ __attribute__((noinline)) void recorder_launch_stack(uint32_t domain, uint32_t f
 	last_number = rc == 0 ? number : 0;
 	python_record_thread(recorder_thread_id(), s->time_ns); /* where it runs Python, its functions */
 #else
-	(void)domain, (void)function_id, (void)correlation_id;
+	(void)domain, (void)function_id, (void)correlation_id, (void)time_ns;
 #endif
 }

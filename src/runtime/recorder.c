@@ -59,7 +59,6 @@ static int spool_fd = -1;
 static int wake_fd = -1;
 static char spool_path[PATH_MAX];
 static pthread_t writer_thread;
-static unsigned char *chunk_buffer;
 static int write_failure_reported;
 static _Atomic uint64_t unwritten[2]; /* records and bytes the spool never received */
 
@@ -169,16 +168,22 @@ static struct ring *ring_for_thread(void)
 
 /* ---- writer --------------------------------------------------------------------- */
 
-static void write_chunk(const unsigned char *payload, uint64_t size)
+/* Writes `size` bytes of records as a chunk: `first_size` of them at first, the rest at
+ * second (a ring's, where they wrap around its end). */
+static void write_chunk(const unsigned char *first, uint64_t first_size,
+			const unsigned char *second, uint64_t size)
 {
 	uint32_t count = 0;
-	for (uint64_t at = 0; at + sizeof(struct record_header) <= size;) {
-		const struct record_header *h = (const void *)(payload + at);
-		at += h->size ? h->size : size;
-		count++;
+	for (uint64_t at = 0; at + sizeof(struct record_header) <= size; count++) {
+		struct record_header h; /* may itself wrap */
+		unsigned char *to = (unsigned char *)&h;
+		for (size_t i = 0; i < sizeof(h); i++)
+			to[i] = at + i < first_size ? first[at + i] : second[at + i - first_size];
+		at += h.size ? h.size : size;
 	}
 	struct error err;
-	if (spool_write_chunk(spool_fd, payload, (uint32_t)size, count, &err) < 0) {
+	if (spool_write_chunk2(spool_fd, first, (uint32_t)first_size, second,
+			       (uint32_t)(size - first_size), count, &err) < 0) {
 		atomic_fetch_add(&dropped[DROPPED_WRITE_FAILED][0], count);
 		atomic_fetch_add(&dropped[DROPPED_WRITE_FAILED][1], size);
 		atomic_fetch_add(&unwritten[0], count);
@@ -189,18 +194,20 @@ static void write_chunk(const unsigned char *payload, uint64_t size)
 	}
 }
 
-/* Held while the spool is written and a ring read (chunk_buffer, the rings' reading
- * side): by the writer thread, or by a thread that writes its own full buffer out
+/* Held while the spool is written and a ring read (the rings' reading side): by the
+ * writer thread, or by a thread that writes its own full buffer out
  * (recorder_write_own_buffer). Taken inside writer_lock, never around another lock. */
 static pthread_mutex_t spool_lock = PTHREAD_MUTEX_INITIALIZER;
 
 /* Caller holds spool_lock. */
 static void drain_ring_locked(struct ring *r)
 {
-	uint64_t lost, lost_bytes;
-	uint64_t size = ring_take(r, chunk_buffer, &lost, &lost_bytes);
-	if (size)
-		write_chunk(chunk_buffer, size);
+	uint64_t lost, lost_bytes, first_size;
+	const unsigned char *first, *second;
+	uint64_t size = ring_peek(r, &first, &first_size, &second);
+	if (size) /* from the ring itself: a copy would cost as much as the write */
+		write_chunk(first, first_size, second, size);
+	ring_release(r, size, &lost, &lost_bytes);
 	if (lost) {
 		atomic_fetch_add(&dropped[DROPPED_BUFFER_FULL][0], lost);
 		atomic_fetch_add(&dropped[DROPPED_BUFFER_FULL][1], lost_bytes);
@@ -233,7 +240,8 @@ static void write_dropped(void)
 	}
 	if (n) {
 		pthread_mutex_lock(&spool_lock);
-		write_chunk((const unsigned char *)records, n * sizeof(records[0]));
+		write_chunk((const unsigned char *)records, n * sizeof(records[0]), NULL,
+			    n * sizeof(records[0]));
 		pthread_mutex_unlock(&spool_lock);
 	}
 }
@@ -550,13 +558,6 @@ static int start(void)
 
 	if (!metadata_ring.data && ring_init(&metadata_ring, METADATA_BUFFER) < 0)
 		return -1;
-	uint64_t chunk_size = thread_buffer_bytes > METADATA_BUFFER ? thread_buffer_bytes
-								    : METADATA_BUFFER;
-	free(chunk_buffer);
-	chunk_buffer = malloc(chunk_size);
-	if (!chunk_buffer)
-		return -1;
-
 	struct path_context ctx;
 	path_context_current(&ctx);
 	atomic_store(&owner_pid, getpid());
@@ -724,7 +725,7 @@ void recorder_stop(void)
 	};
 	write_dropped();
 	pthread_mutex_lock(&spool_lock); /* a thread writing its own buffer finishes first */
-	write_chunk((const unsigned char *)&end, sizeof(end));
+	write_chunk((const unsigned char *)&end, sizeof(end), NULL, sizeof(end));
 	pthread_mutex_unlock(&spool_lock);
 	if (atomic_load(&unwritten[0])) /* the spool could not say so itself */
 		recorder_report("%llu records (%llu bytes) could not be written to '%s'; the "

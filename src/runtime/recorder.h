@@ -140,10 +140,11 @@ RECORDER_API const char *recorder_spool_path(void);
  * copies when they are asked for (GPUPROF_LAUNCH_STACKS=BYTES, on x86-64), else 0; and, called by a backend on the thread that calls
  * an API function launching GPU work, before it calls the real one: copies that thread's
  * registers and top of stack into a RECORD_LAUNCH_STACK for the call (its domain, its
- * function's string id, its correlation id). Nothing when not asked for. */
+ * function's string id, its correlation id, the trace clock's time the call began, or 0
+ * where the backend did not read it: now). Nothing when not asked for. */
 RECORDER_API int recorder_launch_stacks(void);
 RECORDER_API void recorder_launch_stack(uint32_t domain, uint32_t function_id,
-					uint64_t correlation_id);
+					uint64_t correlation_id, uint64_t time_ns);
 /* A launch stack's `words` words at now (the live stack) written into out (room bytes)
  * as a struct launch_stack_delta from last, which becomes them: the bytes written, or 0
  * when that would not be smaller (last may then be partly updated). x86-64 only. */

@@ -1,5 +1,5 @@
 /* The records' byte ring (see ring.h). head and tail only grow; the producer moves head
- * after its copy (release), the consumer tail after its (release). */
+ * after its copy (release), the consumer tail once it wrote the bytes out in place (release). */
 #include "runtime/ring.h"
 
 #include <stdlib.h>
@@ -41,21 +41,24 @@ int ring_put(struct ring *r, const void *record, uint32_t size, int count_drop, 
 	return 0;
 }
 
-uint64_t ring_take(struct ring *r, unsigned char *out, uint64_t *lost_records,
-		   uint64_t *lost_bytes)
+uint64_t ring_peek(struct ring *r, const unsigned char **first, uint64_t *first_size,
+		   const unsigned char **second)
 {
 	uint64_t head = atomic_load_explicit(&r->head, memory_order_acquire);
 	uint64_t tail = atomic_load_explicit(&r->tail, memory_order_relaxed);
-	uint64_t size = head - tail;
-	if (size) {
-		uint64_t at = tail & (r->capacity - 1);
-		uint64_t first = r->capacity - at < size ? r->capacity - at : size;
-		memcpy(out, r->data + at, first);
-		memcpy(out + first, r->data, size - first);
-		atomic_store_explicit(&r->tail, head, memory_order_release);
-	}
+	uint64_t size = head - tail, at = tail & (r->capacity - 1);
+	*first = r->data + at;
+	*first_size = r->capacity - at < size ? r->capacity - at : size;
+	*second = r->data;
+	return size;
+}
+
+void ring_release(struct ring *r, uint64_t size, uint64_t *lost_records, uint64_t *lost_bytes)
+{
+	if (size)
+		atomic_store_explicit(&r->tail, atomic_load_explicit(&r->tail, memory_order_relaxed) +
+						       size, memory_order_release);
 	atomic_store_explicit(&r->wake_sent, 0, memory_order_relaxed);
 	*lost_records = atomic_exchange(&r->dropped_records, 0);
 	*lost_bytes = atomic_exchange(&r->dropped_bytes, 0);
-	return size;
 }

@@ -31,10 +31,13 @@ int ring_init(struct ring *r, uint64_t capacity);
  * writer drains it, so that the writer drains early. */
 int ring_put(struct ring *r, const void *record, uint32_t size, int count_drop, int wake_fd);
 
-/* Consumer side (the writer): moves every whole record in the ring into out (capacity
- * bytes at least) and returns their bytes; *lost_records and *lost_bytes take the drops
- * counted since the last call. */
-uint64_t ring_take(struct ring *r, unsigned char *out, uint64_t *lost_records,
-		   uint64_t *lost_bytes);
+/* Consumer side (the writer): every whole record in the ring, in place, as up to two
+ * pieces (*second where they wrap around the end of data, else 0 bytes): their bytes.
+ * They stay the consumer's until ring_release(). */
+uint64_t ring_peek(struct ring *r, const unsigned char **first, uint64_t *first_size,
+		   const unsigned char **second);
+/* Gives the `size` bytes peeked back to the producer; *lost_records and *lost_bytes
+ * take the drops counted since the last call. */
+void ring_release(struct ring *r, uint64_t size, uint64_t *lost_records, uint64_t *lost_bytes);
 
 #endif

@@ -220,7 +220,11 @@ static void test_spool_checksum(void)
 	static const size_t lengths[] = { 8191, 8192, 8192 + 63, 5000, 1 << 12 | 17 };
 	for (size_t i = 0; i < sizeof(lengths) / sizeof(lengths[0]); i++, checked++)
 		wrong += spool_crc32(data, lengths[i]) != (uint32_t)crc32(0, data, (uInt)lengths[i]);
-	CHECK(checked == 16 * 4097 + 5);
+	/* a payload in two pieces (a ring's bytes where they wrap): the whole's value */
+	for (size_t cut = 0; cut <= 4096; cut++, checked++)
+		wrong += spool_crc32_more(spool_crc32(data, cut), data + cut, 4096 - cut) !=
+			 (uint32_t)crc32(0, data, 4096);
+	CHECK(checked == 16 * 4097 + 5 + 4097);
 	CHECK(wrong == 0);
 	CHECK(spool_crc32("123456789", 9) == 0xcbf43926u); /* CRC-32's check value */
 }
