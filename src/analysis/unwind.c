@@ -241,10 +241,10 @@ static uint32_t inlined_frames(struct sample_stacks *s, uint32_t node, const str
  * API function) and the CUDA driver's (libcuda.so.*, which the runtime calls through
  * internal entry points), which called the API. */
 static int launch_leaf_frame(const struct sample_stacks *s, const struct recording *rec,
-			     const struct record_launch_stack *launch, const struct pc_frames *named,
+			     const struct record_header *launch, const struct pc_frames *named,
 			     const uint32_t *which, int count)
 {
-	const char *api = recording_string(rec, launch->function_id);
+	const char *api = recording_string(rec, launch_stack_call(launch).function_id);
 	for (int f = 0; *api && f < count; f++)
 		if (!strcmp(s->frames[named[which[f]].frames[0]].function, api))
 			return f;
@@ -301,14 +301,17 @@ int sample_stacks_build(const struct recording *rec, struct sample_stacks *out)
 	struct launch_delta deltas = { 0 }; /* launch stacks made whole, thread by thread */
 	/* the samples, then the launch stacks (a sample each, of the launching thread) */
 	for (size_t i = 0; i < rec->samples.count + rec->launch_stacks.count; i++) {
-		const struct record_launch_stack *launch = i < rec->samples.count ? NULL
-			: (const void *)rec->launch_stacks.items[i - rec->samples.count];
-		const struct record_sample *sample = launch ? &launch->sample
-					       : (const void *)rec->samples.items[i];
+		const struct record_header *launch = i < rec->samples.count ? NULL
+			: rec->launch_stacks.items[i - rec->samples.count];
+		const struct record_sample *sample = launch ? NULL : (const void *)rec->samples.items[i];
 		uint32_t *leaf = launch ? &out->launch_leaf[i - rec->samples.count] : &out->leaf[i];
-		if (launch && (launch->sample.header.size !=
-				       launch->header.size - offsetof(struct record_launch_stack, sample) ||
-			       !(launch->sample.flags & SAMPLE_LAUNCH)))
+		const struct record_launch_stack *whole = (const void *)launch;
+		const struct record_launch_delta *compact = (const void *)launch;
+		if (launch && (launch->type == RECORD_LAUNCH_STACK
+				       ? whole->sample.header.size != launch->size -
+						offsetof(struct record_launch_stack, sample) ||
+						 !(whole->sample.flags & SAMPLE_LAUNCH)
+				       : !(compact->sample_flags & SAMPLE_LAUNCH)))
 			continue; /* corrupt */
 		if (launch && !(sample = launch_delta_next(&deltas, launch))) {
 			*leaf = unwind_intern_node(out, 0, unwind_intern_frame(

@@ -15,6 +15,7 @@ _Static_assert(sizeof(struct record_synchronization) == 56, "synchronization lay
 _Static_assert(sizeof(struct record_overhead) == 40, "record_overhead layout");
 _Static_assert(sizeof(struct record_pc_sample) == 56, "record_pc_sample layout");
 _Static_assert(sizeof(struct record_pc_sampling) == 48, "record_pc_sampling layout");
+_Static_assert(sizeof(struct record_launch_delta) == 48, "record_launch_delta layout");
 _Static_assert(sizeof(struct record_mpi_call) == 104, "record_mpi_call layout");
 _Static_assert(sizeof(struct record_mpi_completion) == 48, "record_mpi_completion layout");
 _Static_assert(sizeof(struct record_clock_sync) == 40, "record_clock_sync layout");
@@ -210,6 +211,7 @@ uint32_t record_min_size(uint32_t type)
 	case RECORD_PC_SAMPLE: return sizeof(struct record_pc_sample);
 	case RECORD_PC_SAMPLING: return sizeof(struct record_pc_sampling);
 	case RECORD_LAUNCH: return sizeof(struct record_launch);
+	case RECORD_LAUNCH_DELTA: return sizeof(struct record_launch_delta);
 	case RECORD_MPI_CALL: return sizeof(struct record_mpi_call);
 	case RECORD_MPI_COMPLETION: return sizeof(struct record_mpi_completion);
 	case RECORD_CLOCK_SYNC: return sizeof(struct record_clock_sync);

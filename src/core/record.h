@@ -45,6 +45,7 @@ enum record_type {
 	RECORD_MPI_COMPLETION = 29, /* a nonblocking MPI operation completed in a wait or test */
 	RECORD_CLOCK_SYNC = 30,  /* this process's clock against MPI rank 0's, measured */
 	RECORD_PYTHON_CODE = 31, /* where a Python code object lies, named */
+	RECORD_LAUNCH_DELTA = 32, /* a launch stack as its difference from the thread's last */
 	RECORD_TYPE_COUNT
 };
 
@@ -452,7 +453,8 @@ struct record_launch {
 #define SAMPLE_STACK_FULL 8u
 /* A launch's stack given as its difference from the previous launch stack of the thread
  * (the same stack pointer and size): stack_size is the stack's, and the bytes that follow
- * the sample are a struct launch_stack_delta. */
+ * the sample are a struct launch_stack_delta. Written before RECORD_LAUNCH_DELTA, which
+ * gives the registers' difference too; still read. */
 #define SAMPLE_STACK_DELTA 16u
 
 /* After a delta launch stack's sample: a bit per 8-byte word of the stack (bit w % 8 of
@@ -464,6 +466,21 @@ struct record_launch {
 struct launch_stack_delta {
 	uint32_t words;         /* of the stack: its stack_size / 8 */
 	uint32_t changed;       /* words that follow the map */
+};
+
+/* A launch stack (RECORD_LAUNCH_DELTA) from the same stack pointer and of the same size as
+ * the thread's previous one (numbered in header.flags, as RECORD_LAUNCH_STACK's), given
+ * as its difference from it: the call as a launch point gives it, the registers that
+ * changed, then the stack's struct launch_stack_delta. In a loop that launches, two or
+ * three of the seventeen registers change and a few words of the stack: the record is
+ * about half of a RECORD_LAUNCH_STACK's difference, whose sample has every register. */
+struct record_launch_delta {
+	struct record_launch launch;    /* its header's type RECORD_LAUNCH_DELTA, size the whole
+					 * record's, flags the stack's number */
+	uint32_t sample_flags;          /* the sample's: SAMPLE_LAUNCH, SAMPLE_STACK_FULL */
+	uint32_t registers;             /* bit r: register r (DWARF's order) changed */
+	/* followed by the changed registers (u64) in order, then the stack's
+	 * struct launch_stack_delta, its map and words */
 };
 
 /* The Python functions a thread was in at a tick of the sampler, innermost first; the

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/launch-delta.h"
 #include "core/recording-internal.h"
 #include "util/hash.h"
 #include "util/sort.h"
@@ -15,16 +16,10 @@
 /* A launch point's or a launch stack's correlation id, thread and time. */
 static uint64_t launch_correlation(const struct record_header *h, uint32_t *tid, uint64_t *ns)
 {
-	if (h->type == RECORD_LAUNCH) {
-		const struct record_launch *l = (const void *)h;
-		*tid = l->tid;
-		*ns = l->time_ns;
-		return l->correlation_id;
-	}
-	const struct record_launch_stack *l = (const void *)h;
-	*tid = l->sample.tid;
-	*ns = l->sample.time_ns;
-	return l->correlation_id;
+	struct record_launch l = launch_stack_call(h);
+	*tid = l.tid;
+	*ns = l.time_ns;
+	return l.correlation_id;
 }
 
 static int launch_by_correlation(const void *a, const void *b)
@@ -52,9 +47,7 @@ int recording_launch(const struct recording *rec, uint64_t correlation_id, uint3
 	}
 	if (lo == list->count || launch_correlation(list->items[lo], tid, ns) != correlation_id)
 		return 0;
-	const struct record_header *h = list->items[lo];
-	*function_id = h->type == RECORD_LAUNCH ? ((const struct record_launch *)h)->function_id
-						: ((const struct record_launch_stack *)h)->function_id;
+	*function_id = launch_stack_call(list->items[lo]).function_id;
 	return 1;
 }
 

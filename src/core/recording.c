@@ -176,6 +176,7 @@ int recording_read(struct recording *rec, const char *spool_path, struct error *
 		case RECORD_SAMPLE: list_add(&rec->samples, h); break;
 		case RECORD_SAMPLES_LOST: list_add(&rec->samples_lost, h); break;
 		case RECORD_LAUNCH_STACK:
+		case RECORD_LAUNCH_DELTA:
 			list_add(&rec->launch_stacks, h);
 			list_add(&rec->launches, h);
 			break;

@@ -44,11 +44,13 @@ struct launch_buffer {
 static __thread struct launch_buffer *buffer;
 static __thread uintptr_t stack_top; /* 0: not known yet; 1: cannot be known */
 static __thread uintptr_t stack_low;
-/* The thread's last launch stack as its record gave it, for the next to be given as its
- * difference (SAMPLE_STACK_DELTA): in a loop that launches, most of the stack is the
- * same from one launch to the next (the frames above the loop, the calls' saved
- * registers and return addresses), and what is not copied costs the writer nothing. */
+/* The thread's last launch stack and registers as its record gave them, for the next to
+ * be given as its difference (RECORD_LAUNCH_DELTA): in a loop that launches, most of the
+ * stack is the same from one launch to the next (the frames above the loop, the calls'
+ * saved registers and return addresses), and so are most registers; what is not
+ * written costs the writer nothing. */
 static __thread uint64_t *last_stack;
+static __thread uint64_t last_registers[SAMPLE_REGISTERS];
 static __thread uintptr_t last_sp;
 static __thread size_t last_bytes;
 static __thread uint16_t last_number; /* its header.flags; 0: none (the next is whole) */
@@ -270,6 +272,26 @@ recorder_launch_stack_delta(unsigned char *out, size_t room, const uint64_t *now
 	size_t size = sizeof(*d) + map_bytes + (size_t)(to - first) * 8;
 	return size < words * 8 ? size : 0;
 }
+
+/* recorder.h: the registers that changed, then the stack's difference. */
+size_t recorder_launch_delta(unsigned char *out, size_t room, const uint64_t *registers,
+			     uint64_t *last_registers_of, uint32_t *changed, const uint64_t *now,
+			     uint64_t *last, size_t words)
+{
+	uint64_t *to = (uint64_t *)out;
+	uint32_t bits = 0;
+	if (room < sizeof(uint64_t) * SAMPLE_REGISTERS)
+		return 0;
+	for (int i = 0; i < SAMPLE_REGISTERS; i++)
+		if (registers[i] != last_registers_of[i]) {
+			bits |= 1u << i;
+			*to++ = last_registers_of[i] = registers[i];
+		}
+	size_t head = (size_t)((unsigned char *)to - out);
+	size_t stack = recorder_launch_stack_delta(out + head, room - head, now, last, words);
+	*changed = bits;
+	return stack ? head + stack : 0;
+}
 #endif
 
 /* Where the process's first thread entered _start: the outermost frame of the main
@@ -350,15 +372,19 @@ __attribute__((noinline)) void recorder_launch_stack(uint32_t domain, uint32_t f
 	uint16_t number = (uint16_t)(last_number + 1); /* 0 after 65535 stays free: none */
 	if (!number)
 		number = 1;
+	/* a difference is written where the stack's bytes go otherwise */
+	struct record_launch_delta *compact = (struct record_launch_delta *)buffer->stack;
 	size_t written = 0;
 	if (last_stack && bytes % 8 == 0) {
-		if (last_number && sp == last_sp && bytes == last_bytes)
-			written = recorder_launch_stack_delta(buffer->stack, most,
-							      (const uint64_t *)sp, last_stack,
-							      bytes / 8);
+		if (last_number && sp == last_sp && bytes == last_bytes && most > sizeof(*compact))
+			written = recorder_launch_delta((unsigned char *)(compact + 1),
+							most - sizeof(*compact), r, last_registers,
+							&compact->registers, (const uint64_t *)sp,
+							last_stack, bytes / 8);
 		if (!written) { /* whole, and the last from now on */
 			copy_stack(buffer->stack, (const void *)sp, bytes);
 			memcpy(last_stack, buffer->stack, bytes);
+			memcpy(last_registers, r, sizeof(last_registers));
 		}
 		last_sp = sp;
 		last_bytes = bytes;
@@ -366,27 +392,43 @@ __attribute__((noinline)) void recorder_launch_stack(uint32_t domain, uint32_t f
 		copy_stack(buffer->stack, (const void *)sp, bytes);
 		number = 0; /* no difference from it can be given */
 	}
-	size_t payload = written ? written : bytes, padded = (payload + 7) & ~(size_t)7;
-	memset(buffer->stack + payload, 0, padded - payload);
-	s->header = (struct record_header){ (uint32_t)(sizeof(*s) + padded), RECORD_SAMPLE, 0 };
-	s->tid = recorder_thread_id();
-	s->stack_size = (uint32_t)bytes;
-	s->time_ns = time_ns ? time_ns : clock_now_ns();
-	s->flags = SAMPLE_LAUNCH | (full ? SAMPLE_STACK_FULL : 0) | (written ? SAMPLE_STACK_DELTA : 0);
-	s->syscall = -1;
-	struct record_launch_stack *l = &buffer->record;
-	l->header = (struct record_header){ (uint32_t)(sizeof(*l) + padded), RECORD_LAUNCH_STACK,
-					    number };
-	l->domain = domain;
-	l->function_id = function_id;
-	l->correlation_id = correlation_id;
+	uint32_t tid = recorder_thread_id(), flags = SAMPLE_LAUNCH | (full ? SAMPLE_STACK_FULL : 0);
+	if (!time_ns)
+		time_ns = clock_now_ns();
+	const struct record_header *record;
+	if (written) {
+		size_t size = sizeof(*compact) + written; /* a multiple of 8 */
+		compact->launch = (struct record_launch){
+			.header = { (uint32_t)size, RECORD_LAUNCH_DELTA, number },
+			.tid = tid, .domain = domain, .function_id = function_id,
+			.correlation_id = correlation_id, .time_ns = time_ns,
+		};
+		compact->sample_flags = flags;
+		record = &compact->launch.header;
+	} else {
+		size_t padded = (bytes + 7) & ~(size_t)7;
+		memset(buffer->stack + bytes, 0, padded - bytes);
+		s->header = (struct record_header){ (uint32_t)(sizeof(*s) + padded), RECORD_SAMPLE, 0 };
+		s->tid = tid;
+		s->stack_size = (uint32_t)bytes;
+		s->time_ns = time_ns;
+		s->flags = flags;
+		s->syscall = -1;
+		struct record_launch_stack *l = &buffer->record;
+		l->header = (struct record_header){ (uint32_t)(sizeof(*l) + padded),
+						    RECORD_LAUNCH_STACK, number };
+		l->domain = domain;
+		l->function_id = function_id;
+		l->correlation_id = correlation_id;
+		record = &l->header;
+	}
 	/* a thread that launches faster than the writer drains writes its buffer out itself,
 	 * or waits for room, rather than lose its stacks (a profile of device time by call
 	 * path that lacks some launches is wrong, not just thinner); after WAIT_LIMIT_NS it
 	 * is counted as dropped */
 	uint64_t waited_since = 0;
 	int rc, wrote = 0;
-	while ((rc = recorder_try_emit(l)) == -1) {
+	while ((rc = recorder_try_emit(record)) == -1) {
 		if (!wrote && recorder_write_own_buffer() == 0) {
 			wrote = 1; /* once: a record the empty buffer cannot hold waits as before */
 			continue;
@@ -397,7 +439,7 @@ __attribute__((noinline)) void recorder_launch_stack(uint32_t domain, uint32_t f
 		if (atomic_load_explicit(&writer_stalled, memory_order_relaxed) ||
 		    now - waited_since > WAIT_LIMIT_NS) {
 			atomic_store(&writer_stalled, 1);
-			recorder_emit(l); /* counted as a loss */
+			recorder_emit(record); /* counted as a loss */
 			break;
 		}
 		recorder_wake();
@@ -406,7 +448,7 @@ __attribute__((noinline)) void recorder_launch_stack(uint32_t domain, uint32_t f
 	}
 	/* a stack lost leaves the next one nothing to differ from */
 	last_number = rc == 0 ? number : 0;
-	python_record_thread(recorder_thread_id(), s->time_ns); /* where it runs Python, its functions */
+	python_record_thread(tid, time_ns); /* where it runs Python, its functions */
 #else
 	(void)domain, (void)function_id, (void)correlation_id, (void)time_ns;
 #endif

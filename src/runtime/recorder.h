@@ -139,7 +139,8 @@ RECORDER_API const char *recorder_spool_path(void);
 /* Launch call stacks (--launch-stacks, runtime/launch-stack.c): the bytes of stack each
  * copies when they are asked for (GPUPROF_LAUNCH_STACKS=BYTES, on x86-64), else 0; and, called by a backend on the thread that calls
  * an API function launching GPU work, before it calls the real one: copies that thread's
- * registers and top of stack into a RECORD_LAUNCH_STACK for the call (its domain, its
+ * registers and top of stack into a RECORD_LAUNCH_STACK for the call, or a
+ * RECORD_LAUNCH_DELTA where it differs little from the thread's last (its domain, its
  * function's string id, its correlation id, the trace clock's time the call began, or 0
  * where the backend did not read it: now). Nothing when not asked for. */
 RECORDER_API int recorder_launch_stacks(void);
@@ -150,6 +151,13 @@ RECORDER_API void recorder_launch_stack(uint32_t domain, uint32_t function_id,
  * when that would not be smaller (last may then be partly updated). x86-64 only. */
 size_t recorder_launch_stack_delta(unsigned char *out, size_t room, const uint64_t *now,
 				   uint64_t *last, size_t words);
+/* A RECORD_LAUNCH_DELTA's payload written into out (room bytes): the SAMPLE_REGISTERS
+ * registers that differ from last_registers (their bits in *changed), then the stack's
+ * difference as above; last_registers and last become now's. The bytes written, a
+ * multiple of 8, or 0 when the stack's difference would not be smaller. x86-64 only. */
+size_t recorder_launch_delta(unsigned char *out, size_t room, const uint64_t *registers,
+			     uint64_t *last_registers, uint32_t *changed, const uint64_t *now,
+			     uint64_t *last, size_t words);
 /* 1: the delta compares with SSE2 where the machine has AVX-512 too (the same bytes; the
  * unit tests compare both ways); 0: with the fastest the machine has, as by default. */
 void recorder_launch_delta_use_sse2(int sse2);

@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "core/launch-delta.h"
 #include "core/record-fields.h"
 #include "core/recording.h"
 #include "core/spool.h"
@@ -549,16 +550,16 @@ static int load_launch_stacks(struct loader *l, struct error *err)
 {
 	const struct sample_stacks *st = l->rec->stacks;
 	for (size_t i = 0; st && i < l->rec->launch_stacks.count && i < st->launch_count; i++) {
-		const struct record_launch_stack *r = (const void *)l->rec->launch_stacks.items[i];
+		struct record_launch r = launch_stack_call(l->rec->launch_stacks.items[i]);
 		if (!st->launch_leaf[i])
 			continue; /* corrupt */
 		sqlite3_stmt *s = l->stmt[INSERT_LAUNCH_STACK];
 		int c = 0;
-		bind_i64(s, &c, (int64_t)r->correlation_id);
-		bind_i64(s, &c, r->domain);
-		bind_i64(s, &c, r->function_id);
-		bind_i64(s, &c, r->sample.tid);
-		bind_i64(s, &c, (int64_t)r->sample.time_ns);
+		bind_i64(s, &c, (int64_t)r.correlation_id);
+		bind_i64(s, &c, r.domain);
+		bind_i64(s, &c, r.function_id);
+		bind_i64(s, &c, r.tid);
+		bind_i64(s, &c, (int64_t)r.time_ns);
 		bind_i64(s, &c, st->launch_leaf[i]);
 		if (step(l, INSERT_LAUNCH_STACK, err))
 			return -1;

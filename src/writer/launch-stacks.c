@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "analysis/unwind.h"
+#include "core/launch-delta.h"
 #include "store/store.h"
 #include "util/sort.h"
 #include "util/strbuf.h"
@@ -118,7 +119,6 @@ void launch_stacks_from_recording(const struct recording *rec, struct launch_sta
 		return;
 	uint32_t *made = xcalloc(st->node_count, sizeof(*made)); /* a node's text + 1 */
 	for (size_t i = 0; i < rec->launch_stacks.count && i < st->launch_count; i++) {
-		const struct record_launch_stack *l = (const void *)rec->launch_stacks.items[i];
 		uint32_t node = st->launch_leaf[i], frames[UNWIND_MAX_FRAMES];
 		if (!node || node >= st->node_count)
 			continue;
@@ -130,7 +130,8 @@ void launch_stacks_from_recording(const struct recording *rec, struct launch_sta
 					    st->frames[frames[n]].function);
 			made[node] = add_text(x, strbuf_detach(&text)) + 1;
 		}
-		add_entry(x, 1, (int64_t)l->correlation_id, made[node] - 1);
+		add_entry(x, 1, (int64_t)launch_stack_call(rec->launch_stacks.items[i]).correlation_id,
+			  made[node] - 1);
 	}
 	free(made);
 	sort_array(x->entries, x->count, sizeof(*x->entries), by_call);

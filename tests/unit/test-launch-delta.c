@@ -3,7 +3,9 @@
  * by the converter's (launch_delta_next, core/launch-delta.c) gives every stack byte for
  * byte, whatever changed; a stack whose base is missing (a record lost, a number out of
  * order, another stack pointer or size) or whose map or counts are corrupt is refused, and so is
- * every delta after it until a whole stack; threads are rebuilt apart. */
+ * every delta after it until a whole stack; threads are rebuilt apart; the registers are
+ * given as their difference too (RECORD_LAUNCH_DELTA), and an older spool's differences
+ * (SAMPLE_STACK_DELTA) are still read. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,16 +37,71 @@ static struct record_launch_stack *make_record(uint32_t tid, uint16_t number, ui
 	return r;
 }
 
-/* The record of `now` after `last` (which becomes now), as the recorder writes it. */
-static struct record_launch_stack *next_record(uint32_t tid, uint16_t number, const uint64_t *now,
-					       uint64_t *last, size_t words, int *delta)
+/* The registers each thread's last record gave (tid < 8), as the recorder keeps them. */
+static uint64_t last_registers[8][SAMPLE_REGISTERS];
+
+/* The record of `now` after `last` (which becomes now), as the recorder writes it: a
+ * RECORD_LAUNCH_DELTA (its registers: the stack pointer sp, the instruction pointer
+ * numbered, the others the thread's), or whole where the difference would not be
+ * smaller. */
+static struct record_header *next_record_at(uint32_t tid, uint16_t number, uint64_t sp,
+					    const uint64_t *now, uint64_t *last, size_t words,
+					    int *delta)
 {
-	static unsigned char out[MOST_WORDS * 8];
-	size_t size = recorder_launch_stack_delta(out, sizeof(out), now, last, words);
-	if (!size)
-		memcpy(last, now, words * 8);
+	uint64_t registers[SAMPLE_REGISTERS];
+	for (int i = 0; i < SAMPLE_REGISTERS; i++)
+		registers[i] = tid * 100u + (uint64_t)i;
+	registers[7] = sp;
+	registers[16] = 0x401000 + number;
+	struct record_launch_delta *r = calloc(1, sizeof(*r) + (SAMPLE_REGISTERS + MOST_WORDS) * 8 + 64);
+	size_t size = recorder_launch_delta((unsigned char *)(r + 1), (SAMPLE_REGISTERS + MOST_WORDS) * 8,
+					    registers, last_registers[tid], &r->registers, now,
+					    last, words);
 	*delta = size != 0;
-	return make_record(tid, number, 0x7ffd0000, now, words, size ? out : NULL, size);
+	if (!size) {
+		free(r);
+		memcpy(last, now, words * 8);
+		memcpy(last_registers[tid], registers, sizeof(registers));
+		struct record_launch_stack *whole = make_record(tid, number, sp, now, words, NULL, 0);
+		memcpy(whole->sample.registers, registers, sizeof(registers));
+		return &whole->header;
+	}
+	r->launch = (struct record_launch){
+		.header = { (uint32_t)(sizeof(*r) + size), RECORD_LAUNCH_DELTA, number },
+		.tid = tid, .correlation_id = number, .time_ns = 1000u * number,
+	};
+	r->sample_flags = SAMPLE_LAUNCH;
+	return &r->launch.header;
+}
+
+static struct record_header *next_record(uint32_t tid, uint16_t number, const uint64_t *now,
+					 uint64_t *last, size_t words, int *delta)
+{
+	return next_record_at(tid, number, 0x7ffd0000, now, last, words, delta);
+}
+
+/* A whole record that the recorder's next difference builds on (its registers the ones
+ * next_record gives the thread). */
+static struct record_header *whole_record(uint32_t tid, uint16_t number, const uint64_t *stack,
+					  size_t words)
+{
+	int delta;
+	static uint64_t ignored[MOST_WORDS];
+	memset(last_registers[tid], 0xff, sizeof(last_registers[tid])); /* every word differs */
+	memset(ignored, 0xff, sizeof(ignored));
+	for (size_t w = 0; w < words; w++)
+		ignored[w] = ~stack[w];
+	struct record_header *h = next_record(tid, number, stack, ignored, words, &delta);
+	CHECK(!delta);
+	return h;
+}
+
+/* The stack's struct launch_stack_delta in a RECORD_LAUNCH_DELTA. */
+static struct launch_stack_delta *stack_delta(struct record_header *h)
+{
+	struct record_launch_delta *r = (void *)h;
+	return (struct launch_stack_delta *)((uint64_t *)(r + 1) +
+					     __builtin_popcount(r->registers));
 }
 
 static int same_stack(const struct record_sample *s, const uint64_t *stack, size_t words,
@@ -64,7 +121,7 @@ static void test_roundtrip(void)
 		now[w] = ((uint64_t)rand() << 32) | (uint64_t)rand();
 	memcpy(last, now, sizeof(now));
 	struct launch_delta d = { 0 };
-	struct record_launch_stack *r = make_record(1, 1, 0x7ffd0000, now, words, NULL, 0);
+	struct record_header *r = whole_record(1, 1, now, words);
 	CHECK(same_stack(launch_delta_next(&d, r), now, words, 1));
 	free(r);
 	int deltas = 0, wholes = 0, all_right = 1;
@@ -77,7 +134,10 @@ static void test_roundtrip(void)
 		r = next_record(1, n, now, last, words, &delta);
 		deltas += delta;
 		wholes += !delta;
-		all_right &= same_stack(launch_delta_next(&d, r), now, words, n);
+		const struct record_sample *rebuilt = launch_delta_next(&d, r);
+		all_right &= same_stack(rebuilt, now, words, n);
+		all_right &= !delta || (rebuilt->time_ns == 1000u * n && rebuilt->tid == 1 &&
+					rebuilt->registers[3] == 103); /* one not given: kept */
 		all_right &= !memcmp(last, now, words * 8);
 		free(r);
 	}
@@ -88,11 +148,11 @@ static void test_roundtrip(void)
 	now[words - 1]++;
 	int delta;
 	r = next_record(1, 400, now, last, words, &delta);
-	CHECK(delta && r->sample.header.size == sizeof(r->sample) + 8 + 40 + 8);
+	CHECK(delta && r->size == sizeof(struct record_launch_delta) + 8 + 8 + 40 + 8);
 	CHECK(same_stack(launch_delta_next(&d, r), now, words, 400));
 	free(r);
 	r = next_record(1, 401, now, last, words, &delta);
-	CHECK(delta && r->sample.header.size == sizeof(r->sample) + 8 + 40);
+	CHECK(delta && r->size == sizeof(struct record_launch_delta) + 8 + 8 + 40);
 	CHECK(same_stack(launch_delta_next(&d, r), now, words, 401));
 	free(r);
 	launch_delta_release(&d);
@@ -109,7 +169,7 @@ static void test_short_tails(void)
 			now[w] = 0x1000 + w;
 		memcpy(last, now, sizeof(now));
 		struct launch_delta d = { 0 };
-		struct record_launch_stack *r = make_record(3, 1, 0x7ffd0000, now, words, NULL, 0);
+		struct record_header *r = whole_record(3, 1, now, words);
 		CHECK(launch_delta_next(&d, r) != NULL);
 		free(r);
 		int all_right = 1, deltas = 0;
@@ -133,7 +193,7 @@ static void test_missing_base(void)
 	size_t words = 64;
 	uint64_t now[MOST_WORDS] = { 0 }, last[MOST_WORDS] = { 0 };
 	struct launch_delta d = { 0 };
-	struct record_launch_stack *r = make_record(5, 1, 0x7ffd0000, now, words, NULL, 0);
+	struct record_header *r = whole_record(5, 1, now, words);
 	CHECK(launch_delta_next(&d, r) != NULL);
 	free(r);
 	int delta;
@@ -148,22 +208,24 @@ static void test_missing_base(void)
 	r = next_record(5, 4, now, last, words, &delta);
 	CHECK(delta && launch_delta_next(&d, r) == NULL); /* nothing to build on now */
 	free(r);
-	r = make_record(5, 5, 0x7ffd0000, now, words, NULL, 0); /* whole again */
+	r = whole_record(5, 5, now, words); /* whole again */
 	memcpy(last, now, sizeof(now));
 	CHECK(same_stack(launch_delta_next(&d, r), now, words, 5));
 	free(r);
 	now[6] = 12;
 	r = next_record(5, 6, now, last, words, &delta);
 	CHECK(delta && same_stack(launch_delta_next(&d, r), now, words, 6));
-	/* the same delta at another stack pointer, or of another size: refused */
-	r->header.flags = 7;
-	r->sample.registers[7] += 16;
+	free(r);
+	/* a difference at another stack pointer: refused */
+	now[7] = 13;
+	r = next_record_at(5, 7, 0x7ffd0010, now, last, words, &delta);
+	CHECK(delta && (((struct record_launch_delta *)r)->registers >> 7 & 1));
 	CHECK(launch_delta_next(&d, r) == NULL);
 	free(r);
 	launch_delta_release(&d);
 	/* numbers wrap from 65535 to 1 (0: none) */
 	memset(&d, 0, sizeof(d));
-	r = make_record(6, 65535, 0x7ffd0000, now, words, NULL, 0);
+	r = whole_record(6, 65535, now, words);
 	memcpy(last, now, sizeof(now));
 	CHECK(launch_delta_next(&d, r) != NULL);
 	free(r);
@@ -183,16 +245,16 @@ static void test_threads_and_corruption(void)
 	memcpy(last_a, a, sizeof(a));
 	memcpy(last_b, b, sizeof(b));
 	struct launch_delta d = { 0 };
-	struct record_launch_stack *r = make_record(1, 1, 0x7ffd0000, a, words, NULL, 0);
+	struct record_header *r = whole_record(1, 1, a, words);
 	CHECK(launch_delta_next(&d, r) != NULL);
 	free(r);
-	r = make_record(2, 1, 0x7ffd0000, b, words, NULL, 0);
+	r = whole_record(2, 1, b, words);
 	CHECK(launch_delta_next(&d, r) != NULL);
 	free(r);
 	int delta;
 	a[0] = 77, b[31] = 88; /* each thread's delta on its own last stack */
-	struct record_launch_stack *rb = next_record(2, 2, b, last_b, words, &delta);
-	struct record_launch_stack *ra = next_record(1, 2, a, last_a, words, &delta);
+	struct record_header *rb = next_record(2, 2, b, last_b, words, &delta);
+	struct record_header *ra = next_record(1, 2, a, last_a, words, &delta);
 	CHECK(same_stack(launch_delta_next(&d, rb), b, words, 2));
 	CHECK(same_stack(launch_delta_next(&d, ra), a, words, 2));
 	free(ra);
@@ -201,27 +263,65 @@ static void test_threads_and_corruption(void)
 	 * count of words not the stack's: refused */
 	a[1] = 5;
 	r = next_record(1, 3, a, last_a, words, &delta);
-	unsigned char *map = (unsigned char *)((struct launch_stack_delta *)(r + 1) + 1);
+	unsigned char *map = (unsigned char *)(stack_delta(r) + 1);
 	map[3] |= 0x80;
 	CHECK(delta && launch_delta_next(&d, r) == NULL);
 	free(r);
-	r = make_record(1, 4, 0x7ffd0000, a, words, NULL, 0);
+	r = whole_record(1, 4, a, words);
 	memcpy(last_a, a, sizeof(a));
 	CHECK(launch_delta_next(&d, r) != NULL);
 	free(r);
 	a[2] = 6;
 	r = next_record(1, 5, a, last_a, words, &delta);
-	((struct launch_stack_delta *)(r + 1))->changed = 1000;
+	stack_delta(r)->changed = 1000;
 	CHECK(delta && launch_delta_next(&d, r) == NULL);
 	free(r);
-	r = make_record(1, 6, 0x7ffd0000, a, words, NULL, 0);
+	r = whole_record(1, 6, a, words);
 	CHECK(launch_delta_next(&d, r) != NULL);
 	free(r);
 	a[3] = 7;
 	r = next_record(1, 7, a, last_a, words, &delta);
-	((struct launch_stack_delta *)(r + 1))->words = (uint32_t)words + 8;
+	stack_delta(r)->words = (uint32_t)words + 8;
 	CHECK(delta && launch_delta_next(&d, r) == NULL);
 	free(r);
+	launch_delta_release(&d);
+}
+
+/* A spool written before RECORD_LAUNCH_DELTA: differences as a whole sample (every
+ * register) followed by the stack's (SAMPLE_STACK_DELTA), still rebuilt, and the two
+ * kinds of difference rebuild on each other. */
+static void test_older_spools(void)
+{
+	size_t words = 40;
+	uint64_t now[MOST_WORDS], last[MOST_WORDS];
+	static unsigned char out[MOST_WORDS * 8];
+	for (size_t w = 0; w < words; w++)
+		now[w] = 0x5000 + w;
+	struct launch_delta d = { 0 };
+	struct record_header *r = whole_record(4, 1, now, words);
+	memcpy(last, now, sizeof(now));
+	CHECK(same_stack(launch_delta_next(&d, r), now, words, 1));
+	free(r);
+	int all_right = 1;
+	for (uint16_t n = 2; n < 40; n++) {
+		now[n % words] ^= n;
+		struct record_header *h;
+		if (n % 2) { /* the older kind */
+			size_t size = recorder_launch_stack_delta(out, sizeof(out), now, last, words);
+			CHECK(size != 0);
+			struct record_launch_stack *old = make_record(4, n, 0x7ffd0000, now, words, out, size);
+			old->sample.registers[16] = 0x401000 + n;
+			h = &old->header;
+			last_registers[4][16] = 0x401000 + n; /* as the newer kind goes on from it */
+		} else {
+			int delta;
+			h = next_record(4, n, now, last, words, &delta);
+			all_right &= delta && h->type == RECORD_LAUNCH_DELTA;
+		}
+		all_right &= same_stack(launch_delta_next(&d, h), now, words, n);
+		free(h);
+	}
+	CHECK(all_right);
 	launch_delta_release(&d);
 }
 
@@ -278,7 +378,7 @@ int main(int argc, char **argv)
 {
 	static const struct check_test tests[] = {
 		CHECK_TEST(roundtrip), CHECK_TEST(short_tails), CHECK_TEST(missing_base), CHECK_TEST(threads_and_corruption),
-		CHECK_TEST(both_ways),
+		CHECK_TEST(older_spools), CHECK_TEST(both_ways),
 	};
 	return check_main(argc, argv, "test-launch-delta", tests, sizeof(tests) / sizeof(tests[0]));
 }
