@@ -1,5 +1,6 @@
 /* The records' byte ring (see ring.h). head and tail only grow; the producer moves head
- * after its copy (release), the consumer tail once it wrote the bytes out in place (release). */
+ * after its copy (release), the consumer tail once it wrote the bytes out in place
+ * (release). */
 #include "runtime/ring.h"
 
 #include <stdlib.h>

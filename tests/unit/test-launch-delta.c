@@ -53,10 +53,10 @@ static struct record_header *next_record_at(uint32_t tid, uint16_t number, uint6
 		registers[i] = tid * 100u + (uint64_t)i;
 	registers[7] = sp;
 	registers[16] = 0x401000 + number;
-	struct record_launch_delta *r = calloc(1, sizeof(*r) + (SAMPLE_REGISTERS + MOST_WORDS) * 8 + 64);
-	size_t size = recorder_launch_delta((unsigned char *)(r + 1), (SAMPLE_REGISTERS + MOST_WORDS) * 8,
-					    registers, last_registers[tid], &r->registers, now,
-					    last, words);
+	size_t room = (SAMPLE_REGISTERS + MOST_WORDS) * 8;
+	struct record_launch_delta *r = calloc(1, sizeof(*r) + room);
+	size_t size = recorder_launch_delta((unsigned char *)(r + 1), room, registers,
+					    last_registers[tid], &r->registers, now, last, words);
 	*delta = size != 0;
 	if (!size) {
 		free(r);
