@@ -38,45 +38,51 @@ struct launch_buffer {
 	unsigned char stack[];
 };
 
+/* A launching thread's state, in one allocation reached through one thread-local pointer:
+ * a launch reads it through that pointer alone (in a shared library each thread-local
+ * variable read is a call to the dynamic loader). */
+struct launch_thread {
+	struct launch_buffer *buffer;
+	uintptr_t stack_top; /* 0: not known yet; 1: cannot be known */
+	uintptr_t stack_low;
+	/* The thread's last launch stack and registers as its record gave them, for the
+	 * next to be given as its difference (RECORD_LAUNCH_DELTA): in a loop that
+	 * launches, most of the stack is the same from one launch to the next (the frames
+	 * above the loop, the calls' saved registers and return addresses), and so are
+	 * most registers; what is not written costs the writer nothing. */
+	uint64_t *last_stack;
+	uint64_t last_registers[SAMPLE_REGISTERS];
+	uintptr_t last_sp;
+	size_t last_bytes;
+	uint16_t last_number; /* its header.flags; 0: none (the next is whole) */
+};
+
 /* The longest a launch waits for room in its thread's buffer. */
 #define WAIT_LIMIT_NS 100000000u
 
-static __thread struct launch_buffer *buffer;
-static __thread uintptr_t stack_top; /* 0: not known yet; 1: cannot be known */
-static __thread uintptr_t stack_low;
-/* The thread's last launch stack and registers as its record gave them, for the next to
- * be given as its difference (RECORD_LAUNCH_DELTA): in a loop that launches, most of the
- * stack is the same from one launch to the next (the frames above the loop, the calls'
- * saved registers and return addresses), and so are most registers; what is not
- * written costs the writer nothing. */
-static __thread uint64_t *last_stack;
-static __thread uint64_t last_registers[SAMPLE_REGISTERS];
-static __thread uintptr_t last_sp;
-static __thread size_t last_bytes;
-static __thread uint16_t last_number; /* its header.flags; 0: none (the next is whole) */
+static __thread struct launch_thread *here;
 /* Set once a launch waited WAIT_LIMIT_NS in vain (a writer that does not drain, as in a
  * child of fork() whose writer could not start): later ones do not wait. */
 static atomic_int writer_stalled;
-static pthread_key_t buffer_key;
+static pthread_key_t here_key;
 static pthread_once_t key_once = PTHREAD_ONCE_INIT;
 
-static void release_buffer(void *b)
+static void release_thread(void *t)
 {
-	free(b);
-	free(last_stack);
-	last_stack = NULL;
-	last_number = 0;
+	free(t);
+	here = NULL;
 }
 
 static void forked_child(void)
 {
 	atomic_store(&writer_stalled, 0); /* the child's writer is its own */
-	last_number = 0;                   /* and its spool: the next stack is whole */
+	if (here)
+		here->last_number = 0; /* and its spool: the next stack is whole */
 }
 
 static void make_key(void)
 {
-	pthread_key_create(&buffer_key, release_buffer);
+	pthread_key_create(&here_key, release_thread);
 	pthread_atfork(NULL, NULL, forked_child);
 }
 
@@ -302,25 +308,27 @@ extern void *__libc_stack_end;
  * its stack, or, on the main thread, to _start's frame (not the environment and the
  * arguments above it); 0 when sp is not in the thread's stack (a coroutine's, a signal
  * handler's alternate stack: nothing is copied from memory that may end sooner). */
-static size_t stack_bytes(uintptr_t sp)
+static size_t stack_bytes(struct launch_thread *t, uintptr_t sp)
 {
-	if (!stack_top) {
+	if (!t->stack_top) {
 		pthread_attr_t attr;
 		void *low;
 		size_t size;
-		stack_top = 1;
+		t->stack_top = 1;
 		if (pthread_getattr_np(pthread_self(), &attr) == 0) {
 			if (pthread_attr_getstack(&attr, &low, &size) == 0) {
-				stack_low = (uintptr_t)low;
-				stack_top = (uintptr_t)low + size;
+				t->stack_low = (uintptr_t)low;
+				t->stack_top = (uintptr_t)low + size;
 			}
 			pthread_attr_destroy(&attr);
 		}
 		uintptr_t start = (uintptr_t)__libc_stack_end + 64; /* _start's own words */
-		if (__libc_stack_end && stack_top > 1 && start > stack_low && start < stack_top)
-			stack_top = start; /* the main thread's stack */
+		if (__libc_stack_end && t->stack_top > 1 && start > t->stack_low &&
+		    start < t->stack_top)
+			t->stack_top = start; /* the main thread's stack */
 	}
-	return stack_top > 1 && sp >= stack_low && sp < stack_top ? stack_top - sp : 0;
+	return t->stack_top > 1 && sp >= t->stack_low && sp < t->stack_top ? t->stack_top - sp
+									      : 0;
 }
 
 __attribute__((noinline)) void recorder_launch_stack(uint32_t domain, uint32_t function_id,
@@ -331,13 +339,18 @@ __attribute__((noinline)) void recorder_launch_stack(uint32_t domain, uint32_t f
 		return;
 	pthread_once(&key_once, make_key);
 	size_t most = (size_t)recorder_launch_stacks();
-	if (!buffer) {
-		if (!(buffer = malloc(sizeof(*buffer) + most)))
+	struct launch_thread *t = here;
+	if (!t) { /* the state, the record's buffer and the last stack, in one */
+		t = calloc(1, sizeof(*t) + sizeof(struct launch_buffer) + 2 * most);
+		if (!t)
 			return;
-		last_stack = malloc(most);
-		pthread_setspecific(buffer_key, buffer);
+		t->buffer = (struct launch_buffer *)(t + 1);
+		t->last_stack = (uint64_t *)(t->buffer->stack + most);
+		here = t;
+		pthread_setspecific(here_key, t);
 		sampler_track_modules();
 	}
+	struct launch_buffer *buffer = t->buffer;
 	struct record_sample *s = &buffer->record.sample;
 	uint64_t *r = s->registers, scratch;
 	/* DWARF's x86-64 order: rax 0, rdx 1, rcx 2, rbx 3, rsi 4, rdi 5, rbp 6, rsp 7,
@@ -365,29 +378,30 @@ __attribute__((noinline)) void recorder_launch_stack(uint32_t domain, uint32_t f
 			 :
 			 : "memory");
 	uintptr_t sp = (uintptr_t)r[7];
-	size_t bytes = stack_bytes(sp);
+	size_t bytes = stack_bytes(t, sp);
 	int full = bytes >= most; /* cut here: the stack goes on above */
 	if (full)
 		bytes = most;
-	uint16_t number = (uint16_t)(last_number + 1); /* 0 after 65535 stays free: none */
+	uint16_t number = (uint16_t)(t->last_number + 1); /* 0 after 65535 stays free: none */
 	if (!number)
 		number = 1;
 	/* a difference is written where the stack's bytes go otherwise */
 	struct record_launch_delta *compact = (struct record_launch_delta *)buffer->stack;
 	size_t written = 0;
-	if (last_stack && bytes % 8 == 0) {
-		if (last_number && sp == last_sp && bytes == last_bytes && most > sizeof(*compact))
+	if (bytes % 8 == 0) {
+		if (t->last_number && sp == t->last_sp && bytes == t->last_bytes &&
+		    most > sizeof(*compact))
 			written = recorder_launch_delta((unsigned char *)(compact + 1),
-							most - sizeof(*compact), r, last_registers,
+							most - sizeof(*compact), r, t->last_registers,
 							&compact->registers, (const uint64_t *)sp,
-							last_stack, bytes / 8);
+							t->last_stack, bytes / 8);
 		if (!written) { /* whole, and the last from now on */
 			copy_stack(buffer->stack, (const void *)sp, bytes);
-			memcpy(last_stack, buffer->stack, bytes);
-			memcpy(last_registers, r, sizeof(last_registers));
+			memcpy(t->last_stack, buffer->stack, bytes);
+			memcpy(t->last_registers, r, sizeof(t->last_registers));
 		}
-		last_sp = sp;
-		last_bytes = bytes;
+		t->last_sp = sp;
+		t->last_bytes = bytes;
 	} else {
 		copy_stack(buffer->stack, (const void *)sp, bytes);
 		number = 0; /* no difference from it can be given */
@@ -447,7 +461,7 @@ __attribute__((noinline)) void recorder_launch_stack(uint32_t domain, uint32_t f
 		nanosleep(&pause, NULL);
 	}
 	/* a stack lost leaves the next one nothing to differ from */
-	last_number = rc == 0 ? number : 0;
+	t->last_number = rc == 0 ? number : 0;
 	python_record_thread(tid, time_ns); /* where it runs Python, its functions */
 #else
 	(void)domain, (void)function_id, (void)correlation_id, (void)time_ns;
