@@ -4,7 +4,7 @@
 # `prlimit --data` (16 MiB by default), side by side: the time of each, whether it ended
 # well, and whether its output is the same bytes as without the limit. A second gpuprof
 # (BEFORE=path/to/gpuprof, an older build) adds its uncapped time and checks that the
-# outputs are the bytes it writes. One run each; figures go to docs/PERFORMANCE.md.
+# outputs are the bytes it writes. One run each; figures go to docs/PERFORMANCE-READING.md.
 #   bench/capped.sh [RECORDS [MIB]]
 set -eu
 cd "$(dirname "$0")/.."

@@ -4,7 +4,7 @@
 # its API call every fourth launch), and with --huge on one of 10^8 as well. For each
 # command: its time, the events it read per second and its peak resident memory, beside
 # the floor of reading the same rows from SQLite with nothing written (bench/read-db).
-# One run each (these are long); figures go to docs/PERFORMANCE.md with the machine.
+# One run each (these are long); figures go to docs/PERFORMANCE-READING.md with the machine.
 #
 # Usage: bench/scale.sh [--huge] [RECORDS...]
 #   --huge adds 10^8 records: about 9 GB of spool, 5 GB of database and 9 GB of CSV,

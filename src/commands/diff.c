@@ -44,8 +44,9 @@ static const char description[] =
 	"loads of the whole run), which says only that the two runs differ; so no change is\n"
 	"called significant under --noise, 50 % by default with one run a side: between\n"
 	"single runs of an unchanged program on a loaded machine a kernel's mean moved by\n"
-	"less than 40 % in 19 pairs of 20, and by up to 99 % (docs/PERFORMANCE.md). On a\n"
-	"quiet, dedicated GPU lower it, or give three or more runs a side.\n"
+	"less than 40 % in 19 pairs of 20, and by up to 99 %\n"
+	"(docs/PERFORMANCE-READING.md). On a quiet, dedicated GPU lower it, or give three\n"
+	"or more runs a side.\n"
 	"\n"
 	"A and B that share no kernel or range name are not runs of the same program: the\n"
 	"comparison stops there with exit status 1.";
