@@ -9,7 +9,8 @@
  *   markers regions   launches 1 kernel, resumes, 2, pauses, 3, resumes, 1, pauses, 1:
  *                     under --selected-regions 3 are collected
  *   markers periods   launches 2 kernels at 1 s, 3 at 2 s and 4 at 3 s after the
- *                     process started
+ *                     process started (or as soon after as set-up allows), printing
+ *                     the ages each phase began and ended at
  *   markers names N.. names the thread after the first N and pushes and pops a range
  *                     named after each N (any bytes: the hostile-name tests)
  *   markers fork      launches 1 kernel, then fork()s without exec: the child names its
@@ -77,8 +78,9 @@ static void *worker(void *unused)
 	return NULL;
 }
 
-/* Sleeps until `seconds` after the process started (its start time from /proc). */
-static void at_age(double seconds)
+/* Seconds since the process started (its start time from /proc, in clock ticks, as the
+ * recorder's collection periods count it). */
+static double age(void)
 {
 	FILE *f = fopen("/proc/self/stat", "r");
 	char line[1024] = "";
@@ -94,12 +96,28 @@ static void at_age(double seconds)
 	}
 	struct timespec boot;
 	clock_gettime(CLOCK_BOOTTIME, &boot);
-	double age = (double)boot.tv_sec + boot.tv_nsec / 1e9 - (double)ticks / (double)sysconf(_SC_CLK_TCK);
-	if (age < seconds) {
-		double wait = seconds - age;
+	return (double)boot.tv_sec + boot.tv_nsec / 1e9 - (double)ticks / (double)sysconf(_SC_CLK_TCK);
+}
+
+/* Sleeps until `seconds` after the process started. */
+static void at_age(double seconds)
+{
+	double now = age();
+	if (now < seconds) {
+		double wait = seconds - now;
 		struct timespec t = { (time_t)wait, (long)((wait - (time_t)wait) * 1e9) };
 		nanosleep(&t, NULL);
 	}
+}
+
+/* One phase of "periods": its kernels, and the ages at which it began and ended (a phase
+ * is late when the set-up took longer than its time: a loaded machine). */
+static void phase(int number, double seconds, int kernels)
+{
+	at_age(seconds);
+	double began = age();
+	launch(kernels);
+	printf("phase %d: %d kernels from %.3f to %.3f s\n", number, kernels, began, age());
 }
 
 int main(int argc, char **argv)
@@ -182,12 +200,9 @@ int main(int argc, char **argv)
 		}
 		launch(1);
 	} else if (!strcmp(mode, "periods")) {
-		at_age(1.0);
-		launch(2);
-		at_age(2.0);
-		launch(3);
-		at_age(3.0);
-		launch(4);
+		phase(1, 1.0, 2);
+		phase(2, 2.0, 3);
+		phase(3, 3.0, 4);
 	} else {
 		fprintf(stderr, "markers: unknown mode '%s'\n", mode);
 		return 2;
