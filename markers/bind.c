@@ -17,7 +17,10 @@ static void resolve(void)
 	void *lib = path && *path ? dlopen(path, RTLD_NOW | RTLD_LOCAL) : NULL;
 	if (lib) {
 		recorder.push = (int (*)(const char *, uint32_t))dlsym(lib, "recorder_range_push");
+		recorder.push_module = (int (*)(const char *, const char *, uint32_t))dlsym(
+			lib, "recorder_range_push_module");
 		recorder.pop = (int (*)(void))dlsym(lib, "recorder_range_pop");
+		recorder.domain_pop = (int (*)(uint32_t))dlsym(lib, "recorder_domain_range_pop");
 		recorder.start = (uint64_t (*)(const char *, uint32_t))dlsym(lib, "recorder_range_start");
 		recorder.stop = (void (*)(uint64_t))dlsym(lib, "recorder_range_stop");
 		recorder.mark = (void (*)(const char *, uint32_t))dlsym(lib, "recorder_mark");
@@ -25,7 +28,8 @@ static void resolve(void)
 		recorder.pause = (void (*)(void))dlsym(lib, "recorder_pause");
 		recorder.resume = (void (*)(void))dlsym(lib, "recorder_resume");
 		recorder.intern = (uint32_t (*)(const char *))dlsym(lib, "recorder_intern");
-		if (recorder.push && recorder.pop && recorder.start && recorder.stop &&
+		if (recorder.push && recorder.push_module && recorder.pop && recorder.domain_pop &&
+		    recorder.start && recorder.stop &&
 		    recorder.mark && recorder.name_thread && recorder.pause && recorder.resume &&
 		    recorder.intern)
 			atomic_store(&bound, &recorder);

@@ -9,7 +9,9 @@
 
 struct marker_recorder {
 	int (*push)(const char *text, uint32_t domain_id);
+	int (*push_module)(const char *text, const char *module, uint32_t domain_id);
 	int (*pop)(void);
+	int (*domain_pop)(uint32_t domain_id);
 	uint64_t (*start)(const char *text, uint32_t domain_id);
 	void (*stop)(uint64_t id);
 	void (*mark)(const char *text, uint32_t domain_id);

@@ -18,10 +18,24 @@ API int gpuprof_domain_range_push(const char *domain, const char *message)
 		 : marker_depth_push();
 }
 
+API int gpuprof_domain_range_push_module(const char *domain, const char *message,
+					 const char *module)
+{
+	const struct marker_recorder *r = marker_recorder();
+	return r ? r->push_module(message, module, domain && *domain ? r->intern(domain) : 0)
+		 : marker_depth_push();
+}
+
 API int gpuprof_range_pop(void)
 {
 	const struct marker_recorder *r = marker_recorder();
 	return r ? r->pop() : marker_depth_pop();
+}
+
+API int gpuprof_domain_range_pop(const char *domain)
+{
+	const struct marker_recorder *r = marker_recorder();
+	return r ? r->domain_pop(domain && *domain ? r->intern(domain) : 0) : marker_depth_pop();
 }
 
 API uint64_t gpuprof_range_start(const char *message)

@@ -2,20 +2,22 @@
 
 Installed by gpuprof's sitecustomize once the program imports torch. Each operator is a
 range in the domain "torch", named by the operators open on its thread, outermost
-first, as rocprof-compute's operator mapping names them:
+first, as rocprof-compute's operator mapping names them (a module by its class):
 
-    nn.Module.Net.forward
-    nn.Module.Net.forward/nn.Module.Net.fc1.forward
-    nn.Module.Net.forward/nn.Module.Net.fc1.forward/torch.nn.functional.linear
-    nn.Module.Net.forward/torch.nn.functional.relu
+    nn.Module.Net.forward                                           module path Net
+    nn.Module.Net.forward/nn.Module.Linear.forward                  Net.fc1
+    nn.Module.Net.forward/nn.Module.Linear.forward/torch.nn.functional.linear   Net.fc1
+    nn.Module.Net.forward/torch.nn.functional.relu                  Net
     torch.autograd.backward
-    torch.autograd.backward/nn.Module.Net.fc2.backward
+    torch.autograd.backward/nn.Module.Linear.backward               Net.fc2
     torch.optim.SGD.zero_grad
     torch.optim.SGD.step
 
-A module is named by its path in the model as named_modules() gives it, after the type
-of the outermost module called (Net.fc1, Net.fc2: two Linear layers apart); a module
-called outside any model it belongs to, by its type. A module's forward call (torch's
+Beside its name each range keeps a module path (the markers' module_path): the module's
+path in the model as named_modules() gives it, after the class of the outermost module
+called (Net.fc1, Net.fc2: two Linear layers apart; a module called outside any model it
+belongs to, its class), and for an operator inside a module, that module's. A module's
+forward call (torch's
 global forward hooks), a call of a torch.nn.functional function (wrapped, the builtin
 ones such as linear and conv1d included), an optimizer's step and zero_grad, and
 autograd's backward pass (torch.autograd.backward, which Tensor.backward calls) each
@@ -48,23 +50,27 @@ def _stack():
     return stack
 
 
-def _push(name, owner):
-    """Opens a range named by the ranges open on this thread and name; owner closes it."""
+def _push(name, owner, module=None):
+    """Opens a range named by the ranges open on this thread and name, in module (a module
+    path; None: the enclosing range's); owner closes it."""
     stack = _stack()
     path = f"{stack[-1][1]}/{name}" if stack else name
-    stack.append((owner, path))
-    _markers.gpuprof_domain_range_push(DOMAIN, path.encode())
+    if module is None:
+        module = stack[-1][2] if stack else ""
+    stack.append((owner, path, module))
+    _markers.gpuprof_domain_range_push_module(DOMAIN, path.encode(), module.encode())
 
 
 def _pop(owner):
     """Closes owner's range and any opened inside it and left open (an exception that
-    skipped their ends); nothing when owner has none open."""
+    skipped their ends); nothing when owner has none open. Only the domain's ranges are
+    closed: another domain's (torch.cuda.nvtx's) stay open."""
     stack = _stack()
     for depth in range(len(stack) - 1, -1, -1):
         if stack[depth][0] is owner:
             while len(stack) > depth:
                 stack.pop()
-                _markers.gpuprof_range_pop()
+                _markers.gpuprof_domain_range_pop(DOMAIN)
             return
 
 
@@ -82,7 +88,7 @@ def _module_path(module):
         path = _paths.get(module)
         if path is not None:
             return path
-        if not any(isinstance(owner, torch_module) for owner, _ in _stack()):
+        if not any(isinstance(entry[0], torch_module) for entry in _stack()):
             root = type(module).__name__
             with _paths_lock:
                 for name, child in module.named_modules():
@@ -97,12 +103,13 @@ torch_module = type(None)  # torch.nn.Module once installed
 
 
 def _forward_pre_hook(module, inputs):
-    _push(f"nn.Module.{_module_path(module)}.forward", module)
+    _push(f"nn.Module.{type(module).__name__}.forward", module, _module_path(module))
 
 
-def _backward_range(output, name):
-    """A range named name around the backward of the autograd node that made output,
-    where the node takes hooks (torch 1.13 and later); nothing otherwise."""
+def _backward_range(output, name, module):
+    """A range named name, in module path module, around the backward of the autograd
+    node that made output, where the node takes hooks (torch 1.13 and later); nothing
+    otherwise."""
     node = getattr(output, "grad_fn", None)  # a Tensor that autograd will go through
     if node is None or not hasattr(node, "register_prehook"):
         return
@@ -110,7 +117,7 @@ def _backward_range(output, name):
 
     def begin(grad_outputs):
         try:
-            _push(name, token)
+            _push(name, token, module)
         except Exception:  # a profiler's hook never stops the backward pass
             pass
 
@@ -130,7 +137,8 @@ def _backward_range(output, name):
 def _forward_hook(module, inputs, output):
     _pop(module)
     if next(module.children(), None) is None:
-        _backward_range(output, f"nn.Module.{_module_path(module)}.backward")
+        _backward_range(output, f"nn.Module.{type(module).__name__}.backward",
+                        _module_path(module))
 
 
 def _wrap(name, function, before=None):
@@ -155,9 +163,10 @@ def install(torch):
         return None
     try:
         markers = ctypes.CDLL("libgpuprof-markers.so.1")
-        markers.gpuprof_domain_range_push.argtypes = [ctypes.c_char_p, ctypes.c_char_p]
-        markers.gpuprof_domain_range_push.restype = ctypes.c_int
-        markers.gpuprof_range_pop.restype = ctypes.c_int
+        markers.gpuprof_domain_range_push_module.argtypes = [ctypes.c_char_p] * 3
+        markers.gpuprof_domain_range_push_module.restype = ctypes.c_int
+        markers.gpuprof_domain_range_pop.argtypes = [ctypes.c_char_p]
+        markers.gpuprof_domain_range_pop.restype = ctypes.c_int
     except (OSError, AttributeError) as e:
         return f"libgpuprof-markers cannot be loaded ({e})"
     modules = torch.nn.modules.module

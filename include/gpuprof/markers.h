@@ -17,13 +17,24 @@
 extern "C" {
 #endif
 
-/* Opens a range on this thread; returns how many were open before it (0: outermost). */
+/* Opens a range on this thread; returns how many of its domain were open before it
+ * (0: outermost). */
 int gpuprof_range_push(const char *message);
 /* As gpuprof_range_push(), in a named domain (the profile keeps the domain with the
- * range: "torch" for gpuprof trace --torch-trace's operators). */
+ * range: "torch" for gpuprof trace --torch-trace's operators). Each domain's ranges nest
+ * on their own, as NVTX's domains do. */
 int gpuprof_domain_range_push(const char *domain, const char *message);
-/* Closes this thread's innermost range; returns how many stay open, -1 when none was. */
+/* As gpuprof_domain_range_push(), with where in the program the range runs, kept beside
+ * its message as its module path ("Net.fc1": a PyTorch model's layer); NULL: none. */
+int gpuprof_domain_range_push_module(const char *domain, const char *message,
+				     const char *module);
+/* Closes this thread's innermost range, of any domain; returns how many stay open on
+ * the thread, -1 when none was. */
 int gpuprof_range_pop(void);
+/* Closes the innermost range of the domain on this thread (NULL or "": the default
+ * domain), even when ranges of other domains opened after it are still open; returns
+ * how many of the domain stay open, -1 when none was. */
+int gpuprof_domain_range_pop(const char *domain);
 /* Opens a range that gpuprof_range_stop() closes, from any thread; returns its id. */
 uint64_t gpuprof_range_start(const char *message);
 void gpuprof_range_stop(uint64_t id);

@@ -4,9 +4,14 @@
  * calls InitializeInjectionNvtx2, which fills NVTX's function slots with the handlers
  * below. No CUPTI is involved, so this works without a GPU and beside other CUDA tools.
  *
- * NVTX domains: ranges of every domain share the thread's one stack (NCCL's and the
- * application's ranges nest in practice); the domain's name is kept with each marker.
- * Category names, resource naming and synchronisation callbacks are not recorded. */
+ * NVTX domains: each domain's push/pop ranges are a stack of their own, as the NVTX
+ * specification has it (a pop closes its domain's innermost range, though another
+ * domain's range opened after it may still be open); the domain's name is kept with each
+ * marker. GPUPROF_NVTX_DOMAIN_INCLUDE or GPUPROF_NVTX_DOMAIN_EXCLUDE (gpuprof trace
+ * --nvtx-domain-include/-exclude: comma-separated names, "default" for the default
+ * domain, "\," a comma in a name) choose the domains recorded; the calls of the others
+ * return at once. Category names, resource naming and synchronisation callbacks are not
+ * recorded. */
 #define NVTX_NO_IMPL
 #include <nvtx3/nvToolsExt.h>
 
@@ -25,7 +30,59 @@
  * a registered string a copy of its text. Both live as long as the process. */
 struct domain {
 	uint32_t name_id;
+	int recorded; /* by the domain filter */
 };
+
+/* ---- the domain filter ---- */
+
+static pthread_once_t filter_once = PTHREAD_ONCE_INIT;
+static const char *filter_list; /* the variable's value; NULL: every domain */
+static int filter_includes;     /* 1: filter_list names the domains recorded */
+static int default_recorded = 1;
+
+/* Whether name (NULL: the default domain) is in the comma-separated list. */
+static int listed(const char *list, const char *name)
+{
+	const char *want = name ? name : "default";
+	while (*list) {
+		const char *w = want;
+		int match = 1;
+		for (; *list && *list != ','; list++) {
+			if (*list == '\\' && list[1])
+				list++;
+			match = match && *w == *list;
+			if (*w)
+				w++;
+		}
+		if (match && !*w)
+			return 1;
+		if (*list)
+			list++;
+	}
+	return 0;
+}
+
+static void filter_read(void)
+{
+	const char *include = getenv("GPUPROF_NVTX_DOMAIN_INCLUDE");
+	const char *exclude = getenv("GPUPROF_NVTX_DOMAIN_EXCLUDE");
+	if (include && *include) {
+		filter_list = include;
+		filter_includes = 1;
+	} else if (exclude && *exclude) {
+		filter_list = exclude;
+	}
+	default_recorded = !filter_list || listed(filter_list, NULL) == filter_includes;
+}
+
+static int domain_recorded(const char *name)
+{
+	pthread_once(&filter_once, filter_read);
+	return !filter_list || listed(filter_list, name) == filter_includes;
+}
+
+/* Ranges of domains not recorded, open on this thread: what their pushes return. */
+static __thread int unrecorded_depth;
 
 static void utf8_from_wide(const wchar_t *w, struct strbuf *out)
 {
@@ -73,10 +130,21 @@ static uint32_t domain_id(nvtxDomainHandle_t d)
 	return d ? ((const struct domain *)(const void *)d)->name_id : 0;
 }
 
+/* Whether the domain's calls are recorded (a null handle: the default domain). */
+static int recorded(nvtxDomainHandle_t d)
+{
+	if (d)
+		return ((const struct domain *)(const void *)d)->recorded;
+	pthread_once(&filter_once, filter_read);
+	return default_recorded;
+}
+
 /* ---- the core module: the default domain ---- */
 
 static void mark_ex(const nvtxEventAttributes_t *a)
 {
+	if (!recorded(NULL))
+		return;
 	struct strbuf w = STRBUF_INIT;
 	recorder_mark(message_of(a, &w), 0);
 	strbuf_release(&w);
@@ -84,11 +152,15 @@ static void mark_ex(const nvtxEventAttributes_t *a)
 
 static void mark_a(const char *message)
 {
+	if (!recorded(NULL))
+		return;
 	recorder_mark(message ? message : "", 0);
 }
 
 static void mark_w(const wchar_t *message)
 {
+	if (!recorded(NULL))
+		return;
 	struct strbuf w = STRBUF_INIT;
 	utf8_from_wide(message, &w);
 	recorder_mark(w.buf, 0);
@@ -97,6 +169,8 @@ static void mark_w(const wchar_t *message)
 
 static nvtxRangeId_t start_ex(const nvtxEventAttributes_t *a)
 {
+	if (!recorded(NULL))
+		return 0;
 	struct strbuf w = STRBUF_INIT;
 	nvtxRangeId_t id = recorder_range_start(message_of(a, &w), 0);
 	strbuf_release(&w);
@@ -105,11 +179,15 @@ static nvtxRangeId_t start_ex(const nvtxEventAttributes_t *a)
 
 static nvtxRangeId_t start_a(const char *message)
 {
+	if (!recorded(NULL))
+		return 0;
 	return recorder_range_start(message ? message : "", 0);
 }
 
 static nvtxRangeId_t start_w(const wchar_t *message)
 {
+	if (!recorded(NULL))
+		return 0;
 	struct strbuf w = STRBUF_INIT;
 	utf8_from_wide(message, &w);
 	nvtxRangeId_t id = recorder_range_start(w.buf, 0);
@@ -119,11 +197,14 @@ static nvtxRangeId_t start_w(const wchar_t *message)
 
 static void range_end(nvtxRangeId_t id)
 {
-	recorder_range_stop(id);
+	if (id) /* 0: a range of a domain not recorded */
+		recorder_range_stop(id);
 }
 
 static int push_ex(const nvtxEventAttributes_t *a)
 {
+	if (!recorded(NULL))
+		return unrecorded_depth++;
 	struct strbuf w = STRBUF_INIT;
 	int depth = recorder_range_push(message_of(a, &w), 0);
 	strbuf_release(&w);
@@ -132,11 +213,15 @@ static int push_ex(const nvtxEventAttributes_t *a)
 
 static int push_a(const char *message)
 {
+	if (!recorded(NULL))
+		return unrecorded_depth++;
 	return recorder_range_push(message ? message : "", 0);
 }
 
 static int push_w(const wchar_t *message)
 {
+	if (!recorded(NULL))
+		return unrecorded_depth++;
 	struct strbuf w = STRBUF_INIT;
 	utf8_from_wide(message, &w);
 	int depth = recorder_range_push(w.buf, 0);
@@ -144,9 +229,15 @@ static int push_w(const wchar_t *message)
 	return depth;
 }
 
+/* Pops of a domain not recorded: the depth left, -1 when none was open. */
+static int unrecorded_pop(void)
+{
+	return unrecorded_depth > 0 ? --unrecorded_depth : -1;
+}
+
 static int pop(void)
 {
-	return recorder_range_pop();
+	return recorded(NULL) ? recorder_domain_range_pop(0) : unrecorded_pop();
 }
 
 /* NVTX names a thread by id; the recorder names the calling thread, which is what
@@ -160,6 +251,8 @@ static void name_thread_a(uint32_t tid, const char *name)
 
 static void domain_mark_ex(nvtxDomainHandle_t d, const nvtxEventAttributes_t *a)
 {
+	if (!recorded(d))
+		return;
 	struct strbuf w = STRBUF_INIT;
 	recorder_mark(message_of(a, &w), domain_id(d));
 	strbuf_release(&w);
@@ -167,6 +260,8 @@ static void domain_mark_ex(nvtxDomainHandle_t d, const nvtxEventAttributes_t *a)
 
 static nvtxRangeId_t domain_start_ex(nvtxDomainHandle_t d, const nvtxEventAttributes_t *a)
 {
+	if (!recorded(d))
+		return 0;
 	struct strbuf w = STRBUF_INIT;
 	nvtxRangeId_t id = recorder_range_start(message_of(a, &w), domain_id(d));
 	strbuf_release(&w);
@@ -175,11 +270,14 @@ static nvtxRangeId_t domain_start_ex(nvtxDomainHandle_t d, const nvtxEventAttrib
 
 static void domain_end(nvtxDomainHandle_t d, nvtxRangeId_t id)
 {
-	recorder_range_stop(id);
+	if (id)
+		recorder_range_stop(id);
 }
 
 static int domain_push_ex(nvtxDomainHandle_t d, const nvtxEventAttributes_t *a)
 {
+	if (!recorded(d))
+		return unrecorded_depth++;
 	struct strbuf w = STRBUF_INIT;
 	int depth = recorder_range_push(message_of(a, &w), domain_id(d));
 	strbuf_release(&w);
@@ -188,7 +286,7 @@ static int domain_push_ex(nvtxDomainHandle_t d, const nvtxEventAttributes_t *a)
 
 static int domain_pop(nvtxDomainHandle_t d)
 {
-	return recorder_range_pop();
+	return recorded(d) ? recorder_domain_range_pop(domain_id(d)) : unrecorded_pop();
 }
 
 /* Handles live as long as the process: NVTX has no call that ends a registered string,
@@ -236,7 +334,8 @@ static nvtxStringHandle_t register_string_w(nvtxDomainHandle_t d, const wchar_t 
 
 static nvtxDomainHandle_t domain_create_a(const char *name)
 {
-	struct domain d = { .name_id = recorder_intern(name ? name : "") };
+	struct domain d = { .name_id = recorder_intern(name ? name : ""),
+			    .recorded = domain_recorded(name ? name : "") };
 	return (nvtxDomainHandle_t)new_handle(&d, sizeof(d));
 }
 

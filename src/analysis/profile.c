@@ -117,9 +117,14 @@ static int load_device_busy(sqlite3 *db, struct error *err)
 	return rc || store_exec(db, "COMMIT", err) ? -1 : 0;
 }
 
-/* Whether the range named n (a hierarchy "a/b/c", as PyTorch operators are named) is
- * one that --range ?4 names: the whole name, or one or more of its levels ("b", "a/b") */
-#define RANGE_NAMED "instr('/' || n.string || '/', '/' || ?4 || '/') > 0"
+/* Whether the range m named n (a hierarchy "a/b/c", as PyTorch operators are named) is
+ * one that --range ?4 names: the whole name, or one or more of its levels ("b", "a/b");
+ * or its module path (temp.marker_module: marker_modules()), whole or a prefix of it at
+ * a dot ("Net.fc1" names Net.fc1 and Net.fc1.0) */
+#define RANGE_NAMED \
+	"(instr('/' || n.string || '/', '/' || ?4 || '/') > 0 OR m.id IN (" \
+	"  SELECT id FROM temp.marker_module WHERE module = ?4 OR " \
+	"  substr(module, 1, length(?4) + 1) = ?4 || '.'))"
 /* What a filter keeps of the samples s (or launch stacks s) of process p: thread ?1 (of
  * process ?6 when it is not 0),
  * from ?2 and to ?3 ns after the process's start, inside a marker range named ?4 on the
@@ -186,11 +191,25 @@ static int gather_lost(sqlite3 *db, const struct profile_filter *f, struct profi
 }
 
 /* Adds the samples (or the launches) of one database that the filter keeps to the tree. */
+/* temp.marker_module(id, module): the module path of each marker that has one (none in a
+ * database before schema 3.7), which RANGE_NAMED reads. */
+static int marker_modules(sqlite3 *db, struct error *err)
+{
+	return store_exec(db, store_has_column(db, "gpuprof_marker", "module_id")
+			  ? "CREATE TEMP VIEW IF NOT EXISTS marker_module AS SELECT m.id, u.string "
+			    "AS module FROM main.gpuprof_marker m JOIN main.gpuprof_string u ON "
+			    "u.id = m.module_id"
+			  : "CREATE TEMP VIEW IF NOT EXISTS marker_module AS SELECT 0 AS id, '' AS "
+			    "module WHERE 0", err);
+}
+
 static int gather(sqlite3 *db, const struct profile_filter *f, int launches,
 		  struct profile_tree *t, struct error *err)
 {
 	if (!store_has_table(db, launches ? "gpuprof_launch_stack" : "gpuprof_sample"))
 		return 0; /* an older schema: none */
+	if (marker_modules(db, err))
+		return -1;
 	/* each process's stack tree, in id order (a caller before its callees) */
 	struct { int64_t process_id, id, parent; char *function, *module; } *stack = NULL;
 	size_t stacks = 0, alloc = 0;
@@ -314,7 +333,7 @@ int profile_filter_count(sqlite3 *db, const struct profile_filter *f, int launch
 	struct strbuf all = STRBUF_INIT, thread = STRBUF_INIT;
 	strbuf_addf(&all, "SELECT COUNT(*) FROM %s", table);
 	strbuf_addf(&thread, "SELECT COUNT(*) FROM %s WHERE tid = ?1", table);
-	int rc = count_of(db, all.buf, f, &out->all, err) ||
+	int rc = marker_modules(db, err) || count_of(db, all.buf, f, &out->all, err) ||
 		 (f->tid >= 0 && count_of(db, thread.buf, f, &out->of_thread, err)) ||
 		 (f->range && count_of(db, "SELECT COUNT(*) FROM gpuprof_marker m JOIN "
 					  "gpuprof_string n ON n.id = m.name_id WHERE " RANGE_NAMED,

@@ -624,6 +624,14 @@ int trace_job_run(struct job *j, const char *directory, char **command)
 	else
 		unsetenv("GPUPROF_COLLECTION_PERIOD");
 	setenv("GPUPROF_TRACE", j->trace.buf, 1);
+	if (o->nvtx_include)
+		setenv("GPUPROF_NVTX_DOMAIN_INCLUDE", o->nvtx_include, 1);
+	else
+		unsetenv("GPUPROF_NVTX_DOMAIN_INCLUDE");
+	if (o->nvtx_exclude)
+		setenv("GPUPROF_NVTX_DOMAIN_EXCLUDE", o->nvtx_exclude, 1);
+	else
+		unsetenv("GPUPROF_NVTX_DOMAIN_EXCLUDE");
 	trace_place_mpi(o->mpi == 1, command[0]);
 	trace_place_nccl(o->nccl == 1);
 	/* the counters are collected for the kernels the filters keep */

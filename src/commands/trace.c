@@ -101,7 +101,7 @@ static struct trace_options sys_defaults(void)
 	return o;
 }
 
-#define TABLE_SIZE 72
+#define TABLE_SIZE 76
 
 /* The option table of `gpuprof trace`, storing into o: for the command line, the
  * preset and each job of an input file alike. */
@@ -240,6 +240,11 @@ static void trace_table(struct trace_options *o, struct option table[TABLE_SIZE]
 		{ OPTION_STRING, 0, "kernel-iteration-range", &o->kernel_iterations, "SET",
 		  "keep only these dispatches of each kept kernel name, counted from 1 in launch "
 		  "order: \"[1, 2, [5-8]]\"" },
+		{ OPTION_STRING, 0, "nvtx-domain-include", &o->nvtx_include, "NAMES",
+		  "record only the NVTX ranges and marks of these domains (comma-separated; "
+		  "default: the default domain; \\, a comma in a name), as nsys names it" },
+		{ OPTION_STRING, 0, "nvtx-domain-exclude", &o->nvtx_exclude, "NAMES",
+		  "leave out the NVTX ranges and marks of these domains" },
 		{ OPTION_SECTION, .help = "configuration" },
 		{ OPTION_STRING, 'i', "input", &o->input, "FILE",
 		  "run the program once per job of a JSON or YAML file, into DIR/pass_N "
@@ -426,6 +431,16 @@ static int job_prepare(struct job *j, struct error *err)
 	j->request.options.truncate_kernels = o->truncate == 1;
 	j->request.options.rename_kernels = o->kernel_rename == 1;
 	j->request.options.summary_units = o->units;
+	if (o->nvtx_include && o->nvtx_exclude)
+		return error_set(err, "--nvtx-domain-include and --nvtx-domain-exclude cannot go "
+				 "together");
+	if ((o->nvtx_include || o->nvtx_exclude) && !strstr(j->trace.buf, "marker"))
+		return error_set(err, "%s chooses the NVTX domains whose markers are recorded, "
+				 "and markers are not: add --marker-trace", o->nvtx_include ?
+				 "--nvtx-domain-include" : "--nvtx-domain-exclude");
+	if ((o->nvtx_include && !*o->nvtx_include) || (o->nvtx_exclude && !*o->nvtx_exclude))
+		return error_set(err, "%s: no domain named", o->nvtx_include ?
+				 "--nvtx-domain-include" : "--nvtx-domain-exclude");
 	if (o->selected_regions == 1 && o->periods.count)
 		return error_set(err, "--selected-regions and --collection-period cannot go "
 				 "together");

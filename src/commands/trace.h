@@ -19,6 +19,7 @@ struct trace_options {
 	const char *period_unit;
 	struct option_list periods;
 	const char *kernel_include, *kernel_exclude, *kernel_iterations;
+	const char *nvtx_include, *nvtx_exclude; /* NVTX domains, comma-separated */
 	int stats, summary, truncate, mangled, keep_spool, help;
 	const char *directory, *file, *units;
 	struct option_list formats;

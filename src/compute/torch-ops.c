@@ -2,6 +2,7 @@
 #include "compute/torch-ops.h"
 
 #include <errno.h>
+#include <fnmatch.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
@@ -16,7 +17,7 @@
 const char *const torch_ops_columns[TORCH_OPS_COLUMNS] = {
 	"Operator_Name", "Context_Id", "Kernel_Name", "Counter_Name", "Counter_Value",
 	"Start_Timestamp_function", "End_Timestamp_function", "Start_Timestamp_kernel",
-	"End_Timestamp_kernel",
+	"End_Timestamp_kernel", "Module_Path",
 };
 
 static void csv_text(FILE *out, const unsigned char *text)
@@ -39,23 +40,27 @@ int torch_ops_write(sqlite3 *db, FILE *out, size_t *rows, struct error *err)
 	if (!store_has_table(db, "gpuprof_marker"))
 		return 0;
 	int counters = store_has_table(db, "gpuprof_counter");
+	/* a database before schema 3.7 has no module paths: "" */
+	int modules = store_has_column(db, "gpuprof_marker", "module_id");
+	struct strbuf sql = STRBUF_INIT;
+	strbuf_addf(&sql, "SELECT o.string, k.context_id, n.string, %s, m.start, m.end, k.start, "
+		    "k.end, %s FROM gpuprof_kernel k JOIN gpuprof_marker m ON m.process_id = "
+		    "k.process_id AND m.range_id = k.range_id JOIN gpuprof_string d ON d.id = "
+		    "m.domain_id AND d.string = 'torch' JOIN gpuprof_string o ON o.id = m.name_id "
+		    "LEFT JOIN gpuprof_string n ON n.id = k.name_id ",
+		    counters ? "cn.string, c.value" : "NULL, NULL", modules ? "u.string" : "NULL");
+	if (counters)
+		strbuf_addstr(&sql, "LEFT JOIN gpuprof_counter c ON c.process_id = k.process_id AND "
+			      "c.correlation_id = k.correlation_id AND k.correlation_id != 0 LEFT "
+			      "JOIN gpuprof_string cn ON cn.id = c.name_id ");
+	if (modules)
+		strbuf_addstr(&sql, "LEFT JOIN gpuprof_string u ON u.id = m.module_id ");
+	strbuf_addstr(&sql, counters ? "ORDER BY k.start, k.id, cn.string, c.id"
+				     : "ORDER BY k.start, k.id");
 	sqlite3_stmt *s;
-	if (store_prepare(db, counters
-			  ? "SELECT o.string, k.context_id, n.string, cn.string, c.value, m.start, "
-			    "m.end, k.start, k.end FROM gpuprof_kernel k JOIN gpuprof_marker m ON "
-			    "m.process_id = k.process_id AND m.range_id = k.range_id JOIN "
-			    "gpuprof_string d ON d.id = m.domain_id AND d.string = 'torch' JOIN "
-			    "gpuprof_string o ON o.id = m.name_id LEFT JOIN gpuprof_string n ON "
-			    "n.id = k.name_id LEFT JOIN gpuprof_counter c ON c.process_id = "
-			    "k.process_id AND c.correlation_id = k.correlation_id AND "
-			    "k.correlation_id != 0 LEFT JOIN gpuprof_string cn ON cn.id = c.name_id "
-			    "ORDER BY k.start, k.id, cn.string, c.id"
-			  : "SELECT o.string, k.context_id, n.string, NULL, NULL, m.start, m.end, "
-			    "k.start, k.end FROM gpuprof_kernel k JOIN gpuprof_marker m ON "
-			    "m.process_id = k.process_id AND m.range_id = k.range_id JOIN "
-			    "gpuprof_string d ON d.id = m.domain_id AND d.string = 'torch' JOIN "
-			    "gpuprof_string o ON o.id = m.name_id LEFT JOIN gpuprof_string n ON "
-			    "n.id = k.name_id ORDER BY k.start, k.id", &s, err))
+	int prepared = store_prepare(db, sql.buf, &s, err);
+	strbuf_release(&sql);
+	if (prepared)
 		return -1;
 	int step;
 	while ((step = sqlite3_step(s)) == SQLITE_ROW) {
@@ -70,6 +75,8 @@ int torch_ops_write(sqlite3 *db, FILE *out, size_t *rows, struct error *err)
 			fprintf(out, ",%.17g", sqlite3_column_double(s, 4));
 		for (int i = 5; i < 9; i++)
 			fprintf(out, ",%" PRId64, (int64_t)sqlite3_column_int64(s, i));
+		fputc(',', out);
+		csv_text(out, sqlite3_column_text(s, 9));
 		fputc('\n', out);
 		++*rows;
 	}
@@ -126,7 +133,9 @@ static int read_rows(const char *workload, struct strbuf *text, struct csv_row *
 	if (rc == 0 && csv_parse(text->buf, text->len, rows, count, &bad_line))
 		rc = error_set(err, "%s: line %d: a quote is not closed or text follows one",
 			       path.buf, bad_line);
-	if (rc == 0 && (!*count || (*rows)[0].count != TORCH_OPS_COLUMNS ||
+	/* a table written before the module paths has one column less */
+	if (rc == 0 && (!*count || ((*rows)[0].count != TORCH_OPS_COLUMNS &&
+				    (*rows)[0].count != TORCH_OPS_COLUMNS - 1) ||
 			strcmp((*rows)[0].fields[0], torch_ops_columns[0]))) {
 		csv_rows_release(*rows, *count);
 		*rows = NULL;
@@ -138,16 +147,53 @@ static int read_rows(const char *workload, struct strbuf *text, struct csv_row *
 	return rc;
 }
 
-/* Whether operator (a hierarchy a/b/c) matches name: the whole, a prefix of it, or from
- * one of its levels on ("nn.Module.Net.fc1.forward" matches
- * "nn.Module.Net.forward/nn.Module.Net.fc1.forward" and what runs inside it). */
-static int matches(const char *op, const char *name)
+/* Whether the last components of path (a/b/c) match pattern's, each as fnmatch() matches
+ * a file name: PurePosixPath.match(), as rocprof-compute matches its operator patterns
+ * ("*conv2d"; "* /nn.Module.Linear.forward", without the space, for two levels). */
+static int glob_matches(const char *path, const char *pattern)
 {
+	const char *p_end = pattern + strlen(pattern), *o_end = path + strlen(path);
+	for (;;) {
+		const char *p = p_end, *o = o_end;
+		while (p > pattern && p[-1] != '/')
+			p--;
+		while (o > path && o[-1] != '/')
+			o--;
+		char want[1024], have[1024];
+		if ((size_t)(p_end - p) >= sizeof(want) || (size_t)(o_end - o) >= sizeof(have))
+			return 0;
+		memcpy(want, p, (size_t)(p_end - p));
+		want[p_end - p] = '\0';
+		memcpy(have, o, (size_t)(o_end - o));
+		have[o_end - o] = '\0';
+		if (fnmatch(want, have, 0))
+			return 0;
+		if (p == pattern)
+			return 1; /* every component of the pattern matched */
+		if (o == path)
+			return 0; /* the pattern is longer than the path */
+		p_end = p - 1, o_end = o - 1;
+	}
+}
+
+/* Whether an operator (a hierarchy a/b/c) in module path module matches name: all of
+ * them for "all", "*" or "**"; as a glob of its last levels (glob_matches()); the
+ * whole, a prefix of it, or from one of its levels on ("nn.Module.Linear.forward"
+ * matches "nn.Module.Net.forward/nn.Module.Linear.forward" and what runs inside it); or
+ * its module path, whole, as a glob, or a prefix of it at a dot ("Net.fc1" matches
+ * "Net.fc1" and "Net.fc1.0"). */
+int torch_ops_matches(const char *op, const char *module, const char *name)
+{
+	if (!strcmp(name, "all") || !strcmp(name, "*") || !strcmp(name, "**"))
+		return 1;
+	if (glob_matches(op, name))
+		return 1;
 	size_t n = strlen(name);
 	for (const char *at = op; at; at = strchr(at, '/') ? strchr(at, '/') + 1 : NULL)
 		if (!strncmp(at, name, n))
 			return 1;
-	return 0;
+	return module && *module && (!fnmatch(name, module, 0) ||
+				     (!strncmp(module, name, n) && module[n] == '.'));
 }
 
 struct op {
@@ -218,12 +264,13 @@ int torch_ops_print(const char *workload, const char *name, enum table_format fo
 	for (size_t i = 1; rc == 0 && i < count; i++) {
 		char **f = rows[i].fields;
 		char *end;
-		if (rows[i].count != TORCH_OPS_COLUMNS) {
-			rc = error_set(err, "%s: line %d: %zu fields, not %d", workload, rows[i].line,
-				       rows[i].count, TORCH_OPS_COLUMNS);
+		if (rows[i].count != rows[0].count) {
+			rc = error_set(err, "%s: line %d: %zu fields, not %zu", workload, rows[i].line,
+				       rows[i].count, rows[0].count);
 			break;
 		}
-		if (name && !matches(f[0], name))
+		const char *module = rows[i].count > TORCH_OPS_COLUMNS - 1 ? f[9] : "";
+		if (name && !torch_ops_matches(f[0], module, name))
 			continue;
 		int64_t start = strtoll(f[7], &end, 10), stop = strtoll(f[8], NULL, 10);
 		struct op *o = op_of(&ops, &op_count, f[0]);

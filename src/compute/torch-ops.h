@@ -14,8 +14,15 @@
 #include "util/error.h"
 #include "util/table.h"
 
-#define TORCH_OPS_COLUMNS 9
+#define TORCH_OPS_COLUMNS 10 /* rocprof-compute's nine, then Module_Path */
 extern const char *const torch_ops_columns[TORCH_OPS_COLUMNS];
+
+/* Whether operator op (a hierarchy a/b/c), run in module path module ("Net.fc1"; NULL or
+ * "" for none), matches name, as --torch-operator matches: "all", "*" or "**"; a glob
+ * of its last levels (PurePosixPath.match: "*conv2d", or "* /nn.Module.Linear.forward"
+ * without the space for two levels); the whole, a prefix, or from one of its levels
+ * on; or its module path (whole, a glob, or a prefix of it at a dot). */
+int torch_ops_matches(const char *op, const char *module, const char *name);
 
 /* consolidated.csv from a database: the header, then a row per kernel inside an
  * operator and counter of it (a kernel without counters: one row, the counter empty),

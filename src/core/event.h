@@ -102,6 +102,7 @@ struct event {
 		struct {
 			const char *category; /* MARKER_CORE_API, MARKER_CORE_RANGE_API */
 			const char *domain;   /* the NVTX domain; "" for the default one */
+			const char *module;   /* its module path ("Net.fc1"); "" when none */
 			int64_t kind;         /* enum marker_kind */
 			int64_t range_id, parent_id, end_tid;
 			int ended;            /* 0: still open when recording ended */

@@ -153,6 +153,12 @@ int recording_join_markers(struct recording *rec, const struct record_list *begi
 			.domain_id = b->domain_id, .ended = 1,
 			.name_id = intern_text(rec, &table, b->text, b->length),
 		};
+		/* a module path after the text's NUL, up to its own NUL or the record's end */
+		size_t room = b->header.size - sizeof(*b) - b->length;
+		const char *module = b->text + b->length + 1;
+		size_t module_length = room > 1 && !b->text[b->length] ? strnlen(module, room - 1) : 0;
+		if (module_length)
+			m->module_id = intern_text(rec, &table, module, (uint32_t)module_length);
 		if (b->kind == MARKER_MARK)
 			continue;
 		size_t lo = 0, hi = ends->count;

@@ -29,6 +29,7 @@ struct recording_marker {
 	uint32_t kind;           /* enum marker_kind */
 	uint32_t domain_id;      /* string id; 0 for the default domain */
 	uint32_t name_id;        /* string id: marker texts are interned when read */
+	uint32_t module_id;      /* string id of its module path ("Net.fc1"); 0: none */
 	int ended;               /* 0: still open when recording ended, which ends it */
 };
 

@@ -26,14 +26,20 @@ void recorder_markers_configure(int traced)
 	markers_traced = traced;
 }
 static _Atomic uint64_t next_marker_id;
+/* The thread's open push/pop ranges, outermost first: their ids and domains. Each domain
+ * is a stack of its own (NVTX's rule): a pop closes its domain's innermost range, which
+ * need not be the thread's innermost. */
 static __thread uint64_t range_stack[MARKER_STACK];
+static __thread uint32_t range_domains[MARKER_STACK];
 static __thread int range_depth;
 
 #define MARKER_ON_STACK 512 /* bytes of a marker record built on the caller's stack */
 
-/* Emits the start of a range or a mark; returns its id (0 when markers are not traced). */
-static uint64_t marker_begin(uint32_t kind, const char *text, uint32_t domain_id,
-			     uint64_t parent_id)
+/* Emits the start of a range or a mark, with its text and, when given, its module path
+ * after the text's NUL (docs/FORMAT.md); returns its id (0 when markers are not
+ * traced). */
+static uint64_t marker_begin(uint32_t kind, const char *text, const char *module,
+			     uint32_t domain_id, uint64_t parent_id)
 {
 	if (!recorder_ready() || !markers_traced)
 		return 0;
@@ -44,14 +50,24 @@ static uint64_t marker_begin(uint32_t kind, const char *text, uint32_t domain_id
 		unsigned char bytes[MARKER_ON_STACK];
 	} small, *big = NULL;
 	size_t room = sizeof(small) - sizeof(small.m);
-	if (text && strnlen(text, room) == room)
+	size_t text_bytes = text ? strnlen(text, room) : 0;
+	size_t module_bytes = module ? strnlen(module, room) : 0;
+	if (text_bytes + (module_bytes ? module_bytes + 1 : 0) >= room)
 		big = malloc(RECORD_MAX_SIZE);
 	union marker_record *r = big ? big : &small;
-	size_t length = text ? record_text_copy(r->m.text, text, (big ? RECORD_MAX_SIZE
-								  : sizeof(small)) - sizeof(r->m)) : 0;
+	size_t capacity = (big ? RECORD_MAX_SIZE : sizeof(small)) - sizeof(r->m);
+	/* a module path keeps its bytes and a NUL, up to half the record */
+	size_t module_room = !module_bytes ? 0 : module_bytes + 1 < capacity / 2 ? module_bytes + 1
+										   : capacity / 2;
+	size_t length = text ? record_text_copy(r->m.text, text, capacity - module_room) : 0;
+	size_t used = length;
+	if (module_room) {
+		r->m.text[used++] = '\0';
+		used += record_text_copy(r->m.text + used, module, capacity - used);
+	}
 	uint64_t now = clock_now_ns();
 	r->m = (struct record_marker){
-		.header = { RECORD_PADDED((uint32_t)(sizeof(r->m) + length)), RECORD_MARKER, 0 },
+		.header = { RECORD_PADDED((uint32_t)(sizeof(r->m) + used)), RECORD_MARKER, 0 },
 		.id = atomic_fetch_add(&next_marker_id, 1) + 1,
 		.parent_id = parent_id,
 		.start_ns = now,
@@ -60,7 +76,7 @@ static uint64_t marker_begin(uint32_t kind, const char *text, uint32_t domain_id
 		.domain_id = domain_id,
 		.length = (uint32_t)length,
 	};
-	memset(r->m.text + length, 0, r->m.header.size - sizeof(r->m) - length);
+	memset(r->m.text + used, 0, r->m.header.size - sizeof(r->m) - used);
 	recorder_emit(r);
 	uint64_t id = r->m.id;
 	free(big);
@@ -79,35 +95,80 @@ static void marker_end(uint64_t id)
 		recorder_emit(&e);
 }
 
-/* Ranges nested deeper than the stack are not recorded, only counted; the depth is
- * still followed, so that every push keeps its pop and no recorded range loses its end. */
-int recorder_range_push(const char *text, uint32_t domain_id)
+/* The number of the domain's ranges open on this thread. */
+static int domain_depth(uint32_t domain_id)
 {
+	int n = 0;
+	for (int i = 0; i < range_depth && i < MARKER_STACK; i++)
+		n += range_domains[i] == domain_id;
+	return n;
+}
+
+/* Ranges nested deeper than the stack are not recorded, only counted; the depth is
+ * still followed, so that every push keeps its pop and no recorded range loses its end.
+ * A range's parent is the thread's innermost open range, of any domain: the range it
+ * began in. Returns the range's depth in its domain. */
+int recorder_range_push_module(const char *text, const char *module, uint32_t domain_id)
+{
+	int in_domain = domain_depth(domain_id);
 	int depth = range_depth++;
 	if (depth >= MARKER_STACK) {
 		if (recorder_ready() && markers_traced)
 			recorder_count_dropped(DROPPED_MARKER_DEPTH, 1);
 		return depth;
 	}
-	range_stack[depth] = marker_begin(MARKER_PUSH_POP, text, domain_id,
+	range_domains[depth] = domain_id;
+	range_stack[depth] = marker_begin(MARKER_PUSH_POP, text, module, domain_id,
 					  depth > 0 ? range_stack[depth - 1] : 0);
-	return depth;
+	return in_domain;
+}
+
+int recorder_range_push(const char *text, uint32_t domain_id)
+{
+	return recorder_range_push_module(text, NULL, domain_id);
+}
+
+/* Ends the range at position at of the thread's stack and closes the gap it leaves. */
+static void range_remove(int at)
+{
+	marker_end(range_stack[at]);
+	int last = range_depth < MARKER_STACK ? range_depth : MARKER_STACK;
+	memmove(&range_stack[at], &range_stack[at + 1], (size_t)(last - at - 1) * sizeof(*range_stack));
+	memmove(&range_domains[at], &range_domains[at + 1],
+		(size_t)(last - at - 1) * sizeof(*range_domains));
+	range_depth--;
 }
 
 int recorder_range_pop(void)
 {
 	if (range_depth == 0)
 		return -1;
-	int depth = --range_depth;
-	if (depth < MARKER_STACK)
-		marker_end(range_stack[depth]);
-	return depth;
+	if (range_depth > MARKER_STACK) { /* one of those not recorded */
+		range_depth--;
+		return range_depth;
+	}
+	range_remove(range_depth - 1);
+	return range_depth;
+}
+
+int recorder_domain_range_pop(uint32_t domain_id)
+{
+	if (range_depth > MARKER_STACK) { /* the domains of those not recorded are unknown */
+		range_depth--;
+		return domain_depth(domain_id);
+	}
+	for (int at = range_depth - 1; at >= 0; at--)
+		if (range_domains[at] == domain_id) {
+			range_remove(at);
+			return domain_depth(domain_id);
+		}
+	return -1;
 }
 
 uint64_t recorder_range_start(const char *text, uint32_t domain_id)
 {
 	uint64_t parent = range_depth > 0 && range_depth <= MARKER_STACK ? range_stack[range_depth - 1] : 0;
-	uint64_t id = marker_begin(MARKER_START_STOP, text, domain_id, parent);
+	uint64_t id = marker_begin(MARKER_START_STOP, text, NULL, domain_id, parent);
 	/* ids are handed out even when markers are not traced, as ROCTX does */
 	return id ? id : atomic_fetch_add(&next_marker_id, 1) + 1;
 }
@@ -121,7 +182,7 @@ void recorder_range_stop(uint64_t id)
 void recorder_mark(const char *text, uint32_t domain_id)
 {
 	uint64_t parent = range_depth > 0 && range_depth <= MARKER_STACK ? range_stack[range_depth - 1] : 0;
-	marker_begin(MARKER_MARK, text, domain_id, parent);
+	marker_begin(MARKER_MARK, text, NULL, domain_id, parent);
 }
 
 void recorder_name_thread(const char *name)

@@ -109,10 +109,21 @@ RECORDER_API void recorder_flush(void);
  * names "marker"); nesting is followed either way, so the return values hold. The text
  * is copied into the record: the caller's string may go away at once. */
 
-/* Returns the depth before the push (0 for an outermost range), as roctxRangePushA. */
+/* Each domain's push/pop ranges nest on their own (NVTX's rule); a range's parent is the
+ * thread's innermost range open when it began, of any domain.
+ * Returns the depth in its domain before the push (0 for an outermost range), as
+ * roctxRangePushA and nvtxDomainRangePushEx. */
 RECORDER_API int recorder_range_push(const char *text, uint32_t domain_id);
-/* Returns the depth after the pop, or -1 when no range is open on this thread. */
+/* As recorder_range_push(), with the range's module path (where in the program it ran:
+ * "Net.fc1" for a PyTorch model's layer), kept beside its text; NULL or "": none. */
+RECORDER_API int recorder_range_push_module(const char *text, const char *module,
+					    uint32_t domain_id);
+/* Closes the thread's innermost range, of any domain; returns the thread's depth after
+ * the pop, or -1 when no range is open on this thread (roctxRangePop). */
 RECORDER_API int recorder_range_pop(void);
+/* Closes the innermost range of the domain on this thread; returns the domain's depth
+ * after the pop, or -1 when none of it is open (nvtxDomainRangePop). */
+RECORDER_API int recorder_domain_range_pop(uint32_t domain_id);
 /* Returns the range's id (> 0). */
 RECORDER_API uint64_t recorder_range_start(const char *text, uint32_t domain_id);
 RECORDER_API void recorder_range_stop(uint64_t id);

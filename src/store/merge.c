@@ -27,6 +27,8 @@ static const struct {
 	const char *table;
 	const char *columns; /* after id and process_id */
 	const char *order;   /* NULL: start, then the longer first */
+	/* a column added to the table since 3.0, and the columns of an input without it */
+	const char *added_column, *columns_without;
 } timed[] = {
 	{ "gpuprof_api_call", "t.tid, t.domain, t.function_id + ?1, t.correlation_id, "
 			       SHIFTED("start") ", " SHIFTED("end") ", t.result" },
@@ -51,7 +53,12 @@ static const struct {
 	{ "gpuprof_marker", "t.tid, t.end_tid, t.kind, "
 			    "CASE t.domain_id WHEN 0 THEN 0 ELSE t.domain_id + ?1 END, "
 			    "t.name_id + ?1, t.range_id, t.parent_id, " SHIFTED("start") ", "
-			     SHIFTED("end") ", t.ended" },
+			     SHIFTED("end") ", t.ended, "
+			    "CASE t.module_id WHEN 0 THEN 0 ELSE t.module_id + ?1 END", NULL,
+	  "module_id", "t.tid, t.end_tid, t.kind, "
+			"CASE t.domain_id WHEN 0 THEN 0 ELSE t.domain_id + ?1 END, "
+			"t.name_id + ?1, t.range_id, t.parent_id, " SHIFTED("start") ", "
+			SHIFTED("end") ", t.ended, 0" },
 	{ "gpuprof_metric", "t.series_id, " SHIFTED("time") ", t.value", "time, process_id" },
 	{ "gpuprof_sample", "t.tid, " SHIFTED("time") ", t.stack_id", "time, process_id" },
 	{ "gpuprof_sample_lost", "t.tid, " SHIFTED("start") ", " SHIFTED("end") ", t.samples" },
@@ -101,13 +108,17 @@ static int src_has_table(sqlite3 *db, const char *table)
 	return found;
 }
 
-static int src_has_recording_start(sqlite3 *db)
+/* Whether the input's table has the column (one added in a later 3.x schema). */
+static int src_has_column(sqlite3 *db, const char *table, const char *column)
 {
 	sqlite3_stmt *s;
 	int found = 0;
-	if (sqlite3_prepare_v2(db, "SELECT 1 FROM pragma_table_info('gpuprof_process', 'src') "
-			       "WHERE name = 'recording_start'", -1, &s, NULL) == SQLITE_OK)
+	if (sqlite3_prepare_v2(db, "SELECT 1 FROM pragma_table_info(?, 'src') WHERE name = ?",
+			       -1, &s, NULL) == SQLITE_OK) {
+		sqlite3_bind_text(s, 1, table, -1, SQLITE_STATIC);
+		sqlite3_bind_text(s, 2, column, -1, SQLITE_STATIC);
 		found = sqlite3_step(s) == SQLITE_ROW;
+	}
 	sqlite3_finalize(s);
 	return found;
 }
@@ -318,7 +329,7 @@ static int merge_one(sqlite3 *db, int index, const char *path, struct hosts *hos
 		"t.rank, t.size, t.command, " SHIFTED("start") ", " SHIFTED("end") ", t.realtime_start, "
 		"t.clean_exit, " SHIFTED("start") " FROM src.gpuprof_process t "
 		"JOIN temp.merge_shift s ON s.id = t.id";
-	int has_recording_start = src_has_recording_start(db);
+	int has_recording_start = src_has_column(db, "gpuprof_process", "recording_start");
 	for (size_t i = 0; rc == 0 && i < sizeof(untimed) / sizeof(untimed[0]); i++)
 		if (src_has_table(db, untimed[i].table))
 			rc = copy_rows(db, !has_recording_start &&
@@ -331,7 +342,9 @@ static int merge_one(sqlite3 *db, int index, const char *path, struct hosts *hos
 		strbuf_reset(&sql);
 		strbuf_addf(&sql, "INSERT INTO temp.merge_%s SELECT NULL, t.process_id + ?2, %s "
 				  "FROM src.%s t JOIN temp.merge_shift s ON s.id = t.process_id",
-			    timed[i].table, timed[i].columns, timed[i].table);
+			    timed[i].table, timed[i].added_column &&
+			    !src_has_column(db, timed[i].table, timed[i].added_column)
+			    ? timed[i].columns_without : timed[i].columns, timed[i].table);
 		rc = copy_rows(db, sql.buf, strings, processes, err);
 	}
 	if (rc == 0) { /* the input's own metadata, kept under input.N. */

@@ -52,7 +52,7 @@ CREATE TABLE gpuprof_overhead (
 CREATE TABLE gpuprof_marker (
   id INTEGER PRIMARY KEY, process_id INTEGER, tid INTEGER, end_tid INTEGER, kind INTEGER,
   domain_id INTEGER, name_id INTEGER, range_id INTEGER, parent_id INTEGER, start INTEGER,
-  end INTEGER, ended INTEGER);
+  end INTEGER, ended INTEGER, module_id INTEGER);
 CREATE INDEX gpuprof_marker_range ON gpuprof_marker (process_id, range_id);
 CREATE TABLE gpuprof_thread (
   process_id INTEGER, tid INTEGER, name_id INTEGER, PRIMARY KEY (process_id, tid));
@@ -202,10 +202,12 @@ CREATE VIEW markers AS
          CASE m.kind WHEN 1 THEN 'PUSH_POP' WHEN 2 THEN 'START_STOP' WHEN 3 THEN 'MARK'
                      ELSE 'UNKNOWN' END AS kind,
          s.string AS name, COALESCE(d.string, '') AS domain, p.pid, m.tid, m.end_tid,
-         m.start, m.end, m.end - m.start AS duration, m.range_id, m.parent_id, m.ended
+         m.start, m.end, m.end - m.start AS duration, m.range_id, m.parent_id, m.ended,
+         COALESCE(u.string, '') AS module_path
   FROM gpuprof_marker m JOIN gpuprof_process p ON p.id = m.process_id
   LEFT JOIN gpuprof_string s ON s.id = m.name_id
-  LEFT JOIN gpuprof_string d ON d.id = m.domain_id;
+  LEFT JOIN gpuprof_string d ON d.id = m.domain_id
+  LEFT JOIN gpuprof_string u ON u.id = m.module_id;
 CREATE VIEW threads AS
   SELECT DISTINCT p.pid, t.tid, n.string AS name FROM (
     SELECT process_id, tid FROM gpuprof_api_call UNION

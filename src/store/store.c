@@ -136,8 +136,8 @@ static const char *const statement_sql[STATEMENT_COUNT] = {
 	[INSERT_DROPPED] = "INSERT INTO gpuprof_dropped VALUES (1,?,?,?)",
 	[INSERT_METADATA] = "INSERT OR REPLACE INTO gpuprof_metadata VALUES (?,?)",
 	[INSERT_MARKER] = "INSERT INTO gpuprof_marker (process_id, tid, end_tid, kind, domain_id, "
-			  "name_id, range_id, parent_id, start, end, ended) VALUES "
-			  "(1,?,?,?,?,?,?,?,?,?,?)",
+			  "name_id, range_id, parent_id, start, end, ended, module_id) VALUES "
+			  "(1,?,?,?,?,?,?,?,?,?,?,?)",
 	[INSERT_THREAD] = "INSERT OR REPLACE INTO gpuprof_thread VALUES (1,?,?)",
 	[INSERT_METRIC_SERIES] = "INSERT OR REPLACE INTO gpuprof_metric_series VALUES "
 				 "(1,?,?,?,?,?,?)",
@@ -494,6 +494,7 @@ static int load_markers(struct loader *l, struct error *err)
 		bind_i64(s, &c, (int64_t)m->start_ns);
 		bind_i64(s, &c, (int64_t)m->end_ns);
 		bind_i64(s, &c, m->ended);
+		bind_i64(s, &c, m->module_id);
 		if (step(l, INSERT_MARKER, err))
 			return -1;
 		if (++l->rows % 8192 == 0)

@@ -47,6 +47,11 @@ static const char ALLOCATION_HEADER[] =
 static const char API_HEADER[] =
 	"\"Domain\",\"Function\",\"Process_Id\",\"Thread_Id\",\"Correlation_Id\","
 	"\"Start_Timestamp\",\"End_Timestamp\"";
+/* rocprofv3's API columns, then the range's NVTX domain ("" for the default one) and its
+ * module path (a PyTorch operator's module: "Net.fc1") */
+static const char MARKER_HEADER[] =
+	"\"Domain\",\"Function\",\"Process_Id\",\"Thread_Id\",\"Correlation_Id\","
+	"\"Start_Timestamp\",\"End_Timestamp\",\"Marker_Domain\",\"Module_Path\"";
 /* rocprofv3's API columns, then what an MPI call says (docs/MPI.md) */
 static const char MPI_HEADER[] =
 	"\"Domain\",\"Function\",\"Process_Id\",\"Thread_Id\",\"Correlation_Id\","
@@ -363,7 +368,9 @@ static int csv_marker(struct csv_state *s, const struct event *e, struct error *
 	csv_int(l, e->marker.range_id);
 	csv_int(l, e->start_ns);
 	csv_int(l, e->end_ns);
-	return put_line(s, "marker_api_trace", API_HEADER, err);
+	csv_text(l, e->marker.domain);
+	csv_text(l, e->marker.module);
+	return put_line(s, "marker_api_trace", MARKER_HEADER, err);
 }
 
 static int csv_event(void *state, const struct event *e, struct error *err)

@@ -154,6 +154,7 @@ static void event_from_marker(const struct recording *rec, const struct recordin
 	e->end_ns = (int64_t)m->end_ns;
 	e->marker.category = record_marker_domain(m->kind);
 	e->marker.domain = m->domain_id ? recording_string(rec, m->domain_id) : "";
+	e->marker.module = m->module_id ? recording_string(rec, m->module_id) : "";
 	e->marker.kind = m->kind;
 	e->marker.range_id = (int64_t)m->id;
 	e->marker.parent_id = (int64_t)m->parent_id;

@@ -332,6 +332,7 @@ static void fill_marker(sqlite3_stmt *s, const void *names, struct event *e)
 	e->start_ns = I64(8);
 	e->end_ns = I64(9);
 	e->marker.ended = (int)I64(10);
+	e->marker.module = I64(11) ? name_of(n, I64(11)) : "";
 }
 
 static void fill_metric(sqlite3_stmt *s, const void *names, struct event *e)
@@ -360,9 +361,9 @@ struct query {
 	export_fill_fn fill;
 	int timing;            /* UNTIMED: read whole before the timed tables */
 	const char *since_3_1; /* a table databases of schema 3.0 lack: read when present */
-	/* the query of databases before gpuprof_process.recording_start (the recording's
-	 * start was then the process's) */
-	const char *without_recording_start;
+	/* a column added to a table in a later 3.x schema (table.column), and the query of
+	 * databases without it */
+	const char *added_column, *without_added_column;
 };
 
 /* UNTIMED rows' strings are the row's: each is written as it is read. TIMED rows are read
@@ -373,7 +374,7 @@ enum { UNTIMED, TIMED, TIMED_HERE };
 static const struct query queries[] = {
 	{ "SELECT id, hostname, pid, ppid, rank, size, command, start, end, realtime_start, "
 	  "COALESCE(recording_start, start) FROM gpuprof_process ORDER BY id", fill_process, UNTIMED,
-	  NULL, "SELECT id, hostname, pid, ppid, rank, size, command, start, end, "
+	  NULL, "gpuprof_process.recording_start", "SELECT id, hostname, pid, ppid, rank, size, command, start, end, "
 	  "realtime_start, start FROM gpuprof_process ORDER BY id" },
 	{ "SELECT pid, agent_id, type, name, vendor_name, driver_version, vendor_id, "
 	  "compute_units, max_clock_mhz, global_memory_bytes, local_memory_bytes, "
@@ -392,7 +393,10 @@ static const struct query queries[] = {
 	{ "SELECT process_id" API_CALL_FIELDS(FIELD_COLUMN) " FROM gpuprof_api_call ORDER BY id",
 	  fill_api, TIMED },
 	{ "SELECT process_id, tid, end_tid, kind, domain_id, name_id, range_id, parent_id, "
-	  "start, end, ended FROM gpuprof_marker ORDER BY id", fill_marker, TIMED },
+	  "start, end, ended, module_id FROM gpuprof_marker ORDER BY id", fill_marker, TIMED, NULL,
+	  "gpuprof_marker.module_id",
+	  "SELECT process_id, tid, end_tid, kind, domain_id, name_id, range_id, parent_id, "
+	  "start, end, ended, 0 FROM gpuprof_marker ORDER BY id" },
 	{ "SELECT c.process_id, c.tid, c.function_id, c.start, c.end, c.call_id, "
 	  "c.communicator_id, c.communicator_size, "
 	  "CASE WHEN d.peer >= 0 THEN d.peer ELSE c.peer END, "
@@ -409,6 +413,15 @@ static const struct query queries[] = {
 };
 
 #define QUERY_COUNT (sizeof(queries) / sizeof(queries[0]))
+
+/* Whether the database has the column, named table.column. */
+static int has_added_column(sqlite3 *db, const char *name)
+{
+	char table[64];
+	const char *dot = strchr(name, '.');
+	snprintf(table, sizeof(table), "%.*s", (int)(dot - name), name);
+	return store_has_column(db, table, dot + 1);
+}
 
 /* About how many events the database holds, for the progress: rows are numbered from 1
  * in each table. */
@@ -597,9 +610,8 @@ int export_database(sqlite3 *db, const struct writer_ops *const *writers, int co
 			if ((x->timing == UNTIMED) != untimed ||
 			    (x->since_3_1 && !store_has_table(db, x->since_3_1)))
 				continue;
-			const char *sql = x->without_recording_start &&
-					  !store_has_column(db, "gpuprof_process", "recording_start")
-					  ? x->without_recording_start : x->sql;
+			const char *sql = x->added_column && !has_added_column(db, x->added_column)
+					  ? x->without_added_column : x->sql;
 			if (untimed) {
 				failed = write_rows(db, sql, x->fill, &names, &run, err);
 				continue;

@@ -546,11 +546,16 @@ static int read_process(sqlite3 *db, const char *path, int64_t id, struct timeli
 	/* the marker ranges, the longest kept */
 	struct range *ranges = NULL;
 	size_t range_count = 0;
-	if (rc == 0)
-		rc = store_prepare(db, "SELECT m.tid, m.start, m.end, s.string FROM gpuprof_marker m "
-				       "LEFT JOIN gpuprof_string s ON s.id = m.name_id WHERE "
-				       "m.process_id = ?1 AND m.kind IN (1, 2) AND m.ended = 1 "
-				       "ORDER BY m.end - m.start DESC LIMIT " MAX_RANGES, &q, err);
+	if (rc == 0) {
+		const char *join, *label = report_range_label(db, &join);
+		struct strbuf sql = STRBUF_INIT;
+		strbuf_addf(&sql, "SELECT m.tid, m.start, m.end, %s FROM gpuprof_marker m "
+			    "LEFT JOIN gpuprof_string s ON s.id = m.name_id %s WHERE "
+			    "m.process_id = ?1 AND m.kind IN (1, 2) AND m.ended = 1 "
+			    "ORDER BY m.end - m.start DESC LIMIT " MAX_RANGES, label, join);
+		rc = store_prepare(db, sql.buf, &q, err);
+		strbuf_release(&sql);
+	}
 	if (rc == 0) {
 		sqlite3_bind_int64(q, 1, id);
 		while (sqlite3_step(q) == SQLITE_ROW) {
@@ -725,4 +730,14 @@ void report_timeline_release(struct report_timelines *t)
 	free(t->items);
 	t->items = NULL;
 	t->count = 0;
+}
+
+const char *report_range_label(sqlite3 *db, const char **join)
+{
+	if (!store_has_column(db, "gpuprof_marker", "module_id")) {
+		*join = "";
+		return "s.string";
+	}
+	*join = "LEFT JOIN gpuprof_string u ON u.id = m.module_id";
+	return "s.string || COALESCE(' [' || NULLIF(u.string, '') || ']', '')";
 }

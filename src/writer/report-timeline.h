@@ -30,6 +30,13 @@ void report_timeline_draw(const struct report_timelines *t, const struct finding
 			  size_t finding_count, struct strbuf *out);
 void report_timeline_release(struct report_timelines *t);
 
+/* The SQL of a marker range's label in the report, for a query of gpuprof_marker m that
+ * joins gpuprof_string s on its name: the name, and its module path beside it in
+ * brackets where it has one ("nn.Module.Net.forward/nn.Module.Linear.forward [Net.fc1]",
+ * as the summary shows it). *join is the join it needs ("" for a database before schema
+ * 3.7, which has no module paths). */
+const char *report_range_label(sqlite3 *db, const char **join);
+
 /* A time axis under a picture of `width` px from x0 covering `span_ns`, at y: ticks at
  * round intervals, labelled in human units. */
 void report_time_axis(struct strbuf *out, double x0, double width, double y, double span_ns);

@@ -300,6 +300,11 @@ static int read_tables(sqlite3 *db, void *arg, struct error *err)
 	struct lanes *x = arg;
 	struct report *r = x->r;
 	const char *path = x->path;
+	const char *join, *label = report_range_label(db, &join);
+	struct strbuf ranges = STRBUF_INIT;
+	strbuf_addf(&ranges, "SELECT %s, m.end - m.start FROM gpuprof_marker m LEFT JOIN "
+		    "gpuprof_string s ON s.id = m.name_id %s WHERE m.kind IN (1, 2) AND "
+		    "m.ended = 1", label, join);
 	int rc = each_row(db, path, "SELECT s.string, k.end - k.start FROM gpuprof_kernel k "
 			  "LEFT JOIN gpuprof_string s ON s.id = k.name_id", add_kernel, r, err) ||
 		 each_row(db, path, "SELECT operation, direction, COUNT(*), SUM(size), "
@@ -307,9 +312,8 @@ static int read_tables(sqlite3 *db, void *arg, struct error *err)
 			  add_copies, r, err) ||
 		 each_row(db, path, "SELECT s.string, c.end - c.start FROM gpuprof_api_call c "
 			  "LEFT JOIN gpuprof_string s ON s.id = c.function_id", add_api, r, err) ||
-		 each_row(db, path, "SELECT s.string, m.end - m.start FROM gpuprof_marker m "
-			  "LEFT JOIN gpuprof_string s ON s.id = m.name_id WHERE m.kind IN (1, 2) "
-			  "AND m.ended = 1", add_range, r, err);
+		 each_row(db, path, ranges.buf, add_range, r, err);
+	strbuf_release(&ranges);
 	if (rc == 0 && store_has_table(db, "gpuprof_sample"))
 		rc = each_row(db, path, "SELECT function, COUNT(*) FROM samples GROUP BY function",
 			      add_function, r, err);

@@ -44,6 +44,7 @@ struct process {
 struct range {
 	int64_t process_id, range_id, parent_id;
 	const char *name;             /* valid while the input is read */
+	const char *module;           /* its module path, "" when none; likewise */
 };
 
 struct summary {
@@ -209,29 +210,36 @@ static void remember_range(struct summary *s, const struct event *e)
 	if (!s->ranges[i].range_id)
 		s->range_count++;
 	s->ranges[i] = (struct range){ e->process_id, e->marker.range_id, e->marker.parent_id,
-				       e->name };
+				       e->name, e->marker.module ? e->marker.module : "" };
 }
 
 /* Adds a kernel's time to each range it was launched in (each name once: a range
- * nested in one of the same name does not count it twice). */
+ * nested in one of the same name does not count it twice). A range with a module path
+ * is named with it beside: "nn.Module.Net.forward/nn.Module.Linear.forward [Net.fc1]". */
 static void attribute_kernel(struct summary *s, const struct event *e, uint64_t duration)
 {
-	const char *seen[RECORD_RANGE_DEPTH];
+	const struct range *seen[RECORD_RANGE_DEPTH];
 	int count = 0;
 	int64_t id = e->kernel.range_id;
+	struct strbuf label = STRBUF_INIT;
 	for (int depth = 0; id && s->range_slots && depth < RECORD_RANGE_DEPTH; depth++) {
 		const struct range *r = &s->ranges[range_slot(s, e->process_id, id)];
 		if (!r->range_id)
 			break;
 		int repeated = 0;
 		for (int i = 0; i < count; i++)
-			repeated |= !strcmp(seen[i], r->name);
+			repeated |= !strcmp(seen[i]->name, r->name) && !strcmp(seen[i]->module, r->module);
 		if (!repeated) {
-			seen[count++] = r->name;
-			stats_add(&s->range_kernels, r->name, duration);
+			seen[count++] = r;
+			if (*r->module) {
+				strbuf_reset(&label);
+				strbuf_addf(&label, "%s [%s]", r->name, r->module);
+			}
+			stats_add(&s->range_kernels, *r->module ? label.buf : r->name, duration);
 		}
 		id = r->parent_id;
 	}
+	strbuf_release(&label);
 }
 
 static int summary_begin(void **state, const struct output_options *options,

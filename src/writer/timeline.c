@@ -593,6 +593,8 @@ int timeline_args(const struct event *e, struct slice_arg args[TIMELINE_MAX_ARGS
 		NONZERO("parent_id", e->marker.parent_id);
 		if (*e->marker.domain)
 			TEXT("domain", e->marker.domain);
+		if (*e->marker.module)
+			TEXT("module_path", e->marker.module);
 		if (e->marker.end_tid != e->tid)
 			NUMBER("end_tid", e->marker.end_tid);
 		if (!e->marker.ended)

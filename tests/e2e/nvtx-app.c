@@ -9,7 +9,11 @@
  *   malloc() until it fails, in ever smaller pieces) and meanwhile makes N domains
  *   "domain I" with a mark "mark I" in each and registers a string per domain, first
  *   while only large pieces fail, then while nothing is left; frees everything, pops
- *   "before", pushes and pops "after", prints what it did and exits with status 5. */
+ *   "before", pushes and pops "after", prints what it did and exits with status 5.
+ *   nvtx-app interleave: two domains' ranges on one thread, each closed by its own
+ *   domain's pop: "app" pushes "step", "nccl" pushes "comm" inside it, "app" pops (ending
+ *   "step", not "comm"), pushes "next", "nccl" pops ("comm"), "app" pops ("next"); a
+ *   mark in each domain and one in the default domain; prints each return value. */
 #include <nvtx3/nvToolsExt.h>
 
 #include <pthread.h>
@@ -86,10 +90,41 @@ static int out_of_memory(int n)
 	return 5;
 }
 
+static nvtxEventAttributes_t message(const char *text)
+{
+	nvtxEventAttributes_t a = { 0 };
+	a.version = NVTX_VERSION;
+	a.size = NVTX_EVENT_ATTRIB_STRUCT_SIZE;
+	a.messageType = NVTX_MESSAGE_TYPE_ASCII;
+	a.message.ascii = text;
+	return a;
+}
+
+static int interleave(void)
+{
+	nvtxDomainHandle_t app = nvtxDomainCreateA("app"), nccl = nvtxDomainCreateA("nccl");
+	nvtxEventAttributes_t step = message("step"), comm = message("comm"),
+			      next = message("next"), app_mark = message("app mark"),
+			      nccl_mark = message("nccl mark");
+	printf("push step: %d\n", nvtxDomainRangePushEx(app, &step));
+	printf("push comm: %d\n", nvtxDomainRangePushEx(nccl, &comm));
+	nvtxDomainMarkEx(app, &app_mark);
+	printf("pop app: %d\n", nvtxDomainRangePop(app));
+	printf("push next: %d\n", nvtxDomainRangePushEx(app, &next));
+	nvtxDomainMarkEx(nccl, &nccl_mark);
+	printf("pop nccl: %d\n", nvtxDomainRangePop(nccl));
+	nvtxMarkA("default mark");
+	printf("pop app: %d\n", nvtxDomainRangePop(app));
+	printf("pop app: %d\n", nvtxDomainRangePop(app));
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc == 3 && !strcmp(argv[1], "oom"))
 		return out_of_memory(atoi(argv[2]));
+	if (argc == 2 && !strcmp(argv[1], "interleave"))
+		return interleave();
 	printf("push epoch: %d\n", nvtxRangePushA("epoch"));
 	nvtxEventAttributes_t a = { 0 };
 	a.version = NVTX_VERSION;

@@ -1,9 +1,12 @@
 """split.py: a Python program whose CPU time splits 70/30 between two Python functions,
 for the call-stack sampling tests. `python3 split.py ROUNDS` runs ROUNDS rounds of
 seventy() then thirty(), both calling work(); prints the CPU seconds of its thread (what
-is sampled: gpuprof's own threads, costly under a sanitizer, are not).
+is sampled: gpuprof's own threads, costly under a sanitizer, are not), and of those the
+user seconds (samples are of user time; the system time a sanitizer's runtime adds
+depends on the kernel).
 `python3 split.py map ROUNDS` spends its time in mapped(), which the C function map()
 calls back from via_map(): Python, C, then Python again on one stack."""
+import resource
 import sys
 import time
 
@@ -40,8 +43,9 @@ def main(rounds):
     for _ in range(rounds):
         seventy()
         thirty()
-    print("split.py: %.3f CPU seconds, loop %.6f s" % (time.thread_time(),
-                                                       time.monotonic() - start))
+    print("split.py: %.3f CPU seconds, loop %.6f s, %.3f user seconds" % (
+        time.thread_time(), time.monotonic() - start,
+        resource.getrusage(resource.RUSAGE_THREAD).ru_utime))
 
 
 if __name__ == "__main__":

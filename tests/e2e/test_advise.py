@@ -8,6 +8,8 @@ import json
 import os
 import sqlite3
 
+import pytest
+
 from conftest import GPUPROF, SAMPLES, TESTS, recording, run
 
 
@@ -269,6 +271,8 @@ def test_idle_gaps_name_the_sampled_functions(tmp_path):
     assert all(line.endswith(f" of {total} samples)") for line in lines)
 
 
+@pytest.mark.skipif(not os.path.exists(os.path.join(TESTS, "cuda-spool")),
+                    reason="built without the CUDA toolkit (tests/e2e/cuda-spool.c needs its headers)")
 def test_pageable_copies_of_a_cuda_run(tmp_path):
     """The CUDA backend's records (tests/e2e/cuda-spool.c): a 4 MiB copy from pageable
     host memory, 330 us of the device's time."""
@@ -309,6 +313,8 @@ def test_text_summary_and_bad_input(tmp_path):
         assert r.stderr.count("\n") == 1 and r.stdout == "", (args, r.stderr)
 
 
+@pytest.mark.skipif(not os.path.exists(os.path.join(TESTS, "cuda-spool")),
+                    reason="built without the CUDA toolkit (tests/e2e/cuda-spool.c needs its headers)")
 def test_latency_bound_from_speed_of_light_counters(tmp_path):
     """Kernels with the speed-of-light counters (as gpuprof trace --pmc records them),
     written here: vecCopy's 4 dispatches of 40 us at SM 20/30/20/30 % and memory

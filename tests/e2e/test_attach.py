@@ -99,11 +99,16 @@ def test_shares_and_rate_against_the_programs_own_measure(tmp_path, attached):
           f"{total} samples for {seconds:.2f} s of CPU time")
     assert (said, rate) == (total, 1000)
     assert abs(share - measured) <= 0.05, (seventy, thirty, measured)
-    assert seventy + thirty >= 0.9 * total
     assert abs(total - rate * seconds) <= 0.1 * rate * seconds, (total, seconds)
     # the thread's name, as the program set it
     names = {row["tid"]: row["name"] for row in out.query("SELECT tid, name FROM threads")}
     assert "worker" in names.values(), names
+    # nearly all of the worker's samples in the two; the process's other threads (a
+    # sanitizer runtime's own, which takes a share of the CPU that depends on the
+    # machine: 12 % of the samples under ThreadSanitizer on one) are not the worker's
+    (worker,) = [tid for tid, name in names.items() if name == "worker"]
+    of_worker = out.query(f"SELECT COUNT(*) AS n FROM samples WHERE tid = {worker}")[0]["n"]
+    assert seventy + thirty >= 0.9 * of_worker, (seventy, thirty, of_worker)
 
 
 def test_threads_and_processes_started_meanwhile(tmp_path, attached):
@@ -154,12 +159,13 @@ def test_a_process_that_execs_meanwhile(tmp_path):
     _, err = s.communicate(timeout=60)
     assert s.returncode == 0, err
     found = {o.pid: o for o in outputs(str(tmp_path / "out"))}
-    # attached, split, split's child; under AddressSanitizer also the tracer process its
-    # leak checker starts in each at exit, sampled a moment
-    if os.environ.get("GPUPROF_SANITIZER") == "address":
-        found = {pid: o for pid, o in found.items() if pid == attached.pid or
-                 o.query("SELECT COUNT(*) AS n FROM samples")[0]["n"] >= 10}
-    assert len(found) == 3, sorted(found)
+    # attached, split (its child, which executed it) and split's child, by their parents
+    # and their samples, which are split's main's; under a sanitizer, processes its
+    # runtime starts beside them (LeakSanitizer's tracer in each at its exit), each a child
+    # of one of ours that runs none of split's main
+    processes = {pid: out.query("SELECT ppid FROM processes")[0]["ppid"]
+                 for pid, out in found.items()}
+    totals, samples = {}, {}
     for pid, out in found.items():
         if pid == attached.pid:
             continue
@@ -167,15 +173,23 @@ def test_a_process_that_execs_meanwhile(tmp_path):
                 cwd=tmp_path)
         assert p.returncode == 0, p.stderr
         (table,) = json.loads(p.stdout)
-        totals = {(row[0], row[1]): row[4] for row in table["rows"]}
-        samples = out.query("SELECT COUNT(*) AS n FROM samples")[0]["n"]
+        totals[pid] = {(row[0], row[1]): row[4] for row in table["rows"]}
+        samples[pid] = out.query("SELECT COUNT(*) AS n FROM samples")[0]["n"]
+    ran_split = {pid for pid in totals if totals[pid].get(("main", "split"), 0) > 0}
+    helpers = set(totals) - ran_split
+    assert not helpers or os.environ.get("GPUPROF_SANITIZER"), (processes, totals)
+    assert all(processes[pid] in ran_split | {attached.pid} for pid in helpers), processes
+    (split,) = [pid for pid in ran_split if processes[pid] == attached.pid]
+    (child,) = [pid for pid in ran_split if processes[pid] == split]
+    assert ran_split == {split, child}, processes
+    for pid in (split, child):
         # nothing named from the image it was; its samples under split's main but for
         # the new image's start before main (the loader's, a sanitizer's runtime's);
-        # each spins 0.3 s of CPU time, part of it in the kernel (split reads its CPU
+        # each spins 0.3 s of its CPU time, part of it in the kernel (split reads its CPU
         # clock as it spins: not sampled in user space), so the count is bounded below
-        assert not [k for k in totals if k[1] == "attached"], (pid, totals)
-        assert totals.get(("main", "split"), 0) >= 0.9 * samples, (pid, totals)
-        assert samples >= 0.5 * RATE * 0.3, (pid, samples)
+        assert not [k for k in totals[pid] if k[1] == "attached"], (pid, totals[pid])
+        assert totals[pid].get(("main", "split"), 0) >= 0.9 * samples[pid], (pid, totals[pid])
+        assert samples[pid] >= 0.5 * RATE * 0.3, (pid, samples[pid])
     finish(attached)
 
 

@@ -1,9 +1,11 @@
 """Markers: the gpuprof marker API, the ROCTX library found by name, and Python through
 ctypes; their rows in every format; kernels attributed to and renamed after ranges; and
 collection control (--selected-regions, pause/resume, --collection-period)."""
+import csv
 import json
 import os
 import re
+import sqlite3
 import sys
 
 import pytest
@@ -13,7 +15,7 @@ from pftrace import Trace
 
 MARKERS = os.path.join(TESTS, "markers")
 HEADER = ["Domain", "Function", "Process_Id", "Thread_Id", "Correlation_Id",
-          "Start_Timestamp", "End_Timestamp"]
+          "Start_Timestamp", "End_Timestamp", "Marker_Domain", "Module_Path"]
 NEST_OUTPUT = ("push outer: 0\npush inner: 1\npop: 1\npop: 0\npop: -1\n"
                "start crossing: nonzero\nworker push work: 0\nworker pop: 0\n")
 
@@ -36,7 +38,7 @@ def test_ranges_nest_marks_are_instants_and_start_stop_crosses_threads(tmp_path)
     assert [(x["Domain"], x["Function"]) for x in rows] == [
         ("MARKER_CORE_API", "outer"), ("MARKER_CORE_API", "inner"), ("MARKER_CORE_API", "tick"),
         ("MARKER_CORE_RANGE_API", "crossing"), ("MARKER_CORE_API", "work")]
-    by = {x["Function"]: {k: int(v) for k, v in x.items() if k not in ("Domain", "Function")}
+    by = {x["Function"]: {k: int(v) for k, v in x.items() if k in HEADER[2:7]}
           for x in rows}
     main_tid = by["outer"]["Thread_Id"]
     assert main_tid == out.pid and by["work"]["Thread_Id"] != main_tid
@@ -236,7 +238,8 @@ NVTX_APP = os.path.join(TESTS, "nvtx-app")
 @pytest.mark.skipif(not os.path.exists(NVTX_APP),
                     reason="built without the CUDA toolkit (its header-only nvtx3 API)")
 def test_nvtx_ranges_marks_and_domains(tmp_path):
-    expected = ("push epoch: 0\npush forward: 1\npop: 1\npush allreduce: 1\npop: 1\n"
+    # each domain's depth its own: allreduce is the first range of the domain nccl
+    expected = ("push epoch: 0\npush forward: 1\npop: 1\npush allreduce: 0\npop: 0\n"
                 "push wide: 1\npop: 1\npop: 0\n")
     r = trace(tmp_path, ["--marker-trace"], [NVTX_APP])
     assert r.returncode == 0, r.stderr
@@ -247,6 +250,7 @@ def test_nvtx_ranges_marks_and_domains(tmp_path):
         ("MARKER_CORE_API", "epoch"), ("MARKER_CORE_API", "forward"), ("MARKER_CORE_API", "loss"),
         ("MARKER_CORE_RANGE_API", "prefetch"), ("MARKER_CORE_API", "allreduce"),
         ("MARKER_CORE_API", "wide \u00fc")]
+    assert [x["Marker_Domain"] for x in rows] == ["", "", "", "", "nccl", ""]
     db = {m["name"]: m for m in out.query("SELECT * FROM markers")}
     assert db["allreduce"]["domain"] == "nccl" and db["epoch"]["domain"] == ""
     assert db["loss"]["kind"] == "MARK" and db["loss"]["parent_id"] == db["forward"]["range_id"]
@@ -258,6 +262,96 @@ def test_nvtx_ranges_marks_and_domains(tmp_path):
     # without a profiler NVTX calls do nothing (NVTX_NO_PUSH_POP_TRACKING, -2)
     r = run([NVTX_APP], cwd=tmp_path)
     assert r.returncode == 0 and r.stdout.count(": -2\n") == 8
+
+
+def test_a_database_before_module_paths_reads_as_one_without_them(tmp_path):
+    """A database of schema 3.6 (no gpuprof_marker.module_id, a markers view without
+    module_path): converted, summarised, merged with a new one and reported on, its
+    ranges are there with empty module paths."""
+    (tmp_path / "run").mkdir()
+    r = trace(tmp_path / "run", ["--marker-trace", "-f", "sqlite"], [MARKERS, "nest"])
+    assert r.returncode == 0, r.stderr
+    new = one_output(tmp_path / "run").path("results.db")
+    old = str(tmp_path / "old.db")
+    with sqlite3.connect(new) as db:
+        db.execute("VACUUM INTO ?", (old,))
+    with sqlite3.connect(old) as db:
+        view = db.execute("SELECT sql FROM sqlite_master WHERE name = 'markers'").fetchone()[0]
+        db.executescript(
+            "DROP VIEW markers; ALTER TABLE gpuprof_marker DROP COLUMN module_id; " +
+            view.replace(",\n         COALESCE(u.string, '') AS module_path", "")
+                .replace("\n  LEFT JOIN gpuprof_string u ON u.id = m.module_id", "") + ";"
+            "UPDATE gpuprof_metadata SET value = '3.6.0' WHERE tag = 'schema_version'")
+        assert "module_path" not in db.execute("SELECT * FROM markers").description[-1]
+    r = run([GPUPROF, "convert", "-f", "csv", "-d", str(tmp_path / "csv"), old], cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    rows = list(csv.DictReader(open(tmp_path / "csv" / "old_marker_api_trace.csv")))
+    assert [(x["Function"], x["Module_Path"]) for x in rows] == [
+        ("outer", ""), ("inner", ""), ("tick", ""), ("crossing", ""), ("work", "")]
+    (tmp_path / "run2").mkdir()
+    r = trace(tmp_path / "run2", ["--marker-trace", "-f", "sqlite"], [MARKERS, "nest"])
+    assert r.returncode == 0, r.stderr
+    merged = str(tmp_path / "merged.db")
+    r = run([GPUPROF, "merge", "-o", merged, old, one_output(tmp_path / "run2").path("results.db")],
+            cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    with sqlite3.connect(merged) as db:
+        assert db.execute("SELECT COUNT(*), SUM(module_path = '') FROM markers").fetchone() == (10, 10)
+    for command in (["summary", old], ["report", "-o", str(tmp_path / "r.html"), old],
+                    ["profile", "--range", "outer", old]):
+        r = run([GPUPROF, *command], cwd=tmp_path)
+        assert "no such column" not in r.stderr and "no such table" not in r.stderr, r.stderr
+        assert r.returncode in (0, 1), (command, r.stderr)
+
+
+@pytest.mark.skipif(not os.path.exists(NVTX_APP),
+                    reason="built without the CUDA toolkit (its header-only nvtx3 API)")
+def test_nvtx_domains_keep_their_own_nesting(tmp_path):
+    """Two domains' push/pop ranges interleaved on one thread (NCCL's and the program's, as
+    in PyTorch's distributed training): each pop closes its own domain's innermost range,
+    as the NVTX specification has it, and returns that domain's depth; a range's parent is
+    the range open on the thread when it began. --nvtx-domain-include and -exclude choose
+    the domains recorded (nsys's names; "default" the default domain)."""
+    (tmp_path / "all").mkdir()
+    r = trace(tmp_path / "all", ["--marker-trace", "-f", "csv", "sqlite"], [NVTX_APP, "interleave"])
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == ("push step: 0\npush comm: 0\npop app: 0\npush next: 0\n"
+                        "pop nccl: 0\npop app: 0\npop app: -1\n")
+    out = one_output(tmp_path / "all")
+    m = {x["name"]: x for x in out.query("SELECT * FROM markers")}
+    assert {n: x["domain"] for n, x in m.items()} == {
+        "step": "app", "comm": "nccl", "app mark": "app", "next": "app", "nccl mark": "nccl",
+        "default mark": ""}
+    # step ended at app's pop, before next began; comm at nccl's, after next began
+    assert m["comm"]["start"] <= m["app mark"]["start"] < m["step"]["end"] <= m["next"]["start"]
+    assert m["next"]["start"] <= m["nccl mark"]["start"] < m["comm"]["end"] <= m["default mark"]["start"]
+    assert m["default mark"]["start"] < m["next"]["end"]
+    assert all(m[n]["ended"] == 1 for n in ("step", "comm", "next"))
+    assert m["comm"]["parent_id"] == m["step"]["range_id"]
+    assert m["next"]["parent_id"] == m["comm"]["range_id"]
+    rows = out.csv("marker_api_trace.csv")
+    assert sorted((x["Function"], x["Marker_Domain"]) for x in rows) == sorted(
+        (n, x["domain"]) for n, x in m.items())
+    for option, value, kept in [
+            ("--nvtx-domain-exclude", "nccl", {"step", "app mark", "next", "default mark"}),
+            ("--nvtx-domain-include", "nccl", {"comm", "nccl mark"}),
+            ("--nvtx-domain-include", "default,nccl", {"comm", "nccl mark", "default mark"}),
+            ("--nvtx-domain-exclude", "app,default", {"comm", "nccl mark"})]:
+        where = tmp_path / (option + value)
+        where.mkdir()
+        r = trace(where, ["--marker-trace", "-f", "sqlite", option, value], [NVTX_APP, "interleave"])
+        assert r.returncode == 0, r.stderr
+        # the program sees the same return values, its domains recorded or not
+        assert r.stdout == ("push step: 0\npush comm: 0\npop app: 0\npush next: 0\n"
+                            "pop nccl: 0\npop app: 0\npop app: -1\n"), r.stdout
+        names = {x["name"] for x in one_output(where).query("SELECT name FROM markers")}
+        assert names == kept, (option, value, names)
+    both = run([GPUPROF, "trace", "--marker-trace", "--nvtx-domain-include", "a",
+                "--nvtx-domain-exclude", "b", "--", NVTX_APP], cwd=tmp_path)
+    assert both.returncode == 2 and "cannot go together" in both.stderr
+    off = run([GPUPROF, "trace", "--kernel-trace", "--nvtx-domain-include", "a", "--", NVTX_APP],
+              cwd=tmp_path)
+    assert off.returncode == 2 and "add --marker-trace" in off.stderr
 
 
 @pytest.mark.skipif(not os.path.exists(NVTX_APP),

@@ -199,9 +199,11 @@ def test_pytorch_model_through_pyopencl(tmp_path):
                      ("torch_pyopencl.py:Shift.forward", "shift"): 50,
                      ("torch_pyopencl.py:Scale.forward", copy): 50,
                      ("torch_pyopencl.py:Shift.forward", copy): 50}, page.sites
-    # --torch-trace names a module by its place in the model: Sequential's 0 and 1
+    # --torch-trace names a module by its class, with its place in the model beside it
+    # (Sequential's 0 and 1); the report shows both
     ranges = [name for _, name, _, _ in page.ranges]
-    ranged = out.query("SELECT COUNT(*) AS n FROM markers WHERE name = "
-                       "'nn.Module.Sequential.forward/nn.Module.Sequential.0.forward'")[0]["n"]
+    scale = "nn.Module.Sequential.forward/nn.Module.Scale.forward"
+    ranged = out.query(f"SELECT COUNT(*) AS n FROM markers WHERE name = '{scale}' AND "
+                       "module_path = 'Sequential.0'")[0]["n"]
     assert ranged == 50
-    assert ranges.count("nn.Module.Sequential.forward/nn.Module.Sequential.0.forward") == 50
+    assert ranges.count(scale + " [Sequential.0]") == 50

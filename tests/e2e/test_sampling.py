@@ -584,13 +584,14 @@ def system_python():
 def test_a_python_program_shows_its_python_functions(tmp_path):
     python = system_python()
     r, out = sampled(tmp_path, [python, SPLIT_PY, "40"])
-    cpu = float(re.search(r"split.py: ([0-9.]+) CPU seconds", r.stdout).group(1))
+    cpu = float(re.search(r"split.py: .* ([0-9.]+) user seconds", r.stdout).group(1))
     stacks = folded(out)
     total = sum(stacks.values())
-    # samples are of user time, split.py reports user and system time: ThreadSanitizer's
-    # runtime (preloaded with a sanitized gpuprof) adds system time
-    within = 0.15 if os.environ.get("GPUPROF_SANITIZER") == "thread" else 0.1
-    assert abs(total - 300 * cpu) <= within * 300 * cpu, (total, cpu)
+    # samples are of user time, which split.py reports apart from the system time (which
+    # ThreadSanitizer's runtime, preloaded with a sanitized gpuprof, adds: 16 % of the
+    # thread's time on one kernel); the kernel counts user time by its ticks (4 ms), so
+    # the 1.3 s are known within 1 %
+    assert abs(total - 300 * cpu) <= 0.1 * 300 * cpu, (total, cpu)
     seventy = sum(n for f, n in stacks.items() if ";split.py:main;split.py:seventy;" in f)
     thirty = sum(n for f, n in stacks.items() if ";split.py:main;split.py:thirty;" in f)
     # the 70/30 split in Python names, below the interpreter's entry from C
@@ -728,12 +729,24 @@ def test_a_sample_in_the_vdso_is_unwound_and_named(tmp_path):
     runtime = sum(n for f, n in stacks.items() if f.startswith("__tsan_"))
     assert through + leaving + runtime == total and leaving + runtime <= 5, stacks
     in_vdso = out.query("SELECT COUNT(*) AS n FROM samples WHERE module = '[vdso]'")[0]["n"]
-    # every one of them named from the vDSO's symbols, under read_clock; most of the
-    # loop's CPU time is there (over half in a plain build; a sanitizer's runtime, which
-    # intercepts clock_gettime, takes a share of it)
-    named = sum(n for f, n in stacks.items()
-                if f.rpartition(";")[2].startswith("__vdso_") and ";main;read_clock;" in f)
-    assert named == in_vdso and in_vdso >= 0.1 * total, stacks
+    # every one of them under read_clock, entered through one of the vDSO's exported
+    # functions (__vdso_clock_gettime), named from the vDSO's symbols; a function it calls
+    # that has no symbol of its own (as some kernels' vDSOs have) is [vdso]+OFFSET, as perf
+    # shows it. Most of the loop's CPU time is there (over half in a plain build; a
+    # sanitizer's runtime, which intercepts clock_gettime, takes a share of it)
+    def vdso_frames(f):
+        """The vDSO's frames at the end of stack f (a sanitizer's interceptor of
+        clock_gettime may stand between read_clock and them)."""
+        frames = f.split(";")
+        k = len(frames)
+        while k > 0 and (frames[k - 1].startswith("__vdso_") or
+                         re.fullmatch(r"\[vdso\]\+0x[0-9a-f]+", frames[k - 1])):
+            k -= 1
+        return frames[k:]
+    entered = sum(n for f, n in stacks.items()
+                  if ";main;read_clock;" in f and vdso_frames(f) and
+                  vdso_frames(f)[0].startswith("__vdso_"))
+    assert entered == in_vdso and in_vdso >= 0.1 * total, stacks
     assert not [f for f in stacks if "[unknown]" in f], stacks
 
 
@@ -922,15 +935,17 @@ def test_a_library_loaded_where_an_unloaded_one_was_is_named_and_unwound(tmp_pat
     first, second = (str(tmp_path / n / "libhot-library.so") for n in ("first", "second"))
     for attempt in range(3):
         r, out = sampled(tmp_path / f"run{attempt}", [os.path.join(TESTS, "reload"), first, second])
-        bases = r.stdout.split()[1:]
+        bases, user = r.stdout.split()[1:3], [float(x) for x in r.stdout.split()[3:5]]
         assert len(bases) == 2 and bases[0] == bases[1], r.stdout  # the same addresses
         rows = out.query("SELECT module, COUNT(*) AS n FROM samples WHERE function LIKE "
                          "'library_work%' GROUP BY 1")
         counts = {x["module"]: x["n"] for x in rows}
-        # 0.4 s of CPU time in the first, 0.6 s in the second, at 300 Hz (nearly all
-        # of it in library_work)
+        # 0.4 s of CPU time in the first, 0.6 s in the second, at 300 Hz (nearly all of
+        # it in library_work): within 15 % of the user time each got (samples are of user
+        # time; the kernel's share of a spin depends on the machine and its load)
         assert set(counts) == {first, second}, counts
-        assert abs(counts[first] - 120) <= 18 and abs(counts[second] - 180) <= 27, counts
+        for module, seconds in zip((first, second), user):
+            assert abs(counts[module] - 300 * seconds) <= 0.15 * 300 * seconds + 2, (counts, user)
         stacks = folded(out)
         inside = {f: n for f, n in stacks.items() if ";in_library;library_work" in f}
         assert sum(inside.values()) == sum(counts.values())

@@ -2,8 +2,9 @@
 kernels and counters are known: PyTorch operator ranges (domain torch) with kernels
 attributed to them, counters per kernel, and kernels outside any operator or inside a
 range of another domain; read from the database and from a workload's
-torch_trace/consolidated.csv alike; matching by the whole, a prefix or a level of the
-hierarchy; the errors."""
+torch_trace/consolidated.csv alike (one written before its Module_Path column too);
+matching by the seed's glob patterns, the whole, a prefix or a level of the hierarchy,
+or a module path; the errors."""
 import csv
 import io
 import os
@@ -23,6 +24,8 @@ COLUMNS = ["Operator_Name", "Context_Id", "Kernel_Name", "Counter_Name", "Counte
 RANGES = [(1, "torch", NET, 100, 1000), (2, "torch", LINEAR, 110, 300),
           (3, "torch", RELU, 310, 400), (4, "torch", LINEAR, 410, 900),
           (5, "user", "epoch", 2000, 3000)]
+# each range's module path (trace --torch-trace: fc1 and fc2 are the two Linear layers)
+MODULES = {1: "Net", 2: "Net.fc1", 3: "Net", 4: "Net.fc2"}
 KERNELS = [("gemm", 120, 220, 2, {"sm__inst": 10.0, "dram__bytes": 100.0}),
            ("bias", 230, 260, 2, {"sm__inst": 2.0, "dram__bytes": 8.0}),
            ("relu_k", 320, 350, 3, {"sm__inst": 1.5, "dram__bytes": 4.0}),
@@ -45,9 +48,11 @@ def make_db(path):
             return strings[text]
         for rid, domain, name, start, end in RANGES:
             parent = 1 if rid in (2, 3, 4) else 0
+            module = sid(MODULES[rid]) if rid in MODULES else 0
             db.execute("INSERT INTO gpuprof_marker (process_id, tid, kind, domain_id, name_id, "
-                       "range_id, parent_id, start, end, ended) VALUES (1, 42, 1, ?, ?, ?, ?, "
-                       "?, ?, 1)", (sid(domain), sid(name), rid, parent, start, end))
+                       "range_id, parent_id, start, end, ended, module_id) VALUES (1, 42, 1, "
+                       "?, ?, ?, ?, ?, ?, 1, ?)",
+                       (sid(domain), sid(name), rid, parent, start, end, module))
         for corr, (name, start, end, rid, counters) in enumerate(KERNELS, 1):
             db.execute("INSERT INTO gpuprof_kernel (process_id, tid, agent_index, name_id, "
                        "correlation_id, start, end, context_id, range_id) VALUES (1, 42, 1, ?, "
@@ -99,6 +104,25 @@ def test_operators_from_a_database(tmp_path):
     assert r.returncode == 0, r.stderr
     assert sorted(table(r.stdout)[1:]) == LINEAR_COUNTERS[1:]
     r = analyze(db, "--torch-operator", "nn.Module.Net")  # a prefix: every operator in Net
+    assert {row[0] for row in table(r.stdout)[1:]} == {LINEAR, RELU}
+    # the seed's patterns: globs of the last levels (PurePosixPath.match), and all of them
+    for pattern in ("*/nn.Module.Linear.forward", "*Linear.forward", "*/*Linear*"):
+        r = analyze(db, "--torch-operator", pattern)
+        assert r.returncode == 0, (pattern, r.stderr)
+        assert sorted(table(r.stdout)[1:]) == LINEAR_COUNTERS[1:], pattern
+    for pattern in ("all", "*", "**"):
+        r = analyze(db, "--torch-operator", pattern)
+        assert {row[0] for row in table(r.stdout)[1:]} == {LINEAR, RELU}, pattern
+    for pattern in ("*/*/*", "*/nn.Module.Net.forward", "nn.Module.Linear.*/x"):
+        r = analyze(db, "--torch-operator", pattern)
+        assert r.returncode == 1 and "no operator of" in r.stderr, pattern
+    # a module path: fc2's one gemm; Net's every operator
+    r = analyze(db, "--torch-operator", "Net.fc2")
+    assert sorted(table(r.stdout)[1:]) == [[LINEAR, "dram__bytes", "1", "300", "300", "300", "300"],
+                                           [LINEAR, "sm__inst", "1", "30", "30", "30", "30"]]
+    r = analyze(db, "--torch-operator", "Net.fc*")
+    assert sorted(table(r.stdout)[1:]) == LINEAR_COUNTERS[1:]
+    r = analyze(db, "--torch-operator", "Net")
     assert {row[0] for row in table(r.stdout)[1:]} == {LINEAR, RELU}
 
 

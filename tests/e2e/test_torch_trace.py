@@ -31,9 +31,10 @@ def ranges(tmp_path):
     [out] = outputs(str(tmp_path))
     with sqlite3.connect(out.path("results.db")) as db:
         return db.execute(
-            "SELECT m.id, m.range_id, m.parent_id, d.string, s.string, m.start, m.end, m.tid "
-            "FROM gpuprof_marker m JOIN gpuprof_string s ON s.id = m.name_id LEFT JOIN "
-            "gpuprof_string d ON d.id = m.domain_id WHERE m.kind = 1 ORDER BY m.start"
+            "SELECT m.id, m.range_id, m.parent_id, d.string, s.string, m.start, m.end, m.tid, "
+            "COALESCE(u.string, '') FROM gpuprof_marker m JOIN gpuprof_string s ON "
+            "s.id = m.name_id LEFT JOIN gpuprof_string d ON d.id = m.domain_id LEFT JOIN "
+            "gpuprof_string u ON u.id = m.module_id WHERE m.kind = 1 ORDER BY m.start"
         ).fetchall()
 
 
@@ -52,30 +53,30 @@ def test_operators_of_a_training_loop(tmp_path):
     assert "did not import torch" not in r.stderr
     rows = ranges(tmp_path)
     counts = {}
-    for _, _, _, domain, name, _, _, _ in rows:
+    for _, _, _, domain, name, _, _, _, module in rows:
         assert domain == "torch", (domain, name)
-        counts[name] = counts.get(name, 0) + 1
-    # each module by its path in the model (fc1 and fc2 apart), the functional linear
-    # that Linear calls, the optimizer's zero_grad and step
-    fc1, fc2 = "nn.Module.Net.forward/nn.Module.Net.fc1.forward", \
-        "nn.Module.Net.forward/nn.Module.Net.fc2.forward"
+        counts[name, module] = counts.get((name, module), 0) + 1
+    # each module by its class, as rocprof-compute names it, and by its path in the model
+    # beside the name (fc1 and fc2 apart); the functional linear that Linear calls, in
+    # its module; the optimizer's zero_grad and step, in none
+    linear = "nn.Module.Net.forward/nn.Module.Linear.forward"
     assert counts == {
-        "torch.optim.SGD.zero_grad": steps,
-        "nn.Module.Net.forward": steps,
-        fc1: steps,
-        fc1 + "/torch.nn.functional.linear": steps,
-        "nn.Module.Net.forward/torch.nn.functional.relu": steps,
-        fc2: steps,
-        fc2 + "/torch.nn.functional.linear": steps,
-        "torch.autograd.backward": steps,
+        ("torch.optim.SGD.zero_grad", ""): steps,
+        ("nn.Module.Net.forward", "Net"): steps,
+        (linear, "Net.fc1"): steps,
+        (linear + "/torch.nn.functional.linear", "Net.fc1"): steps,
+        ("nn.Module.Net.forward/torch.nn.functional.relu", "Net"): steps,
+        (linear, "Net.fc2"): steps,
+        (linear + "/torch.nn.functional.linear", "Net.fc2"): steps,
+        ("torch.autograd.backward", ""): steps,
         # each Linear's backward (a module without submodules), inside the backward pass
         # on the thread that runs it (on the CPU, the caller's)
-        "torch.autograd.backward/nn.Module.Net.fc2.backward": steps,
-        "torch.autograd.backward/nn.Module.Net.fc1.backward": steps,
-        "torch.optim.SGD.step": steps,
+        ("torch.autograd.backward/nn.Module.Linear.backward", "Net.fc2"): steps,
+        ("torch.autograd.backward/nn.Module.Linear.backward", "Net.fc1"): steps,
+        ("torch.optim.SGD.step", ""): steps,
     }
     by_range = {row[1]: row for row in rows}
-    for _, _, parent, _, name, start, end, tid in rows:
+    for _, _, parent, _, name, start, end, tid, _ in rows:
         if "/" in name:
             outer = by_range[parent]
             assert outer[4] == name.rsplit("/", 1)[0]
@@ -84,18 +85,26 @@ def test_operators_of_a_training_loop(tmp_path):
             assert parent == 0, name
     # each step: the forward, its three operators in order, then the backward after it,
     # fc2's backward then fc1's, one after the other
-    names = [row[4].rsplit("/", 1)[-1] for row in rows]
-    assert names == ["torch.optim.SGD.zero_grad", "nn.Module.Net.forward",
-                     "nn.Module.Net.fc1.forward", "torch.nn.functional.linear",
-                     "torch.nn.functional.relu", "nn.Module.Net.fc2.forward",
-                     "torch.nn.functional.linear", "torch.autograd.backward",
-                     "nn.Module.Net.fc2.backward", "nn.Module.Net.fc1.backward",
-                     "torch.optim.SGD.step"] * steps
+    names = [(row[4].rsplit("/", 1)[-1], row[8]) for row in rows]
+    assert names == [("torch.optim.SGD.zero_grad", ""), ("nn.Module.Net.forward", "Net"),
+                     ("nn.Module.Linear.forward", "Net.fc1"),
+                     ("torch.nn.functional.linear", "Net.fc1"),
+                     ("torch.nn.functional.relu", "Net"),
+                     ("nn.Module.Linear.forward", "Net.fc2"),
+                     ("torch.nn.functional.linear", "Net.fc2"),
+                     ("torch.autograd.backward", ""),
+                     ("nn.Module.Linear.backward", "Net.fc2"),
+                     ("nn.Module.Linear.backward", "Net.fc1"),
+                     ("torch.optim.SGD.step", "")] * steps
     linear_backward = [row for row in rows if row[4].endswith(".backward") and "/" in row[4]]
     assert all(a[6] <= b[5] for a, b in zip(linear_backward, linear_backward[1:]))
     [out] = outputs(str(tmp_path))
-    functions = [x["Function"] for x in out.csv("marker_api_trace.csv")]
-    assert functions.count(fc1) == functions.count(fc2) == steps
+    # the trace: the seed's names, the domain and the module path in columns appended
+    functions = [(x["Function"], x["Marker_Domain"], x["Module_Path"])
+                 for x in out.csv("marker_api_trace.csv")]
+    assert functions.count((linear, "torch", "Net.fc1")) == steps
+    assert functions.count((linear, "torch", "Net.fc2")) == steps
+    assert len(functions) == len(rows)
     # nested ranges: each with its self time, the percentages of the self time adding up
     # to 100, the domain total counting each moment once
     stats = {x["Name"]: x for x in out.csv("marker_api_stats.csv")}
@@ -138,11 +147,13 @@ def test_backward_ranges_leave_in_place_modules_working(tmp_path):
     r = trace(tmp_path, ["--torch-trace", "-f", "sqlite"], [PYTHON, str(script)])
     assert r.returncode == 0, r.stderr
     assert r.stdout.strip() == "trained 2"
-    names = [row[4].rsplit("/", 1)[-1] for row in ranges(tmp_path)
+    names = [(row[4].rsplit("/", 1)[-1], row[8]) for row in ranges(tmp_path)
              if row[4].endswith(".backward") and "/" in row[4]]
-    assert names == ["nn.Module.Sequential.4.backward", "nn.Module.Sequential.3.backward",
-                     "nn.Module.Sequential.2.backward", "nn.Module.Sequential.1.backward",
-                     "nn.Module.Sequential.0.backward"] * 2
+    assert names == [("nn.Module.Linear.backward", "Sequential.4"),
+                     ("nn.Module.Flatten.backward", "Sequential.3"),
+                     ("nn.Module.ReLU.backward", "Sequential.2"),
+                     ("nn.Module.BatchNorm2d.backward", "Sequential.1"),
+                     ("nn.Module.Conv2d.backward", "Sequential.0")] * 2
 
 
 @needs_torch
@@ -195,8 +206,6 @@ def test_opencl_kernels_attributed_to_their_modules(tmp_path):
     with sqlite3.connect(out.path("results.db")) as db:
         kernels = db.execute("SELECT name, range_name, COUNT(*) FROM kernels GROUP BY 1, 2 "
                              "ORDER BY 1, 2").fetchall()
-    assert kernels == [
-        ("scale", None, 1),
-        ("scale", "nn.Module.Pipe.forward/nn.Module.Pipe.first.forward", steps),
-        ("shift", "nn.Module.Pipe.forward/nn.Module.Pipe.second.forward", steps),
-    ]
+    first = "nn.Module.Pipe.forward/nn.Module.Scale.forward"
+    second = "nn.Module.Pipe.forward/nn.Module.Shift.forward"
+    assert kernels == [("scale", None, 1), ("scale", first, steps), ("shift", second, steps)]

@@ -259,7 +259,8 @@ static void test_placement(void)
 }
 
 /* torch_trace/consolidated.csv from a database: an operator's kernels with each counter,
- * a kernel without counters once, kernels outside a torch range left out; quoting. */
+ * a kernel without counters once, kernels outside a torch range left out; quoting; the
+ * operator's module path last. */
 static void test_torch_operators(void)
 {
 	sqlite3 *db;
@@ -267,9 +268,11 @@ static void test_torch_operators(void)
 	CHECK(sqlite3_exec(db, store_schema_sql, NULL, NULL, NULL) == SQLITE_OK);
 	CHECK(sqlite3_exec(db,
 		"INSERT INTO gpuprof_string VALUES (1, 'torch'), (2, 'nn.Module.Net.forward/\"q\"'), "
-		"(3, 'gemm'), (4, 'sm__inst'), (5, 'dram__bytes'), (6, 'user'), (7, 'epoch');"
+		"(3, 'gemm'), (4, 'sm__inst'), (5, 'dram__bytes'), (6, 'user'), (7, 'epoch'), "
+		"(8, 'Net.fc1');"
 		"INSERT INTO gpuprof_marker (process_id, tid, kind, domain_id, name_id, range_id, "
-		"start, end) VALUES (1, 9, 1, 1, 2, 1, 100, 900), (1, 9, 1, 6, 7, 2, 1000, 2000);"
+		"start, end, module_id) VALUES (1, 9, 1, 1, 2, 1, 100, 900, 8), "
+		"(1, 9, 1, 6, 7, 2, 1000, 2000, 0);"
 		"INSERT INTO gpuprof_kernel (id, process_id, name_id, correlation_id, start, end, "
 		"context_id, range_id) VALUES (1, 1, 3, 11, 200, 300, 5, 1), (2, 1, 3, 12, 400, "
 		"450, 5, 1), (3, 1, 3, 13, 1100, 1200, 5, 2), (4, 1, 3, 14, 950, 960, 5, 0);"
@@ -286,12 +289,28 @@ static void test_torch_operators(void)
 	CHECK_STR(text,
 		  "\"Operator_Name\",\"Context_Id\",\"Kernel_Name\",\"Counter_Name\","
 		  "\"Counter_Value\",\"Start_Timestamp_function\",\"End_Timestamp_function\","
-		  "\"Start_Timestamp_kernel\",\"End_Timestamp_kernel\"\n"
-		  "\"nn.Module.Net.forward/\"\"q\"\"\",5,\"gemm\",\"dram__bytes\",2.5,100,900,200,300\n"
-		  "\"nn.Module.Net.forward/\"\"q\"\"\",5,\"gemm\",\"sm__inst\",10,100,900,200,300\n"
-		  "\"nn.Module.Net.forward/\"\"q\"\"\",5,\"gemm\",\"\",,100,900,400,450\n");
+		  "\"Start_Timestamp_kernel\",\"End_Timestamp_kernel\",\"Module_Path\"\n"
+		  "\"nn.Module.Net.forward/\"\"q\"\"\",5,\"gemm\",\"dram__bytes\",2.5,100,900,200,300,"
+		  "\"Net.fc1\"\n"
+		  "\"nn.Module.Net.forward/\"\"q\"\"\",5,\"gemm\",\"sm__inst\",10,100,900,200,300,"
+		  "\"Net.fc1\"\n"
+		  "\"nn.Module.Net.forward/\"\"q\"\"\",5,\"gemm\",\"\",,100,900,400,450,\"Net.fc1\"\n");
 	free(text);
 	sqlite3_close(db);
+	/* --torch-operator's matching: the seed's globs from the right, levels, module paths */
+	const char *op = "nn.Module.Net.forward/nn.Module.Linear.forward/torch.nn.functional.linear";
+	CHECK(torch_ops_matches(op, "Net.fc1", "*/nn.Module.Linear.forward/*"));
+	CHECK(torch_ops_matches(op, "Net.fc1", "*linear"));
+	CHECK(torch_ops_matches(op, "Net.fc1", "*/*linear"));
+	CHECK(torch_ops_matches(op, "Net.fc1", "torch.nn.functional.linear"));
+	CHECK(torch_ops_matches(op, "Net.fc1", "**") && torch_ops_matches(op, NULL, "all"));
+	CHECK(!torch_ops_matches(op, "Net.fc1", "*/*/*/*"));
+	CHECK(!torch_ops_matches(op, "Net.fc1", "*/nn.Module.Linear.forward"));
+	CHECK(torch_ops_matches(op, "Net.fc1", "nn.Module.Linear.forward")); /* a level on */
+	CHECK(torch_ops_matches(op, "Net.fc1", "Net.fc1") && torch_ops_matches(op, "Net.fc1", "Net"));
+	CHECK(torch_ops_matches(op, "Net.fc1", "Net.fc?"));
+	CHECK(!torch_ops_matches(op, "Net.fc1", "Net.fc") && !torch_ops_matches(op, "", "Net.fc1"));
+	CHECK(!torch_ops_matches(op, "Net.fc10", "Net.fc1"));
 }
 
 int main(int argc, char **argv)
