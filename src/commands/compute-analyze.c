@@ -90,9 +90,10 @@ int compute_analyze(int argc, char **argv)
 		  "the first workload's PyTorch operators (compute profile --torch-trace): each "
 		  "one's dispatches, kernel time and counters, and exit" },
 		{ OPTION_STRING, 0, "torch-operator", &torch_operator, "NAME",
-		  "the counters of the first workload's operators whose hierarchy matches NAME "
-		  "(whole, prefix, or from one of its levels on: nn.Module.Net.fc1.forward), "
-		  "summed over their dispatches, and exit" },
+		  "the counters of the first workload's operators NAME selects (all, *, **; a "
+		  "glob of the last levels as rocprof-compute's: '*/nn.Module.Linear.forward'; "
+		  "the hierarchy whole, a prefix, or from one of its levels on; a module path: "
+		  "Net.fc1), summed over their dispatches, and exit" },
 		{ OPTION_BOOL, 0, "experimental", &experimental, NULL,
 		  "accepted, as rocprof-compute's: gpuprof's features need no gate" },
 		{ OPTION_BOOL, 'h', "help", &help, NULL, "show this help" },

@@ -388,7 +388,7 @@ static int compute_profile(int argc, char **argv)
 		{ OPTION_BOOL, 0, "torch-trace", &torch_trace, NULL,
 		  "PyTorch's operator mapping: the program run under gpuprof trace --torch-trace, "
 		  "each kernel and its counters attributed to the operator that launched it "
-		  "(nn.Module.Net.forward/nn.Module.Net.fc1.forward), into "
+		  "(nn.Module.Net.forward/nn.Module.Linear.forward, module path Net.fc1), into "
 		  "torch_trace/consolidated.csv (compute analyze --list-torch-operators, "
 		  "--torch-operator)" },
 		{ OPTION_BOOL, 0, "pc-sampling", &pc_sampling, NULL,

@@ -207,7 +207,8 @@ int cmd_profile(int argc, char **argv)
 		{ OPTION_STRING, 0, "range", &range, "NAME",
 		  "only samples taken inside a marker range of this name, on its thread: the "
 		  "whole name or levels of it (a range 'a/b/c' by 'b' or 'a/b', as PyTorch "
-		  "operators are named)" },
+		  "operators are named), or its module path (Net.fc1, and what its submodules "
+		  "ran)" },
 		{ OPTION_BOOL, 0, "device-idle", &device_idle, NULL,
 		  "only samples taken while no kernel or copy of the process ran on any device" },
 		{ OPTION_BOOL, 0, "device-busy", &device_busy, NULL,

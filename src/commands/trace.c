@@ -122,9 +122,10 @@ static void trace_table(struct trace_options *o, struct option table[TABLE_SIZE]
 		{ OPTION_BOOL, 0, "marker-trace", &o->marker, NULL,
 		  "marker ranges and marks: gpuprof markers, ROCTX, NVTX (marker_api_trace.csv)" },
 		{ OPTION_BOOL, 0, "torch-trace", &o->torch_trace, NULL,
-		  "PyTorch's operators as marker ranges named by their hierarchy "
-		  "(nn.Module.Net.forward/nn.Module.Net.fc1.forward), each kernel attributed to "
-		  "the innermost: Python programs that import torch (implies --marker-trace)" },
+		  "PyTorch's operators as marker ranges named by their hierarchy, a module by its "
+		  "class (nn.Module.Net.forward/nn.Module.Linear.forward), with its module path "
+		  "beside (Net.fc1), each kernel attributed to the innermost: Python programs "
+		  "that import torch (implies --marker-trace)" },
 		{ OPTION_BOOL, 0, "mpi-trace", &o->mpi, NULL,
 		  "every MPI call (Open MPI, MPICH) through MPI's profiling interface: peers, "
 		  "tags, bytes, collectives numbered alike on every rank, and each rank's clock "

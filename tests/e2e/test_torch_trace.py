@@ -209,3 +209,35 @@ def test_opencl_kernels_attributed_to_their_modules(tmp_path):
     first = "nn.Module.Pipe.forward/nn.Module.Scale.forward"
     second = "nn.Module.Pipe.forward/nn.Module.Shift.forward"
     assert kernels == [("scale", None, 1), ("scale", first, steps), ("shift", second, steps)]
+
+
+@needs_torch
+def test_profile_range_takes_a_module_path(tmp_path):
+    """gpuprof profile --range MODULE-PATH keeps exactly the samples taken inside a range
+    of that module or of its submodules, on the range's thread (the set the database
+    gives), as --range NAME keeps those inside a range of that name."""
+    env = None  # LeakSanitizer's tracer at this program's exit: see the test above
+    if os.environ.get("GPUPROF_SANITIZER") == "address":
+        env = {"ASAN_OPTIONS": os.environ.get("ASAN_OPTIONS", "") + ":detect_leaks=0"}
+    r = run([GPUPROF, "sys", "--torch-trace", "--no-device-metrics", "--no-host-metrics",
+             "--sampling-freq", "1000", "--", PYTHON, NET, "100"], cwd=tmp_path, env=env)
+    assert r.returncode == 0, r.stderr
+    [out] = outputs(str(tmp_path))
+    db = out.path("results.db")
+
+    def kept(option):
+        p = run([GPUPROF, "profile", "--range", option, "--format", "folded", db], cwd=tmp_path)
+        assert p.returncode == 0 or "left none" in p.stderr or "no range" in p.stderr, p.stderr
+        return sum(int(line.rpartition(" ")[2]) for line in p.stdout.splitlines())
+
+    def inside(where):
+        return out.query("SELECT COUNT(*) AS n FROM samples s JOIN processes p ON "
+                         "p.pid = s.pid WHERE EXISTS (SELECT 1 FROM markers m WHERE "
+                         f"m.tid = s.tid AND s.time >= m.start AND s.time < m.end AND ({where}))"
+                         )[0]["n"]
+    for path in ("Net.fc1", "Net.fc2", "Net"):
+        assert kept(path) == inside(f"(m.module_path = '{path}' OR "
+                                    f"m.module_path LIKE '{path}.%')"), path
+    assert kept("Net.fc") == 0  # a module path by whole parts only
+    assert kept("nn.Module.Linear.forward") == inside(
+        "m.name LIKE '%/nn.Module.Linear.forward' OR m.name LIKE '%/nn.Module.Linear.forward/%'")
