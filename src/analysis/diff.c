@@ -8,7 +8,8 @@
 #include "store/store.h"
 #include "util/sort.h"
 
-const char *const diff_statistic_names[] = { "mean", "median", "p10", "min" };
+const char *const diff_statistic_names[DIFF_STATISTICS] = { "mean", "median", "p10", "min",
+							    "auto" };
 
 static int by_double(const void *x, const void *y)
 {
@@ -49,10 +50,15 @@ static void summarise(double *v, size_t n, enum diff_statistic s, struct diff_en
 		for (int b = 0; b < e->batches; b++) {
 			size_t from = (size_t)b * n / (size_t)e->batches;
 			size_t to = (size_t)(b + 1) * n / (size_t)e->batches;
-			e->batch[b] = statistic_of(v + from, to - from, s);
+			e->batch[b] = statistic_of(v + from, to - from, s == DIFF_AUTO ? DIFF_P10 : s);
 		}
 	}
-	e->value_ns = statistic_of(v, n, s);
+	if (s == DIFF_AUTO) {
+		e->value_ns = statistic_of(v, n, DIFF_P10);
+		e->median_ns = statistic_of(v, n, DIFF_MEDIAN);
+	} else {
+		e->value_ns = statistic_of(v, n, s);
+	}
 }
 
 int diff_read_run(const char *path, enum diff_statistic statistic, struct diff_run *r,
@@ -148,52 +154,130 @@ static void gather(const struct diff_side *side, int ranges, const char *name, s
 		f->calls += (double)e->calls;
 		f->total_ns += (double)e->total_ns;
 		mean_sum += e->mean_ns;
-		/* Welford's update over the runs' statistics */
-		double delta = e->value_ns - f->value_ns;
-		f->value_ns += delta / f->runs;
-		f->m2 += delta * (e->value_ns - f->value_ns);
+		/* Welford's update over the logarithms of the runs' statistics (a duration of
+		 * 0 ns, which a timer's resolution can give, as 1 ns) */
+		const double values[2] = { e->value_ns, e->median_ns };
+		for (int c = 0; c < 2; c++) {
+			double x = log(values[c] > 1 ? values[c] : 1);
+			double delta = x - f->log_mean[c];
+			f->log_mean[c] += delta / f->runs;
+			f->log_m2[c] += delta * (x - f->log_mean[c]);
+		}
 		f->only = f->runs == 1 ? e : NULL;
 	}
-	if (f->runs)
+	if (f->runs) {
 		f->mean_ns = mean_sum / f->runs;
+		f->value_ns = f->runs == 1 ? f->only->value_ns : exp(f->log_mean[0]);
+	}
 	if (side->count) {
 		f->calls /= side->count;
 		f->total_ns /= side->count;
 	}
 }
 
-/* Welch's t-test on the batches of one run against those of another. */
-static double batches_p(const struct diff_entry *a, const struct diff_entry *b)
+/* The upper tail of Student's t with df degrees of freedom: P(T > t). */
+static double t_upper(double t, double df)
 {
-	if (a->batches < 2 || b->batches < 2)
-		return NAN;
-	double mean[2] = { 0, 0 }, m2[2] = { 0, 0 };
-	const struct diff_entry *e[2] = { a, b };
-	for (int s = 0; s < 2; s++)
-		for (int i = 0; i < e[s]->batches; i++) {
-			double delta = e[s]->batch[i] - mean[s];
-			mean[s] += delta / (i + 1);
-			m2[s] += delta * (e[s]->batch[i] - mean[s]);
-		}
-	return stats_welch_p(a->batches, mean[0], m2[0], b->batches, mean[1], m2[1]);
+	double two_sided = stats_student_p(t, df);
+	return t >= 0 ? two_sided / 2 : 1 - two_sided / 2;
+}
+
+/* The quantile of Student's t with df degrees of freedom whose upper tail is q. */
+static double t_quantile(double q, double df)
+{
+	double low = 0, high = 1;
+	while (t_upper(high, df) > q && high < 1e9)
+		high *= 2;
+	for (int i = 0; i < 100; i++) {
+		double mid = (low + high) / 2;
+		if (t_upper(mid, df) > q)
+			low = mid;
+		else
+			high = mid;
+	}
+	return (low + high) / 2;
+}
+
+/* The change d (a difference of logarithms, B - A) with standard error se on df degrees
+ * of freedom, at alpha / k (k statistics to choose from): its interval (two-sided); it
+ * is significant when the interval lies beyond the band (log1p(noise)), which its
+ * p-value says, and slower when the interval's low end lies above the gate
+ * (log1p(max(noise, threshold))). */
+static void judge(struct diff_change *c, double d, double se, double df, int k,
+		  const struct diff_options *o)
+{
+	double band = log1p(o->noise / 100);
+	double gate = log1p((o->threshold > o->noise ? o->threshold : o->noise) / 100);
+	if (se > 0 && df > 0) {
+		double p = 2 * k * t_upper((fabs(d) - band) / se, df);
+		c->p = p < 1 ? p : 1;
+		double t = t_quantile(o->alpha / k / 2, df);
+		c->low_pct = 100 * expm1(d - t * se);
+		c->high_pct = 100 * expm1(d + t * se);
+		c->slower = o->threshold >= 0 && d - t * se > gate;
+	} else { /* the runs of each side agree exactly: the change is what it is */
+		c->p = fabs(d) > band ? 0 : 1;
+		c->low_pct = c->high_pct = 100 * expm1(d);
+		c->slower = o->threshold >= 0 && d > gate;
+	}
+	c->significant = c->p < o->alpha;
+}
+
+/* The mean and sum of squared deviations of the logarithms of a run's batches. */
+static void log_batches(const struct diff_entry *e, double *mean, double *m2)
+{
+	*mean = *m2 = 0;
+	for (int i = 0; i < e->batches; i++) {
+		double x = log(e->batch[i] > 1 ? e->batch[i] : 1);
+		double delta = x - *mean;
+		*mean += delta / (i + 1);
+		*m2 += delta * (x - *mean);
+	}
 }
 
 static void test(struct diff_change *c, const struct diff_options *o)
 {
 	const struct diff_figures *a = &c->a, *b = &c->b;
-	if (a->value_ns > 0)
-		c->change_pct = 100.0 * (b->value_ns - a->value_ns) / a->value_ns;
-	if (a->runs >= 2 && b->runs >= 2)
-		c->p = stats_welch_p(a->runs, a->value_ns, a->m2, b->runs, b->value_ns, b->m2);
-	else if (a->runs >= 2)
-		c->p = stats_prediction_p(a->runs, a->value_ns, a->m2, b->value_ns);
-	else if (b->runs >= 2)
-		c->p = stats_prediction_p(b->runs, b->value_ns, b->m2, a->value_ns);
-	else /* one run each: within those runs only */
-		c->p = batches_p(a->only, b->only);
-	double change = isnan(c->change_pct) ? 0 : c->change_pct;
-	c->significant = !isnan(c->p) && c->p < o->alpha && fabs(change) > o->noise;
-	c->slower = c->significant && o->threshold >= 0 && change > o->threshold;
+	c->compared = o->statistic == DIFF_AUTO ? DIFF_P10 : o->statistic;
+	c->low_pct = c->high_pct = NAN;
+	if (a->runs < 2 && b->runs < 2) { /* one run each: within those runs only */
+		c->a.value_ns = a->only->value_ns;
+		c->b.value_ns = b->only->value_ns;
+		if (a->value_ns > 0)
+			c->change_pct = 100.0 * (b->value_ns - a->value_ns) / a->value_ns;
+		if (a->only->batches < 2 || b->only->batches < 2)
+			return;
+		double mean[2], m2[2], n[2] = { a->only->batches, b->only->batches };
+		log_batches(a->only, &mean[0], &m2[0]);
+		log_batches(b->only, &mean[1], &m2[1]);
+		/* Welch's standard error and degrees of freedom on the batches */
+		double v[2] = { m2[0] / (n[0] - 1) / n[0], m2[1] / (n[1] - 1) / n[1] };
+		double se = sqrt(v[0] + v[1]);
+		double df = se > 0 ? (v[0] + v[1]) * (v[0] + v[1]) /
+				     (v[0] * v[0] / (n[0] - 1) + v[1] * v[1] / (n[1] - 1)) : 0;
+		judge(c, log(b->value_ns > 1 ? b->value_ns : 1) - log(a->value_ns > 1 ? a->value_ns : 1),
+		      se, df, 1, o);
+		return;
+	}
+	/* the candidate that varies less between the runs (its sum over both sides) */
+	int k = o->statistic == DIFF_AUTO ? 2 : 1, best = 0;
+	if (k == 2 && a->log_m2[1] + b->log_m2[1] < a->log_m2[0] + b->log_m2[0])
+		best = 1;
+	if (best)
+		c->compared = DIFF_MEDIAN;
+	double d = b->log_mean[best] - a->log_mean[best], se, df;
+	if (a->runs >= 2 && b->runs >= 2) { /* pooled: the same program on both sides */
+		df = a->runs + b->runs - 2;
+		se = sqrt((a->log_m2[best] + b->log_m2[best]) / df * (1.0 / a->runs + 1.0 / b->runs));
+	} else { /* a prediction from the side with runs */
+		const struct diff_figures *many = a->runs >= 2 ? a : b;
+		df = many->runs - 1;
+		se = sqrt(many->log_m2[best] / df * (1 + 1.0 / many->runs));
+	}
+	c->a.value_ns = exp(a->log_mean[best]);
+	c->b.value_ns = exp(b->log_mean[best]);
+	c->change_pct = 100 * expm1(d);
+	judge(c, d, se, df, k, o);
 }
 
 void diff_compare(const char *kind, int ranges, const struct diff_side sides[2],

@@ -1,8 +1,10 @@
 /* Recorded runs compared, kernel by kernel name and marker range by range name (gpuprof
  * diff, which prints the rows): each run's durations of a name summed up by a statistic,
- * the sides' runs gathered, and the change tested against the variation between runs
- * (Welch's t-test, or a prediction from the runs of one side), or with one run a side
- * between the consecutive batches of each run. */
+ * the sides' runs gathered, and the change tested on the logarithms of the runs' values
+ * against the variation between runs (Student's t of the two sides pooled, or of a
+ * prediction from the runs of one side), or with one run a side between the consecutive
+ * batches of each run; a change is significant when its interval at --alpha lies beyond
+ * the noise band (its p-value is of that, not of "no change at all"). */
 #ifndef GPUPROF_ANALYSIS_DIFF_H
 #define GPUPROF_ANALYSIS_DIFF_H
 
@@ -15,14 +17,19 @@
 /* Consecutive batches a run's durations of one name are cut into, with one run a side. */
 #define DIFF_BATCHES 10
 
-enum diff_statistic { DIFF_MEAN, DIFF_MEDIAN, DIFF_P10, DIFF_MIN };
+/* DIFF_AUTO: with repeated runs, each row by whichever of p10 and the median varies less
+ * between the runs of both sides (on the logarithms; chosen without looking at the
+ * change, and each tested at alpha / 2). */
+enum diff_statistic { DIFF_MEAN, DIFF_MEDIAN, DIFF_P10, DIFF_MIN, DIFF_AUTO };
+#define DIFF_STATISTICS 5
 extern const char *const diff_statistic_names[]; /* by enum diff_statistic */
 
 /* What one run has of one kernel or range name. */
 struct diff_entry {
 	uint64_t calls, total_ns;
 	double mean_ns;
-	double value_ns;            /* the statistic of its durations */
+	double value_ns;            /* the statistic of its durations (DIFF_AUTO: p10) */
+	double median_ns;           /* DIFF_AUTO's other candidate */
 	double batch[DIFF_BATCHES]; /* the statistic of each batch of consecutive durations */
 	int batches;                /* 0: too few durations (under 4) */
 };
@@ -46,8 +53,10 @@ struct diff_figures {
 	double calls;      /* per run of the side (a run without it counts 0) */
 	double total_ns;   /* likewise */
 	double mean_ns;    /* the mean of the runs' means */
-	double value_ns;   /* the mean of the runs' statistics: what is compared */
-	double m2;         /* of the runs' statistics about value_ns */
+	double value_ns;   /* what is compared: the geometric mean of the runs' statistics */
+	/* over the runs, of the logarithms of each candidate statistic (value_ns's, and
+	 * DIFF_AUTO's median): their mean and sum of squared deviations */
+	double log_mean[2], log_m2[2];
 	const struct diff_entry *only; /* the run's entry when one run has it */
 };
 
@@ -57,13 +66,15 @@ struct diff_change {
 	struct diff_figures a, b; /* runs == 0: not on that side */
 	double total_diff;        /* ns per run, B - A */
 	double change_pct;        /* of value_ns; NAN: not on both sides, or A's is 0 */
-	double p;                 /* NAN: not testable */
+	double p;                 /* of a change beyond the noise band; NAN: not testable */
+	double low_pct, high_pct; /* its interval at alpha (two-sided); NAN: none */
+	enum diff_statistic compared; /* the statistic of value_ns */
 	int significant, slower;
 };
 
 /* How changes are judged. */
 struct diff_options {
-	double alpha, noise, threshold; /* threshold < 0: none */
+	double alpha, noise, threshold; /* noise and threshold in %; threshold < 0: none */
 	enum diff_statistic statistic;
 	int one_run;                    /* one run a side */
 };

@@ -157,32 +157,8 @@ double stats_incomplete_beta(double x, double a, double b)
 	return 1 - front * beta_fraction(1 - x, b, a) / b;
 }
 
-/* The two-sided tail of Student's t with df degrees of freedom. */
-static double student_p(double t, double df)
+double stats_student_p(double t, double df)
 {
 	return stats_incomplete_beta(df / (df + t * t), df / 2, 0.5);
 }
 
-double stats_welch_p(double n1, double mean1, double m2_1, double n2, double mean2,
-		     double m2_2)
-{
-	if (n1 < 2 || n2 < 2)
-		return NAN;
-	double v1 = m2_1 / (n1 - 1) / n1, v2 = m2_2 / (n2 - 1) / n2; /* squared standard errors */
-	if (v1 + v2 <= 0)
-		return mean1 == mean2 ? 1 : 0;
-	double t = (mean1 - mean2) / sqrt(v1 + v2);
-	/* the Welch-Satterthwaite degrees of freedom */
-	double df = (v1 + v2) * (v1 + v2) / (v1 * v1 / (n1 - 1) + v2 * v2 / (n2 - 1));
-	return student_p(t, df);
-}
-
-double stats_prediction_p(double n, double mean, double m2, double x)
-{
-	if (n < 2)
-		return NAN;
-	double variance = m2 / (n - 1);
-	if (variance <= 0)
-		return x == mean ? 1 : 0;
-	return student_p((x - mean) / sqrt(variance * (1 + 1 / n)), n - 1);
-}

@@ -42,17 +42,8 @@ void stats_finish(struct stats_table *t);
 /* The row of a name, NULL when none; before stats_finish() only (it drops the index). */
 const struct stats_row *stats_find(const struct stats_table *t, const char *name);
 
-/* Welch's t-test of two samples given by their sizes, means and sums of squared
- * deviations (struct stats_row's m2): the two-sided p-value of the hypothesis that their
- * means are equal, without assuming equal variances. NAN when a sample has fewer than 2
- * values; 0 when both have no variance and their means differ, 1 when they are equal. */
-double stats_welch_p(double n1, double mean1, double m2_1, double n2, double mean2,
-		     double m2_2);
-/* The two-sided p-value of the hypothesis that one more value x comes from the
- * distribution of a sample of n values (mean, m2): Student's t of the prediction
- * interval, t = (x - mean) / (s sqrt(1 + 1/n)) with n - 1 degrees of freedom. NAN when
- * n < 2; 0 or 1, as above, when the sample has no variance. */
-double stats_prediction_p(double n, double mean, double m2, double x);
+/* The two-sided tail of Student's t with df degrees of freedom: P(|T| > |t|). */
+double stats_student_p(double t, double df);
 /* The regularised incomplete beta function I_x(a, b), for the test's Student t tail. */
 double stats_incomplete_beta(double x, double a, double b);
 

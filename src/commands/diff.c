@@ -22,29 +22,39 @@ static const char usage[] =
 static const char description[] =
 	"Compares run B with run A (the baseline), kernels by name and marker ranges by\n"
 	"name: calls, total and mean time in each, the duration compared (--statistic), its\n"
-	"change in % and in time, and whether the change is significant. Kernels and ranges\n"
-	"that only one side has are listed as new or vanished. Rows are sorted by the\n"
-	"change of their total time, largest first. With --threshold, exits 3 when a kernel\n"
-	"or range is significantly slower by more than that %.\n"
+	"change in % and in time, the interval of the change at --alpha, and whether the\n"
+	"change is significant. Kernels and ranges that only one side has are listed as new\n"
+	"or vanished. Rows are sorted by the change of their total time, largest first. With\n"
+	"--threshold, exits 3 when a kernel or range is significantly slower by more than\n"
+	"that %: when the lower end of its interval lies above it.\n"
 	"\n"
 	"Repeated runs (A1 A2... -- B1 B2..., '--' between the two sides; options may\n"
-	"stand on either side) are what a regression gate needs: each run's duration of a\n"
-	"kernel or range (by default its low decile, p10) is one observation, and Welch's\n"
-	"t-test on the runs' values rejects equal values at --alpha (default 0.01), for\n"
-	"changes over --noise (default 5 %). The runs themselves measure what the same\n"
-	"program does from one run to the next. The low decile, because a loaded machine\n"
-	"only ever adds time to a kernel: the fast dispatches of a run are its own time,\n"
-	"the slow ones the machine's. Calls and totals are per run (averaged over the\n"
-	"side's runs). Where one side has a single run, the test asks whether it lies\n"
-	"outside the other side's runs (Student's t of a prediction from them).\n"
+	"stand on either side) are what a regression gate needs. Each run's duration of a\n"
+	"kernel or range is one observation: by default (auto) its low decile (p10) or its\n"
+	"median, whichever varies less between the runs of both sides (a loaded machine\n"
+	"moves the low tail of one kernel and the middle of another; each is tested at\n"
+	"--alpha / 2). The logarithms of the runs' values are compared with Student's t,\n"
+	"their variance pooled (the same program on both sides), or, where one side has a\n"
+	"single run, as a prediction from the other side's runs. A change is significant\n"
+	"when its interval at --alpha (default 0.01) lies beyond --noise (default 5 %):\n"
+	"P_Value is of that, not of no change at all, so the spread of an unchanged\n"
+	"program's runs is not called a change. A_Compared_ns and B_Compared_ns are the\n"
+	"geometric means of the runs' values; Calls and totals are per run. What the runs\n"
+	"can detect: with N runs a side whose values spread by s (the standard deviation of\n"
+	"their logarithms, about the relative spread), a change must exceed the noise by\n"
+	"some t x s x sqrt(2/N) to be called, t the point of Student's t with 2N - 2\n"
+	"degrees of freedom whose upper tail is --alpha / 4 (auto; --alpha / 2 with a\n"
+	"statistic given): at s = 10 %, 2 runs a side call changes over some 300 %, 3 runs\n"
+	"over 60 to 80 %, 5 runs over 35 to 50 %; at s = 1 %, 3 runs call 15 %. A kernel\n"
+	"twice as slow is called with 3 runs a side where its runs spread by under 10 %.\n"
 	"\n"
 	"One run a side: run-to-run noise is unknown. Each run's durations are cut into\n"
-	"10 batches in time order and Welch's t-test compares the batches' values (default\n"
-	"the mean: a run's low decile follows the load it happened to meet, its mean the\n"
-	"loads of the whole run), which says only that the two runs differ; so no change is\n"
-	"called significant under --noise, 50 % by default with one run a side: between\n"
-	"single runs of an unchanged program on a loaded machine a kernel's mean moved by\n"
-	"less than 40 % in 19 pairs of 20, and by up to 99 %\n"
+	"10 batches in time order and the logarithms of the batches' values (default the\n"
+	"mean: a run's low decile follows the load it happened to meet, its mean the loads\n"
+	"of the whole run) are compared with Welch's t, which says only that the two runs\n"
+	"differ; so no change is called significant under --noise, 50 % by default with one\n"
+	"run a side: between single runs of an unchanged program on a loaded machine a\n"
+	"kernel's mean moved by less than 40 % in 19 pairs of 20, and by up to 99 %\n"
 	"(docs/PERFORMANCE-READING.md). On a quiet, dedicated GPU lower it, or give three\n"
 	"or more runs a side.\n"
 	"\n"
@@ -53,7 +63,7 @@ static const char description[] =
 
 /* The defaults of --statistic and --noise (%), with repeated runs and with one run a
  * side (the description says why they differ). */
-#define STATISTIC_RUNS "p10"
+#define STATISTIC_RUNS "auto"
 #define STATISTIC_ONE_RUN "mean"
 #define NOISE_RUNS "5"
 #define NOISE_ONE_RUN "50"
@@ -83,11 +93,12 @@ static int print(const struct diff_change *rows, size_t count, const struct diff
 	static const char *const columns[] = {
 		"Kind", "Name", "A_Runs", "A_Calls", "A_Total_ns", "A_Mean_ns", "A_Compared_ns",
 		"B_Runs", "B_Calls", "B_Total_ns", "B_Mean_ns", "B_Compared_ns", "Change_pct",
-		"Diff_ns", "P_Value", "Significant", "Status",
+		"Diff_ns", "P_Value", "Significant", "Status", "Low_pct", "High_pct", "Statistic",
 	};
 	int decimals = format == TABLE_TEXT || format == TABLE_MD ? 1 : -1;
 	char title[512];
-	const char *statistic = diff_statistic_names[o->statistic];
+	const char *statistic = o->statistic == DIFF_AUTO ? "p10 or median"
+				: diff_statistic_names[o->statistic];
 	if (o->one_run)
 		snprintf(title, sizeof(title),
 			 "B against A (the baseline), one run each, compared by the %s duration: "
@@ -97,11 +108,11 @@ static int print(const struct diff_change *rows, size_t count, const struct diff
 	else
 		snprintf(title, sizeof(title),
 			 "B (%d run%s) against A (%d run%s, the baseline), compared by each run's "
-			 "%s duration: significance from the variation between runs, changes over "
-			 "%g %%", sides[1].count, sides[1].count == 1 ? "" : "s", sides[0].count,
+			 "%s duration: significant when the interval of the change, from the "
+			 "variation between runs, lies beyond %g %%", sides[1].count, sides[1].count == 1 ? "" : "s", sides[0].count,
 			 sides[0].count == 1 ? "" : "s", statistic, o->noise);
 	table_output_begin(stdout, format);
-	struct table *t = table_begin(stdout, format, "diff", title, 17, columns);
+	struct table *t = table_begin(stdout, format, "diff", title, 20, columns);
 	for (size_t i = 0; i < count; i++) {
 		const struct diff_change *c = &rows[i];
 		int both = c->a.runs && c->b.runs;
@@ -122,6 +133,12 @@ static int print(const struct diff_change *rows, size_t count, const struct diff
 		table_text(t, !c->a.runs ? "new" : !c->b.runs ? "vanished"
 			   : !c->significant ? "same"
 			   : c->b.value_ns > c->a.value_ns ? "slower" : "faster");
+		cell_double(t, !isnan(c->low_pct), c->low_pct, format == TABLE_TEXT ? 2 : -1);
+		cell_double(t, !isnan(c->high_pct), c->high_pct, format == TABLE_TEXT ? 2 : -1);
+		if (both)
+			table_text(t, diff_statistic_names[c->compared]);
+		else
+			table_null(t);
 	}
 	int rc = table_end(t, err);
 	table_output_end(stdout, format);
@@ -169,11 +186,12 @@ int cmd_diff(int argc, char **argv)
 		  "how the comparison is printed (default: text)" },
 		{ OPTION_STRING, 0, "threshold", &threshold, "PCT",
 		  "exit 3 when a kernel or range is significantly slower by more than PCT %" },
-		{ OPTION_ENUM, 0, "statistic", &statistic, "mean|median|p10|min",
+		{ OPTION_ENUM, 0, "statistic", &statistic, "mean|median|p10|min|auto",
 		  "the duration compared, of each run (default " STATISTIC_RUNS " with repeated "
-		  "runs, " STATISTIC_ONE_RUN " with one run a side)" },
+		  "runs: p10 or median, whichever varies less; " STATISTIC_ONE_RUN " with one run "
+		  "a side)" },
 		{ OPTION_STRING, 0, "alpha", &alpha, "P",
-		  "the significance level of the t-tests (default 0.01)" },
+		  "the significance level of the t-tests, two-sided (default 0.01)" },
 		{ OPTION_STRING, 0, "noise", &noise, "PCT",
 		  "changes up to PCT % are not significant (default " NOISE_RUNS " with repeated "
 		  "runs, " NOISE_ONE_RUN " with one run a side)" },
@@ -221,7 +239,10 @@ int cmd_diff(int argc, char **argv)
 		parse_number("--threshold", threshold, 0, 1e6, &o.threshold);
 	if (!statistic)
 		statistic = o.one_run ? STATISTIC_ONE_RUN : STATISTIC_RUNS;
-	for (int i = 0; i < 4; i++)
+	if (o.one_run && !strcmp(statistic, "auto"))
+		die_with(EXIT_USAGE, "diff: --statistic auto chooses between the runs of each side, "
+				     "and each side has one: give mean, median, p10 or min");
+	for (int i = 0; i < DIFF_STATISTICS; i++)
 		if (!strcmp(statistic, diff_statistic_names[i]))
 			o.statistic = (enum diff_statistic)i;
 	struct diff_side sides[2];
