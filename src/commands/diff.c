@@ -22,11 +22,11 @@ static const char usage[] =
 static const char description[] =
 	"Compares run B with run A (the baseline), kernels by name and marker ranges by\n"
 	"name: calls, total and mean time in each, the duration compared (--statistic), its\n"
-	"change in % and in time, the interval of the change at --alpha, and whether the\n"
-	"change is significant. Kernels and ranges that only one side has are listed as new\n"
-	"or vanished. Rows are sorted by the change of their total time, largest first. With\n"
-	"--threshold, exits 3 when a kernel or range is significantly slower by more than\n"
-	"that %: when the lower end of its interval lies above it.\n"
+	"change in % and in time, the interval of the change (each end a bound at --alpha),\n"
+	"and whether the change is significant. Kernels and ranges that only one side has\n"
+	"are listed as new or vanished. Rows are sorted by the change of their total time,\n"
+	"largest first. With --threshold, exits 3 when a kernel or range is significantly\n"
+	"slower by more than that %.\n"
 	"\n"
 	"Repeated runs (A1 A2... -- B1 B2..., '--' between the two sides; options may\n"
 	"stand on either side) are what a regression gate needs. Each run's duration of a\n"
@@ -43,18 +43,19 @@ static const char description[] =
 	"can detect: with N runs a side whose values spread by s (the standard deviation of\n"
 	"their logarithms, about the relative spread), a change must exceed the noise by\n"
 	"some t x s x sqrt(2/N) to be called, t the point of Student's t with 2N - 2\n"
-	"degrees of freedom whose upper tail is --alpha / 4 (auto; --alpha / 2 with a\n"
-	"statistic given): at s = 10 %, 2 runs a side call changes over some 300 %, 3 runs\n"
+	"degrees of freedom whose upper tail is --alpha / 2 (auto; --alpha with a\n"
+	"statistic given): at s = 10 %, 2 runs a side call changes over some 200 %, 3 runs\n"
 	"over 60 to 80 %, 5 runs over 35 to 50 %; at s = 1 %, 3 runs call 15 %. A kernel\n"
-	"twice as slow is called with 3 runs a side where its runs spread by under 10 %.\n"
+	"twice as slow is called with 3 runs a side where its runs spread by under 12 %.\n"
 	"\n"
 	"One run a side: run-to-run noise is unknown. Each run's durations are cut into\n"
 	"10 batches in time order and the logarithms of the batches' values (default the\n"
 	"mean: a run's low decile follows the load it happened to meet, its mean the loads\n"
-	"of the whole run) are compared with Welch's t, which says only that the two runs\n"
-	"differ; so no change is called significant under --noise, 50 % by default with one\n"
-	"run a side: between single runs of an unchanged program on a loaded machine a\n"
-	"kernel's mean moved by less than 40 % in 19 pairs of 20, and by up to 99 %\n"
+	"of the whole run) are compared with Welch's t (P_Value of no change at all, the\n"
+	"interval two-sided at --alpha), which says only that the two runs differ; so no\n"
+	"change is called significant under --noise, 50 % by default with one run a side:\n"
+	"between single runs of an unchanged program on a loaded machine a kernel's mean\n"
+	"moved by less than 40 % in 19 pairs of 20, and by up to 99 %\n"
 	"(docs/PERFORMANCE-READING.md). On a quiet, dedicated GPU lower it, or give three\n"
 	"or more runs a side.\n"
 	"\n"
@@ -191,7 +192,8 @@ int cmd_diff(int argc, char **argv)
 		  "runs: p10 or median, whichever varies less; " STATISTIC_ONE_RUN " with one run "
 		  "a side)" },
 		{ OPTION_STRING, 0, "alpha", &alpha, "P",
-		  "the significance level of the t-tests, two-sided (default 0.01)" },
+		  "the significance level of the t-tests: each end of a change's interval a "
+		  "one-sided bound at it (default 0.01)" },
 		{ OPTION_STRING, 0, "noise", &noise, "PCT",
 		  "changes up to PCT % are not significant (default " NOISE_RUNS " with repeated "
 		  "runs, " NOISE_ONE_RUN " with one run a side)" },

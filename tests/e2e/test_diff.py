@@ -81,7 +81,7 @@ def log_stats(values):
 
 def expected(a, b, noise, threshold=-1, alpha=0.01, k=1):
     """What diff computes of the runs' values a and b (ns): the change of their geometric
-    means, its interval at alpha / k and the p-value of a change beyond the noise band,
+    means, its interval (each end a one-sided bound at alpha / k), the p-value of a change beyond the noise band,
     on the logarithms pooled (both sides several runs) or as a prediction from A's runs
     (B one run); and whether it is slower than the threshold."""
     (ma, m2a), (mb, m2b) = log_stats(a), log_stats(b)
@@ -93,9 +93,9 @@ def expected(a, b, noise, threshold=-1, alpha=0.01, k=1):
         df = len(a) - 1
         se = math.sqrt(m2a / df * (1 + 1 / len(a)))
     band = math.log1p(noise / 100)
-    t = t_point(alpha / k / 2, df)
+    t = t_point(alpha / k, df)
     gate = math.log1p(max(noise, threshold) / 100)
-    return {"change": 100 * math.expm1(d), "p": min(1, 2 * k * t_upper((abs(d) - band) / se, df)),
+    return {"change": 100 * math.expm1(d), "p": min(1, k * t_upper((abs(d) - band) / se, df)),
             "low": 100 * math.expm1(d - t * se), "high": 100 * math.expm1(d + t * se),
             "slower": threshold >= 0 and d - t * se > gate,
             "a": math.exp(ma), "b": math.exp(mb)}
@@ -228,9 +228,8 @@ def test_a_loaded_machine_moves_the_low_tail_of_a_two_thread_kernel(tmp_path):
 
 
 def test_one_run_a_side_is_held_to_its_floor(tmp_path):
-    """One run a side: a 20 % change with no variance inside the runs is under the floor of
-    50 % (its p-value, of a change beyond the floor, is 1), and the title says why; 2x
-    slower is over it (p 0); --noise lowers it."""
+    """One run a side: a 20 % change with no variance inside the runs (p = 0) is under the
+    floor of 50 %, and the title says why; 2x slower is over it; --noise lowers it."""
     a = program(tmp_path / "a", {"k": [100 * US] * 50, "j": [30 * US] * 50},
                 [("step", [500 * US] * 10)])
     b = program(tmp_path / "b", {"k": [120 * US] * 50, "j": [60 * US] * 50},
@@ -241,7 +240,7 @@ def test_one_run_a_side_is_held_to_its_floor(tmp_path):
                             "is called significant")
     assert r.returncode == 3
     k, j, step = rows[("kernel", "k")], rows[("kernel", "j")], rows[("range", "step")]
-    assert (k["P_Value"], k["Change_pct"], k["Significant"], k["Status"]) == (1, 20, "no", "same")
+    assert (k["P_Value"], k["Change_pct"], k["Significant"], k["Status"]) == (0, 20, "no", "same")
     assert k["Low_pct"] == k["High_pct"] == pytest.approx(20, rel=1e-12)
     assert (j["P_Value"], j["Change_pct"], j["Significant"], j["Status"]) == (0, 100, "yes", "slower")
     assert (step["P_Value"], step["Change_pct"], step["Status"]) == (1, 0, "same")
@@ -258,30 +257,29 @@ def test_one_run_a_side_tests_its_batches(tmp_path):
     """One run a side: each run's 20 dispatches in 10 batches of two consecutive ones, B's
     every dispatch 1.2 times A's; the logarithms of the batches' means are Welch's samples
     (their variances equal: 18 degrees of freedom), the change of the runs' means 20 %:
-    significant above a floor of 0, not of 10 % (the spread of the batches) nor of the
+    the runs differ (p of no change); significant above a floor of 10 %, not of the
     default 50 %."""
     d = [-20, -15, -10, -5, 0, 0, 5, 10, 15, 20]
     a = program(tmp_path / "a", {"k": [v for x in d for v in ((99 + x) * US, (101 + x) * US)]})
     b = program(tmp_path / "b", {"k": [v for x in d for v in ((99 + x) * 1200, (101 + x) * 1200)]})
 
-    def batch_p(values, noise):
+    def batch_p(values):
         _, m2 = log_stats(values)
-        se = math.sqrt(2 * m2 / 9 / 10)
-        return min(1, 2 * t_upper((math.log(1.2) - math.log1p(noise / 100)) / se, 18))
-    for noise, significant in (("0", "yes"), ("10", "no"), ("50", "no")):
+        return t_two_sided_p(math.log(1.2) / math.sqrt(2 * m2 / 9 / 10), 18)
+    for noise, significant in (("10", "yes"), ("50", "no")):
         r, rows, _ = diff(tmp_path, a, b, "--noise", noise)
         k = rows[("kernel", "k")]
-        assert k["P_Value"] == pytest.approx(batch_p([(100 + x) * US for x in d], float(noise)),
-                                             rel=1e-9)
+        assert k["P_Value"] == pytest.approx(batch_p([(100 + x) * US for x in d]), rel=1e-9)
+        assert k["P_Value"] < 0.01
         assert k["Change_pct"] == pytest.approx(20, rel=1e-12)
         assert k["Significant"] == significant
     assert k["Low_pct"] < 20 < k["High_pct"]
     # by another statistic: the batches' minimums (99 + d, and 1.2 times that)
-    r, rows, title = diff(tmp_path, a, b, "--statistic", "min", "--noise", "0")
+    r, rows, title = diff(tmp_path, a, b, "--statistic", "min")
     assert "compared by the min duration" in title
     k = rows[("kernel", "k")]
     assert (k["A_Compared_ns"], k["B_Compared_ns"]) == (79 * US, 79 * 1200)
-    assert k["P_Value"] == pytest.approx(batch_p([(99 + x) * US for x in d], 0), rel=1e-9)
+    assert k["P_Value"] == pytest.approx(batch_p([(99 + x) * US for x in d]), rel=1e-9)
 
 
 def test_runs_of_different_programs(tmp_path):
@@ -329,11 +327,10 @@ def test_real_runs_the_rows_arithmetic(tmp_path):
         assert row["A_Compared_ns"] == row["A_Mean_ns"]  # one run a side: the mean
         change = 100 * (sum(db) / len(db) - sum(da) / len(da)) / (sum(da) / len(da))
         assert row["Change_pct"] == pytest.approx(change, rel=1e-9)
-        # significant: the interval at 0.01 beyond the floor of 50 %, which the p-value
-        # says of the same test
-        significant = row["P_Value"] < 0.01
-        assert significant == (row["Low_pct"] > 50 or row["High_pct"] < -100 / 3), row
+        # one run a side: the runs differ (p) and by more than the floor of 50 %
+        significant = row["P_Value"] < 0.01 and abs(change) > 50
         assert row["Significant"] == ("yes" if significant else "no"), row
+        assert row["Low_pct"] <= row["Change_pct"] <= row["High_pct"], row
         assert row["Status"] == ("same" if not significant else
                                  "slower" if change > 0 else "faster"), row
     assert rows[("kernel", "varied")]["A_Calls"] == 60
