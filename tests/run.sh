@@ -3,7 +3,8 @@
 #   floors scripts/check-floors.sh: no source includes a header of a floor above its own
 #   unit/  C unit tests (build/tests/test-*), each printing "name: N passed, N failed"
 #          last, and "skipped: REASON" for each part it cannot run
-#   e2e/   end-to-end tests on real OpenCL (PoCL without a GPU), with pytest, two
+#   e2e/   end-to-end tests on real OpenCL (PoCL without a GPU), with pytest (each skip
+#          with its reason at the end), two
 #          workers per CPU where pytest-xdist is installed
 #   gpu/   the CUDA backend on a real GPU (tests/gpu/run.sh); it exits 77 with its reason
 #          on a machine without one, counted as one skip
@@ -54,7 +55,7 @@ else
 	fi
 	out=$(mktemp)
 	# shellcheck disable=SC2086 # the options' words
-	"$python" -m pytest -q -p no:cacheprovider $parallel tests/e2e 2>&1 | tee "$out"
+	"$python" -m pytest -q -rs -p no:cacheprovider $parallel tests/e2e 2>&1 | tee "$out"
 	line=$(grep -E '(passed|failed|error)' "$out" | tail -n 1)
 	rm -f "$out"
 	if [ -z "$line" ]; then
