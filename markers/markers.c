@@ -3,7 +3,29 @@
 
 #include "bind.h"
 
+#include <string.h>
+
 #define API __attribute__((visibility("default")))
+
+/* A domain's id, the recorder's interned name; the thread's last domain is remembered, so
+ * that the pushes and pops of one domain (PyTorch's operators) take the recorder's lock
+ * for its name once, not at every call. */
+static uint32_t domain_id(const struct marker_recorder *r, const char *domain)
+{
+	static __thread char last[64] __attribute__((tls_model("initial-exec")));
+	static __thread uint32_t last_id __attribute__((tls_model("initial-exec")));
+	if (!domain || !*domain)
+		return 0;
+	if (last_id && !strcmp(domain, last))
+		return last_id;
+	uint32_t id = r->intern(domain);
+	size_t length = strnlen(domain, sizeof(last));
+	if (id && length < sizeof(last)) {
+		memcpy(last, domain, length + 1);
+		last_id = id;
+	}
+	return id;
+}
 
 API int gpuprof_range_push(const char *message)
 {
@@ -14,16 +36,14 @@ API int gpuprof_range_push(const char *message)
 API int gpuprof_domain_range_push(const char *domain, const char *message)
 {
 	const struct marker_recorder *r = marker_recorder();
-	return r ? r->push(message, domain && *domain ? r->intern(domain) : 0)
-		 : marker_depth_push();
+	return r ? r->push(message, domain_id(r, domain)) : marker_depth_push();
 }
 
 API int gpuprof_domain_range_push_module(const char *domain, const char *message,
 					 const char *module)
 {
 	const struct marker_recorder *r = marker_recorder();
-	return r ? r->push_module(message, module, domain && *domain ? r->intern(domain) : 0)
-		 : marker_depth_push();
+	return r ? r->push_module(message, module, domain_id(r, domain)) : marker_depth_push();
 }
 
 API int gpuprof_range_pop(void)
@@ -35,7 +55,7 @@ API int gpuprof_range_pop(void)
 API int gpuprof_domain_range_pop(const char *domain)
 {
 	const struct marker_recorder *r = marker_recorder();
-	return r ? r->domain_pop(domain && *domain ? r->intern(domain) : 0) : marker_depth_pop();
+	return r ? r->domain_pop(domain_id(r, domain)) : marker_depth_pop();
 }
 
 API uint64_t gpuprof_range_start(const char *message)

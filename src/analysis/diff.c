@@ -142,6 +142,20 @@ static const struct diff_entry *run_find(const struct diff_run *r, int ranges, c
 
 
 
+/* The logarithm of a duration (one of 0 ns, which a timer's resolution can give, as 1 ns). */
+static double log_ns(double ns)
+{
+	return log(ns > 1 ? ns : 1);
+}
+
+/* Welford's update of the mean and the sum of squared deviations by the n-th value x. */
+static void welford_add(double *mean, double *m2, int n, double x)
+{
+	double delta = x - *mean;
+	*mean += delta / n;
+	*m2 += delta * (x - *mean);
+}
+
 static void gather(const struct diff_side *side, int ranges, const char *name, struct diff_figures *f)
 {
 	memset(f, 0, sizeof(*f));
@@ -154,15 +168,9 @@ static void gather(const struct diff_side *side, int ranges, const char *name, s
 		f->calls += (double)e->calls;
 		f->total_ns += (double)e->total_ns;
 		mean_sum += e->mean_ns;
-		/* Welford's update over the logarithms of the runs' statistics (a duration of
-		 * 0 ns, which a timer's resolution can give, as 1 ns) */
-		const double values[2] = { e->value_ns, e->median_ns };
-		for (int c = 0; c < 2; c++) {
-			double x = log(values[c] > 1 ? values[c] : 1);
-			double delta = x - f->log_mean[c];
-			f->log_mean[c] += delta / f->runs;
-			f->log_m2[c] += delta * (x - f->log_mean[c]);
-		}
+		/* over the logarithms of the runs' statistics */
+		welford_add(&f->log_mean[0], &f->log_m2[0], f->runs, log_ns(e->value_ns));
+		welford_add(&f->log_mean[1], &f->log_m2[1], f->runs, log_ns(e->median_ns));
 		f->only = f->runs == 1 ? e : NULL;
 	}
 	if (f->runs) {
@@ -227,12 +235,8 @@ static void judge(struct diff_change *c, double d, double se, double df, int k,
 static void log_batches(const struct diff_entry *e, double *mean, double *m2)
 {
 	*mean = *m2 = 0;
-	for (int i = 0; i < e->batches; i++) {
-		double x = log(e->batch[i] > 1 ? e->batch[i] : 1);
-		double delta = x - *mean;
-		*mean += delta / (i + 1);
-		*m2 += delta * (x - *mean);
-	}
+	for (int i = 0; i < e->batches; i++)
+		welford_add(mean, m2, i + 1, log_ns(e->batch[i]));
 }
 
 static void test(struct diff_change *c, const struct diff_options *o)
@@ -241,8 +245,6 @@ static void test(struct diff_change *c, const struct diff_options *o)
 	c->compared = o->statistic == DIFF_AUTO ? DIFF_P10 : o->statistic;
 	c->low_pct = c->high_pct = NAN;
 	if (a->runs < 2 && b->runs < 2) { /* one run each: within those runs only */
-		c->a.value_ns = a->only->value_ns;
-		c->b.value_ns = b->only->value_ns;
 		if (a->value_ns > 0)
 			c->change_pct = 100.0 * (b->value_ns - a->value_ns) / a->value_ns;
 		if (a->only->batches < 2 || b->only->batches < 2)
@@ -257,7 +259,7 @@ static void test(struct diff_change *c, const struct diff_options *o)
 				     (v[0] * v[0] / (n[0] - 1) + v[1] * v[1] / (n[1] - 1)) : 0;
 		/* the runs differ (Welch's p of no change at all) and by more than the floor,
 		 * which stands for the run-to-run noise the batches cannot show */
-		double d = log(b->value_ns > 1 ? b->value_ns : 1) - log(a->value_ns > 1 ? a->value_ns : 1);
+		double d = log_ns(b->value_ns) - log_ns(a->value_ns);
 		c->p = se > 0 ? stats_student_p(d / se, df) : d == 0;
 		double t = se > 0 ? t_quantile(o->alpha / 2, df) : 0;
 		c->low_pct = 100 * expm1(d - t * se);
