@@ -73,10 +73,10 @@ LDLIBS_SQLITE += -lisal
 $(BUILD)/obj/src/core/spool.o: ALL_CFLAGS += -DHAVE_ISAL
 endif
 
-# -f otf2 (writer/otf2.c) with Debian's libotf2 where it is installed
+# -f otf2 (writer/otf2.c, otf2-events.c) with Debian's libotf2 where it is installed
 ifeq ($(HAVE_OTF2),yes)
 LDLIBS_SQLITE += -lotf2
-$(BUILD)/obj/src/writer/otf2.o: ALL_CFLAGS += -DHAVE_OTF2
+$(BUILD)/obj/src/writer/otf2.o $(BUILD)/obj/src/writer/otf2-events.o: ALL_CFLAGS += -DHAVE_OTF2
 endif
 
 # ---- sources ----------------------------------------------------------------------
