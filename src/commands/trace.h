@@ -1,6 +1,7 @@
-/* What the files of gpuprof trace (and sys) share: trace.c (the command, its options,
- * the jobs), trace-run.c (the runs and their outputs), trace-counters.c (the hardware counters of --pmc and --pmc-set planned
- * against the GPU's chip). */
+/* What the files of gpuprof trace (and sys) share: trace.c (the command and its
+ * options), trace-job.c (the jobs they make), trace-run.c (the runs and their outputs),
+ * trace-counters.c (the hardware counters of --pmc and --pmc-set planned against the
+ * GPU's chip). */
 #ifndef GPUPROF_COMMANDS_TRACE_H
 #define GPUPROF_COMMANDS_TRACE_H
 
@@ -54,6 +55,16 @@ struct job {
 	unsigned launch_stacks; /* bytes of stack copied per launch; 0: no launch stacks */
 	char pc_sampling[48]; /* GPUPROF_PC_SAMPLING ("period=N", "time=US"); "" when off */
 };
+
+/* gpuprof trace's defaults (trace.c): an option whose value is still the default's
+ * string (the same pointer) was not given. */
+extern const struct trace_options trace_defaults;
+
+/* The options turned into a job (trace-job.c): the seeds' options mapped, every value
+ * read and checked, an option that cannot apply refused, the counters planned. 0, or -1
+ * with err set; trace_job_release() either way. */
+int trace_job_prepare(struct job *j, struct error *err);
+void trace_job_release(struct job *j);
 
 /* "trace" or "sys": the command being run, for messages. */
 extern const char *trace_command_name;
