@@ -1,0 +1,142 @@
+"""gpuprof sys on Python programs and run-time code: CPython's frames read from memory
+and spliced into the native stack where each evaluation loop stands (with the line
+running), Python called back from C, and code named from a perf map (what CPython 3.12's
+perf support and JIT compilers write)."""
+import os
+import re
+
+from conftest import GPUPROF, TESTS, run
+from test_profile import line_rows
+from test_sampling import SPLIT_PY, assert_split, folded, sampled, system_python
+
+def test_a_python_program_shows_its_python_functions(tmp_path):
+    python = system_python()
+    r, out = sampled(tmp_path, [python, SPLIT_PY, "40"])
+    cpu = float(re.search(r"split.py: .* ([0-9.]+) user seconds", r.stdout).group(1))
+    stacks = folded(out)
+    total = sum(stacks.values())
+    # samples are of user time, which split.py reports apart from the system time (which
+    # ThreadSanitizer's runtime, preloaded with a sanitized gpuprof, adds: 16 % of the
+    # thread's time on one kernel); the kernel counts user time by its ticks (4 ms), so
+    # the 1.3 s are known within 1 %
+    assert abs(total - 300 * cpu) <= 0.1 * 300 * cpu, (total, cpu)
+    seventy = sum(n for f, n in stacks.items() if ";split.py:main;split.py:seventy;" in f)
+    thirty = sum(n for f, n in stacks.items() if ";split.py:main;split.py:thirty;" in f)
+    # the 70/30 split in Python names, below the interpreter's entry from C
+    assert_split(seventy, thirty)
+    assert seventy + thirty >= 0.8 * total, (seventy, thirty, total)
+    # below the interpreter's entry from C; the frames of a thread are read while it runs,
+    # so a read that crossed a call or a return may give a sample a torn chain: rare
+    odd = {f: n for f, n in stacks.items() if ";split.py:seventy;" in f and
+           ";PyEval_EvalCode;split.py:<module>;split.py:main;" not in f}
+    assert sum(odd.values()) <= 0.02 * total, odd
+    # the evaluation loop is replaced by the functions it ran
+    assert sum(n for f, n in stacks.items()
+               if "split.py:work" in f and "_PyEval_EvalFrameDefault" in f) <= 0.02 * total
+    # a Python frame in the database: its file as module and source, the line running
+    # (a line of work's body, never its def)
+    work = out.query("SELECT DISTINCT function, module, source, line FROM gpuprof_frame "
+                     "WHERE function = 'split.py:work'")
+    with open(SPLIT_PY) as f:
+        text = f.read().splitlines()
+    first = text.index("def work(n):") + 1
+    body = set(range(first + 1, first + 1 + next(i for i, l in enumerate(text[first:])
+                                                   if l and not l.startswith(" "))))
+    assert work and {x["line"] for x in work} <= body, (work, body)
+    assert all(x["module"] == SPLIT_PY and x["source"] == SPLIT_PY for x in work)
+
+
+def test_python_called_back_from_c_interleaves_with_the_native_frames(tmp_path):
+    python = system_python()
+    r, out = sampled(tmp_path, [python, SPLIT_PY, "map", "200"])
+    stacks = folded(out)
+    total = sum(stacks.values())
+    mapped = {f: n for f, n in stacks.items() if ";split.py:mapped" in f}
+    assert sum(mapped.values()) >= 0.7 * total, (mapped, total)
+    # Python, the C functions of map() and sum(), then Python again; a tick read while
+    # the interpreter was between two calls of mapped() may give a sample the frames
+    # of the one before without their entry mark (README, limits): rare
+    interleaved = 0
+    for f, n in mapped.items():
+        names = f.split(";")
+        via, back = names.index("split.py:via_map"), names.index("split.py:mapped")
+        interleaved += n * ("PyIter_Next" in names[via + 1:back])
+    assert interleaved >= 0.95 * sum(mapped.values()), mapped
+
+
+JIT = os.path.join(TESTS, "jit")
+
+
+def test_code_made_at_run_time_is_named_from_the_perf_map(tmp_path):
+    # what CPython 3.12 and later do under gpuprof: PYTHONPERFSUPPORT=1, a trampoline per
+    # function named "py::FUNCTION:FILE" in /tmp/perf-PID.map, unwound past by its frame
+    # pointer (it has no unwind tables)
+    r, out = sampled(tmp_path, [JIT])
+    assert "jit: PYTHONPERFSUPPORT=1" in r.stdout
+    stacks = folded(out)
+    total = sum(stacks.values())
+    hot = sum(n for f, n in stacks.items() if ";main;jit.py:hot;hot;spin" in f)
+    cold = sum(n for f, n in stacks.items() if ";main;jitted trampoline;cold;spin" in f)
+    # 300 samples a second of user time, which the kernel counts by its ticks (4 ms)
+    times = re.search(r"jit: hot ([0-9.]+), cold ([0-9.]+) user seconds", r.stdout)
+    for n, seconds in zip((hot, cold), map(float, times.groups())):
+        assert abs(n - 300 * seconds) <= 0.1 * 300 * seconds + 2, (stacks, r.stdout)
+    assert hot + cold >= 0.95 * total, stacks
+    assert out.query("SELECT module, source FROM gpuprof_frame WHERE function = 'jit.py:hot'") \
+        == [{"module": "/srv/app/jit.py", "source": "/srv/app/jit.py"}]
+    # a user's own setting is kept, and without sampling nothing is asked of Python
+    (tmp_path / "own").mkdir()
+    r = run([GPUPROF, "sys", "--no-device-metrics", "--no-host-metrics", "--", JIT],
+            cwd=tmp_path / "own", env={"PYTHONPERFSUPPORT": "0"})
+    assert "jit: PYTHONPERFSUPPORT=0" in r.stdout, r.stderr
+    (tmp_path / "off").mkdir()
+    r = run([GPUPROF, "sys", "--no-sample", "--no-device-metrics", "--no-host-metrics", "--",
+             JIT], cwd=tmp_path / "off")
+    assert "jit: PYTHONPERFSUPPORT=(unset)" in r.stdout, r.stderr
+
+
+PY_LINES = '''import json
+
+
+def hot():
+    total = 0
+    for i in range(4000000):
+        total += i * i
+    return total
+
+
+def parse():
+    text = json.dumps([{"a": i, "b": [i] * 5} for i in range(2000)])
+    for _ in range(80):
+        json.loads(text)
+
+
+def main():
+    hot()
+    parse()
+
+
+main()
+'''
+
+
+def test_python_frames_are_at_the_line_running_and_name_their_package(tmp_path):
+    # 44: Python's current instruction's line, not the function's first; a package's
+    # file named from its package (json/__init__.py, not __init__.py)
+    python = system_python()
+    script = tmp_path / "lines.py"
+    script.write_text(PY_LINES)
+    r, out = sampled(tmp_path / "run", [python, str(script)], ["--sampling-freq", "500"])
+    rows = line_rows(out)
+    mine = {(name, where) for (name, where) in rows if name.startswith("lines.py:")}
+    assert ("lines.py:<module>", "lines.py:22") in mine, rows
+    assert {w for n, w in mine if n == "lines.py:main"} <= {"lines.py:18", "lines.py:19"}
+    assert {w for n, w in mine if n == "lines.py:hot"} <= {"lines.py:6", "lines.py:7",
+                                                             "lines.py:8"}, mine
+    assert rows[("lines.py:hot", "lines.py:7")][0] > 0, rows
+    # parse's lines: dumps (12), the loop's own step (13, between two loads) and loads (14)
+    assert {w for n, w in mine if n == "lines.py:parse"} <= {"lines.py:12", "lines.py:13",
+                                                               "lines.py:14"}, mine
+    assert rows[("lines.py:parse", "lines.py:14")][1] > 0, rows  # in json, below the call
+    assert any(n == "json/__init__.py:loads" for n, w in rows), rows
+    assert not any(n.startswith("__init__.py:") for n, w in rows), rows
