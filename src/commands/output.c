@@ -78,9 +78,13 @@ static void print_written(const struct strbuf *written)
 /* Files named like this recording's outputs (<prefix>_*) that were not written since
  * `since`: an earlier run's, beside the new ones. Says which, so that an old
  * kernel_stats.csv is not read as this run's; removes the unfinished ones
- * (<output>.partial) of a gpuprof stopped midway. */
-static void warn_earlier_files(const char *prefix, const struct timespec *since)
+ * (<output>.partial) of a gpuprof stopped midway. The input the outputs were made from
+ * (`convert X_results.db` in place) is never one of them. */
+static void warn_earlier_files(const char *prefix, const struct timespec *since,
+			       const char *input)
 {
+	struct stat given;
+	int has_input = stat(input, &given) == 0;
 	const char *slash = strrchr(prefix, '/');
 	struct strbuf dir = STRBUF_INIT, start = STRBUF_INIT, names = STRBUF_INIT;
 	if (slash)
@@ -95,7 +99,8 @@ static void warn_earlier_files(const char *prefix, const struct timespec *since)
 		struct stat st;
 		size_t length = strlen(e->d_name);
 		if (strncmp(e->d_name, start.buf, start.len) ||
-		    fstatat(dirfd(d), e->d_name, &st, 0) < 0 || !S_ISREG(st.st_mode))
+		    fstatat(dirfd(d), e->d_name, &st, 0) < 0 || !S_ISREG(st.st_mode) ||
+		    (has_input && st.st_dev == given.st_dev && st.st_ino == given.st_ino))
 			continue;
 		if (st.st_mtim.tv_sec > since->tv_sec ||
 		    (st.st_mtim.tv_sec == since->tv_sec && st.st_mtim.tv_nsec >= since->tv_nsec))
@@ -486,7 +491,7 @@ int output_from_spool(const char *spool_path, const char *prefix,
 	sample_stacks_release(&stacks);
 	recording_release(&rec);
 	if (rc == 0)
-		warn_earlier_files(prefix, &began);
+		warn_earlier_files(prefix, &began, spool_path);
 	if (rc == 0 && !keep_spool && unlink(spool_path) < 0)
 		fprintf(stderr, "gpuprof: cannot remove '%s': %s\n", spool_path, strerror(errno));
 	strbuf_release(&db_path);
@@ -561,7 +566,7 @@ int output_from_database(const char *db_path, const char *prefix,
 	if (rc == 0)
 		rc = export_outputs(db_path, request, prefix, &written, err);
 	if (rc == 0)
-		warn_earlier_files(prefix, &began);
+		warn_earlier_files(prefix, &began, db_path);
 	strbuf_release(&written);
 	strbuf_release(&target);
 	return rc;

@@ -458,6 +458,25 @@ def test_files_of_an_earlier_run_are_named(tmp_path, vcopy):
     assert r.returncode == 0 and "not written by this run" not in r.stderr, r.stderr
 
 
+def test_convert_in_place_never_names_its_input_as_an_earlier_runs(tmp_path, vcopy):
+    # 61: `convert DIR/X_results.db -f json` beside the database: the input is what the
+    # outputs are made from, never a stale file to remove; a stray older file still is
+    r = trace(tmp_path, ["--kernel-trace", "-f", "sqlite", "-o", "run"], [vcopy])
+    assert r.returncode == 0, r.stderr
+    r = run([GPUPROF, "convert", "run_results.db", "-f", "json"], cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert "not written by this run" not in r.stderr, r.stderr
+    assert (tmp_path / "run_results.json").exists()
+    r = run([GPUPROF, "convert", str(tmp_path / "run_results.db"), "-f", "sqlite,csv,json"],
+            cwd=tmp_path)
+    assert r.returncode == 0 and "not written by this run" not in r.stderr, r.stderr
+    (tmp_path / "run_old.txt").write_text("")
+    os.utime(tmp_path / "run_old.txt", (1, 1))
+    r = run([GPUPROF, "convert", "run_results.db", "-f", "json"], cwd=tmp_path)
+    (line,) = [l for l in r.stderr.splitlines() if "not written by this run" in l]
+    assert "'run_old.txt'" in line and "results.db" not in line, line
+
+
 def traced_program_that_stays(tmp_path, ignored):
     """gpuprof trace of a Python program that prints "ready" and loops, with a handler
     that does nothing for each signal in ignored (handlers and a loop: a sanitizer's
