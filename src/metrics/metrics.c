@@ -51,6 +51,14 @@ struct process_reading {
 	uint64_t cpu_ticks, minor_faults, major_faults, voluntary, involuntary, read, written;
 	uint64_t rss, virtual_bytes, threads;
 	int have_io;
+	int have_switches; /* voluntary and involuntary summed over the threads this reading */
+};
+
+/* A thread's context switches when last seen: /proc/PID/status counts the thread it is
+ * read for only, so a process's are the sum over its threads and those that ended. */
+struct task_switches {
+	pid_t tid;
+	uint64_t voluntary, involuntary;
 };
 
 #define OWN_THREADS 8
@@ -66,6 +74,11 @@ struct process {
 	uint64_t threads_seen;  /* the count of threads when they were looked for */
 	unsigned readings;
 	struct process_reading own_total; /* their counters, at their highest */
+	struct task_switches *tasks;      /* the program's threads at the last look, by tid */
+	size_t task_count;
+	uint64_t ended_voluntary, ended_involuntary; /* of its threads that ended */
+	uint64_t switches_ns;             /* when the switches were last summed */
+	struct process_reading switches;  /* their sums then */
 };
 
 struct cpu_times {
@@ -216,7 +229,8 @@ static void sample_cpus(struct sampler *m, uint64_t now)
 /* ---- the traced processes ----------------------------------------------------------------- */
 
 /* The counters of a process (dir "/proc/PID") or of one of its threads
- * ("/proc/PID/task/TID"): the files have the same form. */
+ * ("/proc/PID/task/TID"): the files have the same form (its context switches are a
+ * thread's only: find_threads() sums them). */
 static int read_counters(const char *dir, long page_size, struct process_reading *r)
 {
 	char path[96], text[4096];
@@ -239,15 +253,6 @@ static int read_counters(const char *dir, long page_size, struct process_reading
 	r->threads = threads;
 	r->virtual_bytes = vsize;
 	r->rss = rss > 0 ? (uint64_t)rss * (uint64_t)page_size : 0;
-	snprintf(path, sizeof(path), "%s/status", dir);
-	if (proc_read(path, text, sizeof(text)) > 0) {
-		const char *v = strstr(text, "\nvoluntary_ctxt_switches:");
-		const char *i = strstr(text, "\nnonvoluntary_ctxt_switches:");
-		if (v)
-			r->voluntary = strtoull(v + 25, NULL, 10);
-		if (i)
-			r->involuntary = strtoull(i + 28, NULL, 10);
-	}
 	snprintf(path, sizeof(path), "%s/io", dir);
 	if (proc_read(path, text, sizeof(text)) > 0) {
 		const char *rchar = strstr(text, "rchar:");
@@ -261,39 +266,80 @@ static int read_counters(const char *dir, long page_size, struct process_reading
 	return 0;
 }
 
-/* gpuprof's own threads in process p (RECORDER_THREAD_PREFIX), looked for again at every
- * reading of a process of up to 64 threads; in a larger one, whenever its count of threads
- * changed and every 16 readings. Returns the threads the look saw, 0 when it did not
- * look. */
-static uint64_t find_own_threads(struct process *p, uint64_t threads)
+static int by_tid(const void *a, const void *b)
+{
+	pid_t x = ((const struct task_switches *)a)->tid, y = ((const struct task_switches *)b)->tid;
+	return (x > y) - (x < y);
+}
+
+/* The threads of process p, looked for again at every reading of a process of up to 64
+ * threads; in a larger one, whenever its count of threads changed and every 16 readings:
+ * gpuprof's own threads (RECORDER_THREAD_PREFIX) into p->own, and the context switches
+ * of the program's threads summed into r (have_switches), those of a thread that ended
+ * since the last look as it was last seen. Returns the threads the look saw, 0 when it
+ * did not look. */
+static uint64_t find_threads(struct process *p, uint64_t threads, struct process_reading *r)
 {
 	/* a thread just started may not have its name yet: looked for at every reading in
 	 * a process of a few threads (a name missed for one reading lets what the thread
 	 * did before be counted as the program's), every 16 readings in a larger one */
 	if (threads > 64 && threads == p->threads_seen && p->readings++ % 16)
 		return 0;
-	p->threads_seen = threads;
-	p->own_count = 0;
 	char path[64];
 	snprintf(path, sizeof(path), "/proc/%d/task", (int)p->pid);
 	DIR *d = opendir(path);
 	if (!d)
 		return 0;
+	p->threads_seen = threads;
+	p->own_count = 0;
+	struct task_switches *seen = NULL;
+	size_t count = 0, alloc = 0;
 	struct dirent *e;
 	uint64_t tasks = 0;
 	while ((e = readdir(d))) {
-		char file[400], name[64];
+		char file[400], text[4096];
 		if (e->d_name[0] < '0' || e->d_name[0] > '9')
 			continue;
-		snprintf(file, sizeof(file), "%s/%s/comm", path, e->d_name);
-		if (proc_read(file, name, sizeof(name)) <= 0)
+		snprintf(file, sizeof(file), "%s/%s/status", path, e->d_name);
+		if (proc_read(file, text, sizeof(text)) <= 0 || strncmp(text, "Name:\t", 6))
 			continue; /* ended meanwhile */
 		tasks++;
-		if (!strncmp(name, RECORDER_THREAD_PREFIX, strlen(RECORDER_THREAD_PREFIX)) &&
-		    p->own_count < OWN_THREADS)
-			p->own[p->own_count++] = (pid_t)atoi(e->d_name);
+		if (!strncmp(text + 6, RECORDER_THREAD_PREFIX, strlen(RECORDER_THREAD_PREFIX))) {
+			if (p->own_count < OWN_THREADS)
+				p->own[p->own_count++] = (pid_t)atoi(e->d_name);
+			continue;
+		}
+		const char *v = strstr(text, "\nvoluntary_ctxt_switches:");
+		const char *i = strstr(text, "\nnonvoluntary_ctxt_switches:");
+		if (count == alloc) {
+			alloc = alloc ? 2 * alloc : 64;
+			seen = xrealloc(seen, alloc * sizeof(*seen));
+		}
+		seen[count++] = (struct task_switches){ (pid_t)atoi(e->d_name),
+							v ? strtoull(v + 25, NULL, 10) : 0,
+							i ? strtoull(i + 28, NULL, 10) : 0 };
 	}
 	closedir(d);
+	qsort(seen, count, sizeof(*seen), by_tid);
+	/* a thread of the last look that this one did not see ended: its counts stay */
+	for (size_t k = 0, j = 0; k < p->task_count; k++) {
+		while (j < count && seen[j].tid < p->tasks[k].tid)
+			j++;
+		if (j == count || seen[j].tid != p->tasks[k].tid) {
+			p->ended_voluntary += p->tasks[k].voluntary;
+			p->ended_involuntary += p->tasks[k].involuntary;
+		}
+	}
+	free(p->tasks);
+	p->tasks = seen;
+	p->task_count = count;
+	r->voluntary = p->ended_voluntary;
+	r->involuntary = p->ended_involuntary;
+	for (size_t k = 0; k < count; k++) {
+		r->voluntary += seen[k].voluntary;
+		r->involuntary += seen[k].involuntary;
+	}
+	r->have_switches = 1;
 	return tasks;
 }
 
@@ -312,7 +358,7 @@ static int read_process(struct process *p, long page_size, struct process_readin
 	pid_t before[OWN_THREADS];
 	int before_count = p->own_count, ended = 0;
 	memcpy(before, p->own, sizeof(before));
-	uint64_t tasks = find_own_threads(p, r->threads);
+	uint64_t tasks = find_threads(p, r->threads, r);
 	for (int i = 0; i < before_count; i++) {
 		int found = 0;
 		for (int j = 0; j < p->own_count && !found; j++)
@@ -330,8 +376,6 @@ static int read_process(struct process *p, long page_size, struct process_readin
 		sum.cpu_ticks += one.cpu_ticks;
 		sum.minor_faults += one.minor_faults;
 		sum.major_faults += one.major_faults;
-		sum.voluntary += one.voluntary;
-		sum.involuntary += one.involuntary;
 		sum.read += one.read;
 		sum.written += one.written;
 		sum.threads++;
@@ -339,8 +383,6 @@ static int read_process(struct process *p, long page_size, struct process_readin
 	RAISE(cpu_ticks);
 	RAISE(minor_faults);
 	RAISE(major_faults);
-	RAISE(voluntary);
-	RAISE(involuntary);
 	RAISE(read);
 	RAISE(written);
 	/* A thread of gpuprof's that ended since the last reading (the recorder stopping, at
@@ -354,8 +396,6 @@ static int read_process(struct process *p, long page_size, struct process_readin
 		HOLD(cpu_ticks);
 		HOLD(minor_faults);
 		HOLD(major_faults);
-		HOLD(voluntary);
-		HOLD(involuntary);
 		if (p->last.have_io) {
 			HOLD(read);
 			HOLD(written);
@@ -366,8 +406,6 @@ static int read_process(struct process *p, long page_size, struct process_readin
 	TAKE(cpu_ticks);
 	TAKE(minor_faults);
 	TAKE(major_faults);
-	TAKE(voluntary);
-	TAKE(involuntary);
 	TAKE(read);
 	TAKE(written);
 #undef TAKE
@@ -421,16 +459,25 @@ static void sample_process(struct sampler *m, struct process *p, uint64_t now)
 			     per_second(now, p->time_ns, b->minor_faults, r.minor_faults));
 		record_value(m, s + PROCESS_MAJOR_FAULTS, now,
 			     per_second(now, p->time_ns, b->major_faults, r.major_faults));
-		record_value(m, s + PROCESS_VOLUNTARY_SWITCHES, now,
-			     per_second(now, p->time_ns, b->voluntary, r.voluntary));
-		record_value(m, s + PROCESS_INVOLUNTARY_SWITCHES, now,
-			     per_second(now, p->time_ns, b->involuntary, r.involuntary));
 		if (r.have_io && b->have_io) {
 			record_value(m, s + PROCESS_READ, now,
 				     per_second(now, p->time_ns, b->read, r.read));
 			record_value(m, s + PROCESS_WRITTEN, now,
 				     per_second(now, p->time_ns, b->written, r.written));
 		}
+	}
+	/* the switches over the time since they were last summed (a reading of a large
+	 * process that did not look at its threads has none) */
+	if (r.have_switches && p->switches_ns) {
+		record_value(m, s + PROCESS_VOLUNTARY_SWITCHES, now,
+			     per_second(now, p->switches_ns, p->switches.voluntary, r.voluntary));
+		record_value(m, s + PROCESS_INVOLUNTARY_SWITCHES, now,
+			     per_second(now, p->switches_ns, p->switches.involuntary,
+					r.involuntary));
+	}
+	if (r.have_switches) {
+		p->switches = r;
+		p->switches_ns = now;
 	}
 	p->last = r;
 	p->time_ns = now;
@@ -467,6 +514,8 @@ static void sample_processes(struct sampler *m, uint64_t now)
 	for (size_t i = 0; i < m->process_count; i++)
 		if (m->processes[i].seen)
 			m->processes[kept++] = m->processes[i];
+		else
+			free(m->processes[i].tasks);
 	m->process_count = kept;
 	free(pids);
 }
@@ -545,6 +594,8 @@ static void sampler_free(struct sampler *m)
 	pthread_mutex_destroy(&m->lock);
 	pthread_cond_destroy(&m->wake);
 	free(m->cpu_last);
+	for (size_t i = 0; i < m->process_count; i++)
+		free(m->processes[i].tasks);
 	free(m->processes);
 	strbuf_release(&m->chunk);
 	free(m->path);

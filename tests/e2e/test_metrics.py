@@ -284,3 +284,33 @@ def test_a_generated_configuration_runs_and_the_command_line_overrides_it(tmp_pa
     (tmp_path / "jobs.yaml").write_text("jobs:\n  - kernel-trace: true\n  - sys-trace: true\n")
     r = run([GPUPROF, "sys", "-c", str(tmp_path / "jobs.yaml"), "--", GROW, "1", "1", "1"], cwd=tmp_path / "b")
     assert r.returncode == 2 and "holds 2 jobs: a configuration file is one" in r.stderr
+
+
+def test_a_process_counts_the_context_switches_of_every_thread(tmp_path):
+    # 61: /proc/PID/status counts the first thread's switches only; a process's are its
+    # threads' summed (those that ended as last seen), gpuprof's own left out. switches
+    # sleeps on its first thread and switches on three others: a sleeper (100 sleeps)
+    # and two spinners sharing one CPU; each says its own count (getrusage)
+    r, out = sys_run(tmp_path, ["--no-sample", "--sampling-interval", "20"],
+                     [os.path.join(TESTS, "switches")])
+    said = [(who, int(v), int(i)) for who, v, i in
+            re.findall(r"switches: (\w+) (\d+) (\d+)", r.stdout)]
+    assert sorted(who for who, _, _ in said) == ["sleeper", "spinner", "spinner"], r.stdout
+    s = series(out)
+
+    def counted(name):
+        # a rate per second at each reading, over the time since the one before: the
+        # switches between the first reading and the last
+        points = s[("PROCESS", -1, out.pid, name)]
+        assert len(points) >= 20, points
+        return sum(v * (t - t0) / 1e9 for (t0, _), (t, v) in zip(points, points[1:]))
+
+    # the sleeper's sleeps, on another thread than the first, made while looked at
+    (slept,) = [v for who, v, _ in said if who == "sleeper"]
+    assert slept >= 100
+    voluntary = counted("voluntary context switches")
+    assert voluntary >= slept - 0.5, (voluntary, said)
+    # the spinners took the CPU from each other
+    spun = sum(i for who, _, i in said if who == "spinner")
+    involuntary = counted("involuntary context switches")
+    assert spun > 0 and involuntary >= spun - 0.5, (involuntary, said)
