@@ -349,9 +349,9 @@ void finding_print_text(FILE *out, const struct finding *f, size_t index)
 {
 	struct strbuf cost = STRBUF_INIT;
 	insight_duration(&cost, f->cost_ns);
-	fprintf(out, "%zu. [%s] pid %" PRId64 "%s%s: %s (%.1f %% of the process's time)\n",
+	fprintf(out, "%zu. [%s] pid %" PRId64 "%s%s: %s (%.1f %% of %s)\n",
 		index, f->rule, f->pid, f->device ? ", " : "", f->device ? f->device : "", cost.buf,
-		f->cost_pct);
+		f->cost_pct, finding_share_of(f));
 	fprintf(out, "   %s\n", f->what.buf);
 	for (const char *line = f->evidence.buf; *line;) {
 		size_t n = strcspn(line, "\n");
@@ -360,6 +360,11 @@ void finding_print_text(FILE *out, const struct finding *f, size_t index)
 	}
 	fprintf(out, "   change: %s\n", f->advice.buf);
 	strbuf_release(&cost);
+}
+
+const char *finding_share_of(const struct finding *f)
+{
+	return f->share_of ? f->share_of : "the process's time";
 }
 
 void insight_duration(struct strbuf *out, int64_t ns)

@@ -89,7 +89,9 @@ struct finding {
 	int64_t pid;
 	char *device;                 /* the device's label; NULL for the process */
 	int64_t cost_ns;
-	double cost_pct;              /* of the process's recorded time */
+	double cost_pct;              /* of the time share_of names */
+	const char *share_of;         /* what cost_pct is a share of: NULL for the process's
+				       * recorded time (finding_share_of() gives the words) */
 	struct strbuf what;           /* one sentence: what happened */
 	struct strbuf evidence;       /* lines: the numbers, time ranges, names, threads */
 	struct strbuf advice;         /* what to change */
@@ -153,6 +155,9 @@ int insight_check_ranks(sqlite3 *db, const char *path, const struct insight_obse
 void findings_release(struct findings *f);
 /* One finding as a block for people (gpuprof advise's text), numbered index. */
 void finding_print_text(FILE *out, const struct finding *f, size_t index);
+/* What a finding's cost_pct is a share of, in words: "the process's time" unless the
+ * rule said otherwise (the ranks that waited, for mpi-imbalance). */
+const char *finding_share_of(const struct finding *f);
 
 /* ---- for the rules ------------------------------------------------------------------- */
 

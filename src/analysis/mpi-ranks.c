@@ -338,8 +338,10 @@ void mpi_ranks_findings(const struct mpi_ranks *r, struct findings *out)
 	f->rule = "mpi-imbalance";
 	f->pid = s->pid;
 	f->cost_ns = s->caused_ns;
-	/* of the time of the ranks that waited */
+	/* of the time of the ranks that waited: their waiting for this one can be longer
+	 * than its own run */
 	f->cost_pct = others_window > 0 ? 100.0 * (double)s->caused_ns / (double)others_window : 0;
+	f->share_of = "the other ranks' time";
 	strbuf_init(&f->what);
 	strbuf_init(&f->evidence);
 	strbuf_init(&f->advice);

@@ -28,9 +28,10 @@ int advise_print(char *const *inputs, int count, const char *format, FILE *out,
 	struct table *t = NULL;
 	if (kind != TABLE_TEXT) {
 		static const char *const columns[] = { "Input", "Rule", "PID", "Device", "Cost_ns",
-						       "Cost_pct", "Finding", "Evidence", "Change" };
+						       "Cost_pct", "Finding", "Evidence", "Change",
+						       "Cost_pct_of" };
 		table_output_begin(out, kind);
-		t = table_begin(out, kind, "findings", "Findings", 9, columns);
+		t = table_begin(out, kind, "findings", "Findings", 10, columns);
 	}
 	int rc = 0;
 	size_t total = 0;
@@ -67,6 +68,7 @@ int advise_print(char *const *inputs, int count, const char *format, FILE *out,
 			table_text(t, x->what.buf);
 			table_text(t, x->evidence.buf);
 			table_text(t, x->advice.buf);
+			table_text(t, finding_share_of(x));
 		}
 		if (kind == TABLE_TEXT && !found.count)
 			fprintf(out, "no findings: none of the %zu rules saw a problem\n",

@@ -157,7 +157,9 @@ static void findings_section(FILE *out, const struct report *r)
 		}
 		struct strbuf cost = STRBUF_INIT;
 		insight_duration(&cost, f->cost_ns);
-		fprintf(out, ", %s (%.1f %% of the process's time)</h3><p>", cost.buf, f->cost_pct);
+		fprintf(out, ", %s (%.1f %% of ", cost.buf, f->cost_pct);
+		html_text(out, finding_share_of(f));
+		fputs(")</h3><p>", out);
 		strbuf_release(&cost);
 		html_text(out, f->what.buf);
 		fprintf(out, "</p><pre>");

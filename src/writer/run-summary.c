@@ -623,10 +623,11 @@ static int findings_table(const struct printer *pr, const struct summary *s,
 		return 0;
 	struct strbuf cost = STRBUF_INIT;
 	strbuf_addf(&cost, "Cost (%s)", pr->units);
-	const char *names[] = { "Input", "Pid", "Rule", "Device", cost.buf, "Cost %", "Finding" };
+	const char *names[] = { "Input", "Pid", "Rule", "Device", cost.buf, "Cost %", "Finding",
+				"Cost % of" };
 	struct table *t = table_begin(stdout, pr->format, "findings",
 				      "FINDINGS (gpuprof advise gives their evidence and what to "
-				      "change)", 7, names);
+				      "change)", 8, names);
 	for (size_t i = 0; i < s->findings.count; i++) {
 		const struct finding *f = &s->findings.items[i];
 		table_int(t, s->finding_inputs[i]);
@@ -639,6 +640,7 @@ static int findings_table(const struct printer *pr, const struct summary *s,
 		table_double(t, (double)f->cost_ns / pr->divisor, pr->decimals);
 		table_double(t, f->cost_pct, 2);
 		table_text(t, f->what.buf);
+		table_text(t, finding_share_of(f));
 	}
 	strbuf_release(&cost);
 	return table_end(t, err);

@@ -4,6 +4,7 @@ last rank reaches 1 ms after the others (who arrive spread over 100 us), a ring 
 Merged, every host is placed by its clock exchanges; the waits, the straggler and the
 messages are exact."""
 import os
+import re
 import sqlite3
 
 from conftest import BUILD, GPUPROF, csv_table, run
@@ -60,6 +61,16 @@ def test_waits_straggler_and_clocks_of_130_ranks(tmp_path):
     assert a.returncode == 0, a.stderr
     assert (f"Rank {STRAGGLER} holds the others back: it arrived last at {STEPS} of {STEPS} "
             "collectives") in a.stdout
+    # 61: its heading's share is of the time it is a share of (the others' waiting can be
+    # longer than the straggler's whole run), in the text, the table and the report
+    (heading,) = [l for l in a.stdout.splitlines() if "[mpi-imbalance]" in l]
+    assert re.search(r"\(\d+\.\d % of the other ranks' time\)$", heading), heading
+    a = run([GPUPROF, "advise", "--format", "csv", merged], cwd=tmp_path)
+    rows = csv_table(a.stdout, "# Findings")
+    assert {(r["Rule"], r["Cost_pct_of"]) for r in rows if r["Rule"] == "mpi-imbalance"} == \
+        {("mpi-imbalance", "the other ranks' time")}
+    assert all(r["Cost_pct_of"] == "the process's time" for r in rows
+               if r["Rule"] != "mpi-imbalance"), rows
     # every ring message paired, its send with its receive: a flow each on the timeline
     starts, ends = message_flows(tmp_path, merged)
     assert len(starts) == len(ends) == RANKS * STEPS and set(starts) == set(ends)
