@@ -32,6 +32,7 @@
 #include "commands/dump.h"
 #include "commands/trace.h"
 #include "core/clock.h"
+#include "core/off-cpu.h"
 #include "core/paths.h"
 #include "core/perf-ring.h"
 #include "core/python-read.h"
@@ -59,6 +60,7 @@ struct target {
 	uint32_t *named;           /* threads whose name was written */
 	size_t named_count;
 	int ended;
+	struct off_cpu *off_cpu;   /* its waiting threads (--sampling-realtime); NULL: none */
 };
 
 static struct target *targets;
@@ -184,6 +186,39 @@ static void name_thread(struct target *t, uint32_t tid)
 	struct record_thread_name r = { { sizeof(r), RECORD_THREAD_NAME, 0 }, tid, 0 };
 	r.name_id = dump_put_string(&t->out, name);
 	dump_put(&t->out, &r);
+}
+
+/* ---- threads off the CPU (--sampling-realtime: core/off-cpu.h) ---------------------------- */
+
+/* A waiting thread's sample, into its process's spool (arg: the pid, as the targets move
+ * when one is added). */
+static void put_waiting(void *arg, const void *record)
+{
+	struct target *t = target_of((int)(intptr_t)arg);
+	if (!t)
+		return;
+	name_thread(t, ((const struct record_sample *)record)->tid);
+	dump_put(&t->out, record);
+	t->samples++;
+}
+
+/* Every process's waiting threads at tick, and at the ticks from missed on for those
+ * that waited all along (off-cpu.h). */
+static void sample_waiting(const struct job *j, uint64_t tick, uint64_t missed, uint64_t period)
+{
+	for (size_t i = 0; i < target_count; i++) {
+		struct target *t = &targets[i];
+		if (t->ended)
+			continue;
+		if (!t->off_cpu) {
+			t->off_cpu = xcalloc(1, sizeof(*t->off_cpu));
+			t->off_cpu->pid = t->pid;
+			t->off_cpu->stack_bytes = j->sample_stack;
+			t->off_cpu->emit = put_waiting;
+			t->off_cpu->arg = (void *)(intptr_t)t->pid;
+		}
+		off_cpu_sample_threads(t->off_cpu, tick, missed, period);
+	}
 }
 
 /* ---- Python ------------------------------------------------------------------------------ */
@@ -542,7 +577,7 @@ int attach_run(struct job *j, const char *directory, const char *pid_text,
 	uint64_t started = now;
 	uint64_t period = j->sample_freq ? 1000000000u / j->sample_freq : 50000000u;
 	uint64_t until = seconds > 0 ? now + (uint64_t)(seconds * 1e9) : UINT64_MAX;
-	uint64_t next_drain = now + DRAIN_NS, tick = now;
+	uint64_t next_drain = now + DRAIN_NS, tick = now, next_wait = now + period;
 	struct python_tick python = { 0 };
 	const char *ended = NULL;
 	while (!stop_asked) {
@@ -555,6 +590,14 @@ int attach_run(struct job *j, const char *directory, const char *pid_text,
 			for (size_t i = 0; i < target_count; i++)
 				if (!targets[i].ended)
 					sample_python(&targets[i], now, period, &python);
+		if (j->sample_realtime && now >= next_wait) {
+			/* late by a period or more: this tick is the last that passed, and those
+			 * from next_wait on are made up for the threads that waited through */
+			uint64_t at = now >= next_wait + period
+				      ? next_wait + (now - next_wait) / period * period : next_wait;
+			sample_waiting(j, at, next_wait, period);
+			next_wait = at + period;
+		}
 		if (now >= next_drain) {
 			drain(j, directory, now);
 			for (size_t i = 0; i < target_count; i++) {
@@ -602,8 +645,9 @@ int attach_run(struct job *j, const char *directory, const char *pid_text,
 	if (j->sample_freq)
 		strbuf_addf(&sampled, ": %llu call-stack samples", (unsigned long long)targets[0].samples);
 	if (j->sample_freq && cpu_before >= 0 && cpu_after >= cpu_before)
-		strbuf_addf(&sampled, " (one per 1/%u s of CPU time in user space) in its %.2f s of "
-			    "CPU time meanwhile (user and system)", j->sample_freq,
+		strbuf_addf(&sampled, " (one per 1/%u s of CPU time in user space%s) in its %.2f s "
+			    "of CPU time meanwhile (user and system)", j->sample_freq,
+			    j->sample_realtime ? ", and of each thread's waiting" : "",
 			    cpu_after - cpu_before);
 	fprintf(stderr, "gpuprof: sys: stopped sampling process %ld (%s) after %.3f s%s%s\n", pid,
 		ended, (double)(now - started) / 1e9, sampled.buf,
@@ -623,6 +667,7 @@ int attach_run(struct job *j, const char *directory, const char *pid_text,
 		if (write(manifest_fd, t->spool.buf, t->spool.len + 1) != (ssize_t)(t->spool.len + 1))
 			failed = 1;
 		free(t->python);
+		free(t->off_cpu);
 		free(t->named);
 		strbuf_release(&t->out.chunk);
 		strbuf_release(&t->spool);

@@ -209,7 +209,7 @@ int trace_job_prepare(struct job *j, struct error *err)
 	if (o->marker == 0 && o->torch_trace == 1)
 		return error_set(err, "--torch-trace records PyTorch's operators as marker ranges: "
 				 "it cannot go with --marker-trace=false");
-	int runtime = o->sys == 1 || o->runtime == 1;
+	int runtime = o->sys > 0 || o->runtime == 1;
 	struct {
 		int *option, implied;
 		const char *token;
@@ -219,7 +219,7 @@ int trace_job_prepare(struct job *j, struct error *err)
 		{ &o->memory_allocation, runtime, "memory_allocation" },
 		{ &o->opencl, runtime, "opencl_api" },
 		{ &o->cuda_runtime, runtime, "cuda_api" },
-		{ &o->cuda_driver, o->sys == 1, "cuda_driver_api" },
+		{ &o->cuda_driver, o->sys > 0, "cuda_driver_api" },
 		{ &o->marker, runtime || o->kernel_rename == 1 || o->torch_trace == 1, "marker" },
 		{ &o->mpi, 0, "mpi" },
 		{ &o->nccl, 0, "nccl" },

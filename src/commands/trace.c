@@ -33,8 +33,10 @@ static const char sys_description[] =
 	"faults, context switches, threads, I/O) and every NVIDIA GPU through NVML (power,\n"
 	"energy, temperature, clocks, utilization, memory, PCIe). The options are gpuprof\n"
 	"trace's; --no-sample, --no-host-metrics and --no-device-metrics turn a source off.\n"
-	"With --pid, a process already running is sampled from outside (call stacks and\n"
-	"metrics, not its GPU API calls) and goes on as it was whenever gpuprof ends.";
+	"With --pid, a process already running is sampled from outside (call stacks, with\n"
+	"--sampling-realtime its waiting threads too, and metrics; not its GPU API calls)\n"
+	"and goes on as it was whenever gpuprof ends; an option that shapes what a program\n"
+	"started under gpuprof records is refused with it.";
 
 /* The command being run: "trace" or "sys", for messages. */
 const char *trace_command_name = "trace";
@@ -64,7 +66,7 @@ const struct trace_options trace_defaults = {
 static struct trace_options sys_defaults(void)
 {
 	struct trace_options o = trace_defaults;
-	o.sys = 1;
+	o.sys = 2; /* on, but not given: --pid refuses a --sys-trace given */
 	o.host_metrics = 1;
 	o.device_metrics = 1;
 	o.sample = 1;
@@ -319,8 +321,8 @@ static int attach_main(const struct trace_options *o, int given, char **command)
 		die_with(EXIT_USAGE, "sys: --pid samples a process already running: no command "
 			 "is run with it ('%s' given)", command[0]);
 	if (o->input || o->preset || o->config)
-		die_with(EXIT_USAGE, "sys: --pid takes its options from the command line (not -i, "
-			 "--preset or -c)");
+		die_with(EXIT_USAGE, "sys: --pid takes its options from the command line (not "
+			 "-i/--input, --preset or -c/--config)");
 	const struct {
 		int on;
 		const char *name;
@@ -330,15 +332,48 @@ static int attach_main(const struct trace_options *o, int given, char **command)
 		{ o->opencl == 1, "--opencl-trace" }, { o->cuda_runtime == 1, "--cuda-runtime-trace" },
 		{ o->cuda_driver == 1, "--cuda-driver-trace" }, { o->marker == 1, "--marker-trace" },
 		{ o->runtime == 1, "--runtime-trace" }, { o->mpi == 1, "--mpi-trace" },
-		{ o->nccl == 1, "--nccl-trace" }, { o->torch_trace == 1, "--torch-trace" },
+		{ o->nccl == 1, "--nccl-trace (--rccl-trace)" }, { o->torch_trace == 1, "--torch-trace" },
 		{ o->launch_stacks == 1, "--launch-stacks" }, { o->pmc.count > 0, "--pmc" },
 		{ o->pc_sampling == 1, "--pc-sampling-beta-enabled" },
+		{ o->sys == 1, "--sys-trace" },
+		{ o->hip == 1, "--hip-trace" }, { o->hsa == 1, "--hsa-trace" },
+		{ o->roctx == 1, "--roctx-trace" }, { o->pmc_set.count > 0, "--pmc-set" },
 	};
 	for (size_t i = 0; i < sizeof(started_only) / sizeof(started_only[0]); i++)
 		if (started_only[i].on)
 			die_with(EXIT_USAGE, "sys: %s records from inside a program started under "
 				 "gpuprof: --pid samples a running process's call stacks and metrics "
 				 "only", started_only[i].name);
+	/* what shapes the recording inside a program started under gpuprof (its GPU work,
+	 * its markers, its recorder's buffers and periods): nothing to apply it to */
+	const struct {
+		int on;
+		const char *name;
+	} recorder_only[] = {
+		{ o->launch_stack != NULL, "--launch-stack-size" },
+		{ o->pmc_multiplex != NULL, "--pmc-multiplex" },
+		{ o->pc_method != NULL, "--pc-sampling-method" },
+		{ o->pc_unit != NULL, "--pc-sampling-unit" },
+		{ o->pc_interval != NULL, "--pc-sampling-interval" },
+		{ o->selected_regions == 1, "--selected-regions" },
+		{ o->periods.count > 0, "--collection-period" },
+		{ o->period_unit != trace_defaults.period_unit, "--collection-period-unit" },
+		{ o->kernel_include != NULL, "--kernel-include-regex" },
+		{ o->kernel_exclude != NULL, "--kernel-exclude-regex" },
+		{ o->kernel_iterations != NULL, "--kernel-iteration-range" },
+		{ o->nvtx_include != NULL, "--nvtx-domain-include" },
+		{ o->nvtx_exclude != NULL, "--nvtx-domain-exclude" },
+		{ o->truncate == 1, "--truncate-kernels" }, { o->mangled == 1, "--mangled-kernels" },
+		{ o->kernel_rename == 1, "--kernel-rename" },
+		{ o->buffer_size != TRACE_BUFFER_UNSET, "--buffer-size" },
+		{ o->buffer_limit != TRACE_BUFFER_UNSET, "--buffer-limit" },
+	};
+	for (size_t i = 0; i < sizeof(recorder_only) / sizeof(recorder_only[0]); i++)
+		if (recorder_only[i].on)
+			die_with(EXIT_USAGE, "sys: %s shapes what a program started under gpuprof "
+				 "records (its GPU work, markers, buffers or periods): --pid samples a "
+				 "running process's call stacks and metrics, which it does not apply "
+				 "to", recorder_only[i].name);
 	struct job j = { .o = *o };
 	j.o.sys = -1; /* nothing is traced: the default --sys-trace is sys's for a command */
 	struct error err;
@@ -478,7 +513,7 @@ void trace_config_template(struct strbuf *out)
 		strbuf_addf(out, "# %s\n", t->help);
 		switch (t->type) {
 		case OPTION_BOOL: {
-			int on = *(int *)t->value == 1;
+			int on = *(int *)t->value > 0;
 			strbuf_addf(out, "%s%s: %s\n", on ? "" : "# ", t->long_name,
 				    on ? "true" : "false");
 			break;

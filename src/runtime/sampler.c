@@ -37,6 +37,7 @@
 
 #include "core/clock.h"
 #include "core/maps.h"
+#include "core/off-cpu.h"
 #include "core/perf-ring.h"
 #include "core/sample-event.h"
 #include "runtime/python.h"
@@ -330,173 +331,16 @@ static int collect(int final)
 	return 0;
 }
 
-/* ---- threads off the CPU (--sampling-realtime) ------------------------------------------ */
-
-/* A thread that waits (in a system call such as futex or poll, or for a CPU) runs no
- * CPU time, so the task-clock events above never sample it; wall-clock sampling must.
- * A thread of the recorder ticks at the sampling frequency and, at each tick, samples
- * every thread of the process that is not running: /proc/self/task/TID/syscall gives
- * the system call it waits in with its stack and instruction pointers, and its stack is
- * copied from the stack pointer up (process_vm_readv: a page that is gone reads short,
- * never faults). The stack of a waiting thread does not change until it wakes; a read
- * of the file after the copy that gives another state drops the sample. Nothing runs
- * on the program's threads and no signal is sent: no system call of the program is
- * interrupted (a signal-based timer would make nanosleep, poll and others fail with
- * EINTR). The price: the other registers are not known, so a frame whose unwind rule
- * needs one (a function with a frame pointer, which Debian's builds rarely have) ends
- * the stack there. A thread ready to run that waits for a CPU is counted from its
- * schedstat (sample_runnable). */
+/* ---- threads off the CPU (--sampling-realtime: core/off-cpu.h) -------------------------- */
 
 static unsigned tick_frequency;
 static int sample_realtime;
-static union {                                   /* the waiting thread's record */
-	struct record_sample sample;
-	unsigned char bytes[sizeof(struct record_sample) + SAMPLE_STACK_MAX];
-} waiting;
+static struct off_cpu off_cpu;
 
-/* Reads /proc/self/task/TID/NAME into text, NUL-terminated; returns the bytes read, or
- * 0 or less when the thread is gone. */
-static ssize_t read_task_file(int task_dir, uint32_t tid, const char *name, char *text,
-			      size_t size)
+static void emit_waiting(void *arg, const void *record)
 {
-	char path[48];
-	snprintf(path, sizeof(path), "%u/%s", tid, name);
-	int fd = openat(task_dir, path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -1;
-	ssize_t n = read(fd, text, size - 1);
-	close(fd);
-	if (n > 0)
-		text[n] = '\0';
-	return n;
-}
-
-/* The state of thread tid from its syscall file: 1 when it waits (sets *call, *sp,
- * *ip), 0 when it runs or is gone. */
-static int read_wait(int task_dir, uint32_t tid, int *call, uint64_t *sp, uint64_t *ip)
-{
-	char text[256];
-	if (read_task_file(task_dir, tid, "syscall", text, sizeof(text)) <= 0)
-		return 0;
-	/* "running", or "NR ARG1..ARG6 SP PC", or "-1 SP PC" (waiting, not in a call) */
-	char *end, *words[9];
-	int count = 0;
-	for (char *p = strtok_r(text, " \n", &end); p && count < 9; p = strtok_r(NULL, " \n", &end))
-		words[count++] = p;
-	if (count != 3 && count != 9)
-		return 0;
-	char *bad;
-	long number = strtol(words[0], &bad, 10);
-	if (*bad)
-		return 0;
-	*call = (int)number;
-	*sp = strtoull(words[count - 2], NULL, 16);
-	*ip = strtoull(words[count - 1], NULL, 16);
-	return *sp && *ip;
-}
-
-/* What each waiting thread was found in at its last sample, to make up the ticks the
- * ticking thread missed (a busy machine delays it): a thread found at the tick before
- * the gap and now in the same call at the same place waited all along. */
-struct last_wait {
-	uint32_t tid;
-	int call;
-	uint64_t sp, ip, time;
-	int delay_read;     /* run_delay holds a reading */
-	uint64_t run_delay; /* schedstat's time waiting for a CPU, at the last reading */
-	uint64_t credit;    /* of it, what no sample stands for yet */
-};
-
-#define LAST_WAITS 1024
-static struct last_wait last_waits[LAST_WAITS];
-
-static struct last_wait *last_wait_of(uint32_t tid)
-{
-	struct last_wait *w = &last_waits[tid % LAST_WAITS];
-	if (w->tid != tid)
-		*w = (struct last_wait){ .tid = tid };
-	return w;
-}
-
-/* The time thread tid has waited for a CPU while ready to run, in ns (the second field
- * of its schedstat; the kernel adds a wait when it ends); 0 when unknown. */
-static uint64_t read_run_delay(int task_dir, uint32_t tid)
-{
-	char text[96];
-	unsigned long long run, delay;
-	if (read_task_file(task_dir, tid, "schedstat", text, sizeof(text)) <= 0)
-		return 0;
-	return sscanf(text, "%llu %llu", &run, &delay) == 2 ? delay : 0;
-}
-
-/* A thread not waiting in a system call may still not run: ready, it waits for a CPU
- * (more runnable threads than CPUs), which no CPU-time sample sees and its syscall file
- * does not tell ("running"). The kernel adds each such wait to the thread's schedstat
- * when it ends: what was added since the last tick becomes one sample per period, at the
- * ticks up to this one (read at every tick, whatever the thread does now, so that a wait
- * is placed where it ended); the stack is the one of its last sample on the CPU before,
- * found after the run. */
-static void sample_runnable(int task_dir, uint32_t tid, uint64_t tick, uint64_t period)
-{
-	uint64_t delay = read_run_delay(task_dir, tid);
-	struct last_wait *last = last_wait_of(tid);
-	if (!last->delay_read || delay < last->run_delay) { /* its first reading */
-		last->delay_read = 1;
-		last->run_delay = delay;
-		return;
-	}
-	last->credit += delay - last->run_delay;
-	last->run_delay = delay;
-	uint64_t n = last->credit / period;
-	last->credit -= n * period;
-	struct record_sample s = { .header = { sizeof(s), RECORD_SAMPLE, 0 }, .tid = tid,
-				   .flags = SAMPLE_RUNNABLE, .syscall = -1 };
-	for (uint64_t i = n; i > 0; i--) {
-		s.time_ns = tick - (i - 1) * period;
-		recorder_emit(&s);
-	}
-}
-
-/* Samples thread tid if it waits, at tick; and at each tick from `missed` (a tick the
- * ticking thread did not make) up to tick when it waited there all along. */
-static void sample_waiting(int task_dir, uint32_t tid, uint64_t tick, uint64_t missed,
-			   uint64_t period)
-{
-	int call, again_call;
-	uint64_t sp, ip, again_sp, again_ip;
-	sample_runnable(task_dir, tid, tick, period); /* whatever it does now */
-	if (!read_wait(task_dir, tid, &call, &sp, &ip))
-		return;
-	struct iovec local = { waiting.bytes + sizeof(waiting.sample), stack_bytes };
-	struct iovec remote = { (void *)(uintptr_t)sp, stack_bytes };
-	ssize_t copied = process_vm_readv(getpid(), &local, 1, &remote, 1, 0);
-	if (copied <= 0 || !read_wait(task_dir, tid, &again_call, &again_sp, &again_ip) ||
-	    again_call != call || again_sp != sp || again_ip != ip)
-		return; /* it woke up meanwhile: the task-clock events take it from here */
-	struct record_sample *s = &waiting.sample;
-	memset(s, 0, sizeof(*s));
-	s->tid = tid;
-	s->time_ns = tick;
-	s->registers[7] = sp;
-	s->registers[16] = ip;
-	s->flags = SAMPLE_OFF_CPU | ((size_t)copied >= stack_bytes ? SAMPLE_STACK_FULL : 0);
-	s->syscall = call;
-	s->stack_size = (uint32_t)copied;
-	s->header.type = RECORD_SAMPLE;
-	s->header.size = (uint32_t)RECORD_PADDED(sizeof(*s) + (size_t)copied);
-	struct last_wait *last = last_wait_of(tid);
-	if (missed < tick && last->time + period == missed && last->call == call &&
-	    last->sp == sp && last->ip == ip)
-		for (uint64_t t = missed; t < tick; t += period) {
-			s->time_ns = t;
-			recorder_emit(&waiting);
-		}
-	last->call = call;
-	last->sp = sp;
-	last->ip = ip;
-	last->time = tick;
-	s->time_ns = tick;
-	recorder_emit(&waiting);
+	(void)arg;
+	recorder_emit(record);
 }
 
 /* Sleeps until ns on the trace clock. */
@@ -505,25 +349,6 @@ static void sleep_until(uint64_t ns)
 	struct timespec t = { (time_t)(ns / 1000000000u), (long)(ns % 1000000000u) };
 	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &t, NULL) == EINTR)
 		;
-}
-
-static void sample_waiting_threads(uint64_t tick, uint64_t missed, uint64_t period)
-{
-	unsigned char entries[8192];
-	int task_dir = open("/proc/self/task", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (task_dir < 0)
-		return;
-	long n;
-	while ((n = syscall(SYS_getdents64, task_dir, entries, sizeof(entries))) > 0)
-		for (long at = 0; at < n;) {
-			struct dirent64 *e = (void *)(entries + at);
-			at += e->d_reclen;
-			char *end;
-			unsigned long tid = strtoul(e->d_name, &end, 10);
-			if (!*end && tid && !own_thread((uint32_t)tid))
-				sample_waiting(task_dir, (uint32_t)tid, tick, missed, period);
-		}
-	close(task_dir);
 }
 
 /* The sampler's ticking thread: at each tick of the sampling frequency, the threads off
@@ -565,8 +390,11 @@ static void *ticker_main(void *arg)
 		uint64_t missed = next, now = clock_now_ns();
 		uint64_t tick = now >= next + period ? next + (now - next) / period * period : next;
 		next = tick + period;
-		if (sample_realtime)
-			sample_waiting_threads(tick, missed, period);
+		if (sample_realtime) {
+			off_cpu.pid = getpid(); /* a child of fork() samples itself */
+			off_cpu.stack_bytes = stack_bytes;
+			off_cpu_sample_threads(&off_cpu, tick, missed, period);
+		}
 		if (python == 1)
 			python_sample(period);
 	}
@@ -577,6 +405,8 @@ static void start_ticker(unsigned frequency, int realtime)
 {
 	tick_frequency = frequency;
 	sample_realtime = realtime;
+	off_cpu.emit = emit_waiting;
+	off_cpu.skip = own_thread;
 	pthread_t thread;
 	pthread_attr_t attr;
 	pthread_attr_init(&attr);

@@ -111,6 +111,79 @@ def test_shares_and_rate_against_the_programs_own_measure(tmp_path, attached):
     assert seventy + thirty >= 0.9 * of_worker, (seventy, thirty, of_worker)
 
 
+def test_wall_clock_sampling_from_outside(tmp_path, attached):
+    """61: --sampling-realtime with --pid samples the threads that wait, as inside a
+    process gpuprof started: the main thread, blocked in read() on its stdin for the whole
+    time sampled, gets 300 samples a second of it (within 10 %), each ending in the
+    call it waits in; the spinning worker is sampled on its CPU time as before."""
+    r = run([GPUPROF, "sys", "--pid", str(attached.pid), "--duration", "1", "-d", "out",
+             "--sampling-realtime", *NO_METRICS], cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert "and of each thread's waiting" in r.stderr, r.stderr
+    seconds = float(re.search(r"after ([0-9.]+) s", r.stderr).group(1))
+    (out,) = outputs(str(tmp_path / "out"))
+    rows = out.query("SELECT tid, COUNT(*) AS n FROM samples GROUP BY tid")
+    main = {x["tid"]: x["n"] for x in rows}.get(attached.pid, 0)
+    assert abs(main - RATE * seconds) <= 0.1 * RATE * seconds, (main, seconds, rows)
+    stacks = folded(out)
+    waits = sum(n for frames, n in stacks if frames[-1] == "[off-CPU: read]")
+    assert waits >= 0.9 * main, stacks
+    assert samples_in(stacks, "seventy") + samples_in(stacks, "thirty") > 0
+    finish(attached)
+
+
+# every option of gpuprof sys, as --pid meets it: applied, or refused with its reason
+# (exit 2, the option named); a new option must be added to one side
+PID_APPLIES = {
+    "--sample": [], "--sampling-freq": ["500"], "--sampling-stack-size": ["8K"],
+    "--sampling-realtime": [], "--host-metrics": [], "--device-metrics": [],
+    "--sampling-interval": ["20"], "--output-directory": ["out2"], "--output-file": ["x"],
+    "--output-format": ["json"], "--stats": [], "--summary": [], "--summary-units": ["msec"],
+    "--keep-spool": [], "--duration": ["0.1"], "--plugin": ["perfetto"], "--trace": [],
+    "--profile": [], "--include": ["all"],
+}
+PID_REFUSED = {
+    "--kernel-trace": [], "--memory-copy-trace": [], "--memory-allocation-trace": [],
+    "--opencl-trace": [], "--cuda-runtime-trace": [], "--cuda-driver-trace": [],
+    "--marker-trace": [], "--torch-trace": [], "--mpi-trace": [], "--nccl-trace": [],
+    "--rccl-trace": [], "--runtime-trace": [], "--sys-trace": [], "--launch-stacks": [],
+    "--launch-stack-size": ["8K"], "--pmc": ["sm__cycles_elapsed.avg"],
+    "--pmc-set": ["roofline"], "--pmc-multiplex": [], "--hip-trace": [], "--hsa-trace": [],
+    "--roctx-trace": [], "--pc-sampling-beta-enabled": [],
+    "--pc-sampling-method": ["stochastic"], "--pc-sampling-unit": ["cycles"],
+    "--pc-sampling-interval": ["10"], "--selected-regions": [],
+    "--collection-period": ["0:1:1"], "--collection-period-unit": ["msec"],
+    "--kernel-include-regex": ["a"], "--kernel-exclude-regex": ["a"],
+    "--kernel-iteration-range": ["[1]"], "--nvtx-domain-include": ["a"],
+    "--nvtx-domain-exclude": ["a"], "--truncate-kernels": [], "--mangled-kernels": [],
+    "--kernel-rename": [], "--buffer-size": ["1M"], "--buffer-limit": ["64M"],
+    "--input": ["jobs.yaml"], "--config": ["c.yaml"], "--preset": ["perfetto"],
+}
+PID_OTHER = {"--pid", "--help", "--version"}  # what --pid is; what prints and exits
+
+
+def test_every_sys_option_applies_under_pid_or_is_refused(tmp_path, attached):
+    """61: `sys --pid` with each option sys has: it runs (exit 0) or says why the option
+    cannot apply (exit 2, naming it); none is accepted and left undone."""
+    h = run([GPUPROF, "sys", "--help"], cwd=tmp_path)
+    listed = set(re.findall(r"^\s+(?:-\w, )?(--[a-z0-9-]+)", h.stdout, re.M))
+    assert listed == set(PID_APPLIES) | set(PID_REFUSED) | PID_OTHER, \
+        listed ^ (set(PID_APPLIES) | set(PID_REFUSED) | PID_OTHER)
+    (tmp_path / "jobs.yaml").write_text("jobs:\n  - kernel-trace: true\n")
+    (tmp_path / "c.yaml").write_text("stats: true\n")
+    for option, values in PID_REFUSED.items():
+        r = run([GPUPROF, "sys", "--pid", str(attached.pid), "--duration", "0.1",
+                 *NO_METRICS, option, *values], cwd=tmp_path)
+        assert r.returncode == 2 and option in r.stderr, (option, r.returncode, r.stderr)
+    for option, values in PID_APPLIES.items():
+        extra = [] if option == "--duration" else ["--duration", "0.1"]
+        r = run([GPUPROF, "sys", "--pid", str(attached.pid), *extra, "-d", "out",
+                 option, *values], cwd=tmp_path)
+        assert r.returncode == 0, (option, r.stderr)
+        assert "stopped sampling process" in r.stderr, (option, r.stderr)
+    finish(attached)
+
+
 def test_threads_and_processes_started_meanwhile(tmp_path, attached):
     """A thread started while attached and a child process forked meanwhile: each has
     its samples (0.3 s of CPU time each, within 10 % of the rate), the child in its own
