@@ -154,11 +154,16 @@ static int add_series(sqlite3 *db, int input, int inputs, struct report *r, stru
 	/* the machine's and the GPUs' series are copied into each process of a run: a merged
 	 * database has them once per process, the same series from the same first time, shown
 	 * once (source 2: a process's own) */
+	/* each along the window its process's metrics were sampled in: a process sampled
+	 * for 2 s of its life (sys --pid) has them across the picture, not at its end */
 	if (store_prepare(db, "WITH f AS (SELECT process_id, series_id, MIN(time) AS t FROM "
 			  "gpuprof_metric GROUP BY 1, 2), s AS (SELECT m.*, f.t FROM "
-			  "gpuprof_metric_series m LEFT JOIN f USING (process_id, series_id)) "
-			  "SELECT m.process_id, m.series_id, m.name, m.unit, p.pid, p.start, p.end, "
+			  "gpuprof_metric_series m LEFT JOIN f USING (process_id, series_id)), "
+			  "w AS (SELECT process_id, MIN(time) AS first, MAX(time) AS last FROM "
+			  "gpuprof_metric GROUP BY 1) "
+			  "SELECT m.process_id, m.series_id, m.name, m.unit, p.pid, w.first, w.last, "
 			  "m.source, m.device FROM s m JOIN gpuprof_process p ON p.id = m.process_id "
+			  "LEFT JOIN w ON w.process_id = m.process_id "
 			  "WHERE m.source = 2 OR NOT EXISTS (SELECT 1 "
 			  "FROM s o WHERE o.source = m.source AND o.device = m.device AND "
 			  "o.name = m.name AND o.t IS m.t AND o.process_id < m.process_id) "

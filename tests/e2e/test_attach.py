@@ -4,6 +4,7 @@ Premises are the CPU time the programs measure themselves (their per-function sp
 thread's and a child's CPU seconds) and the process's CPU time in /proc: the samples'
 shares within 5 points of the program's own, their counts within 10 % of the rate times
 that CPU time. The process goes on as it was when gpuprof ends, SIGKILL included."""
+import glob
 import json
 import os
 import re
@@ -181,6 +182,24 @@ def test_every_sys_option_applies_under_pid_or_is_refused(tmp_path, attached):
                  option, *values], cwd=tmp_path)
         assert r.returncode == 0, (option, r.stderr)
         assert "stopped sampling process" in r.stderr, (option, r.stderr)
+    finish(attached)
+
+
+def test_the_reports_series_span_the_time_sampled(tmp_path, attached):
+    """61: the report draws a process's metric series along the window they were sampled
+    in (here 1 s of a process that ran 1 s before), not along its whole life."""
+    time.sleep(1)
+    r = run([GPUPROF, "sys", "--pid", str(attached.pid), "--duration", "1", "-d", "out",
+             "--no-sample", "--no-device-metrics", "-f", "sqlite", "html"], cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    (page,) = glob.glob(str(tmp_path / "out" / "**" / "*_report.html"), recursive=True)
+    html = open(page).read()
+    rows = re.findall(r'<td class="name">([^<]*)</td>.*?<polyline [^>]*points="([^"]*)"', html)
+    xs = [[int(p.split(",")[0]) for p in points.split()] for name, points in rows
+          if name == f"process {attached.pid} RSS"]
+    assert len(xs) == 1 and len(xs[0]) >= 10, rows
+    # from the first reading to within a reading or two of the window's end (240 px)
+    assert xs[0][0] <= 5 and xs[0][-1] >= 216, xs
     finish(attached)
 
 
