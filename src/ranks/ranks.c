@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "analysis/insight.h"
 #include "analysis/mpi-ranks.h"
@@ -40,6 +41,95 @@ static int all_ok(int ok)
 	int all = 0;
 	MPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD);
 	return all;
+}
+
+/* ---- what each rank was given ------------------------------------------------------------ */
+
+/* This rank's recording checked against the launcher: one process's MPI calls (not a
+ * merged database), of this rank (the pattern named each rank's own), of a job of this
+ * size. *window: its wall-clock span, ns (realtime start and end). 0, or -1 with err. */
+static int check_recording(sqlite3 *db, const char *path, int64_t window[2], struct error *err)
+{
+	sqlite3_stmt *s;
+	if (store_prepare(db, "SELECT COUNT(*), MIN(rank), MAX(rank), MIN(size), "
+			  "MIN(realtime_start), MAX(realtime_start + COALESCE(end, start) - start) FROM "
+			  "gpuprof_process WHERE id IN (SELECT DISTINCT process_id FROM "
+			  "gpuprof_mpi_call)", &s, err))
+		return -1;
+	int rc = 0;
+	if (sqlite3_step(s) != SQLITE_ROW) {
+		rc = error_set(err, "cannot read '%s': %s", path, sqlite3_errmsg(db));
+	} else {
+		int64_t count = sqlite3_column_int64(s, 0), low = sqlite3_column_int64(s, 1);
+		int64_t high = sqlite3_column_int64(s, 2), job = sqlite3_column_int64(s, 3);
+		window[0] = sqlite3_column_int64(s, 4);
+		window[1] = sqlite3_column_int64(s, 5);
+		if (count == 0)
+			rc = error_set(err, "'%s' holds no MPI calls (recorded without --mpi-trace?)",
+				       path);
+		else if (count > 1)
+			rc = error_set(err, "'%s' holds the MPI calls of %lld processes (ranks %lld "
+				       "to %lld: a merged database?); summary --mpi reads each rank's "
+				       "own recording, %%rank%% in the pattern standing for the rank",
+				       path, (long long)count, (long long)low, (long long)high);
+		else if (low != rank)
+			rc = error_set(err, "'%s' is the recording of rank %lld, not of rank %d: "
+				       "%%rank%% in the pattern must name each rank's own", path,
+				       (long long)low, rank);
+		else if (job > 0 && job != size)
+			rc = error_set(err, "'%s' was recorded in a job of %lld ranks, and summary "
+				       "--mpi runs as %d: start it with as many (mpirun -n %lld)",
+				       path, (long long)job, size, (long long)job);
+	}
+	sqlite3_finalize(s);
+	return rc;
+}
+
+/* Whether the ranks' recordings are of one run: each was recording while every other
+ * was (from MPI_Init to MPI_Finalize the ranks run together). Rank 0 names the files of
+ * those apart from most others: 0, or -1 (said). */
+#define PATH_BYTES 512
+static int check_one_run(const char *path, const int64_t window[2])
+{
+	struct {
+		int64_t window[2];
+		char path[PATH_BYTES];
+	} mine = { { window[0], window[1] }, "" }, *all = NULL;
+	snprintf(mine.path, sizeof(mine.path), "%s", path);
+	if (rank == 0)
+		all = xcalloc((size_t)size, sizeof(*all));
+	MPI_Gather(&mine, (int)sizeof(mine), MPI_BYTE, all, (int)sizeof(mine), MPI_BYTE, 0,
+		   MPI_COMM_WORLD);
+	int ok = 1;
+	for (int k = 0; rank == 0 && k < size; k++) {
+		/* k is apart when its span misses those of most other ranks (a span is known
+		 * where the process's end was recorded): the odd file, not the ranks it
+		 * misses */
+		int known = 0, missed = 0;
+		for (int o = 0; o < size; o++) {
+			if (o == k || all[k].window[1] <= all[k].window[0] ||
+			    all[o].window[1] <= all[o].window[0])
+				continue;
+			known++;
+			missed += all[k].window[1] < all[o].window[0] ||
+				  all[o].window[1] < all[k].window[0];
+		}
+		if (!known || 2 * missed < known)
+			continue;
+		ok = 0;
+		char when[64] = "";
+		time_t t = (time_t)(all[k].window[0] / 1000000000);
+		struct tm tm;
+		if (localtime_r(&t, &tm))
+			strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S", &tm);
+		fprintf(stderr, "gpuprof: summary --mpi: '%s' (rank %d, recorded from %s for %.3f s) "
+				"did not record while every other rank did: the ranks' recordings are "
+				"not of one run\n", all[k].path, k, when,
+			(double)(all[k].window[1] - all[k].window[0]) / 1e9);
+	}
+	free(all);
+	MPI_Bcast(&ok, 1, MPI_INT, 0, MPI_COMM_WORLD);
+	return ok ? 0 : -1;
 }
 
 /* ---- names known to every rank ------------------------------------------------------- */
@@ -508,15 +598,21 @@ int main(int argc, char **argv)
 	sqlite3 *db = NULL;
 	struct mpi_ranks local = { 0 }, all = { 0 };
 	struct instances in = { 0 };
+	/* what each rank was given, checked before anything is read: one line per rank
+	 * whose file is wrong, said once */
+	int64_t window[2] = { 0, 0 };
 	int ok = store_open(path.buf, &db, &err) == 0;
-	if (!ok)
-		fail(err.message);
 	if (ok && !store_has_table(db, "gpuprof_mpi_call")) {
-		ok = 0;
 		error_set(&err, "'%s' holds no MPI calls (recorded without --mpi-trace?)", path.buf);
-		fail(err.message);
+		ok = 0;
 	}
-	ok = all_ok(ok && mpi_phase_calls(db, &err) == 0);
+	ok = ok && check_recording(db, path.buf, window, &err) == 0;
+	if (!ok) {
+		fail(err.message);
+		err.message[0] = '\0';
+	}
+	ok = all_ok(ok) && check_one_run(path.buf, window) == 0;
+	ok = ok && all_ok(mpi_phase_calls(db, &err) == 0);
 	ok = ok && all_ok(number_instances(db, &in, &err) == 0);
 	ok = ok && all_ok(route_sends(db, &in.comms, &err) == 0 && mpi_phase_messages(db, &err) == 0);
 	ok = ok && all_ok(reduce_instances(db, &in, &err) == 0 && mpi_phase_waits(db, &err) == 0);

@@ -282,6 +282,44 @@ def test_four_ranks_mpich(tmp_path):
     assert d.returncode == 0, d.stdout + d.stderr
     assert d.stdout.strip().split("\n\n") == \
         [b for b in s.stdout.strip().split("\n\n") if b.startswith("# MPI ")]
+    check_summary_mpi_inputs(tmp_path, MPICH_RUN, out, merged)
+
+
+def check_summary_mpi_inputs(tmp_path, launcher, out, merged):
+    """61: summary --mpi refuses what is not one recording per rank of one job, each wrong
+    file named once by the rank that read it, before any table is printed."""
+
+    def ranks_summary(pattern, ranks=RANKS):
+        r = run([launcher, "-n", str(ranks), GPUPROF, "summary", "--mpi", pattern],
+                cwd=tmp_path, env=mpi_env(), timeout=300)
+        assert r.returncode != 0 and "MPI RANKS" not in r.stdout, r.stdout + r.stderr
+        return [l for l in r.stderr.splitlines() if l.startswith("gpuprof: summary --mpi")]
+
+    lines = ranks_summary(merged)  # the merged database: every rank's calls in one
+    assert len(lines) == RANKS and all(
+        f"holds the MPI calls of {RANKS} processes (ranks 0 to {RANKS - 1}" in l
+        for l in lines), lines
+    lines = ranks_summary(str(out / "rank%rank%_results.db"), 2)  # fewer ranks
+    assert len(lines) == 2 and all(f"recorded in a job of {RANKS} ranks, and summary --mpi "
+                                   "runs as 2" in l for l in lines), lines
+    lines = ranks_summary(str(out / "none%rank%.db"))  # nothing there: said once a rank
+    assert len(lines) == RANKS and all("cannot open" in l for l in lines), lines
+    swapped = tmp_path / "swapped"
+    swapped.mkdir()
+    for k in range(RANKS):
+        shutil.copy(out / f"rank{k}_results.db", swapped / f"r{ {0: 1, 1: 0}.get(k, k)}.db")
+    lines = ranks_summary(str(swapped / "r%rank%.db"))
+    assert sorted(lines) == sorted(
+        f"gpuprof: summary --mpi: rank {k}: '{swapped}/r{k}.db' is the recording of rank "
+        f"{1 - k}, not of rank {k}: %rank% in the pattern must name each rank's own"
+        for k in (0, 1)), lines
+    other = tmp_path / "other"
+    shutil.copytree(out, other)
+    with sqlite3.connect(other / f"rank{RANKS - 1}_results.db") as db:  # a day earlier
+        db.execute("UPDATE gpuprof_process SET realtime_start = realtime_start - 86400e9")
+    lines = ranks_summary(str(other / "rank%rank%_results.db"))
+    late = f"'{other}/rank{RANKS - 1}_results.db' (rank {RANKS - 1}, recorded from "
+    assert len(lines) == 1 and late in lines[0] and "not of one run" in lines[0], lines
 
 
 @mpich_runs
