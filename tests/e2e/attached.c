@@ -4,9 +4,10 @@
  * (CLOCK_THREAD_CPUTIME_ID, read between them: its system calls are under 0.3 % of it);
  * the main thread reads commands on stdin:
  *   thread   starts a thread ("late") that spins in late_worker() for 0.3 s of its CPU
- *            time, and prints "late CPU" (seconds) once it ended
+ *            time, and prints "late USER" (its CPU seconds in user space, what its
+ *            samples stand for) once it ended
  *   fork     fork()s a child that spins in child_spin() for 0.3 s of its CPU time, waits
- *            for it, and prints "child STATUS"
+ *            for it, and prints "child STATUS USER" (the child's user seconds)
  *   exec PATH ARG  fork()s a child that executes PATH ARG, waits for it, and prints
  *            "exec STATUS"
  *   quit     prints "seventy S thirty S" (the worker's CPU seconds in each so far) and
@@ -17,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -87,7 +89,10 @@ static double spin_for(double seconds)
 __attribute__((noinline)) static void *late_worker(void *arg)
 {
 	pthread_setname_np(pthread_self(), "late");
-	*(double *)arg = spin_for(0.3);
+	spin_for(0.3);
+	struct rusage mine;
+	getrusage(RUSAGE_THREAD, &mine);
+	*(double *)arg = (double)mine.ru_utime.tv_sec + (double)mine.ru_utime.tv_usec / 1e6;
 	return NULL;
 }
 
@@ -118,8 +123,11 @@ int main(void)
 				_exit(3);
 			}
 			int status = 0;
-			waitpid(child, &status, 0);
-			printf("child %d\n", WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+			struct rusage used;
+			memset(&used, 0, sizeof(used));
+			wait4(child, &status, 0, &used);
+			printf("child %d %.6f\n", WIFEXITED(status) ? WEXITSTATUS(status) : -1,
+			       (double)used.ru_utime.tv_sec + (double)used.ru_utime.tv_usec / 1e6);
 		} else if (!strncmp(line, "exec ", 5)) {
 			char *path = line + 5, *arg = strchr(path, ' ');
 			if (!arg)

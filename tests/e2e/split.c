@@ -2,10 +2,11 @@
  * sampling tests.
  *
  *   split N        N rounds of seventy() then thirty(): 70 % and 30 % of the CPU time in
- *                  work() called from each; prints the CPU seconds it used and the wall
- *                  seconds of its loop
+ *                  work() called from each; prints the CPU seconds it used, the wall
+ *                  seconds of its loop and the user seconds of its thread
  *   split late     spins in main_spin() for 1.2 s of CPU time, then starts a thread that
- *                  spins in late_worker() for 0.4 s, and joins it
+ *                  spins in late_worker() for 0.4 s, and joins it; prints each one's user
+ *                  seconds
  *   split range N  N rounds, each seventy() inside a marker range "loop/hot" (a name of
  *                  levels, as PyTorch operators' are) and thirty() outside any
  *   split fork     fork()s a child (no exec) that spins 0.3 s and exits 3; the parent
@@ -13,7 +14,8 @@
  *                  status
  *   split wait     starts a thread that spins in waited_for() for 0.8 s of CPU time and
  *                  waits for it in pthread_join(), called from wait_for_worker(); then
- *                  sleeps 0.3 s in nanosleep(); prints the wall seconds of each wait
+ *                  sleeps 0.3 s in nanosleep(); prints the wall seconds of each wait and
+ *                  the worker's user seconds
  *   split sigprof N  N rounds under its own profiling timer: a SIGPROF handler and
  *                  ITIMER_PROF every 10 ms of CPU time, every real-time signal handled
  *                  and counted too; prints the counts, the process's CPU seconds and
@@ -67,6 +69,15 @@ static double cpu_seconds(void)
 	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
 }
 
+/* This thread's CPU time in user space, in seconds: what its samples stand for (the
+ * system time a loaded or sanitized run adds is not sampled). */
+static double user_seconds(void)
+{
+	struct rusage mine;
+	getrusage(RUSAGE_THREAD, &mine);
+	return (double)mine.ru_utime.tv_sec + (double)mine.ru_utime.tv_usec / 1e6;
+}
+
 /* Spins for `seconds` of this thread's CPU time. */
 __attribute__((noinline)) static void spin_for(double seconds)
 {
@@ -85,9 +96,12 @@ __attribute__((noinline)) void main_spin(void)
 	spin_for(1.2);
 }
 
+static double late_user; /* late_worker's user seconds */
+
 __attribute__((noinline)) void *late_worker(void *unused)
 {
 	spin_for(0.4);
+	late_user = user_seconds();
 	return unused;
 }
 
@@ -96,9 +110,12 @@ __attribute__((noinline)) void main_spin_short(void)
 	spin_for(0.3);
 }
 
+static double waited_for_user; /* waited_for's user seconds */
+
 __attribute__((noinline)) void *waited_for(void *unused)
 {
 	spin_for(0.8);
+	waited_for_user = user_seconds();
 	return unused;
 }
 
@@ -120,8 +137,8 @@ __attribute__((noinline)) int wait_for_worker(void)
 	struct timespec pause = { 0, 300000000 };
 	while (nanosleep(&pause, &pause))
 		;
-	printf("split: joined after %.6f s, slept %.6f s\n", joined - start,
-	       wall_seconds() - joined);
+	printf("split: joined after %.6f s, slept %.6f s, worker %.3f user seconds\n",
+	       joined - start, wall_seconds() - joined, waited_for_user);
 	return 0;
 }
 
@@ -251,11 +268,13 @@ int main(int argc, char **argv)
 	}
 	if (argc == 2 && !strcmp(argv[1], "late")) {
 		main_spin();
+		double main_user = user_seconds();
 		pthread_t thread;
 		if (pthread_create(&thread, NULL, late_worker, NULL))
 			return 1;
 		pthread_join(thread, NULL);
-		printf("split: late thread done\n");
+		printf("split: late thread done: main %.3f, late %.3f user seconds\n", main_user,
+		       late_user);
 		return 0;
 	}
 	if (argc == 3 && !strcmp(argv[1], "range")) {
@@ -276,7 +295,9 @@ int main(int argc, char **argv)
 		thirty();
 	}
 	clock_gettime(CLOCK_MONOTONIC, &end);
-	printf("split: %.3f CPU seconds, loop %.6f s\n", cpu_seconds(),
-	       (double)(end.tv_sec - start.tv_sec) + (double)(end.tv_nsec - start.tv_nsec) / 1e9);
+	printf("split: %.3f CPU seconds, loop %.6f s, %.3f user seconds of its thread\n",
+	       cpu_seconds(),
+	       (double)(end.tv_sec - start.tv_sec) + (double)(end.tv_nsec - start.tv_nsec) / 1e9,
+	       user_seconds());
 	return 0;
 }

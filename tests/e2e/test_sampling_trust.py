@@ -40,8 +40,10 @@ def test_2000_samples_a_second_lose_nothing(tmp_path):
         # for the last stretch (test below)
         assert 0.8 * 2000 * user <= samples + lost <= 1.1 * 2000 * user, (samples, lost, user)
         return
-    # one sample per 0.5 ms of the thread's CPU time in user space: within 10 %
-    assert abs(samples - 2000 * user) <= 0.1 * 2000 * user, (samples, user)
+    # one sample per 0.5 ms of the thread's CPU time in user space: within 10 % (the kernel
+    # splits user and system time by its ticks, so its user time alone is only about
+    # right: the thread's whole CPU time bounds the samples above)
+    assert 0.9 * 2000 * user - 2 <= samples <= 1.1 * 2000 * cpu + 2, (samples, user, cpu)
     assert lost == 0
     assert out.query("SELECT COUNT(*) AS n FROM gpuprof_dropped")[0]["n"] == 0
     assert "lost" not in r.stderr and "dropped" not in r.stderr, r.stderr
