@@ -402,14 +402,21 @@ CLWAIT = os.path.join(TESTS, "clwait")
 
 
 def test_wall_clock_sampling_shows_a_thread_in_clFinish_for_the_time_it_waited(tmp_path):
-    r, out = sampled(tmp_path, [CLWAIT], ["--sampling-realtime"])
+    # 1.2e9 loops: over a second of this machine's PoCL, a third of it on one twice as fast
+    r, out = sampled(tmp_path, [CLWAIT, "1200000000"], ["--sampling-realtime"])
     (call,) = out.query("""SELECT a.start, a.end FROM gpuprof_api_call a
         JOIN gpuprof_string s ON s.id = a.function_id WHERE s.string = 'clFinish'""")
     waited = (call["end"] - call["start"]) / 1e9
     assert waited >= 0.2, waited  # the kernel kept the host waiting
     main = thread_samples(out, out.pid)
     in_finish = sum(n for f, n in main.items() if ";clFinish;" in f)
-    assert abs(in_finish - 300 * waited) <= 0.1 * 300 * waited, (in_finish, waited, main)
+    # 300 a second of the wait; a tick that finds the thread in the kernel's own code is
+    # neither off the CPU nor sampled on it (user space only: 10 % of the ticks on the
+    # development VM, test_profile.py), and ThreadSanitizer's runtime keeps it there for a
+    # share that depends on the machine: the lower bound without it
+    assert in_finish <= 1.1 * 300 * waited + 2, (in_finish, waited, main)
+    if os.environ.get("GPUPROF_SANITIZER") != "thread":
+        assert in_finish >= 0.85 * 300 * waited - 2, (in_finish, waited, main)
     assert sum(n for f, n in main.items()
                if ";clFinish;" in f and "[off-CPU: " in f) >= 0.9 * in_finish
 
