@@ -205,6 +205,28 @@ def test_python_exception(tmp_path):
     assert out.query("SELECT clean_exit FROM processes") == [{"clean_exit": 1}]
 
 
+def wait_for_spooled_kernels(tmp_path, count):
+    """Until the one spool under tmp_path holds count kernels (its writer flushes every
+    100 ms, later on a loaded machine): read from a copy, converted aside."""
+    import shutil
+    deadline = time.monotonic() + 30
+    while True:
+        spools = glob.glob(str(tmp_path / "**" / "*.spool"), recursive=True)
+        probe = tmp_path.parent / (tmp_path.name + "-probe")
+        shutil.rmtree(probe, ignore_errors=True)
+        probe.mkdir()
+        if len(spools) == 1:
+            shutil.copy(spools[0], probe / "p.spool")
+            r = run([GPUPROF, "convert", "-f", "csv", "p.spool"], cwd=probe)
+            found = glob.glob(str(probe / "**" / "*kernel_trace.csv"), recursive=True)
+            if r.returncode == 0 and found and \
+                    sum(1 for _ in open(found[0])) - 1 >= count:
+                shutil.rmtree(probe)
+                return
+        assert time.monotonic() < deadline, "the kernels never reached the spool"
+        time.sleep(0.05)
+
+
 def test_killed_from_outside(tmp_path, launcher):
     """A target that holds until gpuprof's own SIGTERM reaches it (forwarded)."""
     import subprocess
@@ -212,7 +234,7 @@ def test_killed_from_outside(tmp_path, launcher):
     p = subprocess.Popen([GPUPROF, "trace", "--kernel-trace", "--", launcher, "5", "hold"],
                          cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     assert p.stdout.readline() == "launcher: 5 kernels done\n"
-    time.sleep(0.5)
+    wait_for_spooled_kernels(tmp_path, 5)  # SIGTERM ends the program before a flush
     p.send_signal(signal.SIGTERM)
     _, err = p.communicate(timeout=60)
     assert p.returncode == 128 + signal.SIGTERM, err
@@ -376,7 +398,7 @@ def test_gpuprof_killed_takes_the_program_with_it(tmp_path, launcher):
     assert p.stdout.readline() == "launcher: 5 kernels done\n"
     with open(f"/proc/{p.pid}/task/{p.pid}/children") as f:
         (program,) = [int(pid) for pid in f.read().split()]
-    time.sleep(0.3)  # past the flush of the 5 kernels
+    wait_for_spooled_kernels(tmp_path, 5)  # past the flush of the 5 kernels
     p.kill()
     p.communicate(timeout=60)
     for _ in range(500):
