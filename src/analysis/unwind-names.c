@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/syscalls.h"
 #include "util/hash.h"
 #include "util/sort.h"
 #include "util/strbuf.h"
@@ -409,23 +410,6 @@ size_t unwind_inlined_frames(struct sample_stacks *s, Dwfl *dwfl, uint64_t pc, u
 	return count;
 }
 
-/* The names of the system calls a thread commonly waits in (x86-64 numbers). */
-static const struct {
-	int number;
-	const char *name;
-} waits[] = {
-	{ 0, "read" }, { 1, "write" }, { 7, "poll" }, { 16, "ioctl" }, { 17, "pread64" },
-	{ 18, "pwrite64" }, { 23, "select" }, { 34, "pause" }, { 35, "nanosleep" },
-	{ 42, "connect" }, { 43, "accept" }, { 44, "sendto" }, { 45, "recvfrom" },
-	{ 46, "sendmsg" }, { 47, "recvmsg" }, { 61, "wait4" }, { 70, "msgrcv" },
-	{ 74, "fsync" }, { 75, "fdatasync" }, { 128, "rt_sigtimedwait" },
-	{ 130, "rt_sigsuspend" }, { 202, "futex" }, { 208, "io_getevents" },
-	{ 220, "semtimedop" }, { 230, "clock_nanosleep" }, { 232, "epoll_wait" },
-	{ 247, "waitid" }, { 270, "pselect6" }, { 271, "ppoll" }, { 281, "epoll_pwait" },
-	{ 288, "accept4" }, { 426, "io_uring_enter" }, { 441, "epoll_pwait2" },
-	{ 449, "futex_waitv" },
-};
-
 /* The frame a sample off the CPU ends with: what the thread waited in. */
 uint32_t unwind_wait_frame(struct sample_stacks *s, int call)
 {
@@ -433,12 +417,7 @@ uint32_t unwind_wait_frame(struct sample_stacks *s, int call)
 	if (call < 0) {
 		snprintf(text, sizeof(text), "[off-CPU]");
 	} else {
-		const char *name = NULL;
-#ifdef __x86_64__
-		for (size_t i = 0; i < sizeof(waits) / sizeof(waits[0]); i++)
-			if (waits[i].number == call)
-				name = waits[i].name;
-#endif
+		const char *name = syscall_wait_name(call);
 		if (name)
 			snprintf(text, sizeof(text), "[off-CPU: %s]", name);
 		else

@@ -27,6 +27,7 @@
 #include "core/maps.h"
 #include "core/recording.h"
 #include "core/spool.h"
+#include "core/syscalls.h"
 #include "util/error.h"
 #include "util/json.h"
 #include "util/options.h"
@@ -49,26 +50,6 @@ static const char description[] =
 	"mount namespaces.";
 
 /* ---- what a thread is doing, from /proc ------------------------------------------------ */
-
-static const struct {
-	int number;
-	const char *name;
-} syscalls[] = { /* x86-64: the calls a thread is usually found waiting in */
-	{ 0, "read" }, { 1, "write" }, { 7, "poll" }, { 17, "pread64" }, { 23, "select" },
-	{ 34, "pause" }, { 35, "nanosleep" }, { 43, "accept" }, { 44, "sendto" },
-	{ 45, "recvfrom" }, { 46, "sendmsg" }, { 47, "recvmsg" }, { 61, "wait4" },
-	{ 202, "futex" }, { 230, "clock_nanosleep" }, { 232, "epoll_wait" },
-	{ 247, "waitid" }, { 270, "pselect6" }, { 271, "ppoll" }, { 281, "epoll_pwait" },
-	{ 288, "accept4" }, { 441, "epoll_pwait2" },
-};
-
-static const char *syscall_name(int number)
-{
-	for (size_t i = 0; i < sizeof(syscalls) / sizeof(syscalls[0]); i++)
-		if (syscalls[i].number == number)
-			return syscalls[i].name;
-	return NULL;
-}
 
 struct thread {
 	int tid;
@@ -451,7 +432,7 @@ static void print_text(const struct process *p)
 	printf("Process %d: %s\n", p->pid, p->command);
 	for (size_t i = 0; i < p->count; i++) {
 		const struct thread *t = &p->threads[i];
-		const char *call = t->syscall >= 0 ? syscall_name(t->syscall) : NULL;
+		const char *call = t->syscall >= 0 ? syscall_wait_name(t->syscall) : NULL;
 		printf("\nThread %d (%s): %s", t->tid, t->name, state_name(t->state));
 		if (t->syscall >= 0)
 			printf(", in %s", call ? call : "a system call");
@@ -488,7 +469,7 @@ static void print_json(const struct process *p, struct strbuf *out)
 	strbuf_addstr(out, ",\"threads\":[");
 	for (size_t i = 0; i < p->count; i++) {
 		const struct thread *t = &p->threads[i];
-		const char *call = t->syscall >= 0 ? syscall_name(t->syscall) : NULL;
+		const char *call = t->syscall >= 0 ? syscall_wait_name(t->syscall) : NULL;
 		strbuf_addf(out, "%s{\"tid\":%d,\"name\":", i ? "," : "", t->tid);
 		json_string(out, t->name);
 		strbuf_addf(out, ",\"state\":\"%c\",\"syscall\":", t->state);
@@ -527,7 +508,8 @@ static void print_json(const struct process *p, struct strbuf *out)
 
 /* ---- the command ----------------------------------------------------------------------- */
 
-/* Adds pid's descendants (every process whose parent is in the list) to the list. */
+/* Adds pid's descendants (every process whose parent is in the list) to the list, but
+ * for gpuprof itself (`dump --children --pid $$` from a shell is the shell's child). */
 static void add_children(int **pids, size_t *count)
 {
 	for (size_t at = 0; at < *count; at++) {
@@ -543,7 +525,7 @@ static void add_children(int **pids, size_t *count)
 			const char *close_paren = strrchr(text, ')');
 			int ppid = 0;
 			if (!close_paren || sscanf(close_paren + 1, " %*c %d", &ppid) != 1 ||
-			    ppid != (*pids)[at])
+			    ppid != (*pids)[at] || atoi(e->d_name) == (int)getpid())
 				continue;
 			*pids = xrealloc(*pids, (*count + 1) * sizeof(**pids));
 			(*pids)[(*count)++] = atoi(e->d_name);

@@ -137,6 +137,37 @@ def test_children_of_a_launcher(tmp_path):
         shell.communicate("x\n", timeout=30)
 
 
+def test_a_shell_with_its_children_and_a_resumed_wait(tmp_path):
+    """61: `dump --children --pid $$` from a shell dumps the shell and its children, not
+    gpuprof itself (it exited 3 for gpuprof's own process); a sleep stopped and continued
+    waits in restart_syscall, named so."""
+    shell = subprocess.Popen(["/bin/sh", "-c", "sleep 30 >/dev/null 2>&1 & echo $!; "
+                              + GPUPROF_CHILD_DUMP], stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True, cwd=tmp_path)
+    sleeper = int(shell.stdout.readline())
+    try:
+        out, err = shell.communicate(timeout=60)
+        assert shell.returncode == 0, err
+        processes = json.loads(out)
+        assert [p["pid"] for p in processes] == [shell.pid, sleeper], processes
+        os.kill(sleeper, signal.SIGSTOP)
+        os.kill(sleeper, signal.SIGCONT)
+        for _ in range(200):  # until it is back in its wait
+            with open(f"/proc/{sleeper}/syscall") as f:
+                if f.read().split()[0] == "219":
+                    break
+            time.sleep(0.01)
+        r = run([GPUPROF, "dump", "--format", "json", str(sleeper)], cwd=tmp_path)
+        assert r.returncode == 0, r.stderr
+        (thread,) = json.loads(r.stdout)[0]["threads"]
+        assert thread["syscall"] == "restart_syscall", thread
+    finally:
+        os.kill(sleeper, signal.SIGKILL)
+
+
+GPUPROF_CHILD_DUMP = f"{GPUPROF} dump --children --format json --pid $$"
+
+
 def test_killed_while_dumping_the_program_goes_on(stuck):
     """gpuprof killed at any moment of dumping (before, while and after it holds the
     threads): the program is never left stopped, and ends as it would have."""
