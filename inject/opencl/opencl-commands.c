@@ -148,6 +148,8 @@ static struct device_info *device_lookup(cl_device_id device)
 	return info;
 }
 
+static _Atomic uint32_t chunk_count; /* chunks in the commands' pool (below) */
+
 struct queue_info *queue_register(cl_command_queue queue, cl_device_id device,
 					 cl_command_queue_properties app_properties,
 					 const cl_queue_properties *app_array)
@@ -181,6 +183,8 @@ struct queue_info *queue_register(cl_command_queue queue, cl_device_id device,
 		.properties = app_properties,
 	};
 	recorder_emit_metadata(&record);
+	if (!atomic_load(&chunk_count))
+		recorder_wake(); /* the slots of its commands made on the writer's thread */
 	return info;
 }
 
@@ -289,28 +293,46 @@ static void chunk_free_all(uint32_t c, struct pending *chunk)
 	pending_push(base + 1, &chunk[PENDING_CHUNK - 1]);
 }
 
-/* Adds a chunk when the free list is empty; 0 when it could, -1 at the cap. */
+/* Adds a chunk (pool_lock held): 0, or -1 at the cap or without memory. */
+static int pool_add_chunk(void)
+{
+	uint32_t c = atomic_load(&chunk_count);
+	if (c == PENDING_CHUNKS)
+		return -1;
+	struct pending *chunk = calloc(PENDING_CHUNK, sizeof(*chunk));
+	if (!chunk)
+		return -1;
+	atomic_store(&pending_chunks[c], chunk);
+	chunk_free_all(c, chunk);
+	atomic_store(&chunk_count, c + 1);
+	return 0;
+}
+
+/* On a launch that found the free list empty (a burst that outran the writer's top-up
+ * below): a chunk added; 0 when there are slots, -1 at the cap. */
 static int pool_grow(void)
 {
-	int rc = -1;
 	pthread_mutex_lock(&pool_lock);
-	if ((uint32_t)atomic_load(&pending_free)) {
-		rc = 0; /* another thread grew it */
-	} else {
-		for (uint32_t c = 0; c < PENDING_CHUNKS; c++) {
-			if (atomic_load(&pending_chunks[c]))
-				continue;
-			struct pending *chunk = calloc(PENDING_CHUNK, sizeof(*chunk));
-			if (chunk) {
-				atomic_store(&pending_chunks[c], chunk);
-				chunk_free_all(c, chunk);
-				rc = 0;
-			}
-			break;
-		}
-	}
+	int rc = (uint32_t)atomic_load(&pending_free) ? 0 /* another thread grew it */
+						      : pool_add_chunk();
 	pthread_mutex_unlock(&pool_lock);
 	return rc;
+}
+
+/* On gpuprof's writer thread, at each of its passes: a chunk added while less than half
+ * a chunk of slots is left, so that the program's threads find slots ready and never
+ * allocate and fill a chunk of 65,536 (some 20 ms at the first launch) themselves; the
+ * first one right after the program's first queue (queue_register wakes the writer). */
+static void pool_top_up(void)
+{
+	uint32_t chunks = atomic_load(&chunk_count);
+	if (chunks == PENDING_CHUNKS ||
+	    (uint64_t)chunks * PENDING_CHUNK >= (uint64_t)atomic_load(&in_flight) + PENDING_CHUNK / 2)
+		return;
+	pthread_mutex_lock(&pool_lock);
+	if (atomic_load(&chunk_count) == chunks)
+		pool_add_chunk();
+	pthread_mutex_unlock(&pool_lock);
 }
 
 void forget_in_flight(void)
@@ -320,11 +342,8 @@ void forget_in_flight(void)
 	atomic_store(&pending_free, 0);
 	followed_count = 0;
 	followed[FOLLOWED_QUEUES].head = NULL;
-	for (uint32_t c = 0; c < PENDING_CHUNKS; c++) {
-		struct pending *chunk = atomic_load(&pending_chunks[c]);
-		if (chunk)
-			chunk_free_all(c, chunk);
-	}
+	for (uint32_t c = 0; c < atomic_load(&chunk_count); c++)
+		chunk_free_all(c, atomic_load(&pending_chunks[c]));
 }
 
 static struct pending *pending_get(void)
@@ -506,6 +525,8 @@ static int collect_list(struct followed_queue *q, int final, int closing)
 int collect_completed(int final)
 {
 	nesting++;
+	if (!final)
+		pool_top_up();
 	take_handoff();
 	int closing = atomic_load(&runtime_closing), full = 0;
 	for (size_t i = 0; i < followed_count && !full;) {
