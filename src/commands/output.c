@@ -263,20 +263,22 @@ static const char *dropped_advice(uint32_t reason)
 
 static void describe(const char *spool_path, const struct recording *rec)
 {
+	/* the line written whole: the processes of an MPI job write theirs at once */
 	const struct recording_stats *s = &rec->stats;
-	fprintf(stderr, "gpuprof: %s: %llu kernels, %llu memory copies, %llu API calls",
+	struct strbuf line = STRBUF_INIT;
+	strbuf_addf(&line, "gpuprof: %s: %llu kernels, %llu memory copies, %llu API calls",
 		spool_path, (unsigned long long)s->records[RECORD_KERNEL],
 		(unsigned long long)s->records[RECORD_MEMORY_COPY],
 		(unsigned long long)s->records[RECORD_API_CALL]);
 	if (s->records[RECORD_MEMORY_ALLOCATION])
-		fprintf(stderr, ", %llu allocations and frees",
+		strbuf_addf(&line, ", %llu allocations and frees",
 			(unsigned long long)s->records[RECORD_MEMORY_ALLOCATION]);
 	if (rec->mpi_calls.count)
-		fprintf(stderr, ", %zu communication calls", rec->mpi_calls.count);
+		strbuf_addf(&line, ", %zu communication calls", rec->mpi_calls.count);
 	if (rec->marker_count)
-		fprintf(stderr, ", %zu markers", rec->marker_count);
+		strbuf_addf(&line, ", %zu markers", rec->marker_count);
 	if (rec->samples.count)
-		fprintf(stderr, ", %zu call-stack samples", rec->samples.count);
+		strbuf_addf(&line, ", %zu call-stack samples", rec->samples.count);
 	uint64_t pc_taken = 0, pc_dropped = 0;
 	for (size_t i = 0; i < rec->pc_sampling.count; i++) {
 		const struct record_pc_sampling *p = (const void *)rec->pc_sampling.items[i];
@@ -284,9 +286,11 @@ static void describe(const char *spool_path, const struct recording *rec)
 		pc_dropped += p->dropped;
 	}
 	if (rec->pc_sampling.count)
-		fprintf(stderr, ", %llu PC samples taken on the devices",
+		strbuf_addf(&line, ", %llu PC samples taken on the devices",
 			(unsigned long long)pc_taken);
-	fputc('\n', stderr);
+	strbuf_addch(&line, '\n');
+	fputs(line.buf, stderr);
+	strbuf_release(&line);
 	if (pc_dropped)
 		fprintf(stderr, "gpuprof: %s: the devices lost %llu of their %llu PC samples (the "
 				"sample buffer was full): a longer --pc-sampling-interval samples less "
