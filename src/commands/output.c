@@ -197,6 +197,26 @@ static int write_otf2(const char *db_path, const char *prefix, struct strbuf *wr
 	strbuf_addf(&directory, "%s_otf2", prefix);
 	int rc = otf2_write(db_path, directory.buf, written, err);
 	strbuf_release(&directory);
+	/* one rank of a larger job: its archive holds its side of each message and
+	 * collective only, in a world of one */
+	sqlite3 *db;
+	sqlite3_stmt *s = NULL;
+	if (rc == 0 && store_open(db_path, &db, NULL) == 0) {
+		if (store_has_table(db, "gpuprof_mpi_call") &&
+		    sqlite3_prepare_v2(db, "SELECT COUNT(*), MAX(rank), MAX(size) FROM "
+				       "gpuprof_process WHERE id IN (SELECT DISTINCT process_id "
+				       "FROM gpuprof_mpi_call)", -1, &s, NULL) == SQLITE_OK &&
+		    sqlite3_step(s) == SQLITE_ROW && sqlite3_column_int64(s, 0) == 1 &&
+		    sqlite3_column_int64(s, 2) > 1)
+			fprintf(stderr, "gpuprof: %s_otf2: rank %lld of a job of %lld ranks alone: "
+					"its messages and collectives lack the other ranks' sides; "
+					"`gpuprof merge` the ranks' databases, then convert the merged "
+					"one with -f otf2, for the whole run\n", prefix,
+				(long long)sqlite3_column_int64(s, 1),
+				(long long)sqlite3_column_int64(s, 2));
+		sqlite3_finalize(s);
+		sqlite3_close(db);
+	}
 	return rc;
 }
 

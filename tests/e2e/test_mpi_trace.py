@@ -234,6 +234,13 @@ def check_otf2(tmp_path, merged, rows):
     every message and collective present, and each message's two ends agreeing."""
     c = run([GPUPROF, "convert", "-f", "otf2", merged], cwd=tmp_path)
     assert c.returncode == 0, c.stderr
+    assert "merge" not in c.stderr, c.stderr
+    # 61: one rank's archive alone is said to lack the others' sides
+    one = run([GPUPROF, "convert", "-f", "otf2", "-d", "one",
+               str(tmp_path / "out" / "rank1_results.db")], cwd=tmp_path)
+    assert one.returncode == 0, one.stderr
+    assert f"rank 1 of a job of {RANKS} ranks alone" in one.stderr and \
+        "`gpuprof merge` the ranks' databases" in one.stderr, one.stderr
     p = run(["otf2-print", str(tmp_path / "all_otf2" / "traces.otf2")], cwd=tmp_path)
     assert p.returncode == 0, p.stderr
     events = {}
