@@ -232,7 +232,9 @@ static int gather(sqlite3 *db, const struct profile_filter *f, int launches,
 		stack[stacks].parent = sqlite3_column_int64(q, 2);
 		strbuf_reset(&label);
 		strbuf_addstr(&label, fn ? (const char *)fn : "");
-		if (t->lines && source && *source && line > 0)
+		/* (gpuprof's interposer of the API function called: its line is gpuprof's) */
+		if (t->lines && source && *source && line > 0 &&
+		    !(mod && unwind_gpuprof_module((const char *)mod)))
 			line_label(&label, (const char *)source, line);
 		stack[stacks].function = xstrdup(label.buf);
 		stack[stacks++].module = xstrdup(mod ? (const char *)mod : "");

@@ -16,6 +16,12 @@
  * compiler's runtime; declared here to keep this file C. */
 extern char *__cxa_demangle(const char *mangled, char *out, size_t *length, int *status);
 
+int unwind_gpuprof_module(const char *module)
+{
+	const char *base = strrchr(module, '/');
+	return !strncmp(base ? base + 1 : module, "libgpuprof-", 11);
+}
+
 const char *unwind_python_file(const char *path)
 {
 	/* a package's file from its package down: pyopencl/__init__.py, numpy/core/... */

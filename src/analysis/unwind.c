@@ -253,7 +253,7 @@ static int launch_leaf_frame(const struct sample_stacks *s, const struct recordi
 		const char *module = s->frames[named[which[f]].frames[0]].module;
 		const char *base = strrchr(module, '/');
 		const char *name = base ? base + 1 : module;
-		if (strncmp(name, "libgpuprof-", 11) && strncmp(name, "libcupti.", 9) &&
+		if (!unwind_gpuprof_module(module) && strncmp(name, "libcupti.", 9) &&
 		    strncmp(name, "libcuda.so", 10))
 			break;
 	}

@@ -56,4 +56,9 @@ size_t sample_slices_build(const struct sample_stacks *s, struct sample_input *s
  * path. */
 const char *unwind_python_file(const char *path);
 
+/* Whether a module (a path) is one of gpuprof's own libraries (libgpuprof-*.so): a frame
+ * there is gpuprof's interposer of the API function the program called, its source line
+ * gpuprof's, not the program's. */
+int unwind_gpuprof_module(const char *module);
+
 #endif

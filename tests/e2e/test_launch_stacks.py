@@ -421,6 +421,13 @@ def test_a_launch_through_a_library_of_the_programs_own(tmp_path):
     assert p.returncode == 0, p.stderr
     (table,) = json.loads(p.stdout)
     assert table["name"] == "launch_sites" and table["rows"] == sites["rows"]
+    # 61: with --lines, the program's lines; the API function called has none of its own
+    # (its frame is gpuprof's interposer, whose line is gpuprof's)
+    p = run([GPUPROF, "profile", "--kernels", "--sites", "--lines", "--format", "json", db],
+            cwd=tmp_path)
+    assert p.returncode == 0, p.stderr
+    [row] = json.loads(p.stdout)[0]["rows"]
+    assert row[0].startswith("main (private-opencl.c:") and row[3] == "clEnqueueNDRangeKernel", row
     p = run([GPUPROF, "profile", "--sites", db], cwd=tmp_path)
     assert p.returncode == 2 and "--sites is a table of --kernels' launches" in p.stderr
     p = run([GPUPROF, "summary", "--format", "json", db], cwd=tmp_path,
