@@ -558,7 +558,7 @@ static int report(sqlite3 *db, struct mpi_ranks *all, const char *format, const 
 	enum table_format kind = (enum table_format)table_parse_format(format);
 	int64_t input = 0;
 	table_output_begin(stdout, kind);
-	int rc = mpi_summary_tables(kind, &u, all, &input, 1, err);
+	int rc = mpi_summary_tables(stdout, kind, &u, all, &input, 1, err);
 	table_output_end(stdout, kind);
 	struct findings found = { NULL, 0 };
 	mpi_ranks_findings(all, &found);

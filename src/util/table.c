@@ -1,10 +1,11 @@
-/* Tables in four formats (see table.h). */
+/* Tables in five formats (see table.h). */
 #include "util/table.h"
 
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/html.h"
 #include "util/json.h"
 #include "util/strbuf.h"
 
@@ -136,6 +137,20 @@ struct table *table_begin(FILE *out, enum table_format format, const char *key,
 		strbuf_addstr(&t->line, "],\"rows\":[");
 		fputs(t->line.buf, out);
 		break;
+	case TABLE_HTML:
+		strbuf_addstr(&t->line, "<h3>");
+		html_text_buf(&t->line, title ? title : "");
+		strbuf_addstr(&t->line, "</h3>\n<table data-table=\"");
+		html_text_buf(&t->line, key ? key : "");
+		strbuf_addstr(&t->line, "\"><tr>");
+		for (int i = 0; i < columns; i++) {
+			strbuf_addstr(&t->line, "<th>");
+			html_text_buf(&t->line, names[i]);
+			strbuf_addstr(&t->line, "</th>");
+		}
+		strbuf_addstr(&t->line, "</tr>\n");
+		fputs(t->line.buf, out);
+		break;
 	}
 	strbuf_reset(&t->line);
 	return t;
@@ -218,9 +233,15 @@ static void cell(struct table *t, const char *text, int numeric, const char *jso
 			strbuf_addstr(&t->line, t->rows ? ",\n[" : "\n[");
 		else if (t->column == 0 && t->format == TABLE_MD)
 			strbuf_addch(&t->line, '|');
-		else if (t->column && t->format != TABLE_MD)
+		else if (t->column == 0 && t->format == TABLE_HTML)
+			strbuf_addstr(&t->line, "<tr>");
+		else if (t->column && t->format != TABLE_MD && t->format != TABLE_HTML)
 			strbuf_addch(&t->line, ',');
-		if (t->format == TABLE_CSV)
+		if (t->format == TABLE_HTML) {
+			strbuf_addstr(&t->line, numeric ? "<td>" : "<td class=\"name\">");
+			html_text_buf(&t->line, text);
+			strbuf_addstr(&t->line, "</td>");
+		} else if (t->format == TABLE_CSV)
 			csv_field(&t->line, text, !numeric);
 		else if (t->format == TABLE_MD) {
 			strbuf_addch(&t->line, ' ');
@@ -236,6 +257,8 @@ static void cell(struct table *t, const char *text, int numeric, const char *jso
 			print_held_rows(t);
 		if (t->format == TABLE_JSON)
 			strbuf_addch(&t->line, ']');
+		else if (t->format == TABLE_HTML)
+			strbuf_addstr(&t->line, "</tr>");
 		if (t->format != TABLE_TEXT) {
 			fputs(t->line.buf, t->out);
 			if (t->format != TABLE_JSON)
@@ -286,6 +309,8 @@ int table_end(struct table *t, struct error *err)
 		print_held_rows(t);
 	else if (t->format == TABLE_JSON)
 		fputs(t->rows ? "\n]}" : "]}", t->out);
+	else if (t->format == TABLE_HTML)
+		fputs("</table>\n", t->out);
 	int rc = 0;
 	if (fflush(t->out) != 0 || ferror(t->out))
 		rc = error_set(err, "cannot write the output: %s", strerror(errno));

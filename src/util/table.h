@@ -1,5 +1,5 @@
 /* Tables printed for people and for scripts (summary, query): text with aligned
- * columns, CSV, Markdown or JSON. Rows are given cell by cell; text keeps them until
+ * columns, CSV, Markdown or JSON; and HTML, for the report's page. Rows are given cell by cell; text keeps them until
  * the table ends (to align the columns), the other formats stream them. */
 #ifndef GPUPROF_UTIL_TABLE_H
 #define GPUPROF_UTIL_TABLE_H
@@ -9,7 +9,8 @@
 
 #include "util/error.h"
 
-enum table_format { TABLE_TEXT, TABLE_CSV, TABLE_MD, TABLE_JSON };
+enum table_format { TABLE_TEXT, TABLE_CSV, TABLE_MD, TABLE_JSON,
+		   TABLE_HTML /* the report's: a <h3> title, a <table> (no command offers it) */ };
 
 /* "text", "csv", "md" or "json"; -1 for anything else. */
 int table_parse_format(const char *name);

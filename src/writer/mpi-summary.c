@@ -22,9 +22,9 @@ static double in_units(const struct mpi_summary_units *u, int64_t ns)
 	return (double)ns / u->divisor;
 }
 
-static int ranks_table(enum table_format format, const struct mpi_summary_units *u,
-		       const struct mpi_ranks *runs, const int64_t *inputs, size_t count,
-		       struct error *err)
+static int ranks_table(FILE *out, enum table_format format,
+		       const struct mpi_summary_units *u, const struct mpi_ranks *runs,
+		       const int64_t *inputs, size_t count, struct error *err)
 {
 	char c[4][40];
 	snprintf(c[0], sizeof(c[0]), "Window (%s)", u->name);
@@ -34,7 +34,7 @@ static int ranks_table(enum table_format format, const struct mpi_summary_units 
 	const char *names[] = { "Input", "Rank", "Host", "Pid", c[0], c[1], c[2], "MPI %", c[3],
 				"Wait %", "Calls", "Bytes sent", "Bytes received",
 				"Last at collectives" };
-	struct table *t = table_begin(stdout, format, "mpi_ranks", "MPI RANKS (computing, in MPI "
+	struct table *t = table_begin(out, format, "mpi_ranks", "MPI RANKS (computing, in MPI "
 				      "and waiting for other ranks, between MPI_Init and "
 				      "MPI_Finalize)", 14, names);
 	for (size_t r = 0; r < count; r++)
@@ -59,16 +59,16 @@ static int ranks_table(enum table_format format, const struct mpi_summary_units 
 	return table_end(t, err);
 }
 
-static int collectives_table(enum table_format format, const struct mpi_summary_units *u,
-			     const struct mpi_ranks *runs, const int64_t *inputs, size_t count,
-			     struct error *err)
+static int collectives_table(FILE *out, enum table_format format,
+			     const struct mpi_summary_units *u, const struct mpi_ranks *runs,
+			     const int64_t *inputs, size_t count, struct error *err)
 {
 	char c[2][40];
 	snprintf(c[0], sizeof(c[0]), "Waited (%s)", u->name);
 	snprintf(c[1], sizeof(c[1]), "Longest wait (%s)", u->name);
 	const char *names[] = { "Input", "Function", "Communicator", "Instances", "Ranks", c[0],
 				c[1], "Last rank", "Last times" };
-	struct table *t = table_begin(stdout, format, "mpi_collectives", "MPI COLLECTIVES (the "
+	struct table *t = table_begin(out, format, "mpi_collectives", "MPI COLLECTIVES (the "
 				      "time ranks waited in them for the last to arrive, and who "
 				      "it was most often)", 9, names);
 	for (size_t r = 0; r < count; r++)
@@ -87,9 +87,9 @@ static int collectives_table(enum table_format format, const struct mpi_summary_
 	return table_end(t, err);
 }
 
-static int late_senders_table(enum table_format format, const struct mpi_summary_units *u,
-			      const struct mpi_ranks *runs, const int64_t *inputs, size_t count,
-			      struct error *err)
+static int late_senders_table(FILE *out, enum table_format format,
+			      const struct mpi_summary_units *u, const struct mpi_ranks *runs,
+			      const int64_t *inputs, size_t count, struct error *err)
 {
 	size_t rows = 0;
 	for (size_t r = 0; r < count; r++)
@@ -99,7 +99,7 @@ static int late_senders_table(enum table_format format, const struct mpi_summary
 	char waited[40];
 	snprintf(waited, sizeof(waited), "Waited (%s)", u->name);
 	const char *names[] = { "Input", "Sender", "Receiver", "Tag", "Messages", waited };
-	struct table *t = table_begin(stdout, format, "mpi_late_senders", "MPI LATE SENDERS "
+	struct table *t = table_begin(out, format, "mpi_late_senders", "MPI LATE SENDERS "
 				      "(receives that waited for their message to be sent)", 6,
 				      names);
 	for (size_t r = 0; r < count; r++)
@@ -115,16 +115,16 @@ static int late_senders_table(enum table_format format, const struct mpi_summary
 	return table_end(t, err);
 }
 
-int mpi_summary_tables(enum table_format format, const struct mpi_summary_units *u,
-		       const struct mpi_ranks *runs, const int64_t *inputs, size_t count,
-		       struct error *err)
+int mpi_summary_tables(FILE *out, enum table_format format,
+		       const struct mpi_summary_units *u, const struct mpi_ranks *runs,
+		       const int64_t *inputs, size_t count, struct error *err)
 {
 	size_t ranks = 0;
 	for (size_t r = 0; r < count; r++)
 		ranks += runs[r].rank_count;
 	if (!ranks)
 		return 0;
-	return ranks_table(format, u, runs, inputs, count, err) ||
-	       collectives_table(format, u, runs, inputs, count, err) ||
-	       late_senders_table(format, u, runs, inputs, count, err) ? -1 : 0;
+	return ranks_table(out, format, u, runs, inputs, count, err) ||
+	       collectives_table(out, format, u, runs, inputs, count, err) ||
+	       late_senders_table(out, format, u, runs, inputs, count, err) ? -1 : 0;
 }

@@ -4,6 +4,7 @@
 #define GPUPROF_WRITER_MPI_SUMMARY_H
 
 #include <stddef.h>
+#include <stdio.h>
 #include <stdint.h>
 
 #include "analysis/mpi-ranks.h"
@@ -21,10 +22,10 @@ struct mpi_summary_units {
  * but for nsec. */
 struct mpi_summary_units mpi_summary_units_of(const char *name);
 
-/* The tables of the runs (runs[i] analysed from input inputs[i]); nothing when no run
- * recorded MPI calls. */
-int mpi_summary_tables(enum table_format format, const struct mpi_summary_units *u,
-		       const struct mpi_ranks *runs, const int64_t *inputs, size_t count,
-		       struct error *err);
+/* The tables of the runs (runs[i] analysed from input inputs[i]) written to out (the
+ * report's page takes them as HTML); nothing when no run recorded MPI calls. */
+int mpi_summary_tables(FILE *out, enum table_format format,
+		       const struct mpi_summary_units *u, const struct mpi_ranks *runs,
+		       const int64_t *inputs, size_t count, struct error *err);
 
 #endif

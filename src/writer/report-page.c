@@ -10,6 +10,7 @@
 #include "util/html.h"
 #include "util/units.h"
 #include "writer/flamegraph.h"
+#include "writer/mpi-summary.h"
 #include "writer/report-timeline.h"
 
 static const char style[] =
@@ -334,6 +335,20 @@ static void metrics_section(FILE *out, const struct report *r)
 	fprintf(out, "</table></section>\n");
 }
 
+/* The tables of gpuprof summary's MPI part, the same columns (writer/mpi-summary.h). */
+static void mpi_section(FILE *out, const struct report *r)
+{
+	fprintf(out, "<section id=\"mpi\"><h2>MPI</h2>\n<p class=\"note\">Each rank between "
+		     "MPI_Init and MPI_Finalize: computing, in MPI calls, and waiting there for "
+		     "other ranks (Scalasca's patterns); the collectives' waits and the rank "
+		     "that arrived last; the receives that waited for a late sender. Times in "
+		     "ms.</p>\n");
+	struct mpi_summary_units units = mpi_summary_units_of("msec");
+	struct error err;
+	mpi_summary_tables(out, TABLE_HTML, &units, r->mpi, r->mpi_inputs, r->mpi_count, &err);
+	fprintf(out, "</section>\n");
+}
+
 void report_page_write(FILE *out, struct report *r, const char *roofline)
 {
 	stats_finish(&r->kernels);
@@ -349,6 +364,7 @@ void report_page_write(FILE *out, struct report *r, const char *roofline)
 		{ r->lane_count > 0, "overview", "Devices" },
 		{ r->timelines.len > 0, "timeline", "Timeline" },
 		{ 1, "findings", "Findings" },
+		{ r->mpi_count > 0, "mpi", "MPI" },
 		{ r->kernels.count > 0, "kernels", "Kernels" },
 		{ r->copy_count > 0, "copies", "Copies" },
 		{ r->api.count > 0, "api", "API calls" },
@@ -381,6 +397,8 @@ void report_page_write(FILE *out, struct report *r, const char *roofline)
 			     "findings above (red: a device's over its kernels' span); "
 			     "hover for names and times.</p>\n%s</section>\n", r->timelines.buf);
 	findings_section(out, r);
+	if (r->mpi_count)
+		mpi_section(out, r);
 	if (r->kernels.count)
 		stats_section(out, "kernels", "Kernels", "Kernel", &r->kernels);
 	if (r->copy_count)

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "analysis/insight.h"
+#include "analysis/mpi-ranks.h"
 #include "store/store.h"
 #include "util/html.h"
 #include "util/sort.h"
@@ -39,10 +40,18 @@ struct gap {
 	int64_t agent, start, end; /* ns from the window's start */
 };
 
+/* A point-to-point message of an MPI run: its ranks, when it was sent and when its
+ * receive ended (ns, the database's clock), how long the receive waited for it. */
+struct timeline_message {
+	int64_t sender, receiver, sent, received, wait;
+};
+
+#define MAX_MESSAGES "500" /* drawn, those whose receives waited longest */
+
 /* A process's run over time as read, to be drawn once its findings are known. */
 struct timeline_process {
 	char *title;
-	int64_t pid, start;           /* start: the window's, ns */
+	int64_t pid, rank, start;     /* rank: -1 for none; start: the window's, ns */
 	double span, slice;           /* ns: the window, a pixel */
 	struct lane *lanes;
 	size_t lane_count;
@@ -629,7 +638,8 @@ static void draw_process(const struct timeline_process *t, const struct finding 
 			rows += (size_t)(deepest_range(ranges, range_count, lanes[i].tid) + 1);
 	}
 	double height = (double)rows * LANE + 30;
-	strbuf_addf(out, "<figure class=\"timeline\"><figcaption>");
+	strbuf_addf(out, "<figure class=\"timeline\" data-pid=\"%" PRId64 "\" data-window-start-ns="
+			 "\"%" PRId64 "\" data-window-ns=\"%.0f\"><figcaption>", pid, start, span);
 	html_text_buf(out, title);
 	strbuf_addf(out, "</figcaption><svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" "
 			 "height=\"%.0f\" viewBox=\"0 0 %d %.0f\" font-size=\"11\">\n",
@@ -679,34 +689,148 @@ static void draw_process(const struct timeline_process *t, const struct finding 
 	strbuf_addstr(out, "</svg></figure>\n");
 }
 
+/* The messages of an MPI run (analysis/mpi-ranks.h matches each send with its
+ * receive), those whose receives waited longest first, into t. 0, or -1 with err. */
+static int read_messages(sqlite3 *db, const char *path, struct report_timelines *t,
+			 struct error *err)
+{
+	if (mpi_match_messages(db, err))
+		return -1;
+	sqlite3_stmt *q;
+	int rc = store_prepare(db, "SELECT m.sender, m.receiver, m.sent, r.end, m.wait, "
+			       "COUNT(*) OVER () FROM temp.mpi_msg m JOIN gpuprof_mpi_call r ON "
+			       "r.process_id = m.recv_process AND r.call_id = m.recv_call WHERE "
+			       "m.send_id IS NOT NULL ORDER BY m.wait DESC, m.sent LIMIT "
+			       MAX_MESSAGES, &q, err);
+	int step = SQLITE_DONE;
+	while (rc == 0 && (step = sqlite3_step(q)) == SQLITE_ROW) {
+		t->messages = xrealloc(t->messages, (t->message_count + 1) * sizeof(*t->messages));
+		t->messages[t->message_count++] = (struct timeline_message){
+			sqlite3_column_int64(q, 0), sqlite3_column_int64(q, 1),
+			sqlite3_column_int64(q, 2), sqlite3_column_int64(q, 3),
+			sqlite3_column_int64(q, 4) };
+		t->message_total = sqlite3_column_int64(q, 5);
+	}
+	if (rc == 0 && step != SQLITE_DONE)
+		rc = error_set(err, "cannot read '%s': %s", path, sqlite3_errmsg(db));
+	sqlite3_finalize(q);
+	mpi_match_release(db);
+	return rc;
+}
+
+/* The processes drawn: an MPI run's by rank, the others in the database's order. */
+#define DRAWN "SELECT id, pid, hostname, command, start, end, rank FROM processes WHERE " \
+	"end > start ORDER BY COALESCE(rank, -1) < 0, rank, id LIMIT " MAX_PROCESSES
+
 int report_timeline_read(sqlite3 *db, const char *path, const char *label,
 			 struct report_timelines *t, struct error *err)
 {
+	/* one axis for all: the processes of a database share its clock (a merged run's,
+	 * each host placed by its clock exchanges), so the same instant is at the same x
+	 * in every picture */
 	sqlite3_stmt *q;
-	if (store_prepare(db, "SELECT id, pid, hostname, command, start, end FROM processes "
-			      "WHERE end > start ORDER BY id LIMIT " MAX_PROCESSES, &q, err))
+	if (store_prepare(db, "SELECT MIN(start), MAX(end) FROM (" DRAWN ")", &q, err))
+		return -1;
+	int64_t first = 0, last = 0;
+	if (sqlite3_step(q) == SQLITE_ROW) {
+		first = sqlite3_column_int64(q, 0);
+		last = sqlite3_column_int64(q, 1);
+	}
+	sqlite3_finalize(q);
+	if (store_prepare(db, DRAWN, &q, err))
 		return -1;
 	int rc = 0;
 	struct strbuf title = STRBUF_INIT;
 	while (rc == 0 && sqlite3_step(q) == SQLITE_ROW) {
 		strbuf_reset(&title);
 		const unsigned char *host = sqlite3_column_text(q, 2), *command = sqlite3_column_text(q, 3);
-		strbuf_addf(&title, "%s%spid %lld on %s: %.100s", label, *label ? ", " : "",
-			    (long long)sqlite3_column_int64(q, 1), host ? (const char *)host : "",
-			    command ? (const char *)command : "");
+		strbuf_addf(&title, "%s%s", label, *label ? ", " : "");
+		if (sqlite3_column_type(q, 6) != SQLITE_NULL && sqlite3_column_int64(q, 6) >= 0)
+			strbuf_addf(&title, "rank %lld, ", (long long)sqlite3_column_int64(q, 6));
+		strbuf_addf(&title, "pid %lld on %s: %.100s", (long long)sqlite3_column_int64(q, 1),
+			    host ? (const char *)host : "", command ? (const char *)command : "");
 		t->items = xrealloc(t->items, (t->count + 1) * sizeof(*t->items));
 		struct timeline_process *p = &t->items[t->count++];
 		memset(p, 0, sizeof(*p));
 		p->title = xstrdup(title.buf);
 		p->pid = sqlite3_column_int64(q, 1);
-		p->start = sqlite3_column_int64(q, 4);
-		p->span = (double)since(sqlite3_column_int64(q, 5), p->start);
+		p->rank = sqlite3_column_type(q, 6) == SQLITE_NULL ? -1 : sqlite3_column_int64(q, 6);
+		p->start = first;
+		p->span = (double)since(last, first);
 		p->slice = p->span / PX;
 		rc = read_process(db, path, sqlite3_column_int64(q, 0), p, err);
 	}
 	sqlite3_finalize(q);
 	strbuf_release(&title);
+	int ranks = 0;
+	for (size_t i = 0; i < t->count; i++)
+		ranks += t->items[i].rank >= 0;
+	if (rc == 0 && ranks > 1 && store_has_table(db, "gpuprof_mpi_call"))
+		rc = read_messages(db, path, t, err);
 	return rc;
+}
+
+/* The messages between the ranks drawn: a row per rank (its communication calls, as
+ * on its own picture) and a line per message from its send to the end of its receive,
+ * on the same axis as the processes' pictures. */
+static void draw_messages(const struct report_timelines *t, struct strbuf *out)
+{
+	const struct timeline_process *rows[64];
+	size_t count = 0;
+	for (size_t i = 0; i < t->count && count < 64; i++)
+		if (t->items[i].rank >= 0)
+			rows[count++] = &t->items[i];
+	if (count < 2 || !t->message_count)
+		return;
+	int64_t start = rows[0]->start;
+	double span = rows[0]->span, slice = rows[0]->slice, height = 2.0 * LANE * count + 30;
+	strbuf_addf(out, "<figure class=\"messages\" data-messages=\"%" PRId64 "\" "
+			 "data-shown=\"%zu\" data-window-start-ns=\"%" PRId64 "\" data-window-ns="
+			 "\"%.0f\"><figcaption>MPI messages: %s%zu of %" PRId64 ", each from its "
+			 "send to the end of its receive</figcaption><svg xmlns=\"http://www.w3.org/"
+			 "2000/svg\" width=\"%d\" height=\"%.0f\" viewBox=\"0 0 %d %.0f\" "
+			 "font-size=\"11\">\n", t->message_total, t->message_count, start, span,
+		    (int64_t)t->message_count < t->message_total ? "the receives that waited "
+		    "longest, " : "", t->message_count, t->message_total, LABEL + PX, height,
+		    LABEL + PX, height);
+	for (size_t i = 0; i < count; i++) {
+		double y = 2.0 * LANE * (double)i;
+		strbuf_addf(out, "<g class=\"mlane\" data-rank=\"%" PRId64 "\"><text x=\"0\" "
+				 "y=\"%.0f\">rank %" PRId64 "</text>", rows[i]->rank, y + LANE - 5,
+			    rows[i]->rank);
+		for (size_t k = 0; k < rows[i]->lane_count; k++)
+			if (rows[i]->lanes[k].kind == 3) { /* its (first) thread's MPI calls */
+				draw_lane(out, &rows[i]->lanes[k], y, slice, lane_kinds[3].colour);
+				break;
+			}
+		strbuf_addstr(out, "</g>\n");
+	}
+	for (size_t m = 0; m < t->message_count; m++) {
+		const struct timeline_message *x = &t->messages[m];
+		double from = -1, to = -1;
+		for (size_t i = 0; i < count; i++) {
+			if (rows[i]->rank == x->sender)
+				from = 2.0 * LANE * (double)i + (LANE - 3) / 2.0;
+			if (rows[i]->rank == x->receiver)
+				to = 2.0 * LANE * (double)i + (LANE - 3) / 2.0;
+		}
+		if (from < 0 || to < 0)
+			continue; /* a rank not drawn */
+		struct strbuf w = STRBUF_INIT;
+		units_duration(&w, (double)x->wait);
+		strbuf_addf(out, "<line class=\"message\" data-sender=\"%" PRId64 "\" "
+				 "data-receiver=\"%" PRId64 "\" data-sent-ns=\"%" PRId64 "\" "
+				 "data-received-ns=\"%" PRId64 "\" x1=\"%.2f\" y1=\"%.1f\" x2=\"%.2f\" "
+				 "y2=\"%.1f\" stroke=\"#2ca02c\" stroke-opacity=\"0.7\"><title>rank "
+				 "%" PRId64 " to rank %" PRId64 ": its receive waited %s</title></line>\n",
+			    x->sender, x->receiver, x->sent, x->received,
+			    LABEL + (double)since(x->sent, start) / slice, from,
+			    LABEL + (double)since(x->received, start) / slice, to, x->sender,
+			    x->receiver, w.buf);
+		strbuf_release(&w);
+	}
+	report_time_axis(out, LABEL, PX, 2.0 * LANE * (double)count + 4, span);
+	strbuf_addstr(out, "</svg></figure>\n");
 }
 
 void report_timeline_draw(const struct report_timelines *t, const struct finding *findings,
@@ -714,6 +838,7 @@ void report_timeline_draw(const struct report_timelines *t, const struct finding
 {
 	for (size_t i = 0; i < t->count; i++)
 		draw_process(&t->items[i], findings, finding_count, out);
+	draw_messages(t, out);
 }
 
 void report_timeline_release(struct report_timelines *t)
@@ -728,8 +853,8 @@ void report_timeline_release(struct report_timelines *t)
 		free(p->title);
 	}
 	free(t->items);
-	t->items = NULL;
-	t->count = 0;
+	free(t->messages);
+	memset(t, 0, sizeof(*t));
 }
 
 const char *report_range_label(sqlite3 *db, const char **join)

@@ -311,7 +311,17 @@ static int read_input(const char *path, int input, int inputs, struct report *r,
 						   lane_end };
 	size_t first_finding = r->findings.count;
 	struct error findings_err, timelines_err;
-	int findings = insight_check(db, path, &observer, &r->findings, &findings_err);
+	struct mpi_ranks ranks = { 0 };
+	int findings = insight_check_ranks(db, path, &observer, &r->findings, &ranks,
+					   &findings_err);
+	if (findings == 0 && ranks.rank_count) { /* the page's MPI tables, as summary's */
+		r->mpi = xrealloc(r->mpi, (r->mpi_count + 1) * sizeof(*r->mpi));
+		r->mpi_inputs = xrealloc(r->mpi_inputs, (r->mpi_count + 1) * sizeof(*r->mpi_inputs));
+		r->mpi[r->mpi_count] = ranks;
+		r->mpi_inputs[r->mpi_count++] = input; /* numbered as summary numbers them */
+	} else {
+		mpi_ranks_release(&ranks);
+	}
 	int rc = store_job_finish(&tables_job, err);
 	int timeline = store_job_finish(&timelines_job, &timelines_err);
 	if (rc == 0 && (findings || timeline)) { /* the first error in the order above */
@@ -371,6 +381,10 @@ int report_write(char *const *inputs, int count, const char *roofline, const cha
 	}
 	free(r.series);
 	findings_release(&r.findings);
+	for (size_t i = 0; i < r.mpi_count; i++)
+		mpi_ranks_release(&r.mpi[i]);
+	free(r.mpi);
+	free(r.mpi_inputs);
 	profile_release(&r.launches);
 	for (size_t i = 0; i < r.flame_count; i++) {
 		free(r.flames[i].title);

@@ -2,10 +2,10 @@
  * self-contained file, no script and nothing fetched from elsewhere, that stays small on
  * a large run because it shows aggregates, never rows: per device how busy it was along
  * the run, the top kernels, copies, API calls and marker ranges, gpuprof advise's
- * findings with their evidence, and where recorded the hot sampled functions and the
- * metric series, and for compute workloads their roofline. Each section is an element
- * with an id (overview, findings, kernels, copies, api, ranges, functions, metrics,
- * roofline) whose tables give the numbers as text. */
+ * findings with their evidence, and where recorded the hot sampled functions, the
+ * metric series and an MPI run's tables, and for compute workloads their roofline. Each
+ * section is an element with an id (overview, timeline, findings, mpi, kernels, copies,
+ * api, ranges, functions, metrics, roofline) whose tables give the numbers as text. */
 #ifndef GPUPROF_WRITER_REPORT_H
 #define GPUPROF_WRITER_REPORT_H
 

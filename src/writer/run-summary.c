@@ -665,8 +665,8 @@ static int print_summary(const struct printer *pr, struct summary *s, struct err
 	     processes_table(pr, s, err) || metrics_table(pr, s, err) ||
 	     hot_functions_table(pr, s, err) || launch_sites_table(pr, s, err);
 	struct mpi_summary_units units = mpi_summary_units_of(pr->units);
-	rc = rc || mpi_summary_tables(pr->format, &units, s->mpi, s->mpi_inputs, s->mpi_count,
-				      err) ||
+	rc = rc || mpi_summary_tables(stdout, pr->format, &units, s->mpi, s->mpi_inputs,
+				      s->mpi_count, err) ||
 	     findings_table(pr, s, err);
 	table_output_end(stdout, pr->format);
 	return rc;

@@ -207,3 +207,126 @@ def test_pytorch_model_through_pyopencl(tmp_path):
                        "module_path = 'Sequential.0'")[0]["n"]
     assert ranged == 50
     assert ranges.count(scale + " [Sequential.0]") == 50
+
+
+class MpiPage(HTMLParser):
+    """What the rendered page shows of an MPI run: each timeline figure's window and
+    caption, the messages figure, its lines and its rows' rectangles, the MPI tables."""
+
+    def __init__(self, dom):
+        super().__init__()
+        self.figures, self.messages, self.lines, self.rects = [], None, [], {}
+        self.tables, self.caption, self.rank, self.table, self.row, self.cell = {}, None, \
+            None, None, None, None
+        self.feed(dom)
+
+    def handle_starttag(self, tag, attrs):
+        a = dict(attrs)
+        if tag == "figure" and a.get("class") == "timeline":
+            self.figures.append([int(a["data-window-start-ns"]), float(a["data-window-ns"]), ""])
+        elif tag == "figure" and a.get("class") == "messages":
+            self.messages = a
+        elif tag == "figcaption":
+            self.caption = ""
+        elif tag == "line" and a.get("class") == "message":
+            self.lines.append(a)
+        elif tag == "g" and a.get("class") == "mlane":
+            self.rank = int(a["data-rank"])
+            self.rects[self.rank] = []
+        elif tag == "rect" and self.rank is not None:
+            self.rects[self.rank].append((int(a["x"]), int(a["width"])))
+        elif tag == "table" and a.get("data-table"):
+            self.table = a["data-table"]
+            self.tables[self.table] = []
+        elif tag == "tr" and self.table:
+            self.row = []
+        elif tag == "td" and self.row is not None:
+            self.cell = ""
+
+    def handle_endtag(self, tag):
+        if tag == "figcaption" and self.caption is not None:
+            if self.figures and self.messages is None:
+                self.figures[-1][2] = self.caption
+            self.caption = None
+        elif tag == "g":
+            self.rank = None
+        elif tag == "td" and self.cell is not None:
+            self.row.append(self.cell)
+            self.cell = None
+        elif tag == "tr" and self.row is not None:
+            if self.row:
+                self.tables[self.table].append(self.row)
+            self.row = None
+        elif tag == "table":
+            self.table = None
+
+    def handle_data(self, data):
+        if self.caption is not None:
+            self.caption += data
+        if self.cell is not None:
+            self.cell += data
+
+
+@NEEDS_CHROMIUM
+def test_an_mpi_run_merged_is_drawn_on_one_axis(tmp_path):
+    """61: four ranks (bench/make-ranks: exact times, an all-reduce per step that rank 3
+    reaches last, a ring exchange) merged: every rank's picture on the merged run's axis,
+    titled by its rank; the messages drawn from send to receive on that axis; the MPI
+    tables gpuprof summary prints, in the page."""
+    from conftest import BUILD, csv_table
+    ranks, steps, label, px = 4, 10, 210, 990
+    r = run([os.path.join(BUILD, "bench", "make-ranks"), str(tmp_path), str(ranks),
+             str(steps)], cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    dbs = []
+    for k in range(ranks):
+        c = run([GPUPROF, "convert", "-f", "sqlite", f"rank{k}.spool"], cwd=tmp_path)
+        assert c.returncode == 0, c.stderr
+        dbs.append(str(tmp_path / f"rank{k}_results.db"))
+    merged = str(tmp_path / "all.db")
+    assert run([GPUPROF, "merge", "-o", merged, *dbs], cwd=tmp_path).returncode == 0
+    page_path = tmp_path / "mpi.html"
+    r = run([GPUPROF, "report", "-o", str(page_path), merged], cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    page = MpiPage(chromium(page_path, tmp_path / "profile", "report-mpi-ranks.png"))
+    import sqlite3
+    with sqlite3.connect(merged) as db:
+        first, last = db.execute("SELECT MIN(start), MAX(end) FROM processes").fetchone()
+        ends = db.execute("SELECT sequence, rank, end FROM mpi_calls WHERE function = "
+                          "'MPI_Allreduce'").fetchall()
+        sends = sorted(db.execute("SELECT start FROM mpi_calls WHERE function = 'MPI_Send' "
+                                  "OR function = 'MPI_Isend'").fetchall())
+    # one axis: every picture from the first start to the last end, ranks in order
+    assert [f[:2] for f in page.figures] == [[first, float(last - first)]] * ranks
+    assert [f[2].split(",")[0] for f in page.figures] == [f"rank {k}" for k in range(ranks)]
+    slice_ns = (last - first) / px
+
+    def x(ns):
+        return label + (ns - first) / slice_ns
+
+    # each all-reduce ends at the same pixel on every rank, and there each rank's row of
+    # the messages' picture is drawn (its calls, on the common axis)
+    by_instance = {}
+    for sequence, rank, end in ends:
+        by_instance.setdefault(sequence, []).append((rank, end))
+    assert len(by_instance) == steps
+    for sequence, rows in by_instance.items():
+        pixels = {int(x(end) - 1e-9) for rank, end in rows}
+        assert len(pixels) == 1 and len(rows) == ranks, (sequence, rows)
+        (p,) = pixels
+        for rank, _ in rows:
+            assert any(rx <= p < rx + w for rx, w in page.rects[rank]), (sequence, rank, p)
+    # the messages: the ring, each from its send to the end of its receive
+    assert int(page.messages["data-messages"]) == ranks * steps == len(page.lines)
+    assert {(int(m["data-sender"]), int(m["data-receiver"])) for m in page.lines} == \
+        {(k, (k + 1) % ranks) for k in range(ranks)}
+    assert sorted(int(m["data-sent-ns"]) for m in page.lines) == [s for (s,) in sends]
+    for m in page.lines:
+        assert abs(float(m["x1"]) - x(int(m["data-sent-ns"]))) < 0.01, m
+        assert abs(float(m["x2"]) - x(int(m["data-received-ns"]))) < 0.01, m
+    # the MPI tables, as gpuprof summary gives them
+    s = run([GPUPROF, "summary", "--format", "csv", "-u", "msec", merged], cwd=tmp_path)
+    assert s.returncode == 0, s.stderr
+    for key, title in (("mpi_ranks", "# MPI RANKS"), ("mpi_collectives", "# MPI COLLECTIVES")):
+        expected = [list(row.values()) for row in csv_table(s.stdout, title)]
+        assert page.tables[key] == expected, (key, page.tables[key], expected)
