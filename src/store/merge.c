@@ -481,6 +481,63 @@ static int join_replay(sqlite3 *db, int index, const char *path, struct strbuf *
 	return rc;
 }
 
+/* The MPI ranks of the inputs (the processes that made MPI calls: a rank's children
+ * inherit its rank without making any): two recordings of one rank (not one recording
+ * met again: its host, pid and real start the same, merged once), or ranks recorded in
+ * jobs of different sizes, are not one run's. 0, or -1 with err naming the files. */
+static int check_ranks(char *const *inputs, int count, struct error *err)
+{
+	struct seen {
+		int64_t rank, size, pid, realtime;
+		char host[256];
+		int input;
+	} *seen = NULL;
+	size_t n = 0;
+	int rc = 0;
+	for (int i = 0; rc == 0 && i < count; i++) {
+		sqlite3 *db;
+		sqlite3_stmt *s;
+		if (store_open(inputs[i], &db, err)) {
+			rc = -1;
+			break;
+		}
+		if (store_has_table(db, "gpuprof_mpi_call") &&
+		    sqlite3_prepare_v2(db, "SELECT rank, COALESCE(size, -1), pid, realtime_start, "
+				       "COALESCE(hostname, '') FROM gpuprof_process WHERE rank >= 0 "
+				       "AND id IN (SELECT DISTINCT process_id FROM gpuprof_mpi_call)",
+				       -1, &s, NULL) == SQLITE_OK) {
+			while (rc == 0 && sqlite3_step(s) == SQLITE_ROW) {
+				struct seen one = { sqlite3_column_int64(s, 0), sqlite3_column_int64(s, 1),
+						    sqlite3_column_int64(s, 2), sqlite3_column_int64(s, 3),
+						    "", i };
+				snprintf(one.host, sizeof(one.host), "%s", sqlite3_column_text(s, 4));
+				int64_t rank = one.rank, size = one.size;
+				for (size_t k = 0; rc == 0 && k < n; k++) {
+					int again = seen[k].pid == one.pid &&
+						    seen[k].realtime == one.realtime &&
+						    !strcmp(seen[k].host, one.host);
+					if (seen[k].input != i && seen[k].rank == rank && !again)
+						rc = error_set(err, "'%s' and '%s' both hold the MPI calls of "
+							       "rank %lld: the ranks of one run are merged, "
+							       "each once", inputs[seen[k].input], inputs[i],
+							       (long long)rank);
+					else if (seen[k].size > 0 && size > 0 && seen[k].size != size)
+						rc = error_set(err, "'%s' was recorded in a job of %lld ranks "
+							       "and '%s' in one of %lld: not one run's",
+							       inputs[seen[k].input], (long long)seen[k].size,
+							       inputs[i], (long long)size);
+				}
+				seen = xrealloc(seen, (n + 1) * sizeof(*seen));
+				seen[n++] = one;
+			}
+			sqlite3_finalize(s);
+		}
+		sqlite3_close(db);
+	}
+	free(seen);
+	return rc;
+}
+
 int store_merge(char *const *inputs, int count, char *const *replays, int replay_count,
 		const char *db_path, struct strbuf *warnings, int *left_out, struct error *err)
 {
@@ -501,6 +558,8 @@ int store_merge(char *const *inputs, int count, char *const *replays, int replay
 			return -1;
 		sqlite3_close(check);
 	}
+	if (check_ranks(inputs, count, err))
+		return -1;
 	struct strbuf temporary = STRBUF_INIT, sql = STRBUF_INIT;
 	strbuf_addf(&temporary, "%s.partial", db_path);
 	unlink(temporary.buf);

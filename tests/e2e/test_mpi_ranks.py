@@ -31,6 +31,31 @@ def test_waits_straggler_and_clocks_of_130_ranks(tmp_path):
     m = run([GPUPROF, "merge", "-o", merged,
              *[str(tmp_path / f"rank{k}_results.db") for k in range(RANKS)]], cwd=tmp_path)
     assert m.returncode == 0, m.stderr
+    # 61: two recordings of one rank (another run's: another pid), or ranks of jobs of
+    # different sizes, are not one run; one recording given twice is merged once
+    import shutil
+    again = tmp_path / "again.db"
+    shutil.copy(tmp_path / "rank0_results.db", again)
+    with sqlite3.connect(again) as db:
+        db.execute("UPDATE gpuprof_process SET pid = pid + 1")
+    twice = run([GPUPROF, "merge", "-o", str(tmp_path / "twice.db"),
+                 *[str(tmp_path / f"rank{k}_results.db") for k in (0, 1)], str(again)],
+                cwd=tmp_path)
+    assert twice.returncode != 0 and (
+        f"'{tmp_path}/rank0_results.db' and '{again}' both hold the MPI calls of rank 0") \
+        in twice.stderr, twice.stderr
+    same = run([GPUPROF, "merge", "-o", str(tmp_path / "same.db"),
+                *[str(tmp_path / f"rank{k}_results.db") for k in (0, 1, 0)]], cwd=tmp_path)
+    assert same.returncode == 0, same.stderr
+    other = tmp_path / "other.db"
+    shutil.copy(tmp_path / "rank1_results.db", other)
+    with sqlite3.connect(other) as db:
+        db.execute("UPDATE gpuprof_process SET size = 2")
+    sizes = run([GPUPROF, "merge", "-o", str(tmp_path / "sizes.db"),
+                 str(tmp_path / "rank0_results.db"), str(other)], cwd=tmp_path)
+    assert sizes.returncode != 0 and f"in a job of {RANKS} ranks and '{other}' in one of 2" \
+        in sizes.stderr, sizes.stderr
+    assert not (tmp_path / "twice.db").exists() and not (tmp_path / "sizes.db").exists()
     with sqlite3.connect(merged) as db:
         starts = db.execute("SELECT rank, sequence, start FROM mpi_calls WHERE function = "
                             "'MPI_Allreduce'").fetchall()
