@@ -1,6 +1,7 @@
 /* Tables printed for people and for scripts (summary, query): text with aligned
- * columns, CSV, Markdown or JSON; and HTML, for the report's page. Rows are given cell by cell; text keeps them until
- * the table ends (to align the columns), the other formats stream them. */
+ * columns, CSV, Markdown or JSON; and HTML, for the report's page. Rows are given cell
+ * by cell; text keeps them until the table ends (to align the columns), the other
+ * formats stream them. */
 #ifndef GPUPROF_UTIL_TABLE_H
 #define GPUPROF_UTIL_TABLE_H
 

@@ -2,8 +2,9 @@
  * longest idle gaps marked), per queue or stream (kernels and copies), per thread (its API
  * calls, and its marker and PyTorch operator ranges beneath, nested), on one time axis
  * for the processes of a database (from the first's start to the last's end: a merged
- * run's ranks side by side, labelled by rank). Drawn at the picture's resolution (each lane's time covered
- * per pixel), so its size does not grow with the events. */
+ * run's ranks side by side, labelled by rank), and an MPI run's messages between its
+ * ranks. Drawn at the picture's resolution (each lane's time covered per pixel), so its
+ * size does not grow with the events. */
 #ifndef GPUPROF_WRITER_REPORT_TIMELINE_H
 #define GPUPROF_WRITER_REPORT_TIMELINE_H
 
