@@ -11,7 +11,7 @@
  *                  levels, as PyTorch operators' are) and thirty() outside any
  *   split fork     fork()s a child (no exec) that spins 0.3 s and exits 3; the parent
  *                  spins 0.3 s in main_spin_short(), waits, and exits with the child's
- *                  status
+ *                  status; prints the user seconds of the parent's spin and the child's
  *   split wait     starts a thread that spins in waited_for() for 0.8 s of CPU time and
  *                  waits for it in pthread_join(), called from wait_for_worker(); then
  *                  sleeps 0.3 s in nanosleep(); prints the wall seconds of each wait and
@@ -260,10 +260,16 @@ int main(int argc, char **argv)
 			spin_for(0.3);
 			_exit(3);
 		}
+		double before = user_seconds();
 		main_spin_short();
+		double spun = user_seconds() - before;
 		int status = 0;
-		waitpid(child, &status, 0);
-		printf("split: child exited %d\n", WEXITSTATUS(status));
+		struct rusage used;
+		memset(&used, 0, sizeof(used));
+		wait4(child, &status, 0, &used);
+		printf("split: child exited %d; user seconds: parent's spin %.3f, child %.3f\n",
+		       WEXITSTATUS(status), spun,
+		       (double)used.ru_utime.tv_sec + (double)used.ru_utime.tv_usec / 1e6);
 		return WEXITSTATUS(status);
 	}
 	if (argc == 2 && !strcmp(argv[1], "late")) {
