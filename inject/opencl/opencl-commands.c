@@ -149,6 +149,7 @@ static struct device_info *device_lookup(cl_device_id device)
 }
 
 static _Atomic uint32_t chunk_count; /* chunks in the commands' pool (below) */
+static _Atomic int queue_made;       /* the program made a queue: commands may follow */
 
 struct queue_info *queue_register(cl_command_queue queue, cl_device_id device,
 					 cl_command_queue_properties app_properties,
@@ -183,7 +184,7 @@ struct queue_info *queue_register(cl_command_queue queue, cl_device_id device,
 		.properties = app_properties,
 	};
 	recorder_emit_metadata(&record);
-	if (!atomic_load(&chunk_count))
+	if (!atomic_exchange(&queue_made, 1))
 		recorder_wake(); /* the slots of its commands made on the writer's thread */
 	return info;
 }
@@ -326,7 +327,7 @@ static int pool_grow(void)
 static void pool_top_up(void)
 {
 	uint32_t chunks = atomic_load(&chunk_count);
-	if (chunks == PENDING_CHUNKS ||
+	if (!atomic_load(&queue_made) || chunks == PENDING_CHUNKS ||
 	    (uint64_t)chunks * PENDING_CHUNK >= (uint64_t)atomic_load(&in_flight) + PENDING_CHUNK / 2)
 		return;
 	pthread_mutex_lock(&pool_lock);

@@ -190,13 +190,11 @@ static void name_thread(struct target *t, uint32_t tid)
 
 /* ---- threads off the CPU (--sampling-realtime: core/off-cpu.h) ---------------------------- */
 
-/* A waiting thread's sample, into its process's spool (arg: the pid, as the targets move
- * when one is added). */
+/* A waiting thread's sample, into its process's spool (arg: the target's index, as the
+ * targets move when one is added and a pid may be reused). */
 static void put_waiting(void *arg, const void *record)
 {
-	struct target *t = target_of((int)(intptr_t)arg);
-	if (!t)
-		return;
+	struct target *t = &targets[(size_t)(uintptr_t)arg];
 	name_thread(t, ((const struct record_sample *)record)->tid);
 	dump_put(&t->out, record);
 	t->samples++;
@@ -215,10 +213,41 @@ static void sample_waiting(const struct job *j, uint64_t tick, uint64_t missed, 
 			t->off_cpu->pid = t->pid;
 			t->off_cpu->stack_bytes = j->sample_stack;
 			t->off_cpu->emit = put_waiting;
-			t->off_cpu->arg = (void *)(intptr_t)t->pid;
+			t->off_cpu->arg = (void *)(uintptr_t)i;
 		}
 		off_cpu_sample_threads(t->off_cpu, tick, missed, period);
 	}
+}
+
+/* Says once why the waiting threads of a process cannot be sampled: its threads' system
+ * call files and memory are closed to gpuprof (Yama's ptrace_scope, another user). */
+static void check_waiting_readable(int pid)
+{
+	char path[64], text[256];
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/syscall", pid, pid);
+	if (proc_read(path, text, sizeof(text)) > 0 || (errno != EPERM && errno != EACCES))
+		return;
+	char scope[16] = "";
+	proc_read("/proc/sys/kernel/yama/ptrace_scope", scope, sizeof(scope));
+	warn("sys: --sampling-realtime: the threads of process %d that wait cannot be read: %s "
+	     "(%s): its threads are sampled on their CPU time only", pid, strerror(errno),
+	     scope[0] && scope[0] != '0' ? "Yama's ptrace_scope is not 0: set "
+	     "/proc/sys/kernel/yama/ptrace_scope to 0, or run gpuprof with CAP_SYS_PTRACE"
+	     : "run gpuprof as the process's user, or with CAP_SYS_PTRACE");
+}
+
+/* The processes started since the last look, for those that only wait (a process that
+ * runs is found by its first sample on the CPU). */
+static void add_started(const struct job *j, const char *directory, int pid, uint64_t now)
+{
+	pid_t *pids = xcalloc(1, sizeof(*pids));
+	size_t count = 1;
+	pids[0] = (pid_t)pid;
+	proc_descendants((pid_t)pid, &pids, &count);
+	for (size_t i = 1; i < count; i++)
+		if (!target_of(pids[i]))
+			add_target(pids[i], j, directory, now);
+	free(pids);
 }
 
 /* ---- Python ------------------------------------------------------------------------------ */
@@ -543,6 +572,8 @@ int attach_run(struct job *j, const char *directory, const char *pid_text,
 	if (j->sample_freq)
 		for (size_t i = 0; i < process_count; i++)
 			check_python_readable(pids[i]);
+	if (j->sample_realtime)
+		check_waiting_readable((int)pid);
 	free(pids);
 	struct strbuf manifest = STRBUF_INIT, metrics_base = STRBUF_INIT;
 	const char *tmp = getenv("TMPDIR");
@@ -591,15 +622,14 @@ int attach_run(struct job *j, const char *directory, const char *pid_text,
 				if (!targets[i].ended)
 					sample_python(&targets[i], now, period, &python);
 		if (j->sample_realtime && now >= next_wait) {
-			/* late by a period or more: this tick is the last that passed, and those
-			 * from next_wait on are made up for the threads that waited through */
-			uint64_t at = now >= next_wait + period
-				      ? next_wait + (now - next_wait) / period * period : next_wait;
+			uint64_t at = off_cpu_tick(next_wait, now, period);
 			sample_waiting(j, at, next_wait, period);
 			next_wait = at + period;
 		}
 		if (now >= next_drain) {
 			drain(j, directory, now);
+			if (j->sample_realtime)
+				add_started(j, directory, (int)pid, now);
 			for (size_t i = 0; i < target_count; i++) {
 				struct target *t = &targets[i];
 				if (t->ended)

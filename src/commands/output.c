@@ -204,8 +204,8 @@ static int write_otf2(const char *db_path, const char *prefix, struct strbuf *wr
 	if (rc == 0 && store_open(db_path, &db, NULL) == 0) {
 		if (store_has_table(db, "gpuprof_mpi_call") &&
 		    sqlite3_prepare_v2(db, "SELECT COUNT(*), MAX(rank), MAX(size) FROM "
-				       "gpuprof_process WHERE id IN (SELECT DISTINCT process_id "
-				       "FROM gpuprof_mpi_call)", -1, &s, NULL) == SQLITE_OK &&
+				       "gpuprof_process WHERE id IN " STORE_MPI_PROCESSES, -1, &s,
+				       NULL) == SQLITE_OK &&
 		    sqlite3_step(s) == SQLITE_ROW && sqlite3_column_int64(s, 0) == 1 &&
 		    sqlite3_column_int64(s, 2) > 1)
 			fprintf(stderr, "gpuprof: %s_otf2: rank %lld of a job of %lld ranks alone: "

@@ -53,6 +53,14 @@ struct off_cpu {
 	} waiting;
 };
 
+/* The tick to sample at when the ticker wakes at `now`, its next tick due at `next`:
+ * `next`, or when late by a period or more the last tick that passed (those from `next`
+ * on are then made up for the threads that waited through: the `missed` below). */
+static inline uint64_t off_cpu_tick(uint64_t next, uint64_t now, uint64_t period)
+{
+	return now >= next + period ? next + (now - next) / period * period : next;
+}
+
 /* Samples every thread of o->pid that waits, at tick (trace clock, ns), and at each tick
  * from `missed` (the first tick the caller did not make) up to tick for a thread that
  * waited there all along; a thread that waited for a CPU gets one sample per period of

@@ -321,11 +321,14 @@ static uint64_t find_threads(struct process *p, uint64_t threads, struct process
 	}
 	closedir(d);
 	qsort(seen, count, sizeof(*seen), by_tid);
-	/* a thread of the last look that this one did not see ended: its counts stay */
+	/* a thread of the last look that this one did not see ended: its counts stay; one
+	 * seen with fewer switches than then ended too, its tid taken by a new thread */
 	for (size_t k = 0, j = 0; k < p->task_count; k++) {
 		while (j < count && seen[j].tid < p->tasks[k].tid)
 			j++;
-		if (j == count || seen[j].tid != p->tasks[k].tid) {
+		if (j == count || seen[j].tid != p->tasks[k].tid ||
+		    seen[j].voluntary < p->tasks[k].voluntary ||
+		    seen[j].involuntary < p->tasks[k].involuntary) {
 			p->ended_voluntary += p->tasks[k].voluntary;
 			p->ended_involuntary += p->tasks[k].involuntary;
 		}

@@ -53,8 +53,7 @@ static int check_recording(sqlite3 *db, const char *path, int64_t window[2], str
 	sqlite3_stmt *s;
 	if (store_prepare(db, "SELECT COUNT(*), MIN(rank), MAX(rank), MIN(size), "
 			  "MIN(realtime_start), MAX(realtime_start + COALESCE(end, start) - start) "
-			  "FROM gpuprof_process WHERE id IN (SELECT DISTINCT process_id FROM "
-			  "gpuprof_mpi_call)", &s, err))
+			  "FROM gpuprof_process WHERE id IN " STORE_MPI_PROCESSES, &s, err))
 		return -1;
 	int rc = 0;
 	if (sqlite3_step(s) != SQLITE_ROW) {

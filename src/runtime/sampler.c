@@ -16,7 +16,6 @@
  * processes it forks, which start their own recorder; remove_on_exec: an exec()ed image
  * starts its own); the kernel refuses to map the ring of an inherited event that is not
  * bound to a CPU. */
-#include <dirent.h>
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -31,7 +30,6 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
-#include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -388,7 +386,7 @@ static void *ticker_main(void *arg)
 		/* late by a period or more: this tick is the last that passed, and the ones
 		 * before it from `missed` are made up for the threads that waited through */
 		uint64_t missed = next, now = clock_now_ns();
-		uint64_t tick = now >= next + period ? next + (now - next) / period * period : next;
+		uint64_t tick = off_cpu_tick(next, now, period);
 		next = tick + period;
 		if (sample_realtime) {
 			off_cpu.pid = getpid(); /* a child of fork() samples itself */

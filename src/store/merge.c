@@ -504,7 +504,7 @@ static int check_ranks(char *const *inputs, int count, struct error *err)
 		if (store_has_table(db, "gpuprof_mpi_call") &&
 		    sqlite3_prepare_v2(db, "SELECT rank, COALESCE(size, -1), pid, realtime_start, "
 				       "COALESCE(hostname, '') FROM gpuprof_process WHERE rank >= 0 "
-				       "AND id IN (SELECT DISTINCT process_id FROM gpuprof_mpi_call)",
+				       "AND id IN " STORE_MPI_PROCESSES,
 				       -1, &s, NULL) == SQLITE_OK) {
 			while (rc == 0 && sqlite3_step(s) == SQLITE_ROW) {
 				struct seen one = { sqlite3_column_int64(s, 0), sqlite3_column_int64(s, 1),

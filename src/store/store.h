@@ -28,6 +28,11 @@ int store_write(const struct recording *rec, const char *spool_path, const char 
 #define STORE_RECORDING_KEY(t) \
 	"quote(" t ".hostname) || ' ' || quote(" t ".pid) || ' ' || quote(" t ".realtime_start)"
 
+/* The processes that are an MPI job's ranks, as an SQL subquery: those that made MPI
+ * calls (gpuprof_mpi_call: check it exists). A rank's child processes inherit its rank
+ * from the launcher's environment without making any, and are not ranks. */
+#define STORE_MPI_PROCESSES "(SELECT DISTINCT process_id FROM gpuprof_mpi_call)"
+
 /* Joins databases into one at db_path (written beside it, renamed into place when
  * complete): process and string ids renumbered, every row kept with its process (host,
  * pid, rank), times moved onto the timeline of the first input's host (processes of one

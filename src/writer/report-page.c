@@ -344,7 +344,7 @@ static void mpi_section(FILE *out, const struct report *r)
 		     "that arrived last; the receives that waited for a late sender. Times in "
 		     "ms.</p>\n");
 	struct mpi_summary_units units = mpi_summary_units_of("msec");
-	struct error err;
+	struct error err; /* a failed write is the page's: report_write checks its stream */
 	mpi_summary_tables(out, TABLE_HTML, &units, r->mpi, r->mpi_inputs, r->mpi_count, &err);
 	fprintf(out, "</section>\n");
 }

@@ -718,9 +718,16 @@ static int read_messages(sqlite3 *db, const char *path, struct report_timelines 
 	return rc;
 }
 
-/* The processes drawn: an MPI run's by rank, the others in the database's order. */
-#define DRAWN "SELECT id, pid, hostname, command, start, end, rank FROM processes WHERE " \
-	"end > start ORDER BY COALESCE(rank, -1) < 0, rank, id LIMIT " MAX_PROCESSES
+/* The processes drawn: an MPI run's ranks by rank (only the processes that made MPI
+ * calls are ranks: a rank's children inherit its rank), the others after them in the
+ * database's order. */
+static void drawn_sql(sqlite3 *db, struct strbuf *sql)
+{
+	strbuf_addf(sql, "SELECT id, pid, hostname, command, start, end, %s AS mpi_rank FROM "
+			 "processes WHERE end > start ORDER BY COALESCE(mpi_rank, -1) < 0, mpi_rank, "
+			 "id LIMIT " MAX_PROCESSES, store_has_table(db, "gpuprof_mpi_call")
+		    ? "CASE WHEN rank >= 0 AND id IN " STORE_MPI_PROCESSES " THEN rank END" : "NULL");
+}
 
 int report_timeline_read(sqlite3 *db, const char *path, const char *label,
 			 struct report_timelines *t, struct error *err)
@@ -729,17 +736,25 @@ int report_timeline_read(sqlite3 *db, const char *path, const char *label,
 	 * each host placed by its clock exchanges), so the same instant is at the same x
 	 * in every picture */
 	sqlite3_stmt *q;
-	if (store_prepare(db, "SELECT MIN(start), MAX(end) FROM (" DRAWN ")", &q, err))
+	struct strbuf drawn = STRBUF_INIT, window = STRBUF_INIT;
+	drawn_sql(db, &drawn);
+	strbuf_addf(&window, "SELECT MIN(start), MAX(end) FROM (%s)", drawn.buf);
+	int rc = store_prepare(db, window.buf, &q, err);
+	strbuf_release(&window);
+	if (rc) {
+		strbuf_release(&drawn);
 		return -1;
+	}
 	int64_t first = 0, last = 0;
 	if (sqlite3_step(q) == SQLITE_ROW) {
 		first = sqlite3_column_int64(q, 0);
 		last = sqlite3_column_int64(q, 1);
 	}
 	sqlite3_finalize(q);
-	if (store_prepare(db, DRAWN, &q, err))
+	rc = store_prepare(db, drawn.buf, &q, err);
+	strbuf_release(&drawn);
+	if (rc)
 		return -1;
-	int rc = 0;
 	struct strbuf title = STRBUF_INIT;
 	while (rc == 0 && sqlite3_step(q) == SQLITE_ROW) {
 		strbuf_reset(&title);
@@ -762,10 +777,10 @@ int report_timeline_read(sqlite3 *db, const char *path, const char *label,
 	}
 	sqlite3_finalize(q);
 	strbuf_release(&title);
-	int ranks = 0;
+	int ranks = 0; /* each rank's process is drawn once */
 	for (size_t i = 0; i < t->count; i++)
 		ranks += t->items[i].rank >= 0;
-	if (rc == 0 && ranks > 1 && store_has_table(db, "gpuprof_mpi_call"))
+	if (rc == 0 && ranks > 1)
 		rc = read_messages(db, path, t, err);
 	return rc;
 }

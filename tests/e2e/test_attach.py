@@ -131,6 +131,19 @@ def test_wall_clock_sampling_from_outside(tmp_path, attached):
     waits = sum(n for frames, n in stacks if frames[-1] == "[off-CPU: read]")
     assert waits >= 0.9 * main, stacks
     assert samples_in(stacks, "seventy") + samples_in(stacks, "thirty") > 0
+    # a process started meanwhile that only waits (a sleep) is found and sampled too
+    (tmp_path / "later").mkdir()
+    s = start_sys(tmp_path / "later", attached.pid, "--sampling-realtime", *NO_METRICS)
+    assert command(attached, "exec /bin/sleep 0.6") == "exec 0\n"
+    s.send_signal(signal.SIGINT)
+    _, err = s.communicate(timeout=60)
+    assert s.returncode == 0, err
+    found = {o.pid: o for o in outputs(str(tmp_path / "later" / "out"))}
+    slept = [o for pid, o in found.items() if pid != attached.pid]
+    assert len(slept) == 1, sorted(found)  # the child, whatever image it was first seen in
+    in_sleep = sum(n for frames, n in folded(slept[0])
+                   if frames[-1] == "[off-CPU: clock_nanosleep]")
+    assert in_sleep >= 0.5 * RATE * 0.6, folded(slept[0])
     finish(attached)
 
 
@@ -150,7 +163,8 @@ PID_REFUSED = {
     "--marker-trace": [], "--torch-trace": [], "--mpi-trace": [], "--nccl-trace": [],
     "--rccl-trace": [], "--runtime-trace": [], "--sys-trace": [], "--launch-stacks": [],
     "--launch-stack-size": ["8K"], "--pmc": ["sm__cycles_elapsed.avg"],
-    "--pmc-set": ["roofline"], "--pmc-multiplex": [], "--hip-trace": [], "--hsa-trace": [],
+    "--pmc-set": ["roofline"], "--pmc-multiplex": ["kernel"], "--hip-trace": [],
+    "--hsa-trace": [],
     "--roctx-trace": [], "--pc-sampling-beta-enabled": [],
     "--pc-sampling-method": ["stochastic"], "--pc-sampling-unit": ["cycles"],
     "--pc-sampling-interval": ["10"], "--selected-regions": [],
