@@ -129,6 +129,11 @@ TARGETS += $(CATALOG)
 INJECT_LDLIBS := -L$(LIBDIR) -lgpuprof-recorder -Wl,-rpath,'$$ORIGIN'
 
 UNIT_TESTS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(wildcard tests/unit/test-*.c))
+# the Python layouts checked against pyenv's 3.12 and 3.13 too, where installed (their
+# headers include the internal ones)
+PYENV_VERSIONS := $(shell pyenv root 2>/dev/null || echo $(HOME)/.pyenv)/versions
+PYENV_PYTHON_TESTS := $(foreach v,3.12 3.13,$(if $(wildcard $(PYENV_VERSIONS)/$(v).*/include/python$(v)/internal/pycore_frame.h),$(BUILD)/tests/test-python-$(v)))
+UNIT_TESTS += $(PYENV_PYTHON_TESTS)
 ifneq ($(HAVE_CUDA),yes)
 UNIT_TESTS := $(filter-out $(BUILD)/tests/test-cupti,$(UNIT_TESTS))
 endif
@@ -380,6 +385,10 @@ HAVE_PYTHON_HEADERS := $(call have,$(HASH)define Py_BUILD_CORE 1\n$(HASH)include
 $(BUILD)/tests/test-python: tests/unit/test-python.c src/core/python-layouts.h
 	@mkdir -p $(dir $@)
 	$(CC) -std=gnu11 $(CFLAGS) -Wall -Wextra $(if $(filter yes,$(HAVE_PYTHON_HEADERS)),-DPYTHON_HEADERS $(PYTHON_INCLUDES)) $< -o $@
+# and against pyenv's 3.12 and 3.13 (PYENV_PYTHON_TESTS, above)
+$(BUILD)/tests/test-python-%: tests/unit/test-python.c src/core/python-layouts.h
+	@mkdir -p $(dir $@)
+	$(CC) -std=gnu11 $(CFLAGS) -Wall -Wextra -DPYTHON_HEADERS -I$(firstword $(wildcard $(PYENV_VERSIONS)/$*.*/include/python$*)) $< -o $@
 
 $(BUILD)/tests/test-cupti: tests/unit/test-cupti.c $(call obj,inject/cuda/translate.c inject/cuda/nvidia-proc.c src/core/record.c)
 	@mkdir -p $(dir $@)

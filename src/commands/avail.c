@@ -132,8 +132,8 @@ static void print_sampling(void)
 	else
 		printf("  yes wall clock (--sampling-realtime): threads off the CPU from "
 		       "/proc/PID/task/TID/syscall\n");
-	printf("  Python functions: CPython 3.11 from its frames, read at every tick; 3.12 and later "
-	       "from their perf map (PYTHONPERFSUPPORT=1)\n");
+	printf("  Python functions: CPython 3.11, 3.12 and 3.13 from their frames, read at every "
+	       "tick; code a JIT compiler names in a perf map from that map\n");
 #if defined(__x86_64__)
 	printf("  yes launch call stacks (--launch-stacks): each kernel launch and copy's thread, "
 	       "copied by the thread itself (OpenCL; CUDA through CUPTI's callback), with its Python "

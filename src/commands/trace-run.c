@@ -669,20 +669,9 @@ int trace_job_run(struct job *j, const char *directory, char **command)
 		set_env_number("GPUPROF_LAUNCH_STACKS", j->launch_stacks);
 	else
 		unsetenv("GPUPROF_LAUNCH_STACKS");
-	/* CPython 3.12 and later name their functions in /tmp/perf-PID.map when asked to,
-	 * which call stacks need (samples, launch stacks); a user's own setting is kept, and
-	 * so is the map then */
-	static int user_perf_support = -1;
-	if (user_perf_support < 0)
-		user_perf_support = getenv("PYTHONPERFSUPPORT") != NULL;
-	if (!user_perf_support && (j->sample_freq || j->launch_stacks)) {
-		setenv("PYTHONPERFSUPPORT", "1", 1);
-		setenv("GPUPROF_PERF_MAP_OWNED", "1", 1);
-	} else {
-		if (!user_perf_support)
-			unsetenv("PYTHONPERFSUPPORT");
-		unsetenv("GPUPROF_PERF_MAP_OWNED");
-	}
+	/* CPython's frames are read from its memory (3.11 to 3.13): its perf trampoline is
+	 * never turned on; a perf map the program writes itself (a JIT compiler, a user's
+	 * PYTHONPERFSUPPORT) is read as it is */
 	/* metrics join the spools: every process has one, whatever it uses */
 	if (j->metrics.host || j->metrics.device)
 		setenv("GPUPROF_RECORD_AT_START", "1", 1);

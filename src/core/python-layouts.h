@@ -1,6 +1,7 @@
 /* Where CPython keeps what gpuprof reads of a running interpreter (core/python-read.c),
- * per version: offsets into its structures, from its headers (with Py_BUILD_CORE). tests/unit/test-python.c
- * checks the entry of the installed version against its headers. */
+ * per version: offsets into its structures, from its headers (with Py_BUILD_CORE):
+ * 3.11 (Debian's), 3.12 and 3.13 (pyenv's 3.12.1 and 3.13.0, built with the GIL).
+ * tests/unit/test-python.c checks the entry of each version whose headers it finds. */
 #ifndef GPUPROF_CORE_PYTHON_LAYOUTS_H
 #define GPUPROF_CORE_PYTHON_LAYOUTS_H
 
@@ -20,12 +21,25 @@ struct python_layout {
 	unsigned code_linetable, code_instructions; /* PyCodeObject: co_linetable,
 						     * co_code_adaptive */
 	unsigned runtime_gil_holder, runtime_gil_locked; /* _PyRuntimeState:
-							  * ceval.gil.last_holder, .locked */
+							  * ceval.gil.last_holder, .locked; from
+							  * 3.12 the same in the interpreter's GIL */
+	/* 3.12 and later: an evaluation loop's entry is a shim frame of its own, owned by
+	 * the C stack (_PyInterpreterFrame: owner == FRAME_OWNED_BY_CSTACK), not a flag of
+	 * the frame it runs (frame_entry); 0: 3.11's flag */
+	unsigned frame_owner, owner_cstack;
+	unsigned thread_frame_direct; /* 3.13: thread_cframe is PyThreadState's current_frame
+				       * itself (no _PyCFrame) */
+	unsigned interpreter_gil;     /* 3.12: PyInterpreterState's ceval.gil, a pointer to
+				       * the GIL (0: the GIL is in _PyRuntimeState) */
 };
 
 static const struct python_layout python_layouts[] = {
 	{ 0x030b, 40, 0, 16, 8, 160, 56, 8, 32, 48, 68, 112, 128, 72, 48, 48, 72, 56, 136, 184,
-	  368, 376 },
+	  368, 376, 0, 0, 0, 0 },
+	{ 0x030c, 40, 0, 72, 8, 144, 56, 0, 0, 8, 0, 112, 128, 68, 48, 40, 56, 56, 136, 192,
+	  8, 16, 70, 3, 0, 384 },
+	{ 0x030d, 632, 7264, 7344, 8, 160, 72, 0, 0, 8, 0, 112, 128, 68, 48, 40, 56, 56, 136,
+	  200, 8, 16, 70, 3, 1, 16 },
 };
 
 #endif

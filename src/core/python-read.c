@@ -31,7 +31,7 @@ static int layout_fits(const struct python_layout *l)
 	       l->thread_cframe + 8 <= THREAD_HEAD && l->thread_native_id + 8 <= THREAD_HEAD &&
 	       l->frame_code + 8 <= FRAME_HEAD && l->frame_previous + 8 <= FRAME_HEAD &&
 	       l->frame_entry + 1 <= FRAME_HEAD && l->frame_instruction + 8 <= FRAME_HEAD &&
-	       l->code_linetable + 8 <= CODE_HEAD;
+	       l->frame_owner + 1 <= FRAME_HEAD && l->code_linetable + 8 <= CODE_HEAD;
 }
 
 /* A str object as UTF-8 into out (cut to fit); 0, or -1 when it is no str. */
@@ -207,11 +207,15 @@ static uint32_t running_line(struct python_reader *r, uint64_t code, uint64_t ta
 }
 
 
-/* Where thread's frames begin now: its C frame and that one's current frame. */
+/* Where thread's frames begin now: its C frame and that one's current frame (3.13: the
+ * thread's own current frame). */
 static int current_frame(struct python_reader *r, uint64_t thread, uint64_t *frame)
 {
 	uint64_t cframe = python_peek_pointer(r, thread + r->layout->thread_cframe);
-	*frame = cframe ? python_peek_pointer(r, cframe + r->layout->cframe_current) : 0;
+	if (r->layout->thread_frame_direct)
+		*frame = cframe;
+	else
+		*frame = cframe ? python_peek_pointer(r, cframe + r->layout->cframe_current) : 0;
 	return *frame ? 0 : -1;
 }
 
@@ -242,15 +246,23 @@ static int walk_frames(struct python_reader *r, uint64_t frame, struct python_ra
 	const struct python_layout *layout = r->layout;
 	uint64_t from = 1, to = 0; /* the bytes in r->page: none */
 	int count = 0;
-	while (frame && count < PYTHON_STACK_MAX) {
+	for (int steps = 0; frame && count < PYTHON_STACK_MAX && steps < 2 * PYTHON_STACK_MAX;
+	     steps++) {
 		const unsigned char *f = frame_head(r, frame, &from, &to);
 		if (!f)
 			break;
+		memcpy(&frame, f + layout->frame_previous, 8);
+		if (layout->owner_cstack && f[layout->frame_owner] == layout->owner_cstack) {
+			/* 3.12's shim of an evaluation loop's entry: the frame before it (an
+			 * inner one) is the first that loop ran */
+			if (count)
+				raw[count - 1].entry = 1;
+			continue;
+		}
 		memcpy(&raw[count].code, f + layout->frame_code, 8);
 		memcpy(&raw[count].instruction, f + layout->frame_instruction, 8);
-		raw[count].entry = f[layout->frame_entry] != 0;
+		raw[count].entry = !layout->owner_cstack && f[layout->frame_entry] != 0;
 		count++;
-		memcpy(&frame, f + layout->frame_previous, 8);
 	}
 	return count;
 }
@@ -309,11 +321,29 @@ int python_thread_frames(struct python_reader *r, uint64_t thread, struct python
 
 uint64_t python_gil_holder(struct python_reader *r)
 {
+	/* 3.11: in the runtime; from 3.12, the main interpreter's (the first made, the last
+	 * of the list), whose GIL the others share unless made with one of their own */
+	uint64_t gil = r->runtime;
+	if (r->layout->interpreter_gil) {
+		uint64_t interpreter = python_peek_pointer(r, r->runtime +
+							      r->layout->runtime_interpreters);
+		for (int i = 0; interpreter && i < 64; i++) {
+			uint64_t next = python_peek_pointer(r, interpreter +
+							    r->layout->interpreter_next);
+			if (!next)
+				break;
+			interpreter = next;
+		}
+		gil = interpreter ? python_peek_pointer(r, interpreter + r->layout->interpreter_gil)
+				  : 0;
+		if (!gil)
+			return 0;
+	}
 	int32_t locked = 0;
-	if (python_peek(r, r->runtime + r->layout->runtime_gil_locked, &locked, sizeof(locked)) ||
+	if (python_peek(r, gil + r->layout->runtime_gil_locked, &locked, sizeof(locked)) ||
 	    !locked)
 		return 0;
-	return python_peek_pointer(r, r->runtime + r->layout->runtime_gil_holder);
+	return python_peek_pointer(r, gil + r->layout->runtime_gil_holder);
 }
 
 uint32_t python_thread_id(struct python_reader *r, uint64_t thread)

@@ -68,9 +68,9 @@ static int attach_locked(void)
 		reader.layout = layout;
 		return 1;
 	}
-	if (release < 0x030b) /* 3.12 and later name their functions in the perf map */
-		recorder_report("Python %u.%u: its functions are not named in the samples, only the "
-				"interpreter's (3.11 and later are)", release >> 8, release & 0xff);
+	recorder_report("Python %u.%u: frames not read: gpuprof reads CPython 3.11 to 3.13's; "
+			"its samples name the interpreter's functions only", release >> 8,
+			release & 0xff);
 	return -1;
 }
 

@@ -190,15 +190,15 @@ static void enable_rings(void)
 
 /* ---- code made at run time: the perf map ------------------------------------------ */
 
-/* A program that makes code at run time (CPython 3.12 and later with its perf support,
- * which gpuprof turns on: PYTHONPERFSUPPORT=1; JIT compilers) names it in
- * /tmp/perf-PID.map, one "START SIZE NAME" line (hexadecimal) per piece, appending as it
+/* A program that makes code at run time (JIT compilers; CPython 3.12 and later where
+ * the user turned its perf support on: gpuprof reads CPython's frames from its memory and
+ * turns nothing on) names it in /tmp/perf-PID.map, one "START SIZE NAME" line (hexadecimal) per piece, appending as it
  * goes. The collector copies the lines added since its last flush into RECORD_SYMBOL
  * records, so the names reach the spool with the samples. */
 static off_t perf_map_read;  /* bytes of the map already recorded */
 static pid_t perf_map_pid;   /* whose: a child made by fork() has a map of its own */
 
-static void record_perf_map(int final)
+static void record_perf_map(void)
 {
 	char path[64];
 	if (perf_map_pid != getpid()) {
@@ -237,12 +237,7 @@ static void record_perf_map(int final)
 		}
 		memmove(buffer, buffer + line, kept);
 	}
-	close(fd);
-	/* the map Python wrote because gpuprof asked goes with the process; a map the user
-	 * asked for, or that another program writes on its own, stays */
-	const char *owned = getenv("GPUPROF_PERF_MAP_OWNED");
-	if (final && owned && !strcmp(owned, "1") && dlsym(RTLD_DEFAULT, "Py_Version"))
-		unlink(path);
+	close(fd); /* the map is the program's: it stays */
 }
 
 static int count_objects(struct dl_phdr_info *info, size_t size, void *data)
@@ -288,7 +283,7 @@ static void record_modules_if_changed(void)
 static int collect(int final)
 {
 	record_modules_if_changed();
-	record_perf_map(final);
+	record_perf_map();
 	if (final) /* what the program does after this last pass is not sampled */
 		for (int i = 0; i < ring_count; i++)
 			ioctl(rings[i].fd, PERF_EVENT_IOC_DISABLE, 0);
@@ -433,7 +428,7 @@ static void start_ticker(unsigned frequency, int realtime)
 static int collect_modules(int final)
 {
 	record_modules_if_changed();
-	record_perf_map(final);
+	record_perf_map();
 	return 0;
 }
 

@@ -4,10 +4,9 @@
  * (CLOCK_THREAD_CPUTIME_ID, read between them: its system calls are under 0.3 % of it);
  * the main thread reads commands on stdin:
  *   thread   starts a thread ("late") that spins in late_worker() for 0.3 s of its CPU
- *            time, and prints "late USER" (its CPU seconds in user space, what its
- *            samples stand for) once it ended
+ *            time, and prints "late CPU" (seconds) once it ended
  *   fork     fork()s a child that spins in child_spin() for 0.3 s of its CPU time, waits
- *            for it, and prints "child STATUS USER" (the child's user seconds)
+ *            for it, and prints "child STATUS CPU" (the child's CPU seconds)
  *   exec PATH ARG  fork()s a child that executes PATH ARG, waits for it, and prints
  *            "exec STATUS"
  *   quit     prints "seventy S thirty S" (the worker's CPU seconds in each so far) and
@@ -89,10 +88,7 @@ static double spin_for(double seconds)
 __attribute__((noinline)) static void *late_worker(void *arg)
 {
 	pthread_setname_np(pthread_self(), "late");
-	spin_for(0.3);
-	struct rusage mine;
-	getrusage(RUSAGE_THREAD, &mine);
-	*(double *)arg = (double)mine.ru_utime.tv_sec + (double)mine.ru_utime.tv_usec / 1e6;
+	*(double *)arg = spin_for(0.3);
 	return NULL;
 }
 
@@ -127,7 +123,8 @@ int main(void)
 			memset(&used, 0, sizeof(used));
 			wait4(child, &status, 0, &used);
 			printf("child %d %.6f\n", WIFEXITED(status) ? WEXITSTATUS(status) : -1,
-			       (double)used.ru_utime.tv_sec + (double)used.ru_utime.tv_usec / 1e6);
+			       (double)(used.ru_utime.tv_sec + used.ru_stime.tv_sec) +
+				       (double)(used.ru_utime.tv_usec + used.ru_stime.tv_usec) / 1e6);
 		} else if (!strncmp(line, "exec ", 5)) {
 			char *path = line + 5, *arg = strchr(path, ' ');
 			if (!arg)

@@ -25,6 +25,16 @@ def assert_split(seventy, thirty, share=0.7):
     assert abs(seventy / n - share) <= bound, (seventy, thirty, share, bound)
 
 
+def assert_rate(samples, cpu, rate=300):
+    """The samples of a thread (or process) that used cpu seconds of CPU time, as the
+    program measured it (exactly): one per 1/rate s of its time in user space, so at most
+    rate x cpu (10 % and two for the ticks), and at least 80 % of it: the time in the
+    kernel is not sampled (a sanitizer's runtime adds up to 16 % of a thread's), and the
+    kernel's own split of a thread's time into user and system time, by its ticks, is too
+    rough to compare with (0.65 s of user time reported for 1.2 s spun in user space)."""
+    assert 0.8 * rate * cpu - 2 <= samples <= 1.1 * rate * cpu + 2, (samples, cpu, rate)
+
+
 def sampled(tmp_path, command, options=(), env=None):
     tmp_path.mkdir(parents=True, exist_ok=True)
     r = run([GPUPROF, "sys", "--no-device-metrics", "--no-host-metrics", *options, "--",
@@ -48,14 +58,12 @@ def folded(out):
 
 def test_the_split_of_the_time_and_the_count_of_samples(tmp_path):
     r, out = sampled(tmp_path, [SPLIT, "150"])
-    user = float(re.search(r"([0-9.]+) user seconds of its thread", r.stdout).group(1))
+    cpu = float(re.search(r"([0-9.]+) CPU seconds of its thread", r.stdout).group(1))
     stacks = folded(out)
     total = sum(stacks.values())
-    # 300 samples a second of the thread's CPU time in user space (the system time a
-    # sanitizer's runtime adds, and the writer's time, are not sampled; the kernel counts
-    # user time by its ticks): within 10 %
+    # 300 samples a second of the thread's time (the writer's are not the program's)
     mine = out.query("SELECT COUNT(*) AS n FROM samples WHERE tid = ?", out.pid)[0]["n"]
-    assert abs(mine - 300 * user) <= 0.1 * 300 * user + 2, (mine, user)
+    assert_rate(mine, cpu)
     by_caller = collections.Counter()
     for frames, count in stacks.items():
         names = frames.split(";")
@@ -83,11 +91,11 @@ def test_a_thread_started_late_is_sampled(tmp_path):
     rows = out.query("SELECT tid, COUNT(*) AS n FROM samples GROUP BY tid ORDER BY tid != ?", pid)
     assert [x["tid"] == pid for x in rows] == [True, False]
     main, late = rows[0]["n"], rows[1]["n"]
-    # 1.2 s and 0.4 s of CPU time at 300 Hz, of which the user time is sampled
-    main_user, late_user = map(float, re.search(
-        r"main ([0-9.]+), late ([0-9.]+) user seconds", r.stdout).groups())
-    assert abs(main - 300 * main_user) <= 0.1 * 300 * main_user + 2, (main, main_user)
-    assert abs(late - 300 * late_user) <= 0.1 * 300 * late_user + 2, (late, late_user)
+    # 1.2 s and 0.4 s of CPU time at 300 Hz
+    main_cpu, late_cpu = map(float, re.search(
+        r"main ([0-9.]+), late ([0-9.]+) CPU seconds", r.stdout).groups())
+    assert_rate(main, main_cpu)
+    assert_rate(late, late_cpu)
     stacks = folded(out)
     late_stacks = [f for f in stacks if "late_worker" in f]
     assert late_stacks and all(";late_worker;spin_for" in f for f in late_stacks)
@@ -247,10 +255,10 @@ def test_a_program_that_forks_keeps_its_exit_status_and_its_samples(tmp_path):
     # recorder's last flush among them (a sample in _dl_fini seen once)
     exiting = sum(c for f, c in stacks.items() if ";__libc_start_call_main;exit;" in f)
     stray = 3 if os.environ.get("GPUPROF_SANITIZER") == "thread" else 0
-    # 300 a second of each one's user time, as it measured it (0.3 s of CPU time: 90)
-    parent_user, child_user = map(float, re.search(
+    # 300 a second of each one's time, as it measured it (0.3 s of CPU time: 90)
+    parent_cpu, child_cpu = map(float, re.search(
         r"parent's spin ([0-9.]+), child ([0-9.]+)", r.stdout).groups())
-    assert abs(spun - 300 * parent_user) <= 0.1 * 300 * parent_user + 2, (stacks, parent_user)
+    assert_rate(spun, parent_cpu)
     assert forked <= 5 and stubs <= 2 and waited <= 2, stacks
     assert exiting <= 2, stacks
     assert sum(stacks.values()) - spun - forked - stubs - waited - exiting <= stray, stacks
@@ -260,7 +268,7 @@ def test_a_program_that_forks_keeps_its_exit_status_and_its_samples(tmp_path):
     spun = sum(c for f, c in stacks.items() if ";main;spin_for" in f)
     # and its _exit(), where the recorder flushes its last records and joins its thread
     leaving = sum(c for f, c in stacks.items() if ";main;_exit;" in f)
-    assert abs(spun - 300 * child_user) <= 0.1 * 300 * child_user + 2, (stacks, child_user)
+    assert_rate(spun, child_cpu)
     assert leaving <= 2 and spun + leaving == sum(stacks.values()), stacks
     assert not [f for f in stacks if "main_spin_short" in f]  # none of the parent's
 
@@ -316,14 +324,12 @@ def test_a_template_is_demangled_and_a_dlopened_library_is_named(tmp_path):
     in_template = sum(c for f, c in stacks.items()
                       if any(x.startswith(accumulate) for x in f.split(";")))
     loaded = [x for x in rows if x["module"] == library]
-    # about 0.5 s of CPU time each, at 300 Hz of their user time (as the program measured)
-    template_user, library_user = map(float, re.search(
+    # about 0.5 s of CPU time each, at 300 Hz (as the program measured it)
+    template_cpu, library_cpu = map(float, re.search(
         r"template ([0-9.]+), library ([0-9.]+)", r.stdout).groups())
-    assert abs(in_template - 300 * template_user) <= 0.1 * 300 * template_user + 2, \
-        (stacks, template_user)
-    in_loaded = sum(x["n"] for x in loaded)
-    assert loaded and abs(in_loaded - 300 * library_user) <= 0.1 * 300 * library_user + 2, \
-        (rows, library_user)
+    assert_rate(in_template, template_cpu)
+    assert loaded
+    assert_rate(sum(x["n"] for x in loaded), library_cpu)
     # the template inlined into it is a frame of its own beneath it, with its source line
     inlined = [f for f in stacks if f.endswith(";double hot::step<double>(double, long)")]
     assert inlined and all(f.split(";")[-2].startswith(accumulate) for f in inlined)
@@ -389,11 +395,11 @@ def test_wall_clock_sampling_shows_the_time_a_thread_waits(tmp_path):
                                              out.pid)
                  if "waited_for" in ";".join(thread_samples(out, x["tid"]))]
     spun = thread_samples(out, worker)
-    # on the CPU 0.8 s: 240 samples of its user time; the time it was ready but waited
-    # for a CPU (a loaded machine) is sampled as such, on top
-    worker_user = float(re.search(r"worker ([0-9.]+) user seconds", r.stdout).group(1))
+    # on the CPU 0.8 s: 240 samples; the time it was ready but waited for a CPU (a loaded
+    # machine) is sampled as such, on top
+    worker_cpu = float(re.search(r"worker ([0-9.]+) CPU seconds", r.stdout).group(1))
     on_cpu = sum(n for f, n in spun.items() if not f.endswith("[waiting for a CPU]"))
-    assert abs(on_cpu - 300 * worker_user) <= 0.1 * 300 * worker_user + 2, (spun, worker_user)
+    assert_rate(on_cpu, worker_cpu)
     # (ThreadSanitizer's runtime makes a new thread wait, in its own code, until its
     # creator has registered it: that wait is the runtime's)
     assert not [f for f in spun if "[off-CPU" in f and "__tsan_thread_start_func" not in f]
@@ -480,7 +486,8 @@ def test_an_unprivileged_user_samples_and_avail_says_so():
             pytest.skip("perf events are not allowed for users here: " + cpu)
         assert cpu.startswith("  yes CPU time: software perf event task-clock"), cpu
         assert wall.startswith("  yes wall clock (--sampling-realtime)"), wall
-        assert python.startswith("  Python functions: CPython 3.11 from its frames"), python
+        assert python.startswith("  Python functions: CPython 3.11, 3.12 and 3.13 from their "
+                                 "frames"), python
         assert launches.startswith("  yes launch call stacks (--launch-stacks)"), launches
         assert unwinder.startswith("  stacks are unwound after the run with elfutils' libdw 0.")
         r = run([*user, GPUPROF, "sys", "--no-device-metrics", "--no-host-metrics",
@@ -488,10 +495,10 @@ def test_an_unprivileged_user_samples_and_avail_says_so():
         assert r.returncode == 0, r.stderr
         (out,) = outputs(top)
         stacks = folded(out)
-        worker_user = float(re.search(r"worker ([0-9.]+) user seconds", r.stdout).group(1))
+        worker_cpu = float(re.search(r"worker ([0-9.]+) CPU seconds", r.stdout).group(1))
         joined = float(re.search(r"joined after ([0-9.]+) s", r.stdout).group(1))
         assert sum(n for f, n in stacks.items() if ";waited_for;spin_for;" in f) >= \
-            0.9 * 300 * worker_user - 2, (stacks, worker_user)
+            0.8 * 300 * worker_cpu - 2, (stacks, worker_cpu)
         assert sum(n for f, n in stacks.items() if f.endswith(";[off-CPU: futex]")) >= \
             0.8 * 300 * joined - 2, (stacks, joined)
     finally:
@@ -499,6 +506,22 @@ def test_an_unprivileged_user_samples_and_avail_says_so():
 
 
 SPLIT_PY = os.path.join(os.path.dirname(os.path.abspath(__file__)), "split.py")
+
+
+def python_of(minor):
+    """CPython 3.MINOR: Debian's 3.11, pyenv's 3.12 and 3.13 (the versions whose frames
+    gpuprof reads from memory), the interpreter itself (not a shim in front of it)."""
+    if minor == 11:
+        return system_python()
+    import glob
+    roots = [os.environ.get("PYENV_ROOT"), os.path.expanduser("~/.pyenv")]
+    for root in filter(None, roots):
+        for candidate in sorted(glob.glob(f"{root}/versions/3.{minor}.*/bin/python3.{minor}")):
+            r = subprocess.run([candidate, "-c", "import sys; print(sys.version_info[:2])"],
+                               capture_output=True, text=True)
+            if r.stdout.strip() == f"(3, {minor})":
+                return candidate
+    pytest.skip(f"no CPython 3.{minor} here (pyenv's: pyenv install 3.{minor})")
 
 
 def system_python():
