@@ -219,6 +219,19 @@ static void sample_waiting(const struct job *j, uint64_t tick, uint64_t missed, 
 	}
 }
 
+/* What to change where a process's memory and threads are closed to gpuprof (errno kept
+ * for the caller's message). */
+static const char *ptrace_advice(void)
+{
+	int saved = errno;
+	char scope[16] = "";
+	proc_read("/proc/sys/kernel/yama/ptrace_scope", scope, sizeof(scope));
+	errno = saved;
+	return scope[0] && scope[0] != '0' ? "Yama's ptrace_scope is not 0: set "
+	       "/proc/sys/kernel/yama/ptrace_scope to 0, or run gpuprof with CAP_SYS_PTRACE"
+	       : "run gpuprof as the process's user, or with CAP_SYS_PTRACE";
+}
+
 /* Says once why the waiting threads of a process cannot be sampled: its threads' system
  * call files and memory are closed to gpuprof (Yama's ptrace_scope, another user). */
 static void check_waiting_readable(int pid)
@@ -227,13 +240,9 @@ static void check_waiting_readable(int pid)
 	snprintf(path, sizeof(path), "/proc/%d/task/%d/syscall", pid, pid);
 	if (proc_read(path, text, sizeof(text)) > 0 || (errno != EPERM && errno != EACCES))
 		return;
-	char scope[16] = "";
-	proc_read("/proc/sys/kernel/yama/ptrace_scope", scope, sizeof(scope));
 	warn("sys: --sampling-realtime: the threads of process %d that wait cannot be read: %s "
 	     "(%s): its threads are sampled on their CPU time only", pid, strerror(errno),
-	     scope[0] && scope[0] != '0' ? "Yama's ptrace_scope is not 0: set "
-	     "/proc/sys/kernel/yama/ptrace_scope to 0, or run gpuprof with CAP_SYS_PTRACE"
-	     : "run gpuprof as the process's user, or with CAP_SYS_PTRACE");
+	     ptrace_advice());
 }
 
 /* The processes started since the last look, for those that only wait (a process that
@@ -326,13 +335,8 @@ static void check_python_readable(int pid)
 	if (!python || !first || process_vm_readv(pid, &local, 1, &remote, 1, 0) == 1 ||
 	    (errno != EPERM && errno != EACCES))
 		return;
-	char scope[16] = "";
-	proc_read("/proc/sys/kernel/yama/ptrace_scope", scope, sizeof(scope));
 	warn("sys: process %d runs Python, whose functions cannot be read from its memory: %s "
-	     "(%s): its native frames are sampled", pid, strerror(errno),
-	     scope[0] && scope[0] != '0' ? "Yama's ptrace_scope is not 0: set "
-	     "/proc/sys/kernel/yama/ptrace_scope to 0, or run gpuprof with CAP_SYS_PTRACE"
-	     : "run gpuprof as the process's user, or with CAP_SYS_PTRACE");
+	     "(%s): its native frames are sampled", pid, strerror(errno), ptrace_advice());
 }
 
 /* ---- the events ---------------------------------------------------------------------------- */
