@@ -16,12 +16,33 @@ from conftest import GPUPROF, TESTS, run
 STUCK = os.path.join(TESTS, "stuck")
 
 
+def wait_until_waiting(pid, main_call=0, others=(202,)):
+    """Until process pid's first thread waits in system call main_call (read) and, for
+    each of others, another of its threads in that one (futex), as /proc says: a
+    program's "ready" comes before its threads reach their waits."""
+    deadline = time.monotonic() + 30
+    while True:
+        calls = {}
+        for task in os.listdir(f"/proc/{pid}/task"):
+            try:
+                with open(f"/proc/{pid}/task/{task}/syscall") as f:
+                    calls[int(task)] = f.read().split()[0]
+            except (OSError, IndexError):
+                continue
+        rest = [c for tid, c in calls.items() if tid != pid]
+        if calls.get(pid) == str(main_call) and \
+                all(rest.count(str(c)) >= list(others).count(c) for c in others):
+            return
+        assert time.monotonic() < deadline, calls
+        time.sleep(0.01)
+
+
 @pytest.fixture
 def stuck():
     """The program, started outside gpuprof, once both its threads wait."""
     p = subprocess.Popen([STUCK], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     assert p.stdout.readline() == "ready\n"
-    time.sleep(0.2)  # into read() and the second lock
+    wait_until_waiting(p.pid)  # into read() and the second lock
     yield p
     if p.poll() is None:
         p.kill()
@@ -88,7 +109,7 @@ def test_python_program(minor):
                          stdout=subprocess.PIPE, text=True)
     try:
         assert p.stdout.readline() == "ready\n"
-        time.sleep(0.2)
+        wait_until_waiting(p.pid)
         r = run([GPUPROF, "dump", "--format", "json", str(p.pid)], cwd="/")
         assert r.returncode == 0, r.stderr
         [process] = json.loads(r.stdout)
@@ -129,7 +150,8 @@ def test_children_of_a_launcher(tmp_path):
                              stdout=subprocess.PIPE, text=True)
     try:
         assert shell.stdout.readline() == "ready\n"
-        time.sleep(0.2)
+        with open(f"/proc/{shell.pid}/task/{shell.pid}/children") as f:
+            wait_until_waiting(int(f.read().split()[0]))
         r = run([GPUPROF, "dump", "--children", "--format", "json", str(shell.pid)], cwd="/")
         assert r.returncode == 0, r.stderr
         processes = json.loads(r.stdout)

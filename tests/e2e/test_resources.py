@@ -17,10 +17,27 @@ MARKERS = os.path.join(TESTS, "markers")  # "periods": 2, 3 and 4 kernels at 1, 
 ENOSPC = os.path.join(TESTS, "libenospc.so")
 
 
+def once_spooled(out_dir, action):
+    """A thread that does action once the program's spool exists under out_dir (the
+    program runs three seconds from then): not at a fixed time, which a loaded machine's
+    slow start could pass before the directory is made."""
+    def wait():
+        import glob
+        import time
+        deadline = time.monotonic() + 60
+        while not glob.glob(os.path.join(str(out_dir), "**", "*.spool"), recursive=True):
+            if time.monotonic() > deadline:
+                return
+            time.sleep(0.02)
+        action()
+    thread = threading.Thread(target=wait)
+    thread.start()
+    return thread
+
+
 def test_output_directory_removed_during_the_run(tmp_path):
     out_dir = tmp_path / "out"
-    remover = threading.Timer(1.5, shutil.rmtree, args=(out_dir,))
-    remover.start()
+    remover = once_spooled(out_dir, lambda: shutil.rmtree(out_dir))
     r = trace(tmp_path, ["--kernel-trace", "-d", "out"], [MARKERS, "periods"])
     remover.join()
     assert r.returncode == 0, r.stderr
@@ -41,8 +58,8 @@ def test_output_directory_made_read_only_during_the_run():
         if os.geteuid() == 0:
             user = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
         out_dir = os.path.join(top, "out")
-        locker = threading.Timer(1.5, lambda: [os.chmod(d, 0o555) for d, _, _ in os.walk(out_dir)])
-        locker.start()
+        locker = once_spooled(out_dir, lambda: [os.chmod(d, 0o555) for d, _, _ in
+                                                os.walk(out_dir)])
         r = run([*user, GPUPROF, "trace", "--kernel-trace", "-d", "out", "--", MARKERS, "periods"],
                 cwd=top, env={"HOME": top})  # PoCL keeps its cache under HOME
         locker.join()
