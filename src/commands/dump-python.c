@@ -1,8 +1,9 @@
 /* gpuprof dump: the Python functions of a process that runs CPython (see dump.h). The
- * interpreter's _PyRuntime, PyCode_Type, PyUnicode_Type and Py_Version are found in the
- * symbol tables of the ELF file that holds them (the python3.x executable, or a
- * libpython3.x.so), placed where the process maps that file; then core/python-read.c
- * reads each thread's frames from the process's memory, as the sampler reads its own. */
+ * interpreter's _PyRuntime, PyCode_Type, PyUnicode_Type, PyType_Type and Py_Version are
+ * found in the symbol tables of the ELF file that holds them (the python3.x executable,
+ * or a libpython3.x.so), placed where the process maps that file; then
+ * core/python-read.c reads each thread's frames from the process's memory, as the
+ * sampler reads its own. */
 #include <fcntl.h>
 #include <gelf.h>
 #include <stdio.h>
@@ -14,9 +15,9 @@
 #include "core/python-read.h"
 #include "core/record.h"
 
-enum { SYM_RUNTIME, SYM_CODE, SYM_UNICODE, SYM_VERSION, SYMS };
+enum { SYM_RUNTIME, SYM_CODE, SYM_UNICODE, SYM_VERSION, SYM_TYPE, SYMS };
 static const char *const symbols[SYMS] = { "_PyRuntime", "PyCode_Type", "PyUnicode_Type",
-					   "Py_Version" };
+					   "Py_Version", "PyType_Type" };
 
 /* The symbols' addresses in the file (ELF virtual addresses) and the vaddr of its first
  * loaded segment: 0 when all were found. */
@@ -93,6 +94,8 @@ int dump_find_interpreter(int pid, struct python_reader *r)
 		if (python_peek(r, at[SYM_VERSION] + bias, &version, sizeof(version)))
 			continue;
 		r->layout = python_layout_of(version >> 16);
+		if (r->layout && !python_objects_readable(r, at[SYM_TYPE] + bias))
+			r->layout = NULL; /* a free-threaded build: its frames are not read */
 		rc = r->layout ? 0 : -1;
 	}
 	fclose(f);

@@ -17,6 +17,11 @@ uint64_t python_peek_pointer(const struct python_reader *r, uint64_t address)
 	return python_peek(r, address, &value, sizeof(value)) ? 0 : value;
 }
 
+int python_objects_readable(const struct python_reader *r, uint64_t type_type)
+{
+	return type_type && python_peek_pointer(r, r->code_type + 8) == type_type;
+}
+
 /* The bytes read at once of a code object, a thread state and a frame: each layout's
  * fields must lie in them (python_attach checks). */
 #define CODE_HEAD 144

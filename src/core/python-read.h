@@ -39,6 +39,12 @@ struct python_reader {
 /* The layout of CPython release (major << 8 | minor), NULL for one without. */
 const struct python_layout *python_layout_of(unsigned release);
 
+/* Whether the interpreter's objects have the header its layout assumes (reference
+ * count, then type: PyCode_Type's own type at offset 8 is type_type, PyType_Type's
+ * address); a free-threaded build (3.13t: thread id, mutex and two counts first) does
+ * not, and its frames are not read rather than misread. */
+int python_objects_readable(const struct python_reader *r, uint64_t type_type);
+
 /* Reads n bytes at address of the reader's process: 0, or -1 where they are not mapped. */
 int python_peek(const struct python_reader *r, uint64_t address, void *out, size_t n);
 uint64_t python_peek_pointer(const struct python_reader *r, uint64_t address);

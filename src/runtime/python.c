@@ -65,6 +65,14 @@ static int attach_locked(void)
 		reader.unicode_type = (uintptr_t)dlsym(RTLD_DEFAULT, "PyUnicode_Type");
 		if (!reader.code_type || !reader.unicode_type)
 			return -1;
+		if (!python_objects_readable(&reader,
+					     (uintptr_t)dlsym(RTLD_DEFAULT, "PyType_Type"))) {
+			recorder_report("Python %u.%u: frames not read: a free-threaded build, whose "
+					"objects are not laid out as gpuprof reads them; its samples "
+					"name the interpreter's functions only", release >> 8,
+					release & 0xff);
+			return -1;
+		}
 		reader.layout = layout;
 		return 1;
 	}
