@@ -94,8 +94,10 @@ int dump_find_interpreter(int pid, struct python_reader *r)
 		if (python_peek(r, at[SYM_VERSION] + bias, &version, sizeof(version)))
 			continue;
 		r->layout = python_layout_of(version >> 16);
-		if (r->layout && !python_objects_readable(r, at[SYM_TYPE] + bias))
-			r->layout = NULL; /* a free-threaded build: its frames are not read */
+		if (r->layout && (!python_objects_readable(r, at[SYM_TYPE] + bias) ||
+				  !python_layout_confirmed(r)))
+			r->layout = NULL; /* a free-threaded build, or a layout that moved: its
+					   * frames are not read */
 		rc = r->layout ? 0 : -1;
 	}
 	fclose(f);

@@ -5,6 +5,8 @@
 #ifndef GPUPROF_CORE_PYTHON_LAYOUTS_H
 #define GPUPROF_CORE_PYTHON_LAYOUTS_H
 
+#include <stddef.h>
+
 struct python_layout {
 	unsigned version;              /* major << 8 | minor */
 	unsigned runtime_interpreters; /* _PyRuntimeState: interpreters.head */
@@ -40,6 +42,36 @@ static const struct python_layout python_layouts[] = {
 	  8, 16, 70, 3, 0, 384 },
 	{ 0x030d, 632, 7264, 7344, 8, 160, 72, 0, 0, 8, 0, 112, 128, 68, 48, 40, 56, 56, 136,
 	  200, 8, 16, 70, 3, 1, 16 },
+};
+
+/* 3.13 and later describe their own layout for readers outside the process:
+ * _Py_DebugOffsets, at the start of _PyRuntime ("xdebugpy", then 64-bit offsets). Where
+ * 3.13's table (from its headers) puts the offsets the layout above holds, so that the
+ * running interpreter's own are compared with them before any frame is read: a release
+ * whose layout moved (a later 3.13.x), or a free-threaded build (free_threaded set), is
+ * refused rather than misread. */
+#define PYTHON_DEBUG_COOKIE "xdebugpy"
+#define PYTHON_DEBUG_FREE_THREADED 16 /* _Py_DebugOffsets: free_threaded */
+
+static const struct {
+	unsigned at;    /* in _Py_DebugOffsets */
+	unsigned field; /* offsetof(struct python_layout, ...) */
+} python_debug_offsets_313[] = {
+	{ 40, offsetof(struct python_layout, runtime_interpreters) },
+	{ 64, offsetof(struct python_layout, interpreter_next) },
+	{ 72, offsetof(struct python_layout, interpreter_threads) },
+	{ 168, offsetof(struct python_layout, thread_next) },
+	{ 184, offsetof(struct python_layout, thread_cframe) },     /* current_frame */
+	{ 200, offsetof(struct python_layout, thread_native_id) },
+	{ 232, offsetof(struct python_layout, frame_previous) },
+	{ 240, offsetof(struct python_layout, frame_code) },        /* executable */
+	{ 248, offsetof(struct python_layout, frame_instruction) }, /* instr_ptr */
+	{ 264, offsetof(struct python_layout, frame_owner) },
+	{ 280, offsetof(struct python_layout, code_filename) },
+	{ 296, offsetof(struct python_layout, code_qualname) },
+	{ 304, offsetof(struct python_layout, code_linetable) },
+	{ 312, offsetof(struct python_layout, code_firstlineno) },
+	{ 344, offsetof(struct python_layout, code_instructions) }, /* co_code_adaptive */
 };
 
 #endif

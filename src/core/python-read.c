@@ -17,6 +17,30 @@ uint64_t python_peek_pointer(const struct python_reader *r, uint64_t address)
 	return python_peek(r, address, &value, sizeof(value)) ? 0 : value;
 }
 
+int python_layout_confirmed(const struct python_reader *r)
+{
+	if (r->layout->version < 0x030d)
+		return 1;
+	unsigned char debug[352];
+	if (python_peek(r, r->runtime, debug, sizeof(debug)) ||
+	    memcmp(debug, PYTHON_DEBUG_COOKIE, 8))
+		return 0;
+	uint64_t value;
+	memcpy(&value, debug + PYTHON_DEBUG_FREE_THREADED, 8);
+	if (value)
+		return 0;
+	for (size_t i = 0; i < sizeof(python_debug_offsets_313) /
+			       sizeof(python_debug_offsets_313[0]); i++) {
+		unsigned expected;
+		memcpy(&value, debug + python_debug_offsets_313[i].at, 8);
+		memcpy(&expected, (const char *)r->layout + python_debug_offsets_313[i].field,
+		       sizeof(expected));
+		if (value != expected)
+			return 0;
+	}
+	return 1;
+}
+
 int python_objects_readable(const struct python_reader *r, uint64_t type_type)
 {
 	return type_type && python_peek_pointer(r, r->code_type + 8) == type_type;

@@ -45,6 +45,11 @@ const struct python_layout *python_layout_of(unsigned release);
  * not, and its frames are not read rather than misread. */
 int python_objects_readable(const struct python_reader *r, uint64_t type_type);
 
+/* Whether the running interpreter's own description of its layout (3.13 and later:
+ * _Py_DebugOffsets) agrees with the reader's layout, and it is no free-threaded build:
+ * 1, or 0 (its frames are not read). 1 for 3.11 and 3.12, which have none. */
+int python_layout_confirmed(const struct python_reader *r);
+
 /* Reads n bytes at address of the reader's process: 0, or -1 where they are not mapped. */
 int python_peek(const struct python_reader *r, uint64_t address, void *out, size_t n);
 uint64_t python_peek_pointer(const struct python_reader *r, uint64_t address);

@@ -74,6 +74,14 @@ static int attach_locked(void)
 			return -1;
 		}
 		reader.layout = layout;
+		if (!python_layout_confirmed(&reader)) {
+			reader.layout = NULL;
+			recorder_report("Python %u.%u: frames not read: its own description of its "
+					"layout (_Py_DebugOffsets) is not the one gpuprof reads; its "
+					"samples name the interpreter's functions only", release >> 8,
+					release & 0xff);
+			return -1;
+		}
 		return 1;
 	}
 	recorder_report("Python %u.%u: frames not read: gpuprof reads CPython 3.11 to 3.13's; "

@@ -64,6 +64,32 @@ int main(void)
 	CHECK(l->frame_instruction == offsetof(_PyInterpreterFrame, instr_ptr));
 #endif
 	CHECK(l->frame_owner == offsetof(_PyInterpreterFrame, owner));
+#if (PY_VERSION_HEX >> 16) == 0x030d
+	/* where _Py_DebugOffsets holds each offset the layout checks against it */
+	static const size_t debug_at[] = {
+		offsetof(_Py_DebugOffsets, runtime_state.interpreters_head),
+		offsetof(_Py_DebugOffsets, interpreter_state.next),
+		offsetof(_Py_DebugOffsets, interpreter_state.threads_head),
+		offsetof(_Py_DebugOffsets, thread_state.next),
+		offsetof(_Py_DebugOffsets, thread_state.current_frame),
+		offsetof(_Py_DebugOffsets, thread_state.native_thread_id),
+		offsetof(_Py_DebugOffsets, interpreter_frame.previous),
+		offsetof(_Py_DebugOffsets, interpreter_frame.executable),
+		offsetof(_Py_DebugOffsets, interpreter_frame.instr_ptr),
+		offsetof(_Py_DebugOffsets, interpreter_frame.owner),
+		offsetof(_Py_DebugOffsets, code_object.filename),
+		offsetof(_Py_DebugOffsets, code_object.qualname),
+		offsetof(_Py_DebugOffsets, code_object.linetable),
+		offsetof(_Py_DebugOffsets, code_object.firstlineno),
+		offsetof(_Py_DebugOffsets, code_object.co_code_adaptive),
+	};
+	CHECK(sizeof(debug_at) / sizeof(debug_at[0]) ==
+	      sizeof(python_debug_offsets_313) / sizeof(python_debug_offsets_313[0]));
+	for (size_t i = 0; i < sizeof(debug_at) / sizeof(debug_at[0]); i++)
+		CHECK(python_debug_offsets_313[i].at == debug_at[i]);
+	CHECK(offsetof(_Py_DebugOffsets, free_threaded) == PYTHON_DEBUG_FREE_THREADED);
+	CHECK(sizeof(_Py_DebugOffsets) >= 352);
+#endif
 	CHECK(l->owner_cstack == FRAME_OWNED_BY_CSTACK);
 	CHECK(l->interpreter_gil == offsetof(PyInterpreterState, ceval.gil));
 	CHECK(l->runtime_gil_holder == offsetof(struct _gil_runtime_state, last_holder));
