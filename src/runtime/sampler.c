@@ -383,11 +383,8 @@ static void *ticker_main(void *arg)
 		uint64_t missed = next, now = clock_now_ns();
 		uint64_t tick = off_cpu_tick(next, now, period);
 		next = tick + period;
-		if (sample_realtime) {
-			off_cpu.pid = getpid(); /* a child of fork() samples itself */
-			off_cpu.stack_bytes = stack_bytes;
+		if (sample_realtime)
 			off_cpu_sample_threads(&off_cpu, tick, missed, period);
-		}
 		if (python == 1)
 			python_sample(period);
 	}
@@ -398,6 +395,8 @@ static void start_ticker(unsigned frequency, int realtime)
 {
 	tick_frequency = frequency;
 	sample_realtime = realtime;
+	off_cpu.pid = getpid(); /* started again in a child of fork(): it samples itself */
+	off_cpu.stack_bytes = stack_bytes;
 	off_cpu.emit = emit_waiting;
 	off_cpu.skip = own_thread;
 	pthread_t thread;

@@ -5,6 +5,7 @@ Merged, every host is placed by its clock exchanges; the waits, the straggler an
 messages are exact."""
 import os
 import re
+import shutil
 import sqlite3
 
 from conftest import BUILD, GPUPROF, csv_table, run
@@ -21,6 +22,14 @@ def skew(rank, step):
     return 1000000 if rank == STRAGGLER else ((rank * 7 + step * 13) % 100) * 1000
 
 
+def edited_copy(source, copy, sql):
+    """A copy of a database with sql run on it: a recording made to differ."""
+    shutil.copy(source, copy)
+    with sqlite3.connect(copy) as db:
+        db.execute(sql)
+    return copy
+
+
 def test_waits_straggler_and_clocks_of_130_ranks(tmp_path):
     r = run([MAKE_RANKS, str(tmp_path), str(RANKS), str(STEPS)], cwd=tmp_path)
     assert r.returncode == 0, r.stderr
@@ -33,11 +42,8 @@ def test_waits_straggler_and_clocks_of_130_ranks(tmp_path):
     assert m.returncode == 0, m.stderr
     # 61: two recordings of one rank (another run's: another pid), or ranks of jobs of
     # different sizes, are not one run; one recording given twice is merged once
-    import shutil
-    again = tmp_path / "again.db"
-    shutil.copy(tmp_path / "rank0_results.db", again)
-    with sqlite3.connect(again) as db:
-        db.execute("UPDATE gpuprof_process SET pid = pid + 1")
+    again = edited_copy(tmp_path / "rank0_results.db", tmp_path / "again.db",
+                        "UPDATE gpuprof_process SET pid = pid + 1")
     twice = run([GPUPROF, "merge", "-o", str(tmp_path / "twice.db"),
                  *[str(tmp_path / f"rank{k}_results.db") for k in (0, 1)], str(again)],
                 cwd=tmp_path)
@@ -47,10 +53,8 @@ def test_waits_straggler_and_clocks_of_130_ranks(tmp_path):
     same = run([GPUPROF, "merge", "-o", str(tmp_path / "same.db"),
                 *[str(tmp_path / f"rank{k}_results.db") for k in (0, 1, 0)]], cwd=tmp_path)
     assert same.returncode == 0, same.stderr
-    other = tmp_path / "other.db"
-    shutil.copy(tmp_path / "rank1_results.db", other)
-    with sqlite3.connect(other) as db:
-        db.execute("UPDATE gpuprof_process SET size = 2")
+    other = edited_copy(tmp_path / "rank1_results.db", tmp_path / "other.db",
+                        "UPDATE gpuprof_process SET size = 2")
     sizes = run([GPUPROF, "merge", "-o", str(tmp_path / "sizes.db"),
                  str(tmp_path / "rank0_results.db"), str(other)], cwd=tmp_path)
     assert sizes.returncode != 0 and f"in a job of {RANKS} ranks and '{other}' in one of 2" \
