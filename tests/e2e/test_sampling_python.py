@@ -63,10 +63,13 @@ def test_python_called_back_from_c_interleaves_with_the_native_frames(tmp_path, 
     assert sum(mapped.values()) >= 0.7 * total, (mapped, total)
     # Python, the C functions of map() and sum(), then Python again; a tick read while
     # the interpreter was between two calls of mapped() may give a sample the frames
-    # of the one before without their entry mark (README, limits): rare
+    # of the one before without their entry mark, or a frame whose link to its caller is
+    # not yet written (README, limits): rare, and counted here as not interleaved
     interleaved = 0
     for f, n in mapped.items():
         names = f.split(";")
+        if "split.py:via_map" not in names:
+            continue
         via, back = names.index("split.py:via_map"), names.index("split.py:mapped")
         interleaved += n * ("PyIter_Next" in names[via + 1:back])
     assert interleaved >= 0.95 * sum(mapped.values()), mapped
