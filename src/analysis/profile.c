@@ -62,6 +62,17 @@ int profile_passes_through(const char *function, const char *module)
 	return strspn(base + 6, "0123456789.dmu") == strlen(base + 6);
 }
 
+/* Whether a frame is a Python function's: named "FILE:FUNCTION" after its file, which is
+ * its module and its source (analysis/unwind-names.c). */
+static int python_frame(const char *function, const char *module, const char *source)
+{
+	if (!*module || strcmp(module, source))
+		return 0;
+	const char *file = unwind_python_file(module);
+	size_t length = strlen(file);
+	return !strncmp(function, file, length) && function[length] == ':';
+}
+
 /* " (file:line)" after a frame's name: a Python file as its frames name it, a native
  * source by its base name. */
 static void line_label(struct strbuf *out, const char *source, int line)
@@ -211,7 +222,11 @@ static int gather(sqlite3 *db, const struct profile_filter *f, int launches,
 	if (marker_modules(db, err))
 		return -1;
 	/* each process's stack tree, in id order (a caller before its callees) */
-	struct { int64_t process_id, id, parent; char *function, *module; } *stack = NULL;
+	struct {
+		int64_t process_id, id, parent;
+		char *function, *module;
+		int passes, python; /* profile_passes_through(); a Python function's */
+	} *stack = NULL;
 	size_t stacks = 0, alloc = 0;
 	sqlite3_stmt *q;
 	int rc = store_prepare(db, "SELECT k.process_id, k.stack_id, k.parent_id, f.function, "
@@ -237,7 +252,12 @@ static int gather(sqlite3 *db, const struct profile_filter *f, int launches,
 		    !(mod && unwind_gpuprof_module((const char *)mod)))
 			line_label(&label, (const char *)source, line);
 		stack[stacks].function = xstrdup(label.buf);
-		stack[stacks++].module = xstrdup(mod ? (const char *)mod : "");
+		stack[stacks].module = xstrdup(mod ? (const char *)mod : "");
+		const char *name = fn ? (const char *)fn : "";
+		stack[stacks].passes = profile_passes_through(name, stack[stacks].module);
+		stack[stacks].python = python_frame(name, stack[stacks].module,
+						    source ? (const char *)source : "");
+		stacks++;
 	}
 	sqlite3_finalize(q);
 	strbuf_release(&label);
@@ -279,11 +299,21 @@ static int gather(sqlite3 *db, const struct profile_filter *f, int launches,
 			id = stack[lo].parent;
 		}
 		t->samples += samples;
+		/* the innermost frame kept: the leaf, or (the Python view) the Python function
+		 * that the interpreter's own frames beneath it ran for (its evaluation loop,
+		 * allocations, collections: with the C library's calls they made) */
+		size_t innermost = 0;
+		if (!t->all_frames) {
+			while (innermost < depth && stack[path_nodes[innermost]].passes)
+				innermost++;
+			if (innermost == depth || !stack[path_nodes[innermost]].python)
+				innermost = 0;
+		}
 		uint32_t node = 0;
-		while (depth-- > 0) { /* root down */
+		while (depth-- > innermost) { /* root down */
 			const char *function = stack[path_nodes[depth]].function;
 			const char *module = stack[path_nodes[depth]].module;
-			if (depth && !t->all_frames && profile_passes_through(function, module))
+			if (depth > innermost && !t->all_frames && stack[path_nodes[depth]].passes)
 				continue; /* passes the call on: its callee stands in its place */
 			node = tree_child(t, node, function, module);
 			t->nodes[node].total += samples;

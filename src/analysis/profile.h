@@ -49,7 +49,9 @@ struct profile_tree {
 	double unit_ns;
 	uint64_t launches;
 	/* set before gathering: keep the frames that only pass a call on (see
-	 * profile_passes_through()); by default they are left out of the paths */
+	 * profile_passes_through()); by default they are left out of the paths, and
+	 * where they are innermost beneath a Python function, that function is (the
+	 * Python view: the interpreter ran it) */
 	int all_frames;
 	/* set before gathering: a frame is its function at the line running there (its
 	 * name followed by " (file:line)"), each line its own call */

@@ -218,7 +218,9 @@ int cmd_profile(int argc, char **argv)
 		  "the most total first" },
 		{ OPTION_BOOL, 0, "all-frames", &all_frames, NULL,
 		  "keep the frames that only pass a call on (the Python interpreter's, the C "
-		  "library's and loader's, _start), left out of the paths by default" },
+		  "library's and loader's, _start), left out of the paths by default, and the "
+		  "interpreter's own frames beneath a Python function, whose time is the "
+		  "function's by default" },
 		{ OPTION_BOOL, 0, "lines", &lines, NULL,
 		  "a function at each source line that ran (sampled instruction or call, "
 		  "Python's current line) apart: \"work (split.c:47)\"" },

@@ -159,3 +159,67 @@ def test_python_frames_are_at_the_line_running_and_name_their_package(tmp_path):
     assert rows[("lines.py:parse", "lines.py:14")][1] > 0, rows  # in json, below the call
     assert any(n == "json/__init__.py:loads" for n, w in rows), rows
     assert not any(n.startswith("__init__.py:") for n, w in rows), rows
+
+
+GENERATORS_PY = os.path.join(os.path.dirname(os.path.abspath(__file__)), "generators.py")
+# the frames that only pass a call on (profile_passes_through()): the interpreter's and
+# the C library's and loader's
+PASSING = re.compile(r"(^|/)(libc\.so|libc-|ld-linux|ld-2\.|libpthread\.so|libdl\.so|libpython"
+                     r"|python[0-9.dmu]*$)")
+
+
+def sample_paths(out):
+    """Each sample's frames (function, module, source) from the root, and its count."""
+    frames = {(x["process_id"], x["frame_id"]): (x["function"], x["module"] or "",
+                                                 x["source"] or "")
+              for x in out.query("SELECT * FROM gpuprof_frame")}
+    stack = {(x["process_id"], x["stack_id"]): (x["parent_id"], x["frame_id"])
+             for x in out.query("SELECT * FROM gpuprof_stack")}
+    paths = []
+    for x in out.query("SELECT process_id, stack_id, COUNT(*) AS n FROM gpuprof_sample "
+                       "GROUP BY 1, 2"):
+        path, at = [], x["stack_id"]
+        while at:
+            at, frame = stack[(x["process_id"], at)]
+            path.append(frames[(x["process_id"], frame)])
+        paths.append((path[::-1], x["n"]))
+    return paths
+
+
+@pytest.mark.parametrize("minor", VERSIONS)
+def test_the_interpreters_own_frames_are_charged_to_the_python_function_it_ran(tmp_path,
+                                                                               minor):
+    # 62: the Python view by default; --all-frames shows every frame
+    from test_profile import flat_rows
+    python = python_of(minor)
+    r, out = sampled(tmp_path, [python, GENERATORS_PY, "1.5"])
+    rows = flat_rows(out)
+    every = flat_rows(out, "--all-frames")
+    total = sum(x[2] for x in every)
+    assert sum(x[2] for x in rows) == total  # no sample lost or doubled
+
+    def passes(frame):
+        return frame[0] == "_start" or PASSING.search(frame[1])
+
+    def is_python(frame):  # named after its file, which is its module and source
+        return frame[1] and frame[1] == frame[2]
+
+    # what each sample is charged to: its innermost frame, or the Python function that
+    # the interpreter's frames (and the C library's they called) beneath it ran for
+    expected, interpreter_leaves = {}, 0
+    for path, n in sample_paths(out):
+        inner = len(path) - 1
+        while inner >= 0 and passes(path[inner]):
+            inner -= 1
+        if inner < 0 or not is_python(path[inner]):
+            inner = len(path) - 1
+        interpreter_leaves += n * (inner < len(path) - 1)
+        key = (path[inner][0], os.path.basename(path[inner][1]))
+        expected[key] = expected.get(key, 0) + n
+    assert {(x[0], x[1]): x[2] for x in rows if x[2]} == expected
+    # the workload spends a good part of its time in the interpreter's own functions
+    # beneath Python's (sum()'s loop, the generator's resumption, sorted()'s calls)
+    assert interpreter_leaves >= 0.1 * total, (interpreter_leaves, total)
+    assert sum(x[2] for x in every if PASSING.search(x[1])) >= interpreter_leaves
+    # and the profile leads with a Python function
+    assert rows[0][1].endswith(".py"), rows[:3]
