@@ -81,7 +81,7 @@ endif
 
 # ---- sources ----------------------------------------------------------------------
 UTIL_SRC := $(wildcard src/util/*.c)
-CORE_SRC := src/core/record.c src/core/spool.c src/core/paths.c src/core/python-read.c src/core/off-cpu.c \
+CORE_SRC := src/core/record.c src/core/spool.c src/core/paths.c src/core/python-read.c src/core/off-cpu.c src/core/gil.c \
 	src/core/maps.c src/core/perf-ring.c
 # what runs inside the profiled program: linked into the preload library only
 RECORDER_SRC := $(wildcard src/runtime/*.c)

@@ -32,6 +32,7 @@
 #include "commands/dump.h"
 #include "commands/trace.h"
 #include "core/clock.h"
+#include "core/gil.h"
 #include "core/off-cpu.h"
 #include "core/paths.h"
 #include "core/perf-ring.h"
@@ -61,7 +62,19 @@ struct target {
 	size_t named_count;
 	int ended;
 	struct off_cpu *off_cpu;   /* its waiting threads (--sampling-realtime); NULL: none */
+	struct gil_history *gil;   /* --gil, once its interpreter was found; NULL: none */
+	uint64_t gil_left_out;     /* samples of threads that did not hold the GIL */
 };
+
+/* Whether a sample of the target is written: --gil keeps those of the thread that held
+ * the GIL (core/gil.h); the others are counted. */
+static int gil_keeps(struct target *t, const struct record_sample *sample)
+{
+	if (!t->gil || gil_keep(t->gil, sample->tid, sample->time_ns))
+		return 1;
+	t->gil_left_out++;
+	return 0;
+}
 
 static struct target *targets;
 static size_t target_count;
@@ -195,6 +208,8 @@ static void name_thread(struct target *t, uint32_t tid)
 static void put_waiting(void *arg, const void *record)
 {
 	struct target *t = &targets[(size_t)(uintptr_t)arg];
+	if (!gil_keeps(t, record))
+		return;
 	name_thread(t, ((const struct record_sample *)record)->tid);
 	dump_put(&t->out, record);
 	t->samples++;
@@ -280,6 +295,7 @@ static void code(void *arg, uint64_t start, uint64_t end, uint32_t function_id, 
 struct python_tick {
 	struct target *t;
 	uint64_t period;
+	int gil; /* --gil: the GIL's holder noted at each tick */
 };
 
 static void python_thread(struct python_reader *r, uint64_t thread, void *arg)
@@ -306,6 +322,14 @@ static void sample_python(struct target *t, uint64_t now, uint64_t period,
 			return;
 		}
 		t->python = r;
+		if (tick->gil) {
+			t->gil = xcalloc(1, sizeof(*t->gil));
+			gil_history_init(t->gil);
+		}
+	}
+	if (t->gil) {
+		uint64_t holder = python_gil_holder(t->python);
+		gil_note(t->gil, now, holder ? python_thread_id(t->python, holder) : 0);
 	}
 	tick->t = t;
 	tick->period = period;
@@ -463,7 +487,7 @@ static void drain(const struct job *j, const char *directory, uint64_t now)
 				struct target *t = target_of((int)pid);
 				if (!t)
 					t = add_target((int)pid, j, directory, now);
-				if (t) {
+				if (t && gil_keeps(t, &pending.sample)) {
 					name_thread(t, pending.sample.tid);
 					dump_put(&t->out, &pending);
 					t->samples++;
@@ -613,7 +637,7 @@ int attach_run(struct job *j, const char *directory, const char *pid_text,
 	uint64_t period = j->sample_freq ? 1000000000u / j->sample_freq : 50000000u;
 	uint64_t until = seconds > 0 ? now + (uint64_t)(seconds * 1e9) : UINT64_MAX;
 	uint64_t next_drain = now + DRAIN_NS, tick = now, next_wait = now + period;
-	struct python_tick python = { 0 };
+	struct python_tick python = { .gil = j->sample_gil };
 	const char *ended = NULL;
 	while (!stop_asked) {
 		now = clock_now_ns();
@@ -683,6 +707,12 @@ int attach_run(struct job *j, const char *directory, const char *pid_text,
 			    "of CPU time meanwhile (user and system)", j->sample_freq,
 			    j->sample_realtime ? ", and of each thread's waiting" : "",
 			    cpu_after - cpu_before);
+	if (j->sample_gil && targets[0].gil)
+		strbuf_addf(&sampled, "; %llu more, of threads that did not hold the GIL, left out "
+			    "(--gil)", (unsigned long long)targets[0].gil_left_out);
+	else if (j->sample_gil)
+		strbuf_addf(&sampled, "; --gil left out none: it runs no Python whose frames "
+			    "gpuprof reads");
 	fprintf(stderr, "gpuprof: sys: stopped sampling process %ld (%s) after %.3f s%s%s\n", pid,
 		ended, (double)(now - started) / 1e9, sampled.buf,
 		targets[0].ended ? "" : "; it goes on as it was");
@@ -701,6 +731,9 @@ int attach_run(struct job *j, const char *directory, const char *pid_text,
 		if (write(manifest_fd, t->spool.buf, t->spool.len + 1) != (ssize_t)(t->spool.len + 1))
 			failed = 1;
 		free(t->python);
+		if (t->gil)
+			gil_history_release(t->gil);
+		free(t->gil);
 		free(t->off_cpu);
 		free(t->named);
 		strbuf_release(&t->out.chunk);

@@ -284,6 +284,7 @@ int trace_job_prepare(struct job *j, struct error *err)
 	 * given, even the default's, is another string than the default's) */
 	const char *sampling = o->sampling_freq != trace_defaults.sampling_freq ? "--sampling-freq"
 			       : o->sampling_realtime == 1 ? "--sampling-realtime"
+			       : o->gil == 1 ? "--gil"
 			       : o->sampling_stack ? "--sampling-stack-size" : NULL;
 	if (o->sample != 1 && sampling)
 		return error_set(err, "%s sets how call stacks are sampled, and none are: add "
@@ -311,6 +312,7 @@ int trace_job_prepare(struct job *j, struct error *err)
 #endif
 	j->sample_freq = o->sample == 1 ? (unsigned)frequency : 0;
 	j->sample_realtime = j->sample_freq && o->sampling_realtime == 1;
+	j->sample_gil = j->sample_freq && o->gil == 1;
 	j->sample_stack = SAMPLE_STACK_DEFAULT;
 	if (o->sampling_stack &&
 	    parse_stack_bytes(o->sampling_stack, "--sampling-stack-size", &j->sample_stack, err))

@@ -661,6 +661,10 @@ int trace_job_run(struct job *j, const char *directory, char **command)
 		setenv("GPUPROF_SAMPLE_REALTIME", "1", 1);
 	else
 		unsetenv("GPUPROF_SAMPLE_REALTIME");
+	if (j->sample_gil)
+		setenv("GPUPROF_SAMPLE_GIL", "1", 1);
+	else
+		unsetenv("GPUPROF_SAMPLE_GIL");
 	if (j->pc_sampling[0])
 		setenv("GPUPROF_PC_SAMPLING", j->pc_sampling, 1);
 	else

@@ -58,7 +58,7 @@ const struct trace_options trace_defaults = {
 	.truncate = -1, .mangled = -1, .keep_spool = -1, .help = -1,
 	.period_unit = "sec", .directory = ".", .file = "%hostname%/%pid%", .units = "nsec",
 	.host_metrics = -1, .device_metrics = -1, .sampling_interval = "50", .sample = -1,
-	.sampling_freq = "300", .sampling_realtime = -1, .pc_sampling = -1,
+	.sampling_freq = "300", .sampling_realtime = -1, .gil = -1, .pc_sampling = -1,
 	.buffer_size = TRACE_BUFFER_UNSET, .buffer_limit = TRACE_BUFFER_UNSET,
 };
 
@@ -186,6 +186,10 @@ static void trace_table(struct trace_options *o, struct option table[TABLE_SIZE]
 		  "lock, I/O) are sampled at the same frequency of real time, their stacks ending "
 		  "in [off-CPU: CALL], and threads ready to run that wait for a CPU, in [waiting "
 		  "for a CPU] (with --sample)" },
+		{ OPTION_BOOL, 0, "gil", &o->gil, NULL,
+		  "Python programs: only the samples of the thread that holds the GIL (read at "
+		  "each tick; py-spy's --gil); with --sampling-realtime, a thread that waits "
+		  "holding it too (with --sample)" },
 		{ OPTION_BOOL, 0, "host-metrics", &o->host_metrics, NULL,
 		  "per-CPU utilization and frequency, memory used; CPU, memory, page faults, "
 		  "context switches, threads and I/O of every traced process" },

@@ -26,7 +26,7 @@ struct trace_options {
 	struct option_list formats;
 	unsigned long long buffer_size, buffer_limit; /* bytes; TRACE_BUFFER_UNSET: the
 						       * recorder's defaults */
-	int host_metrics, device_metrics, sample, sampling_realtime, launch_stacks;
+	int host_metrics, device_metrics, sample, sampling_realtime, gil, launch_stacks;
 	const char *sampling_interval, *sampling_freq, *sampling_stack, *launch_stack;
 	const char *attach_pid, *duration; /* gpuprof sys --pid, --duration */
 	struct option_list pmc, pmc_set;
@@ -51,6 +51,7 @@ struct job {
 			       * groups of one pass separated by ';' */
 	unsigned sample_freq; /* 0: no call-stack sampling */
 	int sample_realtime;  /* threads off the CPU sampled too */
+	int sample_gil;       /* only the samples of the thread holding Python's GIL */
 	unsigned sample_stack; /* bytes of stack copied per sample */
 	unsigned launch_stacks; /* bytes of stack copied per launch; 0: no launch stacks */
 	char pc_sampling[48]; /* GPUPROF_PC_SAMPLING ("period=N", "time=US"); "" when off */

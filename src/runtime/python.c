@@ -129,12 +129,17 @@ static void sample_thread(struct python_reader *r, uint64_t thread, void *arg)
 		emit_pending(tid, read_at, *(const uint64_t *)arg);
 }
 
-void python_sample(uint64_t period_ns)
+uint32_t python_sample(uint64_t period_ns)
 {
+	uint32_t holder = 0;
 	pthread_mutex_lock(&lock);
-	if (reader.layout)
+	if (reader.layout) {
+		uint64_t thread = python_gil_holder(&reader);
+		holder = thread ? python_thread_id(&reader, thread) : 0;
 		python_each_thread(&reader, sample_thread, &period_ns);
+	}
 	pthread_mutex_unlock(&lock);
+	return holder;
 }
 
 struct one_thread {

@@ -6,7 +6,7 @@
  * read with process_vm_readv so that a frame freed meanwhile is a failed read, never a
  * fault) and records it (RECORD_PYTHON_STACK); after the run, each native sample takes
  * the Python frames of its thread's nearest tick in place of its evaluation loops.
- * Supported layouts: CPython 3.11. */
+ * Supported layouts: CPython 3.11 to 3.13 (core/python-layouts.h). */
 #ifndef GPUPROF_RUNTIME_PYTHON_H
 #define GPUPROF_RUNTIME_PYTHON_H
 
@@ -19,8 +19,9 @@
 int python_attach(void);
 
 /* Records the Python frames of every thread of every interpreter, each at the time it
- * was read; period_ns: between two calls. */
-void python_sample(uint64_t period_ns);
+ * was read; period_ns: between two calls. Returns the thread that held the main
+ * interpreter's GIL as the tick began (0: nobody, or no interpreter read). */
+uint32_t python_sample(uint64_t period_ns);
 
 /* Records the Python frames of the calling thread (tid), at time_ns: at a launch
  * (--launch-stacks), whose call stack takes them as a sample takes a tick's. Nothing

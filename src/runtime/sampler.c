@@ -37,6 +37,7 @@
 #include "core/maps.h"
 #include "core/off-cpu.h"
 #include "core/perf-ring.h"
+#include "core/gil.h"
 #include "core/sample-event.h"
 #include "runtime/python.h"
 #include "runtime/recorder.h"
@@ -280,6 +281,32 @@ static void record_modules_if_changed(void)
 	}
 }
 
+/* --gil (GPUPROF_SAMPLE_GIL): only the samples of the thread that held Python's GIL are
+ * kept (core/gil.h); python_read: whether an interpreter was read, to say why none was
+ * left out where none was. */
+static int gil_only;
+static atomic_int python_read;
+static struct gil_history gil;
+static _Atomic uint64_t gil_kept, gil_left_out; /* samples */
+
+static int held_gil(const struct record_sample *sample)
+{
+	if (!gil_only || gil_keep(&gil, sample->tid, sample->time_ns))
+		return 1;
+	atomic_fetch_add(&gil_left_out, 1);
+	return 0;
+}
+
+/* At the last pass of a process that ran Python: what --gil left out (one that ran none
+ * keeps every sample, and says nothing: a launcher's shell, a compiler). */
+static void report_gil(void)
+{
+	if (gil_only && atomic_load(&python_read) == 1)
+		recorder_report("--gil: %llu samples of threads that did not hold the GIL left "
+				"out, %llu kept", (unsigned long long)atomic_load(&gil_left_out),
+				(unsigned long long)atomic_load(&gil_kept));
+}
+
 static int collect(int final)
 {
 	record_modules_if_changed();
@@ -300,10 +327,13 @@ static int collect(int final)
 			uint32_t pid;
 			if (h.type == PERF_RECORD_SAMPLE &&
 			    perf_ring_sample(r, tail, h.size, register_slot, &pending.sample, &pid) == 0) {
-				if (!own_thread(pending.sample.tid) && recorder_try_emit(&pending) == -1) {
+				int keep = !own_thread(pending.sample.tid) && held_gil(&pending.sample);
+				int rc = keep ? recorder_try_emit(&pending) : -2;
+				if (rc == -1) {
 					__atomic_store_n(&control->data_tail, tail, __ATOMIC_RELEASE);
 					return 1; /* this one again once the buffer is drained */
 				}
+				atomic_fetch_add(&gil_kept, rc == 0);
 				r->last_time = pending.sample.time_ns;
 			}
 			uint64_t lost;
@@ -321,6 +351,8 @@ static int collect(int final)
 		}
 		__atomic_store_n(&control->data_tail, tail, __ATOMIC_RELEASE);
 	}
+	if (final)
+		report_gil();
 	return 0;
 }
 
@@ -333,7 +365,10 @@ static struct off_cpu off_cpu;
 static void emit_waiting(void *arg, const void *record)
 {
 	(void)arg;
-	recorder_emit(record);
+	if (held_gil(record)) {
+		recorder_emit(record);
+		atomic_fetch_add(&gil_kept, 1);
+	}
 }
 
 /* Sleeps until ns on the trace clock. */
@@ -363,6 +398,7 @@ static void *ticker_main(void *arg)
 	for (;;) {
 		if (python == 0 && clock_now_ns() >= look_again) {
 			python = python_attach();
+			atomic_store(&python_read, python);
 			look_again = clock_now_ns() + 1000000000u;
 		}
 		/* watching the loaded files alone: a tick of a millisecond at the most */
@@ -383,10 +419,14 @@ static void *ticker_main(void *arg)
 		uint64_t missed = next, now = clock_now_ns();
 		uint64_t tick = off_cpu_tick(next, now, period);
 		next = tick + period;
+		/* Python's first: the holder of its GIL as the waiting threads are read */
+		if (python == 1) {
+			uint32_t holder = python_sample(period);
+			if (gil_only)
+				gil_note(&gil, tick, holder);
+		}
 		if (sample_realtime)
 			off_cpu_sample_threads(&off_cpu, tick, missed, period);
-		if (python == 1)
-			python_sample(period);
 	}
 	return NULL;
 }
@@ -457,6 +497,9 @@ static void sample_forked_child(void)
 	rings = NULL;
 	ring_count = 0;
 	atomic_store(&ticker_tid, 0);
+	gil_history_init(&gil); /* the parent's holders were its threads */
+	atomic_store(&gil_kept, 0);
+	atomic_store(&gil_left_out, 0);
 	loaded_objects = ~0ull; /* the child's spool gets the modules too */
 	if (recorder_ready() && open_rings(tick_frequency) == 0) {
 		start_ticker(tick_frequency, sample_realtime);
@@ -492,6 +535,9 @@ __attribute__((constructor)) static void sampler_start(void)
 	if (frequency && open_rings((unsigned)frequency) == 0) {
 		recorder_add_collector(collect);
 		const char *wall = getenv("GPUPROF_SAMPLE_REALTIME");
+		const char *gil_asked = getenv("GPUPROF_SAMPLE_GIL");
+		gil_only = gil_asked && !strcmp(gil_asked, "1");
+		gil_history_init(&gil);
 		start_ticker((unsigned)frequency, wall && !strcmp(wall, "1"));
 		enable_rings();
 		if (!sanitizer_runtime())

@@ -150,7 +150,7 @@ def test_wall_clock_sampling_from_outside(tmp_path, attached):
 # (exit 2, the option named); a new option must be added to one side
 PID_APPLIES = {
     "--sample": [], "--sampling-freq": ["500"], "--sampling-stack-size": ["8K"],
-    "--sampling-realtime": [], "--host-metrics": [], "--device-metrics": [],
+    "--sampling-realtime": [], "--gil": [], "--host-metrics": [], "--device-metrics": [],
     "--sampling-interval": ["20"], "--output-directory": ["out2"], "--output-file": ["x"],
     "--output-format": ["json"], "--stats": [], "--summary": [], "--summary-units": ["msec"],
     "--keep-spool": [], "--duration": ["0.1"], "--plugin": ["perfetto"], "--trace": [],
@@ -325,6 +325,37 @@ def test_python_functions(tmp_path, minor):
         assert abs(total - rate * seconds) <= 0.1 * rate * seconds
         out_text, _ = p.communicate("x\n", timeout=30)
         assert (p.returncode, out_text) == (0, "done\n")
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+
+
+def test_gil_from_outside(tmp_path):
+    """62: --gil with --pid: the samples of the thread that holds the GIL kept, those of the
+    thread hashing in C without it left out and counted; the program goes on."""
+    from test_sampling import python_of
+    from test_sampling_python import GIL_PY, gil_threads, thread_samples
+    p = subprocess.Popen([python_of(12), GIL_PY, "4"], stdout=subprocess.PIPE, text=True)
+    try:
+        assert p.stdout.readline() == "gil.py: started\n"
+        r = run([GPUPROF, "sys", "--pid", str(p.pid), "--gil", "--duration", "1.5", "-d", "out",
+                 *NO_METRICS], cwd=tmp_path)
+        assert r.returncode == 0, r.stderr
+        kept = int(re.search(r": (\d+) call-stack samples", r.stderr).group(1))
+        left_out = re.search(r"; (\d+) more, of threads that did not hold the GIL, left out "
+                             r"\(--gil\)", r.stderr)
+        assert left_out, r.stderr
+        rest, _ = p.communicate(timeout=30)
+        assert p.returncode == 0
+        (spinner, _), (hasher, _) = gil_threads(rest)
+        (out,) = outputs(str(tmp_path / "out"))
+        assert thread_samples(out, spinner) + thread_samples(out, hasher) == kept
+        # 1.5 s sampled: the hashing thread's samples left out but those of a tick's lag
+        # (each thread has a tenth of a CPU at least, on a machine kept busy)
+        assert thread_samples(out, hasher) <= 0.05 * int(left_out.group(1)) + 2
+        assert int(left_out.group(1)) >= 0.1 * RATE * 1.5, r.stderr
+        assert thread_samples(out, spinner) >= 0.1 * RATE * 1.5, r.stderr
     finally:
         if p.poll() is None:
             p.kill()

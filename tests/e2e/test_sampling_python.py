@@ -223,3 +223,39 @@ def test_the_interpreters_own_frames_are_charged_to_the_python_function_it_ran(t
     assert sum(x[2] for x in every if PASSING.search(x[1])) >= interpreter_leaves
     # and the profile leads with a Python function
     assert rows[0][1].endswith(".py"), rows[:3]
+
+
+GIL_PY = os.path.join(os.path.dirname(os.path.abspath(__file__)), "gil.py")
+
+
+def gil_threads(stdout):
+    """gil.py's threads: (tid, CPU seconds) of the one spinning in Python and of the one
+    hashing in C without the GIL."""
+    m = re.search(r"gil.py: main (\d+) ([0-9.]+), hashing (\d+) ([0-9.]+) CPU seconds", stdout)
+    assert m, stdout
+    return (int(m.group(1)), float(m.group(2))), (int(m.group(3)), float(m.group(4)))
+
+
+def thread_samples(out, tid):
+    return out.query("SELECT COUNT(*) AS n FROM gpuprof_sample WHERE tid = ?", tid)[0]["n"]
+
+
+@pytest.mark.parametrize("minor", VERSIONS)
+def test_gil_keeps_the_samples_of_the_thread_holding_it(tmp_path, minor):
+    # 62: py-spy's --gil: a thread running C code that released the GIL is on the CPU as
+    # much as the one running Python, and only the latter's samples are kept
+    python = python_of(minor)
+    r, out = sampled(tmp_path, [python, GIL_PY, "1.5"], ["--gil"])
+    (spinner, spun), (hasher, hashed) = gil_threads(r.stdout)
+    said = re.search(r"--gil: (\d+) samples of threads that did not hold the GIL left out, "
+                     r"(\d+) kept", r.stderr)
+    assert said, r.stderr
+    left_out, kept = map(int, said.groups())
+    # every sample kept is in the database, and the count of the rest is said
+    assert kept == out.query("SELECT COUNT(*) AS n FROM gpuprof_sample")[0]["n"]
+    # the hashing thread holds the GIL only between two hashes (microseconds), and the
+    # holder is read at each tick: its samples are left out but those of a tick's lag
+    assert thread_samples(out, hasher) <= 0.05 * 300 * hashed + 2
+    assert left_out >= 0.8 * 300 * hashed - 2 - thread_samples(out, hasher), (left_out, hashed)
+    # the thread spinning in Python holds the GIL but for the hashing thread's moments
+    assert thread_samples(out, spinner) >= 0.8 * 300 * spun - 2, (spinner, spun)

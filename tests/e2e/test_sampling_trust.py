@@ -157,6 +157,7 @@ def test_wall_clock_sampling_counts_the_threads_that_wait_for_a_cpu(tmp_path):
     ("trace", ["--sampling-realtime"], "--sampling-realtime sets how call stacks are sampled, and none are"),
     ("sys", ["--no-sample", "--sampling-freq", "300"], "--sampling-freq sets how call stacks are sampled"),
     ("sys", ["--no-sample", "--sampling-realtime"], "--sampling-realtime sets how call stacks are sampled"),
+    ("sys", ["--no-sample", "--gil"], "--gil sets how call stacks are sampled"),
     ("trace", ["--sampling-interval", "20"], "--sampling-interval sets how often metrics are sampled, and none are"),
     ("sys", ["--no-host-metrics", "--no-device-metrics", "--sampling-interval", "20"],
      "--sampling-interval sets how often metrics are sampled"),
