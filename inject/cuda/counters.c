@@ -118,7 +118,7 @@ static size_t window_count;
  * metrics it collects, and the outermost call: its function, its correlation id (the
  * kernel's record carries it: the counters go under it), whether a driver launch fired
  * inside it. */
-static _Thread_local int depth, measuring, inner_driver;
+static _Thread_local int depth, measuring, inner_driver, outer_collected;
 static _Thread_local size_t measured_group;
 static _Thread_local CUpti_CallbackId outer_cbid;
 static _Thread_local uint64_t outer_id;
@@ -607,6 +607,8 @@ static void finish(struct context *c, size_t group, uint64_t correlation_id)
  * 0 when it is not measured. */
 static int start(const CUpti_CallbackData *data, const struct launch *l)
 {
+	if (!recorder_collecting()) /* outside the capture range: its kernel is not kept */
+		return 0;
 	if (!data->context) { /* none current yet: no profiler to start */
 		recorder_count_dropped(DROPPED_COUNTERS, 1);
 		return 0;
@@ -647,6 +649,7 @@ void counters_callback(CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
 			outer_cbid = domain == CUPTI_CB_DOMAIN_RUNTIME_API ? cbid : (CUpti_CallbackId)-1;
 			outer_id = data->correlationId;
 			inner_driver = 0;
+			outer_collected = recorder_collecting();
 		} else if (domain == CUPTI_CB_DOMAIN_DRIVER_API) {
 			inner_driver = 1;
 			learn_nesting(outer_cbid, NESTS_YES);
@@ -671,9 +674,10 @@ void counters_callback(CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
 	if (level == 0 && domain == CUPTI_CB_DOMAIN_RUNTIME_API && !inner_driver &&
 	    nesting(cbid) == NESTS_UNKNOWN) {
 		/* the driver fires no launch callback inside this function: its calls are
-		 * measured from now on, this first one was not */
+		 * measured from now on, this first one was not (a loss where it was kept) */
 		learn_nesting(cbid, NESTS_NO);
-		recorder_count_dropped(DROPPED_COUNTERS, 1);
+		if (outer_collected)
+			recorder_count_dropped(DROPPED_COUNTERS, 1);
 	}
 }
 

@@ -288,6 +288,10 @@ static struct {
 } launch;
 
 static int counting;      /* counters are collected (--pmc) */
+static int controlled;    /* collection is paused and resumed (--selected-regions,
+			   * --collection-period): each launch notes whether it was on */
+static int profiler_api;  /* cudaProfilerStart/Stop resume and pause collection
+			   * (--selected-regions) */
 static int pc_sampling;   /* PC sampling (--pc-sampling-*) */
 static int launch_stacks; /* each launch's call stack is taken (--launch-stacks) */
 
@@ -349,6 +353,48 @@ static int subscribe_launches(CUpti_SubscriberHandle subscriber)
 	return found ? 0 : -1;
 }
 
+/* Whether collection was on at each launch: its changes, by the correlation id of the
+ * first launch that saw each (CUPTI hands the ids out in increasing order), so that a
+ * kernel launched inside a capture range is kept though it ran on the device after the
+ * range ended, and one launched outside is not, though it ran inside. */
+#define LAUNCH_STATES 4096
+static pthread_mutex_t state_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct {
+	uint64_t correlation_id;
+	int on;
+} launch_states[LAUNCH_STATES];
+static size_t launch_state_count;
+
+static void note_launch_state(uint64_t correlation_id, int on)
+{
+	pthread_mutex_lock(&state_lock);
+	size_t n = launch_state_count;
+	if (!n || (launch_states[n - 1].on != on && launch_states[n - 1].correlation_id < correlation_id)) {
+		if (n == LAUNCH_STATES) /* full: the latest state stands for every later id */
+			launch_states[n - 1].on = on;
+		else
+			launch_states[launch_state_count++] = (__typeof__(launch_states[0])){
+				correlation_id, on };
+	}
+	pthread_mutex_unlock(&state_lock);
+}
+
+static int op_launch_collected(void *ctx, uint64_t correlation_id)
+{
+	pthread_mutex_lock(&state_lock);
+	size_t lo = 0, hi = launch_state_count; /* the last change at or before the id */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (launch_states[mid].correlation_id <= correlation_id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	int on = lo ? launch_states[lo - 1].on : -1;
+	pthread_mutex_unlock(&state_lock);
+	return on;
+}
+
 /* The launching calls open on this thread, and the correlation id of the outermost: a
  * runtime launch calls the driver's, whose callback carries the same id. */
 static _Thread_local unsigned launches_open;
@@ -370,15 +416,18 @@ static __attribute__((noinline)) uint32_t launch_name(const char *function)
 static void on_launch(int d, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
 		      const CUpti_CallbackData *call)
 {
-	int nested = 0;
+	int nested = 0, on = recorder_collecting();
 	if (call->callbackSite == CUPTI_API_ENTER) {
 		nested = launches_open++ && call->correlationId == launch_open_id;
 		if (launches_open == 1)
 			launch_open_id = call->correlationId;
+		if (controlled && !nested)
+			note_launch_state(call->correlationId, on);
 	} else if (launches_open) {
 		launches_open--;
 	}
-	if (call->callbackSite == CUPTI_API_ENTER && !nested &&
+	/* what launches while collection is off is not kept: no stack taken for it */
+	if (call->callbackSite == CUPTI_API_ENTER && !nested && on &&
 	    (launch_stacks || launch.points[d])) {
 		uint32_t name = atomic_load(&launch.names[d][cbid]);
 		if (!name)
@@ -393,7 +442,21 @@ static void on_launch(int d, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
 		counters_callback(domain, cbid, call);
 }
 
-/* Every callback subscribed to: the launches, and CUPTI's resources for PC sampling. */
+/* cudaProfilerStart/Stop and the driver's cuProfilerStart/Stop (what
+ * torch.cuda.profiler.start/stop call): 1 a start, -1 a stop, 0 neither. */
+static int profiler_call(CUpti_CallbackDomain domain, CUpti_CallbackId cbid)
+{
+	if (domain == CUPTI_CB_DOMAIN_RUNTIME_API)
+		return cbid == CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStart_v4000 ? 1
+		       : cbid == CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStop_v4000 ? -1 : 0;
+	if (domain == CUPTI_CB_DOMAIN_DRIVER_API)
+		return cbid == CUPTI_DRIVER_TRACE_CBID_cuProfilerStart ? 1
+		       : cbid == CUPTI_DRIVER_TRACE_CBID_cuProfilerStop ? -1 : 0;
+	return 0;
+}
+
+/* Every callback subscribed to: the launches, cudaProfilerStart/Stop, and CUPTI's
+ * resources for PC sampling. */
 static void CUPTIAPI on_callback(void *userdata, CUpti_CallbackDomain domain,
 				 CUpti_CallbackId cbid, const void *data)
 {
@@ -402,6 +465,14 @@ static void CUPTIAPI on_callback(void *userdata, CUpti_CallbackDomain domain,
 	if (domain == CUPTI_CB_DOMAIN_RESOURCE) {
 		if (pc_sampling)
 			pc_sampling_resource(cbid, data);
+		return;
+	}
+	if (profiler_api && profiler_call(domain, cbid) &&
+	    ((const CUpti_CallbackData *)data)->callbackSite == CUPTI_API_ENTER) {
+		if (profiler_call(domain, cbid) > 0)
+			recorder_resume();
+		else
+			recorder_pause();
 		return;
 	}
 	int d = domain == CUPTI_CB_DOMAIN_RUNTIME_API ? RUNTIME
@@ -507,6 +578,7 @@ static void start(void)
 		.collected_at = op_collected_at,
 		.source_line = pc_sampling_source_line,
 		.launch_window = op_launch_window,
+		.launch_collected = op_launch_collected,
 	};
 	translator_init(&translator, &ops);
 	translator.keep_mangled = trace.mangled;
@@ -541,6 +613,30 @@ static void start(void)
 	if (trace.runtime_api || trace.driver_api)
 		enable(CUPTI_ACTIVITY_KIND_SYNCHRONIZATION, "synchronisations");
 	int launching = trace.kernel || trace.memory_copy;
+	const char *selected = getenv("GPUPROF_SELECTED_REGIONS");
+	const char *periods = getenv("GPUPROF_COLLECTION_PERIOD");
+	const char *capture = getenv("GPUPROF_CAPTURE_RANGE");
+	profiler_api = selected && !strcmp(selected, "1");
+	controlled = launching && (profiler_api || (periods && *periods) || (capture && *capture));
+	if (profiler_api) {
+		static const struct {
+			CUpti_CallbackDomain domain;
+			CUpti_CallbackId cbid;
+		} calls[] = {
+			{ CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStart_v4000 },
+			{ CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStop_v4000 },
+			{ CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuProfilerStart },
+			{ CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuProfilerStop },
+		};
+		int refused = 0;
+		for (size_t i = 0; i < sizeof(calls) / sizeof(calls[0]); i++)
+			refused |= cuptiEnableCallback(1, subscriber, calls[i].domain,
+						       calls[i].cbid) != CUPTI_SUCCESS;
+		if (refused)
+			recorder_report("--selected-regions: cudaProfilerStart/Stop cannot be "
+					"followed (CUPTI refused their callbacks): only the markers' "
+					"resume and pause apply");
+	}
 	launch_stacks = launching && recorder_launch_stacks();
 	counting = trace.kernel && counters_configure() == 1;
 	/* a launch point where nothing else says where a launch began, so that the marker
@@ -560,9 +656,9 @@ static void start(void)
 		for (size_t i = 0; i < sizeof(resources) / sizeof(resources[0]); i++)
 			cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_RESOURCE, resources[i]);
 	}
-	if ((launch_stacks || launch.points[RUNTIME] || launch.points[DRIVER] || counting) &&
-	    subscribe_launches(subscriber)) {
-		launch_stacks = counting = 0;
+	if ((launch_stacks || launch.points[RUNTIME] || launch.points[DRIVER] || counting ||
+	     controlled) && subscribe_launches(subscriber)) {
+		launch_stacks = counting = controlled = 0;
 		launch.points[RUNTIME] = launch.points[DRIVER] = 0;
 	}
 }

@@ -333,10 +333,24 @@ static uint64_t collected_start(const struct record_header *h)
 	return 0;
 }
 
+/* The correlation id of the call that launched a record's device work (a kernel, a copy
+ * or a fill), 0 for any other record. */
+static uint64_t launched_by(const struct record_header *h)
+{
+	switch (h->type) {
+	case RECORD_KERNEL: return ((const struct record_kernel *)h)->correlation_id;
+	case RECORD_MEMORY_COPY: return ((const struct record_memory_copy *)h)->correlation_id;
+	}
+	return 0;
+}
+
 static int emit(struct translator *t, const void *record)
 {
-	uint64_t start = collected_start(record);
-	if (start && t->ops.collected_at && !t->ops.collected_at(t->ops.ctx, start))
+	uint64_t correlation = launched_by(record), start = collected_start(record);
+	int launched = correlation && t->ops.launch_collected
+			       ? t->ops.launch_collected(t->ops.ctx, correlation) : -1;
+	if (launched == 0 || (launched < 0 && start && t->ops.collected_at &&
+			      !t->ops.collected_at(t->ops.ctx, start)))
 		return 0; /* not collected: done with, and not a loss */
 	return t->ops.emit(t->ops.ctx, record) == -1 ? -1 : 0;
 }

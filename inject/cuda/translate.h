@@ -35,6 +35,11 @@ struct translate_ops {
 	/* Whether collection was on at a trace-clock time (pause/resume, collection
 	 * periods); work that began while it was off is not emitted. NULL: always on. */
 	int (*collected_at)(void *ctx, uint64_t ns);
+	/* Whether collection was on when the call of correlation_id launched its work
+	 * (kernels and copies are kept by that, where it is known, rather than by the time
+	 * they began on the device: those launched inside a capture range run after its
+	 * end): 1 on, 0 off, -1 not known. NULL: never known. */
+	int (*launch_collected)(void *ctx, uint64_t correlation_id);
 	/* The source line of an instruction of function (its mangled name) in the module
 	 * of that CRC: *file_id (a string id) and *line; 0 when the module has no line
 	 * information or is not known. NULL: never known. */

@@ -260,6 +260,22 @@ int trace_job_prepare(struct job *j, struct error *err)
 	if (o->selected_regions == 1 && o->periods.count)
 		return error_set(err, "--selected-regions and --collection-period cannot go "
 				 "together");
+	if (o->nvtx_capture) {
+		const char *at = strrchr(o->nvtx_capture, '@');
+		if (at == o->nvtx_capture || !*o->nvtx_capture || (at && !at[1]))
+			return error_set(err, "--nvtx-capture: '%s' is not NAME, NAME@DOMAIN or "
+					 "NAME@*", o->nvtx_capture);
+		if (o->periods.count)
+			return error_set(err, "--nvtx-capture and --collection-period cannot go "
+					 "together");
+		if (!strstr(j->trace.buf, "marker"))
+			return error_set(err, "--nvtx-capture follows marker ranges, and markers are "
+					 "not traced: add --marker-trace");
+		if (o->nvtx_include || o->nvtx_exclude)
+			return error_set(err, "--nvtx-capture cannot go with %s: the capture range "
+					 "must be seen whatever its domain", o->nvtx_include ?
+					 "--nvtx-domain-include" : "--nvtx-domain-exclude");
+	}
 	if (parse_periods(&o->periods, o->period_unit, &j->periods, err) ||
 	    kernel_filter_init(&j->filter, o->kernel_include, o->kernel_exclude,
 			       o->kernel_iterations, err))

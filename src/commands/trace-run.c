@@ -619,6 +619,10 @@ int trace_job_run(struct job *j, const char *directory, char **command)
 		setenv("GPUPROF_SELECTED_REGIONS", "1", 1);
 	else
 		unsetenv("GPUPROF_SELECTED_REGIONS");
+	if (o->nvtx_capture)
+		setenv("GPUPROF_CAPTURE_RANGE", o->nvtx_capture, 1);
+	else
+		unsetenv("GPUPROF_CAPTURE_RANGE");
 	if (j->periods.len)
 		setenv("GPUPROF_COLLECTION_PERIOD", j->periods.buf, 1);
 	else

@@ -203,7 +203,13 @@ static void trace_table(struct trace_options *o, struct option table[TABLE_SIZE]
 					  "filters: kernels only)" },
 		{ OPTION_BOOL, 0, "selected-regions", &o->selected_regions, NULL,
 		  "collect only between resume and pause calls (roctxProfilerResume, "
-		  "gpuprof_resume...): collection starts paused" },
+		  "gpuprof_resume..., and CUDA's cudaProfilerStart/Stop: "
+		  "torch.cuda.profiler.start/stop): collection starts paused" },
+		{ OPTION_STRING, 0, "nvtx-capture", &o->nvtx_capture, "NAME[@DOMAIN]",
+		  "collect only while a marker range of this name is open, on any thread (nsys's "
+		  "--capture-range=nvtx --nvtx-capture): NAME in the default domain, "
+		  "NAME@DOMAIN in that one (torch: PyTorch's), NAME@* in any; with "
+		  "--marker-trace" },
 		{ OPTION_LIST, 'P', "collection-period", &o->periods, "START:DURATION:REPEAT...",
 		  "collect only in periods counted from the process start: wait START, collect "
 		  "for DURATION, REPEAT times (0: for ever); several periods run one after "
@@ -360,6 +366,7 @@ static int attach_main(const struct trace_options *o, int given, char **command)
 		{ o->pc_unit != NULL, "--pc-sampling-unit" },
 		{ o->pc_interval != NULL, "--pc-sampling-interval" },
 		{ o->selected_regions == 1, "--selected-regions" },
+		{ o->nvtx_capture != NULL, "--nvtx-capture" },
 		{ o->periods.count > 0, "--collection-period" },
 		{ o->period_unit != trace_defaults.period_unit, "--collection-period-unit" },
 		{ o->kernel_include != NULL, "--kernel-include-regex" },

@@ -21,6 +21,7 @@ struct trace_options {
 	struct option_list periods;
 	const char *kernel_include, *kernel_exclude, *kernel_iterations;
 	const char *nvtx_include, *nvtx_exclude; /* NVTX domains, comma-separated */
+	const char *nvtx_capture; /* NAME, NAME@DOMAIN or NAME@* */
 	int stats, summary, truncate, mangled, keep_spool, help;
 	const char *directory, *file, *units;
 	struct option_list formats;

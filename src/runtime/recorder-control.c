@@ -128,13 +128,73 @@ static void *period_main(void *arg)
 	return NULL;
 }
 
+/* ---- capture ranges (--nvtx-capture) ------------------------------------------------ */
+
+static char capture_name[1024];  /* "" when none */
+static char capture_domain[256]; /* its domain's name; "" the default domain */
+static int capture_any_domain;
+static _Atomic uint32_t capture_domain_id; /* its string id, once interned; 0: default */
+static _Atomic int capture_domain_known;
+static pthread_mutex_t capture_lock = PTHREAD_MUTEX_INITIALIZER;
+static int captures_open;
+
+static void capture_configure(const char *spec)
+{
+	capture_name[0] = capture_domain[0] = '\0';
+	capture_any_domain = 0;
+	atomic_store(&capture_domain_known, 0);
+	captures_open = 0;
+	if (!spec || !*spec)
+		return;
+	const char *at = strrchr(spec, '@');
+	size_t name_length = at ? (size_t)(at - spec) : strlen(spec);
+	if (name_length >= sizeof(capture_name))
+		name_length = sizeof(capture_name) - 1;
+	memcpy(capture_name, spec, name_length);
+	capture_name[name_length] = '\0';
+	if (at && !strcmp(at + 1, "*"))
+		capture_any_domain = 1;
+	else if (at)
+		snprintf(capture_domain, sizeof(capture_domain), "%s", at + 1);
+}
+
+int recorder_capture_begin(const char *text, uint32_t domain_id)
+{
+	if (!capture_name[0] || !text || strcmp(text, capture_name))
+		return 0;
+	if (!capture_any_domain) {
+		if (!atomic_load(&capture_domain_known)) {
+			atomic_store(&capture_domain_id,
+				     capture_domain[0] ? recorder_intern(capture_domain) : 0);
+			atomic_store(&capture_domain_known, 1);
+		}
+		if (domain_id != atomic_load(&capture_domain_id))
+			return 0;
+	}
+	pthread_mutex_lock(&capture_lock);
+	if (captures_open++ == 0)
+		recorder_resume();
+	pthread_mutex_unlock(&capture_lock);
+	return 1;
+}
+
+void recorder_capture_end(void)
+{
+	pthread_mutex_lock(&capture_lock);
+	if (captures_open > 0 && --captures_open == 0)
+		recorder_pause();
+	pthread_mutex_unlock(&capture_lock);
+}
+
 /* GPUPROF_COLLECTION_PERIOD: "DELAY:DURATION:REPEAT" triples in ns, ';'-separated, as
  * `gpuprof trace` wrote them (it checked the syntax). */
 void recorder_control_start(void)
 {
 	const char *selected = getenv("GPUPROF_SELECTED_REGIONS");
 	const char *spec = getenv("GPUPROF_COLLECTION_PERIOD");
-	atomic_store(&paused, selected && !strcmp(selected, "1"));
+	const char *capture = getenv("GPUPROF_CAPTURE_RANGE");
+	capture_configure(capture);
+	atomic_store(&paused, (selected && !strcmp(selected, "1")) || capture_name[0]);
 	period_count = 0;
 	for (const char *p = spec; p && *p && period_count < 64;) {
 		unsigned long long d, l, r;

@@ -12,9 +12,16 @@
 /* Whether marker ranges are recorded (GPUPROF_TRACE names "marker"), from start(). */
 void recorder_markers_configure(int traced);
 
-/* Reads GPUPROF_SELECTED_REGIONS and GPUPROF_COLLECTION_PERIOD and starts the period
- * thread when there are periods; from start(). */
+/* Reads GPUPROF_SELECTED_REGIONS, GPUPROF_CAPTURE_RANGE and GPUPROF_COLLECTION_PERIOD
+ * and starts the period thread when there are periods; from start(). */
 void recorder_control_start(void);
+
+/* --nvtx-capture (GPUPROF_CAPTURE_RANGE: "NAME" in the default domain, "NAME@DOMAIN",
+ * "NAME@*" in any): collection is on while a marker range of that name is open, on any
+ * thread. A range that begins: 1 when it is such a range (counted open: the caller ends
+ * it with recorder_capture_end()), else 0. */
+int recorder_capture_begin(const char *text, uint32_t domain_id);
+void recorder_capture_end(void);
 
 /* open() of a descriptor of the recorder's own: close-on-exec, and never 0, 1 or 2 (a
  * program started with its standard streams closed must not write into the spool). */

@@ -31,7 +31,14 @@ static _Atomic uint64_t next_marker_id;
  * need not be the thread's innermost. */
 static __thread uint64_t range_stack[MARKER_STACK];
 static __thread uint32_t range_domains[MARKER_STACK];
+static __thread uint8_t range_captures[MARKER_STACK]; /* a capture range (--nvtx-capture) */
 static __thread int range_depth;
+
+/* The start/stop ranges open that are capture ranges, by id. */
+#define CAPTURES_BY_ID 256
+static pthread_mutex_t captured_lock = PTHREAD_MUTEX_INITIALIZER;
+static uint64_t captured_ids[CAPTURES_BY_ID];
+static size_t captured_count;
 
 #define MARKER_ON_STACK 512 /* bytes of a marker record built on the caller's stack */
 
@@ -118,6 +125,7 @@ int recorder_range_push_module(const char *text, const char *module, uint32_t do
 		return depth;
 	}
 	range_domains[depth] = domain_id;
+	range_captures[depth] = (uint8_t)recorder_capture_begin(text, domain_id);
 	range_stack[depth] = marker_begin(MARKER_PUSH_POP, text, module, domain_id,
 					  depth > 0 ? range_stack[depth - 1] : 0);
 	return in_domain;
@@ -132,10 +140,14 @@ int recorder_range_push(const char *text, uint32_t domain_id)
 static void range_remove(int at)
 {
 	marker_end(range_stack[at]);
+	if (range_captures[at])
+		recorder_capture_end();
 	int last = range_depth < MARKER_STACK ? range_depth : MARKER_STACK;
 	memmove(&range_stack[at], &range_stack[at + 1], (size_t)(last - at - 1) * sizeof(*range_stack));
 	memmove(&range_domains[at], &range_domains[at + 1],
 		(size_t)(last - at - 1) * sizeof(*range_domains));
+	memmove(&range_captures[at], &range_captures[at + 1],
+		(size_t)(last - at - 1) * sizeof(*range_captures));
 	range_depth--;
 }
 
@@ -168,15 +180,36 @@ int recorder_domain_range_pop(uint32_t domain_id)
 uint64_t recorder_range_start(const char *text, uint32_t domain_id)
 {
 	uint64_t parent = range_depth > 0 && range_depth <= MARKER_STACK ? range_stack[range_depth - 1] : 0;
+	int capture = recorder_capture_begin(text, domain_id);
 	uint64_t id = marker_begin(MARKER_START_STOP, text, NULL, domain_id, parent);
 	/* ids are handed out even when markers are not traced, as ROCTX does */
-	return id ? id : atomic_fetch_add(&next_marker_id, 1) + 1;
+	id = id ? id : atomic_fetch_add(&next_marker_id, 1) + 1;
+	if (capture) {
+		pthread_mutex_lock(&captured_lock);
+		int kept = captured_count < CAPTURES_BY_ID;
+		if (kept)
+			captured_ids[captured_count++] = id;
+		pthread_mutex_unlock(&captured_lock);
+		if (!kept) /* more open at once than are followed: this one is not */
+			recorder_capture_end();
+	}
+	return id;
 }
 
 void recorder_range_stop(uint64_t id)
 {
 	if (markers_traced)
 		marker_end(id);
+	int captured = 0;
+	pthread_mutex_lock(&captured_lock);
+	for (size_t i = 0; i < captured_count && !captured; i++)
+		if (captured_ids[i] == id) {
+			captured_ids[i] = captured_ids[--captured_count];
+			captured = 1;
+		}
+	pthread_mutex_unlock(&captured_lock);
+	if (captured)
+		recorder_capture_end();
 }
 
 void recorder_mark(const char *text, uint32_t domain_id)

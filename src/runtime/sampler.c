@@ -327,7 +327,11 @@ static int collect(int final)
 			uint32_t pid;
 			if (h.type == PERF_RECORD_SAMPLE &&
 			    perf_ring_sample(r, tail, h.size, register_slot, &pending.sample, &pid) == 0) {
-				int keep = !own_thread(pending.sample.tid) && held_gil(&pending.sample);
+				/* not gpuprof's, taken while collection was on (pause and resume,
+				 * capture ranges, periods), and --gil's */
+				int keep = !own_thread(pending.sample.tid) &&
+					   recorder_collected_at(pending.sample.time_ns) &&
+					   held_gil(&pending.sample);
 				int rc = keep ? recorder_try_emit(&pending) : -2;
 				if (rc == -1) {
 					__atomic_store_n(&control->data_tail, tail, __ATOMIC_RELEASE);
@@ -365,7 +369,8 @@ static struct off_cpu off_cpu;
 static void emit_waiting(void *arg, const void *record)
 {
 	(void)arg;
-	if (held_gil(record)) {
+	const struct record_sample *sample = record;
+	if (recorder_collected_at(sample->time_ns) && held_gil(sample)) {
 		recorder_emit(record);
 		atomic_fetch_add(&gil_kept, 1);
 	}

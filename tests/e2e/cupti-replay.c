@@ -34,6 +34,16 @@
  * range "torch.autograd.backward" (domain "torch") and waits while another thread (the
  * autograd engine's) launches vecCopy with cudaLaunchKernel, 11, in no range of its own;
  * then the program's thread launches vecCopy, 12, in no range.
+ * capture: a capture range of cudaProfilerStart/Stop, then one of the driver's
+ * cuProfilerStart/Stop, as torch.cuda.profiler.start/stop and nsys's
+ * --capture-range=cudaProfilerApi use them: cudaLaunchKernel "before" 21 (outside);
+ * cudaProfilerStart 22; "inside" 23, and "late" 24, whose record starts on the device
+ * after the range ended (launched inside, it ran after cudaProfilerStop); a copy 25;
+ * cudaProfilerStop 26; "after" 27; cuProfilerStart 28; cuLaunchKernel "driver" 29;
+ * cuProfilerStop 30; "last" 31.
+ * capture-nvtx: cudaLaunchKernel "before" 41; the range "step" (default domain) around
+ * "inside" 42, which starts on the device after the range's end; "after" 43; the range
+ * "step" of the domain "torch" around "torch_step" 44.
  * Prints what the fake saw: ranges started, GetData calls refused. */
 #include <cupti.h>
 #include <dlfcn.h>
@@ -237,6 +247,63 @@ static const struct fake_pc_buffer pc_buffers[] = {
 	{ 1000, 20, 30, 0, 1, last_pcs, 1 },
 };
 
+/* A kernel's record that began on the device `late` ns from now. */
+static void kernel_at(uint32_t correlation, const char *name, uint64_t late)
+{
+	CUpti_ActivityKernel10 k;
+	memset(&k, 0, sizeof(k));
+	k.kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
+	k.start = cupti_now() + late;
+	k.end = k.start + 40000;
+	k.deviceId = 0, k.contextId = 1, k.streamId = 13;
+	k.gridX = 64, k.gridY = k.gridZ = 1;
+	k.blockX = 128, k.blockY = k.blockZ = 1;
+	k.correlationId = correlation;
+	k.name = name;
+	fake.activity(&k, sizeof(k));
+}
+
+static void capture(void)
+{
+	cuLaunchKernel_params driver = { .gridDimX = 64, .gridDimY = 1, .gridDimZ = 1,
+					 .blockDimX = 128, .blockDimY = 1, .blockDimZ = 1 };
+	call(RUNTIME(cudaLaunchKernel_v7000), 21, "_Z6beforev", &launch_params);
+	kernel_at(21, "_Z6beforev", 1000);
+	call(RUNTIME(cudaProfilerStart_v4000), 22, NULL, NULL);
+	call(RUNTIME(cudaLaunchKernel_v7000), 23, "_Z6insidev", &launch_params);
+	kernel_at(23, "_Z6insidev", 1000);
+	call(RUNTIME(cudaLaunchKernel_v7000), 24, "_Z4latev", &launch_params);
+	call(RUNTIME(cudaMemcpy_v3020), 25, NULL, NULL);
+	copy_record(25);
+	call(RUNTIME(cudaProfilerStop_v4000), 26, NULL, NULL);
+	kernel_at(24, "_Z4latev", 2000000); /* on the device 2 ms after the stop */
+	call(RUNTIME(cudaLaunchKernel_v7000), 27, "_Z5afterv", &launch_params);
+	kernel_at(27, "_Z5afterv", 1000);
+	call(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuProfilerStart, 28, NULL, NULL);
+	call(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, 29, "_Z6driverv",
+	     &driver);
+	kernel_at(29, "_Z6driverv", 1000);
+	call(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuProfilerStop, 30, NULL, NULL);
+	call(RUNTIME(cudaLaunchKernel_v7000), 31, "_Z4lastv", &launch_params);
+	kernel_at(31, "_Z4lastv", 1000);
+}
+
+static void capture_nvtx(void)
+{
+	call(RUNTIME(cudaLaunchKernel_v7000), 41, "_Z6beforev", &launch_params);
+	kernel_at(41, "_Z6beforev", 1000);
+	range_push("step", 0);
+	call(RUNTIME(cudaLaunchKernel_v7000), 42, "_Z6insidev", &launch_params);
+	range_pop();
+	kernel_at(42, "_Z6insidev", 2000000);
+	call(RUNTIME(cudaLaunchKernel_v7000), 43, "_Z5afterv", &launch_params);
+	kernel_at(43, "_Z5afterv", 1000);
+	range_push("step", intern("torch"));
+	call(RUNTIME(cudaLaunchKernel_v7000), 44, "_Z10torch_stepv", &launch_params);
+	kernel_at(44, "_Z10torch_stepv", 1000);
+	range_pop();
+}
+
 static void *symbol(void *library, const char *name)
 {
 	void *s = dlsym(library, name);
@@ -250,11 +317,13 @@ static void *symbol(void *library, const char *name)
 int main(int argc, char **argv)
 {
 	if (argc != 3) {
-		fprintf(stderr, "usage: cupti-replay LIBRARY launches|counters|pc-sampling|backward\n");
+		fprintf(stderr, "usage: cupti-replay LIBRARY "
+				"launches|counters|pc-sampling|backward|capture|capture-counters|"
+				"capture-nvtx\n");
 		return 2;
 	}
 	const char *scenario = argv[2];
-	if (!strcmp(scenario, "counters"))
+	if (!strcmp(scenario, "counters") || !strcmp(scenario, "capture-counters"))
 		setenv("GPUPROF_PMC", "dram__bytes_read.sum,smsp__inst_executed.sum", 1);
 	else if (!strcmp(scenario, "pc-sampling"))
 		setenv("GPUPROF_PC_SAMPLING", "period=17", 1);
@@ -297,6 +366,19 @@ int main(int argc, char **argv)
 
 	if (!strcmp(scenario, "backward")) {
 		backward();
+		return 0;
+	}
+	if (!strcmp(scenario, "capture-nvtx")) {
+		if (!range_push) {
+			fprintf(stderr, "cupti-replay: capture-nvtx needs markers traced\n");
+			return 2;
+		}
+		capture_nvtx();
+		return 0;
+	}
+	if (!strncmp(scenario, "capture", 7)) {
+		capture();
+		printf("ranges started %u\n", fake.ranges_started());
 		return 0;
 	}
 	if (range_push)

@@ -46,8 +46,9 @@ static const struct {
 	RUNTIME(cudaLaunchKernel_v7000), RUNTIME(cudaLaunchKernel_ptsz_v7000),
 	RUNTIME(cudaLaunchHostFunc_v10000), RUNTIME(cudaGraphLaunch_v10000),
 	RUNTIME(cudaLaunchKernelExC_v11060), RUNTIME(__cudaLaunchKernel_v13000),
-	RUNTIME(cudaStreamSynchronize_v3020), DRIVER(cuLaunchKernel), DRIVER(cuMemcpyHtoD_v2),
-	DRIVER(cuCtxSynchronize),
+	RUNTIME(cudaStreamSynchronize_v3020), RUNTIME(cudaProfilerStart_v4000),
+	RUNTIME(cudaProfilerStop_v4000), DRIVER(cuLaunchKernel), DRIVER(cuMemcpyHtoD_v2),
+	DRIVER(cuCtxSynchronize), DRIVER(cuProfilerStart), DRIVER(cuProfilerStop),
 };
 
 static const char *name_of(CUpti_CallbackDomain domain, CUpti_CallbackId cbid)

@@ -9,6 +9,9 @@
  *                  seconds
  *   split range N  N rounds, each seventy() inside a marker range "loop/hot" (a name of
  *                  levels, as PyTorch operators' are) and thirty() outside any
+ *   split regions N  N rounds, each seventy() while collection is paused, then
+ *                  gpuprof_resume(), thirty(), gpuprof_pause(): under --selected-regions
+ *                  only thirty()'s time is collected
  *   split fork     fork()s a child (no exec) that spins 0.3 s and exits 3; the parent
  *                  spins 0.3 s in main_spin_short(), waits, and exits with the child's
  *                  status; prints the CPU seconds of the parent's spin and the child's
@@ -283,6 +286,16 @@ int main(int argc, char **argv)
 		pthread_join(thread, NULL);
 		printf("split: late thread done: main %.3f, late %.3f CPU seconds\n", main_cpu,
 		       late_cpu);
+		return 0;
+	}
+	if (argc == 3 && !strcmp(argv[1], "regions")) {
+		for (int i = 0; i < atoi(argv[2]); i++) {
+			seventy();
+			gpuprof_resume();
+			thirty();
+			gpuprof_pause();
+		}
+		printf("split: regions done\n");
 		return 0;
 	}
 	if (argc == 3 && !strcmp(argv[1], "range")) {

@@ -170,7 +170,8 @@ PID_REFUSED = {
     "--collection-period": ["0:1:1"], "--collection-period-unit": ["msec"],
     "--kernel-include-regex": ["a"], "--kernel-exclude-regex": ["a"],
     "--kernel-iteration-range": ["[1]"], "--nvtx-domain-include": ["a"],
-    "--nvtx-domain-exclude": ["a"], "--truncate-kernels": [], "--mangled-kernels": [],
+    "--nvtx-domain-exclude": ["a"], "--nvtx-capture": ["step"], "--truncate-kernels": [],
+    "--mangled-kernels": [],
     "--kernel-rename": [], "--buffer-size": ["1M"], "--buffer-limit": ["64M"],
     "--input": ["jobs.yaml"], "--config": ["c.yaml"], "--preset": ["perfetto"],
 }

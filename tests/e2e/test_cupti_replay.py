@@ -149,3 +149,56 @@ def test_pc_sampling_reads_with_the_context_current_and_counts_totals_once(tmp_p
     assert [(x["pc_offset"], x["reason"], x["samples"]) for x in out.query(
         "SELECT pc_offset, reason, samples FROM pc_samples ORDER BY pc_offset")] == [
         (0x40, "long_scoreboard", 600), (0x80, "selected", 200)]
+
+
+def test_selected_regions_follow_cuda_profiler_start_and_stop(tmp_path):
+    """63: --selected-regions keeps what was launched between cudaProfilerStart and
+    cudaProfilerStop (and the driver's cuProfilerStart/Stop: torch.cuda.profiler.start
+    and stop, nsys's --capture-range=cudaProfilerApi), by the launch: "late", launched
+    inside, is kept though it ran on the device after the stop; launch stacks follow the
+    same window. Without --selected-regions the calls change nothing."""
+    (tmp_path / "selected").mkdir()
+    r, out = replay(tmp_path / "selected", ["--kernel-trace", "--memory-copy-trace",
+                                            "--selected-regions", "--launch-stacks"], "capture")
+    assert [(k["corr_id"], k["name"]) for k in out.query(
+        "SELECT corr_id, name FROM kernels ORDER BY corr_id")] == [
+        (23, "inside()"), (24, "late()"), (29, "driver()")]
+    assert [c["correlation_id"] for c in out.query(
+        "SELECT correlation_id FROM gpuprof_memory_copy")] == [25]
+    assert [s["correlation_id"] for s in out.query(
+        "SELECT correlation_id FROM gpuprof_launch_stack ORDER BY 1")] == [23, 24, 25, 29]
+    (tmp_path / "all").mkdir()
+    r, out = replay(tmp_path / "all", ["--kernel-trace"], "capture")
+    assert [k["corr_id"] for k in out.query("SELECT corr_id FROM kernels ORDER BY corr_id")] \
+        == [21, 23, 24, 27, 29, 31]
+
+
+def test_counters_follow_the_capture_range(tmp_path):
+    """63: --pmc measures only the kernels launched inside the capture range: three ranges
+    started (inside, late, driver), none outside, and no kernel said to lack counters."""
+    lib = tmp_path / "lib"
+    lib.mkdir()
+    for path in (CUDA_LIB, os.path.join(os.path.dirname(CUDA_LIB), "libgpuprof-recorder.so"),
+                 os.path.join(FAKE, "libgpuprof-cupti-host.so")):
+        shutil.copy(path, lib)
+    r, out = replay(tmp_path, ["--kernel-trace", "--selected-regions"], "capture-counters",
+                    library=str(lib / "libgpuprof-cuda.so"))
+    assert r.stdout.strip() == "ranges started 3"
+    assert sorted({x["correlation_id"] for x in out.query(
+        "SELECT correlation_id FROM gpuprof_counter")}) == [23, 24, 29]
+    assert out.query("SELECT reason, records FROM gpuprof_dropped") == []
+
+
+@pytest.mark.parametrize("capture, kept", [
+    ("step", [42]), ("step@torch", [44]), ("step@*", [42, 44]), ("other", [])])
+def test_nvtx_capture_keeps_what_was_launched_inside_the_range(tmp_path, capture, kept):
+    """63: --nvtx-capture NAME[@DOMAIN] (nsys's): collection on while a range of that
+    name is open, in the default domain, the one named, or any; a kernel launched inside
+    is kept though it ran after the range's end."""
+    r, out = replay(tmp_path, ["--kernel-trace", "--marker-trace", "--nvtx-capture", capture],
+                    "capture-nvtx")
+    assert [k["corr_id"] for k in out.query("SELECT corr_id FROM kernels ORDER BY corr_id")] \
+        == kept
+    # the markers are recorded throughout
+    assert [m["name"] for m in out.query("SELECT name FROM markers ORDER BY start")] == \
+        ["step", "step"]

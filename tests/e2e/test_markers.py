@@ -225,6 +225,12 @@ def test_bad_marker_options(tmp_path):
             (["-P", "1:2:-1"], "'1:2:-1' is not START:DURATION:REPEAT"),
             (["--collection-period-unit", "days"], "days"),
             (["--selected-regions", "-P", "1:1:1"], "cannot go together"),
+            (["--marker-trace", "--nvtx-capture", "step", "-P", "1:1:1"], "cannot go together"),
+            (["--nvtx-capture", "step"], "markers are not traced: add --marker-trace"),
+            (["--marker-trace", "--nvtx-capture", "@torch"], "is not NAME, NAME@DOMAIN"),
+            (["--marker-trace", "--nvtx-capture", "step@"], "is not NAME, NAME@DOMAIN"),
+            (["--marker-trace", "--nvtx-capture", "step", "--nvtx-domain-include", "a"],
+             "cannot go with --nvtx-domain-include"),
             (["--kernel-rename", "--marker-trace=false"], "--kernel-rename needs the marker ranges")):
         r = trace(tmp_path, options, [MARKERS, "nest"])
         assert r.returncode == 2, (options, r.stderr)

@@ -207,3 +207,22 @@ def test_native_frames_are_at_the_line_that_ran(tmp_path):
         assert expected <= lines <= expected | closing, rows
         assert all(tsan or rows[(caller, where)][0] == rows[(caller, where)][1]
                    for where in lines - expected), rows
+
+
+def test_samples_follow_the_collection_window(tmp_path):
+    # 63: under --selected-regions a sample taken while collection is paused is not kept:
+    # seventy() runs paused, thirty() between gpuprof_resume() and gpuprof_pause()
+    r, out = sampled(tmp_path, [SPLIT, "regions", "20"], ["--selected-regions"])
+    stacks = folded(out)
+    assert not [f for f in stacks if ";seventy;" in f + ";"], stacks
+    assert sum(n for f, n in stacks.items() if ";thirty;work" in f) >= 10, stacks
+
+
+def test_samples_follow_a_capture_range(tmp_path):
+    # 63: --nvtx-capture: samples only while a range of the name is open (seventy() inside
+    # "loop/hot", thirty() outside any)
+    r, out = sampled(tmp_path, [SPLIT, "range", "20"], ["--marker-trace", "--nvtx-capture",
+                                                        "loop/hot"])
+    stacks = folded(out)
+    assert not [f for f in stacks if ";thirty;" in f + ";"], stacks
+    assert sum(n for f, n in stacks.items() if ";seventy;work" in f) >= 20, stacks
