@@ -149,8 +149,8 @@ TARGETS += $(patsubst %,$(BUILD)/tests/test-fuzz-%,$(FUZZ_NAMES))
 
 # The backend run without a GPU: stand-ins for CUPTI, the driver and the host library,
 # and the program that replays CUPTI's callbacks and records through them.
-CUPTI_REPLAY_SRC := tests/e2e/fake-cupti.c tests/e2e/fake-cuda.c tests/e2e/fake-cupti-host.c \
-	tests/e2e/cupti-replay.c
+CUPTI_REPLAY_SRC := tests/e2e/fake-cupti.c tests/e2e/fake-cupti-profiler.c tests/e2e/fake-cuda.c \
+	tests/e2e/fake-cupti-host.c tests/e2e/cupti-replay.c
 
 ifeq ($(HAVE_OPENCL),yes)
 TARGETS += $(OPENCL_LIB) $(ROOFLINE_OPENCL)
@@ -262,7 +262,7 @@ NVCC_FLAGS ?= -O2 -gencode arch=compute_90,code=sm_90 -gencode arch=compute_90,c
 CUPTI_LIBDIR := $(firstword $(wildcard $(CUDA_HOME)/extras/CUPTI/lib64) $(CUDA_HOME)/lib64)
 CUDA_INJECT_OBJ := $(call obj,inject/cuda/cuda.c inject/cuda/translate.c inject/cuda/nvidia-proc.c \
 	inject/cuda/pc-sampling.c \
-	inject/cuda/counters.c src/core/kernel-filter.c src/util/error.c src/util/strbuf.c)
+	inject/cuda/counters.c inject/cuda/counters-context.c src/core/kernel-filter.c src/util/error.c src/util/strbuf.c)
 CUDA_SAMPLES := $(patsubst samples/cuda/%.cu,$(BUILD)/samples/cuda/%,$(wildcard samples/cuda/*.cu))
 GPU_PROGRAMS := $(patsubst %.cu,$(BUILD)/%,$(wildcard tests/gpu/*.cu bench/gpu/*.cu))
 ifeq ($(HAVE_CUDA),yes)
@@ -360,15 +360,16 @@ $(GPU_PROGRAMS): $(BUILD)/%: %.cu
 	@mkdir -p $(dir $@)
 	$(NVCC) $(NVCC_FLAGS) $< -o $@ $(NVCC_LIBS)
 
-$(BUILD)/tests/fake/libcupti.so.13: tests/e2e/fake-cupti.c tests/e2e/fake-cupti.h
+$(BUILD)/tests/fake/libcupti.so.13: tests/e2e/fake-cupti.c tests/e2e/fake-cupti-profiler.c \
+		tests/e2e/fake-cupti.h tests/e2e/fake-cupti-internal.h tests/e2e/fake-images.h
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -fvisibility=default -I$(CUDA_HOME)/include -shared \
-		-Wl,-soname,libcupti.so.13 $< -o $@ -ldl
+		-Wl,-soname,libcupti.so.13 $(filter %.c,$^) -o $@ -ldl -pthread
 $(BUILD)/tests/fake/libcuda.so.1: tests/e2e/fake-cuda.c
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -fvisibility=default -I$(CUDA_HOME)/include -shared \
 		-Wl,-soname,libcuda.so.1 $< -o $@
-$(BUILD)/tests/fake/libgpuprof-cupti-host.so: tests/e2e/fake-cupti-host.c
+$(BUILD)/tests/fake/libgpuprof-cupti-host.so: tests/e2e/fake-cupti-host.c tests/e2e/fake-images.h
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -shared $< -o $@
 $(BUILD)/tests/cupti-replay: tests/e2e/cupti-replay.c tests/e2e/fake-cupti.h

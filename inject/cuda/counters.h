@@ -14,9 +14,13 @@ int counters_configure(void);
 /* At each entry and exit of an API function that launches work, runtime or driver:
  * the kernel launches that the filters keep are measured, from the innermost launching
  * call's entry to its exit (the driver's inside a runtime launch), under the outermost
- * call's correlation id (the kernel record's). */
+ * call's correlation id (the kernel record's); every launching call (a kernel, a graph,
+ * a copy, a fill) waits while another thread's kernel is measured. */
 void counters_callback(CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
 		       const CUpti_CallbackData *data);
+
+/* CUPTI's resource callbacks: a context being destroyed has its profiler disabled. */
+void counters_resource(CUpti_CallbackId cbid, const void *data);
 
 /* Emits the values read so far, on the recorder's writer thread: 0, or 1 when its
  * buffer filled first (call again). */

@@ -282,7 +282,8 @@ enum { RUNTIME, DRIVER, LAUNCH_DOMAINS };
 #define MAX_CBID 1024 /* above both domains' CBID_SIZE in CUPTI 13 */
 
 static struct {
-	uint8_t launches[LAUNCH_DOMAINS][MAX_CBID]; /* 1: the function launches device work */
+	uint8_t launches[LAUNCH_DOMAINS][MAX_CBID]; /* what the function launches: kernels or
+						      * copies (LAUNCHES_*), 0: nothing */
 	_Atomic uint32_t names[LAUNCH_DOMAINS][MAX_CBID]; /* its name's string id, once */
 	int points[LAUNCH_DOMAINS]; /* a launch point is recorded (no API record, no stack) */
 } launch;
@@ -338,13 +339,16 @@ static int subscribe_launches(CUpti_SubscriberHandle subscriber)
 			const char *name = NULL;
 			if (cuptiGetCallbackName(domains[d], cbid, &name) != CUPTI_SUCCESS)
 				continue;
+			/* what is traced; while counters are collected every launch, which must
+			 * wait for a kernel measured on another thread */
 			int what = launches_work(name);
 			if (!(what == LAUNCHES_KERNELS && trace.kernel) &&
-			    !(what == LAUNCHES_COPIES && trace.memory_copy))
+			    !(what == LAUNCHES_COPIES && trace.memory_copy) &&
+			    !(what != LAUNCHES_NOTHING && counting))
 				continue;
 			if (cuptiEnableCallback(1, subscriber, domains[d], cbid) != CUPTI_SUCCESS)
 				continue;
-			launch.launches[d][cbid] = 1;
+			launch.launches[d][cbid] = (uint8_t)what;
 			found++;
 		}
 	if (!found)
@@ -426,8 +430,10 @@ static void on_launch(int d, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
 	} else if (launches_open) {
 		launches_open--;
 	}
-	/* what launches while collection is off is not kept: no stack taken for it */
-	if (call->callbackSite == CUPTI_API_ENTER && !nested && on &&
+	/* what launches while collection is off is not kept, nor what is not traced: no
+	 * stack taken for it */
+	int traced = launch.launches[d][cbid] == LAUNCHES_KERNELS ? trace.kernel : trace.memory_copy;
+	if (call->callbackSite == CUPTI_API_ENTER && !nested && on && traced &&
 	    (launch_stacks || launch.points[d])) {
 		uint32_t name = atomic_load(&launch.names[d][cbid]);
 		if (!name)
@@ -465,6 +471,8 @@ static void CUPTIAPI on_callback(void *userdata, CUpti_CallbackDomain domain,
 	if (domain == CUPTI_CB_DOMAIN_RESOURCE) {
 		if (pc_sampling)
 			pc_sampling_resource(cbid, data);
+		if (counting)
+			counters_resource(cbid, data);
 		return;
 	}
 	if (profiler_api && profiler_call(domain, cbid) &&
@@ -645,6 +653,10 @@ static void start(void)
 	int points = launching && (trace.markers || counting);
 	launch.points[RUNTIME] = points && !trace.runtime_api;
 	launch.points[DRIVER] = points && !trace.driver_api;
+	if (counting && cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_RESOURCE,
+					    CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING) != CUPTI_SUCCESS)
+		recorder_report("counters: CUPTI does not say when a context is destroyed: a "
+				"context made after one is destroyed may get no counters");
 	if (sampling) {
 		static const CUpti_CallbackId resources[] = {
 			CUPTI_CBID_RESOURCE_CONTEXT_CREATED,

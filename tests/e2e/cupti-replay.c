@@ -44,7 +44,21 @@
  * capture-nvtx: cudaLaunchKernel "before" 41; the range "step" (default domain) around
  * "inside" 42, which starts on the device after the range's end; "after" 43; the range
  * "step" of the domain "torch" around "torch_step" 44.
- * Prints what the fake saw: ranges started, GetData calls refused. */
+ * The counter scenarios (GPUPROF_PMC: two metrics), against the strict profiler of
+ * fake-cupti-profiler.c, each on context 0x1000 but where said, with cuLaunchKernel
+ * "chase" (measured at its own call):
+ *   counters-multiplex  two groups (the two metrics; then sm__cycles_elapsed.avg) under
+ *                  --pmc-multiplex kernel: 51 to 54 collect groups 0, 1, 0, 1
+ *   counters-reset  61; the context destroyed (cudaDeviceReset) and a new one made at the
+ *                  same address: 62; a second context 0x2000 made current: 63
+ *   counters-threads  61 on the program's thread, whose kernel runs 50 ms; meanwhile
+ *                  another thread calls cudaMemcpy 72 and cudaGraphLaunch 73 (two kernels)
+ *   counters-captured  81 into a stream being captured (no kernel runs, no record); 82
+ *   counters-partial  91 whose kernel replay fails to submit every pass; 92
+ *   counters-exit-context  95, whose exit callback has no context current (CUPTI's
+ *                  context may change from a call's entry to its exit)
+ * Prints what the fake saw: ranges started, configurations set, profiler calls refused,
+ * GetData calls refused. */
 #include <cupti.h>
 #include <dlfcn.h>
 #include <pthread.h>
@@ -64,6 +78,11 @@ static struct {
 	__typeof__(fake_cupti_ranges_started) *ranges_started;
 	__typeof__(fake_cupti_get_data_refused) *get_data_refused;
 	__typeof__(fake_cupti_pc_sampling) *pc_sampling;
+	__typeof__(fake_cupti_set_configs) *set_configs;
+	__typeof__(fake_cupti_profiler_refused) *refused;
+	__typeof__(fake_cupti_driver_init) *driver_init;
+	__typeof__(fake_cupti_fail_next_replay) *fail_next_replay;
+	void (*capture)(int on);
 } fake;
 static int (*range_push)(const char *text, uint32_t domain_id);
 static int (*range_pop)(void);
@@ -304,6 +323,90 @@ static void capture_nvtx(void)
 	range_pop();
 }
 
+/* cuLaunchKernel of "chase" on ctx, its exit callback seen with exit_ctx current, its
+ * kernel's record after it (none where it was captured). */
+static void chase_on(CUcontext ctx, CUcontext exit_ctx, uint32_t correlation, int recorded)
+{
+	cuLaunchKernel_params params = { .gridDimX = 64, .gridDimY = 1, .gridDimZ = 1,
+					 .blockDimX = 128, .blockDimY = 1, .blockDimZ = 1 };
+	fake.api(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel,
+		 CUPTI_API_ENTER, correlation, "_Z5chasePj", &params, ctx);
+	fake.api(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel,
+		 CUPTI_API_EXIT, correlation, "_Z5chasePj", &params, exit_ctx);
+	if (recorded)
+		kernel(correlation, "_Z5chasePj");
+}
+
+static void chase(uint32_t correlation)
+{
+	chase_on(CONTEXT, CONTEXT, correlation, 1);
+}
+
+static pthread_mutex_t meanwhile_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t meanwhile_cond = PTHREAD_COND_INITIALIZER;
+static int measuring_now;
+
+/* The other thread of counters-threads: its copy and graph launch while the program's
+ * thread measures its kernel. */
+static void *meanwhile(void *unused)
+{
+	pthread_mutex_lock(&meanwhile_lock);
+	while (!measuring_now)
+		pthread_cond_wait(&meanwhile_cond, &meanwhile_lock);
+	pthread_mutex_unlock(&meanwhile_lock);
+	call(RUNTIME(cudaMemcpy_v3020), 72, NULL, NULL);
+	copy_record(72);
+	call(RUNTIME(cudaGraphLaunch_v10000), 73, NULL, NULL);
+	kernel(73, "_Z4stepv");
+	kernel(73, "_Z4stepv");
+	return NULL;
+}
+
+static void counter_scenario(const char *scenario)
+{
+	if (!strcmp(scenario, "counters-multiplex")) {
+		for (uint32_t c = 51; c <= 54; c++)
+			chase(c);
+	} else if (!strcmp(scenario, "counters-reset")) {
+		chase(61);
+		fake.resource(CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING, CONTEXT);
+		fake.resource(CUPTI_CBID_RESOURCE_CONTEXT_CREATED, CONTEXT);
+		chase(62);
+		CUcontext second = (CUcontext)0x2000;
+		fake.resource(CUPTI_CBID_RESOURCE_CONTEXT_CREATED, second);
+		chase_on(second, second, 63, 1);
+	} else if (!strcmp(scenario, "counters-threads")) {
+		pthread_t other;
+		if (pthread_create(&other, NULL, meanwhile, NULL))
+			exit(104);
+		cuLaunchKernel_params params = { .gridDimX = 64, .gridDimY = 1, .gridDimZ = 1,
+						 .blockDimX = 128, .blockDimY = 1, .blockDimZ = 1 };
+		fake.api(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel,
+			 CUPTI_API_ENTER, 71, "_Z5chasePj", &params, CONTEXT);
+		pthread_mutex_lock(&meanwhile_lock);
+		measuring_now = 1;
+		pthread_cond_signal(&meanwhile_cond);
+		pthread_mutex_unlock(&meanwhile_lock);
+		struct timespec run = { 0, 50000000 }; /* the kernel runs 50 ms */
+		nanosleep(&run, NULL);
+		fake.api(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel,
+			 CUPTI_API_EXIT, 71, "_Z5chasePj", &params, CONTEXT);
+		kernel(71, "_Z5chasePj");
+		pthread_join(other, NULL);
+	} else if (!strcmp(scenario, "counters-captured")) {
+		fake.capture(1);
+		chase_on(CONTEXT, CONTEXT, 81, 0);
+		fake.capture(0);
+		chase(82);
+	} else if (!strcmp(scenario, "counters-partial")) {
+		fake.fail_next_replay();
+		chase(91);
+		chase(92);
+	} else if (!strcmp(scenario, "counters-exit-context")) {
+		chase_on(CONTEXT, NULL, 95, 1);
+	}
+}
+
 static void *symbol(void *library, const char *name)
 {
 	void *s = dlsym(library, name);
@@ -318,13 +421,18 @@ int main(int argc, char **argv)
 {
 	if (argc != 3) {
 		fprintf(stderr, "usage: cupti-replay LIBRARY "
-				"launches|counters|pc-sampling|backward|capture|capture-counters|"
-				"capture-nvtx\n");
+				"launches|counters|counters-*|pc-sampling|backward|capture|"
+				"capture-counters|capture-nvtx\n");
 		return 2;
 	}
 	const char *scenario = argv[2];
-	if (!strcmp(scenario, "counters") || !strcmp(scenario, "capture-counters"))
+	if (!strncmp(scenario, "counters", 8) || !strcmp(scenario, "capture-counters"))
 		setenv("GPUPROF_PMC", "dram__bytes_read.sum,smsp__inst_executed.sum", 1);
+	if (!strcmp(scenario, "counters-multiplex")) {
+		setenv("GPUPROF_PMC", "dram__bytes_read.sum,smsp__inst_executed.sum;"
+				      "sm__cycles_elapsed.avg", 1);
+		setenv("GPUPROF_PMC_MULTIPLEX", "kernel", 1);
+	}
 	else if (!strcmp(scenario, "pc-sampling"))
 		setenv("GPUPROF_PC_SAMPLING", "period=17", 1);
 	void *driver = dlopen("libcuda.so.1", RTLD_NOW | RTLD_GLOBAL);
@@ -340,10 +448,17 @@ int main(int argc, char **argv)
 	*(void **)&fake.ranges_started = symbol(cupti, "fake_cupti_ranges_started");
 	*(void **)&fake.get_data_refused = symbol(cupti, "fake_cupti_get_data_refused");
 	*(void **)&fake.pc_sampling = symbol(cupti, "fake_cupti_pc_sampling");
+	*(void **)&fake.set_configs = symbol(cupti, "fake_cupti_set_configs");
+	*(void **)&fake.refused = symbol(cupti, "fake_cupti_profiler_refused");
+	*(void **)&fake.driver_init = symbol(cupti, "fake_cupti_driver_init");
+	*(void **)&fake.fail_next_replay = symbol(cupti, "fake_cupti_fail_next_replay");
+	*(void **)&fake.capture = symbol(driver, "fake_cuda_capture");
 	CUresult (*set_current)(CUcontext) = (CUresult(*)(CUcontext))symbol(driver,
 									   "cuCtxSetCurrent");
 	int (*initialize)(void) = (int (*)(void))symbol(backend, "InitializeInjection");
+	fake.driver_init(1); /* the driver calls it inside cuInit */
 	initialize();
+	fake.driver_init(0);
 	void *recorder = dlopen("libgpuprof-recorder.so", RTLD_NOW | RTLD_NOLOAD);
 	if (recorder && getenv("GPUPROF_TRACE") && strstr(getenv("GPUPROF_TRACE"), "marker")) {
 		*(void **)&range_push = symbol(recorder, "recorder_range_push");
@@ -381,6 +496,12 @@ int main(int argc, char **argv)
 		printf("ranges started %u\n", fake.ranges_started());
 		return 0;
 	}
+	if (!strncmp(scenario, "counters-", 9)) {
+		counter_scenario(scenario);
+		printf("ranges started %u, configurations set %u, profiler calls refused %u\n",
+		       fake.ranges_started(), fake.set_configs(), fake.refused());
+		return 0;
+	}
 	if (range_push)
 		range_push("train", 0);
 	copy_in();
@@ -394,7 +515,8 @@ int main(int argc, char **argv)
 	nested_launch();
 	if (range_pop)
 		range_pop();
-	printf("ranges started %u, GetData refused %u\n", fake.ranges_started(),
+	printf("ranges started %u, configurations set %u, profiler calls refused %u, GetData "
+	       "refused %u\n", fake.ranges_started(), fake.set_configs(), fake.refused(),
 	       fake.get_data_refused());
 	return 0;
 }

@@ -5,6 +5,21 @@
 
 #define DEPTH 16
 
+static int capturing; /* fake_cuda_capture() */
+
+/* Every stream is being captured (1) or none (0), as between cudaStreamBeginCapture and
+ * cudaStreamEndCapture. */
+void fake_cuda_capture(int on)
+{
+	capturing = on;
+}
+
+CUresult cuStreamIsCapturing(CUstream stream, CUstreamCaptureStatus *status)
+{
+	*status = capturing ? CU_STREAM_CAPTURE_STATUS_ACTIVE : CU_STREAM_CAPTURE_STATUS_NONE;
+	return CUDA_SUCCESS;
+}
+
 static __thread CUcontext stack[DEPTH];
 static __thread int depth;
 

@@ -5,7 +5,7 @@
  * tests/e2e/cupti-replay.c drives it through the fake_cupti_* functions below, replaying
  * what CUPTI does during a program's run: each API call's callbacks (only those enabled
  * fire: a runtime launch fires no driver callback), its activity records, its PC
- * sampling buffers. Not part of gpuprof. */
+ * sampling buffers. The profiler is fake-cupti-profiler.c's. Not part of gpuprof. */
 #include <cupti.h>
 #include <cupti_pcsampling.h>
 #include <cupti_profiler_target.h>
@@ -18,6 +18,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "fake-cupti-internal.h"
 #include "fake-cupti.h"
 
 #define MAX_CBID 1024
@@ -30,7 +31,7 @@ static CUpti_BuffersCallbackRequestFunc request;
 static CUpti_BuffersCallbackCompleteFunc complete;
 static unsigned char records[MAX_RECORDS]; /* each: its size (u64), then the record */
 static size_t records_used;
-static unsigned ranges_started, get_data_refused;
+static unsigned get_data_refused;
 static const struct fake_pc_buffer *pc_buffers;
 static size_t pc_buffer_count, pc_buffer_next;
 
@@ -51,7 +52,7 @@ static const struct {
 	DRIVER(cuCtxSynchronize), DRIVER(cuProfilerStart), DRIVER(cuProfilerStop),
 };
 
-static const char *name_of(CUpti_CallbackDomain domain, CUpti_CallbackId cbid)
+const char *fake_cupti_name_of(CUpti_CallbackDomain domain, CUpti_CallbackId cbid)
 {
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
 		if (names[i].domain == domain && names[i].cbid == cbid)
@@ -64,13 +65,15 @@ static const char *name_of(CUpti_CallbackDomain domain, CUpti_CallbackId cbid)
 int fake_cupti_api(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, CUpti_ApiCallbackSite site,
 		   uint32_t correlation_id, const char *symbol, const void *params, CUcontext context)
 {
+	/* the call's work runs between its entry and exit callbacks */
+	fake_profiler_call(domain, cbid, site, context);
 	if (!callback || domain >= CUPTI_CB_DOMAIN_SIZE || cbid >= MAX_CBID || !enabled[domain][cbid])
 		return 0;
 	/* the callback's function name as cuptiGetCallbackName gives it, CUPTI's version
 	 * suffix included (cudaLaunchKernel_v7000): gpuprof names the function without */
 	CUpti_CallbackData data = {
 		.callbackSite = site,
-		.functionName = name_of(domain, cbid),
+		.functionName = fake_cupti_name_of(domain, cbid),
 		.functionParams = params,
 		.correlationId = correlation_id,
 		.symbolName = symbol,
@@ -82,10 +85,15 @@ int fake_cupti_api(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, CUpti_Api
 
 void fake_cupti_resource(CUpti_CallbackId cbid, CUcontext context)
 {
-	if (!callback || !enabled[CUPTI_CB_DOMAIN_RESOURCE][cbid])
-		return;
-	CUpti_ResourceData data = { .context = context };
-	callback(callback_data, CUPTI_CB_DOMAIN_RESOURCE, cbid, &data);
+	if (cbid == CUPTI_CBID_RESOURCE_CONTEXT_CREATED)
+		fake_profiler_context(context, 1);
+	if (callback && enabled[CUPTI_CB_DOMAIN_RESOURCE][cbid]) {
+		CUpti_ResourceData data = { .context = context };
+		callback(callback_data, CUPTI_CB_DOMAIN_RESOURCE, cbid, &data);
+	}
+	/* the context is gone once its destruction's callbacks returned */
+	if (cbid == CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING)
+		fake_profiler_context(context, 0);
 }
 
 void fake_cupti_activity(const void *record, size_t size)
@@ -98,11 +106,6 @@ void fake_cupti_activity(const void *record, size_t size)
 	memset(records + records_used + 8, 0, padded);
 	memcpy(records + records_used + 8, record, size);
 	records_used += 8 + padded;
-}
-
-unsigned fake_cupti_ranges_started(void)
-{
-	return ranges_started;
 }
 
 unsigned fake_cupti_get_data_refused(void)
@@ -160,7 +163,7 @@ CUptiResult cuptiEnableDomain(uint32_t enable, CUpti_SubscriberHandle subscriber
 
 CUptiResult cuptiGetCallbackName(CUpti_CallbackDomain domain, uint32_t cbid, const char **name)
 {
-	*name = name_of(domain, cbid);
+	*name = fake_cupti_name_of(domain, cbid);
 	return *name ? CUPTI_SUCCESS : CUPTI_ERROR_INVALID_PARAMETER;
 }
 
@@ -254,73 +257,6 @@ CUptiResult cuptiGetCubinCrc(CUpti_GetCubinCrcParams *params)
 CUptiResult cuptiGetSassToSourceCorrelation(CUpti_GetSassToSourceCorrelationParams *params)
 {
 	return CUPTI_ERROR_NOT_SUPPORTED;
-}
-
-/* ---- the profiler: one range per kernel, counted ---------------------------------------- */
-
-static int profiler_object;
-
-CUptiResult cuptiDeviceGetChipName(CUpti_Device_GetChipName_Params *params)
-{
-	params->pChipName = "GH100";
-	return CUPTI_SUCCESS;
-}
-
-CUptiResult cuptiProfilerInitialize(CUpti_Profiler_Initialize_Params *params)
-{
-	return CUPTI_SUCCESS;
-}
-
-CUptiResult cuptiProfilerGetCounterAvailability(CUpti_Profiler_GetCounterAvailability_Params *params)
-{
-	return CUPTI_ERROR_NOT_SUPPORTED;
-}
-
-CUptiResult cuptiRangeProfilerEnable(CUpti_RangeProfiler_Enable_Params *params)
-{
-	params->pRangeProfilerObject = (CUpti_RangeProfiler_Object *)&profiler_object;
-	return CUPTI_SUCCESS;
-}
-
-CUptiResult cuptiRangeProfilerGetCounterDataSize(CUpti_RangeProfiler_GetCounterDataSize_Params *params)
-{
-	params->counterDataSize = 64;
-	return CUPTI_SUCCESS;
-}
-
-/* The counter data image holds the number of the range measured into it. */
-static uint8_t *armed_image;
-
-CUptiResult cuptiRangeProfilerCounterDataImageInitialize(
-	CUpti_RangeProfiler_CounterDataImage_Initialize_Params *params)
-{
-	memset(params->pCounterData, 0, params->counterDataSize);
-	return CUPTI_SUCCESS;
-}
-
-CUptiResult cuptiRangeProfilerSetConfig(CUpti_RangeProfiler_SetConfig_Params *params)
-{
-	armed_image = params->pCounterDataImage;
-	return CUPTI_SUCCESS;
-}
-
-CUptiResult cuptiRangeProfilerStart(CUpti_RangeProfiler_Start_Params *params)
-{
-	ranges_started++;
-	if (armed_image)
-		memcpy(armed_image, &ranges_started, sizeof(ranges_started));
-	return CUPTI_SUCCESS;
-}
-
-CUptiResult cuptiRangeProfilerStop(CUpti_RangeProfiler_Stop_Params *params)
-{
-	return CUPTI_SUCCESS;
-}
-
-CUptiResult cuptiRangeProfilerDecodeData(CUpti_RangeProfiler_DecodeData_Params *params)
-{
-	params->numOfRangeDropped = 0;
-	return CUPTI_SUCCESS;
 }
 
 /* ---- PC sampling: two stall reasons; GetData only where the context is current -------- */

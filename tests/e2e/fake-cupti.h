@@ -27,13 +27,23 @@ struct fake_pc_buffer {
 int fake_cupti_api(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, CUpti_ApiCallbackSite site,
 		   uint32_t correlation_id, const char *symbol, const void *params,
 		   CUcontext context);
-/* Calls the subscriber's resource callback, when enabled. */
+/* Calls the subscriber's resource callback, when enabled: CONTEXT_CREATED makes the
+ * context live (before it), DESTROY_STARTING ends it (after it). */
 void fake_cupti_resource(CUpti_CallbackId cbid, CUcontext context);
 /* Queues an activity record, handed over at the next cuptiActivityFlushAll. */
 void fake_cupti_activity(const void *record, size_t size);
 /* Ranges the profiler started; GetData calls refused for want of a current context. */
 unsigned fake_cupti_ranges_started(void);
 unsigned fake_cupti_get_data_refused(void);
+/* The profiler (fake-cupti-profiler.c): configurations set, calls refused for their order
+ * or an object's lifetime, counter availability images given. */
+unsigned fake_cupti_set_configs(void);
+unsigned fake_cupti_profiler_refused(void);
+unsigned fake_cupti_availability_images(void);
+/* Inside (1) or out of (0) the driver's initialisation, where the injection starts. */
+void fake_cupti_driver_init(int inside);
+/* The next range's kernel replay fails to submit every pass. */
+void fake_cupti_fail_next_replay(void);
 /* The buffers PC sampling's GetData hands over, in turn (kept by the caller). */
 void fake_cupti_pc_sampling(const struct fake_pc_buffer *buffers, size_t count);
 

@@ -101,6 +101,25 @@ def test_backward_kernels_of_the_autograd_thread_go_to_the_backward_call(tmp_pat
     assert rows[0]["tid"] != out.pid and rows[1]["tid"] == out.pid
 
 
+def counter_replay(tmp_path, scenario, options=()):
+    """A replay with counters: the backend beside the stand-in host library."""
+    lib = tmp_path / "lib"
+    lib.mkdir()
+    for path in (CUDA_LIB, os.path.join(os.path.dirname(CUDA_LIB), "libgpuprof-recorder.so"),
+                 os.path.join(FAKE, "libgpuprof-cupti-host.so")):
+        shutil.copy(path, lib)
+    return replay(tmp_path, ["--kernel-trace", *options], scenario,
+                  library=str(lib / "libgpuprof-cuda.so"))
+
+
+def counter_values(out):
+    """{correlation id: [values in metric order]} of the counters recorded."""
+    values = {}
+    for x in out.query("SELECT correlation_id, value FROM gpuprof_counter ORDER BY id"):
+        values.setdefault(x["correlation_id"], []).append(x["value"])
+    return values
+
+
 def test_counters_of_runtime_and_driver_launches(tmp_path):
     """The innermost launching call of each kernel is measured once, under the
     correlation id its kernel record carries: the stand-in host library evaluates metric i
@@ -110,15 +129,12 @@ def test_counters_of_runtime_and_driver_launches(tmp_path):
     cudaLaunchKernelExC, 8) is learned so at its first call, which goes without counters
     (said as dropped), and measured itself from then on (cudaLaunchKernel 9, whose driver
     call inside, 10, is then not measured again); cuLaunchKernel alone, 5, is measured; a
-    graph launch, a copy and a fill are not."""
-    lib = tmp_path / "lib"
-    lib.mkdir()
-    for path in (CUDA_LIB, os.path.join(os.path.dirname(CUDA_LIB), "libgpuprof-recorder.so"),
-                 os.path.join(FAKE, "libgpuprof-cupti-host.so")):
-        shutil.copy(path, lib)
-    r, out = replay(tmp_path, ["--kernel-trace"], "counters",
-                    library=str(lib / "libgpuprof-cuda.so"))
-    assert r.stdout.strip() == "ranges started 3, GetData refused 0"
+    graph launch, a copy and a fill are not. The configuration is set once for the
+    context (NVIDIA's callback_profiling sample), and no call is refused by the strict
+    stand-in (fake-cupti-profiler.c)."""
+    r, out = counter_replay(tmp_path, "counters")
+    assert r.stdout.strip() == ("ranges started 3, configurations set 1, profiler calls "
+                                "refused 0, GetData refused 0")
     with open(out.path("counter_collection.csv"), newline="") as f:
         rows = [(int(x["Correlation_Id"]), x["Thread_Id"], x["Counter_Name"], x["Counter_Value"])
                 for x in csv.DictReader(f)]
@@ -176,13 +192,7 @@ def test_selected_regions_follow_cuda_profiler_start_and_stop(tmp_path):
 def test_counters_follow_the_capture_range(tmp_path):
     """63: --pmc measures only the kernels launched inside the capture range: three ranges
     started (inside, late, driver), none outside, and no kernel said to lack counters."""
-    lib = tmp_path / "lib"
-    lib.mkdir()
-    for path in (CUDA_LIB, os.path.join(os.path.dirname(CUDA_LIB), "libgpuprof-recorder.so"),
-                 os.path.join(FAKE, "libgpuprof-cupti-host.so")):
-        shutil.copy(path, lib)
-    r, out = replay(tmp_path, ["--kernel-trace", "--selected-regions"], "capture-counters",
-                    library=str(lib / "libgpuprof-cuda.so"))
+    r, out = counter_replay(tmp_path, "capture-counters", ["--selected-regions"])
     assert r.stdout.strip() == "ranges started 3"
     assert sorted({x["correlation_id"] for x in out.query(
         "SELECT correlation_id FROM gpuprof_counter")}) == [23, 24, 29]
@@ -202,3 +212,69 @@ def test_nvtx_capture_keeps_what_was_launched_inside_the_range(tmp_path, capture
     # the markers are recorded throughout
     assert [m["name"] for m in out.query("SELECT name FROM markers ORDER BY start")] == \
         ["step", "step"]
+
+
+# 63: the counter path against the strict stand-in, which refuses (and counts) every call
+# out of CUPTI's documented order or an object's lifetime; each case failed before.
+FIRST, SECOND = [1000.0, 1001.0], [2000.0, 2001.0]
+
+
+def test_multiplexed_groups_each_configure_their_own_metrics(tmp_path):
+    """A host object's configuration only grows: each group has its own, so group 1's
+    configuration holds its one metric and fits its counter data image (it held groups 0
+    and 1, and was refused). The configuration is set at each change of group."""
+    r, out = counter_replay(tmp_path, "counters-multiplex")
+    assert r.stdout.strip() == ("ranges started 4, configurations set 4, profiler calls "
+                                "refused 0")
+    assert counter_values(out) == {51: FIRST, 52: [2000.0], 53: [3000.0, 3001.0],
+                                   54: [4000.0]}
+    assert out.query("SELECT reason FROM gpuprof_dropped") == []
+
+
+def test_a_context_destroyed_and_made_again_is_measured_again(tmp_path):
+    """cudaDeviceReset: the destroyed context's profiler is disabled, so a new context at
+    the same address gets one of its own (it kept the dead one's); a second context gets
+    its own too."""
+    r, out = counter_replay(tmp_path, "counters-reset")
+    assert r.stdout.strip() == ("ranges started 3, configurations set 3, profiler calls "
+                                "refused 0")
+    assert counter_values(out) == {61: FIRST, 62: SECOND, 63: [3000.0, 3001.0]}
+
+
+def test_no_other_threads_work_falls_inside_a_measured_kernel(tmp_path):
+    """Another thread's copy and graph launch wait until the measured kernel's range
+    ends: its counters are its own (a copy inside pollutes them, by 500000 in the
+    stand-in's values; a graph's kernels inside drop the range)."""
+    r, out = counter_replay(tmp_path, "counters-threads")
+    assert counter_values(out) == {71: FIRST}
+    assert out.query("SELECT reason FROM gpuprof_dropped") == []
+    assert [k["corr_id"] for k in out.query("SELECT corr_id FROM kernels ORDER BY corr_id")] \
+        == [71, 73, 73]
+
+
+def test_a_launch_into_a_stream_being_captured_is_not_measured(tmp_path):
+    """A launch during stream capture (CUDA graphs, torch.compile) runs nothing: no range
+    is started for it, and the next kernel is measured."""
+    r, out = counter_replay(tmp_path, "counters-captured")
+    assert r.stdout.strip() == ("ranges started 1, configurations set 1, profiler calls "
+                                "refused 0")
+    assert counter_values(out) == {82: FIRST}
+    assert out.query("SELECT reason FROM gpuprof_dropped") == []
+
+
+def test_a_range_without_every_pass_gives_no_values(tmp_path):
+    """A kernel replay that could not submit every pass (Stop's isAllPassSubmitted 0) is no
+    measurement: its kernel is counted without counters, the next is measured."""
+    r, out = counter_replay(tmp_path, "counters-partial")
+    assert counter_values(out) == {92: SECOND}
+    assert out.query("SELECT reason, records FROM gpuprof_dropped") == [
+        {"reason": "kernels without their counters", "records": 1}]
+
+
+def test_the_range_is_stopped_on_the_context_it_started_on(tmp_path):
+    """CUPTI's context may change from a call's entry to its exit: the range is stopped
+    and read on the context it was started on, not the one current at the exit."""
+    r, out = counter_replay(tmp_path, "counters-exit-context")
+    assert r.stdout.strip() == ("ranges started 1, configurations set 1, profiler calls "
+                                "refused 0")
+    assert counter_values(out) == {95: FIRST}
