@@ -284,6 +284,27 @@ static int captured(const struct launch *l)
 	       (rc == CUDA_SUCCESS && status != CU_STREAM_CAPTURE_STATUS_NONE);
 }
 
+/* Whether the function launches a graph. */
+static int graph_launch(CUpti_CallbackDomain domain, CUpti_CallbackId cbid)
+{
+	if (domain == CUPTI_CB_DOMAIN_RUNTIME_API)
+		return cbid == CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_v10000 ||
+		       cbid == CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_ptsz_v10000;
+	return cbid == CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch ||
+	       cbid == CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch_ptsz;
+}
+
+/* Said once: a graph launch runs its kernels in one call, which one range per launch
+ * call cannot tell apart (ncu replays each node of a graph: --graph-profiling node). */
+static void say_graphs_unmeasured(void)
+{
+	static atomic_int said;
+	if (!atomic_exchange(&said, 1))
+		recorder_report("counters: the kernels of CUDA graph launches are not measured "
+				"(a graph runs its kernels in one launch call, and gpuprof measures "
+				"one kernel per call); each is counted without its counters");
+}
+
 /* Whether the function launches one kernel (not a graph, not on several devices). */
 static int launches_kernel(CUpti_CallbackDomain domain, CUpti_CallbackId cbid)
 {
@@ -516,6 +537,8 @@ void counters_callback(CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
 			/* every launching call waits while another thread's kernel is measured,
 			 * and holds it off while it launches */
 			pthread_mutex_lock(&lock);
+			if (graph_launch(domain, cbid) && recorder_collecting())
+				say_graphs_unmeasured();
 			outer_cbid = domain == CUPTI_CB_DOMAIN_RUNTIME_API ? cbid : (CUpti_CallbackId)-1;
 			outer_id = data->correlationId;
 			outer_kernel = kernel;

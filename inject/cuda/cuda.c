@@ -647,6 +647,7 @@ static void start(void)
 	}
 	launch_stacks = launching && recorder_launch_stacks();
 	counting = trace.kernel && counters_configure() == 1;
+	translator.counted = counting;
 	/* a launch point where nothing else says where a launch began, so that the marker
 	 * ranges (--marker-trace, --torch-trace) take their kernels and counted kernels name
 	 * their thread: the callbacks are taken for them anyway */

@@ -344,13 +344,20 @@ static uint64_t launched_by(const struct record_header *h)
 	return 0;
 }
 
-static int emit(struct translator *t, const void *record)
+/* Whether a record is of what was collected (pause and resume, capture ranges, periods):
+ * device work by its launch where that is known, else by the time it began. */
+static int collected(struct translator *t, const void *record)
 {
 	uint64_t correlation = launched_by(record), start = collected_start(record);
 	int launched = correlation && t->ops.launch_collected
 			       ? t->ops.launch_collected(t->ops.ctx, correlation) : -1;
-	if (launched == 0 || (launched < 0 && start && t->ops.collected_at &&
-			      !t->ops.collected_at(t->ops.ctx, start)))
+	return launched > 0 || (launched < 0 && !(start && t->ops.collected_at &&
+						  !t->ops.collected_at(t->ops.ctx, start)));
+}
+
+static int emit(struct translator *t, const void *record)
+{
+	if (!collected(t, record))
 		return 0; /* not collected: done with, and not a loss */
 	return t->ops.emit(t->ops.ctx, record) == -1 ? -1 : 0;
 }
@@ -396,9 +403,13 @@ static int kernel(struct translator *t, const CUpti_ActivityKernel10 *r)
 		k.workgroup[d] = block[d] > 0 ? (uint32_t)block[d] : 1;
 		k.grid[d] = blocks * k.workgroup[d]; /* work-items, as rocprofv3 counts them */
 	}
+	int kept = collected(t, &k);
 	if (emit(t, &k))
 		return -1;
 	t->dispatches++;
+	/* a graph's kernels are not measured (counters.c): each kept is counted without */
+	if (kept && t->counted && r->graphId)
+		t->ops.count_dropped(t->ops.ctx, DROPPED_COUNTERS, 1);
 	return 0;
 }
 

@@ -73,6 +73,8 @@ struct translator {
 	struct translate_ops ops;
 	int64_t clock_offset_ns; /* trace clock = CUPTI timestamp + offset */
 	int keep_mangled;        /* kernel names as the compiler wrote them */
+	int counted;             /* counters are collected (--pmc): a graph's kernels, which
+				  * are not measured, are counted without them */
 	uint64_t dispatches;     /* kernels emitted so far: the next dispatch id - 1 */
 	struct translate_device devices[TRANSLATE_MAX_DEVICES];
 	int device_count;

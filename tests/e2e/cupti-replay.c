@@ -17,7 +17,7 @@
  *   runtime_launch() cudaLaunchKernel, 3: vecCopy, inside the marker range "step"
  *   fill()           cudaMemset, 4: a memset record
  *   driver_launch()  cuLaunchKernel (the driver's own entry), 5: chase
- *   graph_launch()   cudaGraphLaunch, 6: two kernels "step" with correlation 6
+ *   graph_launch()   cudaGraphLaunch, 6: two kernels "step" with correlation 6, graph 1
  *   host_function()  cudaLaunchHostFunc, 7: host work, no device record
  *   ex_launch()      cudaLaunchKernelExC, 8: vecCopy
  *   nested_launch()  cudaLaunchKernel 9 with a cuLaunchKernel 10 inside it, as older
@@ -96,8 +96,9 @@ static uint64_t cupti_now(void)
 }
 
 /* A kernel's record; one measured since the last (a range started: kernel replay) has
- * no times, as an H200 gave them (CUDA 13.0, driver 580.159). */
-static void kernel(uint32_t correlation, const char *name)
+ * no times, as an H200 gave them (CUDA 13.0, driver 580.159). A graph's kernel carries
+ * its graph's id and its node's (0, 0: none). */
+static void graph_kernel(uint32_t correlation, const char *name, uint32_t graph, uint64_t node)
 {
 	static unsigned ranges_seen;
 	CUpti_ActivityKernel10 k;
@@ -113,7 +114,14 @@ static void kernel(uint32_t correlation, const char *name)
 	k.blockX = 256, k.blockY = k.blockZ = 1;
 	k.correlationId = correlation;
 	k.name = name;
+	k.graphId = graph;
+	k.graphNodeId = node;
 	fake.activity(&k, sizeof(k));
+}
+
+static void kernel(uint32_t correlation, const char *name)
+{
+	graph_kernel(correlation, name, 0, 0);
 }
 
 /* A memset's record, 4 KiB on the device. */
@@ -209,8 +217,8 @@ __attribute__((noinline)) static void driver_launch(void)
 __attribute__((noinline)) static void graph_launch(void)
 {
 	call(RUNTIME(cudaGraphLaunch_v10000), 6, NULL, NULL);
-	kernel(6, "_Z4stepv");
-	kernel(6, "_Z4stepv");
+	graph_kernel(6, "_Z4stepv", 1, 0x100000001);
+	graph_kernel(6, "_Z4stepv", 1, 0x100000002);
 }
 
 __attribute__((noinline)) static void host_function(void)
@@ -357,8 +365,8 @@ static void *meanwhile(void *unused)
 	call(RUNTIME(cudaMemcpy_v3020), 72, NULL, NULL);
 	copy_record(72);
 	call(RUNTIME(cudaGraphLaunch_v10000), 73, NULL, NULL);
-	kernel(73, "_Z4stepv");
-	kernel(73, "_Z4stepv");
+	graph_kernel(73, "_Z4stepv", 1, 0x100000001);
+	graph_kernel(73, "_Z4stepv", 1, 0x100000002);
 	return NULL;
 }
 
