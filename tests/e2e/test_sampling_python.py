@@ -255,9 +255,11 @@ def test_gil_keeps_the_samples_of_the_thread_holding_it(tmp_path, minor):
     assert kept == out.query("SELECT COUNT(*) AS n FROM gpuprof_sample")[0]["n"]
     # the hashing thread holds the GIL only between two hashes (microseconds), and the
     # holder is read at each tick: its samples are left out but those of a tick's lag
-    # (its CPU time is partly the kernel's, unsampled: the pages of its buffer, and more
-    # so on a busy machine; the bounds below leave room for it)
-    assert thread_samples(out, hasher) <= 0.05 * left_out + 2, (left_out, hashed)
+    # (longer where gpuprof's ticking thread waits for a CPU: a busy machine, a
+    # sanitizer; 8 % of them seen under ThreadSanitizer). Its CPU time is partly the
+    # kernel's, unsampled (the pages of its buffer, more so on a busy machine): the bounds
+    # leave room for both
+    assert thread_samples(out, hasher) <= 0.25 * left_out, (left_out, hashed)
     assert left_out >= 0.4 * 300 * hashed, (left_out, hashed)
     # the thread spinning in Python holds the GIL but for the hashing thread's moments
     assert thread_samples(out, spinner) >= 0.5 * 300 * spun, (spinner, spun)
