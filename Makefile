@@ -262,7 +262,8 @@ NVCC_FLAGS ?= -O2 -gencode arch=compute_90,code=sm_90 -gencode arch=compute_90,c
 CUPTI_LIBDIR := $(firstword $(wildcard $(CUDA_HOME)/extras/CUPTI/lib64) $(CUDA_HOME)/lib64)
 CUDA_INJECT_OBJ := $(call obj,inject/cuda/cuda.c inject/cuda/translate.c inject/cuda/nvidia-proc.c \
 	inject/cuda/pc-sampling.c \
-	inject/cuda/counters.c inject/cuda/counters-context.c src/core/kernel-filter.c src/util/error.c src/util/strbuf.c)
+	inject/cuda/counters.c inject/cuda/counters-context.c inject/cuda/graphs.c \
+	src/core/kernel-filter.c src/util/error.c src/util/strbuf.c)
 CUDA_SAMPLES := $(patsubst samples/cuda/%.cu,$(BUILD)/samples/cuda/%,$(wildcard samples/cuda/*.cu))
 GPU_PROGRAMS := $(patsubst %.cu,$(BUILD)/%,$(wildcard tests/gpu/*.cu bench/gpu/*.cu))
 ifeq ($(HAVE_CUDA),yes)

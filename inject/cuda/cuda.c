@@ -25,6 +25,7 @@
 #include "core/record.h"
 #include "runtime/recorder.h"
 #include "counters.h"
+#include "graphs.h"
 #include "nvidia-proc.h"
 #include "pc-sampling.h"
 #include "translate.h"
@@ -295,6 +296,7 @@ static int profiler_api;  /* cudaProfilerStart/Stop resume and pause collection
 			   * (--selected-regions) */
 static int pc_sampling;   /* PC sampling (--pc-sampling-*) */
 static int launch_stacks; /* each launch's call stack is taken (--launch-stacks) */
+static int graphs;        /* where graph nodes are made is recorded (graphs.h) */
 
 enum { LAUNCHES_NOTHING, LAUNCHES_KERNELS, LAUNCHES_COPIES };
 
@@ -403,6 +405,7 @@ static int op_launch_collected(void *ctx, uint64_t correlation_id)
  * runtime launch calls the driver's, whose callback carries the same id. */
 static _Thread_local unsigned launches_open;
 static _Thread_local uint32_t launch_open_id;
+static _Thread_local uint32_t launch_open_name; /* the outermost's function (graphs) */
 
 /* A launching function's name as the API trace names it (CUPTI's version suffix cut);
  * out of line, so that its buffer is not in the frame a launch stack copies. */
@@ -423,8 +426,16 @@ static void on_launch(int d, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
 	int nested = 0, on = recorder_collecting();
 	if (call->callbackSite == CUPTI_API_ENTER) {
 		nested = launches_open++ && call->correlationId == launch_open_id;
-		if (launches_open == 1)
+		if (launches_open == 1) {
 			launch_open_id = call->correlationId;
+			if (graphs) { /* a node captured inside it is made by it */
+				uint32_t name = atomic_load(&launch.names[d][cbid]);
+				if (!name)
+					atomic_store(&launch.names[d][cbid],
+						     name = launch_name(call->functionName));
+				launch_open_name = name;
+			}
+		}
 		if (controlled && !nested)
 			note_launch_state(call->correlationId, on);
 	} else if (launches_open) {
@@ -473,8 +484,13 @@ static void CUPTIAPI on_callback(void *userdata, CUpti_CallbackDomain domain,
 			pc_sampling_resource(cbid, data);
 		if (counting)
 			counters_resource(cbid, data);
+		if (graphs && (cbid == CUPTI_CBID_RESOURCE_GRAPHNODE_CREATED ||
+			       cbid == CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED))
+			graphs_resource(cbid, data, launches_open ? launch_open_name : 0);
 		return;
 	}
+	if (graphs && graphs_api(domain, cbid, data))
+		return;
 	if (profiler_api && profiler_call(domain, cbid) &&
 	    ((const CUpti_CallbackData *)data)->callbackSite == CUPTI_API_ENTER) {
 		if (profiler_call(domain, cbid) > 0)
@@ -674,6 +690,9 @@ static void start(void)
 		launch_stacks = counting = controlled = 0;
 		launch.points[RUNTIME] = launch.points[DRIVER] = 0;
 	}
+	/* where a graph's kernels were captured: their stack, or their marker range */
+	graphs = trace.kernel && (launch_stacks || trace.markers) &&
+		 graphs_configure(subscriber, launch_stacks) == 0;
 }
 
 /* This library lives in the program: running out of memory never ends it. */

@@ -153,11 +153,21 @@ static int load_device_busy(sqlite3 *db, struct error *err)
 	"JOIN gpuprof_process p ON p.id = s.process_id " FILTER
 /* The launches kept, by process, stack and what ran (a kernel by name, a copy by
  * direction), weighted by their device time */
+/* ... the stack a kernel stands at: for a CUDA graph's kernel, where its node was
+ * captured (the stack of domain 4, DOMAIN_CUDA_GRAPH_NODE, keyed by the node's id, that
+ * of the node it was copied from for an instantiated graph's: temp.graph_node_original),
+ * else its launching call's */
+#define KERNEL_STACK \
+	"COALESCE((SELECT c.id FROM gpuprof_launch_stack c WHERE k.graph_node_id != 0 AND " \
+	"  c.process_id = k.process_id AND c.domain = 4 AND c.correlation_id = COALESCE((" \
+	"    SELECT g.original_id FROM temp.graph_node_original g WHERE g.process_id = " \
+	"    k.process_id AND g.node_id = k.graph_node_id), k.graph_node_id) ORDER BY c.id LIMIT 1), " \
+	"  (SELECT c.id FROM gpuprof_launch_stack c WHERE c.process_id = k.process_id AND " \
+	"   c.correlation_id = k.correlation_id AND c.domain != 4 ORDER BY c.id LIMIT 1))"
 #define LAUNCHES_KEPT \
 	"SELECT s.process_id, s.stack_id, SUM(k.end - k.start), n.string, COUNT(*) " \
-	"FROM gpuprof_launch_stack s JOIN gpuprof_process p ON p.id = s.process_id " \
-	"JOIN gpuprof_kernel k ON k.process_id = s.process_id " \
-	"AND k.correlation_id = s.correlation_id " \
+	"FROM gpuprof_kernel k JOIN gpuprof_launch_stack s ON s.id = " KERNEL_STACK " " \
+	"JOIN gpuprof_process p ON p.id = s.process_id " \
 	"JOIN gpuprof_string n ON n.id = k.name_id " FILTER "GROUP BY 1, 2, 4 UNION ALL " \
 	"SELECT s.process_id, s.stack_id, SUM(c.end - c.start), " \
 	"CASE c.operation WHEN 2 THEN '[fill]' WHEN 3 THEN '[map]' WHEN 4 THEN '[unmap]' " \
@@ -166,7 +176,7 @@ static int load_device_busy(sqlite3 *db, struct error *err)
 	"WHEN 3 THEN 'device to device' WHEN 4 THEN 'host to host' ELSE 'unknown' END || ']' END, " \
 	"COUNT(*) FROM gpuprof_launch_stack s JOIN gpuprof_process p ON p.id = s.process_id " \
 	"JOIN gpuprof_memory_copy c ON c.process_id = s.process_id " \
-	"AND c.correlation_id = s.correlation_id " FILTER "GROUP BY 1, 2, 4"
+	"AND c.correlation_id = s.correlation_id AND s.domain != 4 " FILTER "GROUP BY 1, 2, 4"
 /* ... and while device work ran (?5 > 0) or while none did: the busy interval that
  * began last before the sample, found by the index, still running */
 #define DEVICE_STATE \
@@ -214,12 +224,23 @@ static int marker_modules(sqlite3 *db, struct error *err)
 			    "module WHERE 0", err);
 }
 
+/* temp.graph_node_original(process_id, node_id, original_id): the CUDA graph nodes copied
+ * from others (none in a database before schema 3.8), which KERNEL_STACK reads. */
+static int graph_node_originals(sqlite3 *db, struct error *err)
+{
+	return store_exec(db, store_has_table(db, "gpuprof_graph_node_clone")
+			  ? "CREATE TEMP VIEW IF NOT EXISTS graph_node_original AS SELECT process_id, "
+			    "node_id, original_id FROM main.gpuprof_graph_node_clone"
+			  : "CREATE TEMP VIEW IF NOT EXISTS graph_node_original AS SELECT 0 AS "
+			    "process_id, 0 AS node_id, 0 AS original_id WHERE 0", err);
+}
+
 static int gather(sqlite3 *db, const struct profile_filter *f, int launches,
 		  struct profile_tree *t, struct error *err)
 {
 	if (!store_has_table(db, launches ? "gpuprof_launch_stack" : "gpuprof_sample"))
 		return 0; /* an older schema: none */
-	if (marker_modules(db, err))
+	if (marker_modules(db, err) || (launches && graph_node_originals(db, err)))
 		return -1;
 	/* each process's stack tree, in id order (a caller before its callees) */
 	struct {

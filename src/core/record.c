@@ -50,6 +50,7 @@ const char *record_domain_name(uint32_t domain)
 	case DOMAIN_OPENCL_API: return "OPENCL_API";
 	case DOMAIN_CUDA_API: return "CUDA_API";
 	case DOMAIN_CUDA_DRIVER_API: return "CUDA_DRIVER_API";
+	case DOMAIN_CUDA_GRAPH_NODE: return "CUDA_GRAPH_NODE";
 	}
 	return "UNKNOWN_API";
 }
@@ -216,6 +217,7 @@ uint32_t record_min_size(uint32_t type)
 	case RECORD_MPI_COMPLETION: return sizeof(struct record_mpi_completion);
 	case RECORD_CLOCK_SYNC: return sizeof(struct record_clock_sync);
 	case RECORD_PYTHON_CODE: return sizeof(struct record_python_code);
+	case RECORD_GRAPH_NODE_CLONE: return sizeof(struct record_graph_node_clone);
 	}
 	return 0;
 }

@@ -46,6 +46,7 @@ enum record_type {
 	RECORD_CLOCK_SYNC = 30,  /* this process's clock against MPI rank 0's, measured */
 	RECORD_PYTHON_CODE = 31, /* where a Python code object lies, named */
 	RECORD_LAUNCH_DELTA = 32, /* a launch stack as its difference from the thread's last */
+	RECORD_GRAPH_NODE_CLONE = 33, /* a CUDA graph node copied from another (instantiation) */
 	RECORD_TYPE_COUNT
 };
 
@@ -60,6 +61,9 @@ enum record_domain {
 	DOMAIN_OPENCL_API = 1,
 	DOMAIN_CUDA_API = 2,        /* the CUDA runtime API (cuda*) */
 	DOMAIN_CUDA_DRIVER_API = 3, /* the CUDA driver API (cu*) */
+	/* a CUDA graph node made (captured from a stream, or added): its launch point or
+	 * stack carries the node's id where others carry a correlation id */
+	DOMAIN_CUDA_GRAPH_NODE = 4,
 	DOMAIN_COUNT
 };
 
@@ -443,6 +447,16 @@ struct record_launch {
 	uint32_t reserved;
 	uint64_t correlation_id;        /* the API call's, and its GPU work's */
 	uint64_t time_ns;               /* when the call began (trace clock) */
+};
+
+/* A CUDA graph node copied from another by cudaGraphInstantiate, cudaGraphClone or an
+ * update (CUPTI's GRAPHNODE_CLONED): the kernels of an instantiated graph carry the
+ * copy's node id, and were captured where the original was made. */
+struct record_graph_node_clone {
+	struct record_header header;
+	uint64_t node_id;               /* the copy's (a kernel record's graph_node_id) */
+	uint64_t original_id;           /* the node made by the program (a copy's copy: the
+					 * first), whose capture point or stack stands for it */
 };
 
 /* A sample that is a launch's call stack, not a tick of CPU time. */

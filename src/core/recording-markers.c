@@ -33,10 +33,19 @@ static int launch_by_correlation(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-int recording_launch(const struct recording *rec, uint64_t correlation_id, uint32_t *tid,
-			    uint64_t *ns, uint32_t *function_id)
+static int clone_by_node(const void *a, const void *b)
 {
-	const struct record_list *list = &rec->launches;
+	const struct record_graph_node_clone *x = *(const struct record_graph_node_clone *const *)a;
+	const struct record_graph_node_clone *y = *(const struct record_graph_node_clone *const *)b;
+	if (x->node_id != y->node_id)
+		return x->node_id < y->node_id ? -1 : 1;
+	return x < y ? -1 : x > y;
+}
+
+/* The launch (point or stack) of that id in a list sorted by it: 1, or 0. */
+static int launch_in(const struct record_list *list, uint64_t correlation_id, uint32_t *tid,
+		     uint64_t *ns, uint32_t *function_id)
+{
 	size_t lo = 0, hi = list->count;
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
@@ -49,6 +58,32 @@ int recording_launch(const struct recording *rec, uint64_t correlation_id, uint3
 		return 0;
 	*function_id = launch_stack_call(list->items[lo]).function_id;
 	return 1;
+}
+
+int recording_launch(const struct recording *rec, uint64_t correlation_id, uint32_t *tid,
+		     uint64_t *ns, uint32_t *function_id)
+{
+	return launch_in(&rec->launches, correlation_id, tid, ns, function_id);
+}
+
+int recording_graph_capture(const struct recording *rec, uint64_t node_id, uint32_t *tid,
+			    uint64_t *ns, uint32_t *function_id)
+{
+	if (!node_id)
+		return 0;
+	const struct record_list *clones = &rec->graph_clones;
+	size_t lo = 0, hi = clones->count;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (((const struct record_graph_node_clone *)clones->items[mid])->node_id < node_id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo < clones->count &&
+	    ((const struct record_graph_node_clone *)clones->items[lo])->node_id == node_id)
+		node_id = ((const struct record_graph_node_clone *)clones->items[lo])->original_id;
+	return launch_in(&rec->graph_captures, node_id, tid, ns, function_id);
 }
 
 static int end_by_id(const void *a, const void *b)
@@ -312,6 +347,10 @@ void recording_attribute_kernels(struct recording *rec)
 {
 	sort_pointers((const void **)rec->launches.items, rec->launches.count,
 		      launch_by_correlation);
+	sort_pointers((const void **)rec->graph_captures.items, rec->graph_captures.count,
+		      launch_by_correlation);
+	sort_pointers((const void **)rec->graph_clones.items, rec->graph_clones.count,
+		      clone_by_node);
 	size_t ranges = 0, candidates = 0, backwards = 0;
 	for (size_t i = 0; i < rec->marker_count; i++) {
 		ranges += rec->markers[i].kind == MARKER_PUSH_POP;
@@ -319,7 +358,8 @@ void recording_attribute_kernels(struct recording *rec)
 	}
 	for (size_t i = 0; i < rec->kernels.count; i++)
 		candidates += !((const struct record_kernel *)rec->kernels.items[i])->range_id;
-	if (!ranges || !candidates || (!rec->calls_by_correlation.count && !rec->launches.count))
+	if (!ranges || !candidates ||
+	    (!rec->calls_by_correlation.count && !rec->launches.count && !rec->graph_captures.count))
 		return;
 	struct record_block block, backward_block;
 	struct recording_marker **by_thread = record_block_alloc(&block, ranges * sizeof(*by_thread));
@@ -348,17 +388,24 @@ void recording_attribute_kernels(struct recording *rec)
 		const struct record_kernel *k = (const void *)rec->kernels.items[i];
 		if (k->range_id)
 			continue;
-		/* where the launch began: its API call, else its launch point or stack */
-		const struct record_api_call *call = recording_call(rec, k->correlation_id);
+		/* for a graph's kernel, the range its node was captured in (the operator that
+		 * captured it), where it was; else the range the launch began in: its API
+		 * call's, else its launch point's or stack's */
+		const struct recording_marker *m = NULL;
 		uint32_t tid, function_id;
 		uint64_t start_ns;
-		if (call) {
+		if (recording_graph_capture(rec, k->graph_node_id, &tid, &start_ns, &function_id))
+			m = open_range(rec, by_thread, n, tid, start_ns);
+		const struct record_api_call *call = m ? NULL : recording_call(rec, k->correlation_id);
+		if (m) {
+		} else if (call) {
 			tid = call->tid;
 			start_ns = call->start_ns;
 		} else if (!recording_launch(rec, k->correlation_id, &tid, &start_ns, &function_id)) {
 			continue;
 		}
-		const struct recording_marker *m = open_range(rec, by_thread, n, tid, start_ns);
+		if (!m)
+			m = open_range(rec, by_thread, n, tid, start_ns);
 		if (!m)
 			m = backward_at(backward, b, start_ns);
 		if (!m)

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "core/kernel-filter.h"
+#include "core/launch-delta.h"
 #include "core/recording-internal.h"
 #include "util/hash.h"
 #include "util/progress.h"
@@ -178,9 +179,12 @@ int recording_read(struct recording *rec, const char *spool_path, struct error *
 		case RECORD_LAUNCH_STACK:
 		case RECORD_LAUNCH_DELTA:
 			list_add(&rec->launch_stacks, h);
-			list_add(&rec->launches, h);
+			/* fall through */
+		case RECORD_LAUNCH:
+			list_add(launch_stack_call(h).domain == DOMAIN_CUDA_GRAPH_NODE
+					 ? &rec->graph_captures : &rec->launches, h);
 			break;
-		case RECORD_LAUNCH: list_add(&rec->launches, h); break;
+		case RECORD_GRAPH_NODE_CLONE: list_add(&rec->graph_clones, h); break;
 		case RECORD_MODULE: list_add(&rec->modules, h); break;
 		case RECORD_PYTHON_STACK: list_add(&rec->python_stacks, h); break;
 		case RECORD_PYTHON_CODE: list_add(&rec->python_codes, h); break;
@@ -524,6 +528,7 @@ void recording_release(struct recording *rec)
 					&rec->allocations, &rec->synchronizations, &rec->overheads,
 					&rec->mpi_calls, &rec->mpi_completions, &rec->clock_syncs,
 					&rec->calls_by_correlation, &rec->launches,
+					&rec->graph_captures, &rec->graph_clones,
 					&rec->thread_names,
 					&rec->metric_series, &rec->metrics, &rec->samples,
 					&rec->samples_lost, &rec->launch_stacks,

@@ -111,6 +111,9 @@ struct recording {
 						    built when device records need them */
 	struct record_list launches;           /* launch points and launch stacks, by
 						  correlation id then file order */
+	struct record_list graph_captures;     /* those of CUDA graph nodes made (domain
+						  DOMAIN_CUDA_GRAPH_NODE), by node id */
+	struct record_list graph_clones;       /* graph nodes copied, by the copy's id */
 	int rename_kernels;                    /* kernels take the name of their range (set by
 						  the caller before reading names) */
 	uint64_t dropped[DROPPED_REASON_COUNT][2];                /* by enum dropped_reason: records, bytes */
@@ -133,6 +136,12 @@ const struct record_metric_series *recording_metric_series(const struct recordin
 /* The thread and time of the launch with that correlation id, from its launch point or
  * launch stack (the first recorded), and its function's name: 1, or 0 when none was
  * recorded. */
+/* Where the CUDA graph node of a kernel (its graph_node_id) was made: the thread, time and
+ * function of its capture point or stack, that of the node it was copied from for an
+ * instantiated graph's: 1, or 0 when none was recorded. */
+int recording_graph_capture(const struct recording *rec, uint64_t node_id, uint32_t *tid,
+			    uint64_t *ns, uint32_t *function_id);
+
 int recording_launch(const struct recording *rec, uint64_t correlation_id, uint32_t *tid,
 		     uint64_t *ns, uint32_t *function_id);
 

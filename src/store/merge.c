@@ -93,7 +93,7 @@ static int copy_rows(sqlite3 *db, const char *sql, int64_t strings, int64_t proc
 
 /* Whether the input attached as src has the table: an input of an older 3.x schema
  * lacks the tables added since (metrics and samples in 3.1, counters in 3.2, lost samples in 3.3,
- * launch stacks in 3.4, PC samples in 3.5), and is read
+ * launch stacks in 3.4, PC samples in 3.5, graph node clones in 3.8), and is read
  * as one without their rows. */
 static int src_has_table(sqlite3 *db, const char *table)
 {
@@ -322,6 +322,10 @@ static int merge_one(sqlite3 *db, int index, const char *path, struct hosts *hos
 		  "period_log2, samples, dropped, other_samples, buffer_full "
 		  "FROM src.gpuprof_pc_sampling WHERE process_id IN (SELECT id FROM "
 		  "temp.merge_shift)" },
+		{ "gpuprof_graph_node_clone",
+		  "INSERT INTO main.gpuprof_graph_node_clone SELECT process_id + ?2, node_id, "
+		  "original_id FROM src.gpuprof_graph_node_clone WHERE process_id IN (SELECT id "
+		  "FROM temp.merge_shift)" },
 	};
 	/* an input from before recording_start: recording began with the process */
 	static const char process_before_recording_start[] =

@@ -74,6 +74,9 @@ CREATE TABLE gpuprof_launch_stack (
   id INTEGER PRIMARY KEY, process_id INTEGER, correlation_id INTEGER, domain INTEGER,
   function_id INTEGER, tid INTEGER, time INTEGER, stack_id INTEGER);
 CREATE INDEX gpuprof_launch_stack_call ON gpuprof_launch_stack (process_id, correlation_id);
+CREATE TABLE gpuprof_graph_node_clone (
+  process_id INTEGER, node_id INTEGER, original_id INTEGER,
+  PRIMARY KEY (process_id, node_id));
 CREATE TABLE gpuprof_sample_lost (
   id INTEGER PRIMARY KEY, process_id INTEGER, tid INTEGER, start INTEGER, end INTEGER,
   samples INTEGER);

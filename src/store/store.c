@@ -106,7 +106,7 @@ enum statement {
 	INSERT_METADATA, INSERT_MARKER, INSERT_THREAD, INSERT_METRIC_SERIES, INSERT_METRIC,
 	INSERT_FRAME, INSERT_STACK, INSERT_SAMPLE, INSERT_SAMPLES_LOST, INSERT_LAUNCH_STACK,
 	INSERT_COUNTER, INSERT_PC_SAMPLE, INSERT_PC_SAMPLING, INSERT_MPI_CALL,
-	INSERT_MPI_COMPLETION, INSERT_CLOCK_SYNC,
+	INSERT_MPI_COMPLETION, INSERT_CLOCK_SYNC, INSERT_GRAPH_NODE_CLONE,
 	STATEMENT_COUNT
 };
 
@@ -157,6 +157,8 @@ static const char *const statement_sql[STATEMENT_COUNT] = {
 			     "correlation_id, function_id, cubin_crc, pc_offset, reason_id, "
 			     "samples, file_id, line) VALUES (1,?,?,?,?,?,?,?,?,?)",
 	[INSERT_PC_SAMPLING] = "INSERT INTO gpuprof_pc_sampling VALUES (1,?,?,?,?,?,?)",
+	[INSERT_GRAPH_NODE_CLONE] = "INSERT INTO gpuprof_graph_node_clone (process_id, node_id, "
+				    "original_id) VALUES (1,?,?)",
 	[INSERT_MPI_CALL] = "INSERT INTO gpuprof_mpi_call (process_id, tid, function_id, start, "
 			    "end, call_id, communicator_id, communicator_size, peer, tag, root, "
 			    "result, bytes_sent, bytes_received, sequence, request, domain) VALUES "
@@ -315,6 +317,12 @@ static void bind_record(sqlite3_stmt *s, int c, const struct record_header *h,
 		bind_i64(s, &c, (int64_t)r->bytes_received);
 		bind_i64(s, &c, r->peer);
 		bind_i64(s, &c, r->tag);
+		return;
+	}
+	case RECORD_GRAPH_NODE_CLONE: {
+		const struct record_graph_node_clone *r = (const void *)h;
+		bind_i64(s, &c, (int64_t)r->node_id);
+		bind_i64(s, &c, (int64_t)r->original_id);
 		return;
 	}
 	case RECORD_CLOCK_SYNC: {
@@ -650,6 +658,7 @@ int store_write(const struct recording *rec, const char *spool_path, const char 
 		{ &rec->pc_sampling, INSERT_PC_SAMPLING }, { &rec->mpi_calls, INSERT_MPI_CALL },
 		{ &rec->mpi_completions, INSERT_MPI_COMPLETION },
 		{ &rec->clock_syncs, INSERT_CLOCK_SYNC },
+		{ &rec->graph_clones, INSERT_GRAPH_NODE_CLONE },
 	};
 	uint64_t rows = rec->marker_count + rec->samples.count;
 	for (size_t t = 0; t < sizeof(tables) / sizeof(tables[0]); t++)

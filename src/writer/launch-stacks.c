@@ -92,8 +92,9 @@ int launch_stacks_load(sqlite3 *db, struct launch_stack_index *x, struct error *
 						xstrdup(function ? (const char *)function : ""), 0 };
 	}
 	sqlite3_finalize(q);
+	/* an API call's stack (not a CUDA graph node's capture: keyed by its node id) */
 	int rc = store_prepare(db, "SELECT process_id, correlation_id, stack_id FROM "
-				   "gpuprof_launch_stack ORDER BY 1, 2", &q, err);
+				   "gpuprof_launch_stack WHERE domain != 4 ORDER BY 1, 2", &q, err);
 	while (rc == 0 && sqlite3_step(q) == SQLITE_ROW) {
 		struct node *leaf = find_node(nodes, count, sqlite3_column_int64(q, 0),
 					      sqlite3_column_int64(q, 2));
@@ -120,7 +121,8 @@ void launch_stacks_from_recording(const struct recording *rec, struct launch_sta
 	uint32_t *made = xcalloc(st->node_count, sizeof(*made)); /* a node's text + 1 */
 	for (size_t i = 0; i < rec->launch_stacks.count && i < st->launch_count; i++) {
 		uint32_t node = st->launch_leaf[i], frames[UNWIND_MAX_FRAMES];
-		if (!node || node >= st->node_count)
+		struct record_launch call = launch_stack_call(rec->launch_stacks.items[i]);
+		if (!node || node >= st->node_count || call.domain == DOMAIN_CUDA_GRAPH_NODE)
 			continue;
 		if (!made[node]) {
 			size_t n = sample_stack_frames(st, node, frames, UNWIND_MAX_FRAMES);
@@ -130,8 +132,7 @@ void launch_stacks_from_recording(const struct recording *rec, struct launch_sta
 					    st->frames[frames[n]].function);
 			made[node] = add_text(x, strbuf_detach(&text)) + 1;
 		}
-		add_entry(x, 1, (int64_t)launch_stack_call(rec->launch_stacks.items[i]).correlation_id,
-			  made[node] - 1);
+		add_entry(x, 1, (int64_t)call.correlation_id, made[node] - 1);
 	}
 	free(made);
 	sort_array(x->entries, x->count, sizeof(*x->entries), by_call);

@@ -57,6 +57,16 @@
  *   counters-partial  91 whose kernel replay fails to submit every pass; 92
  *   counters-exit-context  95, whose exit callback has no context current (CUPTI's
  *                  context may change from a call's entry to its exit)
+ * graphs: a CUDA graph captured and replayed, as torch.cuda.graphs and torch.compile's
+ * reduce-overhead mode do: capture_forward() (in the range "forward") launches "step"
+ * 111 and "other" 112 into a stream being captured, each making its node (1001, 1002:
+ * GRAPHNODE_CREATED inside the launch call) and running nothing; add_node() adds "extra"
+ * (node 1003) with cudaGraphAddKernelNode 113, and a copy's node 1004; instantiate()
+ * (cudaGraphInstantiate 114) makes the copies 2001 to 2004 (GRAPHNODE_CREATED then
+ * GRAPHNODE_CLONED of each); replay() (in the range "replay") calls cudaGraphLaunch 115
+ * twice (115, 116), whose kernels carry the copies' node ids; then the graph is
+ * instantiated again from the first copies (3001 to 3003, copies of copies) and launched
+ * once, 117.
  * Prints what the fake saw: ranges started, configurations set, profiler calls refused,
  * GetData calls refused. */
 #include <cupti.h>
@@ -82,6 +92,7 @@ static struct {
 	__typeof__(fake_cupti_profiler_refused) *refused;
 	__typeof__(fake_cupti_driver_init) *driver_init;
 	__typeof__(fake_cupti_fail_next_replay) *fail_next_replay;
+	__typeof__(fake_cupti_graph_node) *graph_node;
 	void (*capture)(int on);
 } fake;
 static int (*range_push)(const char *text, uint32_t domain_id);
@@ -370,6 +381,73 @@ static void *meanwhile(void *unused)
 	return NULL;
 }
 
+/* A launch into a stream being captured: its node made inside it, nothing run. */
+static void captured_launch(uint32_t correlation, uint64_t node, const char *name)
+{
+	fake.capture(1);
+	fake.api(RUNTIME(cudaLaunchKernel_v7000), CUPTI_API_ENTER, correlation, name,
+		 &launch_params, CONTEXT);
+	fake.graph_node(CUPTI_CBID_RESOURCE_GRAPHNODE_CREATED, node, 0, 1);
+	fake.api(RUNTIME(cudaLaunchKernel_v7000), CUPTI_API_EXIT, correlation, name,
+		 &launch_params, CONTEXT);
+	fake.capture(0);
+}
+
+__attribute__((noinline)) static void capture_forward(void)
+{
+	if (range_push)
+		range_push("forward", 0);
+	captured_launch(111, 1001, "_Z4stepv");
+	captured_launch(112, 1002, "_Z5otherv");
+	if (range_pop)
+		range_pop();
+}
+
+__attribute__((noinline)) static void add_node(void)
+{
+	fake.api(RUNTIME(cudaGraphAddKernelNode_v10000), CUPTI_API_ENTER, 113, NULL, NULL, CONTEXT);
+	fake.graph_node(CUPTI_CBID_RESOURCE_GRAPHNODE_CREATED, 1003, 0, 1);
+	fake.graph_node(CUPTI_CBID_RESOURCE_GRAPHNODE_CREATED, 1004, 0, 0);
+	fake.api(RUNTIME(cudaGraphAddKernelNode_v10000), CUPTI_API_EXIT, 113, NULL, NULL, CONTEXT);
+}
+
+/* cudaGraphInstantiate: each node copied (its copy made, then said to be a copy). */
+__attribute__((noinline)) static void instantiate(uint32_t correlation, uint64_t first,
+						  uint64_t from, int nodes)
+{
+	fake.api(RUNTIME(cudaGraphInstantiate_v12000), CUPTI_API_ENTER, correlation, NULL, NULL,
+		 CONTEXT);
+	for (int i = 0; i < nodes; i++) {
+		fake.graph_node(CUPTI_CBID_RESOURCE_GRAPHNODE_CREATED, first + i, 0, i < 3);
+		fake.graph_node(CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED, first + i, from + i, i < 3);
+	}
+	fake.api(RUNTIME(cudaGraphInstantiate_v12000), CUPTI_API_EXIT, correlation, NULL, NULL,
+		 CONTEXT);
+}
+
+__attribute__((noinline)) static void replay(uint32_t correlation, uint64_t first)
+{
+	if (range_push)
+		range_push("replay", 0);
+	call(RUNTIME(cudaGraphLaunch_v10000), correlation, NULL, NULL);
+	graph_kernel(correlation, "_Z4stepv", 1, first);
+	graph_kernel(correlation, "_Z5otherv", 1, first + 1);
+	graph_kernel(correlation, "_Z5extrav", 1, first + 2);
+	if (range_pop)
+		range_pop();
+}
+
+static void graphs(void)
+{
+	capture_forward();
+	add_node();
+	instantiate(114, 2001, 1001, 4);
+	replay(115, 2001);
+	replay(116, 2001);
+	instantiate(118, 3001, 2001, 3);
+	replay(117, 3001);
+}
+
 static void counter_scenario(const char *scenario)
 {
 	if (!strcmp(scenario, "counters-multiplex")) {
@@ -430,7 +508,7 @@ int main(int argc, char **argv)
 	if (argc != 3) {
 		fprintf(stderr, "usage: cupti-replay LIBRARY "
 				"launches|counters|counters-*|pc-sampling|backward|capture|"
-				"capture-counters|capture-nvtx\n");
+				"capture-counters|capture-nvtx|graphs\n");
 		return 2;
 	}
 	const char *scenario = argv[2];
@@ -460,6 +538,7 @@ int main(int argc, char **argv)
 	*(void **)&fake.refused = symbol(cupti, "fake_cupti_profiler_refused");
 	*(void **)&fake.driver_init = symbol(cupti, "fake_cupti_driver_init");
 	*(void **)&fake.fail_next_replay = symbol(cupti, "fake_cupti_fail_next_replay");
+	*(void **)&fake.graph_node = symbol(cupti, "fake_cupti_graph_node");
 	*(void **)&fake.capture = symbol(driver, "fake_cuda_capture");
 	CUresult (*set_current)(CUcontext) = (CUresult(*)(CUcontext))symbol(driver,
 									   "cuCtxSetCurrent");
@@ -502,6 +581,10 @@ int main(int argc, char **argv)
 	if (!strncmp(scenario, "capture", 7)) {
 		capture();
 		printf("ranges started %u\n", fake.ranges_started());
+		return 0;
+	}
+	if (!strcmp(scenario, "graphs")) {
+		graphs();
 		return 0;
 	}
 	if (!strncmp(scenario, "counters-", 9)) {

@@ -48,6 +48,7 @@ static const struct {
 	RUNTIME(cudaLaunchHostFunc_v10000), RUNTIME(cudaGraphLaunch_v10000),
 	RUNTIME(cudaLaunchKernelExC_v11060), RUNTIME(__cudaLaunchKernel_v13000),
 	RUNTIME(cudaStreamSynchronize_v3020), RUNTIME(cudaProfilerStart_v4000),
+	RUNTIME(cudaGraphInstantiate_v12000), RUNTIME(cudaGraphAddKernelNode_v10000),
 	RUNTIME(cudaProfilerStop_v4000), DRIVER(cuLaunchKernel), DRIVER(cuMemcpyHtoD_v2),
 	DRIVER(cuCtxSynchronize), DRIVER(cuProfilerStart), DRIVER(cuProfilerStop),
 };
@@ -94,6 +95,26 @@ void fake_cupti_resource(CUpti_CallbackId cbid, CUcontext context)
 	/* the context is gone once its destruction's callbacks returned */
 	if (cbid == CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING)
 		fake_profiler_context(context, 0);
+}
+
+void fake_cupti_graph_node(CUpti_CallbackId cbid, uint64_t node, uint64_t original, int kernel)
+{
+	if (!callback || !enabled[CUPTI_CB_DOMAIN_RESOURCE][cbid])
+		return;
+	CUpti_GraphData graph = {
+		.node = (CUgraphNode)(uintptr_t)node,
+		.originalNode = (CUgraphNode)(uintptr_t)original,
+		.nodeType = kernel ? CU_GRAPH_NODE_TYPE_KERNEL : CU_GRAPH_NODE_TYPE_MEMCPY,
+	};
+	CUpti_ResourceData data = { .resourceDescriptor = &graph };
+	callback(callback_data, CUPTI_CB_DOMAIN_RESOURCE, cbid, &data);
+}
+
+/* A graph node's id: the stand-in's node handles are their ids. */
+CUptiResult cuptiGetGraphNodeId(CUgraphNode node, uint64_t *id)
+{
+	*id = (uint64_t)(uintptr_t)node;
+	return node ? CUPTI_SUCCESS : CUPTI_ERROR_INVALID_PARAMETER;
 }
 
 void fake_cupti_activity(const void *record, size_t size)

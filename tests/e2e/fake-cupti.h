@@ -30,6 +30,10 @@ int fake_cupti_api(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, CUpti_Api
 /* Calls the subscriber's resource callback, when enabled: CONTEXT_CREATED makes the
  * context live (before it), DESTROY_STARTING ends it (after it). */
 void fake_cupti_resource(CUpti_CallbackId cbid, CUcontext context);
+/* Calls the resource callback GRAPHNODE_CREATED (node; original 0) or GRAPHNODE_CLONED
+ * (node copied from original), when enabled: a kernel node, or a copy's. The node
+ * handles are the nodes' ids. */
+void fake_cupti_graph_node(CUpti_CallbackId cbid, uint64_t node, uint64_t original, int kernel);
 /* Queues an activity record, handed over at the next cuptiActivityFlushAll. */
 void fake_cupti_activity(const void *record, size_t size);
 /* Ranges the profiler started; GetData calls refused for want of a current context. */

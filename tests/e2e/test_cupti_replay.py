@@ -283,3 +283,71 @@ def test_the_range_is_stopped_on_the_context_it_started_on(tmp_path):
     assert r.stdout.strip() == ("ranges started 1, configurations set 1, profiler calls "
                                 "refused 0")
     assert counter_values(out) == {95: FIRST}
+
+
+def test_graph_kernels_are_placed_where_their_nodes_were_captured(tmp_path):
+    """63: a CUDA graph captured from a stream (and a node added), instantiated twice,
+    replayed three times: each replayed kernel carries its copy's node id, which leads
+    back to the node the program made (a copy's copy too): its launch site is where it
+    was captured, and its marker range (its PyTorch operator) the one it was captured in,
+    else the one it was replayed in."""
+    (tmp_path / "stacks").mkdir()
+    r, out = replay(tmp_path / "stacks", ["--kernel-trace", "--launch-stacks",
+                                          "--marker-trace"], "graphs")
+    assert out.query("SELECT node_id, original_id FROM gpuprof_graph_node_clone "
+                     "ORDER BY node_id") == [
+        {"node_id": copy, "original_id": original} for copy, original in (
+            (2001, 1001), (2002, 1002), (2003, 1003), (2004, 1004), (3001, 1001),
+            (3002, 1002), (3003, 1003))]
+    # a capture stack for each kernel node the program made (not the copies, made inside
+    # cudaGraphInstantiate, nor the copy's node)
+    assert [x["correlation_id"] for x in out.query(
+        "SELECT correlation_id FROM gpuprof_launch_stack WHERE domain = 4 ORDER BY 1")] == [
+        1001, 1002, 1003]
+    ranges = [(k["corr_id"], k["name"], k["range_name"]) for k in out.query(
+        "SELECT corr_id, name, range_name FROM kernels ORDER BY corr_id, id")]
+    assert ranges == [(c, name, where) for c in (115, 116, 117) for name, where in (
+        ("step()", "forward"), ("other()", "forward"), ("extra()", "replay"))]
+    r = run([GPUPROF, "profile", "--kernels", "--format", "folded", out.path("results.db")],
+            cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    sites = sorted(line.rpartition(" ")[0].split(";") for line in r.stdout.splitlines())
+    assert [from_main(s) for s in sites] == [
+        ["main", "graphs", "add_node", "extra()"],
+        ["main", "graphs", "capture_forward", "captured_launch", "other()"],
+        ["main", "graphs", "capture_forward", "captured_launch", "step()"]]
+    # the same ranges from capture points alone (no stacks)
+    (tmp_path / "points").mkdir()
+    r, out = replay(tmp_path / "points", ["--kernel-trace", "--marker-trace"], "graphs")
+    assert [(k["corr_id"], k["name"], k["range_name"]) for k in out.query(
+        "SELECT corr_id, name, range_name FROM kernels ORDER BY corr_id, id")] == ranges
+    assert out.query("SELECT COUNT(*) AS n FROM gpuprof_launch_stack") == [{"n": 0}]
+
+
+def test_graph_capture_sites_survive_a_merge_and_an_older_schema(tmp_path):
+    """The copies' originals merge with their process; a database of schema 3.7 (no
+    gpuprof_graph_node_clone) is read as one whose graph kernels stand where they were
+    launched."""
+    import sqlite3
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    r, out = replay(tmp_path / "a", ["--kernel-trace", "--launch-stacks"], "graphs")
+    db = out.path("results.db")
+    r, other = replay(tmp_path / "b", ["--kernel-trace", "--launch-stacks"], "graphs")
+    old = other.path("results.db")
+    with sqlite3.connect(old) as con:
+        con.execute("DROP TABLE gpuprof_graph_node_clone")
+        con.execute("UPDATE gpuprof_metadata SET value = '3.7.0' WHERE tag = 'schema_version'")
+    merged = str(tmp_path / "merged.db")
+    r = run([GPUPROF, "merge", "-o", merged, db, old], cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    with sqlite3.connect(merged) as con:
+        assert con.execute("SELECT COUNT(*), COUNT(DISTINCT process_id) FROM "
+                           "gpuprof_graph_node_clone").fetchone() == (7, 1)
+    for path, replayed in ((db, 0), (old, 9), (merged, 9)):
+        r = run([GPUPROF, "profile", "--kernels", "--format", "folded", path], cwd=tmp_path)
+        assert r.returncode == 0, (path, r.stderr)
+        lines = r.stdout.splitlines()
+        # the older database's graph kernels stand at their cudaGraphLaunch in replay()
+        assert sum(int(x.rpartition(" ")[2]) // 40000 for x in lines
+                   if ";replay;" in x) == replayed, (path, lines)
