@@ -623,6 +623,9 @@ static void start(void)
 	enable(CUPTI_ACTIVITY_KIND_OVERHEAD, "CUPTI's overhead");
 	if (trace.kernel)
 		enable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, "kernels");
+	const char *graph_trace = getenv("GPUPROF_CUDA_GRAPH_TRACE");
+	translator.graph_spans = trace.kernel && graph_trace && !strcmp(graph_trace, "graph") &&
+				 enable(CUPTI_ACTIVITY_KIND_GRAPH_TRACE, "CUDA graphs whole") == 0;
 	if (trace.memory_copy) {
 		enable(CUPTI_ACTIVITY_KIND_MEMCPY, "memory copies");
 		enable(CUPTI_ACTIVITY_KIND_MEMCPY2, "peer-to-peer copies");
@@ -663,7 +666,7 @@ static void start(void)
 	}
 	launch_stacks = launching && recorder_launch_stacks();
 	counting = trace.kernel && counters_configure() == 1;
-	translator.counted = counting;
+	translator.counted = counting && !translator.graph_spans;
 	/* a launch point where nothing else says where a launch began, so that the marker
 	 * ranges (--marker-trace, --torch-trace) take their kernels and counted kernels name
 	 * their thread: the callbacks are taken for them anyway */

@@ -364,6 +364,8 @@ static int emit(struct translator *t, const void *record)
 
 static int kernel(struct translator *t, const CUpti_ActivityKernel10 *r)
 {
+	if (t->graph_spans && r->graphId)
+		return 0; /* its graph launch's span stands for it */
 	/* a kernel measured under kernel replay comes without times (all zero on an H200,
 	 * CUDA 13.0): it ran, with its replays, inside its launch call, whose window it
 	 * takes */
@@ -583,6 +585,36 @@ static int device(struct translator *t, CUpti_ActivityDevice5 *r)
 	return 0;
 }
 
+/* A graph launch's execution as one span (--cuda-graph-trace graph): a kernel named
+ * "[CUDA graph N]" from the start of its first node to the end of its last, on the device
+ * and stream it began on, under the launch's correlation id. */
+static int graph_span(struct translator *t, const CUpti_ActivityGraphTrace2 *r)
+{
+	if (untimed(t, r->start, r->end))
+		return 0;
+	char name[48];
+	snprintf(name, sizeof(name), "[CUDA graph %u]", r->graphId);
+	uint32_t agent = agent_for(t, r->deviceId);
+	struct record_kernel k = {
+		.header = { sizeof(k), RECORD_KERNEL, 0 },
+		.agent_id = agent,
+		.queue_id = queue_for(t, r->contextId, r->streamId, agent),
+		.name_id = t->ops.intern(t->ops.ctx, name),
+		.correlation_id = r->correlationId,
+		.dispatch_id = t->dispatches + 1,
+		.start_ns = translator_time(t, r->start),
+		.end_ns = translator_time(t, r->end),
+		.grid = { 1, 1, 1 },
+		.stream_id = r->streamId,
+		.context_id = r->contextId,
+		.graph_id = r->graphId,
+	};
+	if (emit(t, &k))
+		return -1;
+	t->dispatches++;
+	return 0;
+}
+
 int translator_record(struct translator *t, CUpti_Activity *record)
 {
 	switch (record->kind) {
@@ -607,6 +639,8 @@ int translator_record(struct translator *t, CUpti_Activity *record)
 		return overhead(t, (CUpti_ActivityOverhead3 *)record);
 	case CUPTI_ACTIVITY_KIND_DEVICE:
 		return device(t, (CUpti_ActivityDevice5 *)record);
+	case CUPTI_ACTIVITY_KIND_GRAPH_TRACE:
+		return graph_span(t, (const CUpti_ActivityGraphTrace2 *)record);
 	default:
 		return 0;
 	}

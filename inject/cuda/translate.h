@@ -75,6 +75,8 @@ struct translator {
 	int keep_mangled;        /* kernel names as the compiler wrote them */
 	int counted;             /* counters are collected (--pmc): a graph's kernels, which
 				  * are not measured, are counted without them */
+	int graph_spans;         /* --cuda-graph-trace graph: a graph launch is one span (a
+				  * kernel named "[CUDA graph N]"), its kernels not kept */
 	uint64_t dispatches;     /* kernels emitted so far: the next dispatch id - 1 */
 	struct translate_device devices[TRANSLATE_MAX_DEVICES];
 	int device_count;

@@ -318,6 +318,9 @@ int trace_job_prepare(struct job *j, struct error *err)
 	if (o->launch_stack &&
 	    parse_stack_bytes(o->launch_stack, "--launch-stack-size", &j->launch_stacks, err))
 		return -1;
+	if (o->cuda_graph_trace && !strstr(j->trace.buf, "kernel"))
+		return error_set(err, "--cuda-graph-trace sets how the kernels of CUDA graphs are "
+				 "traced, and kernels are not: add --kernel-trace");
 	if (j->launch_stacks && !strstr(j->trace.buf, "kernel") && !strstr(j->trace.buf, "memory_copy"))
 		return error_set(err, "--launch-stacks takes the call stacks of kernel launches and "
 				 "copies, and neither is traced: add --kernel-trace or "

@@ -619,6 +619,10 @@ int trace_job_run(struct job *j, const char *directory, char **command)
 		setenv("GPUPROF_SELECTED_REGIONS", "1", 1);
 	else
 		unsetenv("GPUPROF_SELECTED_REGIONS");
+	if (o->cuda_graph_trace)
+		setenv("GPUPROF_CUDA_GRAPH_TRACE", o->cuda_graph_trace, 1);
+	else
+		unsetenv("GPUPROF_CUDA_GRAPH_TRACE");
 	if (o->nvtx_capture)
 		setenv("GPUPROF_CAPTURE_RANGE", o->nvtx_capture, 1);
 	else

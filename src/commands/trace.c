@@ -82,6 +82,10 @@ static void trace_table(struct trace_options *o, struct option table[TABLE_SIZE]
 	const struct option entries[] = {
 		{ OPTION_SECTION, .help = "what to trace" },
 		{ OPTION_BOOL, 0, "kernel-trace", &o->kernel, NULL, "kernel executions" },
+		{ OPTION_ENUM, 0, "cuda-graph-trace", &o->cuda_graph_trace, "graph|node",
+		  "a CUDA graph's launch as one span (graph: a kernel named \"[CUDA graph N]\") "
+		  "or each of its kernels (node, the default; each placed where it was captured), "
+		  "as nsys names it; with --kernel-trace" },
 		{ OPTION_BOOL, 0, "memory-copy-trace", &o->memory_copy, NULL,
 		  "memory copies, fills (memsets) and maps" },
 		{ OPTION_BOOL, 0, "memory-allocation-trace", &o->memory_allocation, NULL,
@@ -367,6 +371,7 @@ static int attach_main(const struct trace_options *o, int given, char **command)
 		{ o->pc_interval != NULL, "--pc-sampling-interval" },
 		{ o->selected_regions == 1, "--selected-regions" },
 		{ o->nvtx_capture != NULL, "--nvtx-capture" },
+		{ o->cuda_graph_trace != NULL, "--cuda-graph-trace" },
 		{ o->periods.count > 0, "--collection-period" },
 		{ o->period_unit != trace_defaults.period_unit, "--collection-period-unit" },
 		{ o->kernel_include != NULL, "--kernel-include-regex" },

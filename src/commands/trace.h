@@ -22,6 +22,7 @@ struct trace_options {
 	const char *kernel_include, *kernel_exclude, *kernel_iterations;
 	const char *nvtx_include, *nvtx_exclude; /* NVTX domains, comma-separated */
 	const char *nvtx_capture; /* NAME, NAME@DOMAIN or NAME@* */
+	const char *cuda_graph_trace; /* NULL, "graph" or "node" */
 	int stats, summary, truncate, mangled, keep_spool, help;
 	const char *directory, *file, *units;
 	struct option_list formats;

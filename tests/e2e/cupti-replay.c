@@ -66,7 +66,8 @@
  * GRAPHNODE_CLONED of each); replay() (in the range "replay") calls cudaGraphLaunch 115
  * twice (115, 116), whose kernels carry the copies' node ids; then the graph is
  * instantiated again from the first copies (3001 to 3003, copies of copies) and launched
- * once, 117.
+ * once, 117. Each launch has its graph's record whole (recorded where CUPTI was asked
+ * for it: --cuda-graph-trace graph) and its kernels'.
  * Prints what the fake saw: ranges started, configurations set, profiler calls refused,
  * GetData calls refused. */
 #include <cupti.h>
@@ -425,11 +426,27 @@ __attribute__((noinline)) static void instantiate(uint32_t correlation, uint64_t
 		 CONTEXT);
 }
 
+/* A graph launch's execution whole (CUPTI_ACTIVITY_KIND_GRAPH_TRACE: recorded where
+ * enabled), 200 us from 1 ms on. */
+static void graph_trace(uint32_t correlation, uint32_t graph)
+{
+	CUpti_ActivityGraphTrace2 g;
+	memset(&g, 0, sizeof(g));
+	g.kind = CUPTI_ACTIVITY_KIND_GRAPH_TRACE;
+	g.correlationId = correlation;
+	g.start = cupti_now() + 1000000;
+	g.end = g.start + 200000;
+	g.graphId = graph;
+	g.contextId = 1, g.streamId = 13, g.endContextId = 1;
+	fake.activity(&g, sizeof(g));
+}
+
 __attribute__((noinline)) static void replay(uint32_t correlation, uint64_t first)
 {
 	if (range_push)
 		range_push("replay", 0);
 	call(RUNTIME(cudaGraphLaunch_v10000), correlation, NULL, NULL);
+	graph_trace(correlation, 1);
 	graph_kernel(correlation, "_Z4stepv", 1, first);
 	graph_kernel(correlation, "_Z5otherv", 1, first + 1);
 	graph_kernel(correlation, "_Z5extrav", 1, first + 2);

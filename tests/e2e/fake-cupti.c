@@ -117,8 +117,15 @@ CUptiResult cuptiGetGraphNodeId(CUgraphNode node, uint64_t *id)
 	return node ? CUPTI_SUCCESS : CUPTI_ERROR_INVALID_PARAMETER;
 }
 
+/* The activity kinds enabled: CUPTI records only those. */
+#define MAX_KINDS 128
+static unsigned char kinds[MAX_KINDS];
+
 void fake_cupti_activity(const void *record, size_t size)
 {
+	CUpti_ActivityKind kind = ((const CUpti_Activity *)record)->kind;
+	if ((unsigned)kind >= MAX_KINDS || !kinds[kind])
+		return;
 	size_t padded = (size + 7) & ~(size_t)7;
 	if (records_used + 8 + padded > MAX_RECORDS)
 		abort(); /* a replay larger than the fake holds: a broken test */
@@ -209,12 +216,15 @@ CUptiResult cuptiGetDeviceId(CUcontext context, uint32_t *device)
 
 CUptiResult cuptiActivityEnable(CUpti_ActivityKind kind)
 {
+	if ((unsigned)kind >= MAX_KINDS)
+		return CUPTI_ERROR_INVALID_KIND;
+	kinds[kind] = 1;
 	return CUPTI_SUCCESS;
 }
 
 CUptiResult cuptiActivityEnableAndDump(CUpti_ActivityKind kind)
 {
-	return CUPTI_SUCCESS;
+	return cuptiActivityEnable(kind);
 }
 
 CUptiResult cuptiActivityRegisterCallbacks(CUpti_BuffersCallbackRequestFunc requested,

@@ -351,3 +351,21 @@ def test_graph_capture_sites_survive_a_merge_and_an_older_schema(tmp_path):
         # the older database's graph kernels stand at their cudaGraphLaunch in replay()
         assert sum(int(x.rpartition(" ")[2]) // 40000 for x in lines
                    if ";replay;" in x) == replayed, (path, lines)
+
+
+def test_cuda_graph_trace_graph_makes_each_launch_one_span(tmp_path):
+    """63: --cuda-graph-trace graph (nsys's): each graph launch one span, "[CUDA graph N]",
+    from CUPTI's graph records, at the launch's site; the graph's kernels not kept. The
+    option needs kernels traced."""
+    r, out = replay(tmp_path, ["--kernel-trace", "--launch-stacks", "--cuda-graph-trace",
+                               "graph"], "graphs")
+    assert [(k["corr_id"], k["name"], k["graph_id"], k["graph_node_id"], k["end"] - k["start"])
+            for k in out.query("SELECT * FROM kernels ORDER BY corr_id")] == [
+        (c, "[CUDA graph 1]", 1, 0, 200000) for c in (115, 116, 117)]
+    r = run([GPUPROF, "profile", "--kernels", "--format", "folded", out.path("results.db")],
+            cwd=tmp_path)
+    assert [from_main(line.rpartition(" ")[0].split(";")) for line in r.stdout.splitlines()] \
+        == [["main", "graphs", "replay", "call", "[CUDA graph 1]"]]
+    r = run([GPUPROF, "trace", "--memory-copy-trace", "--cuda-graph-trace", "graph", "-d",
+             str(tmp_path / "refused"), "--", REPLAY, CUDA_LIB, "graphs"], cwd=tmp_path)
+    assert r.returncode == 2 and "add --kernel-trace" in r.stderr, r.stderr
