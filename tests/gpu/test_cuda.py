@@ -115,6 +115,41 @@ def test_graph_kernels_carry_graph_ids(tmp_path, cuda_sample):
     assert len(fills) == 5
 
 
+def test_graph_kernels_stand_where_they_were_captured(tmp_path, cuda_sample):
+    """63: each replayed kernel at its capture site (capture(), inside the launch into the
+    capturing stream), not at replay(); --cuda-graph-trace graph: one span per launch;
+    --pmc: the graph's kernels counted without counters, said once."""
+    (tmp_path / "node").mkdir()
+    r = trace(tmp_path / "node", ["--kernel-trace", "--launch-stacks"],
+              [cuda_sample("graph"), "-l", "5"])
+    assert r.returncode == 0, r.stderr
+    out = only_process(tmp_path / "node")
+    assert out.query("SELECT COUNT(*) AS n FROM gpuprof_graph_node_clone")[0]["n"] >= 3
+    p = run([GPUPROF, "profile", "--kernels", "--format", "folded", out.path("results.db")])
+    assert p.returncode == 0, p.stderr
+    weights = {}
+    for line in p.stdout.splitlines():
+        frames, _, ns = line.rpartition(" ")
+        where = "capture" if ";capture;" in frames else "replay" if ";replay;" in frames else frames
+        weights[where] = weights.get(where, 0) + int(ns)
+    kernels_ns = out.query("SELECT SUM(end - start) AS ns FROM kernels")[0]["ns"]
+    assert weights == {"capture": kernels_ns}, (weights, kernels_ns)
+    (tmp_path / "graph").mkdir()
+    r = trace(tmp_path / "graph", ["--kernel-trace", "--cuda-graph-trace", "graph"],
+              [cuda_sample("graph"), "-l", "5"])
+    assert r.returncode == 0, r.stderr
+    spans = only_process(tmp_path / "graph").csv("kernel_trace.csv")
+    assert len(spans) == 5 and all(k["Kernel_Name"].startswith("[CUDA graph ") for k in spans)
+    (tmp_path / "pmc").mkdir()
+    r = trace(tmp_path / "pmc", ["--kernel-trace", "--pmc", "sm__cycles_elapsed.avg"],
+              [cuda_sample("graph"), "-l", "5"])
+    assert r.returncode == 0, r.stderr
+    assert r.stderr.count("the kernels of CUDA graph launches are not measured") == 1
+    out = only_process(tmp_path / "pmc")
+    assert out.query("SELECT records FROM gpuprof_dropped WHERE reason = "
+                     "'kernels without their counters'") == [{"records": 15}]
+
+
 def test_host_synchronisation_example(tmp_path, cuda_sample):
     counts = {}
     for mode in ("each", "fixed"):
