@@ -302,7 +302,8 @@ $(BUILD)/gen/opencl-exports.map: inject/opencl/api.h inject/opencl/exports-map.s
 	inject/opencl/exports-map.sh "$(CC) -E" $< > $@.tmp && mv $@.tmp $@
 
 $(OPENCL_LIB): $(call obj,inject/opencl/opencl.c inject/opencl/opencl-commands.c \
-	inject/opencl/opencl-transfers.c inject/opencl/opencl-loader.c) $(RECORDER_LIB) $(BUILD)/gen/opencl-exports.map
+	inject/opencl/opencl-transfers.c inject/opencl/opencl-loader.c \
+	inject/opencl/opencl-memory.c) $(RECORDER_LIB) $(BUILD)/gen/opencl-exports.map
 	$(CC) $(ALL_CFLAGS) -shared -Wl,--version-script=$(BUILD)/gen/opencl-exports.map \
 		-Wl,-soname,libOpenCL.so.1 $(filter %.o,$^) -o $@ $(INJECT_LDLIBS) -ldl
 	@mkdir -p $(LIBDIR)/opencl

@@ -8,8 +8,9 @@
  *   OBJECT   returns an object, its status through errcode_ret (passed as &rc)
  *   POINTER  returns a pointer and no status (NULL recorded as CL_INVALID_VALUE)
  *   VOID     returns nothing
- *   CUSTOM   written by hand in opencl.c: it creates what gpuprof follows, enqueues
- *            device work, or hides gpuprof's own profiling from the program */
+ *   CUSTOM   written by hand (opencl.c, opencl-transfers.c, opencl-memory.c): it
+ *            creates what gpuprof follows, enqueues device work, allocates device
+ *            memory, or hides gpuprof's own profiling from the program */
 #ifndef GPUPROF_OPENCL_API_H
 #define GPUPROF_OPENCL_API_H
 
@@ -553,10 +554,10 @@
 	  (cl_mem pipe, cl_pipe_info param_name, size_t param_value_size, void *param_value, \
 	   size_t *param_value_size_ret), \
 	  (pipe, param_name, param_value_size, param_value, param_value_size_ret)) \
-	X(POINTER, 2_0, void *, clSVMAlloc, \
+	X(CUSTOM, 2_0, void *, clSVMAlloc, \
 	  (cl_context context, cl_svm_mem_flags flags, size_t size, cl_uint alignment), \
 	  (context, flags, size, alignment)) \
-	X(VOID, 2_0, void, clSVMFree, \
+	X(CUSTOM, 2_0, void, clSVMFree, \
 	  (cl_context context, void *svm_pointer), \
 	  (context, svm_pointer)) \
 	X(STATUS, 2_0, cl_int, clSetKernelArgSVMPointer, \

@@ -91,7 +91,7 @@ static uint32_t device_string(cl_device_id device, cl_device_info what)
 	return recorder_intern(text);
 }
 
-static struct device_info *device_lookup(cl_device_id device)
+struct device_info *device_lookup(cl_device_id device)
 {
 	struct device_info *info = handle_find(&device_map, device);
 	if (info || !device)

@@ -55,7 +55,7 @@ void opencl_load_real(void);
 #define MISSING CL_INVALID_OPERATION
 
 /* What GPUPROF_TRACE asks for. */
-extern int trace_kernels, trace_copies, trace_api;
+extern int trace_kernels, trace_copies, trace_api, trace_allocations;
 /* Reads GPUPROF_TRACE into them (all 1 without it: preloaded by hand). */
 void opencl_read_config(void);
 /* The string id of each function's name. */
@@ -128,6 +128,8 @@ struct kernel_info {
 extern struct handle_map device_map, queue_map, kernel_map;
 
 void *handle_find(struct handle_map *map, const void *key);
+/* The device's information, its agent recorded at its first lookup; NULL for none. */
+struct device_info *device_lookup(cl_device_id device);
 struct queue_info *queue_register(cl_command_queue queue, cl_device_id device,
 				  cl_command_queue_properties app_properties,
 				  const cl_queue_properties *app_array);
@@ -154,6 +156,15 @@ struct pending {
 	uint32_t index;          /* this slot's index + 1 in the pool */
 	uint32_t next_free;      /* index + 1 of the next free slot */
 };
+
+/* ---- opencl-memory.c: device memory (--memory-allocation-trace) ------------------------- */
+
+/* After a call that may have made a memory object (object: what it returned, NULL when
+ * it failed): a buffer, image or pipe the program made is recorded as allocated, with
+ * its size and the call's stack, and as freed when the runtime destroys it. */
+void memory_object_made(const struct api_call *call, enum function function, void *object);
+/* What other objects' wrappers call instead (_Generic in opencl.c's WRAP_OBJECT). */
+void memory_object_not(const struct api_call *call, enum function function, void *object);
 
 /* exit began: the writer no longer calls OpenCL */
 extern _Atomic int runtime_closing;

@@ -18,7 +18,7 @@
 
 /* ---- configuration ---------------------------------------------------------------- */
 
-int trace_kernels = 1, trace_copies = 1, trace_api = 1;
+int trace_kernels = 1, trace_copies = 1, trace_api = 1, trace_allocations = 1;
 
 void opencl_read_config(void)
 {
@@ -28,6 +28,7 @@ void opencl_read_config(void)
 	trace_kernels = strstr(list, "kernel") != NULL;
 	trace_copies = strstr(list, "memory_copy") != NULL;
 	trace_api = strstr(list, "opencl_api") != NULL;
+	trace_allocations = strstr(list, "memory_allocation") != NULL;
 }
 
 /* ---- the thread's depth in the backend ---------------------------------------------- */

@@ -411,6 +411,8 @@ WRAP_RELEASE(clReleaseCommandQueue, cl_command_queue, queue_map, clGetCommandQue
 		api_begin(&call, FN_##name); \
 		cl_int rc = MISSING; \
 		ret object = REAL(name) ? opencl_real.name args : NULL; \
+		_Generic((object), cl_mem: memory_object_made, default: memory_object_not)( \
+			&call, FN_##name, (void *)object); \
 		api_end(&call, rc); \
 		if (errcode_ret) \
 			*errcode_ret = rc; \

@@ -681,6 +681,14 @@ int trace_job_run(struct job *j, const char *directory, char **command)
 		set_env_number("GPUPROF_LAUNCH_STACKS", j->launch_stacks);
 	else
 		unsetenv("GPUPROF_LAUNCH_STACKS");
+	/* each allocation's stack (x86-64: the registers read are its) */
+#if defined(__x86_64__)
+	if (strstr(j->trace.buf, "memory_allocation"))
+		set_env_number("GPUPROF_ALLOCATION_STACKS",
+			       j->launch_stacks ? j->launch_stacks : SAMPLE_STACK_BYTES);
+	else
+#endif
+		unsetenv("GPUPROF_ALLOCATION_STACKS");
 	/* CPython's frames are read from its memory (3.11 to 3.13): its perf trampoline is
 	 * never turned on; a perf map the program writes itself (a JIT compiler, a user's
 	 * PYTHONPERFSUPPORT) is read as it is */

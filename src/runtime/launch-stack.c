@@ -86,17 +86,18 @@ static void make_key(void)
 	pthread_atfork(NULL, NULL, forked_child);
 }
 
-/* Bytes of stack copied per launch (GPUPROF_LAUNCH_STACKS: a number of bytes, 1 for
- * SAMPLE_STACK_BYTES), 0 when launch stacks are not taken; -1: not read yet. */
-static atomic_int launch_stack_bytes = -1;
+/* Bytes of stack copied per launch (GPUPROF_LAUNCH_STACKS) and per allocation
+ * (GPUPROF_ALLOCATION_STACKS): a number of bytes, 1 for SAMPLE_STACK_BYTES; 0 when not
+ * taken; -1: not read yet. */
+static atomic_int launch_stack_bytes = -1, allocation_stack_bytes = -1;
 
-int recorder_launch_stacks(void)
+static int stack_bytes_of(atomic_int *cached, const char *variable)
 {
-	int a = atomic_load_explicit(&launch_stack_bytes, memory_order_relaxed);
+	int a = atomic_load_explicit(cached, memory_order_relaxed);
 	if (a < 0) {
 		a = 0;
 #if defined(__x86_64__)
-		const char *text = getenv("GPUPROF_LAUNCH_STACKS");
+		const char *text = getenv(variable);
 		char *end;
 		unsigned long bytes = text ? strtoul(text, &end, 10) : 0;
 		if (text && !*end && bytes == 1)
@@ -104,9 +105,19 @@ int recorder_launch_stacks(void)
 		else if (text && !*end && bytes >= 8)
 			a = (int)(bytes > SAMPLE_STACK_MAX ? SAMPLE_STACK_MAX : bytes & ~7ul);
 #endif
-		atomic_store(&launch_stack_bytes, a);
+		atomic_store(cached, a);
 	}
 	return a;
+}
+
+int recorder_launch_stacks(void)
+{
+	return stack_bytes_of(&launch_stack_bytes, "GPUPROF_LAUNCH_STACKS");
+}
+
+int recorder_allocation_stacks(void)
+{
+	return stack_bytes_of(&allocation_stack_bytes, "GPUPROF_ALLOCATION_STACKS");
 }
 
 void recorder_launch(uint32_t domain, uint32_t function_id, uint64_t correlation_id)
@@ -335,10 +346,13 @@ __attribute__((noinline)) void recorder_launch_stack(uint32_t domain, uint32_t f
 						     uint64_t correlation_id, uint64_t time_ns)
 {
 #if defined(__x86_64__)
-	if (!recorder_launch_stacks() || !recorder_ready())
+	/* one size for a thread's copies, launches' and allocations' alike (each is a
+	 * difference from the thread's last) */
+	int launches = recorder_launch_stacks(), allocations = recorder_allocation_stacks();
+	size_t most = (size_t)(launches > allocations ? launches : allocations);
+	if (!most || !recorder_ready())
 		return;
 	pthread_once(&key_once, make_key);
-	size_t most = (size_t)recorder_launch_stacks();
 	struct launch_thread *t = here;
 	if (!t) { /* the state, the record's buffer and the last stack, in one */
 		t = calloc(1, sizeof(*t) + sizeof(struct launch_buffer) + 2 * most);

@@ -155,6 +155,10 @@ RECORDER_API const char *recorder_spool_path(void);
  * function's string id, its correlation id, the trace clock's time the call began, or 0
  * where the backend did not read it: now). Nothing when not asked for. */
 RECORDER_API int recorder_launch_stacks(void);
+/* The same for the calls that allocate device memory (GPUPROF_ALLOCATION_STACKS:
+ * --memory-allocation-trace), recorded with recorder_launch_stack() too, under the
+ * allocating call's correlation id. */
+RECORDER_API int recorder_allocation_stacks(void);
 RECORDER_API void recorder_launch_stack(uint32_t domain, uint32_t function_id,
 					uint64_t correlation_id, uint64_t time_ns);
 /* A launch stack's `words` words at now (the live stack) written into out (room bytes)

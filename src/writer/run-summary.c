@@ -19,6 +19,7 @@
 #include "util/sort.h"
 #include "util/strbuf.h"
 #include "util/table.h"
+#include "writer/memory-summary.h"
 #include "writer/mpi-summary.h"
 #include "writer/writer.h"
 
@@ -74,6 +75,7 @@ struct summary {
 	struct mpi_ranks *mpi;        /* the MPI analysis of each input */
 	int64_t *mpi_inputs;
 	size_t mpi_count;
+	struct memory_report memory;  /* device memory, every input */
 	struct findings findings;     /* gpuprof advise's, every input */
 	int64_t *finding_inputs;      /* the input of each finding */
 };
@@ -607,7 +609,8 @@ static int gather_input(sqlite3 *db, const char *path, struct summary *s,
 	store_job_start(&job, db, findings_job_run, &findings);
 	int rc = export_database(db, &writer, 1, options, written, err) ||
 		 profile_gather(db, &all, &s->samples, err) ||
-		 profile_gather_launches(db, &all, &s->launches, err);
+		 profile_gather_launches(db, &all, &s->launches, err) ||
+		 memory_gather(db, (int)s->input, &s->memory, err);
 	struct error job_err;
 	if (store_job_finish(&job, &job_err) && !rc) {
 		*err = job_err;
@@ -665,8 +668,9 @@ static int print_summary(const struct printer *pr, struct summary *s, struct err
 	     processes_table(pr, s, err) || metrics_table(pr, s, err) ||
 	     hot_functions_table(pr, s, err) || launch_sites_table(pr, s, err);
 	struct mpi_summary_units units = mpi_summary_units_of(pr->units);
-	rc = rc || mpi_summary_tables(stdout, pr->format, &units, s->mpi, s->mpi_inputs,
-				      s->mpi_count, err) ||
+	rc = rc || memory_summary_tables(stdout, pr->format, &s->memory, err) ||
+	     mpi_summary_tables(stdout, pr->format, &units, s->mpi, s->mpi_inputs,
+				s->mpi_count, err) ||
 	     findings_table(pr, s, err);
 	table_output_end(stdout, pr->format);
 	return rc;
@@ -763,6 +767,7 @@ int run_summary_print(char *const *inputs, int count, const char *format,
 	profile_release(&s.launches);
 	findings_release(&s.findings);
 	free(s.finding_inputs);
+	memory_release(&s.memory);
 	free(s.devices);
 	free(s.processes);
 	free(s.agents);

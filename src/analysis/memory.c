@@ -1,0 +1,317 @@
+/* Device memory over time (see memory.h). Each process's allocations and frees on each
+ * device are taken in the order they took effect: an allocation once its call returned
+ * (its end), a free from its start; a free and an allocation at the same time, the free
+ * first. A free is matched to the live allocation at its address; one that matches none
+ * freed memory allocated before the recording (counted, not subtracted). An allocation at
+ * the address of a live one (its free was not recorded) replaces it. */
+#include "analysis/memory.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis/unwind.h"
+#include "analysis/user-code.h"
+#include "store/store.h"
+#include "util/hash.h"
+#include "util/sort.h"
+#include "util/strbuf.h"
+
+#define CHURN_NS 1000000 /* an allocation freed this soon is churn */
+
+/* The allocations of one process on one device, as they are read. */
+struct allocation {
+	uint64_t address, bytes;
+	int64_t made_ns;
+	size_t made, freed; /* the event that made it, and that freed it (SIZE_MAX: none) */
+	size_t site;        /* into the sites read */
+};
+
+/* The sites of the stacks read, by (process, stack id). */
+struct sites {
+	struct site_key {
+		int64_t process_id, stack_id;
+		size_t site;
+	} *keys;
+	size_t key_count;
+	struct memory_site *list; /* function and where only */
+	size_t count;
+	sqlite3_stmt *node;       /* a stack node's parent and frame */
+};
+
+static size_t site_add(struct sites *s, const char *function, const char *where)
+{
+	for (size_t i = 0; i < s->count; i++)
+		if (!strcmp(s->list[i].function, function) && !strcmp(s->list[i].where, where))
+			return i;
+	s->list = xrealloc(s->list, (s->count + 1) * sizeof(*s->list));
+	s->list[s->count] = (struct memory_site){ xstrdup(function), xstrdup(where), 0, 0 };
+	return s->count++;
+}
+
+/* The site of a stack: its innermost frame of the user's code, at its line; else its
+ * leaf (the API function called). */
+static size_t site_of(struct sites *s, int64_t process_id, int64_t stack_id)
+{
+	if (!stack_id || !s->node)
+		return site_add(s, "[no call stack]", "");
+	for (size_t i = 0; i < s->key_count; i++)
+		if (s->keys[i].process_id == process_id && s->keys[i].stack_id == stack_id)
+			return s->keys[i].site;
+	struct strbuf leaf = STRBUF_INIT, function = STRBUF_INIT, where = STRBUF_INIT;
+	int found = 0;
+	for (int64_t id = stack_id, depth = 0; id && !found && depth < 4096; depth++) {
+		sqlite3_bind_int64(s->node, 1, process_id);
+		sqlite3_bind_int64(s->node, 2, id);
+		if (sqlite3_step(s->node) != SQLITE_ROW) {
+			sqlite3_reset(s->node);
+			break;
+		}
+		int64_t parent = sqlite3_column_int64(s->node, 0);
+		const char *name = (const char *)sqlite3_column_text(s->node, 1);
+		const char *module = (const char *)sqlite3_column_text(s->node, 2);
+		const char *source = (const char *)sqlite3_column_text(s->node, 3);
+		int line = sqlite3_column_int(s->node, 4);
+		if (!depth)
+			strbuf_addstr(&leaf, name ? name : "");
+		if (module && user_code(module)) {
+			found = 1;
+			strbuf_addstr(&function, name ? name : "");
+			if (source && *source && line > 0) {
+				size_t n = strlen(source);
+				const char *base = strrchr(source, '/');
+				strbuf_addf(&where, "%s:%d", n > 3 && !strcmp(source + n - 3, ".py")
+							     ? unwind_python_file(source)
+							     : base ? base + 1 : source, line);
+			}
+		}
+		sqlite3_reset(s->node);
+		if (parent >= id) /* a corrupt tree */
+			break;
+		id = parent;
+	}
+	size_t site = found ? site_add(s, function.buf, where.buf)
+			    : site_add(s, leaf.len ? leaf.buf : "[no call stack]", "");
+	strbuf_release(&leaf);
+	strbuf_release(&function);
+	strbuf_release(&where);
+	s->keys = xrealloc(s->keys, (s->key_count + 1) * sizeof(*s->keys));
+	s->keys[s->key_count++] = (struct site_key){ process_id, stack_id, site };
+	return site;
+}
+
+static int by_bytes(const void *a, const void *b)
+{
+	const struct memory_site *x = a, *y = b;
+	if (x->bytes != y->bytes)
+		return x->bytes > y->bytes ? -1 : 1;
+	int c = strcmp(x->function, y->function);
+	return c ? c : strcmp(x->where, y->where);
+}
+
+/* The allocations live after event `at` (SIZE_MAX: at the end), by site, into *out. */
+static void live_by_site(const struct allocation *a, size_t n, size_t at,
+			 const struct sites *sites, struct memory_site **out, size_t *count)
+{
+	struct memory_site *list = xcalloc(sites->count ? sites->count : 1, sizeof(*list));
+	for (size_t i = 0; i < n; i++) {
+		if (a[i].made > at || (a[i].freed != SIZE_MAX && a[i].freed <= at))
+			continue;
+		list[a[i].site].allocations++;
+		list[a[i].site].bytes += a[i].bytes;
+	}
+	size_t kept = 0;
+	for (size_t i = 0; i < sites->count; i++)
+		if (list[i].allocations) {
+			list[kept] = list[i];
+			list[kept].function = xstrdup(sites->list[i].function);
+			list[kept++].where = xstrdup(sites->list[i].where);
+		}
+	sort_array(list, kept, sizeof(*list), by_bytes);
+	*out = list;
+	*count = kept;
+}
+
+/* The live allocation at an address, by open addressing over the allocations' indexes. */
+struct live {
+	size_t *slots; /* index + 1 */
+	size_t size;
+};
+
+static size_t *live_slot(struct live *l, const struct allocation *a, uint64_t address)
+{
+	size_t j = (size_t)hash_int(address) & (l->size - 1);
+	while (l->slots[j] && a[l->slots[j] - 1].address != address)
+		j = (j + 1) & (l->size - 1);
+	return &l->slots[j];
+}
+
+static void live_remove(struct live *l, const struct allocation *a, size_t *slot)
+{
+	/* backward-shift deletion keeps the probe chains whole */
+	size_t i = (size_t)(slot - l->slots);
+	l->slots[i] = 0;
+	for (size_t j = (i + 1) & (l->size - 1); l->slots[j]; j = (j + 1) & (l->size - 1)) {
+		size_t home = (size_t)hash_int(a[l->slots[j] - 1].address) & (l->size - 1);
+		if ((j > i && (home <= i || home > j)) || (j < i && home <= i && home > j)) {
+			l->slots[i] = l->slots[j];
+			l->slots[j] = 0;
+			i = j;
+		}
+	}
+}
+
+/* One process's memory on one device, from its events (already in order) in a. */
+static void finish_device(struct memory_device *d, struct allocation *a, size_t n,
+			  size_t peak_event, const struct sites *sites)
+{
+	if (d->peak_bytes)
+		live_by_site(a, n, peak_event, sites, &d->at_peak, &d->at_peak_count);
+	live_by_site(a, n, SIZE_MAX, sites, &d->at_end, &d->at_end_count);
+	for (size_t i = 0; i < n; i++)
+		d->end_bytes += a[i].freed == SIZE_MAX ? a[i].bytes : 0;
+}
+
+int memory_gather(sqlite3 *db, int input, struct memory_report *r, struct error *err)
+{
+	if (!store_has_table(db, "gpuprof_memory_allocation"))
+		return 0;
+	int stacks = store_has_table(db, "gpuprof_launch_stack");
+	struct strbuf sql = STRBUF_INIT;
+	strbuf_addf(&sql, "SELECT a.process_id, p.pid, a.agent_index, a.operation, a.address, "
+			  "a.bytes, a.start - p.start, a.end - p.start, %s, "
+			  "(SELECT s.string FROM gpuprof_agent g JOIN gpuprof_string s ON s.id = "
+			  "g.name_id WHERE g.process_id = a.process_id AND g.agent_index = "
+			  "a.agent_index) FROM gpuprof_memory_allocation a JOIN gpuprof_process p "
+			  "ON p.id = a.process_id ORDER BY a.process_id, a.agent_index, CASE "
+			  "a.operation WHEN 2 THEN a.start ELSE a.end END, a.operation DESC, a.id",
+		    stacks ? "(SELECT l.stack_id FROM gpuprof_launch_stack l WHERE a.correlation_id "
+			     "!= 0 AND l.process_id = a.process_id AND l.correlation_id = "
+			     "a.correlation_id AND l.domain != 4 ORDER BY l.id LIMIT 1)"
+			   : "0");
+	sqlite3_stmt *q;
+	struct sites sites = { 0 };
+	if (store_prepare(db, sql.buf, &q, err) ||
+	    (stacks && store_prepare(db, "SELECT k.parent_id, f.function, f.module, f.source, "
+					 "f.line FROM gpuprof_stack k JOIN gpuprof_frame f ON "
+					 "f.process_id = k.process_id AND f.frame_id = k.frame_id "
+					 "WHERE k.process_id = ?1 AND k.stack_id = ?2", &sites.node, err))) {
+		strbuf_release(&sql);
+		return -1;
+	}
+	strbuf_release(&sql);
+	struct allocation *a = NULL;
+	size_t n = 0, alloc = 0, events = 0, peak_event = 0, point_alloc = 0;
+	struct live live = { NULL, 0 };
+	struct memory_device *d = NULL;
+	uint64_t held = 0;
+	int row;
+	while ((row = sqlite3_step(q)) == SQLITE_ROW || d) {
+		int64_t process_id = row == SQLITE_ROW ? sqlite3_column_int64(q, 0) : -1;
+		int64_t agent = row == SQLITE_ROW ? sqlite3_column_int64(q, 2) : -1;
+		if (d && (row != SQLITE_ROW || process_id != d->process_id || agent != d->agent_index)) {
+			finish_device(d, a, n, peak_event, &sites);
+			d = NULL;
+		}
+		if (row != SQLITE_ROW)
+			break;
+		if (!d) {
+			r->devices = xrealloc(r->devices, (r->count + 1) * sizeof(*r->devices));
+			d = &r->devices[r->count++];
+			memset(d, 0, sizeof(*d));
+			const unsigned char *name = sqlite3_column_text(q, 9);
+			*d = (struct memory_device){ .input = input, .process_id = process_id,
+						     .pid = sqlite3_column_int64(q, 1),
+						     .agent_index = agent,
+						     .device = xstrdup(name ? (const char *)name : "") };
+			n = events = peak_event = point_alloc = 0;
+			held = 0;
+			free(live.slots);
+			live.size = 1024;
+			live.slots = xcalloc(live.size, sizeof(*live.slots));
+		}
+		int operation = sqlite3_column_int(q, 3);
+		uint64_t address = (uint64_t)sqlite3_column_int64(q, 4);
+		uint64_t bytes = (uint64_t)sqlite3_column_int64(q, 5);
+		int64_t at = operation == 2 ? sqlite3_column_int64(q, 6) : sqlite3_column_int64(q, 7);
+		size_t *slot = live_slot(&live, a, address);
+		if (operation == 2 && !*slot) {
+			d->unmatched_frees++;
+			continue;
+		}
+		if (*slot) { /* freed, or replaced by an allocation at its address */
+			struct allocation *gone = &a[*slot - 1];
+			gone->freed = events;
+			held -= gone->bytes;
+			d->churn += operation == 2 && at - gone->made_ns < CHURN_NS;
+			d->frees += operation == 2;
+			live_remove(&live, a, slot);
+		}
+		if (operation != 2) {
+			if (n == alloc) {
+				alloc = alloc ? 2 * alloc : 256;
+				a = xrealloc(a, alloc * sizeof(*a));
+			}
+			a[n] = (struct allocation){ address, bytes, at, events, SIZE_MAX,
+						    site_of(&sites, process_id,
+							    sqlite3_column_int64(q, 8)) };
+			if (2 * (d->allocations + 1) > live.size) { /* grown: placed again */
+				free(live.slots);
+				live.size *= 2;
+				live.slots = xcalloc(live.size, sizeof(*live.slots));
+				for (size_t i = 0; i < n; i++)
+					if (a[i].freed == SIZE_MAX)
+						*live_slot(&live, a, a[i].address) = i + 1;
+			}
+			*live_slot(&live, a, address) = ++n;
+			held += bytes;
+			d->allocations++;
+		}
+		if (held > d->peak_bytes) {
+			d->peak_bytes = held;
+			d->peak_ns = at;
+			peak_event = events;
+		}
+		if (d->points == point_alloc) {
+			point_alloc = point_alloc ? 2 * point_alloc : 256;
+			d->times_ns = xrealloc(d->times_ns, point_alloc * sizeof(*d->times_ns));
+			d->held = xrealloc(d->held, point_alloc * sizeof(*d->held));
+		}
+		d->times_ns[d->points] = at;
+		d->held[d->points++] = held;
+		events++;
+	}
+	int rc = row == SQLITE_DONE ? 0 : error_set(err, "%s", sqlite3_errmsg(db));
+	sqlite3_finalize(q);
+	sqlite3_finalize(sites.node);
+	free(live.slots);
+	free(a);
+	for (size_t i = 0; i < sites.count; i++) {
+		free(sites.list[i].function);
+		free(sites.list[i].where);
+	}
+	free(sites.list);
+	free(sites.keys);
+	return rc;
+}
+
+void memory_release(struct memory_report *r)
+{
+	for (size_t i = 0; i < r->count; i++) {
+		struct memory_device *d = &r->devices[i];
+		for (size_t k = 0; k < d->at_peak_count; k++) {
+			free(d->at_peak[k].function);
+			free(d->at_peak[k].where);
+		}
+		for (size_t k = 0; k < d->at_end_count; k++) {
+			free(d->at_end[k].function);
+			free(d->at_end[k].where);
+		}
+		free(d->at_peak);
+		free(d->at_end);
+		free(d->device);
+		free(d->times_ns);
+		free(d->held);
+	}
+	free(r->devices);
+	memset(r, 0, sizeof(*r));
+}

@@ -1,0 +1,53 @@
+/* Device memory over time, from the allocations and frees of databases
+ * (--memory-allocation-trace): per process and device, the bytes held at each allocation
+ * and free, the peak (how much, when) and what held it, by allocation site, and what was
+ * never freed by the end (leaks), by site. An allocation's site is the innermost frame of
+ * the user's code on its call's stack (analysis/user-code.h), at the line of the call
+ * there; without a stack, "[no call stack]". For gpuprof summary's MEMORY tables, advise
+ * and report. */
+#ifndef GPUPROF_ANALYSIS_MEMORY_H
+#define GPUPROF_ANALYSIS_MEMORY_H
+
+#include <sqlite3.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "util/error.h"
+
+/* Allocations of one site that are live at a moment: their count and bytes. */
+struct memory_site {
+	char *function;  /* the site's function ("[no call stack]" when none) */
+	char *where;     /* its file and line ("file.c:42"), "" when unknown */
+	uint64_t allocations, bytes;
+};
+
+/* One process's memory on one device. */
+struct memory_device {
+	int input;              /* which database (0, 1, ...) */
+	int64_t process_id, pid, agent_index;
+	char *device;           /* the device's name */
+	uint64_t allocations, frees;
+	uint64_t unmatched_frees; /* frees of memory allocated before the recording */
+	uint64_t peak_bytes;
+	int64_t peak_ns;        /* when it was first reached, from the process's start */
+	uint64_t end_bytes;     /* held when the recording ended: never freed */
+	uint64_t churn;         /* allocations freed within 1 ms of being made */
+	struct memory_site *at_peak, *at_end; /* by site, the most bytes first */
+	size_t at_peak_count, at_end_count;
+	/* bytes held over time: after each allocation or free, from the process's start */
+	int64_t *times_ns;
+	uint64_t *held;
+	size_t points;
+};
+
+struct memory_report {
+	struct memory_device *devices;
+	size_t count;
+};
+
+/* Adds the memory of each process and device of db (input: its number among several
+ * inputs); none from a database without allocations. 0, or -1 with err set. */
+int memory_gather(sqlite3 *db, int input, struct memory_report *r, struct error *err);
+void memory_release(struct memory_report *r);
+
+#endif

@@ -1,0 +1,104 @@
+/* clmem: an OpenCL program whose device memory follows a known pattern, for the memory
+ * tests. Buffers, each made by clCreateBuffer in a function of its own (its allocation
+ * site):
+ *
+ *   leaky()   2 MiB, never released (a leak)
+ *   site_a()  4 MiB    site_b()  8 MiB                     held 14 MiB
+ *   release the first 4 MiB                                held 10 MiB
+ *   site_a()  4 MiB    site_b()  16 MiB                    held 30 MiB: the peak, of
+ *             which site_b() holds 24 MiB in 2 buffers, site_a() 4, leaky() 2
+ *   release both of site_b()'s and the second of site_a()'s held 2 MiB
+ *   an image of 256 x 256 RGBA float (1 MiB) made and released
+ *   svm()     1 MiB of shared virtual memory, freed (where the device has SVM)
+ *
+ *   clmem [retain]   retain: the 16 MiB buffer is retained once more before its
+ *                    release, and released again last (its memory goes at the second)
+ *
+ * Prints "clmem: peak 31457280 bytes" and whether SVM was used. Exits 1 when OpenCL
+ * fails. */
+#define CL_TARGET_OPENCL_VERSION 300
+#include <CL/cl.h>
+
+#include <stdio.h>
+#include <string.h>
+
+#include "cl-check.h"
+
+#define MIB (1024 * 1024)
+
+static cl_context context;
+
+__attribute__((noinline, noipa)) static cl_mem leaky(void)
+{
+	cl_int rc;
+	cl_mem m = clCreateBuffer(context, CL_MEM_READ_WRITE, 2 * MIB, NULL, &rc);
+	CHECK(rc);
+	return m;
+}
+
+__attribute__((noinline, noipa)) static cl_mem site_a(void)
+{
+	cl_int rc;
+	cl_mem m = clCreateBuffer(context, CL_MEM_READ_WRITE, 4 * MIB, NULL, &rc);
+	CHECK(rc);
+	return m;
+}
+
+__attribute__((noinline, noipa)) static cl_mem site_b(size_t mib)
+{
+	cl_int rc;
+	cl_mem m = clCreateBuffer(context, CL_MEM_READ_WRITE, mib * MIB, NULL, &rc);
+	CHECK(rc);
+	return m;
+}
+
+__attribute__((noinline)) static void image(void)
+{
+	cl_image_format format = { CL_RGBA, CL_FLOAT };
+	cl_image_desc desc;
+	memset(&desc, 0, sizeof(desc));
+	desc.image_type = CL_MEM_OBJECT_IMAGE2D;
+	desc.image_width = desc.image_height = 256;
+	cl_int rc;
+	cl_mem m = clCreateImage(context, CL_MEM_READ_WRITE, &format, &desc, NULL, &rc);
+	CHECK(rc);
+	CHECK(clReleaseMemObject(m));
+}
+
+__attribute__((noinline)) static int svm(void)
+{
+	void *p = clSVMAlloc(context, CL_MEM_READ_WRITE, MIB, 0);
+	if (p)
+		clSVMFree(context, p);
+	return p != NULL;
+}
+
+int main(int argc, char **argv)
+{
+	int retain = argc > 1 && !strcmp(argv[1], "retain");
+	cl_platform_id platform;
+	cl_device_id device;
+	cl_int rc;
+	CHECK(clGetPlatformIDs(1, &platform, NULL));
+	CHECK(clGetDeviceIDs(platform, CL_DEVICE_TYPE_ALL, 1, &device, NULL));
+	context = clCreateContext(NULL, 1, &device, NULL, NULL, &rc);
+	CHECK(rc);
+	cl_mem leak = leaky();
+	cl_mem a1 = site_a();
+	cl_mem b1 = site_b(8);
+	CHECK(clReleaseMemObject(a1));
+	cl_mem a2 = site_a();
+	cl_mem b2 = site_b(16);
+	if (retain)
+		CHECK(clRetainMemObject(b2));
+	CHECK(clReleaseMemObject(b2));
+	CHECK(clReleaseMemObject(b1));
+	CHECK(clReleaseMemObject(a2));
+	image();
+	int used_svm = svm();
+	if (retain)
+		CHECK(clReleaseMemObject(b2));
+	printf("clmem: peak %d bytes, svm %s\n", 30 * MIB, used_svm ? "used" : "not available");
+	(void)leak;
+	return 0;
+}
