@@ -10,6 +10,7 @@
 #include "util/html.h"
 #include "util/units.h"
 #include "writer/flamegraph.h"
+#include "writer/memory-summary.h"
 #include "writer/mpi-summary.h"
 #include "writer/report-timeline.h"
 
@@ -335,6 +336,59 @@ static void metrics_section(FILE *out, const struct report *r)
 	fprintf(out, "</table></section>\n");
 }
 
+#define MEMORY_WIDTH 600
+#define MEMORY_HEIGHT 90
+
+/* Each process's memory on each device over its run: the bytes held (a step after each
+ * allocation and free), the peak marked; then summary's MEMORY tables. */
+static void memory_section(FILE *out, const struct report *r)
+{
+	fprintf(out, "<section id=\"memory\"><h2>Device memory</h2>\n<p class=\"note\">The "
+		     "bytes each process held on each device, from its first allocation to its "
+		     "last change (an allocation from its call's return, a free from its call's "
+		     "start; times from the process's start), the peak marked in red; what held "
+		     "it and what was never freed, by allocation site.</p>\n");
+	for (size_t i = 0; i < r->memory.count; i++) {
+		const struct memory_device *d = &r->memory.devices[i];
+		if (!d->points)
+			continue;
+		/* from its first allocation to its last change */
+		int64_t first = d->times_ns[0], last = d->times_ns[d->points - 1];
+		double span = last > first ? (double)(last - first) : 1;
+		double peak = d->peak_bytes ? (double)d->peak_bytes : 1;
+		fprintf(out, "<h3>pid %" PRId64 ", ", d->pid);
+		html_text(out, d->device);
+		fprintf(out, "</h3>\n<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" "
+			     "height=\"%d\"><polyline fill=\"none\" stroke=\"#1f77b4\" points=\"0,%d",
+			MEMORY_WIDTH, MEMORY_HEIGHT + 20, MEMORY_HEIGHT + 10);
+		double y = MEMORY_HEIGHT + 10;
+		for (size_t k = 0; k < d->points; k++) {
+			double x = (double)MEMORY_WIDTH * (double)(d->times_ns[k] - first) / span;
+			fprintf(out, " %.1f,%.1f", x, y); /* held until this change, then */
+			y = 10 + MEMORY_HEIGHT * (1 - (double)d->held[k] / peak);
+			fprintf(out, " %.1f,%.1f", x, y);
+		}
+		double px = (double)MEMORY_WIDTH * (double)(d->peak_ns - first) / span;
+		struct strbuf text = STRBUF_INIT;
+		units_value(&text, (double)d->peak_bytes, "B");
+		fprintf(out, "\"/><circle cx=\"%.1f\" cy=\"10\" r=\"4\" fill=\"#d62728\"><title>"
+			     "peak ", px);
+		html_text(out, text.buf);
+		fprintf(out, " at %.6f s</title></circle><text x=\"%.1f\" y=\"14\" "
+			     "font-size=\"11\" fill=\"#d62728\">peak ", (double)d->peak_ns / 1e9,
+			px > MEMORY_WIDTH - 160 ? MEMORY_WIDTH - 160.0 : px + 6);
+		html_text(out, text.buf);
+		fprintf(out, " at %.3f s</text><text x=\"0\" y=\"%d\" font-size=\"10\">%.3f s"
+			     "</text><text x=\"%d\" y=\"%d\" font-size=\"10\" text-anchor=\"end\">"
+			     "%.3f s</text></svg>\n", (double)d->peak_ns / 1e9, MEMORY_HEIGHT + 20,
+			(double)first / 1e9, MEMORY_WIDTH, MEMORY_HEIGHT + 20, (double)last / 1e9);
+		strbuf_release(&text);
+	}
+	struct error err; /* a failed write is the page's: report_write checks its stream */
+	memory_summary_tables(out, TABLE_HTML, &r->memory, &err);
+	fprintf(out, "</section>\n");
+}
+
 /* The tables of gpuprof summary's MPI part, the same columns (writer/mpi-summary.h). */
 static void mpi_section(FILE *out, const struct report *r)
 {
@@ -367,6 +421,7 @@ void report_page_write(FILE *out, struct report *r, const char *roofline)
 		{ r->mpi_count > 0, "mpi", "MPI" },
 		{ r->kernels.count > 0, "kernels", "Kernels" },
 		{ r->copy_count > 0, "copies", "Copies" },
+		{ r->memory.count > 0, "memory", "Memory" },
 		{ r->api.count > 0, "api", "API calls" },
 		{ r->ranges.count > 0, "ranges", "Marker ranges" },
 		{ r->samples > 0, "functions", "CPU functions" },
@@ -403,6 +458,8 @@ void report_page_write(FILE *out, struct report *r, const char *roofline)
 		stats_section(out, "kernels", "Kernels", "Kernel", &r->kernels);
 	if (r->copy_count)
 		copies_section(out, r);
+	if (r->memory.count)
+		memory_section(out, r);
 	if (r->api.count)
 		stats_section(out, "api", "API calls", "Function", &r->api);
 	if (r->ranges.count)

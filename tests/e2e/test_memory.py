@@ -25,7 +25,8 @@ def call_line(function):
 
 
 def traced(tmp_path, *arguments):
-    r = trace(tmp_path, ["--memory-allocation-trace"], [CLMEM, *arguments])
+    r = trace(tmp_path, ["--memory-allocation-trace", "-f", "csv", "sqlite", "json"],
+              [CLMEM, *arguments])
     assert r.returncode == 0, r.stderr
     (out,) = outputs(str(tmp_path))
     return r, out
@@ -67,6 +68,13 @@ def test_allocations_peak_holders_and_leak(tmp_path, mode):
     leaks = [(x["Site"], int(x["Allocations"]), int(x["Bytes"]))
              for x in csv_table(s.stdout, "# MEMORY NEVER FREED")]
     assert leaks == [("leaky", 1, 2 * MIB)]
+    # the timeline's counter of the device's memory: one change per allocation and free,
+    # up to the peak, down to the leak
+    import json
+    with open(out.path("results.json")) as f:
+        held = [list(e["args"].values())[0] for e in json.load(f)["traceEvents"]
+                if e.get("ph") == "C" and e["name"].endswith("memory allocated")]
+    assert len(held) == len(rows) and max(held) == 30 * MIB and held[-1] == 2 * MIB
 
 
 def test_no_allocation_recorded_without_the_option(tmp_path):
@@ -76,3 +84,23 @@ def test_no_allocation_recorded_without_the_option(tmp_path):
     assert out.query("SELECT COUNT(*) AS n FROM gpuprof_memory_allocation") == [{"n": 0}]
     s = run([GPUPROF, "summary", out.path("results.db")], cwd=tmp_path)
     assert s.returncode == 0 and "MEMORY (" not in s.stdout
+
+
+def test_the_report_draws_memory_over_time(tmp_path):
+    r, out = traced(tmp_path)
+    page = str(tmp_path / "page.html")
+    p = run([GPUPROF, "report", "-o", page, out.path("results.db")], cwd=tmp_path)
+    assert p.returncode == 0, p.stderr
+    with open(page) as f:
+        html = f.read()
+    memory = html.split('<section id="memory">')[1].split("</section>")[0]
+    # one step up or down per allocation and free, the peak marked with its size and time
+    points = re.search(r'<polyline fill="none" stroke="#1f77b4" points="([^"]*)"', memory)
+    changes = out.query("SELECT COUNT(*) AS n FROM gpuprof_memory_allocation")[0]["n"]
+    assert len(points.group(1).split()) == 1 + 2 * changes
+    assert re.search(r"<title>peak 31\.5 MB at [0-9.]+ s</title>", memory), memory
+    # the tables of gpuprof summary, the same rows
+    assert '<table data-table="memory_at_peak">' in memory
+    assert memory.count("<td class=\"name\">site_b</td>") == 1
+    assert '<table data-table="memory_never_freed">' in memory and "leaky" in memory
+    assert '<a href="#memory">Memory</a>' in html

@@ -11,7 +11,7 @@ from html.parser import HTMLParser
 import pytest
 from conftest import GPUPROF, NEEDS_CHROMIUM, SAMPLES, TESTS, chromium, run
 
-SECTIONS = ["overview", "timeline", "findings", "kernels", "copies", "api"]
+SECTIONS = ["overview", "timeline", "findings", "kernels", "copies", "memory", "api"]
 
 
 class Page(HTMLParser):
