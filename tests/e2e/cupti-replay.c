@@ -112,15 +112,19 @@ static uint64_t cupti_now(void)
  * its graph's id and its node's (0, 0: none). */
 static void graph_kernel(uint32_t correlation, const char *name, uint32_t graph, uint64_t node)
 {
+	static pthread_mutex_t seen_lock = PTHREAD_MUTEX_INITIALIZER; /* the replay's threads */
 	static unsigned ranges_seen;
 	CUpti_ActivityKernel10 k;
 	memset(&k, 0, sizeof(k));
 	k.kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
-	if (fake.ranges_started() == ranges_seen) {
+	pthread_mutex_lock(&seen_lock);
+	unsigned started = fake.ranges_started();
+	if (started == ranges_seen) {
 		k.start = cupti_now() + 1000000;
 		k.end = k.start + 40000;
 	}
-	ranges_seen = fake.ranges_started();
+	ranges_seen = started;
+	pthread_mutex_unlock(&seen_lock);
 	k.deviceId = 0, k.contextId = 1, k.streamId = 13;
 	k.gridX = 4096, k.gridY = k.gridZ = 1;
 	k.blockX = 256, k.blockY = k.blockZ = 1;

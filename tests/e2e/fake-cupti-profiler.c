@@ -106,22 +106,34 @@ void fake_cupti_fail_next_replay(void)
 
 unsigned fake_cupti_ranges_started(void)
 {
-	return ranges_started;
+	pthread_mutex_lock(&lock);
+	unsigned n = ranges_started;
+	pthread_mutex_unlock(&lock);
+	return n;
 }
 
 unsigned fake_cupti_set_configs(void)
 {
-	return set_configs;
+	pthread_mutex_lock(&lock);
+	unsigned n = set_configs;
+	pthread_mutex_unlock(&lock);
+	return n;
 }
 
 unsigned fake_cupti_profiler_refused(void)
 {
-	return refused;
+	pthread_mutex_lock(&lock);
+	unsigned n = refused;
+	pthread_mutex_unlock(&lock);
+	return n;
 }
 
 unsigned fake_cupti_availability_images(void)
 {
-	return availability_images;
+	pthread_mutex_lock(&lock);
+	unsigned n = availability_images;
+	pthread_mutex_unlock(&lock);
+	return n;
 }
 
 void fake_profiler_context(CUcontext context, int alive)

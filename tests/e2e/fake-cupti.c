@@ -13,6 +13,7 @@
 #include <cupti_target.h>
 
 #include <dlfcn.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,6 +32,7 @@ static CUpti_BuffersCallbackRequestFunc request;
 static CUpti_BuffersCallbackCompleteFunc complete;
 static unsigned char records[MAX_RECORDS]; /* each: its size (u64), then the record */
 static size_t records_used;
+static pthread_mutex_t records_lock = PTHREAD_MUTEX_INITIALIZER; /* the replay's threads */
 static unsigned get_data_refused;
 static const struct fake_pc_buffer *pc_buffers;
 static size_t pc_buffer_count, pc_buffer_next;
@@ -127,6 +129,7 @@ void fake_cupti_activity(const void *record, size_t size)
 	if ((unsigned)kind >= MAX_KINDS || !kinds[kind])
 		return;
 	size_t padded = (size + 7) & ~(size_t)7;
+	pthread_mutex_lock(&records_lock);
 	if (records_used + 8 + padded > MAX_RECORDS)
 		abort(); /* a replay larger than the fake holds: a broken test */
 	uint64_t n = padded;
@@ -134,6 +137,7 @@ void fake_cupti_activity(const void *record, size_t size)
 	memset(records + records_used + 8, 0, padded);
 	memcpy(records + records_used + 8, record, size);
 	records_used += 8 + padded;
+	pthread_mutex_unlock(&records_lock);
 }
 
 unsigned fake_cupti_get_data_refused(void)
@@ -239,12 +243,15 @@ CUptiResult cuptiActivityRegisterCallbacks(CUpti_BuffersCallbackRequestFunc requ
 CUptiResult cuptiActivityFlushAll(uint32_t flag)
 {
 	size_t done = 0;
+	pthread_mutex_lock(&records_lock);
 	while (done < records_used && request) {
 		uint8_t *buffer = NULL;
 		size_t size = 0, max_records = 0, valid = 0;
 		request(&buffer, &size, &max_records);
-		if (!buffer)
+		if (!buffer) {
+			pthread_mutex_unlock(&records_lock);
 			return CUPTI_ERROR_OUT_OF_MEMORY;
+		}
 		while (done < records_used) {
 			uint64_t n;
 			memcpy(&n, records + done, 8);
@@ -257,6 +264,7 @@ CUptiResult cuptiActivityFlushAll(uint32_t flag)
 		complete(NULL, 0, buffer, size, valid);
 	}
 	records_used = 0;
+	pthread_mutex_unlock(&records_lock);
 	return CUPTI_SUCCESS;
 }
 

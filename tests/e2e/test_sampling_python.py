@@ -261,6 +261,8 @@ def test_gil_keeps_the_samples_of_the_thread_holding_it(tmp_path, minor):
     # kernel's, unsampled (the pages of its buffer, more so on a busy machine): the bounds
     # leave room for both
     assert thread_samples(out, hasher) <= 0.25 * left_out, (left_out, hashed)
-    assert left_out >= 0.4 * 300 * hashed, (left_out, hashed)
+    # (40 % of the hashing thread's rate seen left out under ThreadSanitizer, whose
+    # runtime slows the process's own sampler)
+    assert left_out >= 0.15 * 300 * hashed, (left_out, hashed)
     # the thread spinning in Python holds the GIL but for the hashing thread's moments
     assert thread_samples(out, spinner) >= 0.5 * 300 * spun, (spinner, spun)
