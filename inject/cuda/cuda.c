@@ -285,6 +285,7 @@ enum { RUNTIME, DRIVER, LAUNCH_DOMAINS };
 static struct {
 	uint8_t launches[LAUNCH_DOMAINS][MAX_CBID]; /* what the function launches: kernels or
 						      * copies (LAUNCHES_*), 0: nothing */
+	uint8_t allocates[LAUNCH_DOMAINS][MAX_CBID]; /* 1: it allocates device memory */
 	_Atomic uint32_t names[LAUNCH_DOMAINS][MAX_CBID]; /* its name's string id, once */
 	int points[LAUNCH_DOMAINS]; /* a launch point is recorded (no API record, no stack) */
 } launch;
@@ -459,6 +460,38 @@ static void on_launch(int d, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
 		counters_callback(domain, cbid, call);
 }
 
+/* At an allocating call's entry, before the real function runs: its stack, under the
+ * correlation id its allocation record carries (a runtime call reaches the driver
+ * through internal entry points: no driver callback fires inside it). */
+static void on_allocation(int d, CUpti_CallbackId cbid, const CUpti_CallbackData *call)
+{
+	if (call->callbackSite != CUPTI_API_ENTER || !recorder_collecting())
+		return;
+	uint32_t name = atomic_load(&launch.names[d][cbid]);
+	if (!name)
+		atomic_store(&launch.names[d][cbid], name = launch_name(call->functionName));
+	recorder_launch_stack(d == RUNTIME ? DOMAIN_CUDA_API : DOMAIN_CUDA_DRIVER_API, name,
+			      call->correlationId, 0);
+}
+
+/* Subscribes to the functions that allocate device memory (cudaMalloc*, cuMemAlloc*), so
+ * that each allocation has its stack (GPUPROF_ALLOCATION_STACKS). */
+static void subscribe_allocations(CUpti_SubscriberHandle subscriber)
+{
+	static const CUpti_CallbackDomain domains[LAUNCH_DOMAINS] = {
+		[RUNTIME] = CUPTI_CB_DOMAIN_RUNTIME_API, [DRIVER] = CUPTI_CB_DOMAIN_DRIVER_API };
+	static const uint32_t sizes[LAUNCH_DOMAINS] = {
+		[RUNTIME] = CUPTI_RUNTIME_TRACE_CBID_SIZE, [DRIVER] = CUPTI_DRIVER_TRACE_CBID_SIZE };
+	for (int d = 0; d < LAUNCH_DOMAINS; d++)
+		for (uint32_t cbid = 1; cbid < sizes[d] && cbid < MAX_CBID; cbid++) {
+			const char *name = NULL;
+			if (cuptiGetCallbackName(domains[d], cbid, &name) == CUPTI_SUCCESS && name &&
+			    (!strncmp(name, "cudaMalloc", 10) || !strncmp(name, "cuMemAlloc", 10)) &&
+			    cuptiEnableCallback(1, subscriber, domains[d], cbid) == CUPTI_SUCCESS)
+				launch.allocates[d][cbid] = 1;
+		}
+}
+
 /* cudaProfilerStart/Stop and the driver's cuProfilerStart/Stop (what
  * torch.cuda.profiler.start/stop call): 1 a start, -1 a stop, 0 neither. */
 static int profiler_call(CUpti_CallbackDomain domain, CUpti_CallbackId cbid)
@@ -503,6 +536,8 @@ static void CUPTIAPI on_callback(void *userdata, CUpti_CallbackDomain domain,
 		: domain == CUPTI_CB_DOMAIN_DRIVER_API ? DRIVER : -1;
 	if (d >= 0 && cbid < MAX_CBID && launch.launches[d][cbid])
 		on_launch(d, domain, cbid, data);
+	else if (d >= 0 && cbid < MAX_CBID && launch.allocates[d][cbid])
+		on_allocation(d, cbid, data);
 }
 
 /* ---- start and end --------------------------------------------------------------------- */
@@ -693,6 +728,8 @@ static void start(void)
 		launch_stacks = counting = controlled = 0;
 		launch.points[RUNTIME] = launch.points[DRIVER] = 0;
 	}
+	if (trace.memory_allocation && recorder_allocation_stacks())
+		subscribe_allocations(subscriber);
 	/* where a graph's kernels were captured: their stack, or their marker range */
 	graphs = trace.kernel && (launch_stacks || trace.markers) &&
 		 graphs_configure(subscriber, launch_stacks) == 0;

@@ -68,6 +68,10 @@
  * instantiated again from the first copies (3001 to 3003, copies of copies) and launched
  * once, 117. Each launch has its graph's record whole (recorded where CUPTI was asked
  * for it: --cuda-graph-trace graph) and its kernels'.
+ * allocations: cudaMalloc 141 of 4 MiB in alloc_weights(), 142 of 8 MiB in
+ * alloc_activations(), cudaFree 143 of the 8 MiB, cudaMalloc 144 of 1 MiB in
+ * alloc_leak(), never freed: each with CUPTI's memory record under its call's id (the
+ * calls made from those functions themselves, their allocation sites).
  * Prints what the fake saw: ranges started, configurations set, profiler calls refused,
  * GetData calls refused. */
 #include <cupti.h>
@@ -514,6 +518,55 @@ static void counter_scenario(const char *scenario)
 	}
 }
 
+/* CUPTI's record of an allocation or a release (CUPTI_ACTIVITY_KIND_MEMORY2), now. */
+static void memory_record(uint32_t correlation, uint64_t address, uint64_t bytes, int allocated)
+{
+	CUpti_ActivityMemory4 m;
+	memset(&m, 0, sizeof(m));
+	m.kind = CUPTI_ACTIVITY_KIND_MEMORY2;
+	m.memoryOperationType = allocated ? CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_ALLOCATION
+					  : CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_RELEASE;
+	m.memoryKind = CUPTI_ACTIVITY_MEMORY_KIND_DEVICE;
+	m.correlationId = correlation;
+	m.address = address;
+	m.bytes = bytes;
+	m.timestamp = cupti_now();
+	m.contextId = 1;
+	fake.activity(&m, sizeof(m));
+}
+
+#define MIB (1024 * 1024)
+
+__attribute__((noinline)) static void alloc_weights(void)
+{
+	fake.api(RUNTIME(cudaMalloc_v3020), CUPTI_API_ENTER, 141, NULL, NULL, CONTEXT);
+	fake.api(RUNTIME(cudaMalloc_v3020), CUPTI_API_EXIT, 141, NULL, NULL, CONTEXT);
+	memory_record(141, 0x70000000, 4 * MIB, 1);
+}
+
+__attribute__((noinline)) static void alloc_activations(void)
+{
+	fake.api(RUNTIME(cudaMalloc_v3020), CUPTI_API_ENTER, 142, NULL, NULL, CONTEXT);
+	fake.api(RUNTIME(cudaMalloc_v3020), CUPTI_API_EXIT, 142, NULL, NULL, CONTEXT);
+	memory_record(142, 0x80000000, 8 * MIB, 1);
+}
+
+__attribute__((noinline)) static void alloc_leak(void)
+{
+	fake.api(RUNTIME(cudaMalloc_v3020), CUPTI_API_ENTER, 144, NULL, NULL, CONTEXT);
+	fake.api(RUNTIME(cudaMalloc_v3020), CUPTI_API_EXIT, 144, NULL, NULL, CONTEXT);
+	memory_record(144, 0x90000000, MIB, 1);
+}
+
+static void allocations(void)
+{
+	alloc_weights();
+	alloc_activations();
+	call(RUNTIME(cudaFree_v3020), 143, NULL, NULL);
+	memory_record(143, 0x80000000, 8 * MIB, 0);
+	alloc_leak();
+}
+
 static void *symbol(void *library, const char *name)
 {
 	void *s = dlsym(library, name);
@@ -529,7 +582,7 @@ int main(int argc, char **argv)
 	if (argc != 3) {
 		fprintf(stderr, "usage: cupti-replay LIBRARY "
 				"launches|counters|counters-*|pc-sampling|backward|capture|"
-				"capture-counters|capture-nvtx|graphs\n");
+				"capture-counters|capture-nvtx|graphs|allocations\n");
 		return 2;
 	}
 	const char *scenario = argv[2];
@@ -602,6 +655,10 @@ int main(int argc, char **argv)
 	if (!strncmp(scenario, "capture", 7)) {
 		capture();
 		printf("ranges started %u\n", fake.ranges_started());
+		return 0;
+	}
+	if (!strcmp(scenario, "allocations")) {
+		allocations();
 		return 0;
 	}
 	if (!strcmp(scenario, "graphs")) {

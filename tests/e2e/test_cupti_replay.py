@@ -369,3 +369,22 @@ def test_cuda_graph_trace_graph_makes_each_launch_one_span(tmp_path):
     r = run([GPUPROF, "trace", "--memory-copy-trace", "--cuda-graph-trace", "graph", "-d",
              str(tmp_path / "refused"), "--", REPLAY, CUDA_LIB, "graphs"], cwd=tmp_path)
     assert r.returncode == 2 and "add --kernel-trace" in r.stderr, r.stderr
+
+
+def test_cuda_allocations_have_their_stacks_and_make_the_memory_tables(tmp_path):
+    """64: each cudaMalloc's stack is taken at its callback, under the correlation id of
+    CUPTI's memory record: the peak's holders and the memory never freed by site."""
+    from conftest import csv_table
+    r, out = replay(tmp_path, ["--memory-allocation-trace"], "allocations")
+    assert [x["correlation_id"] for x in out.query(
+        "SELECT correlation_id FROM gpuprof_launch_stack ORDER BY 1")] == [141, 142, 144]
+    s = run([GPUPROF, "summary", "--format", "csv", out.path("results.db")], cwd=tmp_path)
+    assert s.returncode == 0, s.stderr
+    mib = 1024 * 1024
+    (device,) = csv_table(s.stdout, "# MEMORY (")
+    assert (int(device["Allocations"]), int(device["Frees"]), int(device["Peak (bytes)"]),
+            int(device["Held at end (bytes)"])) == (3, 1, 12 * mib, 5 * mib)
+    assert [(x["Site"], int(x["Bytes"])) for x in csv_table(s.stdout, "# MEMORY AT THE PEAK")] \
+        == [("alloc_activations", 8 * mib), ("alloc_weights", 4 * mib)]
+    assert [(x["Site"], int(x["Bytes"])) for x in csv_table(s.stdout, "# MEMORY NEVER FREED")] \
+        == [("alloc_weights", 4 * mib), ("alloc_leak", mib)]
