@@ -90,8 +90,8 @@ static void trace_table(struct trace_options *o, struct option table[TABLE_SIZE]
 		  "memory copies, fills (memsets) and maps" },
 		{ OPTION_BOOL, 0, "memory-allocation-trace", &o->memory_allocation, NULL,
 		  "device memory allocations and frees: OpenCL's buffers, images, pipes and SVM "
-		  "(freed when the last reference goes), CUDA's; each OpenCL allocation with its "
-		  "call stack (x86-64); the MEMORY tables of gpuprof summary" },
+		  "(freed when the last reference goes), CUDA's; each allocation with its call "
+		  "stack (x86-64); the MEMORY tables of gpuprof summary" },
 		{ OPTION_BOOL, 0, "opencl-trace", &o->opencl, NULL, "OpenCL API calls" },
 		{ OPTION_BOOL, 0, "cuda-runtime-trace", &o->cuda_runtime, NULL,
 		  "CUDA runtime API calls (cuda*) and synchronisations" },
