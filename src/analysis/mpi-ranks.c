@@ -1,5 +1,6 @@
 /* Which rank holds the others back (see mpi-ranks.h). */
 #include "analysis/mpi-ranks.h"
+#include "analysis/device-busy.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -188,6 +189,8 @@ static void rank_row(sqlite3_stmt *s, void *arg)
 	k->bytes_received = sqlite3_column_int64(s, 8);
 	k->last_arrivals = sqlite3_column_int64(s, 9);
 	k->caused_ns = sqlite3_column_int64(s, 10);
+	k->device_busy_ns = 0; /* device_busy_in_calls() */
+	k->device_known = 0;
 }
 
 static void collective_row(sqlite3_stmt *s, void *arg)
@@ -299,6 +302,34 @@ void mpi_ranks_name_straggler(struct mpi_ranks *out)
 		}
 }
 
+static void busy_row(sqlite3_stmt *s, void *arg)
+{
+	struct mpi_ranks *r = arg;
+	int64_t rank = sqlite3_column_int64(s, 0), pid = sqlite3_column_int64(s, 1);
+	for (size_t i = 0; i < r->rank_count; i++)
+		if (r->ranks[i].rank == rank && r->ranks[i].pid == pid)
+			r->ranks[i].device_busy_ns = sqlite3_column_int64(s, 2);
+}
+
+/* The time each rank's device work ran during its MPI calls (the same calls as mpi_ns):
+ * their overlap with its merged busy intervals. */
+static int device_busy_in_calls(sqlite3 *db, struct mpi_ranks *out, struct error *err)
+{
+	for (size_t i = 0; i < out->rank_count; i++)
+		out->ranks[i].device_known = 1;
+	int rc = device_busy_table(db, "mpi_busy", err) ||
+		 each_row(db,
+			  "SELECT MIN(c.rank), MIN(p.pid), SUM(MIN(c.end, b.end) - MAX(c.start, "
+			  "b.start)) FROM mpi_m c JOIN main.gpuprof_process p ON p.id = "
+			  "c.process_id JOIN temp.mpi_busy b ON b.process_id = c.process_id AND "
+			  "b.start < c.end AND b.end > c.start WHERE c.function NOT IN ('MPI_Init', "
+			  "'MPI_Init_thread', 'MPI_Finalize') GROUP BY c.process_id", busy_row, out,
+			  err);
+	struct error ignored;
+	store_exec(db, "DROP TABLE IF EXISTS temp.mpi_busy", &ignored);
+	return rc ? -1 : 0;
+}
+
 int mpi_ranks_analyze(sqlite3 *db, struct mpi_ranks *out, struct error *err)
 {
 	memset(out, 0, sizeof(*out));
@@ -307,6 +338,7 @@ int mpi_ranks_analyze(sqlite3 *db, struct mpi_ranks *out, struct error *err)
 		return 0;
 	int rc = mpi_match_messages(db, err) || mpi_phase_instances(db, err) ||
 		 mpi_phase_waits(db, err) || mpi_phase_rank_rows(db, out, err) ||
+		 device_busy_in_calls(db, out, err) ||
 		 mpi_phase_collective_rows(db, out, err) || mpi_phase_message_rows(db, out, err);
 	mpi_ranks_name_straggler(out);
 	mpi_match_release(db);

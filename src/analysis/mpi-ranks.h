@@ -26,6 +26,8 @@ struct mpi_rank {
 	int64_t calls, bytes_sent, bytes_received;
 	int64_t last_arrivals; /* collective instances it arrived at last */
 	int64_t caused_ns;     /* the waits of the other ranks in those */
+	int64_t device_busy_ns; /* of mpi_ns, while its device work ran (kernels, copies) */
+	int device_known;      /* device_busy_ns was measured (its run in one database) */
 };
 
 struct mpi_collective {

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis/device-busy.h"
 #include "analysis/unwind.h"
 #include "store/store.h"
 #include "util/hash.h"
@@ -82,50 +83,6 @@ static void line_label(struct strbuf *out, const char *source, int line)
 	const char *file = length > 3 && !strcmp(source + length - 3, ".py")
 				   ? unwind_python_file(source) : base ? base + 1 : source;
 	strbuf_addf(out, " (%s:%d)", file, line);
-}
-
-/* The times each process had device work running (a kernel or a copy, any device), as
- * merged intervals in the temporary table profile_busy, for the device filter. */
-static int load_device_busy(sqlite3 *db, struct error *err)
-{
-	sqlite3_stmt *q, *insert;
-	if (store_exec(db, "DROP TABLE IF EXISTS temp.profile_busy; "
-			   "CREATE TEMP TABLE profile_busy (process_id INTEGER, start INTEGER, "
-			   "end INTEGER); CREATE INDEX temp.profile_busy_start ON "
-			   "profile_busy (process_id, start)", err) ||
-	    store_prepare(db, "SELECT process_id, start, end FROM gpuprof_kernel UNION ALL "
-			      "SELECT process_id, start, end FROM gpuprof_memory_copy ORDER BY 1, 2",
-			  &q, err))
-		return -1;
-	if (store_prepare(db, "INSERT INTO temp.profile_busy VALUES (?, ?, ?)", &insert, err)) {
-		sqlite3_finalize(q);
-		return -1;
-	}
-	int rc = store_exec(db, "BEGIN", err), open = 0;
-	sqlite3_int64 process = 0, start = 0, end = 0;
-	for (int more = 1; rc == 0 && more;) {
-		more = sqlite3_step(q) == SQLITE_ROW;
-		sqlite3_int64 p = more ? sqlite3_column_int64(q, 0) : 0;
-		sqlite3_int64 s = more ? sqlite3_column_int64(q, 1) : 0;
-		sqlite3_int64 e = more ? sqlite3_column_int64(q, 2) : 0;
-		if (open && more && p == process && s <= end) { /* overlaps: one interval */
-			if (e > end)
-				end = e;
-			continue;
-		}
-		if (open) {
-			sqlite3_bind_int64(insert, 1, process);
-			sqlite3_bind_int64(insert, 2, start);
-			sqlite3_bind_int64(insert, 3, end);
-			if (sqlite3_step(insert) != SQLITE_DONE)
-				rc = error_set(err, "%s", sqlite3_errmsg(db));
-			sqlite3_reset(insert);
-		}
-		process = p, start = s, end = e, open = more;
-	}
-	sqlite3_finalize(q);
-	sqlite3_finalize(insert);
-	return rc || store_exec(db, "COMMIT", err) ? -1 : 0;
 }
 
 /* Whether the range m named n (a hierarchy "a/b/c", as PyTorch operators are named) is
@@ -283,7 +240,7 @@ static int gather(sqlite3 *db, const struct profile_filter *f, int launches,
 	sqlite3_finalize(q);
 	strbuf_release(&label);
 	if (rc == 0 && f->device && !launches)
-		rc = load_device_busy(db, err);
+		rc = device_busy_table(db, "profile_busy", err);
 	if (rc == 0)
 		rc = store_prepare(db, launches ? LAUNCHES_KEPT
 				   : f->device ? SAMPLES_KEPT DEVICE_STATE "GROUP BY 1, 2"

@@ -26,17 +26,20 @@ static int ranks_table(FILE *out, enum table_format format,
 		       const struct mpi_summary_units *u, const struct mpi_ranks *runs,
 		       const int64_t *inputs, size_t count, struct error *err)
 {
-	char c[4][40];
+	char c[6][48];
 	snprintf(c[0], sizeof(c[0]), "Window (%s)", u->name);
 	snprintf(c[1], sizeof(c[1]), "Computing (%s)", u->name);
 	snprintf(c[2], sizeof(c[2]), "In MPI (%s)", u->name);
 	snprintf(c[3], sizeof(c[3]), "Waiting (%s)", u->name);
+	snprintf(c[4], sizeof(c[4]), "Device busy in MPI (%s)", u->name);
+	snprintf(c[5], sizeof(c[5]), "Device idle in MPI (%s)", u->name);
 	const char *names[] = { "Input", "Rank", "Host", "Pid", c[0], c[1], c[2], "MPI %", c[3],
 				"Wait %", "Calls", "Bytes sent", "Bytes received",
-				"Last at collectives" };
+				"Last at collectives", c[4], c[5] };
 	struct table *t = table_begin(out, format, "mpi_ranks", "MPI RANKS (computing, in MPI "
 				      "and waiting for other ranks, between MPI_Init and "
-				      "MPI_Finalize)", 14, names);
+				      "MPI_Finalize; the rank's device busy or idle during its "
+				      "MPI calls)", 16, names);
 	for (size_t r = 0; r < count; r++)
 		for (size_t i = 0; i < runs[r].rank_count; i++) {
 			const struct mpi_rank *k = &runs[r].ranks[i];
@@ -55,6 +58,14 @@ static int ranks_table(FILE *out, enum table_format format,
 			table_int(t, k->bytes_sent);
 			table_int(t, k->bytes_received);
 			table_int(t, k->last_arrivals);
+			if (k->device_known) {
+				table_double(t, in_units(u, k->device_busy_ns), u->decimals);
+				table_double(t, in_units(u, k->mpi_ns - k->device_busy_ns),
+					     u->decimals);
+			} else { /* each rank's recording apart (summary --mpi): not measured */
+				table_null(t);
+				table_null(t);
+			}
 		}
 	return table_end(t, err);
 }

@@ -23,6 +23,8 @@
  *           [corr=C] [src_kind=N] [dst_kind=N]                 kinds: enum memory_kind
  *   push|startstop|mark id=I tid=T start=NS text=TEXT [parent=I]
  *   pop id=I tid=T end=NS                                   ends a push or startstop
+ *   mpi name=FUNCTION start=NS end=NS [tid=T] [comm=NAME] [size=N] [peer=R] [root=R]
+ *           [sent=BYTES] [received=BYTES] [sequence=N]     an MPI call (--mpi-trace)
  *   thread tid=T name=NAME
  *   sample time=NS [tid=T] [ip=ADDRESS]       a call-stack sample: no stack, one frame
  *   module path=FILE start=ADDRESS end=ADDRESS [offset=N] [time=NS]
@@ -297,6 +299,25 @@ int main(int argc, char **argv)
 			check_all_used(w, n);
 			last_corr = a.correlation_id;
 			put(&a);
+		} else if (strcmp(type, "mpi") == 0) {
+			static uint64_t call_id;
+			struct record_mpi_call m = { .header = { sizeof(m), RECORD_MPI_CALL, 0 } };
+			m.function_id = intern(text(w, n, "name", NULL));
+			m.start_ns = number(w, n, "start", 1, 0);
+			m.end_ns = number(w, n, "end", 1, 0);
+			m.tid = (uint32_t)number(w, n, "tid", 0, pid);
+			const char *comm = text(w, n, "comm", "");
+			m.communicator_id = *comm ? intern(comm) : 0;
+			m.communicator_size = (uint32_t)number(w, n, "size", 0, 0);
+			m.peer = (int32_t)number(w, n, "peer", 0, (uint64_t)-1);
+			m.tag = -1;
+			m.root = (int32_t)number(w, n, "root", 0, (uint64_t)-1);
+			m.bytes_sent = number(w, n, "sent", 0, 0);
+			m.bytes_received = number(w, n, "received", 0, 0);
+			m.sequence = number(w, n, "sequence", 0, 0);
+			m.call_id = ++call_id;
+			check_all_used(w, n);
+			put(&m);
 		} else if (strcmp(type, "kernel") == 0) {
 			struct record_kernel k = { .header = { sizeof(k), RECORD_KERNEL, 0 } };
 			k.name_id = intern(text(w, n, "name", NULL));

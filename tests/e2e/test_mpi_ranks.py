@@ -103,3 +103,44 @@ def test_waits_straggler_and_clocks_of_130_ranks(tmp_path):
     # every ring message paired, its send with its receive: a flow each on the timeline
     starts, ends = message_flows(tmp_path, merged)
     assert len(starts) == len(ends) == RANKS * STEPS and set(starts) == set(ends)
+
+
+def test_device_busy_and_idle_during_mpi_calls(tmp_path):
+    """64: per rank, the time its device worked (kernels, copies) during its MPI calls and
+    the time it idled there, from recordings of exact times: rank 0 computes through part
+    of an all-reduce and a whole send, and idles in a barrier; rank 1's device never works
+    during its MPI calls."""
+    from conftest import csv_table, recording
+    ranks = [
+        ["process pid=5000 start=0 rank=0 size=2 host=h", "agent id=1 type=gpu name=GPU0",
+         "queue id=1 agent=1",
+         "mpi name=MPI_Init start=0 end=10000000",
+         "kernel name=k start=100000000 end=300000000",
+         "copy start=350000000 end=360000000 bytes=4096",
+         "mpi name=MPI_Allreduce start=50000000 end=150000000 comm=WORLD size=2 sequence=1",
+         "mpi name=MPI_Send start=200000000 end=280000000 peer=1 sent=64",
+         "mpi name=MPI_Barrier start=400000000 end=450000000 comm=WORLD size=2 sequence=2",
+         "mpi name=MPI_Finalize start=500000000 end=510000000",
+         "end time=520000000"],
+        ["process pid=5001 start=0 rank=1 size=2 host=h", "agent id=1 type=gpu name=GPU1",
+         "queue id=1 agent=1",
+         "mpi name=MPI_Init start=0 end=10000000",
+         "kernel name=k start=20000000 end=40000000",
+         "mpi name=MPI_Allreduce start=140000000 end=150000000 comm=WORLD size=2 sequence=1",
+         "mpi name=MPI_Recv start=160000000 end=280000000 peer=0 received=64",
+         "mpi name=MPI_Barrier start=440000000 end=450000000 comm=WORLD size=2 sequence=2",
+         "mpi name=MPI_Finalize start=500000000 end=510000000",
+         "end time=520000000"]]
+    dbs = [recording(tmp_path / f"rank{k}", lines, pid=5000 + k) for k, lines in enumerate(ranks)]
+    merged = str(tmp_path / "all.db")
+    r = run([GPUPROF, "merge", "-o", merged, *dbs], cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    s = run([GPUPROF, "summary", "--format", "csv", "-u", "msec", merged], cwd=tmp_path)
+    assert s.returncode == 0, s.stderr
+    rows = {int(x["Rank"]): x for x in csv_table(s.stdout, "# MPI RANKS")}
+    # rank 0: in MPI 100 + 80 + 50 ms; its kernel ran 50 ms of the all-reduce and the
+    # whole 80 ms send, its copy in none of them
+    assert (float(rows[0]["In MPI (msec)"]), float(rows[0]["Device busy in MPI (msec)"]),
+            float(rows[0]["Device idle in MPI (msec)"])) == (230.0, 130.0, 100.0)
+    assert (float(rows[1]["In MPI (msec)"]), float(rows[1]["Device busy in MPI (msec)"]),
+            float(rows[1]["Device idle in MPI (msec)"])) == (140.0, 0.0, 140.0)
