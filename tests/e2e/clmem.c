@@ -13,6 +13,8 @@
  *
  *   clmem [retain]   retain: the 16 MiB buffer is retained once more before its
  *                    release, and released again last (its memory goes at the second)
+ *   clmem loop N     N buffers of 4 KiB made and released in turn, from churn() (for
+ *                    bench/alloc-stacks.sh); prints the loop's wall seconds
  *
  * Prints "clmem: peak 31457280 bytes" and whether SVM was used. Exits 1 when OpenCL
  * fails. */
@@ -20,7 +22,9 @@
 #include <CL/cl.h>
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "cl-check.h"
 
@@ -73,6 +77,16 @@ __attribute__((noinline)) static int svm(void)
 	return p != NULL;
 }
 
+__attribute__((noinline, noipa)) static void churn(long n)
+{
+	for (long i = 0; i < n; i++) {
+		cl_int rc;
+		cl_mem m = clCreateBuffer(context, CL_MEM_READ_WRITE, 4096, NULL, &rc);
+		CHECK(rc);
+		CHECK(clReleaseMemObject(m));
+	}
+}
+
 int main(int argc, char **argv)
 {
 	int retain = argc > 1 && !strcmp(argv[1], "retain");
@@ -83,6 +97,15 @@ int main(int argc, char **argv)
 	CHECK(clGetDeviceIDs(platform, CL_DEVICE_TYPE_ALL, 1, &device, NULL));
 	context = clCreateContext(NULL, 1, &device, NULL, NULL, &rc);
 	CHECK(rc);
+	if (argc > 2 && !strcmp(argv[1], "loop")) {
+		struct timespec a, b;
+		clock_gettime(CLOCK_MONOTONIC, &a);
+		churn(atol(argv[2]));
+		clock_gettime(CLOCK_MONOTONIC, &b);
+		printf("clmem: loop %.6f s\n", (double)(b.tv_sec - a.tv_sec) +
+						 (double)(b.tv_nsec - a.tv_nsec) / 1e9);
+		return 0;
+	}
 	cl_mem leak = leaky();
 	cl_mem a1 = site_a();
 	cl_mem b1 = site_b(8);
