@@ -157,7 +157,7 @@ static void release(struct counters_context *c)
 		cuptiRangeProfilerDisable(&disable);
 	}
 	for (size_t g = 0; c->images && g < counters_group_count; g++) {
-		if (c->images[g].host && counters_host.close)
+		if (c->images[g].host)
 			counters_host.close(c->images[g].host);
 		free(c->images[g].config);
 		free(c->images[g].data);

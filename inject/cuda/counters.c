@@ -11,8 +11,8 @@
  * beside this library) turns the counters into the metrics' values (counters-context.c:
  * the range profiler on each context). The values wait in a list until the recorder's
  * writer thread translates them (counters_collect()), after the device records that give
- * the device its agent. Every launching call (kernels, graphs, copies, fills) is
- * serialised while counters are collected, as every kernel-replay profiler does: a
+ * the device its agent. No launching call (kernels, graphs, copies, fills) of any thread
+ * begins while a kernel is measured, as every kernel-replay profiler serialises them: a
  * kernel runs alone on the device while it is measured. A launch into a stream being
  * captured runs nothing and is not measured; one outside the collection window neither. */
 #include "counters.h"
@@ -51,10 +51,12 @@ static enum { MULTIPLEX_NONE, MULTIPLEX_KERNEL, MULTIPLEX_LAUNCH } multiplex;
 static struct kernel_filter filter;
 
 struct counters_host counters_host;
+static CUresult (*is_capturing)(CUstream, CUstreamCaptureStatus *); /* the driver's */
 
-/* Held by every launching call from its entry to its exit while counters are collected:
- * a kernel runs alone while it is measured, no other thread's launch, graph, copy or
- * fill entering its range (one range per pass). */
+/* Held by a measured kernel's launching call from its entry to its exit; every other
+ * launching call passes through it at its entry: a kernel runs alone while it is
+ * measured, no other thread's launch, graph, copy or fill entering its range (one range
+ * per pass). Also guards the contexts' state and the tables of names. */
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 
 /* Dispatches per kernel name (for --kernel-iteration-range) and per multiplexing key
@@ -187,6 +189,11 @@ int counters_configure(void)
 	}
 	if (load_host())
 		return -1;
+	void *driver = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+	if (driver) { /* the driver stays loaded: it loaded this library */
+		*(void **)&is_capturing = dlsym(driver, "cuStreamIsCapturing");
+		dlclose(driver);
+	}
 	return 1;
 }
 
@@ -264,16 +271,6 @@ static int per_thread(CUpti_CallbackDomain domain, CUpti_CallbackId cbid)
  * launch whose stream it cannot tell is measured). */
 static int captured(const struct launch *l)
 {
-	static CUresult (*is_capturing)(CUstream, CUstreamCaptureStatus *);
-	static atomic_int looked;
-	if (!atomic_load(&looked)) {
-		void *driver = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
-		if (driver) { /* the driver stays loaded: it loaded this library */
-			*(void **)&is_capturing = dlsym(driver, "cuStreamIsCapturing");
-			dlclose(driver);
-		}
-		atomic_store(&looked, 1);
-	}
 	if (!l->stream_known || !is_capturing)
 		return 0;
 	CUstreamCaptureStatus status = CU_STREAM_CAPTURE_STATUS_NONE;
@@ -533,10 +530,19 @@ void counters_callback(CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
 	int kernel = launch_of(domain, cbid, data, &l); /* not a copy, a fill, a graph */
 	if (data->callbackSite == CUPTI_API_ENTER) {
 		int level = depth++;
+		/* the innermost launching call is measured, as NVIDIA's callback profiling
+		 * does: the driver's where one fires inside the runtime's */
+		int candidate = kernel && !measuring &&
+				!(domain == CUPTI_CB_DOMAIN_RUNTIME_API && nesting(cbid) != NESTS_NO);
 		if (level == 0) {
-			/* every launching call waits while another thread's kernel is measured,
-			 * and holds it off while it launches */
-			pthread_mutex_lock(&lock);
+			/* every launching call waits while another thread's kernel is measured
+			 * (it holds the lock from its entry to its exit), but holds nothing
+			 * itself while it runs: a call that blocks (a synchronous copy waiting
+			 * for another thread's work) blocks no other launch */
+			if (!candidate) {
+				pthread_mutex_lock(&lock);
+				pthread_mutex_unlock(&lock);
+			}
 			if (graph_launch(domain, cbid) && recorder_collecting())
 				say_graphs_unmeasured();
 			outer_cbid = domain == CUPTI_CB_DOMAIN_RUNTIME_API ? cbid : (CUpti_CallbackId)-1;
@@ -548,13 +554,13 @@ void counters_callback(CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
 			inner_driver = 1;
 			learn_nesting(outer_cbid, NESTS_YES);
 		}
-		/* the innermost launching call is measured, as NVIDIA's callback profiling
-		 * does: the driver's where one fires inside the runtime's */
-		if (!kernel || measuring ||
-		    (domain == CUPTI_CB_DOMAIN_RUNTIME_API && nesting(cbid) != NESTS_NO))
+		if (!candidate)
 			return;
+		pthread_mutex_lock(&lock);
 		if (start(data, &l))
-			measuring = level + 1;
+			measuring = level + 1; /* the lock held until its exit */
+		else
+			pthread_mutex_unlock(&lock);
 		return;
 	}
 	if (depth == 0)
@@ -563,18 +569,16 @@ void counters_callback(CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
 	if (measuring == level + 1) {
 		measuring = 0; /* the context started, whatever the call made current since */
 		finish(measured_context, measured_group, outer_id);
+		pthread_mutex_unlock(&lock);
 	}
-	if (level > 0)
-		return;
-	if (outer_kernel && domain == CUPTI_CB_DOMAIN_RUNTIME_API && !inner_driver &&
-	    nesting(cbid) == NESTS_UNKNOWN) {
+	if (level == 0 && outer_kernel && domain == CUPTI_CB_DOMAIN_RUNTIME_API &&
+	    !inner_driver && nesting(cbid) == NESTS_UNKNOWN) {
 		/* the driver fires no launch callback inside this function: its calls are
 		 * measured from now on, this first one was not (a loss where it was kept) */
 		learn_nesting(cbid, NESTS_NO);
 		if (outer_collected)
 			recorder_count_dropped(DROPPED_COUNTERS, 1);
 	}
-	pthread_mutex_unlock(&lock);
 }
 
 void counters_resource(CUpti_CallbackId cbid, const void *data)

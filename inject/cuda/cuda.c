@@ -364,24 +364,28 @@ static int subscribe_launches(CUpti_SubscriberHandle subscriber)
  * first launch that saw each (CUPTI hands the ids out in increasing order), so that a
  * kernel launched inside a capture range is kept though it ran on the device after the
  * range ended, and one launched outside is not, though it ran inside. */
-#define LAUNCH_STATES 4096
 static pthread_mutex_t state_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct {
+static struct launch_state {
 	uint64_t correlation_id;
 	int on;
-} launch_states[LAUNCH_STATES];
-static size_t launch_state_count;
+} *launch_states;
+static size_t launch_state_count, launch_state_slots;
 
 static void note_launch_state(uint64_t correlation_id, int on)
 {
 	pthread_mutex_lock(&state_lock);
 	size_t n = launch_state_count;
 	if (!n || (launch_states[n - 1].on != on && launch_states[n - 1].correlation_id < correlation_id)) {
-		if (n == LAUNCH_STATES) /* full: the latest state stands for every later id */
-			launch_states[n - 1].on = on;
-		else
-			launch_states[launch_state_count++] = (__typeof__(launch_states[0])){
-				correlation_id, on };
+		if (n == launch_state_slots) { /* each change is a capture range's edge: few */
+			size_t slots = n ? 2 * n : 256;
+			struct launch_state *grown = realloc(launch_states, slots * sizeof(*grown));
+			if (grown) {
+				launch_states = grown;
+				launch_state_slots = slots;
+			}
+		}
+		if (n < launch_state_slots) /* (without memory: the change is not kept) */
+			launch_states[launch_state_count++] = (struct launch_state){ correlation_id, on };
 	}
 	pthread_mutex_unlock(&state_lock);
 }
@@ -524,12 +528,14 @@ static void CUPTIAPI on_callback(void *userdata, CUpti_CallbackDomain domain,
 	}
 	if (graphs && graphs_api(domain, cbid, data))
 		return;
-	if (profiler_api && profiler_call(domain, cbid) &&
-	    ((const CUpti_CallbackData *)data)->callbackSite == CUPTI_API_ENTER) {
-		if (profiler_call(domain, cbid) > 0)
-			recorder_resume();
-		else
-			recorder_pause();
+	int profiler = profiler_api ? profiler_call(domain, cbid) : 0;
+	if (profiler) {
+		if (((const CUpti_CallbackData *)data)->callbackSite == CUPTI_API_ENTER) {
+			if (profiler > 0)
+				recorder_resume();
+			else
+				recorder_pause();
+		}
 		return;
 	}
 	int d = domain == CUPTI_CB_DOMAIN_RUNTIME_API ? RUNTIME

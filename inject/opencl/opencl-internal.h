@@ -165,6 +165,9 @@ struct pending {
 void memory_object_made(const struct api_call *call, enum function function, void *object);
 /* What other objects' wrappers call instead (_Generic in opencl.c's WRAP_OBJECT). */
 void memory_object_not(const struct api_call *call, enum function function, void *object);
+/* An SVM allocation freed by call (clSVMFree, clEnqueueSVMFree: its free is recorded then,
+ * whatever its queue does later); one not followed is ignored. */
+void memory_svm_freed(const struct api_call *call, void *pointer);
 
 /* exit began: the writer no longer calls OpenCL */
 extern _Atomic int runtime_closing;

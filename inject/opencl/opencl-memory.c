@@ -40,15 +40,19 @@ static void emit(uint32_t operation, uint64_t address, uint64_t bytes, uint32_t 
 	recorder_emit(&r);
 }
 
-/* The agent of a context's (first) device, 0 when it cannot be told. */
+/* The agent of a context's first device, 0 when it cannot be told. */
 static uint32_t context_agent(cl_context context)
 {
-	cl_device_id device = NULL;
+	size_t size = 0;
 	if (!context || !REAL(clGetContextInfo) ||
-	    opencl_real.clGetContextInfo(context, CL_CONTEXT_DEVICES, sizeof(device), &device,
-					 NULL) != CL_SUCCESS)
-		return 0; /* (CL_INVALID_VALUE with several devices: the first is not given) */
-	struct device_info *info = device_lookup(device);
+	    opencl_real.clGetContextInfo(context, CL_CONTEXT_DEVICES, 0, NULL, &size) !=
+		    CL_SUCCESS || size < sizeof(cl_device_id))
+		return 0;
+	cl_device_id *devices = malloc(size); /* the whole list: a shorter buffer is refused */
+	struct device_info *info = devices && opencl_real.clGetContextInfo(
+		context, CL_CONTEXT_DEVICES, size, devices, NULL) == CL_SUCCESS
+		? device_lookup(devices[0]) : NULL;
+	free(devices);
 	return info ? info->agent_id : 0;
 }
 
@@ -155,26 +159,31 @@ EXPORT void *CL_API_CALL clSVMAlloc(cl_context context, cl_svm_mem_flags flags, 
 	return pointer;
 }
 
+void memory_svm_freed(const struct api_call *call, void *pointer)
+{
+	struct svm found = { NULL, 0, 0 };
+	if (!pointer)
+		return;
+	pthread_mutex_lock(&svm_lock);
+	for (size_t i = hash_int((uintptr_t)pointer) & (SVM_SLOTS - 1), n = 0;
+	     n < SVM_SLOTS && svm[i].pointer; i = (i + 1) & (SVM_SLOTS - 1), n++)
+		if (svm[i].pointer == pointer) {
+			found = svm[i];
+			svm[i].pointer = SVM_GONE;
+			break;
+		}
+	pthread_mutex_unlock(&svm_lock);
+	if (found.pointer && recorder_ready())
+		emit(ALLOCATION_FREE, (uint64_t)(uintptr_t)pointer, found.bytes, found.agent_id,
+		     call->correlation_id, call->start_ns);
+}
+
 EXPORT void CL_API_CALL clSVMFree(cl_context context, void *pointer)
 {
 	struct api_call call;
 	api_begin(&call, FN_clSVMFree);
-	struct svm found = { NULL, 0, 0 };
-	if (pointer) {
-		pthread_mutex_lock(&svm_lock);
-		for (size_t i = hash_int((uintptr_t)pointer) & (SVM_SLOTS - 1), n = 0;
-		     n < SVM_SLOTS && svm[i].pointer; i = (i + 1) & (SVM_SLOTS - 1), n++)
-			if (svm[i].pointer == pointer) {
-				found = svm[i];
-				svm[i].pointer = SVM_GONE;
-				break;
-			}
-		pthread_mutex_unlock(&svm_lock);
-	}
 	if (REAL(clSVMFree))
 		opencl_real.clSVMFree(context, pointer);
-	if (found.pointer && recorder_ready())
-		emit(ALLOCATION_FREE, (uint64_t)(uintptr_t)pointer, found.bytes, found.agent_id,
-		     call.correlation_id, call.start_ns);
+	memory_svm_freed(&call, pointer);
 	api_end(&call, REAL(clSVMFree) ? CL_SUCCESS : MISSING);
 }

@@ -317,9 +317,16 @@ EXPORT cl_int CL_API_CALL clEnqueueSVMFree(
 	void(CL_CALLBACK *free_func)(cl_command_queue, cl_uint, void *[], void *), void *user_data,
 	cl_uint wait_count, const cl_event *wait_list, cl_event *event)
 {
+	/* the pointers read before the call: a free_func may clear them */
+	void *freed[64];
+	cl_uint known = count < 64 ? count : 64;
+	for (cl_uint i = 0; pointers && i < known; i++)
+		freed[i] = pointers[i];
 	ENQUEUE_TRANSFER(clEnqueueSVMFree, queue, COPY_OPERATION_FREE, COPY_NONE, 0, event,
 			 (queue, count, pointers, free_func, user_data, wait_count, wait_list,
 			  event_arg));
+	for (cl_uint i = 0; rc == CL_SUCCESS && pointers && i < known; i++)
+		memory_svm_freed(&call, freed[i]);
 	return rc;
 }
 

@@ -51,5 +51,10 @@ int device_busy_table(sqlite3 *db, const char *name, struct error *err)
 	}
 	sqlite3_finalize(q);
 	sqlite3_finalize(insert);
-	return rc || store_exec(db, "COMMIT", err) ? -1 : 0;
+	if (rc) { /* the connection is left outside a transaction */
+		struct error ignored;
+		store_exec(db, "ROLLBACK", &ignored);
+		return -1;
+	}
+	return store_exec(db, "COMMIT", err) ? -1 : 0;
 }

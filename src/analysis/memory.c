@@ -11,6 +11,7 @@
 
 #include "analysis/unwind.h"
 #include "analysis/user-code.h"
+#include "core/record.h"
 #include "store/store.h"
 #include "util/hash.h"
 #include "util/sort.h"
@@ -182,23 +183,26 @@ int memory_gather(sqlite3 *db, int input, struct memory_report *r, struct error 
 			  "(SELECT s.string FROM gpuprof_agent g JOIN gpuprof_string s ON s.id = "
 			  "g.name_id WHERE g.process_id = a.process_id AND g.agent_index = "
 			  "a.agent_index) FROM gpuprof_memory_allocation a JOIN gpuprof_process p "
-			  "ON p.id = a.process_id ORDER BY a.process_id, a.agent_index, CASE "
+			  "ON p.id = a.process_id WHERE a.memory_kind NOT IN (%d, %d) "
+			  "ORDER BY a.process_id, a.agent_index, CASE "
 			  "a.operation WHEN 2 THEN a.start ELSE a.end END, a.operation DESC, a.id",
 		    stacks ? "(SELECT l.stack_id FROM gpuprof_launch_stack l WHERE a.correlation_id "
 			     "!= 0 AND l.process_id = a.process_id AND l.correlation_id = "
 			     "a.correlation_id AND l.domain != 4 ORDER BY l.id LIMIT 1)"
-			   : "0");
+			   : "0", MEMORY_KIND_PAGEABLE, MEMORY_KIND_PINNED);
 	sqlite3_stmt *q;
 	struct sites sites = { 0 };
-	if (store_prepare(db, sql.buf, &q, err) ||
-	    (stacks && store_prepare(db, "SELECT k.parent_id, f.function, f.module, f.source, "
-					 "f.line FROM gpuprof_stack k JOIN gpuprof_frame f ON "
-					 "f.process_id = k.process_id AND f.frame_id = k.frame_id "
-					 "WHERE k.process_id = ?1 AND k.stack_id = ?2", &sites.node, err))) {
-		strbuf_release(&sql);
+	int rc = store_prepare(db, sql.buf, &q, err);
+	strbuf_release(&sql);
+	if (rc)
+		return -1;
+	if (stacks && store_prepare(db, "SELECT k.parent_id, f.function, f.module, f.source, "
+					"f.line FROM gpuprof_stack k JOIN gpuprof_frame f ON "
+					"f.process_id = k.process_id AND f.frame_id = k.frame_id "
+					"WHERE k.process_id = ?1 AND k.stack_id = ?2", &sites.node, err)) {
+		sqlite3_finalize(q);
 		return -1;
 	}
-	strbuf_release(&sql);
 	struct allocation *a = NULL;
 	size_t n = 0, alloc = 0, events = 0, peak_event = 0, point_alloc = 0;
 	struct live live = { NULL, 0 };
@@ -280,7 +284,7 @@ int memory_gather(sqlite3 *db, int input, struct memory_report *r, struct error 
 		d->held[d->points++] = held;
 		events++;
 	}
-	int rc = row == SQLITE_DONE ? 0 : error_set(err, "%s", sqlite3_errmsg(db));
+	rc = row == SQLITE_DONE ? 0 : error_set(err, "%s", sqlite3_errmsg(db));
 	sqlite3_finalize(q);
 	sqlite3_finalize(sites.node);
 	free(live.slots);

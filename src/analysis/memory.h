@@ -1,5 +1,6 @@
 /* Device memory over time, from the allocations and frees of databases
- * (--memory-allocation-trace): per process and device, the bytes held at each allocation
+ * (--memory-allocation-trace; host memory, pageable or pinned, left out): per process and
+ * device, the bytes held at each allocation
  * and free, the peak (how much, when) and what held it, by allocation site, and what was
  * never freed by the end (leaks), by site. An allocation's site is the innermost frame of
  * the user's code on its call's stack (analysis/user-code.h), at the line of the call

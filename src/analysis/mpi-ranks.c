@@ -307,24 +307,29 @@ static void busy_row(sqlite3_stmt *s, void *arg)
 	struct mpi_ranks *r = arg;
 	int64_t rank = sqlite3_column_int64(s, 0), pid = sqlite3_column_int64(s, 1);
 	for (size_t i = 0; i < r->rank_count; i++)
-		if (r->ranks[i].rank == rank && r->ranks[i].pid == pid)
+		if (r->ranks[i].rank == rank && r->ranks[i].pid == pid) {
 			r->ranks[i].device_busy_ns = sqlite3_column_int64(s, 2);
+			r->ranks[i].device_known = 1;
+		}
 }
 
 /* The time each rank's device work ran during its MPI calls (the same calls as mpi_ns):
- * their overlap with its merged busy intervals. */
+ * their overlap with its merged busy intervals (disjoint, by start: those from the last
+ * to begin at or before the call's start to the call's end). A rank whose process ran no
+ * device work is not measured (no device to be idle). */
 static int device_busy_in_calls(sqlite3 *db, struct mpi_ranks *out, struct error *err)
 {
-	for (size_t i = 0; i < out->rank_count; i++)
-		out->ranks[i].device_known = 1;
 	int rc = device_busy_table(db, "mpi_busy", err) ||
 		 each_row(db,
-			  "SELECT MIN(c.rank), MIN(p.pid), SUM(MIN(c.end, b.end) - MAX(c.start, "
-			  "b.start)) FROM mpi_m c JOIN main.gpuprof_process p ON p.id = "
-			  "c.process_id JOIN temp.mpi_busy b ON b.process_id = c.process_id AND "
-			  "b.start < c.end AND b.end > c.start WHERE c.function NOT IN ('MPI_Init', "
-			  "'MPI_Init_thread', 'MPI_Finalize') GROUP BY c.process_id", busy_row, out,
-			  err);
+			  "SELECT MIN(c.rank), MIN(p.pid), COALESCE(SUM((SELECT SUM(MIN(c.end, "
+			  "b.end) - MAX(c.start, b.start)) FROM temp.mpi_busy b WHERE b.process_id "
+			  "= c.process_id AND b.start < c.end AND b.end > c.start AND b.start >= "
+			  "COALESCE((SELECT MAX(x.start) FROM temp.mpi_busy x WHERE x.process_id = "
+			  "c.process_id AND x.start <= c.start), 0))), 0) FROM mpi_m c JOIN "
+			  "main.gpuprof_process p ON p.id = c.process_id WHERE c.function NOT IN "
+			  "('MPI_Init', 'MPI_Init_thread', 'MPI_Finalize') AND EXISTS (SELECT 1 FROM "
+			  "temp.mpi_busy y WHERE y.process_id = c.process_id) GROUP BY c.process_id",
+			  busy_row, out, err);
 	struct error ignored;
 	store_exec(db, "DROP TABLE IF EXISTS temp.mpi_busy", &ignored);
 	return rc ? -1 : 0;

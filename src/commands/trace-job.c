@@ -265,9 +265,10 @@ int trace_job_prepare(struct job *j, struct error *err)
 		if (at == o->nvtx_capture || !*o->nvtx_capture || (at && !at[1]))
 			return error_set(err, "--nvtx-capture: '%s' is not NAME, NAME@DOMAIN or "
 					 "NAME@*", o->nvtx_capture);
-		if (o->periods.count)
-			return error_set(err, "--nvtx-capture and --collection-period cannot go "
-					 "together");
+		if (o->periods.count || o->selected_regions == 1)
+			return error_set(err, "--nvtx-capture and %s cannot go together: both "
+					 "start and stop collection", o->periods.count ?
+					 "--collection-period" : "--selected-regions");
 		if (!strstr(j->trace.buf, "marker"))
 			return error_set(err, "--nvtx-capture follows marker ranges, and markers are "
 					 "not traced: add --marker-trace");

@@ -136,14 +136,14 @@ const struct record_metric_series *recording_metric_series(const struct recordin
 /* The thread and time of the launch with that correlation id, from its launch point or
  * launch stack (the first recorded), and its function's name: 1, or 0 when none was
  * recorded. */
+int recording_launch(const struct recording *rec, uint64_t correlation_id, uint32_t *tid,
+		     uint64_t *ns, uint32_t *function_id);
+
 /* Where the CUDA graph node of a kernel (its graph_node_id) was made: the thread, time and
  * function of its capture point or stack, that of the node it was copied from for an
  * instantiated graph's: 1, or 0 when none was recorded. */
 int recording_graph_capture(const struct recording *rec, uint64_t node_id, uint32_t *tid,
 			    uint64_t *ns, uint32_t *function_id);
-
-int recording_launch(const struct recording *rec, uint64_t correlation_id, uint32_t *tid,
-		     uint64_t *ns, uint32_t *function_id);
 
 /* The thread and function of the API call that enqueued device work (kernel, copy,
  * allocation, synchronization), for backends whose device records leave them out (tid

@@ -157,8 +157,9 @@ static const char *const statement_sql[STATEMENT_COUNT] = {
 			     "correlation_id, function_id, cubin_crc, pc_offset, reason_id, "
 			     "samples, file_id, line) VALUES (1,?,?,?,?,?,?,?,?,?)",
 	[INSERT_PC_SAMPLING] = "INSERT INTO gpuprof_pc_sampling VALUES (1,?,?,?,?,?,?)",
-	[INSERT_GRAPH_NODE_CLONE] = "INSERT INTO gpuprof_graph_node_clone (process_id, node_id, "
-				    "original_id) VALUES (1,?,?)",
+	/* a node copied again (a graph updated) keeps its last original */
+	[INSERT_GRAPH_NODE_CLONE] = "INSERT OR REPLACE INTO gpuprof_graph_node_clone (process_id, "
+				    "node_id, original_id) VALUES (1,?,?)",
 	[INSERT_MPI_CALL] = "INSERT INTO gpuprof_mpi_call (process_id, tid, function_id, start, "
 			    "end, call_id, communicator_id, communicator_size, peer, tag, root, "
 			    "result, bytes_sent, bytes_received, sequence, request, domain) VALUES "

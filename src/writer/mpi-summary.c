@@ -62,7 +62,8 @@ static int ranks_table(FILE *out, enum table_format format,
 				table_double(t, in_units(u, k->device_busy_ns), u->decimals);
 				table_double(t, in_units(u, k->mpi_ns - k->device_busy_ns),
 					     u->decimals);
-			} else { /* each rank's recording apart (summary --mpi): not measured */
+			} else { /* no device work, or each rank's recording apart (summary
+				  * --mpi): not measured */
 				table_null(t);
 				table_null(t);
 			}

@@ -362,10 +362,23 @@ static void memory_section(FILE *out, const struct report *r)
 			     "height=\"%d\"><polyline fill=\"none\" stroke=\"#1f77b4\" points=\"0,%d",
 			MEMORY_WIDTH, MEMORY_HEIGHT + 20, MEMORY_HEIGHT + 10);
 		double y = MEMORY_HEIGHT + 10;
-		for (size_t k = 0; k < d->points; k++) {
+		for (size_t k = 0; k < d->points;) {
+			/* the changes of one pixel's column: their highest, then their last (a
+			 * step per change where there are few) */
 			double x = (double)MEMORY_WIDTH * (double)(d->times_ns[k] - first) / span;
+			uint64_t top = d->held[k], last_held = d->held[k];
+			size_t from = k++;
+			while (d->points > 2 * MEMORY_WIDTH && k < d->points &&
+			       (int)((double)MEMORY_WIDTH * (double)(d->times_ns[k] - first) / span) ==
+				       (int)x) {
+				top = d->held[k] > top ? d->held[k] : top;
+				last_held = d->held[k++];
+			}
 			fprintf(out, " %.1f,%.1f", x, y); /* held until this change, then */
-			y = 10 + MEMORY_HEIGHT * (1 - (double)d->held[k] / peak);
+			if (k - from > 1)
+				fprintf(out, " %.1f,%.1f", x,
+					10 + MEMORY_HEIGHT * (1 - (double)top / peak));
+			y = 10 + MEMORY_HEIGHT * (1 - (double)last_held / peak);
 			fprintf(out, " %.1f,%.1f", x, y);
 		}
 		double px = (double)MEMORY_WIDTH * (double)(d->peak_ns - first) / span;

@@ -226,6 +226,8 @@ def test_bad_marker_options(tmp_path):
             (["--collection-period-unit", "days"], "days"),
             (["--selected-regions", "-P", "1:1:1"], "cannot go together"),
             (["--marker-trace", "--nvtx-capture", "step", "-P", "1:1:1"], "cannot go together"),
+            (["--marker-trace", "--nvtx-capture", "step", "--selected-regions"],
+             "--nvtx-capture and --selected-regions cannot go together"),
             (["--nvtx-capture", "step"], "markers are not traced: add --marker-trace"),
             (["--marker-trace", "--nvtx-capture", "@torch"], "is not NAME, NAME@DOMAIN"),
             (["--marker-trace", "--nvtx-capture", "step@"], "is not NAME, NAME@DOMAIN"),
