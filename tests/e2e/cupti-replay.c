@@ -372,10 +372,12 @@ static void chase(uint32_t correlation)
 
 static pthread_mutex_t meanwhile_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t meanwhile_cond = PTHREAD_COND_INITIALIZER;
-static int measuring_now;
+static int measuring_now, measured_recorded;
 
 /* The other thread of counters-threads: its copy and graph launch while the program's
- * thread measures its kernel. */
+ * thread measures its kernel; their records once the measured kernel's is written (as
+ * CUPTI gives a kernel measured under replay no times, so the replay's records tell
+ * which is which by order). */
 static void *meanwhile(void *unused)
 {
 	pthread_mutex_lock(&meanwhile_lock);
@@ -383,8 +385,12 @@ static void *meanwhile(void *unused)
 		pthread_cond_wait(&meanwhile_cond, &meanwhile_lock);
 	pthread_mutex_unlock(&meanwhile_lock);
 	call(RUNTIME(cudaMemcpy_v3020), 72, NULL, NULL);
-	copy_record(72);
 	call(RUNTIME(cudaGraphLaunch_v10000), 73, NULL, NULL);
+	pthread_mutex_lock(&meanwhile_lock);
+	while (!measured_recorded)
+		pthread_cond_wait(&meanwhile_cond, &meanwhile_lock);
+	pthread_mutex_unlock(&meanwhile_lock);
+	copy_record(72);
 	graph_kernel(73, "_Z4stepv", 1, 0x100000001);
 	graph_kernel(73, "_Z4stepv", 1, 0x100000002);
 	return NULL;
@@ -496,13 +502,17 @@ static void counter_scenario(const char *scenario)
 			 CUPTI_API_ENTER, 71, "_Z5chasePj", &params, CONTEXT);
 		pthread_mutex_lock(&meanwhile_lock);
 		measuring_now = 1;
-		pthread_cond_signal(&meanwhile_cond);
+		pthread_cond_broadcast(&meanwhile_cond);
 		pthread_mutex_unlock(&meanwhile_lock);
 		struct timespec run = { 0, 50000000 }; /* the kernel runs 50 ms */
 		nanosleep(&run, NULL);
 		fake.api(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel,
 			 CUPTI_API_EXIT, 71, "_Z5chasePj", &params, CONTEXT);
 		kernel(71, "_Z5chasePj");
+		pthread_mutex_lock(&meanwhile_lock);
+		measured_recorded = 1;
+		pthread_cond_broadcast(&meanwhile_cond);
+		pthread_mutex_unlock(&meanwhile_lock);
 		pthread_join(other, NULL);
 	} else if (!strcmp(scenario, "counters-captured")) {
 		fake.capture(1);

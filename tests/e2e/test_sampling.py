@@ -254,13 +254,17 @@ def test_a_program_that_forks_keeps_its_exit_status_and_its_samples(tmp_path):
     # and its exit: the C library's exit handlers and the libraries' destructors, the
     # recorder's last flush among them (a sample in _dl_fini seen once)
     exiting = sum(c for f, c in stacks.items() if ";__libc_start_call_main;exit;" in f)
+    # and main's own instructions, and its reads of its CPU clock around the spin (a
+    # sample of each seen once under AddressSanitizer)
+    exiting += sum(c for f, c in stacks.items() if f.endswith(";__libc_start_call_main;main")
+                   or re.search(r";main;[^;]*clock_gettime[^;]*$", f))
     stray = 3 if os.environ.get("GPUPROF_SANITIZER") == "thread" else 0
     # 300 a second of each one's time, as it measured it (0.3 s of CPU time: 90)
     parent_cpu, child_cpu = map(float, re.search(
         r"parent's spin ([0-9.]+), child ([0-9.]+)", r.stdout).groups())
     assert_rate(spun, parent_cpu)
     assert forked <= 5 and stubs <= 2 and waited <= 2, stacks
-    assert exiting <= 2, stacks
+    assert exiting <= 4, stacks
     assert sum(stacks.values()) - spun - forked - stubs - waited - exiting <= stray, stacks
     if child is None:
         return

@@ -20,10 +20,12 @@ COPIES = 2 * (4 * ITERATIONS + 2)     # write, fill, copy, read per round; a map
 
 @pytest.fixture(scope="module")
 def busy_run(tmp_path_factory):
-    """busy traced once with every format."""
+    """busy traced once with every format (its device work and calls: not its
+    allocations, whose timeline is test_memory.py's)."""
     tmp = tmp_path_factory.mktemp("busy")
     busy = os.path.join(SAMPLES, "busy")
-    r = trace(tmp, ["-r", "-f", "csv", "sqlite", "json", "pftrace", "--keep-spool"],
+    r = trace(tmp, ["-r", "--memory-allocation-trace=false", "-f", "csv", "sqlite", "json",
+                    "pftrace", "--keep-spool"],
               [busy, "-n", "4096", "-i", str(ITERATIONS)])
     assert r.returncode == 0, r.stderr
     found = outputs(tmp)

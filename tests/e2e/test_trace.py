@@ -319,7 +319,11 @@ def test_stats_match_the_trace(tmp_path, busy):
         assert abs(float(s["StdDev"]) - std) < 1e-3 * max(1.0, std)
     domains = {r["Name"]: int(r["Calls"]) for r in out.csv("domain_stats.csv")}
     api_calls = len(out.csv("opencl_api_trace.csv"))
-    assert domains == {"KERNEL_DISPATCH": 12, "MEMORY_COPY": 20, "OPENCL_API": api_calls}
+    # busy's buffers: each made and released once (--sys-trace follows allocations)
+    allocations = out.csv("memory_allocation_trace.csv")
+    assert len(allocations) > 0 and len(allocations) % 2 == 0
+    assert domains == {"KERNEL_DISPATCH": 12, "MEMORY_COPY": 20, "OPENCL_API": api_calls,
+                       "MEMORY_ALLOCATION": len(allocations)}
 
 
 def test_summary_on_stderr(tmp_path, vcopy):
@@ -363,7 +367,8 @@ def test_truncate_kernels_keeps_plain_names(tmp_path, vcopy):
 def test_memory_cap_drops_and_counts(tmp_path, launcher):
     """A cap of one buffer: the application's thread takes it with its first API call,
     so gpuprof's collector gets none and every kernel record is dropped and counted."""
-    r = trace(tmp_path, ["--runtime-trace", "--buffer-size", "4096", "--buffer-limit", "4096"],
+    r = trace(tmp_path, ["--runtime-trace", "--memory-allocation-trace=false", "--buffer-size",
+                         "4096", "--buffer-limit", "4096"],
               [launcher, "3000", "exit:0"])
     assert r.returncode == 0, r.stderr
     out = only_process(tmp_path)
