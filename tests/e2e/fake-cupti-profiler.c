@@ -104,36 +104,33 @@ void fake_cupti_fail_next_replay(void)
 	fail_next_replay = 1;
 }
 
-unsigned fake_cupti_ranges_started(void)
+/* A count, read under the lock (the replay's threads). */
+static unsigned read_locked(const unsigned *count)
 {
 	pthread_mutex_lock(&lock);
-	unsigned n = ranges_started;
+	unsigned n = *count;
 	pthread_mutex_unlock(&lock);
 	return n;
+}
+
+unsigned fake_cupti_ranges_started(void)
+{
+	return read_locked(&ranges_started);
 }
 
 unsigned fake_cupti_set_configs(void)
 {
-	pthread_mutex_lock(&lock);
-	unsigned n = set_configs;
-	pthread_mutex_unlock(&lock);
-	return n;
+	return read_locked(&set_configs);
 }
 
 unsigned fake_cupti_profiler_refused(void)
 {
-	pthread_mutex_lock(&lock);
-	unsigned n = refused;
-	pthread_mutex_unlock(&lock);
-	return n;
+	return read_locked(&refused);
 }
 
 unsigned fake_cupti_availability_images(void)
 {
-	pthread_mutex_lock(&lock);
-	unsigned n = availability_images;
-	pthread_mutex_unlock(&lock);
-	return n;
+	return read_locked(&availability_images);
 }
 
 void fake_profiler_context(CUcontext context, int alive)
