@@ -24,6 +24,7 @@
 #include "core/clock.h"
 #include "core/record.h"
 #include "runtime/recorder.h"
+#include "callbacks.h"
 #include "counters.h"
 #include "graphs.h"
 #include "nvidia-proc.h"
@@ -279,8 +280,8 @@ static int collect(int final)
  * driver itself (cuLaunchKernel: Triton, JITs) is seen in the driver domain. Each
  * launching call, whichever domain, is where its work's stack, launch point and counters
  * are taken, under its own correlation id (docs/CUDA.md says why). */
-enum { RUNTIME, DRIVER, LAUNCH_DOMAINS };
-#define MAX_CBID 1024 /* above both domains' CBID_SIZE in CUPTI 13 */
+enum { RUNTIME = CALLBACK_RUNTIME, DRIVER = CALLBACK_DRIVER, LAUNCH_DOMAINS = CALLBACK_DOMAINS };
+#define MAX_CBID CALLBACK_MAX_CBID
 
 static struct {
 	uint8_t launches[LAUNCH_DOMAINS][MAX_CBID]; /* what the function launches: kernels or
@@ -327,33 +328,26 @@ static int launches_work(const char *function)
 	return LAUNCHES_NOTHING;
 }
 
+/* A launching function: what is traced; while counters are collected every launch,
+ * which must wait for a kernel measured on another thread. */
+static int launch_visit(int d, uint32_t cbid, const char *name, void *arg)
+{
+	(void)arg;
+	int what = launches_work(name);
+	if (!(what == LAUNCHES_KERNELS && trace.kernel) &&
+	    !(what == LAUNCHES_COPIES && trace.memory_copy) &&
+	    !(what != LAUNCHES_NOTHING && counting))
+		return 0;
+	launch.launches[d][cbid] = (uint8_t)what; /* (read once its callback is enabled) */
+	return 1;
+}
+
 /* Subscribes to the callbacks of every function of both domains that launches what is
  * traced (kernels, copies): 0, or -1 when CUPTI names none (then nothing is
  * subscribed). */
 static int subscribe_launches(CUpti_SubscriberHandle subscriber)
 {
-	static const CUpti_CallbackDomain domains[LAUNCH_DOMAINS] = {
-		[RUNTIME] = CUPTI_CB_DOMAIN_RUNTIME_API, [DRIVER] = CUPTI_CB_DOMAIN_DRIVER_API };
-	static const uint32_t sizes[LAUNCH_DOMAINS] = {
-		[RUNTIME] = CUPTI_RUNTIME_TRACE_CBID_SIZE, [DRIVER] = CUPTI_DRIVER_TRACE_CBID_SIZE };
-	int found = 0;
-	for (int d = 0; d < LAUNCH_DOMAINS; d++)
-		for (uint32_t cbid = 1; cbid < sizes[d] && cbid < MAX_CBID; cbid++) {
-			const char *name = NULL;
-			if (cuptiGetCallbackName(domains[d], cbid, &name) != CUPTI_SUCCESS)
-				continue;
-			/* what is traced; while counters are collected every launch, which must
-			 * wait for a kernel measured on another thread */
-			int what = launches_work(name);
-			if (!(what == LAUNCHES_KERNELS && trace.kernel) &&
-			    !(what == LAUNCHES_COPIES && trace.memory_copy) &&
-			    !(what != LAUNCHES_NOTHING && counting))
-				continue;
-			if (cuptiEnableCallback(1, subscriber, domains[d], cbid) != CUPTI_SUCCESS)
-				continue;
-			launch.launches[d][cbid] = (uint8_t)what;
-			found++;
-		}
+	int found = callback_each(subscriber, launch_visit, NULL);
 	if (!found)
 		recorder_report("CUPTI names no API function that launches work: no launch stacks, "
 				"counters or kernel ranges in this process");
@@ -421,6 +415,15 @@ static __attribute__((noinline)) uint32_t launch_name(const char *function)
 	return recorder_intern(base);
 }
 
+/* The string id of a launching or allocating function's name, interned once. */
+static uint32_t call_name(int d, CUpti_CallbackId cbid, const CUpti_CallbackData *call)
+{
+	uint32_t name = atomic_load(&launch.names[d][cbid]);
+	if (!name)
+		atomic_store(&launch.names[d][cbid], name = launch_name(call->functionName));
+	return name;
+}
+
 /* At each launching call, on the launching thread: on entry, before the real function
  * runs, its call stack or its launch point, keyed by the correlation id its work's
  * activity records carry, once per id (a call the runtime makes to the driver for the
@@ -433,13 +436,8 @@ static void on_launch(int d, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
 		nested = launches_open++ && call->correlationId == launch_open_id;
 		if (launches_open == 1) {
 			launch_open_id = call->correlationId;
-			if (graphs) { /* a node captured inside it is made by it */
-				uint32_t name = atomic_load(&launch.names[d][cbid]);
-				if (!name)
-					atomic_store(&launch.names[d][cbid],
-						     name = launch_name(call->functionName));
-				launch_open_name = name;
-			}
+			if (graphs) /* a node captured inside it is made by it */
+				launch_open_name = call_name(d, cbid, call);
 		}
 		if (controlled && !nested)
 			note_launch_state(call->correlationId, on);
@@ -451,9 +449,7 @@ static void on_launch(int d, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
 	int traced = launch.launches[d][cbid] == LAUNCHES_KERNELS ? trace.kernel : trace.memory_copy;
 	if (call->callbackSite == CUPTI_API_ENTER && !nested && on && traced &&
 	    (launch_stacks || launch.points[d])) {
-		uint32_t name = atomic_load(&launch.names[d][cbid]);
-		if (!name)
-			atomic_store(&launch.names[d][cbid], name = launch_name(call->functionName));
+		uint32_t name = call_name(d, cbid, call);
 		uint32_t record_domain = d == RUNTIME ? DOMAIN_CUDA_API : DOMAIN_CUDA_DRIVER_API;
 		if (launch_stacks)
 			recorder_launch_stack(record_domain, name, call->correlationId, 0);
@@ -471,29 +467,19 @@ static void on_allocation(int d, CUpti_CallbackId cbid, const CUpti_CallbackData
 {
 	if (call->callbackSite != CUPTI_API_ENTER || !recorder_collecting())
 		return;
-	uint32_t name = atomic_load(&launch.names[d][cbid]);
-	if (!name)
-		atomic_store(&launch.names[d][cbid], name = launch_name(call->functionName));
-	recorder_launch_stack(d == RUNTIME ? DOMAIN_CUDA_API : DOMAIN_CUDA_DRIVER_API, name,
+	recorder_launch_stack(d == RUNTIME ? DOMAIN_CUDA_API : DOMAIN_CUDA_DRIVER_API,
+			      call_name(d, cbid, call),
 			      call->correlationId, 0);
 }
 
-/* Subscribes to the functions that allocate device memory (cudaMalloc*, cuMemAlloc*), so
- * that each allocation has its stack (GPUPROF_ALLOCATION_STACKS). */
-static void subscribe_allocations(CUpti_SubscriberHandle subscriber)
+/* A function that allocates device memory (cudaMalloc*, cuMemAlloc*). */
+static int allocation_visit(int d, uint32_t cbid, const char *name, void *arg)
 {
-	static const CUpti_CallbackDomain domains[LAUNCH_DOMAINS] = {
-		[RUNTIME] = CUPTI_CB_DOMAIN_RUNTIME_API, [DRIVER] = CUPTI_CB_DOMAIN_DRIVER_API };
-	static const uint32_t sizes[LAUNCH_DOMAINS] = {
-		[RUNTIME] = CUPTI_RUNTIME_TRACE_CBID_SIZE, [DRIVER] = CUPTI_DRIVER_TRACE_CBID_SIZE };
-	for (int d = 0; d < LAUNCH_DOMAINS; d++)
-		for (uint32_t cbid = 1; cbid < sizes[d] && cbid < MAX_CBID; cbid++) {
-			const char *name = NULL;
-			if (cuptiGetCallbackName(domains[d], cbid, &name) == CUPTI_SUCCESS && name &&
-			    (!strncmp(name, "cudaMalloc", 10) || !strncmp(name, "cuMemAlloc", 10)) &&
-			    cuptiEnableCallback(1, subscriber, domains[d], cbid) == CUPTI_SUCCESS)
-				launch.allocates[d][cbid] = 1;
-		}
+	(void)arg;
+	if (strncmp(name, "cudaMalloc", 10) && strncmp(name, "cuMemAlloc", 10))
+		return 0;
+	launch.allocates[d][cbid] = 1;
+	return 1;
 }
 
 /* cudaProfilerStart/Stop and the driver's cuProfilerStart/Stop (what
@@ -734,8 +720,9 @@ static void start(void)
 		launch_stacks = counting = controlled = 0;
 		launch.points[RUNTIME] = launch.points[DRIVER] = 0;
 	}
+	/* each allocation's stack (GPUPROF_ALLOCATION_STACKS) */
 	if (trace.memory_allocation && recorder_allocation_stacks())
-		subscribe_allocations(subscriber);
+		callback_each(subscriber, allocation_visit, NULL);
 	/* where a graph's kernels were captured: their stack, or their marker range */
 	graphs = trace.kernel && (launch_stacks || trace.markers) &&
 		 graphs_configure(subscriber, launch_stacks) == 0;

@@ -8,6 +8,7 @@
  * cudaGraphInstantiate); the kernels of the instantiated graph carry the copy's id, which
  * a RECORD_GRAPH_NODE_CLONE ties to the node the program made. */
 #include "graphs.h"
+#include "callbacks.h"
 
 #include <pthread.h>
 #include <stdlib.h>
@@ -21,8 +22,7 @@ static int stacks; /* the capture sites are stacks, not only points */
 
 /* The calls that copy a graph's nodes, by domain and cbid, and how deep this thread is in
  * them. */
-#define MAX_CBID 1024
-static uint8_t copying[2][MAX_CBID];
+static uint8_t copying[CALLBACK_DOMAINS][CALLBACK_MAX_CBID];
 static _Thread_local int copying_depth;
 
 /* Each copy's original: the node the program made, a copy's copy resolved to it. Open
@@ -71,32 +71,25 @@ static void add_original(uint64_t node, uint64_t original)
 	originals[i] = (struct original){ node, original };
 }
 
-static int copies_nodes(const char *name)
+/* A call that copies a graph's nodes. */
+static int copying_visit(int d, uint32_t cbid, const char *name, void *arg)
 {
+	(void)arg;
 	static const char *const prefixes[] = { "cudaGraphInstantiate", "cuGraphInstantiate",
 						"cudaGraphExecUpdate", "cuGraphExecUpdate",
 						"cudaGraphClone", "cuGraphClone" };
-	for (size_t i = 0; name && i < sizeof(prefixes) / sizeof(prefixes[0]); i++)
-		if (!strncmp(name, prefixes[i], strlen(prefixes[i])))
+	for (size_t i = 0; i < sizeof(prefixes) / sizeof(prefixes[0]); i++)
+		if (!strncmp(name, prefixes[i], strlen(prefixes[i]))) {
+			copying[d][cbid] = 1;
 			return 1;
+		}
 	return 0;
 }
 
 int graphs_configure(CUpti_SubscriberHandle subscriber, int with_stacks)
 {
 	stacks = with_stacks;
-	static const CUpti_CallbackDomain domains[2] = { CUPTI_CB_DOMAIN_RUNTIME_API,
-							  CUPTI_CB_DOMAIN_DRIVER_API };
-	static const uint32_t sizes[2] = { CUPTI_RUNTIME_TRACE_CBID_SIZE,
-					   CUPTI_DRIVER_TRACE_CBID_SIZE };
-	for (int d = 0; d < 2; d++)
-		for (uint32_t cbid = 1; cbid < sizes[d] && cbid < MAX_CBID; cbid++) {
-			const char *name = NULL;
-			if (cuptiGetCallbackName(domains[d], cbid, &name) == CUPTI_SUCCESS &&
-			    copies_nodes(name) &&
-			    cuptiEnableCallback(1, subscriber, domains[d], cbid) == CUPTI_SUCCESS)
-				copying[d][cbid] = 1;
-		}
+	callback_each(subscriber, copying_visit, NULL);
 	if (cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_RESOURCE,
 				CUPTI_CBID_RESOURCE_GRAPHNODE_CREATED) != CUPTI_SUCCESS ||
 	    cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_RESOURCE,
@@ -110,8 +103,9 @@ int graphs_configure(CUpti_SubscriberHandle subscriber, int with_stacks)
 
 int graphs_api(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const CUpti_CallbackData *call)
 {
-	int d = domain == CUPTI_CB_DOMAIN_RUNTIME_API ? 0 : domain == CUPTI_CB_DOMAIN_DRIVER_API ? 1 : -1;
-	if (d < 0 || cbid >= MAX_CBID || !copying[d][cbid])
+	int d = domain == CUPTI_CB_DOMAIN_RUNTIME_API ? CALLBACK_RUNTIME
+		: domain == CUPTI_CB_DOMAIN_DRIVER_API ? CALLBACK_DRIVER : -1;
+	if (d < 0 || cbid >= CALLBACK_MAX_CBID || !copying[d][cbid])
 		return 0;
 	if (call->callbackSite == CUPTI_API_ENTER)
 		copying_depth++;
