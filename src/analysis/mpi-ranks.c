@@ -189,7 +189,7 @@ static void rank_row(sqlite3_stmt *s, void *arg)
 	k->bytes_received = sqlite3_column_int64(s, 8);
 	k->last_arrivals = sqlite3_column_int64(s, 9);
 	k->caused_ns = sqlite3_column_int64(s, 10);
-	k->device_busy_ns = 0; /* device_busy_in_calls() */
+	k->device_busy_ns = 0; /* mpi_phase_device_busy() */
 	k->device_known = 0;
 }
 
@@ -317,7 +317,7 @@ static void busy_row(sqlite3_stmt *s, void *arg)
  * their overlap with its merged busy intervals (disjoint, by start: those from the last
  * to begin at or before the call's start to the call's end). A rank whose process ran no
  * device work is not measured (no device to be idle). */
-static int device_busy_in_calls(sqlite3 *db, struct mpi_ranks *out, struct error *err)
+int mpi_phase_device_busy(sqlite3 *db, struct mpi_ranks *out, struct error *err)
 {
 	int rc = device_busy_table(db, "mpi_busy", err) ||
 		 each_row(db,
@@ -343,7 +343,7 @@ int mpi_ranks_analyze(sqlite3 *db, struct mpi_ranks *out, struct error *err)
 		return 0;
 	int rc = mpi_match_messages(db, err) || mpi_phase_instances(db, err) ||
 		 mpi_phase_waits(db, err) || mpi_phase_rank_rows(db, out, err) ||
-		 device_busy_in_calls(db, out, err) ||
+		 mpi_phase_device_busy(db, out, err) ||
 		 mpi_phase_collective_rows(db, out, err) || mpi_phase_message_rows(db, out, err);
 	mpi_ranks_name_straggler(out);
 	mpi_match_release(db);

@@ -27,7 +27,7 @@ struct mpi_rank {
 	int64_t last_arrivals; /* collective instances it arrived at last */
 	int64_t caused_ns;     /* the waits of the other ranks in those */
 	int64_t device_busy_ns; /* of mpi_ns, while its device work ran (kernels, copies) */
-	int device_known;      /* device_busy_ns was measured (its run in one database) */
+	int device_known;      /* device_busy_ns was measured (its process ran device work) */
 };
 
 struct mpi_collective {
@@ -69,6 +69,9 @@ int mpi_phase_messages(sqlite3 *db, struct error *err);
 int mpi_phase_instances(sqlite3 *db, struct error *err);
 int mpi_phase_waits(sqlite3 *db, struct error *err);
 int mpi_phase_rank_rows(sqlite3 *db, struct mpi_ranks *out, struct error *err);
+/* The time each rank's device work ran during its MPI calls (the rows' device_busy_ns,
+ * device_known), from mpi_m and the database's kernels and copies. */
+int mpi_phase_device_busy(sqlite3 *db, struct mpi_ranks *out, struct error *err);
 int mpi_phase_collective_rows(sqlite3 *db, struct mpi_ranks *out, struct error *err);
 int mpi_phase_message_rows(sqlite3 *db, struct mpi_ranks *out, struct error *err);
 /* Names the rank whose late arrivals cost the others most (out->straggler; -1: none). */

@@ -476,6 +476,7 @@ static int route_sends(sqlite3 *db, const struct names *comms, struct error *err
 
 struct rank_row {
 	int64_t rank, pid, window_ns, mpi_ns, wait_ns, calls, sent, received;
+	int64_t device_busy_ns, device_known;
 	char host[64];
 };
 
@@ -485,7 +486,8 @@ static void gather_rows(struct mpi_ranks *local, struct mpi_ranks *all)
 	if (local->rank_count) {
 		const struct mpi_rank *k = &local->ranks[0];
 		mine = (struct rank_row){ k->rank, k->pid, k->window_ns, k->mpi_ns, k->wait_ns,
-					  k->calls, k->bytes_sent, k->bytes_received, "" };
+					  k->calls, k->bytes_sent, k->bytes_received,
+					  k->device_busy_ns, k->device_known, "" };
 		snprintf(mine.host, sizeof(mine.host), "%s", k->host);
 	}
 	struct rank_row *rows = rank == 0 ? xcalloc((size_t)size, sizeof(*rows)) : NULL;
@@ -514,7 +516,8 @@ static void gather_rows(struct mpi_ranks *local, struct mpi_ranks *all)
 		struct mpi_rank *k = &all->ranks[all->rank_count++];
 		*k = (struct mpi_rank){ rows[i].rank, rows[i].pid, xstrdup(rows[i].host),
 					rows[i].window_ns, rows[i].mpi_ns, rows[i].wait_ns,
-					rows[i].calls, rows[i].sent, rows[i].received, 0, 0 };
+					rows[i].calls, rows[i].sent, rows[i].received, 0, 0,
+					rows[i].device_busy_ns, (int)rows[i].device_known };
 	}
 	all->late = late;
 	all->late_count = total / sizeof(*late);
@@ -617,6 +620,7 @@ int main(int argc, char **argv)
 	ok = ok && all_ok(reduce_instances(db, &in, &err) == 0 && mpi_phase_waits(db, &err) == 0);
 	ok = ok && all_ok(reduce_waits(db, &in, &err) == 0 &&
 			  mpi_phase_rank_rows(db, &local, &err) == 0 &&
+			  mpi_phase_device_busy(db, &local, &err) == 0 &&
 			  mpi_phase_message_rows(db, &local, &err) == 0);
 	if (ok) {
 		gather_rows(&local, &all);

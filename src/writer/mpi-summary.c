@@ -62,8 +62,7 @@ static int ranks_table(FILE *out, enum table_format format,
 				table_double(t, in_units(u, k->device_busy_ns), u->decimals);
 				table_double(t, in_units(u, k->mpi_ns - k->device_busy_ns),
 					     u->decimals);
-			} else { /* no device work, or each rank's recording apart (summary
-				  * --mpi): not measured */
+			} else { /* no device work: no device to be busy or idle */
 				table_null(t);
 				table_null(t);
 			}
