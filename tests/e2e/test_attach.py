@@ -356,7 +356,8 @@ def test_gil_from_outside(tmp_path):
         assert thread_samples(out, spinner) + thread_samples(out, hasher) == kept
         # 1.5 s sampled: the hashing thread's samples left out but those of a tick's lag
         # (each thread has a tenth of a CPU at least, on a machine kept busy)
-        assert thread_samples(out, hasher) <= 0.25 * int(left_out.group(1))
+        share = 1.0 if os.environ.get("GPUPROF_SANITIZER") else 0.25  # (see test_sampling_python)
+        assert thread_samples(out, hasher) <= share * int(left_out.group(1))
         assert int(left_out.group(1)) >= 0.1 * RATE * 1.5, r.stderr
         assert thread_samples(out, spinner) >= 0.1 * RATE * 1.5, r.stderr
     finally:

@@ -129,10 +129,13 @@ def test_wall_clock_sampling_counts_the_threads_that_wait_for_a_cpu(tmp_path):
                        "WHERE k.stack_id = s.stack_id"):
         stacks[x["tid"]][x["function"]] += 1
     counts = thread_counts(out)
+    # (ThreadSanitizer's runtime slows the ticking thread that reads the waits: 21 % off
+    # seen on a busy machine)
+    tolerance = 0.3 if os.environ.get("GPUPROF_SANITIZER") == "thread" else 0.15
     for tid, (wall, user, cpu) in threads.items():
         # within 15 % of 300 a second of the time it existed (the last tick's share of
         # waiting is read after it ended, and lost)
-        assert abs(counts[tid] - 300 * wall) <= 0.15 * 300 * wall, (tid, counts[tid], wall)
+        assert abs(counts[tid] - 300 * wall) <= tolerance * 300 * wall, (tid, counts[tid], wall)
         waiting = stacks[tid]["[waiting for a CPU]"]
         # it waited for a CPU at least a third of the time it existed
         assert waiting >= 0.3 * 300 * wall, (tid, waiting, wall)
