@@ -6,13 +6,12 @@ import json
 import os
 import pty
 import re
-import shutil
 import signal
 import sqlite3
 import subprocess
 import time
 
-from conftest import BUILD, GPUPROF, HOST, outputs, recording, run, trace
+from conftest import BUILD, GPUPROF, outputs, recording, run, trace
 from pftrace import Trace
 
 

@@ -10,7 +10,7 @@ import sys
 
 import pytest
 
-from conftest import BUILD, GPUPROF, TESTS, outputs, run, trace
+from conftest import GPUPROF, TESTS, outputs, run, trace
 from pftrace import Trace
 
 MARKERS = os.path.join(TESTS, "markers")

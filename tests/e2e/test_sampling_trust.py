@@ -8,7 +8,6 @@ import csv
 import glob
 import os
 import re
-import sqlite3
 
 import pytest
 
