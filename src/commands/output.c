@@ -475,8 +475,8 @@ int output_from_spool(const char *spool_path, const char *prefix,
 	if (request->formats & (FORMAT_SQLITE | from_database)) {
 		strbuf_addf(&db_path, temporary ? "%s_report.db.partial" : "%s_results.db", prefix);
 		job.db_path = db_path.buf;
-		if (temporary)
-			unfinished_add(db_path.buf);
+		if (temporary) /* made by the database thread's rename */
+			unfinished_list(db_path.buf);
 		threaded = thread_create(&thread, build_database, &job) == 0;
 		if (!threaded)
 			build_database(&job);

@@ -682,8 +682,13 @@ out:
 	}
 	if (l.db && sqlite3_close(l.db) != SQLITE_OK && rc == 0)
 		rc = error_set(err, "cannot write '%s': %s", temporary.buf, store_write_error(l.db));
-	if (rc == 0 && rename(temporary.buf, db_path) < 0)
-		rc = error_set(err, "cannot create '%s': %s", db_path, strerror(errno));
+	if (rc == 0) { /* db_path may be a listed temporary of the caller's: made here */
+		unfinished_add(db_path);
+		if (rename(temporary.buf, db_path) < 0)
+			rc = error_set(err, "cannot create '%s': %s", db_path, strerror(errno));
+		unfinished_created(db_path);
+		unfinished_forget(db_path);
+	}
 	if (rc)
 		unlink(temporary.buf);
 	unfinished_forget(temporary.buf);

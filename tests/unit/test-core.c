@@ -204,6 +204,56 @@ static void test_unfinished_after_removal(void)
 		CHECK(stat(unfinished_paths[i], &st) < 0);
 }
 
+/* A second interrupt that comes while another thread is making a listed file (between
+ * unfinished_add() and the file's existence, the thread perhaps preempted there) waits
+ * for it before it removes the files: removing first would let that file appear after
+ * the removal, and the _exit() that follows end the thread before it removes it. */
+static atomic_int making_added, making_go, making_made, removal_done;
+
+static void *make_when_told(void *unused)
+{
+	unfinished_add(unfinished_paths[0]);
+	atomic_store(&making_added, 1);
+	poll_until(&making_go);
+	close(open(unfinished_paths[0], O_WRONLY | O_CREAT, 0644));
+	atomic_store(&making_made, 1);
+	unfinished_created(unfinished_paths[0]);
+	return unused;
+}
+
+static void *remove_all(void *unused)
+{
+	unfinished_remove_all();
+	atomic_store(&removal_done, 1);
+	return unused;
+}
+
+static void test_unfinished_removal_waits_for_a_file_being_made(void)
+{
+	snprintf(unfinished_paths[0], sizeof(unfinished_paths[0]), "%s/making.partial",
+		 workdir);
+	pid_t child = fork();
+	if (child == 0) {
+		pthread_t maker, remover;
+		struct stat st;
+		if (pthread_create(&maker, NULL, make_when_told, NULL) || !poll_until(&making_added) ||
+		    pthread_create(&remover, NULL, remove_all, NULL))
+			_exit(2);
+		usleep(50000);
+		if (atomic_load(&removal_done))
+			_exit(3); /* it did not wait for the file being made */
+		atomic_store(&making_go, 1);
+		if (!poll_until(&removal_done))
+			_exit(4);
+		_exit(atomic_load(&making_made) && stat(unfinished_paths[0], &st) < 0 ? 0 : 5);
+	}
+	int status = -1;
+	waitpid(child, &status, 0);
+	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	struct stat st;
+	CHECK(stat(unfinished_paths[0], &st) < 0);
+}
+
 static void test_spool_checksum(void)
 {
 	unsigned char data[8192 + 64];
@@ -731,6 +781,7 @@ int main(int argc, char **argv)
 {
 	static const struct check_test tests[] = {
 		CHECK_TEST(spool), CHECK_TEST(spool_file_size_limit), CHECK_TEST(unfinished_after_removal),
+		CHECK_TEST(unfinished_removal_waits_for_a_file_being_made),
 		CHECK_TEST(spool_checksum), CHECK_TEST(paths), CHECK_TEST(options), CHECK_TEST(stats),
 		CHECK_TEST(welch), CHECK_TEST(names_and_csv), CHECK_TEST(strbuf_without_memory),
 		CHECK_TEST(pc_samples_csv), CHECK_TEST(recorder_in_child), CHECK_TEST(recorder),
