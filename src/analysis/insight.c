@@ -28,6 +28,7 @@ RULE(pageable_copies)
 RULE(copy_kernel_serial)
 RULE(one_queue)
 RULE(latency_bound)
+RULE(exposed_communication)
 #undef RULE
 void rule_sync_per_launch_call(void *state, const struct insight_process *p,
 			       const struct insight_call *c);
@@ -54,6 +55,9 @@ void rule_one_queue_item(void *state, const struct insight_process *p,
 			 const struct insight_device *d, const struct insight_activity *a);
 void rule_latency_bound_item(void *state, const struct insight_process *p,
 			     const struct insight_device *d, const struct insight_activity *a);
+void rule_exposed_communication_item(void *state, const struct insight_process *p,
+				     const struct insight_device *d,
+				     const struct insight_activity *a);
 
 const struct insight_rule insight_rules[] = {
 	{ "device-idle", "the device sat idle between its work", rule_device_idle_begin, NULL,
@@ -77,6 +81,9 @@ const struct insight_rule insight_rules[] = {
 	{ "latency-bound", "kernels whose SMs and memory both stay far below their peak "
 			   "(speed-of-light counters)", rule_latency_bound_begin, NULL,
 	  rule_latency_bound_item, NULL, rule_latency_bound_finish },
+	{ "exposed-communication", "communication kernels (NCCL's) running alone, not "
+				   "overlapped with compute", rule_exposed_communication_begin,
+	  NULL, rule_exposed_communication_item, NULL, rule_exposed_communication_finish },
 };
 const size_t insight_rule_count = sizeof(insight_rules) / sizeof(insight_rules[0]);
 

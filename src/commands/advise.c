@@ -86,6 +86,17 @@ int advise_print(char *const *inputs, int count, const char *format, FILE *out,
 	return rc;
 }
 
+/* The rules, a line each: the id, aligned, and what it looks for. */
+static void list_rules(void)
+{
+	int width = 0;
+	for (size_t r = 0; r < insight_rule_count; r++)
+		if ((int)strlen(insight_rules[r].id) > width)
+			width = (int)strlen(insight_rules[r].id);
+	for (size_t r = 0; r < insight_rule_count; r++)
+		printf("%-*s  %s\n", width, insight_rules[r].id, insight_rules[r].title);
+}
+
 int cmd_advise(int argc, char **argv)
 {
 	int help = -1, list = -1;
@@ -106,8 +117,7 @@ int cmd_advise(int argc, char **argv)
 		if (help == 1)
 			options_print_help(stdout, usage, description, table);
 		else
-			for (size_t r = 0; r < insight_rule_count; r++)
-				printf("%-20s %s\n", insight_rules[r].id, insight_rules[r].title);
+			list_rules();
 		free(inputs);
 		return 0;
 	}

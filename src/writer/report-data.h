@@ -9,6 +9,7 @@
 #include <stdio.h>
 
 #include "analysis/insight.h"
+#include "analysis/communication.h"
 #include "analysis/memory.h"
 #include "analysis/mpi-ranks.h"
 #include "analysis/profile.h"
@@ -62,6 +63,7 @@ struct report {
 	int64_t *mpi_inputs;          /* their inputs, from 0 as in summary's tables */
 	size_t mpi_count;
 	struct memory_report memory;  /* device memory held, every input */
+	struct communication_report communication; /* every input */
 	int64_t samples;
 	struct profile_tree launches; /* launches with a call stack (trace --launch-stacks) */
 	struct strbuf inputs;         /* what was read, a line per process */

@@ -329,7 +329,8 @@ static int read_input(const char *path, int input, int inputs, struct report *r,
 		rc = -1;
 	}
 	if (rc == 0) /* its device memory, once the other readers are done */
-		rc = memory_gather(db, input, &r->memory, err);
+		rc = memory_gather(db, input, &r->memory, err) ||
+		     communication_gather(db, input, &r->communication, err) ? -1 : 0;
 	if (rc == 0) /* the run over time, this input's findings pinned on it */
 		report_timeline_draw(&timelines.read, r->findings.items + first_finding,
 				     r->findings.count - first_finding, &r->timelines);
@@ -389,6 +390,7 @@ int report_write(char *const *inputs, int count, const char *roofline, const cha
 	free(r.mpi_inputs);
 	profile_release(&r.launches);
 	memory_release(&r.memory);
+	communication_release(&r.communication);
 	for (size_t i = 0; i < r.flame_count; i++) {
 		free(r.flames[i].title);
 		profile_release(&r.flames[i].tree);

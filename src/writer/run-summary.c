@@ -19,6 +19,7 @@
 #include "util/sort.h"
 #include "util/strbuf.h"
 #include "util/table.h"
+#include "writer/communication-summary.h"
 #include "writer/memory-summary.h"
 #include "writer/mpi-summary.h"
 #include "writer/writer.h"
@@ -76,6 +77,7 @@ struct summary {
 	int64_t *mpi_inputs;
 	size_t mpi_count;
 	struct memory_report memory;  /* device memory, every input */
+	struct communication_report communication; /* every input */
 	struct findings findings;     /* gpuprof advise's, every input */
 	int64_t *finding_inputs;      /* the input of each finding */
 };
@@ -610,7 +612,8 @@ static int gather_input(sqlite3 *db, const char *path, struct summary *s,
 	int rc = export_database(db, &writer, 1, options, written, err) ||
 		 profile_gather(db, &all, &s->samples, err) ||
 		 profile_gather_launches(db, &all, &s->launches, err) ||
-		 memory_gather(db, (int)s->input, &s->memory, err);
+		 memory_gather(db, (int)s->input, &s->memory, err) ||
+		 communication_gather(db, (int)s->input, &s->communication, err);
 	struct error job_err;
 	if (store_job_finish(&job, &job_err) && !rc) {
 		*err = job_err;
@@ -669,6 +672,7 @@ static int print_summary(const struct printer *pr, struct summary *s, struct err
 	     hot_functions_table(pr, s, err) || launch_sites_table(pr, s, err);
 	struct mpi_summary_units units = mpi_summary_units_of(pr->units);
 	rc = rc || memory_summary_tables(stdout, pr->format, &s->memory, err) ||
+	     communication_summary_table(stdout, pr->format, &units, &s->communication, err) ||
 	     mpi_summary_tables(stdout, pr->format, &units, s->mpi, s->mpi_inputs,
 				s->mpi_count, err) ||
 	     findings_table(pr, s, err);
@@ -768,6 +772,7 @@ int run_summary_print(char *const *inputs, int count, const char *format,
 	findings_release(&s.findings);
 	free(s.finding_inputs);
 	memory_release(&s.memory);
+	communication_release(&s.communication);
 	free(s.devices);
 	free(s.processes);
 	free(s.agents);

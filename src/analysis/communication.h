@@ -1,0 +1,55 @@
+/* Communication on the devices: how long each process's collective-communication kernels
+ * (NCCL's and RCCL's, known by name: "nccl...") ran on each device, how much of that
+ * time compute kernels ran beside them on the same device (overlapped) and how much they
+ * ran alone (exposed: the time a step waits for communication), as Holistic Trace
+ * Analysis and nsys's nccl_gpu_overlap_trace recipe count it. Memory copies are neither.
+ * For gpuprof summary's COMMUNICATION table, the report, and advise's
+ * exposed-communication rule (one sweep for all three). */
+#ifndef GPUPROF_ANALYSIS_COMMUNICATION_H
+#define GPUPROF_ANALYSIS_COMMUNICATION_H
+
+#include <sqlite3.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "util/error.h"
+
+/* Whether a kernel's name is a communication library's ("ncclDevKernel_AllReduce_...",
+ * "ncclKernel_...", a demangled "void ncclKernel<...>"). */
+int communication_kernel(const char *name);
+
+/* One device's kernels, fed in order of start: the times of the union of the
+ * communication kernels, of the compute kernels, and of their intersection. Constant
+ * memory: everything fed so far started at or before pos, so each kind covers
+ * [pos, its latest end) from pos on. Zeroed to begin. */
+struct overlap_sweep {
+	int started;
+	int64_t pos, communication_end, compute_end;
+	uint64_t communication_kernels, compute_kernels;
+	int64_t communication_ns, compute_ns, overlapped_ns; /* exposed: the first less the last */
+};
+
+void overlap_sweep_add(struct overlap_sweep *s, int64_t start, int64_t end, int communication);
+/* Counts the time after the last start; the sums are final. */
+void overlap_sweep_finish(struct overlap_sweep *s);
+
+/* A process's device that ran communication kernels. */
+struct communication_device {
+	int input;              /* which database (0, 1, ...) */
+	int64_t pid;
+	char *device;           /* the device's name */
+	struct overlap_sweep sweep;
+};
+
+struct communication_report {
+	struct communication_device *devices;
+	size_t count;
+};
+
+/* Adds each process and device of db that ran communication kernels (input: its number
+ * among several inputs). 0, or -1 with err set. */
+int communication_gather(sqlite3 *db, int input, struct communication_report *r,
+			 struct error *err);
+void communication_release(struct communication_report *r);
+
+#endif

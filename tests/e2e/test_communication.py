@@ -1,0 +1,115 @@
+"""Communication on the devices: NCCL's kernels against the compute kernels beside them
+(analysis/communication.h), on generated recordings with exact times: gpuprof summary's
+COMMUNICATION table, the report's section, and advise's exposed-communication finding,
+at its threshold and not on the overlapped version."""
+import json
+
+from conftest import GPUPROF, csv_table, recording, run
+
+US = 1000
+HEAD = ["process pid=4242 command=train", "agent id=0 type=cpu name=Host",
+        'agent id=1 name="Test GPU"', "queue id=1 agent=1", "queue id=2 agent=1",
+        "queue id=3 agent=1"]
+ALLREDUCE = "ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4096ul>)"
+
+
+def steps(count, period, compute, communication, extra=()):
+    """Each step at t = 1 ms + i * period: a compute kernel on queue 1 over
+    [t + compute[0], t + compute[1]] and an all-reduce on queue 2 over
+    [t + communication[0], t + communication[1]] (us); extra: (step, queue, name, from,
+    to) kernels added to a step."""
+    lines, t = list(HEAD), 1_000_000
+    for i in range(count):
+        lines += [f"kernel name=gemm queue=1 start={t + compute[0] * US} "
+                  f"end={t + compute[1] * US}",
+                  f'kernel name="{ALLREDUCE}" queue=2 start={t + communication[0] * US} '
+                  f"end={t + communication[1] * US}"]
+        lines += [f'kernel name="{name}" queue={q} start={t + a * US} end={t + b * US}'
+                  for step, q, name, a, b in extra if step == i]
+        t += period * US
+    return lines + [f"end time={t}"]
+
+
+# ten steps of 1 ms: gemm 0-300 us, all-reduce 200-500 us (100 us beside gemm, 200 alone);
+# step 0 has a second compute kernel 250-350 us on its own queue, beside both (overlap
+# 200-350: 150 us; compute 0-350); step 1 a send/receive 400-600 us overlapping the
+# all-reduce (communication 200-600: 400 us, 300 alone)
+EXTRA = [(0, 3, "softmax", 250, 350), (1, 3, "void ncclKernel_SendRecv(ncclWorkElem)", 400, 600)]
+COMMUNICATION = 9 * 300 + 400
+OVERLAPPED = 9 * 100 + 150
+COMPUTE = 9 * 300 + 350
+SPAN = 9 * 1000 + 500
+
+
+def findings(tmp_path, db):
+    r = run([GPUPROF, "advise", "--format", "json", db], cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    [table] = json.loads(r.stdout)
+    return {row["Rule"]: row for row in (dict(zip(table["columns"], r)) for r in table["rows"])}
+
+
+def test_communication_overlapped_and_exposed_exact(tmp_path):
+    db = recording(tmp_path / "run", steps(10, 1000, (0, 300), (200, 500), EXTRA))
+    s = run([GPUPROF, "summary", "-u", "usec", "--format", "csv", db], cwd=tmp_path)
+    assert s.returncode == 0, s.stderr
+    (row,) = csv_table(s.stdout, "# COMMUNICATION (")
+    assert (row["Pid"], row["Device"], row["Communication kernels"], row["Compute kernels"]) \
+        == ("4242", "Test GPU", "11", "11")
+    assert (float(row["Communication (usec)"]), float(row["Overlapped (usec)"]),
+            float(row["Exposed (usec)"]), float(row["Compute (usec)"])) == \
+        (COMMUNICATION, OVERLAPPED, COMMUNICATION - OVERLAPPED, COMPUTE)
+    assert row["Exposed %"] == f"{100 * (COMMUNICATION - OVERLAPPED) / COMMUNICATION:.2f}"
+
+    found = findings(tmp_path, db)
+    assert set(found) == {"exposed-communication"}, found
+    f = found["exposed-communication"]
+    assert f["Cost_ns"] == (COMMUNICATION - OVERLAPPED) * US
+    assert f["Finding"] == (
+        "GPU 1 (Test GPU) ran communication kernels alone, with no compute kernel beside "
+        f"them, for 2.050 ms: {100 * 2050 / 3100:.1f} % of their 3.100 ms, and of its "
+        "kernels' span 9.500 ms")
+    assert "11 communication kernels ran 3.100 ms, overlapped with compute for 1.050 ms" \
+        in f["Evidence"]
+    # the compute not already beside communication (3.050 - 1.050 ms) could hide it all
+    assert "overlapping could hide up to 2.000 ms of the exposed time" in f["Evidence"]
+
+    page = tmp_path / "page.html"
+    r = run([GPUPROF, "report", "-o", str(page), db], cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    html = page.read_text()
+    section = html.split('<section id="communication">')[1].split("</section>")[0]
+    assert '<table data-table="communication">' in section
+    assert '<a href="#communication">Communication</a>' in html
+
+
+def test_overlapped_communication_is_no_finding(tmp_path):
+    # the all-reduce inside the gemm's time: overlapped whole, nothing exposed
+    db = recording(tmp_path / "run", steps(10, 1000, (0, 300), (100, 300)))
+    s = run([GPUPROF, "summary", "-u", "usec", "--format", "csv", db], cwd=tmp_path)
+    (row,) = csv_table(s.stdout, "# COMMUNICATION (")
+    assert (float(row["Communication (usec)"]), float(row["Overlapped (usec)"]),
+            float(row["Exposed (usec)"])) == (2000, 2000, 0)
+    assert findings(tmp_path, db) == {}
+
+
+def test_exposed_communication_at_its_threshold(tmp_path):
+    """Ten steps of 2 ms, the all-reduce after the gemm: exposed 10 x e us against a span
+    of 9 x 2000 + 300 + e us; the finding needs 1 ms and 5 % of the span, so it fires
+    from e = 100 us (1 ms, 5.4 %) and not at e = 99 (0.99 ms)."""
+    for exposed, fires in ((99, False), (100, True)):
+        db = recording(tmp_path / f"e{exposed}", steps(10, 2000, (0, 300),
+                                                       (300, 300 + exposed)))
+        found = findings(tmp_path, db)
+        assert set(found) == ({"exposed-communication"} if fires else set()), (exposed, found)
+        if fires:
+            assert found["exposed-communication"]["Cost_ns"] == 10 * exposed * US
+
+
+def test_no_communication_no_table(tmp_path):
+    lines = list(HEAD) + ["kernel name=gemm queue=1 start=1000000 end=2000000",
+                          "end time=3000000"]
+    db = recording(tmp_path / "run", lines)
+    s = run([GPUPROF, "summary", "--format", "csv", db], cwd=tmp_path)
+    assert s.returncode == 0, s.stderr
+    assert csv_table(s.stdout, "# COMMUNICATION (") == []
+    assert "COMMUNICATION" not in s.stdout
