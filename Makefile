@@ -85,7 +85,7 @@ CORE_SRC := src/core/record.c src/core/spool.c src/core/paths.c src/core/python-
 	src/core/maps.c src/core/perf-ring.c
 # what runs inside the profiled program: linked into the preload library only
 RECORDER_SRC := $(wildcard src/runtime/*.c)
-STORE_SRC := src/core/recording.c src/core/recording-markers.c src/core/record-list.c src/core/kernel-filter.c src/core/launch-delta.c $(wildcard src/store/*.c) $(wildcard src/writer/*.c) $(wildcard src/analysis/*.c) $(wildcard src/analysis/rules/*.c)
+STORE_SRC := src/core/recording.c src/core/recording-markers.c src/core/recording-communication.c src/core/record-list.c src/core/kernel-filter.c src/core/launch-delta.c $(wildcard src/store/*.c) $(wildcard src/writer/*.c) $(wildcard src/analysis/*.c) $(wildcard src/analysis/rules/*.c)
 # gpuprof compute: what the tests link (no loading of CUPTI), then the rest
 COMPUTE_SRC := src/compute/expr.c src/compute/catalog.c src/compute/workload.c \
 	src/compute/workload-write.c src/compute/analyze.c src/compute/analyze-kernels.c \

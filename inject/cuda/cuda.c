@@ -46,7 +46,7 @@
 /* ---- configuration ---------------------------------------------------------------- */
 
 static struct {
-	int kernel, memory_copy, runtime_api, driver_api, memory_allocation, markers, mangled;
+	int kernel, memory_copy, runtime_api, driver_api, memory_allocation, markers, nccl, mangled;
 } trace;
 
 static int has_token(const char *list, const char *token)
@@ -73,6 +73,7 @@ static void read_config(void)
 	trace.driver_api = has_token(list, "cuda_driver_api");
 	trace.memory_allocation = has_token(list, "memory_allocation");
 	trace.markers = has_token(list, "marker");
+	trace.nccl = has_token(list, "nccl");
 }
 
 /* ---- buffers -------------------------------------------------------------------------- */
@@ -695,9 +696,9 @@ static void start(void)
 	counting = trace.kernel && counters_configure() == 1;
 	translator.counted = counting && !translator.graph_spans;
 	/* a launch point where nothing else says where a launch began, so that the marker
-	 * ranges (--marker-trace, --torch-trace) take their kernels and counted kernels name
-	 * their thread: the callbacks are taken for them anyway */
-	int points = launching && (trace.markers || counting);
+	 * ranges (--marker-trace, --torch-trace) take their kernels, counted kernels name
+	 * their thread, and NCCL's calls (--nccl-trace) the kernels they launched */
+	int points = launching && (trace.markers || counting || trace.nccl);
 	launch.points[RUNTIME] = points && !trace.runtime_api;
 	launch.points[DRIVER] = points && !trace.driver_api;
 	if (counting && cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_RESOURCE,

@@ -97,7 +97,7 @@ int communication_gather(sqlite3 *db, int input, struct communication_report *r,
 		device_done(r, &d);
 	int rc = row == SQLITE_DONE ? 0 : error_set(err, "%s", sqlite3_errmsg(db));
 	sqlite3_finalize(q);
-	return rc;
+	return rc || communication_gather_calls(db, input, r, err) ? -1 : 0;
 }
 
 void communication_release(struct communication_report *r)
@@ -105,6 +105,8 @@ void communication_release(struct communication_report *r)
 	for (size_t i = 0; i < r->count; i++)
 		free(r->devices[i].device);
 	free(r->devices);
-	r->devices = NULL;
-	r->count = 0;
+	for (size_t i = 0; i < r->call_count; i++)
+		free(r->calls[i].function);
+	free(r->calls);
+	*r = (struct communication_report){ 0 };
 }

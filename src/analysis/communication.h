@@ -4,7 +4,16 @@
  * ran alone (exposed: the time a step waits for communication), as Holistic Trace
  * Analysis and nsys's nccl_gpu_overlap_trace recipe count it. Memory copies are neither.
  * For gpuprof summary's COMMUNICATION table, the report, and advise's
- * exposed-communication rule (one sweep for all three). */
+ * exposed-communication rule (one sweep for all three).
+ *
+ * And NCCL's calls (--nccl-trace) with the kernels they launched (gpuprof_kernel.call_id):
+ * each operation's device time (the union of its kernels), bytes, and bandwidths as
+ * nccl-tests computes them: the algorithm bandwidth, bytes over time, with the bytes
+ * nccl-tests counts (the larger of a call's bytes sent and received: an all-gather's
+ * whole output, a reduce-scatter's whole input); the bus bandwidth, that times 2(n-1)/n
+ * for an all-reduce, (n-1)/n for an all-gather or reduce-scatter, 1 for a broadcast,
+ * reduce, send or receive, n the communicator's ranks. The collectives of a group
+ * (ncclGroupStart ... ncclGroupEnd, NCCL launching at the end) are one operation. */
 #ifndef GPUPROF_ANALYSIS_COMMUNICATION_H
 #define GPUPROF_ANALYSIS_COMMUNICATION_H
 
@@ -41,15 +50,39 @@ struct communication_device {
 	struct overlap_sweep sweep;
 };
 
+/* NCCL's operations of one function (or of one set of functions in a group: their
+ * names joined by "+") and communicator size in a process, those that launched kernels. */
+struct communication_calls {
+	int input;
+	int64_t pid;
+	char *function;
+	int64_t ranks;          /* the communicator's; 0 when unknown or several */
+	uint64_t calls;         /* the collectives (a group's each counted) */
+	uint64_t operations;    /* calls or groups */
+	uint64_t kernels;
+	uint64_t bytes;         /* as nccl-tests counts them, all operations */
+	int64_t device_ns;      /* each operation's kernels' union, summed */
+	double bus_factor;      /* bus bandwidth over algorithm bandwidth; 0: not known */
+};
+
 struct communication_report {
 	struct communication_device *devices;
 	size_t count;
+	struct communication_calls *calls;
+	size_t call_count;
 };
 
-/* Adds each process and device of db that ran communication kernels (input: its number
- * among several inputs). 0, or -1 with err set. */
+/* nccl-tests' bus bandwidth factor of an NCCL function for ranks ranks: 0 when unknown. */
+double communication_bus_factor(const char *function, int64_t ranks);
+
+/* Adds each process and device of db that ran communication kernels, and its NCCL
+ * operations that launched kernels (input: its number among several inputs). 0, or -1
+ * with err set. */
 int communication_gather(sqlite3 *db, int input, struct communication_report *r,
 			 struct error *err);
+/* Its second part, the NCCL operations (communication-calls.c). */
+int communication_gather_calls(sqlite3 *db, int input, struct communication_report *r,
+			       struct error *err);
 void communication_release(struct communication_report *r);
 
 #endif

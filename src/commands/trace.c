@@ -111,7 +111,8 @@ static void trace_table(struct trace_options *o, struct option table[TABLE_SIZE]
 		{ OPTION_BOOL, 0, "nccl-trace", &o->nccl, NULL,
 		  "every call of NCCL's (RCCL's) communication functions: collectives, sends and "
 		  "receives with their bytes, root or peer, communicator and its sequence, groups "
-		  "(nccl_api_trace.csv; docs/MPI.md)" },
+		  "(nccl_api_trace.csv; docs/MPI.md); with --kernel-trace, the kernels each "
+		  "launched (summary's COMMUNICATION CALLS: device time, bandwidths)" },
 		{ OPTION_BOOL, 0, "rccl-trace", &o->nccl, NULL, "the same, as rocprofv3 names it" },
 		{ OPTION_BOOL, 'r', "runtime-trace", &o->runtime, NULL,
 		  "kernels, copies, allocations, markers, OpenCL and CUDA runtime API calls" },

@@ -69,6 +69,7 @@ struct event {
 			int64_t registers, static_local_memory_bytes, dynamic_local_memory_bytes;
 			int64_t stream, context, graph, graph_node;
 			int64_t range_id; /* the innermost range open at launch (marker.range_id) */
+			int64_t call_id;  /* the NCCL call it was launched in (mpi.call_id); 0 */
 			const struct event_counter *counters; /* its hardware counters, in the
 						   * order recorded (gpuprof trace --pmc) */
 			size_t counter_count;

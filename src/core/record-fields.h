@@ -20,6 +20,11 @@
 #define GPUPROF_CORE_RECORD_FIELDS_H
 
 #define KERNEL_FIELDS(X) \
+	KERNEL_FIELDS_BEFORE_3_9(X) \
+	X(call_id, (int64_t)k->call_id, e->kernel.call_id, FIELD_INT)
+
+/* those a database of schema 3.8 or earlier has (call_id added in 3.9) */
+#define KERNEL_FIELDS_BEFORE_3_9(X) \
 	X(tid, k->tid, e->tid, FIELD_INT) \
 	X(agent_index, k->r->agent_id, e->kernel.agent, FIELD_INT) \
 	X(queue_index, k->r->queue_id, e->kernel.queue, FIELD_INT) \

@@ -272,6 +272,7 @@ int recording_read(struct recording *rec, const char *spool_path, struct error *
 			      rec->calls_by_correlation.count, by_correlation);
 	}
 	recording_attribute_kernels(rec);
+	recording_index_communication(rec);
 	return 0;
 }
 
@@ -394,7 +395,8 @@ size_t recording_counters(const struct recording *rec, uint64_t correlation_id,
 	return end - lo;
 }
 
-/* Whether any device record leaves its thread to its API call (see recording.h). */
+/* Whether any device record leaves its thread to its API call (see recording.h), or
+ * needs the time its API call began. */
 static int needs_enqueuers(const struct recording *rec)
 {
 	for (size_t i = 0; i < rec->kernels.count; i++)
@@ -403,7 +405,14 @@ static int needs_enqueuers(const struct recording *rec)
 	for (size_t i = 0; i < rec->copies.count; i++)
 		if (!((const struct record_memory_copy *)rec->copies.items[i])->tid)
 			return 1;
-	return rec->allocations.count || rec->synchronizations.count;
+	if (rec->allocations.count || rec->synchronizations.count)
+		return 1;
+	/* the kernels' launches placed in NCCL's calls (recording_kernel_call()) */
+	for (size_t i = 0; rec->kernels.count && i < rec->mpi_calls.count; i++)
+		if (((const struct record_mpi_call *)rec->mpi_calls.items[i])->domain ==
+		    COMMUNICATION_NCCL)
+			return 1;
+	return 0;
 }
 
 static int by_correlation(const void *a, const void *b)
@@ -459,6 +468,7 @@ void recording_resolve_kernel(const struct recording *rec, const struct record_k
 	recording_enqueuer(rec, r->correlation_id, &k->tid, NULL);
 	k->name_id = recording_kernel_name(rec, r);
 	k->range_id = recording_kernel_range(rec, r);
+	k->call_id = recording_kernel_call(rec, r);
 }
 
 void recording_resolve_copy(const struct recording *rec, const struct record_memory_copy *r,
@@ -529,7 +539,7 @@ void recording_release(struct recording *rec)
 					&rec->mpi_calls, &rec->mpi_completions, &rec->clock_syncs,
 					&rec->calls_by_correlation, &rec->launches,
 					&rec->graph_captures, &rec->graph_clones,
-					&rec->thread_names,
+					&rec->communication_calls, &rec->thread_names,
 					&rec->metric_series, &rec->metrics, &rec->samples,
 					&rec->samples_lost, &rec->launch_stacks,
 					&rec->modules, &rec->python_stacks, &rec->python_codes,

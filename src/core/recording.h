@@ -114,6 +114,7 @@ struct recording {
 	struct record_list graph_captures;     /* those of CUDA graph nodes made (domain
 						  DOMAIN_CUDA_GRAPH_NODE), by node id */
 	struct record_list graph_clones;       /* graph nodes copied, by the copy's id */
+	struct record_list communication_calls; /* NCCL's calls, by thread then start */
 	int rename_kernels;                    /* kernels take the name of their range (set by
 						  the caller before reading names) */
 	uint64_t dropped[DROPPED_REASON_COUNT][2];                /* by enum dropped_reason: records, bytes */
@@ -159,6 +160,12 @@ void recording_enqueuer(const struct recording *rec, uint64_t correlation_id, ui
  * call when that call began (CUDA, when API calls were traced); 0 when none. */
 uint64_t recording_kernel_range(const struct recording *rec, const struct record_kernel *k);
 
+/* The communication call (NCCL's: record_mpi_call.call_id) a kernel was launched in: the
+ * call open on the thread of its launching API call or launch point when that began
+ * (ncclGroupEnd's for a group's collectives, which NCCL launches there); 0 when none, or
+ * for a CUDA graph's kernel (launched by the graph's launch, whatever captured it). */
+uint64_t recording_kernel_call(const struct recording *rec, const struct record_kernel *k);
+
 /* The name (string id) a kernel is shown with: its own, or with rename_kernels the
  * name of the innermost range open on its thread when it was launched. */
 uint32_t recording_kernel_name(const struct recording *rec, const struct record_kernel *k);
@@ -172,6 +179,7 @@ struct resolved_kernel {
 	const struct record_kernel *r;
 	uint32_t tid, name_id;
 	uint64_t range_id;
+	uint64_t call_id;     /* recording_kernel_call() */
 };
 struct resolved_copy {
 	const struct record_memory_copy *r;

@@ -21,6 +21,14 @@
 #define SHIFTED(column) \
 	"(t." column " + s.shift + CAST((t." column " - s.anchor) * s.drift AS INTEGER))"
 
+/* gpuprof_kernel's columns before call_id (added in 3.9) */
+#define KERNEL_COLUMNS \
+	"t.tid, t.agent_index, t.queue_index, t.name_id + ?1, t.correlation_id, t.dispatch_id, " \
+	SHIFTED("start") ", " SHIFTED("end") ", t.grid_x, t.grid_y, t.grid_z, t.workgroup_x, " \
+	"t.workgroup_y, t.workgroup_z, t.local_memory_bytes, t.private_memory_bytes, t.status, " \
+	"t.registers, t.static_local_memory_bytes, t.dynamic_local_memory_bytes, t.stream_id, " \
+	"t.context_id, t.graph_id, t.graph_node_id, t.range_id"
+
 /* The tables with one row per event: copied with their times shifted and sorted. ?1 is
  * the string id offset, ?2 the process id offset; s is the shift of the row's process. */
 static const struct {
@@ -32,12 +40,7 @@ static const struct {
 } timed[] = {
 	{ "gpuprof_api_call", "t.tid, t.domain, t.function_id + ?1, t.correlation_id, "
 			       SHIFTED("start") ", " SHIFTED("end") ", t.result" },
-	{ "gpuprof_kernel", "t.tid, t.agent_index, t.queue_index, t.name_id + ?1, "
-			    "t.correlation_id, t.dispatch_id, " SHIFTED("start") ", " SHIFTED("end") ", "
-			    "t.grid_x, t.grid_y, t.grid_z, t.workgroup_x, t.workgroup_y, "
-			    "t.workgroup_z, t.local_memory_bytes, t.private_memory_bytes, t.status, "
-			    "t.registers, t.static_local_memory_bytes, t.dynamic_local_memory_bytes, "
-			    "t.stream_id, t.context_id, t.graph_id, t.graph_node_id, t.range_id" },
+	{ "gpuprof_kernel", KERNEL_COLUMNS ", t.call_id", NULL, "call_id", KERNEL_COLUMNS ", 0" },
 	{ "gpuprof_memory_copy", "t.tid, t.queue_index, t.src_agent_index, t.dst_agent_index, "
 				 "t.operation, t.direction, t.function_id + ?1, t.bytes, "
 				 "t.correlation_id, " SHIFTED("start") ", " SHIFTED("end") ", t.status, "

@@ -31,7 +31,7 @@ CREATE TABLE gpuprof_kernel (
   local_memory_bytes INTEGER, private_memory_bytes INTEGER, status INTEGER,
   registers INTEGER, static_local_memory_bytes INTEGER, dynamic_local_memory_bytes INTEGER,
   stream_id INTEGER, context_id INTEGER, graph_id INTEGER, graph_node_id INTEGER,
-  range_id INTEGER);
+  range_id INTEGER, call_id INTEGER);
 CREATE TABLE gpuprof_memory_copy (
   id INTEGER PRIMARY KEY, process_id INTEGER, tid INTEGER, queue_index INTEGER,
   src_agent_index INTEGER, dst_agent_index INTEGER, operation INTEGER, direction INTEGER,
@@ -141,7 +141,7 @@ CREATE VIEW kernels AS
          k.registers AS vgpr_count, k.static_local_memory_bytes AS static_lds_size,
          k.dynamic_local_memory_bytes AS dynamic_lds_size, k.context_id, k.graph_id,
          k.graph_node_id, k.correlation_id AS corr_id, k.status, k.range_id,
-         r.string AS range_name
+         r.string AS range_name, k.call_id
   FROM gpuprof_kernel k JOIN gpuprof_process p ON p.id = k.process_id
   LEFT JOIN gpuprof_string s ON s.id = k.name_id
   LEFT JOIN gpuprof_marker m ON m.process_id = k.process_id AND m.range_id = k.range_id

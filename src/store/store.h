@@ -11,7 +11,7 @@
 #include "util/error.h"
 #include "util/strbuf.h"
 
-#define STORE_SCHEMA_VERSION "3.8.0"
+#define STORE_SCHEMA_VERSION "3.9.0"
 #define STORE_SCHEMA_MAJOR "3." /* readable: this major version, any minor */
 
 /* Builds a database at db_path from a spool read into memory (spool_path is recorded

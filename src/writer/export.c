@@ -385,7 +385,9 @@ static const struct query queries[] = {
 	{ "SELECT process_id, tid, name_id FROM gpuprof_thread ORDER BY process_id, tid",
 	  fill_thread, UNTIMED },
 	{ "SELECT process_id" KERNEL_FIELDS(FIELD_COLUMN) " FROM gpuprof_kernel ORDER BY id",
-	  fill_kernel, TIMED },
+	  fill_kernel, TIMED, NULL, "gpuprof_kernel.call_id",
+	  "SELECT process_id" KERNEL_FIELDS_BEFORE_3_9(FIELD_COLUMN) ", 0 FROM gpuprof_kernel "
+	  "ORDER BY id" },
 	{ "SELECT process_id" COPY_FIELDS(FIELD_COLUMN) " FROM gpuprof_memory_copy ORDER BY id",
 	  fill_copy, TIMED },
 	{ "SELECT process_id" ALLOCATION_FIELDS(FIELD_COLUMN)

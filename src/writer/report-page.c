@@ -423,7 +423,8 @@ static void communication_section(FILE *out, const struct report *r)
 	fprintf(out, "<section id=\"communication\"><h2>Communication</h2>\n<p class=\"note\">"
 		     "Each device's collective-communication kernels (NCCL's): their time, the "
 		     "part with compute kernels running beside them (overlapped) and the part "
-		     "alone (exposed: what a step waits for). Times in ms.</p>\n");
+		     "alone (exposed: what a step waits for); NCCL's calls with the kernels they "
+		     "launched, their time and bandwidths. Times in ms.</p>\n");
 	struct mpi_summary_units units = mpi_summary_units_of("msec");
 	struct error err; /* a failed write is the page's: report_write checks its stream */
 	communication_summary_table(out, TABLE_HTML, &units, &r->communication, &err);
@@ -446,7 +447,8 @@ void report_page_write(FILE *out, struct report *r, const char *roofline)
 		{ r->timelines.len > 0, "timeline", "Timeline" },
 		{ 1, "findings", "Findings" },
 		{ r->mpi_count > 0, "mpi", "MPI" },
-		{ r->communication.count > 0, "communication", "Communication" },
+		{ r->communication.count + r->communication.call_count > 0, "communication",
+		  "Communication" },
 		{ r->kernels.count > 0, "kernels", "Kernels" },
 		{ r->copy_count > 0, "copies", "Copies" },
 		{ r->memory.count > 0, "memory", "Memory" },
@@ -482,7 +484,7 @@ void report_page_write(FILE *out, struct report *r, const char *roofline)
 	findings_section(out, r);
 	if (r->mpi_count)
 		mpi_section(out, r);
-	if (r->communication.count)
+	if (r->communication.count + r->communication.call_count)
 		communication_section(out, r);
 	if (r->kernels.count)
 		stats_section(out, "kernels", "Kernels", "Kernel", &r->kernels);

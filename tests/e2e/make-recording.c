@@ -23,8 +23,11 @@
  *           [corr=C] [src_kind=N] [dst_kind=N]                 kinds: enum memory_kind
  *   push|startstop|mark id=I tid=T start=NS text=TEXT [parent=I]
  *   pop id=I tid=T end=NS                                   ends a push or startstop
+ *   launch time=NS [name=FUNCTION] [tid=T] [corr=C] [domain=cuda|driver]
+ *           a launch point (CUDA: where a launch began, without its API call)
  *   mpi name=FUNCTION start=NS end=NS [tid=T] [comm=NAME] [size=N] [peer=R] [root=R]
- *           [sent=BYTES] [received=BYTES] [sequence=N]     an MPI call (--mpi-trace)
+ *           [sent=BYTES] [received=BYTES] [sequence=N] [domain=mpi|torch|nccl]
+ *           a communication call (--mpi-trace, --torch-trace, --nccl-trace)
  *   thread tid=T name=NAME
  *   sample time=NS [tid=T] [ip=ADDRESS]       a call-stack sample: no stack, one frame
  *   module path=FILE start=ADDRESS end=ADDRESS [offset=N] [time=NS]
@@ -32,8 +35,8 @@
  *   lost start=NS end=NS samples=N [tid=T]   call-stack samples the kernel lost
  *   end time=NS                                             the process ended cleanly
  *
- * Defaults: agent 1, queue 1, tid = the process's pid; an API call's corr the next from
- * 1, a kernel's or copy's that of the last API call (the call that enqueued it);
+ * Defaults: agent 1, queue 1, tid = the process's pid; an API call's or launch point's
+ * corr the next from 1, a kernel's or copy's that of the last API call or launch point;
  * dispatch ids counted from 1. Exits 2 on a line it cannot read, naming it. */
 #include <errno.h>
 #include <fcntl.h>
@@ -240,6 +243,8 @@ int main(int argc, char **argv)
 	static const char *const directions[] = { "none", "h2d", "d2h", "d2d", "h2h", "unknown",
 						  NULL };
 	static const char *const operations[] = { "", "copy", "fill", "map", "unmap", NULL };
+	/* enum communication_domain, from 1 */
+	static const char *const communication[] = { "", "mpi", "torch", "nccl", NULL };
 	uint64_t last_corr = 0, next_dispatch = 1;
 	uint32_t pid = 0;
 	char line[4096];
@@ -316,8 +321,19 @@ int main(int argc, char **argv)
 			m.bytes_received = number(w, n, "received", 0, 0);
 			m.sequence = number(w, n, "sequence", 0, 0);
 			m.call_id = ++call_id;
+			m.domain = choice(w, n, "domain", communication, COMMUNICATION_MPI);
 			check_all_used(w, n);
 			put(&m);
+		} else if (strcmp(type, "launch") == 0) {
+			struct record_launch l = { .header = { sizeof(l), RECORD_LAUNCH, 0 } };
+			l.domain = choice(w, n, "domain", domains, DOMAIN_CUDA_API);
+			l.function_id = intern(text(w, n, "name", "cudaLaunchKernel"));
+			l.tid = (uint32_t)number(w, n, "tid", 0, pid);
+			l.correlation_id = number(w, n, "corr", 0, last_corr + 1);
+			l.time_ns = number(w, n, "time", 1, 0);
+			check_all_used(w, n);
+			last_corr = l.correlation_id;
+			put(&l);
 		} else if (strcmp(type, "kernel") == 0) {
 			struct record_kernel k = { .header = { sizeof(k), RECORD_KERNEL, 0 } };
 			k.name_id = intern(text(w, n, "name", NULL));

@@ -113,3 +113,76 @@ def test_no_communication_no_table(tmp_path):
     assert s.returncode == 0, s.stderr
     assert csv_table(s.stdout, "# COMMUNICATION (") == []
     assert "COMMUNICATION" not in s.stdout
+
+
+MIB = 1 << 20
+
+
+def nccl_run():
+    """Four all-reduces of 8 MiB on 4 ranks, each launching its kernel (400 us) from its
+    call; a group of two all-reduces of 1 MiB whose ncclGroupEnd launches two kernels
+    (launch points, no API call: 100-300 and 250-350 us, 250 us merged); a group of a
+    send and a receive of 1 MiB (200 us); a compute kernel launched outside any call, and
+    one launched by another thread during an all-reduce: neither tied."""
+    lines, t = list(HEAD), 1_000_000
+    mpi = "mpi domain=nccl comm=world size=4"
+    for i in range(4):
+        lines += [f"{mpi} name=ncclAllReduce start={t} end={t + 50 * US} sent={8 * MIB} "
+                  f"received={8 * MIB}",
+                  f"api name=cudaLaunchKernel domain=cuda start={t + 10 * US} end={t + 20 * US}",
+                  f'kernel name="{ALLREDUCE}" queue=2 start={t + 100 * US} end={t + 500 * US}']
+        t += 1000 * US
+    lines += ["api name=cudaLaunchKernel domain=cuda tid=7 start=1015000 end=1016000",
+              "kernel name=other_thread queue=1 tid=7 start=1020000 end=1030000"]
+    lines += [f"{mpi} name=ncclGroupStart start={t} end={t + 1 * US}",
+              f"{mpi} name=ncclAllReduce start={t + 2 * US} end={t + 5 * US} sent={MIB} "
+              f"received={MIB}",
+              f"{mpi} name=ncclAllReduce start={t + 6 * US} end={t + 9 * US} sent={MIB} "
+              f"received={MIB}",
+              f"{mpi} name=ncclGroupEnd start={t + 10 * US} end={t + 60 * US}",
+              f"launch time={t + 20 * US}",
+              f'kernel name="{ALLREDUCE}" queue=2 start={t + 100 * US} end={t + 300 * US}',
+              f"launch time={t + 30 * US}",
+              f'kernel name="{ALLREDUCE}" queue=3 start={t + 250 * US} end={t + 350 * US}']
+    t += 1000 * US
+    lines += [f"{mpi} name=ncclGroupStart start={t} end={t + 1 * US}",
+              f"{mpi} name=ncclSend start={t + 2 * US} end={t + 5 * US} peer=1 sent={MIB}",
+              f"{mpi} name=ncclRecv start={t + 6 * US} end={t + 9 * US} peer=3 received={MIB}",
+              f"{mpi} name=ncclGroupEnd start={t + 10 * US} end={t + 60 * US}",
+              f"api name=cudaLaunchKernel domain=cuda start={t + 20 * US} end={t + 25 * US}",
+              f'kernel name="ncclDevKernel_SendRecv(ncclDevKernelArgsStorage<4096ul>)" '
+              f"queue=2 start={t + 100 * US} end={t + 300 * US}"]
+    t += 1000 * US
+    lines += [f"api name=cudaLaunchKernel domain=cuda start={t} end={t + 10 * US}",
+              f"kernel name=gemm queue=1 start={t + 20 * US} end={t + 520 * US}",
+              f"end time={t + 1000 * US}"]
+    return lines
+
+
+def test_nccl_calls_tied_to_their_kernels_with_nccl_tests_bandwidths(tmp_path):
+    import sqlite3
+    db = recording(tmp_path / "run", nccl_run())
+    with sqlite3.connect(db) as c:
+        tied = c.execute("SELECT s.string, k.call_id FROM gpuprof_kernel k JOIN gpuprof_string s "
+                         "ON s.id = k.name_id ORDER BY k.start, k.id").fetchall()
+    # the calls are numbered in order: all-reduces 1-4, the first group 5-8 (its
+    # ncclGroupEnd 8), the second 9-12
+    assert tied[0] == ("other_thread", 0) and tied[-1] == ("gemm", 0)
+    assert [call for _, call in tied] == [0, 1, 2, 3, 4, 8, 8, 12, 0]
+    s = run([GPUPROF, "summary", "-u", "usec", "--format", "csv", db], cwd=tmp_path)
+    assert s.returncode == 0, s.stderr
+    rows = {r["Function"]: r for r in csv_table(s.stdout, "# COMMUNICATION CALLS")}
+    assert set(rows) == {"ncclAllReduce", "ncclSend+ncclRecv"}
+    allreduce, sendrecv = rows["ncclAllReduce"], rows["ncclSend+ncclRecv"]
+    device = 4 * 400 + 250
+    assert [allreduce[k] for k in ("Ranks", "Operations", "Calls", "Kernels", "Bytes")] == \
+        ["4", "5", "6", "6", str(34 * MIB)]
+    assert float(allreduce["Device time (usec)"]) == device
+    algbw = 34 * MIB / (device * US)  # bytes per ns: GB/s
+    assert allreduce["Algorithm bandwidth (GB/s)"] == f"{algbw:.3f}"
+    assert allreduce["Bus bandwidth (GB/s)"] == f"{algbw * 2 * 3 / 4:.3f}"
+    assert [sendrecv[k] for k in ("Ranks", "Operations", "Calls", "Kernels", "Bytes")] == \
+        ["4", "1", "2", "1", str(2 * MIB)]
+    assert float(sendrecv["Device time (usec)"]) == 200
+    assert sendrecv["Algorithm bandwidth (GB/s)"] == sendrecv["Bus bandwidth (GB/s)"] == \
+        f"{2 * MIB / (200 * US):.3f}"

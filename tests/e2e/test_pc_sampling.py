@@ -60,7 +60,7 @@ def test_samples_in_the_database(tmp_path):
     assert con.execute("SELECT pid, agent_id, period_log2, samples, dropped, other_samples, "
                        "buffer_full FROM pc_sampling").fetchall() == [(4242, 1, 17, 1100, 40, 60, 0)]
     assert con.execute("SELECT value FROM gpuprof_metadata WHERE tag = 'schema_version'"
-                       ).fetchone() == ("3.8.0",)
+                       ).fetchone() == ("3.9.0",)
 
 
 def test_profile_gpu_tables(tmp_path):

@@ -319,9 +319,15 @@ def test_stats_match_the_trace(tmp_path, busy):
         assert abs(float(s["StdDev"]) - std) < 1e-3 * max(1.0, std)
     domains = {r["Name"]: int(r["Calls"]) for r in out.csv("domain_stats.csv")}
     api_calls = len(out.csv("opencl_api_trace.csv"))
-    # busy's buffers: each made and released once (--sys-trace follows allocations)
+    # busy's buffers (--sys-trace follows allocations): 4 made by each of its 2 threads,
+    # each released by the program; a free is recorded when PoCL destroys the object,
+    # which for one a command still held (the mapped buffer's unmap) may come after the
+    # program's end, so not every free need be seen; each seen frees a buffer made
     allocations = out.csv("memory_allocation_trace.csv")
-    assert len(allocations) > 0 and len(allocations) % 2 == 0
+    made = [a["Address"] for a in allocations if a["Operation"] == "MEMORY_ALLOCATION_ALLOCATE"]
+    freed = [a["Address"] for a in allocations if a["Operation"] == "MEMORY_ALLOCATION_FREE"]
+    assert len(made) == 8 and len(made) + len(freed) == len(allocations)
+    assert len(freed) <= len(made) and all(made.count(f) >= freed.count(f) for f in freed)
     assert domains == {"KERNEL_DISPATCH": 12, "MEMORY_COPY": 20, "OPENCL_API": api_calls,
                        "MEMORY_ALLOCATION": len(allocations)}
 
