@@ -72,6 +72,8 @@
  * alloc_activations(), cudaFree 143 of the 8 MiB, cudaMalloc 144 of 1 MiB in
  * alloc_leak(), never freed: each with CUPTI's memory record under its call's id (the
  * calls made from those functions themselves, their allocation sites).
+ * nccl: NCCL's calls through the stand-in libnccl.so.2, launching where NCCL does (see
+ * nccl()).
  * Prints what the fake saw: ranges started, configurations set, profiler calls refused,
  * GetData calls refused. */
 #include <cupti.h>
@@ -587,12 +589,59 @@ static void *symbol(void *library, const char *name)
 	return s;
 }
 
+/* NCCL's calls, through --nccl-trace's interposer (preloaded) over the stand-in
+ * libnccl.so.2 (fake-nccl.c), each launching as NCCL does: an all-reduce outside a group
+ * in its call (correlation 201), a group of two all-reduces at its ncclGroupEnd (202);
+ * then a compute launch outside any call (203). */
+#define NCCL_KERNEL "ncclDevKernel_AllReduce_Sum_f32_RING_LL"
+static uint32_t nccl_correlation = 201;
+
+static void nccl_launch(void)
+{
+	call(RUNTIME(cudaLaunchKernel_v7000), nccl_correlation, NCCL_KERNEL, &launch_params);
+	kernel(nccl_correlation, NCCL_KERNEL);
+	nccl_correlation++;
+}
+
+static void nccl(void)
+{
+	typedef struct {
+		char internal[128];
+	} unique_id;
+	void *library = dlopen("libnccl.so.2", RTLD_NOW | RTLD_GLOBAL);
+	if (!library) {
+		fprintf(stderr, "cupti-replay: %s\n", dlerror());
+		exit(103);
+	}
+	*(void (**)(void))symbol(library, "fake_nccl_launch") = nccl_launch;
+	int (*init)(void **, int, unique_id, int);
+	int (*all_reduce)(const void *, void *, size_t, int, int, void *, void *);
+	int (*group_start)(void), (*group_end)(void);
+	*(void **)&init = symbol(RTLD_DEFAULT, "ncclCommInitRank");
+	*(void **)&all_reduce = symbol(RTLD_DEFAULT, "ncclAllReduce");
+	*(void **)&group_start = symbol(RTLD_DEFAULT, "ncclGroupStart");
+	*(void **)&group_end = symbol(RTLD_DEFAULT, "ncclGroupEnd");
+	void *comm;
+	unique_id id = { "replay" };
+	static float data[1024];
+	enum { FLOAT32 = 7, SUM = 0 };
+	if (init(&comm, 4, id, 0))
+		exit(104);
+	all_reduce(data, data, 1024, FLOAT32, SUM, comm, NULL);
+	group_start();
+	all_reduce(data, data, 256, FLOAT32, SUM, comm, NULL);
+	all_reduce(data, data, 256, FLOAT32, SUM, comm, NULL);
+	group_end();
+	call(RUNTIME(cudaLaunchKernel_v7000), 203, VECCOPY, &launch_params);
+	kernel(203, VECCOPY);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc != 3) {
 		fprintf(stderr, "usage: cupti-replay LIBRARY "
 				"launches|counters|counters-*|pc-sampling|backward|capture|"
-				"capture-counters|capture-nvtx|graphs|allocations\n");
+				"capture-counters|capture-nvtx|graphs|allocations|nccl\n");
 		return 2;
 	}
 	const char *scenario = argv[2];
@@ -669,6 +718,10 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(scenario, "allocations")) {
 		allocations();
+		return 0;
+	}
+	if (!strcmp(scenario, "nccl")) {
+		nccl();
 		return 0;
 	}
 	if (!strcmp(scenario, "graphs")) {

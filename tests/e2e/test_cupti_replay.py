@@ -13,7 +13,7 @@ import shutil
 
 import pytest
 
-from conftest import BUILD, GPUPROF, TESTS, frames_of, outputs, run
+from conftest import BUILD, GPUPROF, TESTS, csv_table, frames_of, outputs, run
 
 CUDA_LIB = os.path.join(BUILD, "lib", "gpuprof", "libgpuprof-cuda.so")
 REPLAY = os.path.join(TESTS, "cupti-replay")
@@ -388,3 +388,25 @@ def test_cuda_allocations_have_their_stacks_and_make_the_memory_tables(tmp_path)
         == [("alloc_activations", 8 * mib), ("alloc_weights", 4 * mib)]
     assert [(x["Site"], int(x["Bytes"])) for x in csv_table(s.stdout, "# MEMORY NEVER FREED")] \
         == [("alloc_weights", 4 * mib), ("alloc_leak", mib)]
+
+
+def test_nccl_calls_find_the_kernels_they_launched(tmp_path):
+    """--nccl-trace with --kernel-trace and no API trace: each launch records where and
+    when it began, so each kernel goes to the NCCL call open on its thread then: the
+    all-reduce's to it, the group's to its ncclGroupEnd, the compute kernel to none."""
+    nccl = os.path.join(TESTS, "fake-nccl")
+    r = run([GPUPROF, "trace", "--kernel-trace", "--nccl-trace", "--", REPLAY, CUDA_LIB, "nccl"],
+            cwd=tmp_path, env={"LD_LIBRARY_PATH": f"{FAKE}:{nccl}"})
+    assert r.returncode == 0, r.stderr
+    (out,) = outputs(str(tmp_path))
+    calls = {c["call_id"]: c["function"] for c in out.query(
+        "SELECT call_id, function FROM mpi_calls")}
+    tied = [(k["corr_id"], calls.get(k["call_id"], k["call_id"])) for k in out.query(
+        "SELECT corr_id, call_id FROM kernels ORDER BY corr_id")]
+    assert tied == [(201, "ncclAllReduce"), (202, "ncclGroupEnd"), (203, 0)]
+    s = run([GPUPROF, "summary", "--format", "csv", out.path("results.db")], cwd=tmp_path)
+    assert s.returncode == 0, s.stderr
+    (row,) = csv_table(s.stdout, "# COMMUNICATION CALLS")
+    # 1024 floats, then a group of two of 256: two operations, three calls
+    assert [row[k] for k in ("Function", "Ranks", "Operations", "Calls", "Kernels", "Bytes")] \
+        == ["ncclAllReduce", "4", "2", "3", "2", str(4 * (1024 + 2 * 256))]
