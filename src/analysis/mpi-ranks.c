@@ -2,6 +2,7 @@
 #include "analysis/mpi-ranks.h"
 #include "analysis/device-busy.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -302,15 +303,26 @@ void mpi_ranks_name_straggler(struct mpi_ranks *out)
 		}
 }
 
+/* A rank's calls of one function: a row of call_devices, and their busy time added to
+ * the rank's. */
 static void busy_row(sqlite3_stmt *s, void *arg)
 {
 	struct mpi_ranks *r = arg;
 	int64_t rank = sqlite3_column_int64(s, 0), pid = sqlite3_column_int64(s, 1);
+	int64_t busy = sqlite3_column_int64(s, 5);
 	for (size_t i = 0; i < r->rank_count; i++)
 		if (r->ranks[i].rank == rank && r->ranks[i].pid == pid) {
-			r->ranks[i].device_busy_ns = sqlite3_column_int64(s, 2);
+			r->ranks[i].device_busy_ns += busy;
 			r->ranks[i].device_known = 1;
 		}
+	r->call_devices = xrealloc(r->call_devices,
+				   (r->call_device_count + 1) * sizeof(*r->call_devices));
+	struct mpi_call_device *d = &r->call_devices[r->call_device_count++];
+	*d = (struct mpi_call_device){ .rank = rank, .pid = pid,
+				       .calls = sqlite3_column_int64(s, 3),
+				       .mpi_ns = sqlite3_column_int64(s, 4), .busy_ns = busy };
+	const unsigned char *function = sqlite3_column_text(s, 2);
+	snprintf(d->function, sizeof(d->function), "%s", function ? (const char *)function : "");
 }
 
 /* The time each rank's device work ran during its MPI calls (the same calls as mpi_ns):
@@ -321,14 +333,16 @@ int mpi_phase_device_busy(sqlite3 *db, struct mpi_ranks *out, struct error *err)
 {
 	int rc = device_busy_table(db, "mpi_busy", err) ||
 		 each_row(db,
-			  "SELECT MIN(c.rank), MIN(p.pid), COALESCE(SUM((SELECT SUM(MIN(c.end, "
+			  "SELECT MIN(c.rank), MIN(p.pid), c.function, COUNT(*), SUM(c.end - "
+			  "c.start), COALESCE(SUM((SELECT SUM(MIN(c.end, "
 			  "b.end) - MAX(c.start, b.start)) FROM temp.mpi_busy b WHERE b.process_id "
 			  "= c.process_id AND b.start < c.end AND b.end > c.start AND b.start >= "
 			  "COALESCE((SELECT MAX(x.start) FROM temp.mpi_busy x WHERE x.process_id = "
 			  "c.process_id AND x.start <= c.start), 0))), 0) FROM mpi_m c JOIN "
 			  "main.gpuprof_process p ON p.id = c.process_id WHERE c.function NOT IN "
 			  "('MPI_Init', 'MPI_Init_thread', 'MPI_Finalize') AND EXISTS (SELECT 1 FROM "
-			  "temp.mpi_busy y WHERE y.process_id = c.process_id) GROUP BY c.process_id",
+			  "temp.mpi_busy y WHERE y.process_id = c.process_id) GROUP BY c.process_id, "
+			  "c.function ORDER BY 1, 5 DESC, 3",
 			  busy_row, out, err);
 	struct error ignored;
 	store_exec(db, "DROP TABLE IF EXISTS temp.mpi_busy", &ignored);
@@ -423,6 +437,7 @@ void mpi_ranks_release(struct mpi_ranks *r)
 	free(r->ranks);
 	free(r->collectives);
 	free(r->late);
+	free(r->call_devices);
 	memset(r, 0, sizeof(*r));
 	r->straggler = -1;
 }

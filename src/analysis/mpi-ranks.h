@@ -42,6 +42,15 @@ struct mpi_late_sender {
 	int64_t sender, receiver, tag, messages, wait_ns;
 };
 
+/* A rank's calls of one function (MPI_Init and MPI_Finalize left out) and what its
+ * device did meanwhile: for ranks whose process ran device work. Fixed size: the ranks'
+ * helper gathers them as bytes. */
+struct mpi_call_device {
+	int64_t rank, pid;
+	char function[48];
+	int64_t calls, mpi_ns, busy_ns; /* busy_ns: of mpi_ns, while its device work ran */
+};
+
 struct mpi_ranks {
 	struct mpi_rank *ranks;
 	size_t rank_count;
@@ -49,6 +58,8 @@ struct mpi_ranks {
 	size_t collective_count;
 	struct mpi_late_sender *late;
 	size_t late_count;
+	struct mpi_call_device *call_devices; /* by rank, then the most time first */
+	size_t call_device_count;
 	int64_t messages, unmatched_sends, unmatched_receives; /* point-to-point */
 	int64_t straggler;     /* the rank whose late arrivals cost the others most; -1 */
 };
@@ -70,7 +81,8 @@ int mpi_phase_instances(sqlite3 *db, struct error *err);
 int mpi_phase_waits(sqlite3 *db, struct error *err);
 int mpi_phase_rank_rows(sqlite3 *db, struct mpi_ranks *out, struct error *err);
 /* The time each rank's device work ran during its MPI calls (the rows' device_busy_ns,
- * device_known), from mpi_m and the database's kernels and copies. */
+ * device_known, and call_devices by function), from mpi_m and the database's kernels and
+ * copies. */
 int mpi_phase_device_busy(sqlite3 *db, struct mpi_ranks *out, struct error *err);
 int mpi_phase_collective_rows(sqlite3 *db, struct mpi_ranks *out, struct error *err);
 int mpi_phase_message_rows(sqlite3 *db, struct mpi_ranks *out, struct error *err);

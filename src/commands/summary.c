@@ -30,8 +30,9 @@ static const char description[] =
 	"With --mpi, every rank of an MPI run runs it under the launcher that ran the run\n"
 	"(mpirun -n N gpuprof summary --mpi 'run/rank%rank%_results.db'): each rank reads\n"
 	"its own recording (%rank% is its rank), the ranks exchange over MPI what the\n"
-	"cross-rank analysis needs, and rank 0 prints MPI RANKS, MPI COLLECTIVES, MPI LATE\n"
-	"SENDERS and the straggler's finding, as for the ranks merged (docs/MPI.md).";
+	"cross-rank analysis needs, and rank 0 prints MPI RANKS, MPI CALLS AND THE DEVICE,\n"
+	"MPI COLLECTIVES, MPI LATE SENDERS and the straggler's finding, as for the ranks\n"
+	"merged (docs/MPI.md).";
 
 /* summary --mpi: this rank becomes the helper of its launcher's MPI (src/ranks). */
 static void run_under_launcher(const char *pattern, const char *format, const char *units)

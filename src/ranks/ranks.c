@@ -506,6 +506,22 @@ static void gather_rows(struct mpi_ranks *local, struct mpi_ranks *all)
 						 : NULL;
 	MPI_Gatherv(local->late, bytes, MPI_BYTE, late, counts, offsets, MPI_BYTE, 0,
 		    MPI_COMM_WORLD);
+	/* each rank's calls by function and its device then: its own */
+	int call_bytes = (int)(local->call_device_count * sizeof(struct mpi_call_device));
+	int *call_counts = rank == 0 ? xcalloc((size_t)size, sizeof(int)) : NULL;
+	int *call_offsets = rank == 0 ? xcalloc((size_t)size, sizeof(int)) : NULL;
+	MPI_Gather(&call_bytes, 1, MPI_INT, call_counts, 1, MPI_INT, 0, MPI_COMM_WORLD);
+	size_t call_total = 0;
+	for (int i = 0; rank == 0 && i < size; i++) {
+		call_offsets[i] = (int)call_total;
+		call_total += (size_t)call_counts[i];
+	}
+	struct mpi_call_device *calls = rank == 0
+		? xcalloc(call_total / sizeof(*calls) + 1, sizeof(*calls)) : NULL;
+	MPI_Gatherv(local->call_devices, call_bytes, MPI_BYTE, calls, call_counts, call_offsets,
+		    MPI_BYTE, 0, MPI_COMM_WORLD);
+	free(call_counts);
+	free(call_offsets);
 	int64_t mine_counts[3] = { local->messages, local->unmatched_sends,
 				   local->unmatched_receives }, sums[3] = { 0 };
 	MPI_Reduce(mine_counts, sums, 3, MPI_INT64_T, MPI_SUM, 0, MPI_COMM_WORLD);
@@ -521,6 +537,8 @@ static void gather_rows(struct mpi_ranks *local, struct mpi_ranks *all)
 	}
 	all->late = late;
 	all->late_count = total / sizeof(*late);
+	all->call_devices = calls;
+	all->call_device_count = call_total / sizeof(*calls);
 	all->messages = sums[0];
 	all->unmatched_sends = sums[1];
 	all->unmatched_receives = sums[2];

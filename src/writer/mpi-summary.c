@@ -126,6 +126,43 @@ static int late_senders_table(FILE *out, enum table_format format,
 	return table_end(t, err);
 }
 
+/* Each rank's calls of each function, and its device busy or idle during them. */
+static int call_devices_table(FILE *out, enum table_format format,
+			      const struct mpi_summary_units *u, const struct mpi_ranks *runs,
+			      const int64_t *inputs, size_t count, struct error *err)
+{
+	size_t rows = 0;
+	for (size_t r = 0; r < count; r++)
+		rows += runs[r].call_device_count;
+	if (!rows)
+		return 0;
+	char c[3][40];
+	snprintf(c[0], sizeof(c[0]), "In calls (%s)", u->name);
+	snprintf(c[1], sizeof(c[1]), "Device busy (%s)", u->name);
+	snprintf(c[2], sizeof(c[2]), "Device idle (%s)", u->name);
+	const char *names[] = { "Input", "Rank", "Pid", "Function", "Calls", c[0], c[1], c[2],
+				"Idle %" };
+	struct table *t = table_begin(out, format, "mpi_calls_device",
+				      "MPI CALLS AND THE DEVICE (each rank's calls of each "
+				      "function, and its device busy or idle during them)", 9,
+				      names);
+	for (size_t r = 0; r < count; r++)
+		for (size_t i = 0; i < runs[r].call_device_count; i++) {
+			const struct mpi_call_device *d = &runs[r].call_devices[i];
+			table_int(t, inputs[r]);
+			table_int(t, d->rank);
+			table_int(t, d->pid);
+			table_text(t, d->function);
+			table_int(t, d->calls);
+			table_double(t, in_units(u, d->mpi_ns), u->decimals);
+			table_double(t, in_units(u, d->busy_ns), u->decimals);
+			table_double(t, in_units(u, d->mpi_ns - d->busy_ns), u->decimals);
+			table_double(t, d->mpi_ns ? 100.0 * (double)(d->mpi_ns - d->busy_ns) /
+							    (double)d->mpi_ns : 0, 2);
+		}
+	return table_end(t, err);
+}
+
 int mpi_summary_tables(FILE *out, enum table_format format,
 		       const struct mpi_summary_units *u, const struct mpi_ranks *runs,
 		       const int64_t *inputs, size_t count, struct error *err)
@@ -136,6 +173,7 @@ int mpi_summary_tables(FILE *out, enum table_format format,
 	if (!ranks)
 		return 0;
 	return ranks_table(out, format, u, runs, inputs, count, err) ||
+	       call_devices_table(out, format, u, runs, inputs, count, err) ||
 	       collectives_table(out, format, u, runs, inputs, count, err) ||
 	       late_senders_table(out, format, u, runs, inputs, count, err) ? -1 : 0;
 }

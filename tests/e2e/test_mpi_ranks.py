@@ -144,3 +144,14 @@ def test_device_busy_and_idle_during_mpi_calls(tmp_path):
             float(rows[0]["Device idle in MPI (msec)"])) == (230.0, 130.0, 100.0)
     assert (float(rows[1]["In MPI (msec)"]), float(rows[1]["Device busy in MPI (msec)"]),
             float(rows[1]["Device idle in MPI (msec)"])) == (140.0, 0.0, 140.0)
+    # per call: the all-reduce half busy, the send busy whole, the barrier idle; rank 1's
+    # device idle in all, its longest call first
+    calls = [(int(x["Rank"]), x["Function"], int(x["Calls"]), float(x["In calls (msec)"]),
+              float(x["Device busy (msec)"]), float(x["Device idle (msec)"]), x["Idle %"])
+             for x in csv_table(s.stdout, "# MPI CALLS AND THE DEVICE")]
+    assert calls == [(0, "MPI_Allreduce", 1, 100.0, 50.0, 50.0, "50.00"),
+                     (0, "MPI_Send", 1, 80.0, 80.0, 0.0, "0.00"),
+                     (0, "MPI_Barrier", 1, 50.0, 0.0, 50.0, "100.00"),
+                     (1, "MPI_Recv", 1, 120.0, 0.0, 120.0, "100.00"),
+                     (1, "MPI_Allreduce", 1, 10.0, 0.0, 10.0, "100.00"),
+                     (1, "MPI_Barrier", 1, 10.0, 0.0, 10.0, "100.00")]
