@@ -600,7 +600,12 @@ static void lay_out(struct insight_engine *e, struct extsort *items)
 
 /* ---- devices' labels, samples --------------------------------------------------------------- */
 
-static const char *const agent_types[] = { "agent", "CPU", "GPU", "accelerator" };
+void insight_agent_label(struct strbuf *out, int type, int64_t agent, const char *name)
+{
+	static const char *const agent_types[] = { "agent", "CPU", "GPU", "accelerator" };
+	strbuf_addf(out, "%s %" PRId64 " (%s)", agent_types[type >= 1 && type <= 3 ? type : 0],
+		    agent, name ? name : "");
+}
 
 static void label_devices(struct insight_engine *e)
 {
@@ -623,12 +628,9 @@ static void label_devices(struct insight_engine *e)
 		for (size_t d = 0; d < p->device_count; d++) {
 			if (p->devices[d].agent != agent)
 				continue;
-			int type = sqlite3_column_int(s, 2);
-			const unsigned char *name = sqlite3_column_text(s, 3);
 			struct strbuf label = STRBUF_INIT;
-			strbuf_addf(&label, "%s %" PRId64 " (%s)",
-				    agent_types[type >= 1 && type <= 3 ? type : 0], agent,
-				    name ? (const char *)name : "");
+			insight_agent_label(&label, sqlite3_column_int(s, 2), agent,
+					    (const char *)sqlite3_column_text(s, 3));
 			free(p->devices[d].label);
 			p->devices[d].label = strbuf_detach(&label);
 		}

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "analysis/insight-internal.h"
+#include "analysis/memory.h"
 #include "analysis/mpi-ranks.h"
 #include "store/store.h"
 #include "util/sort.h"
@@ -86,6 +87,14 @@ const struct insight_rule insight_rules[] = {
 	  NULL, rule_exposed_communication_item, NULL, rule_exposed_communication_finish },
 };
 const size_t insight_rule_count = sizeof(insight_rules) / sizeof(insight_rules[0]);
+
+const struct insight_rule_name insight_run_rules[] = {
+	{ "memory-churn", "device memory allocated and freed again within 1 ms, over and over" },
+	{ "memory-leak", "device memory never freed by the end" },
+	{ "memory-peak-site", "a memory peak near the device's capacity, mostly one site's" },
+	{ "mpi-imbalance", "one MPI rank that the others wait for" },
+};
+const size_t insight_run_rule_count = sizeof(insight_run_rules) / sizeof(insight_run_rules[0]);
 
 /* ---- streaming ------------------------------------------------------------------------------- */
 
@@ -318,6 +327,17 @@ int insight_check_ranks(sqlite3 *db, const char *path, const struct insight_obse
 	size_t first = out->count;
 	for (size_t i = 0; !e.failed && i < e.process_count; i++)
 		check_process(&e, &e.processes[i], observer, out);
+	/* device memory: each process's devices */
+	struct memory_report memory = { 0 };
+	if (!e.failed && memory_gather(db, 0, &memory, err) == 0) {
+		for (size_t i = 0; i < memory.count; i++)
+			for (size_t k = 0; k < e.process_count; k++)
+				if (e.processes[k].id == memory.devices[i].process_id)
+					memory_findings(&e.processes[k], &memory.devices[i], out);
+	} else {
+		e.failed = 1;
+	}
+	memory_release(&memory);
 	/* across the ranks of an MPI run: who holds the others back */
 	struct mpi_ranks ranks;
 	if (!e.failed && mpi_ranks_analyze(db, &ranks, err) == 0) {

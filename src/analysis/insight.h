@@ -127,6 +127,14 @@ struct insight_rule {
 extern const struct insight_rule insight_rules[];
 extern const size_t insight_rule_count;
 
+/* The rules that look at a whole process or run rather than its stream: device memory
+ * (memory-findings.c) and the ranks of an MPI run (mpi-ranks.c). */
+struct insight_rule_name {
+	const char *id, *title;
+};
+extern const struct insight_rule_name insight_run_rules[];
+extern const size_t insight_run_rule_count;
+
 /* What a caller sees of a run besides the findings (gpuprof report's lanes): each
  * process before its devices, each device before its busy intervals, every busy
  * interval, and each device after them (its busy_ns final). Any may be NULL. */
@@ -169,6 +177,10 @@ struct finding *finding_add(struct findings *out, const char *rule,
 
 /* Whether an API call waits for the device (clFinish, cudaStreamSynchronize, ...). */
 int insight_is_wait(const char *name);
+
+/* A device as findings name it, from its agent's type (database code), index and name:
+ * "GPU 1 (NVIDIA H100)". */
+void insight_agent_label(struct strbuf *out, int type, int64_t agent, const char *name);
 
 /* A time in ns for people: "12.345 ms". */
 void insight_duration(struct strbuf *out, int64_t ns);

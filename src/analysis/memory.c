@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis/insight.h"
 #include "analysis/unwind.h"
 #include "analysis/user-code.h"
 #include "core/record.h"
@@ -22,9 +23,10 @@
 /* The allocations of one process on one device, as they are read. */
 struct allocation {
 	uint64_t address, bytes;
-	int64_t made_ns;
+	int64_t made_ns, call_ns; /* call_ns: its call's time */
 	size_t made, freed; /* the event that made it, and that freed it (SIZE_MAX: none) */
 	size_t site;        /* into the sites read */
+	int churned;        /* freed within CHURN_NS */
 };
 
 /* The sites of the stacks read, by (process, stack id). */
@@ -109,13 +111,15 @@ static int by_bytes(const void *a, const void *b)
 	return c ? c : strcmp(x->where, y->where);
 }
 
-/* The allocations live after event `at` (SIZE_MAX: at the end), by site, into *out. */
-static void live_by_site(const struct allocation *a, size_t n, size_t at,
-			 const struct sites *sites, struct memory_site **out, size_t *count)
+/* The allocations live after event `at` (SIZE_MAX: at the end), or with churned those
+ * churned, by site, into *out. */
+static void by_site(const struct allocation *a, size_t n, size_t at, int churned,
+		    const struct sites *sites, struct memory_site **out, size_t *count)
 {
 	struct memory_site *list = xcalloc(sites->count ? sites->count : 1, sizeof(*list));
 	for (size_t i = 0; i < n; i++) {
-		if (a[i].made > at || (a[i].freed != SIZE_MAX && a[i].freed <= at))
+		if (churned ? !a[i].churned
+			    : a[i].made > at || (a[i].freed != SIZE_MAX && a[i].freed <= at))
 			continue;
 		list[a[i].site].allocations++;
 		list[a[i].site].bytes += a[i].bytes;
@@ -166,8 +170,10 @@ static void finish_device(struct memory_device *d, struct allocation *a, size_t 
 			  size_t peak_event, const struct sites *sites)
 {
 	if (d->peak_bytes)
-		live_by_site(a, n, peak_event, sites, &d->at_peak, &d->at_peak_count);
-	live_by_site(a, n, SIZE_MAX, sites, &d->at_end, &d->at_end_count);
+		by_site(a, n, peak_event, 0, sites, &d->at_peak, &d->at_peak_count);
+	by_site(a, n, SIZE_MAX, 0, sites, &d->at_end, &d->at_end_count);
+	if (d->churn)
+		by_site(a, n, SIZE_MAX, 1, sites, &d->churned, &d->churned_count);
 	for (size_t i = 0; i < n; i++)
 		d->end_bytes += a[i].freed == SIZE_MAX ? a[i].bytes : 0;
 }
@@ -177,13 +183,25 @@ int memory_gather(sqlite3 *db, int input, struct memory_report *r, struct error 
 	if (!store_has_table(db, "gpuprof_memory_allocation"))
 		return 0;
 	int stacks = store_has_table(db, "gpuprof_launch_stack");
+	/* the API calls of the allocations and frees (a CUDA record's own time is a moment):
+	 * the longest of each id's, the runtime's call around the driver's */
+	if (store_exec(db, "DROP TABLE IF EXISTS temp.memory_calls; CREATE TEMP TABLE "
+			   "memory_calls AS SELECT process_id, correlation_id, MAX(end - start) AS "
+			   "ns FROM gpuprof_api_call WHERE correlation_id IN (SELECT correlation_id "
+			   "FROM gpuprof_memory_allocation WHERE correlation_id != 0) GROUP BY "
+			   "process_id, correlation_id; CREATE INDEX temp.memory_calls_id ON "
+			   "memory_calls (process_id, correlation_id)", err))
+		return -1;
 	struct strbuf sql = STRBUF_INIT;
 	strbuf_addf(&sql, "SELECT a.process_id, p.pid, a.agent_index, a.operation, a.address, "
 			  "a.bytes, a.start - p.start, a.end - p.start, %s, "
-			  "(SELECT s.string FROM gpuprof_agent g JOIN gpuprof_string s ON s.id = "
-			  "g.name_id WHERE g.process_id = a.process_id AND g.agent_index = "
-			  "a.agent_index) FROM gpuprof_memory_allocation a JOIN gpuprof_process p "
-			  "ON p.id = a.process_id WHERE a.memory_kind NOT IN (%d, %d) "
+			  "s.string, g.type, g.global_memory_bytes, MAX(a.end - a.start, COALESCE((SELECT c.ns FROM "
+			  "temp.memory_calls c WHERE c.process_id = a.process_id AND "
+			  "c.correlation_id = a.correlation_id AND a.correlation_id != 0), 0)) "
+			  "FROM gpuprof_memory_allocation a JOIN gpuprof_process p "
+			  "ON p.id = a.process_id LEFT JOIN gpuprof_agent g ON g.process_id = "
+			  "a.process_id AND g.agent_index = a.agent_index LEFT JOIN gpuprof_string s "
+			  "ON s.id = g.name_id WHERE a.memory_kind NOT IN (%d, %d) "
 			  "ORDER BY a.process_id, a.agent_index, CASE "
 			  "a.operation WHEN 2 THEN a.start ELSE a.end END, a.operation DESC, a.id",
 		    stacks ? "(SELECT l.stack_id FROM gpuprof_launch_stack l WHERE a.correlation_id "
@@ -222,11 +240,15 @@ int memory_gather(sqlite3 *db, int input, struct memory_report *r, struct error 
 			r->devices = xrealloc(r->devices, (r->count + 1) * sizeof(*r->devices));
 			d = &r->devices[r->count++];
 			memset(d, 0, sizeof(*d));
-			const unsigned char *name = sqlite3_column_text(q, 9);
+			const char *name = (const char *)sqlite3_column_text(q, 9);
+			struct strbuf label = STRBUF_INIT;
+			insight_agent_label(&label, sqlite3_column_int(q, 10), agent, name);
 			*d = (struct memory_device){ .input = input, .process_id = process_id,
 						     .pid = sqlite3_column_int64(q, 1),
 						     .agent_index = agent,
-						     .device = xstrdup(name ? (const char *)name : "") };
+						     .device = xstrdup(name ? name : ""),
+						     .device_bytes = (uint64_t)sqlite3_column_int64(q, 11),
+						     .label = strbuf_detach(&label) };
 			n = events = peak_event = point_alloc = 0;
 			held = 0;
 			free(live.slots);
@@ -237,6 +259,7 @@ int memory_gather(sqlite3 *db, int input, struct memory_report *r, struct error 
 		uint64_t address = (uint64_t)sqlite3_column_int64(q, 4);
 		uint64_t bytes = (uint64_t)sqlite3_column_int64(q, 5);
 		int64_t at = operation == 2 ? sqlite3_column_int64(q, 6) : sqlite3_column_int64(q, 7);
+		int64_t call_ns = sqlite3_column_int64(q, 12);
 		size_t *slot = live_slot(&live, a, address);
 		if (operation == 2 && !*slot) {
 			d->unmatched_frees++;
@@ -246,7 +269,11 @@ int memory_gather(sqlite3 *db, int input, struct memory_report *r, struct error 
 			struct allocation *gone = &a[*slot - 1];
 			gone->freed = events;
 			held -= gone->bytes;
-			d->churn += operation == 2 && at - gone->made_ns < CHURN_NS;
+			if (operation == 2 && at - gone->made_ns < CHURN_NS) {
+				gone->churned = 1;
+				d->churn++;
+				d->churn_ns += gone->call_ns + call_ns;
+			}
 			d->frees += operation == 2;
 			live_remove(&live, a, slot);
 		}
@@ -255,9 +282,9 @@ int memory_gather(sqlite3 *db, int input, struct memory_report *r, struct error 
 				alloc = alloc ? 2 * alloc : 256;
 				a = xrealloc(a, alloc * sizeof(*a));
 			}
-			a[n] = (struct allocation){ address, bytes, at, events, SIZE_MAX,
+			a[n] = (struct allocation){ address, bytes, at, call_ns, events, SIZE_MAX,
 						    site_of(&sites, process_id,
-							    sqlite3_column_int64(q, 8)) };
+							    sqlite3_column_int64(q, 8)), 0 };
 			if (2 * (d->allocations + 1) > live.size) { /* grown: placed again */
 				free(live.slots);
 				live.size *= 2;
@@ -295,6 +322,8 @@ int memory_gather(sqlite3 *db, int input, struct memory_report *r, struct error 
 	}
 	free(sites.list);
 	free(sites.keys);
+	struct error ignored;
+	store_exec(db, "DROP TABLE IF EXISTS temp.memory_calls", &ignored);
 	return rc;
 }
 
@@ -310,9 +339,15 @@ void memory_release(struct memory_report *r)
 			free(d->at_end[k].function);
 			free(d->at_end[k].where);
 		}
+		for (size_t k = 0; k < d->churned_count; k++) {
+			free(d->churned[k].function);
+			free(d->churned[k].where);
+		}
 		free(d->at_peak);
 		free(d->at_end);
+		free(d->churned);
 		free(d->device);
+		free(d->label);
 		free(d->times_ns);
 		free(d->held);
 	}

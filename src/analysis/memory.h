@@ -27,14 +27,19 @@ struct memory_device {
 	int input;              /* which database (0, 1, ...) */
 	int64_t process_id, pid, agent_index;
 	char *device;           /* the device's name */
+	char *label;            /* as findings name it: "GPU 1 (NVIDIA H100)" */
+	uint64_t device_bytes;  /* the device's global memory; 0 when unknown */
 	uint64_t allocations, frees;
 	uint64_t unmatched_frees; /* frees of memory allocated before the recording */
 	uint64_t peak_bytes;
 	int64_t peak_ns;        /* when it was first reached, from the process's start */
 	uint64_t end_bytes;     /* held when the recording ended: never freed */
 	uint64_t churn;         /* allocations freed within 1 ms of being made */
-	struct memory_site *at_peak, *at_end; /* by site, the most bytes first */
-	size_t at_peak_count, at_end_count;
+	int64_t churn_ns;       /* the time of the calls that made and freed them (each
+				 * call's API call where the API was traced, else its record's) */
+	/* by site, the most bytes first: live at the peak, at the end, and churned */
+	struct memory_site *at_peak, *at_end, *churned;
+	size_t at_peak_count, at_end_count, churned_count;
 	/* bytes held over time: after each allocation or free, from the process's start */
 	int64_t *times_ns;
 	uint64_t *held;
@@ -50,5 +55,12 @@ struct memory_report {
  * inputs); none from a database without allocations. 0, or -1 with err set. */
 int memory_gather(sqlite3 *db, int input, struct memory_report *r, struct error *err);
 void memory_release(struct memory_report *r);
+
+/* The findings of one process's memory on one device (memory-findings.c): churn, a
+ * leak, a peak held by one site; for insight_check (analysis/insight.h). */
+struct insight_process;
+struct findings;
+void memory_findings(const struct insight_process *p, const struct memory_device *d,
+		     struct findings *out);
 
 #endif

@@ -93,8 +93,13 @@ static void list_rules(void)
 	for (size_t r = 0; r < insight_rule_count; r++)
 		if ((int)strlen(insight_rules[r].id) > width)
 			width = (int)strlen(insight_rules[r].id);
+	for (size_t r = 0; r < insight_run_rule_count; r++)
+		if ((int)strlen(insight_run_rules[r].id) > width)
+			width = (int)strlen(insight_run_rules[r].id);
 	for (size_t r = 0; r < insight_rule_count; r++)
 		printf("%-*s  %s\n", width, insight_rules[r].id, insight_rules[r].title);
+	for (size_t r = 0; r < insight_run_rule_count; r++)
+		printf("%-*s  %s\n", width, insight_run_rules[r].id, insight_run_rules[r].title);
 }
 
 int cmd_advise(int argc, char **argv)

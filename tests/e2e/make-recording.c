@@ -21,6 +21,8 @@
  *   copy start=NS end=NS bytes=N [direction=none|h2d|d2h|d2d|h2h]
  *           [operation=copy|fill|map|unmap] [function=NAME] [agent=A] [queue=Q] [tid=T]
  *           [corr=C] [src_kind=N] [dst_kind=N]                 kinds: enum memory_kind
+ *   allocation address=A bytes=N start=NS end=NS [op=allocate|free] [agent=A] [tid=T]
+ *           [corr=C] [kind=N]           device memory (--memory-allocation-trace)
  *   push|startstop|mark id=I tid=T start=NS text=TEXT [parent=I]
  *   pop id=I tid=T end=NS                                   ends a push or startstop
  *   launch time=NS [name=FUNCTION] [tid=T] [corr=C] [domain=cuda|driver]
@@ -36,7 +38,8 @@
  *   end time=NS                                             the process ended cleanly
  *
  * Defaults: agent 1, queue 1, tid = the process's pid; an API call's or launch point's
- * corr the next from 1, a kernel's or copy's that of the last API call or launch point;
+ * corr the next from 1, a kernel's, copy's or allocation's that of the last API call or
+ * launch point;
  * dispatch ids counted from 1. Exits 2 on a line it cannot read, naming it. */
 #include <errno.h>
 #include <fcntl.h>
@@ -243,6 +246,7 @@ int main(int argc, char **argv)
 	static const char *const directions[] = { "none", "h2d", "d2h", "d2d", "h2h", "unknown",
 						  NULL };
 	static const char *const operations[] = { "", "copy", "fill", "map", "unmap", NULL };
+	static const char *const allocation_operations[] = { "", "allocate", "free", NULL };
 	/* enum communication_domain, from 1 */
 	static const char *const communication[] = { "", "mpi", "torch", "nccl", NULL };
 	uint64_t last_corr = 0, next_dispatch = 1;
@@ -373,6 +377,20 @@ int main(int argc, char **argv)
 			c.dst_memory_kind = (uint32_t)number(w, n, "dst_kind", 0, 0);
 			check_all_used(w, n);
 			put(&c);
+		} else if (strcmp(type, "allocation") == 0) {
+			struct record_memory_allocation a = {
+				.header = { sizeof(a), RECORD_MEMORY_ALLOCATION, 0 } };
+			a.operation = choice(w, n, "op", allocation_operations, ALLOCATION_ALLOCATE);
+			a.address = number(w, n, "address", 1, 0);
+			a.bytes = number(w, n, "bytes", 1, 0);
+			a.start_ns = number(w, n, "start", 1, 0);
+			a.end_ns = number(w, n, "end", 1, 0);
+			a.agent_id = (uint32_t)number(w, n, "agent", 0, 1);
+			a.tid = (uint32_t)number(w, n, "tid", 0, pid);
+			a.correlation_id = number(w, n, "corr", 0, last_corr);
+			a.memory_kind = (uint32_t)number(w, n, "kind", 0, MEMORY_KIND_DEVICE);
+			check_all_used(w, n);
+			put(&a);
 		} else if (strcmp(type, "push") == 0) {
 			marker(w, n, MARKER_PUSH_POP, pid);
 		} else if (strcmp(type, "startstop") == 0) {

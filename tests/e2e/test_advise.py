@@ -301,7 +301,8 @@ def test_text_summary_and_bad_input(tmp_path):
     r = run([GPUPROF, "advise", "--list-rules"], cwd=tmp_path)
     assert [line.split()[0] for line in r.stdout.splitlines()] == [
         "device-idle", "sync-per-launch", "launch-bound", "small-copies", "pageable-copies",
-        "copy-kernel-serial", "one-queue", "latency-bound", "exposed-communication"]
+        "copy-kernel-serial", "one-queue", "latency-bound", "exposed-communication",
+        "memory-churn", "memory-leak", "memory-peak-site", "mpi-imbalance"]
     (tmp_path / "text.db").write_text("not a database")
     for args, status, message in [
             ([], 2, "advise: no database given"),

@@ -104,3 +104,100 @@ def test_the_report_draws_memory_over_time(tmp_path):
     assert memory.count("<td class=\"name\">site_b</td>") == 1
     assert '<table data-table="memory_never_freed">' in memory and "leaky" in memory
     assert '<a href="#memory">Memory</a>' in html
+
+
+def advise_rows(tmp_path, db):
+    import json
+    a = run([GPUPROF, "advise", "--format", "json", db], cwd=tmp_path)
+    assert a.returncode == 0, a.stderr
+    [table] = json.loads(a.stdout)
+    return {row["Rule"]: row for row in (dict(zip(table["columns"], x)) for x in table["rows"])}
+
+
+def test_advise_names_the_leak_with_its_site(tmp_path):
+    r, out = traced(tmp_path)
+    found = advise_rows(tmp_path, out.path("results.db"))
+    # a 30 MiB peak on a CPU device of gigabytes: no pressure, so no peak finding
+    assert "memory-leak" in found and "memory-churn" not in found, found
+    assert "memory-peak-site" not in found
+    leak = found["memory-leak"]
+    # 2 MiB never freed of a 30 MiB peak
+    assert leak["Cost_ns"] == 0 and leak["Cost_pct_of"] == "the device's memory peak"
+    assert leak["Cost_pct"] == pytest.approx(100 * 2 / 30, abs=0.01)
+    assert leak["Finding"].endswith(f"still held {2 * MIB} bytes in 1 allocations when the "
+                                    "recording ended, never freed (6.7 % of its peak)")
+    assert f"allocated by leaky at clmem.c:{call_line('leaky')}: 1 allocations, {2 * MIB} " \
+        "bytes" in leak["Evidence"]
+
+
+def test_a_peak_near_the_devices_capacity_names_its_site(tmp_path):
+    """Buffers of 8, 16 and 16 MiB, live together, then freed: a 40 MiB peak is 62.5 %
+    of a 64 MiB device (a finding), 31.3 % of a 128 MiB one (none)."""
+    from conftest import recording
+    for memory, fires in ((64, True), (128, False)):
+        lines = ["process pid=4242 start=0 command=app",
+                 f'agent id=1 type=gpu name="Small GPU" memory={memory * MIB}']
+        for i, size in enumerate((8, 16, 16)):
+            start = 1_000_000 * (i + 1)
+            lines += [f"api name=cudaMalloc domain=cuda start={start} end={start + 1000}",
+                      f"allocation address={(i + 1) << 28} bytes={size * MIB} "
+                      f"start={start + 1000} end={start + 1000}"]
+        for i in range(3):
+            lines.append(f"allocation op=free address={(i + 1) << 28} bytes=0 "
+                         f"start={9_000_000 + i} end={9_000_000 + i}")
+        found = advise_rows(tmp_path, recording(tmp_path / str(memory), lines + [
+            "end time=10000000"]))
+        assert set(found) == ({"memory-peak-site"} if fires else set()), found
+        if fires:
+            peak = found["memory-peak-site"]
+            assert peak["Cost_pct"] == 100.0 and peak["Cost_ns"] == 0
+            assert peak["Finding"] == (
+                f"At its peak of {40 * MIB} bytes (62.5 % of its memory), 0.003001 s after the "
+                f"process started, GPU 1 (Small GPU) held {40 * MIB} bytes of it (100.0 %) "
+                "from one site: [no call stack]")
+
+
+def churn_recording(tmp_path, name, iterations, calls=True):
+    """A 2 MiB buffer made first and never freed; then `iterations` times, one per ms, a
+    4 KiB buffer made (its call 20 us) and freed 110 us later (its call 30 us), each
+    record a moment as CUPTI's are; with calls, the API calls recorded around them
+    (without, the records name no call)."""
+    from conftest import recording
+    us = 1000
+    lines = ["process pid=4242 command=app", 'agent id=1 type=gpu name="Test GPU"',
+             "queue id=1 agent=1",
+             "api name=cudaMalloc domain=cuda start=100000 end=120000",
+             f"allocation address=36864 bytes={2 * MIB} start=120000 end=120000"]
+    t = 1_000_000
+    for _ in range(iterations):
+        if calls:
+            lines.append(f"api name=cudaMalloc domain=cuda start={t} end={t + 20 * us}")
+        lines.append(f"allocation address=4096 bytes=4096 start={t + 20 * us} "
+                     f"end={t + 20 * us}" + ("" if calls else " corr=0"))
+        if calls:
+            lines.append(f"api name=cudaFree domain=cuda start={t + 100 * us} "
+                         f"end={t + 130 * us}")
+        lines.append(f"allocation op=free address=4096 bytes=4096 start={t + 130 * us} "
+                     f"end={t + 130 * us}" + ("" if calls else " corr=0"))
+        t += 1000 * us
+    return recording(tmp_path / name, lines + [f"end time={t}"])
+
+
+def test_memory_churn_costs_its_calls_and_starts_at_100(tmp_path):
+    found = advise_rows(tmp_path, churn_recording(tmp_path, "churn", 150))
+    assert set(found) == {"memory-churn", "memory-leak"}, found
+    churn = found["memory-churn"]
+    assert churn["Cost_ns"] == 150 * (20 + 30) * 1000
+    assert churn["Finding"] == (
+        "150 allocations on GPU 1 (Test GPU) were freed within 1 ms of being made; the calls "
+        "that made and freed them took 7.500 ms")
+    assert churn["Evidence"].startswith(f"made by [no call stack]: 150 allocations, {150 * 4096} "
+                                        "bytes")
+    peak = 2 * MIB + 4096
+    assert found["memory-leak"]["Cost_pct"] == pytest.approx(100 * 2 * MIB / peak, abs=0.01)
+    # 99 churned: below the threshold; without the API trace the calls' time is unknown
+    assert set(advise_rows(tmp_path, churn_recording(tmp_path, "99", 99))) == {"memory-leak"}
+    untimed = advise_rows(tmp_path, churn_recording(tmp_path, "untimed", 150, calls=False))
+    assert untimed["memory-churn"]["Cost_ns"] == 0
+    assert untimed["memory-churn"]["Finding"].endswith(
+        "their calls' time was not recorded (trace the API: -r)")
