@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis/insight.h"
 #include "core/record.h"
 #include "store/store.h"
 #include "util/sort.h"
@@ -171,8 +172,9 @@ static int read_kernels(sqlite3 *db, const struct call *calls, size_t call_count
 		if (!c || c->operation == NO_OPERATION)
 			continue;
 		*kernels = xrealloc(*kernels, (*count + 1) * sizeof(**kernels));
-		(*kernels)[(*count)++] = (struct tied_kernel){ c->operation, sqlite3_column_int64(q, 2),
-							       sqlite3_column_int64(q, 3) };
+		(*kernels)[(*count)++] = (struct tied_kernel){
+			c->operation, insight_bounded(sqlite3_column_int64(q, 2)),
+			insight_bounded(sqlite3_column_int64(q, 3)) };
 	}
 	int rc = row == SQLITE_DONE ? 0 : error_set(err, "%s", sqlite3_errmsg(db));
 	sqlite3_finalize(q);
@@ -229,7 +231,7 @@ static void sum_operations(const struct operation *ops, size_t count, int input,
 		row->operations++;
 		row->kernels += op->kernels;
 		row->bytes += op->bytes;
-		row->device_ns += op->device_ns;
+		row->device_ns = insight_add(row->device_ns, op->device_ns);
 		if (row->bus_factor != (op->factor > 0 ? op->factor : 0))
 			row->bus_factor = 0;
 	}

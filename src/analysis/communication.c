@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis/insight.h"
 #include "store/store.h"
 #include "util/strbuf.h"
 
@@ -32,6 +33,7 @@ static void advance(struct overlap_sweep *s, int64_t t)
 
 void overlap_sweep_add(struct overlap_sweep *s, int64_t start, int64_t end, int communication)
 {
+	start = insight_bounded(start), end = insight_bounded(end);
 	if (!s->started) {
 		s->started = 1;
 		s->pos = s->communication_end = s->compute_end = start;

@@ -182,6 +182,21 @@ int insight_is_wait(const char *name);
  * "GPU 1 (NVIDIA H100)". */
 void insight_agent_label(struct strbuf *out, int type, int64_t agent, const char *name);
 
+/* A time or duration read from a database, bounded to [-2^61, 2^61]: a corrupt row's
+ * times then never overflow a difference, or a sum of disjoint intervals. */
+static inline int64_t insight_bounded(int64_t t)
+{
+	const int64_t bound = (int64_t)1 << 61;
+	return t < -bound ? -bound : t > bound ? bound : t;
+}
+
+/* a + b, held at INT64_MAX or INT64_MIN rather than overflowing. */
+static inline int64_t insight_add(int64_t a, int64_t b)
+{
+	int64_t sum;
+	return __builtin_add_overflow(a, b, &sum) ? (b > 0 ? INT64_MAX : INT64_MIN) : sum;
+}
+
 /* A time in ns for people: "12.345 ms". */
 void insight_duration(struct strbuf *out, int64_t ns);
 

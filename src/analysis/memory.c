@@ -258,8 +258,9 @@ int memory_gather(sqlite3 *db, int input, struct memory_report *r, struct error 
 		int operation = sqlite3_column_int(q, 3);
 		uint64_t address = (uint64_t)sqlite3_column_int64(q, 4);
 		uint64_t bytes = (uint64_t)sqlite3_column_int64(q, 5);
-		int64_t at = operation == 2 ? sqlite3_column_int64(q, 6) : sqlite3_column_int64(q, 7);
-		int64_t call_ns = sqlite3_column_int64(q, 12);
+		int64_t at = insight_bounded(operation == 2 ? sqlite3_column_int64(q, 6)
+							    : sqlite3_column_int64(q, 7));
+		int64_t call_ns = insight_bounded(sqlite3_column_int64(q, 12));
 		size_t *slot = live_slot(&live, a, address);
 		if (operation == 2 && !*slot) {
 			d->unmatched_frees++;
@@ -272,7 +273,8 @@ int memory_gather(sqlite3 *db, int input, struct memory_report *r, struct error 
 			if (operation == 2 && at - gone->made_ns < CHURN_NS) {
 				gone->churned = 1;
 				d->churn++;
-				d->churn_ns += gone->call_ns + call_ns;
+				d->churn_ns = insight_add(d->churn_ns,
+							  insight_add(gone->call_ns, call_ns));
 			}
 			d->frees += operation == 2;
 			live_remove(&live, a, slot);

@@ -156,9 +156,9 @@ static int call_devices_table(FILE *out, enum table_format format,
 			table_int(t, d->calls);
 			table_double(t, in_units(u, d->mpi_ns), u->decimals);
 			table_double(t, in_units(u, d->busy_ns), u->decimals);
-			table_double(t, in_units(u, d->mpi_ns - d->busy_ns), u->decimals);
-			table_double(t, d->mpi_ns ? 100.0 * (double)(d->mpi_ns - d->busy_ns) /
-							    (double)d->mpi_ns : 0, 2);
+			double idle = (double)d->mpi_ns - (double)d->busy_ns; /* corrupt rows too */
+			table_double(t, idle / u->divisor, u->decimals);
+			table_double(t, d->mpi_ns ? 100.0 * idle / (double)d->mpi_ns : 0, 2);
 		}
 	return table_end(t, err);
 }

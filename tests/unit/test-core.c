@@ -243,7 +243,7 @@ static void test_unfinished_removal_waits_for_a_file_being_made(void)
 		if (atomic_load(&removal_done))
 			_exit(3); /* it did not wait for the file being made */
 		atomic_store(&making_go, 1);
-		if (!poll_until(&removal_done))
+		if (!poll_until(&removal_done) || pthread_join(remover, NULL))
 			_exit(4);
 		_exit(atomic_load(&making_made) && stat(unfinished_paths[0], &st) < 0 ? 0 : 5);
 	}
