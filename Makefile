@@ -178,7 +178,7 @@ TARGETS += $(MPI_LIBS)
 # the MPI sample, built against each implementation found (with OpenCL)
 ifeq ($(HAVE_OPENCL),yes)
 ifeq ($(HAVE_OPENMPI),yes)
-TARGETS += $(BUILD)/samples/mpi/halo
+TARGETS += $(BUILD)/samples/mpi/halo $(BUILD)/bench/mpi-device
 endif
 ifeq ($(HAVE_MPICH),yes)
 TARGETS += $(BUILD)/samples/mpi/halo-mpich
@@ -206,6 +206,10 @@ $(BUILD)/bench/mpi-rate: bench/mpi-rate.c
 	@mkdir -p $(dir $@)
 	$(CC) -std=gnu11 $(CFLAGS) -Wall -Wextra $(OPENMPI_CFLAGS) $< -o $@ \
 		$(shell pkg-config --libs ompi-c 2>/dev/null)
+$(BUILD)/bench/mpi-device: bench/mpi-device.c samples/opencl/common.h
+	@mkdir -p $(dir $@)
+	$(CC) -std=gnu11 $(CFLAGS) -Wall -Wextra $(OPENMPI_CFLAGS) $< -o $@ \
+		$(shell pkg-config --libs ompi-c 2>/dev/null) -lOpenCL
 $(BUILD)/samples/mpi/halo: samples/mpi/halo.c samples/opencl/common.h
 	@mkdir -p $(dir $@)
 	$(CC) -std=gnu11 $(CFLAGS) -Wall -Wextra $(OPENMPI_CFLAGS) $< -o $@ \

@@ -30,6 +30,8 @@
 #  DIR, another version's build: before and after in one run)
 #  (bench/scale.sh, apart: every command that reads a recording at 10^7 and 10^8 records)
 #  (bench/capped.sh, apart: summary, advise and report under a limit of data memory)
+#  (bench/mpi-device.sh, apart: MPI CALLS AND THE DEVICE against a real two-rank run's
+#  own figures)
 # Usage: bench/run.sh [LAUNCHES [RECORDS [ROUNDS]]]   (defaults 20000 5000000 9)
 #   BENCH_SECTIONS="1 6" runs those sections only (3 brings the conversion of 2 along)
 set -eu
