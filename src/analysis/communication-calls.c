@@ -41,7 +41,7 @@ struct operation {
 	int64_t process_id, pid;
 	struct strbuf function;       /* the collectives' names, each once, joined by "+" */
 	int64_t ranks;                /* -1: none seen yet; 0: several */
-	uint64_t calls, bytes, kernels;
+	uint64_t calls, sent, received, kernels;
 	double factor;                /* -1: none seen yet; 0: several or unknown */
 	int64_t device_ns, open_start, open_end; /* the union so far, and its open interval */
 };
@@ -67,10 +67,19 @@ static int by_operation_then_start(const void *a, const void *b)
 	return (x->start > y->start) - (x->start < y->start);
 }
 
-static size_t operation_new(struct operation **ops, size_t *count, int64_t process_id,
-			    int64_t pid)
+/* Room for one more item in an array of *alloc, count in use: doubled when full. */
+static void *grow(void *array, size_t *alloc, size_t count, size_t size)
 {
-	*ops = xrealloc(*ops, (*count + 1) * sizeof(**ops));
+	if (count < *alloc)
+		return array;
+	*alloc = *alloc ? 2 * *alloc : 256;
+	return xrealloc(array, *alloc * size);
+}
+
+static size_t operation_new(struct operation **ops, size_t *count, size_t *alloc,
+			    int64_t process_id, int64_t pid)
+{
+	*ops = grow(*ops, alloc, *count, sizeof(**ops));
 	(*ops)[*count] = (struct operation){ .process_id = process_id, .pid = pid,
 					     .function = STRBUF_INIT, .ranks = -1, .factor = -1 };
 	return (*count)++;
@@ -86,9 +95,11 @@ static int named_in(const char *list, const char *function)
 	return 0;
 }
 
-/* A collective joins an operation: its name (once), bytes, ranks and factor. */
+/* A collective joins an operation: its name (once), bytes, ranks and factor. The
+ * operation's bytes are the larger of all it sends and all it receives: a call's as
+ * nccl-tests sizes it, and a group's send and receive of one buffer counted once. */
 static void operation_join(struct operation *op, const char *function, int64_t ranks,
-			   uint64_t bytes)
+			   uint64_t sent, uint64_t received)
 {
 	if (!op->function.len || !named_in(op->function.buf, function))
 		strbuf_addf(&op->function, "%s%s", op->function.len ? "+" : "", function);
@@ -96,7 +107,8 @@ static void operation_join(struct operation *op, const char *function, int64_t r
 	double factor = communication_bus_factor(function, ranks);
 	op->factor = op->factor == -1 || op->factor == factor ? factor : 0;
 	op->calls++;
-	op->bytes += bytes;
+	op->sent += sent;
+	op->received += received;
 }
 
 /* Reads the NCCL calls: each gets its operation (a group's collectives and its
@@ -107,7 +119,7 @@ static int read_calls(sqlite3 *db, struct call **calls, size_t *call_count,
 	sqlite3_stmt *q;
 	struct strbuf sql = STRBUF_INIT;
 	strbuf_addf(&sql, "SELECT c.process_id, p.pid, c.call_id, c.tid, f.string, "
-			  "c.communicator_size, MAX(c.bytes_sent, c.bytes_received) "
+			  "c.communicator_size, c.bytes_sent, c.bytes_received "
 			  "FROM gpuprof_mpi_call c JOIN gpuprof_process p ON p.id = c.process_id "
 			  "LEFT JOIN gpuprof_string f ON f.id = c.function_id WHERE c.domain = %d "
 			  "ORDER BY c.process_id, c.tid, c.start, c.id", COMMUNICATION_NCCL);
@@ -117,7 +129,7 @@ static int read_calls(sqlite3 *db, struct call **calls, size_t *call_count,
 		return -1;
 	int64_t process_id = 0, tid = 0;
 	int depth = 0;
-	size_t group = NO_OPERATION, first_member = 0;
+	size_t group = NO_OPERATION, first_member = 0, call_alloc = 0, op_alloc = 0;
 	int row;
 	while ((row = sqlite3_step(q)) == SQLITE_ROW) {
 		int64_t p = sqlite3_column_int64(q, 0), t = sqlite3_column_int64(q, 3);
@@ -126,29 +138,35 @@ static int read_calls(sqlite3 *db, struct call **calls, size_t *call_count,
 		if (!*call_count || p != process_id || t != tid) { /* another thread */
 			process_id = p, tid = t, depth = 0, group = NO_OPERATION;
 		}
-		*calls = xrealloc(*calls, (*call_count + 1) * sizeof(**calls));
+		*calls = grow(*calls, &call_alloc, *call_count, sizeof(**calls));
 		struct call *c = &(*calls)[(*call_count)++];
 		*c = (struct call){ p, sqlite3_column_int64(q, 2), NO_OPERATION };
 		int64_t ranks = sqlite3_column_int64(q, 5);
-		uint64_t bytes = (uint64_t)sqlite3_column_int64(q, 6);
+		uint64_t sent = (uint64_t)sqlite3_column_int64(q, 6);
+		uint64_t received = (uint64_t)sqlite3_column_int64(q, 7);
+		/* the communicator's own calls (ncclCommInitRank...) move no data, in a group
+		 * or not */
+		int communicates = strncmp(function, "ncclComm", 8) != 0;
 		if (!strcmp(function, "ncclGroupStart")) {
 			if (depth++ == 0) {
-				group = operation_new(ops, op_count, p, sqlite3_column_int64(q, 1));
+				group = operation_new(ops, op_count, &op_alloc, p,
+						      sqlite3_column_int64(q, 1));
 				first_member = *call_count;
 			}
 		} else if (!strcmp(function, "ncclGroupEnd")) {
 			if (depth > 0 && --depth == 0) { /* the outermost end: NCCL launches here */
 				for (size_t i = first_member; i < *call_count; i++)
 					(*calls)[i].operation = group;
-				if (!(*ops)[group].calls) /* a group of nothing that launched */
-					operation_join(&(*ops)[group], function, ranks, 0);
+				if (!(*ops)[group].calls) /* a group of no collective: its end's name */
+					strbuf_addstr(&(*ops)[group].function, function);
 				group = NO_OPERATION;
 			}
-		} else if (depth > 0) {
-			operation_join(&(*ops)[group], function, ranks, bytes);
-		} else if (strncmp(function, "ncclComm", 8)) { /* not the communicator's calls */
-			c->operation = operation_new(ops, op_count, p, sqlite3_column_int64(q, 1));
-			operation_join(&(*ops)[c->operation], function, ranks, bytes);
+		} else if (depth > 0 && communicates) {
+			operation_join(&(*ops)[group], function, ranks, sent, received);
+		} else if (communicates) {
+			c->operation = operation_new(ops, op_count, &op_alloc, p,
+						     sqlite3_column_int64(q, 1));
+			operation_join(&(*ops)[c->operation], function, ranks, sent, received);
 		}
 	}
 	rc = row == SQLITE_DONE ? 0 : error_set(err, "%s", sqlite3_errmsg(db));
@@ -161,8 +179,9 @@ static int read_kernels(sqlite3 *db, const struct call *calls, size_t call_count
 			struct tied_kernel **kernels, size_t *count, struct error *err)
 {
 	sqlite3_stmt *q;
-	if (store_prepare(db, "SELECT process_id, call_id, start, end FROM gpuprof_kernel "
-			      "WHERE call_id != 0", &q, err))
+	size_t alloc = 0;
+	if (store_prepare(db, "SELECT k.process_id, k.call_id, k.start, k.end FROM gpuprof_kernel "
+			      "k WHERE k.call_id != 0 AND " INSIGHT_VALID_TIMES("k"), &q, err))
 		return -1;
 	int row;
 	while ((row = sqlite3_step(q)) == SQLITE_ROW) {
@@ -171,7 +190,7 @@ static int read_kernels(sqlite3 *db, const struct call *calls, size_t call_count
 					     : NULL;
 		if (!c || c->operation == NO_OPERATION)
 			continue;
-		*kernels = xrealloc(*kernels, (*count + 1) * sizeof(**kernels));
+		*kernels = grow(*kernels, &alloc, *count, sizeof(**kernels));
 		(*kernels)[(*count)++] = (struct tied_kernel){
 			c->operation, insight_bounded(sqlite3_column_int64(q, 2)),
 			insight_bounded(sqlite3_column_int64(q, 3)) };
@@ -216,13 +235,15 @@ static void sum_operations(const struct operation *ops, size_t count, int input,
 		int64_t ranks = op->ranks > 0 ? op->ranks : 0;
 		struct communication_calls *row = NULL;
 		for (size_t k = first; k < r->call_count && !row; k++)
-			if (r->calls[k].pid == op->pid && r->calls[k].ranks == ranks &&
+			if (r->calls[k].process_id == op->process_id && r->calls[k].ranks == ranks &&
 			    !strcmp(r->calls[k].function, op->function.buf))
 				row = &r->calls[k];
 		if (!row) {
 			r->calls = xrealloc(r->calls, (r->call_count + 1) * sizeof(*r->calls));
 			row = &r->calls[r->call_count++];
-			*row = (struct communication_calls){ .input = input, .pid = op->pid,
+			*row = (struct communication_calls){ .input = input,
+							     .process_id = op->process_id,
+							     .pid = op->pid,
 							     .function = xstrdup(op->function.buf),
 							     .ranks = ranks,
 							     .bus_factor = op->factor > 0 ? op->factor : 0 };
@@ -230,7 +251,7 @@ static void sum_operations(const struct operation *ops, size_t count, int input,
 		row->calls += op->calls;
 		row->operations++;
 		row->kernels += op->kernels;
-		row->bytes += op->bytes;
+		row->bytes += op->sent > op->received ? op->sent : op->received;
 		row->device_ns = insight_add(row->device_ns, op->device_ns);
 		if (row->bus_factor != (op->factor > 0 ? op->factor : 0))
 			row->bus_factor = 0;

@@ -74,6 +74,7 @@ int communication_gather(sqlite3 *db, int input, struct communication_report *r,
 			      "g.agent_index = k.agent_index) FROM gpuprof_kernel k "
 			      "JOIN gpuprof_process p ON p.id = k.process_id "
 			      "LEFT JOIN gpuprof_string s ON s.id = k.name_id "
+			      "WHERE " INSIGHT_VALID_TIMES("k") " "
 			      "ORDER BY k.process_id, k.agent_index, k.start, k.id", &q, err))
 		return -1;
 	struct communication_device d = { 0 };

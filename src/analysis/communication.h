@@ -7,13 +7,15 @@
  * exposed-communication rule (one sweep for all three).
  *
  * And NCCL's calls (--nccl-trace) with the kernels they launched (gpuprof_kernel.call_id):
- * each operation's device time (the union of its kernels), bytes, and bandwidths as
- * nccl-tests computes them: the algorithm bandwidth, bytes over time, with the bytes
- * nccl-tests counts (the larger of a call's bytes sent and received: an all-gather's
- * whole output, a reduce-scatter's whole input); the bus bandwidth, that times 2(n-1)/n
- * for an all-reduce, (n-1)/n for an all-gather or reduce-scatter, 1 for a broadcast,
- * reduce, send or receive, n the communicator's ranks. The collectives of a group
- * (ncclGroupStart ... ncclGroupEnd, NCCL launching at the end) are one operation. */
+ * each operation's device time (the union of its kernels), bytes, and nccl-tests'
+ * formulas over that device time (nccl-tests times an operation on the host, launch
+ * included): the algorithm bandwidth, bytes over time, with the bytes nccl-tests counts
+ * (the larger of what the operation sends and what it receives: an all-gather's whole
+ * output, a reduce-scatter's whole input, a send and receive of one buffer once); the
+ * bus bandwidth, that times 2(n-1)/n for an all-reduce, (n-1)/n for an all-gather or
+ * reduce-scatter, 1 for a broadcast, reduce, send or receive, n the communicator's ranks.
+ * The collectives of a group (ncclGroupStart ... ncclGroupEnd, NCCL launching at the
+ * end) are one operation. */
 #ifndef GPUPROF_ANALYSIS_COMMUNICATION_H
 #define GPUPROF_ANALYSIS_COMMUNICATION_H
 
@@ -54,13 +56,14 @@ struct communication_device {
  * names joined by "+") and communicator size in a process, those that launched kernels. */
 struct communication_calls {
 	int input;
-	int64_t pid;
+	int64_t process_id, pid;
 	char *function;
 	int64_t ranks;          /* the communicator's; 0 when unknown or several */
 	uint64_t calls;         /* the collectives (a group's each counted) */
 	uint64_t operations;    /* calls or groups */
 	uint64_t kernels;
-	uint64_t bytes;         /* as nccl-tests counts them, all operations */
+	uint64_t bytes;         /* each operation's, as nccl-tests counts them: the larger of
+				 * what it sends and what it receives */
 	int64_t device_ns;      /* each operation's kernels' union, summed */
 	double bus_factor;      /* bus bandwidth over algorithm bandwidth; 0: not known */
 };

@@ -21,10 +21,6 @@
 #include "store/store.h"
 #include "store/store-job.h"
 
-/* Times a record may have: a record outside (a corrupt database) is left out, so that
- * no difference or sum of the rules' can overflow. */
-#define VALID_TIMES(t) t ".start >= 0 AND " t ".end >= " t ".start AND " t ".end <= " \
-		       "4611686018427387904 AND " t ".end - " t ".start <= 1125899906842624"
 
 /* An external sort's error: err is set already. */
 static int sort_failed(struct insight_engine *e)
@@ -122,7 +118,7 @@ static void read_calls(struct insight_engine *e, struct extsort *links)
 {
 	sqlite3_stmt *s = insight_prepare(e, "SELECT c.process_id, c.tid, c.start, c.end, "
 					  "c.correlation_id, c.function_id, c.id FROM "
-					  "gpuprof_api_call c WHERE " VALID_TIMES("c"));
+					  "gpuprof_api_call c WHERE " INSIGHT_VALID_TIMES("c"));
 	struct extsort *sorted = extsort_begin(sizeof(struct call_row), e->memory,
 					       by_thread_then_start, NULL);
 	int step = SQLITE_DONE;
@@ -286,10 +282,10 @@ static void read_items(struct insight_engine *e, struct items_part *part)
 		  "k.start, k.end, k.tid, 0, 0, 0, 0, k.id, k.correlation_id, "
 		  COUNTER("sm__throughput.avg.pct_of_peak_sustained_elapsed") ", "
 		  COUNTER("gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed")
-		  " FROM gpuprof_kernel k WHERE " VALID_TIMES("k")
+		  " FROM gpuprof_kernel k WHERE " INSIGHT_VALID_TIMES("k")
 		: "SELECT k.process_id, IFNULL(k.agent_index, 0), k.queue_index, k.name_id, 0, "
 		  "k.start, k.end, k.tid, 0, 0, 0, 0, k.id, k.correlation_id, NULL, NULL "
-		  "FROM gpuprof_kernel k WHERE " VALID_TIMES("k");
+		  "FROM gpuprof_kernel k WHERE " INSIGHT_VALID_TIMES("k");
 	const char *copies =
 		"SELECT k.process_id, IFNULL(COALESCE(q.agent_index, CASE k.direction WHEN 2 THEN "
 		"k.src_agent_index ELSE k.dst_agent_index END), 0), k.queue_index, k.function_id, "
@@ -297,7 +293,7 @@ static void read_items(struct insight_engine *e, struct items_part *part)
 		"k.end, k.tid, k.bytes, k.direction, k.src_memory_kind, k.dst_memory_kind, k.id, "
 		"k.correlation_id, NULL, NULL FROM gpuprof_memory_copy k LEFT JOIN gpuprof_queue q "
 		"ON q.process_id = k.process_id AND q.queue_index = k.queue_index WHERE "
-		VALID_TIMES("k");
+		INSIGHT_VALID_TIMES("k");
 	uint32_t last = 0;
 	int source = part->source;
 	part->ends = xcalloc(e->process_count ? e->process_count : 1, sizeof(*part->ends));

@@ -182,6 +182,11 @@ int insight_is_wait(const char *name);
  * "GPU 1 (NVIDIA H100)". */
 void insight_agent_label(struct strbuf *out, int type, int64_t agent, const char *name);
 
+/* SQL: the times a record aliased t may have; a record outside (a corrupt database) is
+ * left out, so that no difference or sum of the rules' can overflow. */
+#define INSIGHT_VALID_TIMES(t) t ".start >= 0 AND " t ".end >= " t ".start AND " t ".end <= " \
+		       "4611686018427387904 AND " t ".end - " t ".start <= 1125899906842624"
+
 /* A time or duration read from a database, bounded to [-2^61, 2^61]: a corrupt row's
  * times then never overflow a difference, or a sum of disjoint intervals. */
 static inline int64_t insight_bounded(int64_t t)

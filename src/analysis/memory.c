@@ -20,13 +20,17 @@
 
 #define CHURN_NS 1000000 /* an allocation freed this soon is churn */
 
-/* The allocations of one process on one device, as they are read. */
+/* A live allocation of one process on one device: its slot in the live table. */
 struct allocation {
 	uint64_t address, bytes;
 	int64_t made_ns, call_ns; /* call_ns: its call's time */
-	size_t made, freed; /* the event that made it, and that freed it (SIZE_MAX: none) */
 	size_t site;        /* into the sites read */
-	int churned;        /* freed within CHURN_NS */
+	int used;
+};
+
+/* Allocations and bytes of one site. */
+struct tally {
+	uint64_t allocations, bytes;
 };
 
 /* The sites of the stacks read, by (process, stack id). */
@@ -111,71 +115,162 @@ static int by_bytes(const void *a, const void *b)
 	return c ? c : strcmp(x->where, y->where);
 }
 
-/* The allocations live after event `at` (SIZE_MAX: at the end), or with churned those
- * churned, by site, into *out. */
-static void by_site(const struct allocation *a, size_t n, size_t at, int churned,
-		    const struct sites *sites, struct memory_site **out, size_t *count)
+/* The sites of a tally (one per site read), those with allocations, the most bytes
+ * first, into *out. */
+static void sites_of(const struct tally *t, const struct sites *sites, struct memory_site **out,
+		     size_t *count)
 {
 	struct memory_site *list = xcalloc(sites->count ? sites->count : 1, sizeof(*list));
-	for (size_t i = 0; i < n; i++) {
-		if (churned ? !a[i].churned
-			    : a[i].made > at || (a[i].freed != SIZE_MAX && a[i].freed <= at))
-			continue;
-		list[a[i].site].allocations++;
-		list[a[i].site].bytes += a[i].bytes;
-	}
 	size_t kept = 0;
-	for (size_t i = 0; i < sites->count; i++)
-		if (list[i].allocations) {
-			list[kept] = list[i];
-			list[kept].function = xstrdup(sites->list[i].function);
-			list[kept++].where = xstrdup(sites->list[i].where);
-		}
+	for (size_t i = 0; t && i < sites->count; i++)
+		if (t[i].allocations)
+			list[kept++] = (struct memory_site){ xstrdup(sites->list[i].function),
+							     xstrdup(sites->list[i].where),
+							     t[i].allocations, t[i].bytes };
 	sort_array(list, kept, sizeof(*list), by_bytes);
 	*out = list;
 	*count = kept;
 }
 
-/* The live allocation at an address, by open addressing over the allocations' indexes. */
-struct live {
-	size_t *slots; /* index + 1 */
-	size_t size;
+/* One device's state while its events stream: the live allocations by address (open
+ * addressing), and per site what is live now, what was live at the peak (copied when
+ * the peak ends: at the first free after it, or at the device's end) and what churned.
+ * Memory follows the live allocations and the sites, not the events. */
+struct device_state {
+	struct allocation *live;
+	size_t size, count;
+	struct tally *now, *at_peak, *churned;
+	size_t sites;                 /* the tallies' length */
+	int peak_open;                /* at_peak not yet copied for the last peak */
 };
 
-static size_t *live_slot(struct live *l, const struct allocation *a, uint64_t address)
+static struct allocation *live_slot(struct device_state *st, uint64_t address)
 {
-	size_t j = (size_t)hash_int(address) & (l->size - 1);
-	while (l->slots[j] && a[l->slots[j] - 1].address != address)
-		j = (j + 1) & (l->size - 1);
-	return &l->slots[j];
+	size_t j = (size_t)hash_int(address) & (st->size - 1);
+	while (st->live[j].used && st->live[j].address != address)
+		j = (j + 1) & (st->size - 1);
+	return &st->live[j];
 }
 
-static void live_remove(struct live *l, const struct allocation *a, size_t *slot)
+static void live_remove(struct device_state *st, struct allocation *slot)
 {
 	/* backward-shift deletion keeps the probe chains whole */
-	size_t i = (size_t)(slot - l->slots);
-	l->slots[i] = 0;
-	for (size_t j = (i + 1) & (l->size - 1); l->slots[j]; j = (j + 1) & (l->size - 1)) {
-		size_t home = (size_t)hash_int(a[l->slots[j] - 1].address) & (l->size - 1);
+	size_t i = (size_t)(slot - st->live);
+	st->live[i].used = 0;
+	for (size_t j = (i + 1) & (st->size - 1); st->live[j].used; j = (j + 1) & (st->size - 1)) {
+		size_t home = (size_t)hash_int(st->live[j].address) & (st->size - 1);
 		if ((j > i && (home <= i || home > j)) || (j < i && home <= i && home > j)) {
-			l->slots[i] = l->slots[j];
-			l->slots[j] = 0;
+			st->live[i] = st->live[j];
+			st->live[j].used = 0;
 			i = j;
 		}
 	}
+	st->count--;
 }
 
-/* One process's memory on one device, from its events (already in order) in a. */
-static void finish_device(struct memory_device *d, struct allocation *a, size_t n,
-			  size_t peak_event, const struct sites *sites)
+static void live_add(struct device_state *st, struct allocation a)
 {
+	if (2 * (st->count + 1) > st->size) { /* grown: placed again */
+		struct allocation *old = st->live;
+		size_t old_size = st->size;
+		st->size = st->size ? 2 * st->size : 1024;
+		st->live = xcalloc(st->size, sizeof(*st->live));
+		for (size_t i = 0; i < old_size; i++)
+			if (old[i].used)
+				*live_slot(st, old[i].address) = old[i];
+		free(old);
+	}
+	a.used = 1;
+	*live_slot(st, a.address) = a;
+	st->count++;
+}
+
+/* The tallies as long as the sites read so far. */
+static void tallies_fit(struct device_state *st, size_t sites)
+{
+	if (sites <= st->sites)
+		return;
+	struct tally **each[] = { &st->now, &st->at_peak, &st->churned };
+	for (size_t k = 0; k < 3; k++) {
+		*each[k] = xrealloc(*each[k], sites * sizeof(**each[k]));
+		memset(*each[k] + st->sites, 0, (sites - st->sites) * sizeof(**each[k]));
+	}
+	st->sites = sites;
+}
+
+/* The live set is about to shrink: the last peak's holders are what is live now. */
+static void peak_close(struct device_state *st)
+{
+	if (st->peak_open && st->sites)
+		memcpy(st->at_peak, st->now, st->sites * sizeof(*st->at_peak));
+	st->peak_open = 0;
+}
+
+static void state_reset(struct device_state *st)
+{
+	if (st->live)
+		memset(st->live, 0, st->size * sizeof(*st->live));
+	st->count = 0;
+	struct tally *each[] = { st->now, st->at_peak, st->churned };
+	for (size_t k = 0; k < 3; k++)
+		if (each[k])
+			memset(each[k], 0, st->sites * sizeof(*each[k]));
+	st->peak_open = 0;
+}
+
+static void state_release(struct device_state *st)
+{
+	free(st->live);
+	free(st->now);
+	free(st->at_peak);
+	free(st->churned);
+}
+
+/* One process's memory on one device, once its events are read. */
+static void finish_device(struct memory_device *d, struct device_state *st,
+			  const struct sites *sites)
+{
+	tallies_fit(st, sites->count);
+	peak_close(st);
 	if (d->peak_bytes)
-		by_site(a, n, peak_event, 0, sites, &d->at_peak, &d->at_peak_count);
-	by_site(a, n, SIZE_MAX, 0, sites, &d->at_end, &d->at_end_count);
+		sites_of(st->at_peak, sites, &d->at_peak, &d->at_peak_count);
+	sites_of(st->now, sites, &d->at_end, &d->at_end_count);
 	if (d->churn)
-		by_site(a, n, SIZE_MAX, 1, sites, &d->churned, &d->churned_count);
-	for (size_t i = 0; i < n; i++)
-		d->end_bytes += a[i].freed == SIZE_MAX ? a[i].bytes : 0;
+		sites_of(st->churned, sites, &d->churned, &d->churned_count);
+	for (size_t i = 0; i < st->sites; i++)
+		d->end_bytes += st->now[i].bytes;
+}
+
+/* The bytes held after an event, kept as a point of the device's picture: at most
+ * POINTS_MAX, pairs merged (their first time, the larger held) when full, and from
+ * then on that many events to a point, so that the peaks stay drawn. */
+#define POINTS_MAX 8192
+
+static void point_add(struct memory_device *d, size_t *stride, size_t *in_last, int64_t at,
+		      uint64_t held)
+{
+	if (d->points && *in_last < *stride) {
+		if (held > d->held[d->points - 1])
+			d->held[d->points - 1] = held;
+		++*in_last;
+		return;
+	}
+	if (d->points == POINTS_MAX) {
+		for (size_t i = 0; i < POINTS_MAX / 2; i++) {
+			d->times_ns[i] = d->times_ns[2 * i];
+			d->held[i] = d->held[2 * i] > d->held[2 * i + 1] ? d->held[2 * i]
+									 : d->held[2 * i + 1];
+		}
+		d->points = POINTS_MAX / 2;
+		*stride *= 2;
+	}
+	if (!d->times_ns) {
+		d->times_ns = xcalloc(POINTS_MAX, sizeof(*d->times_ns));
+		d->held = xcalloc(POINTS_MAX, sizeof(*d->held));
+	}
+	d->times_ns[d->points] = at;
+	d->held[d->points++] = held;
+	*in_last = 1;
 }
 
 int memory_gather(sqlite3 *db, int input, struct memory_report *r, struct error *err)
@@ -221,9 +316,8 @@ int memory_gather(sqlite3 *db, int input, struct memory_report *r, struct error 
 		sqlite3_finalize(q);
 		return -1;
 	}
-	struct allocation *a = NULL;
-	size_t n = 0, alloc = 0, events = 0, peak_event = 0, point_alloc = 0;
-	struct live live = { NULL, 0 };
+	struct device_state st = { 0 };
+	size_t stride = 1, in_last = 0;
 	struct memory_device *d = NULL;
 	uint64_t held = 0;
 	int row;
@@ -231,7 +325,7 @@ int memory_gather(sqlite3 *db, int input, struct memory_report *r, struct error 
 		int64_t process_id = row == SQLITE_ROW ? sqlite3_column_int64(q, 0) : -1;
 		int64_t agent = row == SQLITE_ROW ? sqlite3_column_int64(q, 2) : -1;
 		if (d && (row != SQLITE_ROW || process_id != d->process_id || agent != d->agent_index)) {
-			finish_device(d, a, n, peak_event, &sites);
+			finish_device(d, &st, &sites);
 			d = NULL;
 		}
 		if (row != SQLITE_ROW)
@@ -239,7 +333,6 @@ int memory_gather(sqlite3 *db, int input, struct memory_report *r, struct error 
 		if (!d) {
 			r->devices = xrealloc(r->devices, (r->count + 1) * sizeof(*r->devices));
 			d = &r->devices[r->count++];
-			memset(d, 0, sizeof(*d));
 			const char *name = (const char *)sqlite3_column_text(q, 9);
 			struct strbuf label = STRBUF_INIT;
 			insight_agent_label(&label, sqlite3_column_int(q, 10), agent, name);
@@ -249,11 +342,9 @@ int memory_gather(sqlite3 *db, int input, struct memory_report *r, struct error 
 						     .device = xstrdup(name ? name : ""),
 						     .device_bytes = (uint64_t)sqlite3_column_int64(q, 11),
 						     .label = strbuf_detach(&label) };
-			n = events = peak_event = point_alloc = 0;
+			state_reset(&st);
 			held = 0;
-			free(live.slots);
-			live.size = 1024;
-			live.slots = xcalloc(live.size, sizeof(*live.slots));
+			stride = 1, in_last = 0;
 		}
 		int operation = sqlite3_column_int(q, 3);
 		uint64_t address = (uint64_t)sqlite3_column_int64(q, 4);
@@ -261,63 +352,46 @@ int memory_gather(sqlite3 *db, int input, struct memory_report *r, struct error 
 		int64_t at = insight_bounded(operation == 2 ? sqlite3_column_int64(q, 6)
 							    : sqlite3_column_int64(q, 7));
 		int64_t call_ns = insight_bounded(sqlite3_column_int64(q, 12));
-		size_t *slot = live_slot(&live, a, address);
-		if (operation == 2 && !*slot) {
+		struct allocation *slot = st.size ? live_slot(&st, address) : NULL;
+		if (operation == 2 && (!slot || !slot->used)) {
 			d->unmatched_frees++;
 			continue;
 		}
-		if (*slot) { /* freed, or replaced by an allocation at its address */
-			struct allocation *gone = &a[*slot - 1];
-			gone->freed = events;
-			held -= gone->bytes;
-			if (operation == 2 && at - gone->made_ns < CHURN_NS) {
-				gone->churned = 1;
+		if (slot && slot->used) { /* freed, or replaced by an allocation at its address */
+			peak_close(&st);
+			held -= slot->bytes;
+			st.now[slot->site].allocations--;
+			st.now[slot->site].bytes -= slot->bytes;
+			if (operation == 2 && at - slot->made_ns < CHURN_NS) {
 				d->churn++;
 				d->churn_ns = insight_add(d->churn_ns,
-							  insight_add(gone->call_ns, call_ns));
+							  insight_add(slot->call_ns, call_ns));
+				st.churned[slot->site].allocations++;
+				st.churned[slot->site].bytes += slot->bytes;
 			}
 			d->frees += operation == 2;
-			live_remove(&live, a, slot);
+			live_remove(&st, slot);
 		}
 		if (operation != 2) {
-			if (n == alloc) {
-				alloc = alloc ? 2 * alloc : 256;
-				a = xrealloc(a, alloc * sizeof(*a));
-			}
-			a[n] = (struct allocation){ address, bytes, at, call_ns, events, SIZE_MAX,
-						    site_of(&sites, process_id,
-							    sqlite3_column_int64(q, 8)), 0 };
-			if (2 * (d->allocations + 1) > live.size) { /* grown: placed again */
-				free(live.slots);
-				live.size *= 2;
-				live.slots = xcalloc(live.size, sizeof(*live.slots));
-				for (size_t i = 0; i < n; i++)
-					if (a[i].freed == SIZE_MAX)
-						*live_slot(&live, a, a[i].address) = i + 1;
-			}
-			*live_slot(&live, a, address) = ++n;
+			size_t site = site_of(&sites, process_id, sqlite3_column_int64(q, 8));
+			tallies_fit(&st, sites.count);
+			live_add(&st, (struct allocation){ address, bytes, at, call_ns, site, 1 });
+			st.now[site].allocations++;
+			st.now[site].bytes += bytes;
 			held += bytes;
 			d->allocations++;
 		}
 		if (held > d->peak_bytes) {
 			d->peak_bytes = held;
 			d->peak_ns = at;
-			peak_event = events;
+			st.peak_open = 1;
 		}
-		if (d->points == point_alloc) {
-			point_alloc = point_alloc ? 2 * point_alloc : 256;
-			d->times_ns = xrealloc(d->times_ns, point_alloc * sizeof(*d->times_ns));
-			d->held = xrealloc(d->held, point_alloc * sizeof(*d->held));
-		}
-		d->times_ns[d->points] = at;
-		d->held[d->points++] = held;
-		events++;
+		point_add(d, &stride, &in_last, at, held);
 	}
 	rc = row == SQLITE_DONE ? 0 : error_set(err, "%s", sqlite3_errmsg(db));
 	sqlite3_finalize(q);
 	sqlite3_finalize(sites.node);
-	free(live.slots);
-	free(a);
+	state_release(&st);
 	for (size_t i = 0; i < sites.count; i++) {
 		free(sites.list[i].function);
 		free(sites.list[i].where);

@@ -40,7 +40,8 @@ struct memory_device {
 	/* by site, the most bytes first: live at the peak, at the end, and churned */
 	struct memory_site *at_peak, *at_end, *churned;
 	size_t at_peak_count, at_end_count, churned_count;
-	/* bytes held over time: after each allocation or free, from the process's start */
+	/* bytes held over time, from the process's start: after each allocation or free, up
+	 * to 8192 points; past that each point is the most held over as many events */
 	int64_t *times_ns;
 	uint64_t *held;
 	size_t points;

@@ -682,12 +682,19 @@ out:
 	}
 	if (l.db && sqlite3_close(l.db) != SQLITE_OK && rc == 0)
 		rc = error_set(err, "cannot write '%s': %s", temporary.buf, store_write_error(l.db));
-	if (rc == 0) { /* db_path may be a listed temporary of the caller's: made here */
-		unfinished_add(db_path);
-		if (rename(temporary.buf, db_path) < 0)
+	if (rc == 0) {
+		/* db_path may be a temporary file of the caller's, listed to be removed: the
+		 * rename makes it, so a removal then waits for it (a final output is not) */
+		int listed = unfinished_listed(db_path);
+		if (listed) /* the caller's entry, made here: it stays listed for the caller */
+			unfinished_add(db_path);
+		if (rename(temporary.buf, db_path) < 0) {
 			rc = error_set(err, "cannot create '%s': %s", db_path, strerror(errno));
-		unfinished_created(db_path);
-		unfinished_forget(db_path);
+			if (listed)
+				unfinished_forget(db_path);
+		} else if (listed) {
+			unfinished_created(db_path);
+		}
 	}
 	if (rc)
 		unlink(temporary.buf);

@@ -41,6 +41,8 @@ static void wait_for_the_end(void)
 		pause();
 }
 
+/* Lists path, made by creator (0: none yet); a path listed already without one takes
+ * this creator in the same slot. */
 static int list(const char *path, int creator)
 {
 	size_t length = strlen(path);
@@ -48,6 +50,12 @@ static int list(const char *path, int creator)
 		return -1;
 	int found = -1;
 	pthread_mutex_lock(&lock);
+	for (int i = 0; i < UNFINISHED_MAX && found < 0 && creator; i++)
+		if (atomic_load(&slots[i].state) == LISTED && !atomic_load(&slots[i].creator) &&
+		    !strcmp(slots[i].path, path)) {
+			atomic_store(&slots[i].creator, creator);
+			found = i;
+		}
 	for (int i = 0; i < UNFINISHED_MAX && found < 0; i++)
 		if (atomic_load(&slots[i].state) == FREE) {
 			memcpy(slots[i].path, path, length + 1);
@@ -74,6 +82,16 @@ void unfinished_add(const char *path)
 void unfinished_list(const char *path)
 {
 	list(path, 0);
+}
+
+int unfinished_listed(const char *path)
+{
+	int listed = 0;
+	pthread_mutex_lock(&lock);
+	for (int i = 0; i < UNFINISHED_MAX && !listed; i++)
+		listed = atomic_load(&slots[i].state) == LISTED && !strcmp(slots[i].path, path);
+	pthread_mutex_unlock(&lock);
+	return listed;
 }
 
 void unfinished_forget(const char *path)

@@ -56,7 +56,7 @@ static int calls_table(FILE *out, enum table_format format, const struct mpi_sum
 	struct table *t = table_begin(out, format, "communication_calls",
 				      "COMMUNICATION CALLS (NCCL's calls and the kernels they "
 				      "launched: a group's collectives are one operation; "
-				      "bandwidths as nccl-tests computes them)", 11, names);
+				      "nccl-tests' bandwidths over the kernels' time)", 11, names);
 	for (size_t i = 0; i < r->call_count; i++) {
 		const struct communication_calls *c = &r->calls[i];
 		double algorithm = c->device_ns ? (double)c->bytes / (double)c->device_ns : 0;

@@ -208,7 +208,7 @@ static void test_unfinished_after_removal(void)
  * unfinished_add() and the file's existence, the thread perhaps preempted there) waits
  * for it before it removes the files: removing first would let that file appear after
  * the removal, and the _exit() that follows end the thread before it removes it. */
-static atomic_int making_added, making_go, making_made, removal_done;
+static atomic_int making_added, making_go, making_made, removal_started, removal_done;
 
 static void *make_when_told(void *unused)
 {
@@ -223,6 +223,7 @@ static void *make_when_told(void *unused)
 
 static void *remove_all(void *unused)
 {
+	atomic_store(&removal_started, 1);
 	unfinished_remove_all();
 	atomic_store(&removal_done, 1);
 	return unused;
@@ -237,9 +238,9 @@ static void test_unfinished_removal_waits_for_a_file_being_made(void)
 		pthread_t maker, remover;
 		struct stat st;
 		if (pthread_create(&maker, NULL, make_when_told, NULL) || !poll_until(&making_added) ||
-		    pthread_create(&remover, NULL, remove_all, NULL))
+		    pthread_create(&remover, NULL, remove_all, NULL) || !poll_until(&removal_started))
 			_exit(2);
-		usleep(50000);
+		usleep(50000); /* the removal, begun, has had time to finish if it would not wait */
 		if (atomic_load(&removal_done))
 			_exit(3); /* it did not wait for the file being made */
 		atomic_store(&making_go, 1);
