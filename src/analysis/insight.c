@@ -91,7 +91,7 @@ const size_t insight_rule_count = sizeof(insight_rules) / sizeof(insight_rules[0
 const struct insight_rule_name insight_run_rules[] = {
 	{ "memory-churn", "device memory allocated and freed again within 1 ms, over and over" },
 	{ "memory-leak", "device memory never freed by the end" },
-	{ "memory-peak-site", "a memory peak near the device's capacity, mostly one site's" },
+	{ "memory-peak-site", "a memory peak of half the device's memory or more, mostly one site's" },
 	{ "mpi-imbalance", "one MPI rank that the others wait for" },
 };
 const size_t insight_run_rule_count = sizeof(insight_run_rules) / sizeof(insight_run_rules[0]);

@@ -1,7 +1,7 @@
 /* Findings of device memory (analysis/memory.h): allocations made and freed again within
  * 1 ms over and over (churn: costed in the time of their calls), memory never freed by
- * the end (leaks), and a peak near the device's capacity held mostly by one allocation
- * site (both costed in bytes, as a share of the device's peak: no time is lost to
+ * the end (leaks), and a peak of half the device's memory or more held mostly by one
+ * allocation site (both costed in bytes, as a share of the device's peak: no time is lost to
  * them). */
 #include <inttypes.h>
 
@@ -97,7 +97,7 @@ static void peak_site(const struct insight_process *p, const struct memory_devic
 		    (double)d->peak_ns / 1e9, d->label, s->bytes, f->cost_pct, s->function,
 		    *s->where ? " at " : "", s->where);
 	sites_evidence(&f->evidence, "at the peak,", d->at_peak, d->at_peak_count);
-	strbuf_addstr(&f->advice, "the device is near its capacity there: to lower the peak, "
+	strbuf_addstr(&f->advice, "the peak takes much of the device: to lower it, "
 				  "make that site's allocations smaller or shorter-lived (free them "
 				  "before the next large allocation, work in smaller chunks, reuse "
 				  "one buffer for what is needed one after another)");

@@ -47,7 +47,43 @@ static int has_view(sqlite3 *db, int i, const char *view)
 	return found;
 }
 
-/* Attaches inputs 1.. to db and makes the union views. */
+/* The columns of input i's view, each ended by a NUL, appended to names where not
+ * there yet (a later schema's view may have more); 0, or -1 when they cannot be read. */
+static int view_columns(sqlite3 *db, int i, const char *view, struct strbuf *names)
+{
+	sqlite3_stmt *s;
+	if (sqlite3_prepare_v2(db, "SELECT name FROM pragma_table_info(?1, ?2)", -1, &s,
+			       NULL) != SQLITE_OK)
+		return -1;
+	char schema[32];
+	snprintf(schema, sizeof(schema), i ? "db%d" : "main", i);
+	sqlite3_bind_text(s, 1, view, -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 2, schema, -1, SQLITE_STATIC);
+	while (sqlite3_step(s) == SQLITE_ROW) {
+		const char *name = (const char *)sqlite3_column_text(s, 0);
+		int known = 0;
+		for (size_t at = 0; name && !known && at < names->len; at += strlen(names->buf + at) + 1)
+			known = !strcmp(names->buf + at, name);
+		if (name && !known)
+			strbuf_add(names, name, strlen(name) + 1);
+	}
+	return sqlite3_finalize(s) == SQLITE_OK ? 0 : -1;
+}
+
+/* Whether input i's view has the column. */
+static int view_has(sqlite3 *db, int i, const char *view, const char *column)
+{
+	struct strbuf names = STRBUF_INIT;
+	int has = 0;
+	if (view_columns(db, i, view, &names) == 0)
+		for (size_t at = 0; !has && at < names.len; at += strlen(names.buf + at) + 1)
+			has = !strcmp(names.buf + at, column);
+	strbuf_release(&names);
+	return has;
+}
+
+/* Attaches inputs 1.. to db and makes the union views: each input's rows under the
+ * columns of all (an older schema's view lacks the later columns: NULL there). */
 static int attach_all(sqlite3 *db, char **inputs, int count, struct error *err)
 {
 	int limit = sqlite3_limit(db, SQLITE_LIMIT_ATTACHED, -1);
@@ -74,6 +110,14 @@ static int attach_all(sqlite3 *db, char **inputs, int count, struct error *err)
 		}
 	}
 	for (size_t v = 0; v < sizeof(views) / sizeof(views[0]); v++) {
+		struct strbuf columns = STRBUF_INIT;
+		for (int i = 0; i < count; i++)
+			if (has_view(db, i, views[v]) && view_columns(db, i, views[v], &columns)) {
+				strbuf_release(&columns);
+				error_set(err, "cannot read the view %s of '%s': %s", views[v],
+					  inputs[i], sqlite3_errmsg(db));
+				goto fail;
+			}
 		strbuf_reset(&sql);
 		for (int i = 0; i < count; i++) { /* the inputs that have the view */
 			if (!has_view(db, i, views[v]))
@@ -82,11 +126,20 @@ static int attach_all(sqlite3 *db, char **inputs, int count, struct error *err)
 				strbuf_addstr(&sql, " UNION ALL ");
 			else
 				strbuf_addf(&sql, "CREATE TEMP VIEW %s AS ", views[v]);
+			strbuf_addf(&sql, "SELECT %d AS db", i);
+			for (size_t at = 0; at < columns.len; at += strlen(columns.buf + at) + 1) {
+				const char *c = columns.buf + at;
+				if (view_has(db, i, views[v], c))
+					strbuf_addf(&sql, ", \"%s\"", c);
+				else
+					strbuf_addf(&sql, ", NULL AS \"%s\"", c);
+			}
 			if (i)
-				strbuf_addf(&sql, "SELECT %d AS db, * FROM db%d.%s", i, i, views[v]);
+				strbuf_addf(&sql, " FROM db%d.%s", i, views[v]);
 			else
-				strbuf_addf(&sql, "SELECT 0 AS db, * FROM main.%s", views[v]);
+				strbuf_addf(&sql, " FROM main.%s", views[v]);
 		}
+		strbuf_release(&columns);
 		if (!sql.len)
 			continue;
 		char *message = NULL;

@@ -27,8 +27,9 @@ int recording_join_markers(struct recording *rec, const struct record_list *begi
  * PyTorch backward call open then on another thread. Sorts rec->launches first. */
 void recording_attribute_kernels(struct recording *rec);
 
-/* NCCL's calls listed by thread and start (rec->communication_calls), and the API calls
- * by correlation id where they are not yet, for recording_kernel_call(). */
+/* NCCL's calls listed by thread and start (rec->communication_calls), for
+ * recording_kernel_call() (the API calls by correlation id are listed for it where
+ * recording.c's needs_enqueuers() sees NCCL's calls). */
 void recording_index_communication(struct recording *rec);
 
 #endif

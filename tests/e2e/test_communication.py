@@ -65,8 +65,8 @@ def test_communication_overlapped_and_exposed_exact(tmp_path):
     assert f["Cost_ns"] == (COMMUNICATION - OVERLAPPED) * US
     assert f["Finding"] == (
         "GPU 1 (Test GPU) ran communication kernels alone, with no compute kernel beside "
-        f"them, for 2.050 ms: {100 * 2050 / 3100:.1f} % of their 3.100 ms, and of its "
-        "kernels' span 9.500 ms")
+        f"them, for 2.050 ms: {100 * 2050 / 3100:.1f} % of their 3.100 ms, and "
+        f"{100 * 2050 / 9500:.1f} % of its kernels' span 9.500 ms")
     assert "11 communication kernels ran 3.100 ms, overlapped with compute for 1.050 ms" \
         in f["Evidence"]
     # the compute not already beside communication (3.050 - 1.050 ms) could hide it all
@@ -92,12 +92,17 @@ def test_overlapped_communication_is_no_finding(tmp_path):
 
 
 def test_exposed_communication_at_its_threshold(tmp_path):
-    """Ten steps of 2 ms, the all-reduce after the gemm: exposed 10 x e us against a span
-    of 9 x 2000 + 300 + e us; the finding needs 1 ms and 5 % of the span, so it fires
-    from e = 100 us (1 ms, 5.4 %) and not at e = 99 (0.99 ms)."""
-    for exposed, fires in ((99, False), (100, True)):
-        db = recording(tmp_path / f"e{exposed}", steps(10, 2000, (0, 300),
-                                                       (300, 300 + exposed)))
+    """Ten steps, the all-reduce after the gemm: exposed 10 x e us against a span of
+    9 x period + 300 + e us; the finding needs 1 ms and 5 % of the span. With steps of
+    2 ms it fires from e = 100 us (1 ms, 5.4 %), not at e = 99 (0.99 ms); with steps of
+    3 ms, e = 140 (1.4 ms) is 5.15 % of the span and fires, e = 130 (1.3 ms) 4.79 % and
+    does not."""
+    for period, exposed, fires in ((2000, 99, False), (2000, 100, True), (3000, 130, False),
+                                   (3000, 140, True)):
+        span = 9 * period + 300 + exposed
+        assert (10 * exposed >= 1000 and 10 * exposed >= 0.05 * span) == fires
+        db = recording(tmp_path / f"e{period}-{exposed}",
+                       steps(10, period, (0, 300), (300, 300 + exposed)))
         found = findings(tmp_path, db)
         assert set(found) == ({"exposed-communication"} if fires else set()), (exposed, found)
         if fires:

@@ -152,6 +152,26 @@ def test_query_several_databases(runs):
     assert r.stdout == "two  missing  t\n  2           a\n"
 
 
+def test_query_joins_a_database_of_an_older_schema(runs):
+    """A 3.8 database's kernels view has no call_id (3.9's): the union gives its rows
+    NULL there, in the columns of the newer."""
+    import shutil
+    import sqlite3
+    tmp, busy, vcopy = runs
+    old = str(tmp / "old.db")
+    shutil.copy(vcopy.path("results.db"), old)
+    with sqlite3.connect(old) as c:
+        (sql,) = c.execute("SELECT sql FROM sqlite_master WHERE name = 'kernels'").fetchone()
+        assert ", k.call_id" in sql
+        c.execute("DROP VIEW kernels")
+        c.execute(sql.replace(", k.call_id", ""))
+    r = gpuprof(tmp, "query", busy.path("results.db"), old, "--sql",
+                "SELECT db, COUNT(*) AS n, COUNT(call_id) AS tied FROM kernels GROUP BY db "
+                "ORDER BY db", "--format", "csv")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == '"db","n","tied"\n0,18,18\n1,5,0\n'
+
+
 def test_query_is_read_only_and_reports_errors(runs):
     tmp, busy, vcopy = runs
     before = busy.query("SELECT COUNT(*) AS n FROM gpuprof_kernel")[0]["n"]

@@ -47,7 +47,8 @@ void rule_exposed_communication_finish(void *state, const struct insight_process
 		strbuf_addf(&f->what, ": %.1f %% of their ",
 			    100.0 * (double)exposed / (double)s->communication_ns);
 		insight_duration(&f->what, s->communication_ns);
-		strbuf_addstr(&f->what, ", and of its kernels' span ");
+		strbuf_addf(&f->what, ", and %.1f %% of its kernels' span ",
+			    100.0 * (double)exposed / (double)span);
 		insight_duration(&f->what, span);
 		strbuf_addf(&f->evidence, "%" PRIu64 " communication kernels ran ",
 			    s->communication_kernels);
