@@ -2,6 +2,7 @@
 machine without a GPU) and read what it wrote."""
 import csv
 import glob
+import json
 import os
 import shutil
 import socket
@@ -176,6 +177,16 @@ def chromium(html, profile, screenshot=None):
                                      html.as_uri()], capture_output=True, text=True, timeout=120)
         assert r.returncode == 0 and os.path.getsize(shot) > 10000, r.stderr
     return dom.stdout
+
+
+def advise_findings(cwd, db):
+    """gpuprof advise's findings of a database, by rule: each a dict of the JSON table's
+    columns."""
+    r = run([GPUPROF, "advise", "--format", "json", db], cwd=cwd)
+    assert r.returncode == 0, r.stderr
+    [table] = json.loads(r.stdout)
+    assert table["name"] == "findings"
+    return {row["Rule"]: row for row in (dict(zip(table["columns"], x)) for x in table["rows"])}
 
 
 def recording(directory, lines, pid=4242):

@@ -10,7 +10,7 @@ import sqlite3
 
 import pytest
 
-from conftest import GPUPROF, SAMPLES, TESTS, recording, run
+from conftest import GPUPROF, SAMPLES, TESTS, advise_findings, recording, run
 
 
 def record(tmp_path, program, *args):
@@ -22,12 +22,7 @@ def record(tmp_path, program, *args):
     return str(out / "run_results.db")
 
 
-def findings(tmp_path, db):
-    r = run([GPUPROF, "advise", "--format", "json", db], cwd=tmp_path)
-    assert r.returncode == 0, r.stderr
-    [table] = json.loads(r.stdout)
-    assert table["name"] == "findings"
-    return {row["Rule"]: row for row in (dict(zip(table["columns"], r)) for r in table["rows"])}
+findings = advise_findings
 
 
 def activities(db):

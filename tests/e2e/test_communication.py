@@ -2,9 +2,7 @@
 (analysis/communication.h), on generated recordings with exact times: gpuprof summary's
 COMMUNICATION table, the report's section, and advise's exposed-communication finding,
 at its threshold and not on the overlapped version."""
-import json
-
-from conftest import GPUPROF, csv_table, recording, run
+from conftest import GPUPROF, advise_findings, csv_table, recording, run
 
 US = 1000
 HEAD = ["process pid=4242 command=train", "agent id=0 type=cpu name=Host",
@@ -40,11 +38,7 @@ OVERLAPPED = 9 * 100 + 150
 COMPUTE = 9 * 300 + 350
 
 
-def findings(tmp_path, db):
-    r = run([GPUPROF, "advise", "--format", "json", db], cwd=tmp_path)
-    assert r.returncode == 0, r.stderr
-    [table] = json.loads(r.stdout)
-    return {row["Rule"]: row for row in (dict(zip(table["columns"], r)) for r in table["rows"])}
+findings = advise_findings
 
 
 def test_communication_overlapped_and_exposed_exact(tmp_path):

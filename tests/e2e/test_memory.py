@@ -8,7 +8,7 @@ import re
 
 import pytest
 
-from conftest import GPUPROF, TESTS, csv_table, outputs, run, trace
+from conftest import GPUPROF, TESTS, advise_findings, csv_table, outputs, run, trace
 
 CLMEM = os.path.join(TESTS, "clmem")
 SOURCE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "clmem.c")
@@ -106,12 +106,7 @@ def test_the_report_draws_memory_over_time(tmp_path):
     assert '<a href="#memory">Memory</a>' in html
 
 
-def advise_rows(tmp_path, db):
-    import json
-    a = run([GPUPROF, "advise", "--format", "json", db], cwd=tmp_path)
-    assert a.returncode == 0, a.stderr
-    [table] = json.loads(a.stdout)
-    return {row["Rule"]: row for row in (dict(zip(table["columns"], x)) for x in table["rows"])}
+advise_rows = advise_findings
 
 
 def test_advise_names_the_leak_with_its_site(tmp_path):

@@ -230,7 +230,6 @@ def wait_for_spooled_kernels(tmp_path, count):
 def test_killed_from_outside(tmp_path, launcher):
     """A target that holds until gpuprof's own SIGTERM reaches it (forwarded)."""
     import subprocess
-    import time
     p = subprocess.Popen([GPUPROF, "trace", "--kernel-trace", "--", launcher, "5", "hold"],
                          cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     assert p.stdout.readline() == "launcher: 5 kernels done\n"
