@@ -391,7 +391,6 @@ def test_counters_in_the_timelines(tmp_path):
     """The JSON and Perfetto timelines carry each kernel's counters in its slice's
     arguments (JSON: args.pmc, null for a value the profiler did not give; Perfetto: a
     double annotation named by the metric, none for such a value), never 0 in its place."""
-    from pftrace import Trace
     spool = tmp_path / "4242.spool"
     assert run([os.path.join(TESTS, "cuda-spool"), str(spool), "--counters"],
                cwd=tmp_path).returncode == 0

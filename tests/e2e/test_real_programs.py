@@ -5,11 +5,10 @@ fix."""
 import os
 import re
 import subprocess
-import sys
 
 import pytest
 
-from conftest import BUILD, GPUPROF, TESTS, outputs, run, trace
+from conftest import BUILD, TESTS, outputs, run, trace
 
 LAUNCHER = os.path.join(TESTS, "launcher")
 

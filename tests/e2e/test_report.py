@@ -8,7 +8,6 @@ import os
 import sqlite3
 from html.parser import HTMLParser
 
-import pytest
 from conftest import GPUPROF, NEEDS_CHROMIUM, SAMPLES, TESTS, chromium, run
 
 SECTIONS = ["overview", "timeline", "findings", "kernels", "copies", "memory", "api"]

@@ -74,7 +74,7 @@ def test_second_run_reuses_the_cache(quick):
     assert again.returncode == 0, again.stderr
     assert "reusing the measurement" in again.stderr
     # 44: the cache's age said, from the cached file's time (set here to 3 h 5 min ago)
-    import glob as globmod, re as remod, time as timemod
+    import glob as globmod, time as timemod
     (cached,) = [p for p in globmod.glob(str(tmp_path / "**" / "roofline" / "*"), recursive=True)
                  if not p.endswith(".lock")]
     when = timemod.time() - (3 * 3600 + 5 * 60 + 20)

@@ -15,7 +15,7 @@ import subprocess
 
 import pytest
 
-from conftest import GPUPROF, merged_collectives, run
+from conftest import GPUPROF, merged_collectives
 from test_torch_trace import PYTHON, has_torch
 
 DDP = os.path.join(os.path.dirname(os.path.abspath(__file__)), "torch", "ddp.py")
