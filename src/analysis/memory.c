@@ -6,6 +6,7 @@
  * the address of a live one (its free was not recorded) replaces it. */
 #include "analysis/memory.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -24,7 +25,7 @@
 struct allocation {
 	uint64_t address, bytes;
 	int64_t made_ns, call_ns; /* call_ns: its call's time */
-	size_t site;        /* into the sites read */
+	size_t site, range; /* into the sites and the ranges read */
 	int used;
 };
 
@@ -106,6 +107,17 @@ static size_t site_of(struct sites *s, int64_t process_id, int64_t stack_id)
 	return site;
 }
 
+static void sites_release(struct sites *s)
+{
+	sqlite3_finalize(s->node);
+	for (size_t i = 0; i < s->count; i++) {
+		free(s->list[i].function);
+		free(s->list[i].where);
+	}
+	free(s->list);
+	free(s->keys);
+}
+
 static int by_bytes(const void *a, const void *b)
 {
 	const struct memory_site *x = a, *y = b;
@@ -132,15 +144,20 @@ static void sites_of(const struct tally *t, const struct sites *sites, struct me
 	*count = kept;
 }
 
+/* Per site (or range): what is live now, what was live at the peak (copied when the
+ * peak ends: at the first free after it, or at the device's end) and what churned. */
+struct tallies {
+	struct tally *now, *at_peak, *churned;
+	size_t length;
+};
+
 /* One device's state while its events stream: the live allocations by address (open
- * addressing), and per site what is live now, what was live at the peak (copied when
- * the peak ends: at the first free after it, or at the device's end) and what churned.
- * Memory follows the live allocations and the sites, not the events. */
+ * addressing), and the tallies by allocation site and by marker range. Memory follows
+ * the live allocations, the sites and the ranges, not the events. */
 struct device_state {
 	struct allocation *live;
 	size_t size, count;
-	struct tally *now, *at_peak, *churned;
-	size_t sites;                 /* the tallies' length */
+	struct tallies by_site, by_range;
 	int peak_open;                /* at_peak not yet copied for the last peak */
 };
 
@@ -185,24 +202,48 @@ static void live_add(struct device_state *st, struct allocation a)
 	st->count++;
 }
 
-/* The tallies as long as the sites read so far. */
-static void tallies_fit(struct device_state *st, size_t sites)
+/* The tallies as long as the keys read so far. */
+static void tallies_fit(struct tallies *t, size_t length)
 {
-	if (sites <= st->sites)
+	if (length <= t->length)
 		return;
-	struct tally **each[] = { &st->now, &st->at_peak, &st->churned };
+	struct tally **each[] = { &t->now, &t->at_peak, &t->churned };
 	for (size_t k = 0; k < 3; k++) {
-		*each[k] = xrealloc(*each[k], sites * sizeof(**each[k]));
-		memset(*each[k] + st->sites, 0, (sites - st->sites) * sizeof(**each[k]));
+		*each[k] = xrealloc(*each[k], length * sizeof(**each[k]));
+		memset(*each[k] + t->length, 0, (length - t->length) * sizeof(**each[k]));
 	}
-	st->sites = sites;
+	t->length = length;
+}
+
+static void tallies_reset(struct tallies *t)
+{
+	struct tally *each[] = { t->now, t->at_peak, t->churned };
+	for (size_t k = 0; k < 3; k++)
+		if (each[k])
+			memset(each[k], 0, t->length * sizeof(*each[k]));
+}
+
+static void tallies_release(struct tallies *t)
+{
+	free(t->now);
+	free(t->at_peak);
+	free(t->churned);
+}
+
+/* An allocation made (sign 1) or gone (-1) under key. */
+static void tally(struct tally *t, size_t key, uint64_t bytes, int sign)
+{
+	t[key].allocations += (uint64_t)sign;
+	t[key].bytes += sign > 0 ? bytes : -bytes;
 }
 
 /* The live set is about to shrink: the last peak's holders are what is live now. */
 static void peak_close(struct device_state *st)
 {
-	if (st->peak_open && st->sites)
-		memcpy(st->at_peak, st->now, st->sites * sizeof(*st->at_peak));
+	struct tallies *each[] = { &st->by_site, &st->by_range };
+	for (size_t k = 0; k < 2 && st->peak_open; k++)
+		if (each[k]->length)
+			memcpy(each[k]->at_peak, each[k]->now, each[k]->length * sizeof(struct tally));
 	st->peak_open = 0;
 }
 
@@ -211,34 +252,36 @@ static void state_reset(struct device_state *st)
 	if (st->live)
 		memset(st->live, 0, st->size * sizeof(*st->live));
 	st->count = 0;
-	struct tally *each[] = { st->now, st->at_peak, st->churned };
-	for (size_t k = 0; k < 3; k++)
-		if (each[k])
-			memset(each[k], 0, st->sites * sizeof(*each[k]));
+	tallies_reset(&st->by_site);
+	tallies_reset(&st->by_range);
 	st->peak_open = 0;
 }
 
 static void state_release(struct device_state *st)
 {
 	free(st->live);
-	free(st->now);
-	free(st->at_peak);
-	free(st->churned);
+	tallies_release(&st->by_site);
+	tallies_release(&st->by_range);
 }
 
 /* One process's memory on one device, once its events are read. */
 static void finish_device(struct memory_device *d, struct device_state *st,
-			  const struct sites *sites)
+			  const struct sites *sites, const struct sites *ranges)
 {
-	tallies_fit(st, sites->count);
+	tallies_fit(&st->by_site, sites->count);
+	tallies_fit(&st->by_range, ranges->count);
 	peak_close(st);
-	if (d->peak_bytes)
-		sites_of(st->at_peak, sites, &d->at_peak, &d->at_peak_count);
-	sites_of(st->now, sites, &d->at_end, &d->at_end_count);
+	if (d->peak_bytes) {
+		sites_of(st->by_site.at_peak, sites, &d->at_peak, &d->at_peak_count);
+		if (d->in_ranges)
+			sites_of(st->by_range.at_peak, ranges, &d->at_peak_ranges,
+				 &d->at_peak_range_count);
+	}
+	sites_of(st->by_site.now, sites, &d->at_end, &d->at_end_count);
 	if (d->churn)
-		sites_of(st->churned, sites, &d->churned, &d->churned_count);
-	for (size_t i = 0; i < st->sites; i++)
-		d->end_bytes += st->now[i].bytes;
+		sites_of(st->by_site.churned, sites, &d->churned, &d->churned_count);
+	for (size_t i = 0; i < st->by_site.length; i++)
+		d->end_bytes += st->by_site.now[i].bytes;
 }
 
 /* The bytes held after an event, kept as a point of the device's picture: at most
@@ -273,6 +316,67 @@ static void point_add(struct memory_device *d, size_t *stride, size_t *in_last, 
 	*in_last = 1;
 }
 
+/* The innermost push/pop marker range (a PyTorch operator under --torch-trace) open on a
+ * thread at a moment: the latest begun on it by then if still open, else the innermost
+ * of its ancestors still open (the ranges open then all began before it: its parents). */
+struct range_lookup {
+	sqlite3_stmt *latest, *parent;
+	char name[256];
+};
+
+static int range_lookup_begin(sqlite3 *db, struct range_lookup *l, struct error *err)
+{
+	memset(l, 0, sizeof(*l));
+	if (store_exec(db, "DROP TABLE IF EXISTS temp.memory_ranges; CREATE TEMP TABLE "
+			   "memory_ranges AS SELECT m.process_id, m.tid, m.start, m.end, "
+			   "m.range_id, m.parent_id, s.string AS name FROM gpuprof_marker m LEFT "
+			   "JOIN gpuprof_string s ON s.id = m.name_id WHERE m.kind = 1; CREATE INDEX "
+			   "temp.memory_ranges_start ON memory_ranges (process_id, tid, start); "
+			   "CREATE INDEX temp.memory_ranges_id ON memory_ranges (process_id, range_id)",
+			   err) ||
+	    store_prepare(db, "SELECT end, parent_id, name FROM temp.memory_ranges WHERE "
+			      "process_id = ?1 AND tid = ?2 AND start <= ?3 ORDER BY start DESC "
+			      "LIMIT 1", &l->latest, err) ||
+	    store_prepare(db, "SELECT end, parent_id, name FROM temp.memory_ranges WHERE "
+			      "process_id = ?1 AND range_id = ?2 LIMIT 1", &l->parent, err))
+		return -1;
+	return 0;
+}
+
+static void range_lookup_end(sqlite3 *db, struct range_lookup *l)
+{
+	sqlite3_finalize(l->latest);
+	sqlite3_finalize(l->parent);
+	struct error ignored;
+	store_exec(db, "DROP TABLE IF EXISTS temp.memory_ranges", &ignored);
+}
+
+static const char *range_open(struct range_lookup *l, int64_t process_id, int64_t tid,
+			      int64_t at)
+{
+	sqlite3_stmt *s = l->latest;
+	sqlite3_bind_int64(s, 1, process_id);
+	sqlite3_bind_int64(s, 2, tid);
+	sqlite3_bind_int64(s, 3, at);
+	const char *found = NULL;
+	for (int depth = 0; depth < 256 && sqlite3_step(s) == SQLITE_ROW; depth++) {
+		int64_t parent = sqlite3_column_int64(s, 1);
+		if (sqlite3_column_int64(s, 0) >= at) {
+			const unsigned char *name = sqlite3_column_text(s, 2);
+			snprintf(l->name, sizeof(l->name), "%s", name ? (const char *)name : "");
+			found = l->name;
+		}
+		sqlite3_reset(s);
+		if (found || !parent)
+			break;
+		s = l->parent;
+		sqlite3_bind_int64(s, 1, process_id);
+		sqlite3_bind_int64(s, 2, parent);
+	}
+	sqlite3_reset(s);
+	return found;
+}
+
 int memory_gather(sqlite3 *db, int input, struct memory_report *r, struct error *err)
 {
 	if (!store_has_table(db, "gpuprof_memory_allocation"))
@@ -292,8 +396,8 @@ int memory_gather(sqlite3 *db, int input, struct memory_report *r, struct error 
 			  "a.bytes, a.start - p.start, a.end - p.start, %s, "
 			  "s.string, g.type, g.global_memory_bytes, MAX(a.end - a.start, COALESCE((SELECT c.ns FROM "
 			  "temp.memory_calls c WHERE c.process_id = a.process_id AND "
-			  "c.correlation_id = a.correlation_id AND a.correlation_id != 0), 0)) "
-			  "FROM gpuprof_memory_allocation a JOIN gpuprof_process p "
+			  "c.correlation_id = a.correlation_id AND a.correlation_id != 0), 0)), "
+			  "a.start, a.tid FROM gpuprof_memory_allocation a JOIN gpuprof_process p "
 			  "ON p.id = a.process_id LEFT JOIN gpuprof_agent g ON g.process_id = "
 			  "a.process_id AND g.agent_index = a.agent_index LEFT JOIN gpuprof_string s "
 			  "ON s.id = g.name_id WHERE a.memory_kind NOT IN (%d, %d) "
@@ -304,7 +408,7 @@ int memory_gather(sqlite3 *db, int input, struct memory_report *r, struct error 
 			     "a.correlation_id AND l.domain != 4 ORDER BY l.id LIMIT 1)"
 			   : "0", MEMORY_KIND_PAGEABLE, MEMORY_KIND_PINNED);
 	sqlite3_stmt *q;
-	struct sites sites = { 0 };
+	struct sites sites = { 0 }, ranges = { 0 };
 	int rc = store_prepare(db, sql.buf, &q, err);
 	strbuf_release(&sql);
 	if (rc)
@@ -316,6 +420,17 @@ int memory_gather(sqlite3 *db, int input, struct memory_report *r, struct error 
 		sqlite3_finalize(q);
 		return -1;
 	}
+	/* the ranges open at each allocation, where push/pop ranges were recorded */
+	struct range_lookup lookup, *ranges_open = NULL;
+	if (store_has_table(db, "gpuprof_marker")) {
+		if (range_lookup_begin(db, &lookup, err)) {
+			range_lookup_end(db, &lookup);
+			sqlite3_finalize(q);
+			sites_release(&sites);
+			return -1;
+		}
+		ranges_open = &lookup;
+	}
 	struct device_state st = { 0 };
 	size_t stride = 1, in_last = 0;
 	struct memory_device *d = NULL;
@@ -325,7 +440,7 @@ int memory_gather(sqlite3 *db, int input, struct memory_report *r, struct error 
 		int64_t process_id = row == SQLITE_ROW ? sqlite3_column_int64(q, 0) : -1;
 		int64_t agent = row == SQLITE_ROW ? sqlite3_column_int64(q, 2) : -1;
 		if (d && (row != SQLITE_ROW || process_id != d->process_id || agent != d->agent_index)) {
-			finish_device(d, &st, &sites);
+			finish_device(d, &st, &sites, &ranges);
 			d = NULL;
 		}
 		if (row != SQLITE_ROW)
@@ -360,24 +475,29 @@ int memory_gather(sqlite3 *db, int input, struct memory_report *r, struct error 
 		if (slot && slot->used) { /* freed, or replaced by an allocation at its address */
 			peak_close(&st);
 			held -= slot->bytes;
-			st.now[slot->site].allocations--;
-			st.now[slot->site].bytes -= slot->bytes;
+			tally(st.by_site.now, slot->site, slot->bytes, -1);
+			tally(st.by_range.now, slot->range, slot->bytes, -1);
 			if (operation == 2 && at - slot->made_ns < CHURN_NS) {
 				d->churn++;
 				d->churn_ns = insight_add(d->churn_ns,
 							  insight_add(slot->call_ns, call_ns));
-				st.churned[slot->site].allocations++;
-				st.churned[slot->site].bytes += slot->bytes;
+				tally(st.by_site.churned, slot->site, slot->bytes, 1);
 			}
 			d->frees += operation == 2;
 			live_remove(&st, slot);
 		}
 		if (operation != 2) {
 			size_t site = site_of(&sites, process_id, sqlite3_column_int64(q, 8));
-			tallies_fit(&st, sites.count);
-			live_add(&st, (struct allocation){ address, bytes, at, call_ns, site, 1 });
-			st.now[site].allocations++;
-			st.now[site].bytes += bytes;
+			const char *in = ranges_open ? range_open(ranges_open, process_id,
+								  sqlite3_column_int64(q, 14),
+								  sqlite3_column_int64(q, 13)) : NULL;
+			size_t range = site_add(&ranges, in ? in : "[no range]", "");
+			d->in_ranges |= in != NULL;
+			tallies_fit(&st.by_site, sites.count);
+			tallies_fit(&st.by_range, ranges.count);
+			live_add(&st, (struct allocation){ address, bytes, at, call_ns, site, range, 1 });
+			tally(st.by_site.now, site, bytes, 1);
+			tally(st.by_range.now, range, bytes, 1);
 			held += bytes;
 			d->allocations++;
 		}
@@ -390,38 +510,33 @@ int memory_gather(sqlite3 *db, int input, struct memory_report *r, struct error 
 	}
 	rc = row == SQLITE_DONE ? 0 : error_set(err, "%s", sqlite3_errmsg(db));
 	sqlite3_finalize(q);
-	sqlite3_finalize(sites.node);
+	if (ranges_open)
+		range_lookup_end(db, ranges_open);
 	state_release(&st);
-	for (size_t i = 0; i < sites.count; i++) {
-		free(sites.list[i].function);
-		free(sites.list[i].where);
-	}
-	free(sites.list);
-	free(sites.keys);
+	sites_release(&sites);
+	sites_release(&ranges);
 	struct error ignored;
 	store_exec(db, "DROP TABLE IF EXISTS temp.memory_calls", &ignored);
 	return rc;
+}
+
+static void site_list_release(struct memory_site *list, size_t count)
+{
+	for (size_t k = 0; k < count; k++) {
+		free(list[k].function);
+		free(list[k].where);
+	}
+	free(list);
 }
 
 void memory_release(struct memory_report *r)
 {
 	for (size_t i = 0; i < r->count; i++) {
 		struct memory_device *d = &r->devices[i];
-		for (size_t k = 0; k < d->at_peak_count; k++) {
-			free(d->at_peak[k].function);
-			free(d->at_peak[k].where);
-		}
-		for (size_t k = 0; k < d->at_end_count; k++) {
-			free(d->at_end[k].function);
-			free(d->at_end[k].where);
-		}
-		for (size_t k = 0; k < d->churned_count; k++) {
-			free(d->churned[k].function);
-			free(d->churned[k].where);
-		}
-		free(d->at_peak);
-		free(d->at_end);
-		free(d->churned);
+		site_list_release(d->at_peak, d->at_peak_count);
+		site_list_release(d->at_end, d->at_end_count);
+		site_list_release(d->churned, d->churned_count);
+		site_list_release(d->at_peak_ranges, d->at_peak_range_count);
 		free(d->device);
 		free(d->label);
 		free(d->times_ns);

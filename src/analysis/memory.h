@@ -40,6 +40,13 @@ struct memory_device {
 	/* by site, the most bytes first: live at the peak, at the end, and churned */
 	struct memory_site *at_peak, *at_end, *churned;
 	size_t at_peak_count, at_end_count, churned_count;
+	/* live at the peak by the innermost push/pop marker range (a PyTorch operator under
+	 * --torch-trace) open on the allocating thread at the allocation ("[no range]":
+	 * none), the most bytes first (function: the range's name, where ""); only where
+	 * some allocation was made inside a range (in_ranges) */
+	int in_ranges;
+	struct memory_site *at_peak_ranges;
+	size_t at_peak_range_count;
 	/* bytes held over time, from the process's start: after each allocation or free, up
 	 * to 8192 points; past that each point is the most held over as many events */
 	int64_t *times_ns;

@@ -29,28 +29,41 @@ static int devices_table(FILE *out, enum table_format format, const struct memor
 	return table_end(t, err);
 }
 
-/* The sites of each device at the peak or at the end (at_end), the most bytes first. */
-static int sites_table(FILE *out, enum table_format format, const struct memory_report *r,
-		       int at_end, struct error *err)
+/* What held each device's memory: by site at the peak or at the end, or by marker range
+ * at the peak; the most bytes first. */
+enum holders { AT_PEAK, AT_END, AT_PEAK_BY_RANGE };
+
+static int holders_table(FILE *out, enum table_format format, const struct memory_report *r,
+			 enum holders which, struct error *err)
 {
 	size_t rows = 0;
 	for (size_t i = 0; i < r->count; i++)
-		rows += at_end ? r->devices[i].at_end_count : r->devices[i].at_peak_count;
+		rows += which == AT_END ? r->devices[i].at_end_count
+			: which == AT_PEAK ? r->devices[i].at_peak_count
+					   : r->devices[i].at_peak_range_count;
 	if (!rows)
 		return 0;
-	const char *names[] = { "Input", "Pid", "Device", "Site", "Where", "Allocations",
-				"Bytes", "Pct" };
-	struct table *t = table_begin(out, format, at_end ? "memory_never_freed" : "memory_at_peak",
-				      at_end ? "MEMORY NEVER FREED (held when the recording "
-					       "ended, by allocation site: the innermost frame of "
-					       "the user's code)"
-					     : "MEMORY AT THE PEAK (what held it, by allocation site: "
-					       "the innermost frame of the user's code)", 8, names);
+	static const struct {
+		const char *key, *title;
+	} tables[] = {
+		{ "memory_at_peak", "MEMORY AT THE PEAK (what held it, by allocation site: the "
+				    "innermost frame of the user's code)" },
+		{ "memory_never_freed", "MEMORY NEVER FREED (held when the recording ended, by "
+					"allocation site: the innermost frame of the user's code)" },
+		{ "memory_at_peak_by_range", "MEMORY AT THE PEAK BY RANGE (what held it, by the "
+					     "innermost marker range open on the allocating thread: "
+					     "a PyTorch operator under --torch-trace)" },
+	};
+	const char *names[] = { "Input", "Pid", "Device", which == AT_PEAK_BY_RANGE ? "Range" : "Site",
+				"Where", "Allocations", "Bytes", "Pct" };
+	struct table *t = table_begin(out, format, tables[which].key, tables[which].title, 8, names);
 	for (size_t i = 0; i < r->count; i++) {
 		const struct memory_device *d = &r->devices[i];
-		const struct memory_site *sites = at_end ? d->at_end : d->at_peak;
-		size_t count = at_end ? d->at_end_count : d->at_peak_count;
-		uint64_t whole = at_end ? d->end_bytes : d->peak_bytes;
+		const struct memory_site *sites = which == AT_END ? d->at_end
+						  : which == AT_PEAK ? d->at_peak : d->at_peak_ranges;
+		size_t count = which == AT_END ? d->at_end_count
+			       : which == AT_PEAK ? d->at_peak_count : d->at_peak_range_count;
+		uint64_t whole = which == AT_END ? d->end_bytes : d->peak_bytes;
 		for (size_t k = 0; k < count; k++) {
 			table_int(t, d->input);
 			table_int(t, d->pid);
@@ -70,6 +83,7 @@ int memory_summary_tables(FILE *out, enum table_format format, const struct memo
 {
 	if (!r->count)
 		return 0;
-	return devices_table(out, format, r, err) || sites_table(out, format, r, 0, err) ||
-	       sites_table(out, format, r, 1, err) ? -1 : 0;
+	return devices_table(out, format, r, err) || holders_table(out, format, r, AT_PEAK, err) ||
+	       holders_table(out, format, r, AT_PEAK_BY_RANGE, err) ||
+	       holders_table(out, format, r, AT_END, err) ? -1 : 0;
 }

@@ -196,3 +196,38 @@ def test_memory_churn_costs_its_calls_and_starts_at_100(tmp_path):
     assert untimed["memory-churn"]["Cost_ns"] == 0
     assert untimed["memory-churn"]["Finding"].endswith(
         "their calls' time was not recorded (trace the API: -r)")
+
+
+def test_the_peak_by_the_range_open_at_each_allocation(tmp_path):
+    """8 MiB allocated inside aten::linear; 4 MiB inside aten::matmul after its inner
+    aten::empty closed (the enclosing range, found up the parents); 2 MiB outside any
+    range of its thread while another thread's range is open: the 14 MiB peak by range."""
+    from conftest import recording
+    lines = ["process pid=4242 start=0 command=app", 'agent id=1 type=gpu name="GPU"',
+             "thread tid=7 name=other",
+             'push id=1 tid=4242 start=1000000 text="aten::linear"',
+             f"allocation address=4096 bytes={8 * MIB} start=1500000 end=1500000",
+             "pop id=1 tid=4242 end=2000000",
+             'push id=2 tid=4242 start=3000000 text="aten::matmul"',
+             'push id=3 tid=4242 start=3200000 text="aten::empty" parent=2',
+             "pop id=3 tid=4242 end=3400000",
+             f"allocation address=8192 bytes={4 * MIB} start=3500000 end=3500000",
+             "pop id=2 tid=4242 end=4000000",
+             'push id=4 tid=7 start=4500000 text="aten::add"',
+             f"allocation address=12288 bytes={2 * MIB} start=5000000 end=5000000",
+             "pop id=4 tid=7 end=6000000"]
+    lines += [f"allocation op=free address={a} bytes=0 start=9000000 end=9000000"
+              for a in (4096, 8192, 12288)]
+    db = recording(tmp_path / "ranges", lines + ["end time=10000000"])
+    s = run([GPUPROF, "summary", "--format", "csv", db], cwd=tmp_path)
+    assert s.returncode == 0, s.stderr
+    rows = [(x["Range"], int(x["Allocations"]), int(x["Bytes"]), x["Pct"])
+            for x in csv_table(s.stdout, "# MEMORY AT THE PEAK BY RANGE")]
+    assert rows == [("aten::linear", 1, 8 * MIB, "57.14"), ("aten::matmul", 1, 4 * MIB, "28.57"),
+                    ("[no range]", 1, 2 * MIB, "14.29")]
+    # no range at all: no such table
+    plain = [x for x in lines if not x.startswith(("push", "pop"))]
+    db = recording(tmp_path / "plain", plain + ["end time=10000000"])
+    s = run([GPUPROF, "summary", "--format", "csv", db], cwd=tmp_path)
+    assert csv_table(s.stdout, "# MEMORY AT THE PEAK BY RANGE") == []
+    assert len(csv_table(s.stdout, "# MEMORY AT THE PEAK (")) == 1
