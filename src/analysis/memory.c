@@ -318,7 +318,9 @@ static void point_add(struct memory_device *d, size_t *stride, size_t *in_last, 
 
 /* The innermost push/pop marker range (a PyTorch operator under --torch-trace) open on a
  * thread at a moment: the latest begun on it by then if still open, else the innermost
- * of its ancestors still open (the ranges open then all began before it: its parents). */
+ * of its ancestors still open (the ranges open then all began before it: its parents).
+ * The ranges of the threads that allocated are copied into an indexed temporary table
+ * (SQLite's temporary store: on disk past its cache). */
 struct range_lookup {
 	sqlite3_stmt *latest, *parent;
 	char name[256];
@@ -329,8 +331,10 @@ static int range_lookup_begin(sqlite3 *db, struct range_lookup *l, struct error 
 	memset(l, 0, sizeof(*l));
 	if (store_exec(db, "DROP TABLE IF EXISTS temp.memory_ranges; CREATE TEMP TABLE "
 			   "memory_ranges AS SELECT m.process_id, m.tid, m.start, m.end, "
-			   "m.range_id, m.parent_id, s.string AS name FROM gpuprof_marker m LEFT "
-			   "JOIN gpuprof_string s ON s.id = m.name_id WHERE m.kind = 1; CREATE INDEX "
+			   "m.range_id, m.parent_id, s.string AS name FROM gpuprof_marker m JOIN "
+			   "(SELECT DISTINCT process_id, tid FROM gpuprof_memory_allocation) t ON "
+			   "t.process_id = m.process_id AND t.tid = m.tid LEFT JOIN gpuprof_string s "
+			   "ON s.id = m.name_id WHERE m.kind = 1; CREATE INDEX "
 			   "temp.memory_ranges_start ON memory_ranges (process_id, tid, start); "
 			   "CREATE INDEX temp.memory_ranges_id ON memory_ranges (process_id, range_id)",
 			   err) ||
@@ -381,6 +385,19 @@ int memory_gather(sqlite3 *db, int input, struct memory_report *r, struct error 
 {
 	if (!store_has_table(db, "gpuprof_memory_allocation"))
 		return 0;
+	/* nothing to read, nor to prepare for, without device allocations */
+	sqlite3_stmt *any;
+	struct strbuf sql = STRBUF_INIT;
+	strbuf_addf(&sql, "SELECT 1 FROM gpuprof_memory_allocation WHERE memory_kind NOT IN "
+			  "(%d, %d) LIMIT 1", MEMORY_KIND_PAGEABLE, MEMORY_KIND_PINNED);
+	int rc = store_prepare(db, sql.buf, &any, err);
+	strbuf_reset(&sql);
+	if (rc)
+		return -1;
+	int found = sqlite3_step(any) == SQLITE_ROW;
+	sqlite3_finalize(any);
+	if (!found)
+		return 0;
 	int stacks = store_has_table(db, "gpuprof_launch_stack");
 	/* the API calls of the allocations and frees (a CUDA record's own time is a moment):
 	 * the longest of each id's, the runtime's call around the driver's */
@@ -389,9 +406,10 @@ int memory_gather(sqlite3 *db, int input, struct memory_report *r, struct error 
 			   "ns FROM gpuprof_api_call WHERE correlation_id IN (SELECT correlation_id "
 			   "FROM gpuprof_memory_allocation WHERE correlation_id != 0) GROUP BY "
 			   "process_id, correlation_id; CREATE INDEX temp.memory_calls_id ON "
-			   "memory_calls (process_id, correlation_id)", err))
+			   "memory_calls (process_id, correlation_id)", err)) {
+		strbuf_release(&sql);
 		return -1;
-	struct strbuf sql = STRBUF_INIT;
+	}
 	strbuf_addf(&sql, "SELECT a.process_id, p.pid, a.agent_index, a.operation, a.address, "
 			  "a.bytes, a.start - p.start, a.end - p.start, %s, "
 			  "s.string, g.type, g.global_memory_bytes, MAX(a.end - a.start, COALESCE((SELECT c.ns FROM "
@@ -409,7 +427,7 @@ int memory_gather(sqlite3 *db, int input, struct memory_report *r, struct error 
 			   : "0", MEMORY_KIND_PAGEABLE, MEMORY_KIND_PINNED);
 	sqlite3_stmt *q;
 	struct sites sites = { 0 }, ranges = { 0 };
-	int rc = store_prepare(db, sql.buf, &q, err);
+	rc = store_prepare(db, sql.buf, &q, err);
 	strbuf_release(&sql);
 	if (rc)
 		return -1;
