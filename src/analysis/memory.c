@@ -392,12 +392,12 @@ int memory_gather(sqlite3 *db, int input, struct memory_report *r, struct error 
 			  "(%d, %d) LIMIT 1", MEMORY_KIND_PAGEABLE, MEMORY_KIND_PINNED);
 	int rc = store_prepare(db, sql.buf, &any, err);
 	strbuf_reset(&sql);
-	if (rc)
-		return -1;
-	int found = sqlite3_step(any) == SQLITE_ROW;
+	int found = rc == 0 && sqlite3_step(any) == SQLITE_ROW;
 	sqlite3_finalize(any);
-	if (!found)
-		return 0;
+	if (rc || !found) {
+		strbuf_release(&sql);
+		return rc ? -1 : 0;
+	}
 	int stacks = store_has_table(db, "gpuprof_launch_stack");
 	/* the API calls of the allocations and frees (a CUDA record's own time is a moment):
 	 * the longest of each id's, the runtime's call around the driver's */
