@@ -32,6 +32,8 @@
 #  (bench/capped.sh, apart: summary, advise and report under a limit of data memory)
 #  (bench/mpi-device.sh, apart: MPI CALLS AND THE DEVICE against a real two-rank run's
 #  own figures)
+#  (bench/alloc-stacks.sh, apart: --memory-allocation-trace on an allocation-heavy loop)
+#  (bench/memory-ranges.sh, apart: MEMORY AT THE PEAK BY RANGE's cost to summary)
 # Usage: bench/run.sh [LAUNCHES [RECORDS [ROUNDS]]]   (defaults 20000 5000000 9)
 #   BENCH_SECTIONS="1 6" runs those sections only (3 brings the conversion of 2 along)
 set -eu

@@ -329,7 +329,7 @@ int insight_check_ranks(sqlite3 *db, const char *path, const struct insight_obse
 		check_process(&e, &e.processes[i], observer, out);
 	/* device memory: each process's devices */
 	struct memory_report memory = { 0 };
-	if (!e.failed && memory_gather(db, 0, &memory, err) == 0) {
+	if (!e.failed && memory_gather(db, 0, 0, &memory, err) == 0) {
 		for (size_t i = 0; i < memory.count; i++)
 			for (size_t k = 0; k < e.process_count; k++)
 				if (e.processes[k].id == memory.devices[i].process_id)

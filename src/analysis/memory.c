@@ -329,20 +329,23 @@ struct range_lookup {
 static int range_lookup_begin(sqlite3 *db, struct range_lookup *l, struct error *err)
 {
 	memset(l, 0, sizeof(*l));
+	/* the allocating threads' ranges, keyed by thread and start: one B-tree filled in
+	 * order, the ranges' names looked up only for the ranges found */
 	if (store_exec(db, "DROP TABLE IF EXISTS temp.memory_ranges; CREATE TEMP TABLE "
-			   "memory_ranges AS SELECT m.process_id, m.tid, m.start, m.end, "
-			   "m.range_id, m.parent_id, s.string AS name FROM gpuprof_marker m JOIN "
-			   "(SELECT DISTINCT process_id, tid FROM gpuprof_memory_allocation) t ON "
-			   "t.process_id = m.process_id AND t.tid = m.tid LEFT JOIN gpuprof_string s "
-			   "ON s.id = m.name_id WHERE m.kind = 1; CREATE INDEX "
-			   "temp.memory_ranges_start ON memory_ranges (process_id, tid, start); "
-			   "CREATE INDEX temp.memory_ranges_id ON memory_ranges (process_id, range_id)",
-			   err) ||
-	    store_prepare(db, "SELECT end, parent_id, name FROM temp.memory_ranges WHERE "
-			      "process_id = ?1 AND tid = ?2 AND start <= ?3 ORDER BY start DESC "
-			      "LIMIT 1", &l->latest, err) ||
-	    store_prepare(db, "SELECT end, parent_id, name FROM temp.memory_ranges WHERE "
-			      "process_id = ?1 AND range_id = ?2 LIMIT 1", &l->parent, err))
+			   "memory_ranges (process_id, tid, start, range_id, end, parent_id, "
+			   "name_id, PRIMARY KEY (process_id, tid, start, range_id)) WITHOUT ROWID; "
+			   "INSERT OR IGNORE INTO temp.memory_ranges SELECT m.process_id, m.tid, "
+			   "m.start, m.range_id, m.end, m.parent_id, m.name_id FROM gpuprof_marker m "
+			   "JOIN (SELECT DISTINCT process_id, tid FROM gpuprof_memory_allocation) t "
+			   "ON t.process_id = m.process_id AND t.tid = m.tid WHERE m.kind = 1 "
+			   "ORDER BY 1, 2, 3, 4", err) ||
+	    store_prepare(db, "SELECT r.end, r.parent_id, s.string FROM temp.memory_ranges r "
+			      "LEFT JOIN gpuprof_string s ON s.id = r.name_id WHERE r.process_id = "
+			      "?1 AND r.tid = ?2 AND r.start <= ?3 ORDER BY r.start DESC, "
+			      "r.range_id DESC LIMIT 1", &l->latest, err) ||
+	    store_prepare(db, "SELECT m.end, m.parent_id, s.string FROM gpuprof_marker m "
+			      "LEFT JOIN gpuprof_string s ON s.id = m.name_id WHERE m.process_id = "
+			      "?1 AND m.range_id = ?2 AND m.kind = 1 LIMIT 1", &l->parent, err))
 		return -1;
 	return 0;
 }
@@ -381,7 +384,8 @@ static const char *range_open(struct range_lookup *l, int64_t process_id, int64_
 	return found;
 }
 
-int memory_gather(sqlite3 *db, int input, struct memory_report *r, struct error *err)
+int memory_gather(sqlite3 *db, int input, unsigned flags, struct memory_report *r,
+		  struct error *err)
 {
 	if (!store_has_table(db, "gpuprof_memory_allocation"))
 		return 0;
@@ -438,9 +442,10 @@ int memory_gather(sqlite3 *db, int input, struct memory_report *r, struct error 
 		sqlite3_finalize(q);
 		return -1;
 	}
-	/* the ranges open at each allocation, where push/pop ranges were recorded */
+	/* the ranges open at each allocation, where push/pop ranges were recorded and asked
+	 * for */
 	struct range_lookup lookup, *ranges_open = NULL;
-	if (store_has_table(db, "gpuprof_marker")) {
+	if ((flags & MEMORY_BY_RANGE) && store_has_table(db, "gpuprof_marker")) {
 		if (range_lookup_begin(db, &lookup, err)) {
 			range_lookup_end(db, &lookup);
 			sqlite3_finalize(q);

@@ -59,9 +59,16 @@ struct memory_report {
 	size_t count;
 };
 
+/* What memory_gather reads beyond the peak and the leaks by site. */
+enum memory_gather_flags {
+	MEMORY_BY_RANGE = 1, /* the peak's holders by marker range (at_peak_ranges) */
+};
+
 /* Adds the memory of each process and device of db (input: its number among several
- * inputs); none from a database without allocations. 0, or -1 with err set. */
-int memory_gather(sqlite3 *db, int input, struct memory_report *r, struct error *err);
+ * inputs; flags: enum memory_gather_flags); none from a database without allocations.
+ * 0, or -1 with err set. */
+int memory_gather(sqlite3 *db, int input, unsigned flags, struct memory_report *r,
+		  struct error *err);
 void memory_release(struct memory_report *r);
 
 /* The findings of one process's memory on one device (memory-findings.c): churn, a

@@ -329,7 +329,7 @@ static int read_input(const char *path, int input, int inputs, struct report *r,
 		rc = -1;
 	}
 	if (rc == 0) /* its device memory, once the other readers are done */
-		rc = memory_gather(db, input, &r->memory, err) ||
+		rc = memory_gather(db, input, MEMORY_BY_RANGE, &r->memory, err) ||
 		     communication_gather(db, input, &r->communication, err) ? -1 : 0;
 	if (rc == 0) /* the run over time, this input's findings pinned on it */
 		report_timeline_draw(&timelines.read, r->findings.items + first_finding,

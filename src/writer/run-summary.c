@@ -612,7 +612,7 @@ static int gather_input(sqlite3 *db, const char *path, struct summary *s,
 	int rc = export_database(db, &writer, 1, options, written, err) ||
 		 profile_gather(db, &all, &s->samples, err) ||
 		 profile_gather_launches(db, &all, &s->launches, err) ||
-		 memory_gather(db, (int)s->input, &s->memory, err) ||
+		 memory_gather(db, (int)s->input, MEMORY_BY_RANGE, &s->memory, err) ||
 		 communication_gather(db, (int)s->input, &s->communication, err);
 	struct error job_err;
 	if (store_job_finish(&job, &job_err) && !rc) {
