@@ -567,6 +567,7 @@ int timeline_args(const struct event *e, struct slice_arg args[TIMELINE_MAX_ARGS
 		NONZERO("graph_id", e->kernel.graph);
 		NONZERO("graph_node_id", e->kernel.graph_node);
 		NONZERO("range_id", e->kernel.range_id);
+		NONZERO("nccl_call_id", e->kernel.call_id);
 		NUMBER("tid", e->tid);
 		break;
 	case EVENT_MEMORY_COPY:

@@ -74,7 +74,7 @@ struct slice_arg {
 	int64_t value;
 };
 
-#define TIMELINE_MAX_ARGS 20
+#define TIMELINE_MAX_ARGS 24
 
 /* The name a slice is shown with: the kernel, the transfer's direction or operation
  * (MEMORY_COPY_HOST_TO_DEVICE, MEMORY_FILL), the API function. */

@@ -2,6 +2,8 @@
 (analysis/communication.h), on generated recordings with exact times: gpuprof summary's
 COMMUNICATION table, the report's section, and advise's exposed-communication finding,
 at its threshold and not on the overlapped version."""
+import json
+
 from conftest import GPUPROF, advise_findings, csv_table, recording, run
 
 US = 1000
@@ -167,6 +169,17 @@ def test_nccl_calls_tied_to_their_kernels_with_nccl_tests_bandwidths(tmp_path):
     # ncclGroupEnd 8), the second 9-12
     assert tied[0] == ("other_thread", 0) and tied[-1] == ("gemm", 0)
     assert [call for _, call in tied] == [0, 1, 2, 3, 4, 8, 8, 12, 0]
+    # the timelines: each kernel names its call by the correlation_id of the call's slice
+    r = run([GPUPROF, "convert", "-f", "json", db], cwd=tmp_path / "run")
+    assert r.returncode == 0, r.stderr
+    with open(tmp_path / "run" / "4242_results.json") as f:
+        slices = [e for e in json.load(f)["traceEvents"] if e.get("ph") == "X"]
+    calls = {e["args"]["correlation_id"]: e["name"] for e in slices if e["cat"] == "NCCL_API"}
+    kernels = [(e["name"], e["args"].get("nccl_call_id")) for e in slices
+               if e["cat"] == "KERNEL_DISPATCH"]
+    assert [calls.get(call) for _, call in kernels] == \
+        [None] + ["ncclAllReduce"] * 4 + ["ncclGroupEnd"] * 3 + [None]
+    assert [call for _, call in kernels] == [None, 1, 2, 3, 4, 8, 8, 12, None]
     s = run([GPUPROF, "summary", "-u", "usec", "--format", "csv", db], cwd=tmp_path)
     assert s.returncode == 0, s.stderr
     rows = {r["Function"]: r for r in csv_table(s.stdout, "# COMMUNICATION CALLS")}
