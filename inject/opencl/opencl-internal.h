@@ -165,9 +165,18 @@ struct pending {
 void memory_object_made(const struct api_call *call, enum function function, void *object);
 /* What other objects' wrappers call instead (_Generic in opencl.c's WRAP_OBJECT). */
 void memory_object_not(const struct api_call *call, enum function function, void *object);
-/* An SVM allocation freed by call (clSVMFree, clEnqueueSVMFree: its free is recorded then,
- * whatever its queue does later); one not followed is ignored. */
-void memory_svm_freed(const struct api_call *call, void *pointer);
+/* An SVM allocation followed (recorded at its clSVMAlloc). */
+struct svm_taken {
+	uint64_t address, bytes;
+	uint32_t agent_id;
+};
+/* Takes pointer's allocation out of those followed, before the runtime frees it: 1 and
+ * *out, or 0 when it is not followed. memory_svm_keep puts one back (its free failed). */
+int memory_svm_take(void *pointer, struct svm_taken *out);
+void memory_svm_keep(const struct svm_taken *taken);
+/* Records the free of a taken allocation by call (clSVMFree; clEnqueueSVMFree, at its
+ * enqueueing, whatever its queue does later). */
+void memory_svm_freed(const struct api_call *call, const struct svm_taken *taken);
 
 /* exit began: the writer no longer calls OpenCL */
 extern _Atomic int runtime_closing;

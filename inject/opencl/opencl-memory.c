@@ -4,11 +4,16 @@
  * id and the call's stack (GPUPROF_ALLOCATION_STACKS); and as freed when it goes: a
  * memory object when the runtime destroys it (its destructor callback, set at its
  * making: the last clReleaseMemObject, whichever thread, or the end of its context's
- * last user), SVM at clSVMFree. A sub-buffer shares its parent's memory and an object
- * made from a GL, EGL or other API's is not OpenCL's to allocate: neither is recorded.
- * A context of several devices has its memory counted on the first. */
+ * last user), SVM at clSVMFree or when clEnqueueSVMFree enqueues its free (without a
+ * free_func of the program's: with one, the program frees it, or not). A sub-buffer or an
+ * image made from a buffer shares another object's memory, and an object made from a
+ * GL, EGL or other API's is not OpenCL's to allocate: none is recorded. A buffer of the
+ * program's own memory (CL_MEM_USE_HOST_PTR) is recorded as host memory (pageable), which
+ * the device memory analyses leave out. A context of several devices has its memory
+ * counted on the first. errno is the program's again when each function returns. */
 #include "opencl-internal.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -19,18 +24,18 @@
 /* What a memory object's destructor callback needs to record its free. */
 struct made {
 	uint64_t address, bytes;
-	uint32_t agent_id;
+	uint32_t agent_id, memory_kind;
 };
 
-static void emit(uint32_t operation, uint64_t address, uint64_t bytes, uint32_t agent_id,
-		 uint64_t correlation_id, uint64_t start_ns)
+static void emit(uint32_t operation, uint32_t memory_kind, uint64_t address, uint64_t bytes,
+		 uint32_t agent_id, uint64_t correlation_id, uint64_t start_ns)
 {
 	struct record_memory_allocation r = {
 		.header = { sizeof(r), RECORD_MEMORY_ALLOCATION, 0 },
 		.tid = current_thread_id(),
 		.agent_id = agent_id,
 		.operation = operation,
-		.memory_kind = MEMORY_KIND_DEVICE,
+		.memory_kind = memory_kind,
 		.address = address,
 		.bytes = bytes,
 		.correlation_id = correlation_id,
@@ -81,13 +86,17 @@ static void take_stack(const struct api_call *call)
 				      call->correlation_id, call->start_ns);
 }
 
+/* On whichever thread the runtime destroys the object: recorded only while the recorder
+ * runs (never started from here). */
 static void CL_CALLBACK destroyed(cl_mem object, void *user)
 {
 	struct made *m = user;
 	(void)object;
-	if (recorder_ready())
-		emit(ALLOCATION_FREE, m->address, m->bytes, m->agent_id, 0, clock_now_ns());
+	int saved = errno;
+	emit(ALLOCATION_FREE, m->memory_kind, m->address, m->bytes, m->agent_id, 0,
+	     clock_now_ns());
 	free(m);
+	errno = saved;
 }
 
 void memory_object_not(const struct api_call *call, enum function function, void *object)
@@ -95,28 +104,44 @@ void memory_object_not(const struct api_call *call, enum function function, void
 	(void)call, (void)function, (void)object;
 }
 
-void memory_object_made(const struct api_call *call, enum function function, void *object)
+/* The object's own memory, recorded with its destructor callback set: 0, or -1 when it
+ * is not recorded (a view of another object's memory, or what it needs is missing). */
+static int record_object(const struct api_call *call, cl_mem mem)
 {
-	cl_mem mem = object;
 	size_t bytes = 0;
-	if (!mem || !call->collected || !trace_allocations || !allocates(function) ||
-	    !REAL(clGetMemObjectInfo) || !REAL(clSetMemObjectDestructorCallback) ||
-	    opencl_real.clGetMemObjectInfo(mem, CL_MEM_SIZE, sizeof(bytes), &bytes, NULL) !=
-		    CL_SUCCESS)
-		return;
+	cl_mem parent = NULL;
+	cl_mem_flags flags = 0;
 	cl_context context = NULL;
+	if (!REAL(clGetMemObjectInfo) || !REAL(clSetMemObjectDestructorCallback) ||
+	    opencl_real.clGetMemObjectInfo(mem, CL_MEM_SIZE, sizeof(bytes), &bytes, NULL) !=
+		    CL_SUCCESS ||
+	    opencl_real.clGetMemObjectInfo(mem, CL_MEM_ASSOCIATED_MEMOBJECT, sizeof(parent),
+					   &parent, NULL) != CL_SUCCESS || parent)
+		return -1;
+	opencl_real.clGetMemObjectInfo(mem, CL_MEM_FLAGS, sizeof(flags), &flags, NULL);
 	opencl_real.clGetMemObjectInfo(mem, CL_MEM_CONTEXT, sizeof(context), &context, NULL);
 	struct made *m = malloc(sizeof(*m));
 	if (!m)
-		return;
-	*m = (struct made){ (uint64_t)(uintptr_t)mem, bytes, context_agent(context) };
+		return -1;
+	*m = (struct made){ (uint64_t)(uintptr_t)mem, bytes, context_agent(context),
+			    flags & CL_MEM_USE_HOST_PTR ? MEMORY_KIND_PAGEABLE : MEMORY_KIND_DEVICE };
 	if (opencl_real.clSetMemObjectDestructorCallback(mem, destroyed, m) != CL_SUCCESS) {
 		free(m); /* its free would not be seen: not recorded at all */
-		return;
+		return -1;
 	}
 	take_stack(call);
-	emit(ALLOCATION_ALLOCATE, m->address, bytes, m->agent_id, call->correlation_id,
-	     call->start_ns);
+	emit(ALLOCATION_ALLOCATE, m->memory_kind, m->address, bytes, m->agent_id,
+	     call->correlation_id, call->start_ns);
+	return 0;
+}
+
+void memory_object_made(const struct api_call *call, enum function function, void *object)
+{
+	if (!object || !call->collected || !trace_allocations || !allocates(function))
+		return;
+	int saved = errno;
+	record_object(call, object);
+	errno = saved;
 }
 
 /* ---- shared virtual memory: sizes kept until clSVMFree ------------------------------- */
@@ -131,6 +156,29 @@ static struct svm {
 	uint32_t agent_id;
 } svm[SVM_SLOTS];
 
+/* Follows an allocation: in the pointer's own slot if its free was missed, else the
+ * first free one on its probe. 0, or -1 when the table is full. */
+static int svm_put(void *pointer, uint64_t bytes, uint32_t agent_id)
+{
+	size_t slot = SVM_SLOTS;
+	pthread_mutex_lock(&svm_lock);
+	for (size_t i = hash_int((uintptr_t)pointer) & (SVM_SLOTS - 1), n = 0; n < SVM_SLOTS;
+	     i = (i + 1) & (SVM_SLOTS - 1), n++) {
+		if (svm[i].pointer == pointer) {
+			slot = i;
+			break;
+		}
+		if (slot == SVM_SLOTS && (!svm[i].pointer || svm[i].pointer == SVM_GONE))
+			slot = i;
+		if (!svm[i].pointer)
+			break;
+	}
+	if (slot < SVM_SLOTS)
+		svm[slot] = (struct svm){ pointer, bytes, agent_id };
+	pthread_mutex_unlock(&svm_lock);
+	return slot < SVM_SLOTS ? 0 : -1;
+}
+
 EXPORT void *CL_API_CALL clSVMAlloc(cl_context context, cl_svm_mem_flags flags, size_t size,
 				    cl_uint alignment)
 {
@@ -139,51 +187,62 @@ EXPORT void *CL_API_CALL clSVMAlloc(cl_context context, cl_svm_mem_flags flags, 
 	void *pointer = REAL(clSVMAlloc) ? opencl_real.clSVMAlloc(context, flags, size, alignment)
 					 : NULL;
 	if (pointer && call.collected && trace_allocations) {
+		int saved = errno;
 		uint32_t agent = context_agent(context);
-		int kept = 0;
-		pthread_mutex_lock(&svm_lock);
-		for (size_t i = hash_int((uintptr_t)pointer) & (SVM_SLOTS - 1), n = 0;
-		     n < SVM_SLOTS && !kept; i = (i + 1) & (SVM_SLOTS - 1), n++)
-			if (!svm[i].pointer || svm[i].pointer == SVM_GONE) {
-				svm[i] = (struct svm){ pointer, size, agent };
-				kept = 1;
-			}
-		pthread_mutex_unlock(&svm_lock);
-		if (kept) { /* else its free could not be told: not recorded */
+		if (svm_put(pointer, size, agent) == 0) { /* else its free could not be told */
 			take_stack(&call);
-			emit(ALLOCATION_ALLOCATE, (uint64_t)(uintptr_t)pointer, size, agent,
-			     call.correlation_id, call.start_ns);
+			emit(ALLOCATION_ALLOCATE, MEMORY_KIND_DEVICE, (uint64_t)(uintptr_t)pointer,
+			     size, agent, call.correlation_id, call.start_ns);
 		}
+		errno = saved;
 	}
 	api_end(&call, pointer ? CL_SUCCESS : CL_INVALID_VALUE);
 	return pointer;
 }
 
-void memory_svm_freed(const struct api_call *call, void *pointer)
+int memory_svm_take(void *pointer, struct svm_taken *out)
 {
-	struct svm found = { NULL, 0, 0 };
-	if (!pointer)
-		return;
+	int found = 0;
+	if (!pointer || !trace_allocations)
+		return 0;
 	pthread_mutex_lock(&svm_lock);
 	for (size_t i = hash_int((uintptr_t)pointer) & (SVM_SLOTS - 1), n = 0;
 	     n < SVM_SLOTS && svm[i].pointer; i = (i + 1) & (SVM_SLOTS - 1), n++)
 		if (svm[i].pointer == pointer) {
-			found = svm[i];
+			*out = (struct svm_taken){ (uint64_t)(uintptr_t)pointer, svm[i].bytes,
+						   svm[i].agent_id };
 			svm[i].pointer = SVM_GONE;
+			found = 1;
 			break;
 		}
 	pthread_mutex_unlock(&svm_lock);
-	if (found.pointer && recorder_ready())
-		emit(ALLOCATION_FREE, (uint64_t)(uintptr_t)pointer, found.bytes, found.agent_id,
-		     call->correlation_id, call->start_ns);
+	return found;
 }
 
+void memory_svm_keep(const struct svm_taken *taken)
+{
+	svm_put((void *)(uintptr_t)taken->address, taken->bytes, taken->agent_id);
+}
+
+void memory_svm_freed(const struct api_call *call, const struct svm_taken *taken)
+{
+	int saved = errno;
+	emit(ALLOCATION_FREE, MEMORY_KIND_DEVICE, taken->address, taken->bytes, taken->agent_id,
+	     call->correlation_id, call->start_ns);
+	errno = saved;
+}
+
+/* The pointer's entry taken before the runtime frees it: another thread's clSVMAlloc may
+ * get the same address back at once. */
 EXPORT void CL_API_CALL clSVMFree(cl_context context, void *pointer)
 {
 	struct api_call call;
 	api_begin(&call, FN_clSVMFree);
+	struct svm_taken taken;
+	int followed = memory_svm_take(pointer, &taken);
 	if (REAL(clSVMFree))
 		opencl_real.clSVMFree(context, pointer);
-	memory_svm_freed(&call, pointer);
+	if (followed)
+		memory_svm_freed(&call, &taken);
 	api_end(&call, REAL(clSVMFree) ? CL_SUCCESS : MISSING);
 }

@@ -4,6 +4,7 @@
  * direction, and as an API call. */
 #include "opencl-internal.h"
 
+#include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -317,16 +318,35 @@ EXPORT cl_int CL_API_CALL clEnqueueSVMFree(
 	void(CL_CALLBACK *free_func)(cl_command_queue, cl_uint, void *[], void *), void *user_data,
 	cl_uint wait_count, const cl_event *wait_list, cl_event *event)
 {
-	/* the pointers read before the call: a free_func may clear them */
-	void *freed[64];
-	cl_uint known = count < 64 ? count : 64;
-	for (cl_uint i = 0; pointers && i < known; i++)
-		freed[i] = pointers[i];
+	/* Without a free_func the runtime frees the pointers when the command runs: their
+	 * allocations are taken before the call (the queue may free them, and another
+	 * thread allocate the same addresses, before it returns), recorded as freed when it
+	 * succeeds, put back when it fails. With one, the program's function frees them or
+	 * not: its clSVMFree says. */
+	struct svm_taken few[64], *taken = few;
+	size_t followed = 0;
+	if (!free_func && pointers && count) {
+		int saved = errno;
+		if (count > 64 && !(taken = malloc(count * sizeof(*taken))))
+			taken = few; /* no memory: the first 64 followed, the others stay */
+		size_t room = taken == few ? 64 : count;
+		for (cl_uint i = 0; i < count && followed < room; i++)
+			followed += memory_svm_take(pointers[i], &taken[followed]);
+		errno = saved;
+	}
 	ENQUEUE_TRANSFER(clEnqueueSVMFree, queue, COPY_OPERATION_FREE, COPY_NONE, 0, event,
 			 (queue, count, pointers, free_func, user_data, wait_count, wait_list,
 			  event_arg));
-	for (cl_uint i = 0; rc == CL_SUCCESS && pointers && i < known; i++)
-		memory_svm_freed(&call, freed[i]);
+	int saved = errno;
+	for (size_t i = 0; i < followed; i++) {
+		if (rc == CL_SUCCESS)
+			memory_svm_freed(&call, &taken[i]);
+		else
+			memory_svm_keep(&taken[i]);
+	}
+	if (taken != few)
+		free(taken);
+	errno = saved;
 	return rc;
 }
 

@@ -440,8 +440,13 @@ static int copy_counter(struct timeline *tl, const struct event *ev, struct erro
 	return change_counter(tl, c, ev->start_ns, ev->copy.bytes, err);
 }
 
+/* Device memory only: host memory (pageable, pinned) is left out, as the memory analyses
+ * leave it (analysis/memory.h). */
 static int allocation_counter(struct timeline *tl, const struct event *ev, struct error *err)
 {
+	if (!strcmp(ev->allocation.memory_kind, "PAGEABLE") ||
+	    !strcmp(ev->allocation.memory_kind, "PINNED"))
+		return 0;
 	int freed = !strcmp(ev->allocation.operation, "MEMORY_ALLOCATION_FREE");
 	struct entry *c;
 	if (counter_track(tl, ev, ENTRY_MEMORY_COUNTER, ev->allocation.agent, &c, err))

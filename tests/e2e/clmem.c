@@ -15,6 +15,13 @@
  *                    release, and released again last (its memory goes at the second)
  *   clmem loop N     N buffers of 4 KiB made and released in turn, from churn() (for
  *                    bench/alloc-stacks.sh); prints the loop's wall seconds
+ *   clmem views      memory that is not the device's own or is freed by a queue: a
+ *                    1 MiB buffer and a 1-D image made from it (the buffer's memory);
+ *                    a 2 MiB buffer of the program's memory (CL_MEM_USE_HOST_PTR); then,
+ *                    where the device has SVM, 70 allocations of 64 KiB freed by one
+ *                    clEnqueueSVMFree (device memory peaks at 1 MiB + 70 x 64 KiB), and
+ *                    one of 64 KiB given to clEnqueueSVMFree with a free_func that keeps
+ *                    it (freed by clSVMFree afterwards); everything released by the end
  *
  * Prints "clmem: peak 31457280 bytes" and whether SVM was used. Exits 1 when OpenCL
  * fails. */
@@ -87,6 +94,58 @@ __attribute__((noinline, noipa)) static void churn(long n)
 	}
 }
 
+static void *kept_by_free_func;
+
+static void CL_CALLBACK keep(cl_command_queue queue, cl_uint count, void *pointers[], void *user)
+{
+	(void)queue, (void)user;
+	if (count == 1)
+		kept_by_free_func = pointers[0];
+}
+
+static void views(cl_device_id device)
+{
+	cl_int rc;
+	cl_mem buffer = clCreateBuffer(context, CL_MEM_READ_WRITE, MIB, NULL, &rc);
+	CHECK(rc);
+	cl_image_format format = { CL_RGBA, CL_FLOAT };
+	cl_image_desc desc;
+	memset(&desc, 0, sizeof(desc));
+	desc.image_type = CL_MEM_OBJECT_IMAGE1D_BUFFER;
+	desc.image_width = MIB / 16; /* 16 bytes a pixel */
+	desc.buffer = buffer;
+	cl_mem image = clCreateImage(context, CL_MEM_READ_WRITE, &format, &desc, NULL, &rc);
+	CHECK(rc);
+	void *host = calloc(1, 2 * MIB);
+	cl_mem wrapped = clCreateBuffer(context, CL_MEM_READ_WRITE | CL_MEM_USE_HOST_PTR, 2 * MIB,
+					host, &rc);
+	CHECK(rc);
+	void *first = clSVMAlloc(context, CL_MEM_READ_WRITE, 64 * 1024, 0);
+	if (first) {
+		cl_command_queue queue = clCreateCommandQueueWithProperties(context, device, NULL,
+									     &rc);
+		CHECK(rc);
+		void *pointers[70] = { first };
+		for (int i = 1; i < 70; i++)
+			if (!(pointers[i] = clSVMAlloc(context, CL_MEM_READ_WRITE, 64 * 1024, 0)))
+				return (void)fprintf(stderr, "clmem: clSVMAlloc failed\n"), exit(1);
+		CHECK(clEnqueueSVMFree(queue, 70, pointers, NULL, NULL, 0, NULL, NULL));
+		CHECK(clFinish(queue));
+		void *one[1] = { clSVMAlloc(context, CL_MEM_READ_WRITE, 64 * 1024, 0) };
+		CHECK(clEnqueueSVMFree(queue, 1, one, keep, NULL, 0, NULL, NULL));
+		CHECK(clFinish(queue));
+		if (kept_by_free_func != one[0])
+			return (void)fprintf(stderr, "clmem: free_func not called\n"), exit(1);
+		clSVMFree(context, kept_by_free_func);
+		CHECK(clReleaseCommandQueue(queue));
+	}
+	CHECK(clReleaseMemObject(image));
+	CHECK(clReleaseMemObject(buffer));
+	CHECK(clReleaseMemObject(wrapped));
+	free(host);
+	printf("clmem: views, svm %s\n", first ? "used" : "not available");
+}
+
 int main(int argc, char **argv)
 {
 	int retain = argc > 1 && !strcmp(argv[1], "retain");
@@ -97,6 +156,10 @@ int main(int argc, char **argv)
 	CHECK(clGetDeviceIDs(platform, CL_DEVICE_TYPE_ALL, 1, &device, NULL));
 	context = clCreateContext(NULL, 1, &device, NULL, NULL, &rc);
 	CHECK(rc);
+	if (argc > 1 && !strcmp(argv[1], "views")) {
+		views(device);
+		return 0;
+	}
 	if (argc > 2 && !strcmp(argv[1], "loop")) {
 		struct timespec a, b;
 		clock_gettime(CLOCK_MONOTONIC, &a);

@@ -77,6 +77,43 @@ def test_allocations_peak_holders_and_leak(tmp_path, mode):
     assert len(held) == len(rows) and max(held) == 30 * MIB and held[-1] == 2 * MIB
 
 
+def test_views_host_memory_and_queued_svm_frees(tmp_path):
+    """clmem views: an image made from a buffer is the buffer's memory (not recorded), a
+    CL_MEM_USE_HOST_PTR buffer is the program's host memory (recorded as such, left out of
+    the device's), 70 SVM allocations freed by one clEnqueueSVMFree each get their free,
+    and one given to a free_func that keeps it is freed where the program frees it."""
+    r = trace(tmp_path, ["--memory-allocation-trace", "-r", "-f", "sqlite", "json"],
+              [CLMEM, "views"])
+    assert r.returncode == 0, r.stderr
+    svm = "svm used" in r.stdout
+    (out,) = outputs(str(tmp_path))
+    rows = out.query("SELECT a.operation, a.memory_kind, a.bytes, c.name FROM "
+                     "gpuprof_memory_allocation a LEFT JOIN (SELECT k.correlation_id, "
+                     "s.string AS name FROM gpuprof_api_call k JOIN gpuprof_string s ON "
+                     "s.id = k.function_id) c ON c.correlation_id = a.correlation_id "
+                     "ORDER BY a.id")
+    made = [(x["memory_kind"], x["bytes"]) for x in rows if x["operation"] == 1]
+    assert made == [(3, MIB), (1, 2 * MIB)] + [(3, 64 * 1024)] * (71 * svm)
+    frees = [x for x in rows if x["operation"] == 2]
+    assert sorted((x["memory_kind"], x["bytes"]) for x in frees) == sorted(made)
+    if svm:  # 70 freed at clEnqueueSVMFree, the kept one at the program's clSVMFree
+        by = [x["name"] for x in frees if x["bytes"] == 64 * 1024]
+        assert by == ["clEnqueueSVMFree"] * 70 + ["clSVMFree"]
+    s = run([GPUPROF, "summary", "--format", "csv", out.path("results.db")], cwd=tmp_path)
+    assert s.returncode == 0, s.stderr
+    (device,) = csv_table(s.stdout, "# MEMORY (")
+    device_made = 1 + 71 * svm
+    assert (int(device["Allocations"]), int(device["Frees"]), int(device["Peak (bytes)"]),
+            int(device["Held at end (bytes)"])) == \
+        (device_made, device_made, MIB + 70 * 64 * 1024 * svm, 0)
+    import json
+    with open(out.path("results.json")) as f:
+        held = [list(e["args"].values())[0] for e in json.load(f)["traceEvents"]
+                if e.get("ph") == "C" and e["name"].endswith("memory allocated")]
+    assert len(held) == 2 * device_made and max(held) == MIB + 70 * 64 * 1024 * svm
+    assert held[-1] == 0
+
+
 def test_no_allocation_recorded_without_the_option(tmp_path):
     r = trace(tmp_path, ["--kernel-trace"], [CLMEM])
     assert r.returncode == 0, r.stderr
