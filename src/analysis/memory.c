@@ -34,26 +34,80 @@ struct tally {
 	uint64_t allocations, bytes;
 };
 
-/* The sites of the stacks read, by (process, stack id). */
+/* The sites read (each function and where once), and the site of each stack read, by
+ * (process, stack id): two open-addressing tables, at most half full. */
 struct sites {
 	struct site_key {
-		int64_t process_id, stack_id;
+		int64_t process_id, stack_id; /* stack_id 0: an empty slot */
 		size_t site;
 	} *keys;
-	size_t key_count;
+	size_t key_count, key_capacity;
 	struct memory_site *list; /* function and where only */
 	size_t count;
+	size_t *index, index_capacity; /* a site's index + 1 by its name; 0: empty */
 	sqlite3_stmt *node;       /* a stack node's parent and frame */
 };
 
+static uint64_t site_hash(const char *function, const char *where)
+{
+	return hash_string(function) * 31 + hash_string(where);
+}
+
+/* The slot of function and where in the index: theirs, or the empty one where they go. */
+static size_t *site_slot(struct sites *s, const char *function, const char *where)
+{
+	size_t mask = s->index_capacity - 1;
+	for (size_t i = site_hash(function, where) & mask;; i = (i + 1) & mask) {
+		size_t v = s->index[i];
+		if (!v || (!strcmp(s->list[v - 1].function, function) &&
+			   !strcmp(s->list[v - 1].where, where)))
+			return &s->index[i];
+	}
+}
+
 static size_t site_add(struct sites *s, const char *function, const char *where)
 {
-	for (size_t i = 0; i < s->count; i++)
-		if (!strcmp(s->list[i].function, function) && !strcmp(s->list[i].where, where))
-			return i;
+	if (2 * (s->count + 1) > s->index_capacity) {
+		free(s->index);
+		s->index_capacity = s->index_capacity ? 2 * s->index_capacity : 64;
+		s->index = xcalloc(s->index_capacity, sizeof(*s->index));
+		for (size_t i = 0; i < s->count; i++)
+			*site_slot(s, s->list[i].function, s->list[i].where) = i + 1;
+	}
+	size_t *slot = site_slot(s, function, where);
+	if (*slot)
+		return *slot - 1;
 	s->list = xrealloc(s->list, (s->count + 1) * sizeof(*s->list));
 	s->list[s->count] = (struct memory_site){ xstrdup(function), xstrdup(where), 0, 0 };
+	*slot = s->count + 1;
 	return s->count++;
+}
+
+/* The slot of (process, stack) among the stacks read: its own, or the empty one. */
+static struct site_key *key_slot(struct sites *s, int64_t process_id, int64_t stack_id)
+{
+	size_t mask = s->key_capacity - 1;
+	for (size_t i = hash_int((uint64_t)process_id * 0x9e3779b97f4a7c15ull ^
+				 (uint64_t)stack_id) & mask;; i = (i + 1) & mask) {
+		struct site_key *k = &s->keys[i];
+		if (!k->stack_id || (k->process_id == process_id && k->stack_id == stack_id))
+			return k;
+	}
+}
+
+/* Room for one more stack's site in the keys: their table doubled when half full. */
+static void keys_grow(struct sites *s)
+{
+	if (2 * (s->key_count + 1) <= s->key_capacity)
+		return;
+	struct site_key *old = s->keys;
+	size_t old_capacity = s->key_capacity;
+	s->key_capacity = old_capacity ? 2 * old_capacity : 64;
+	s->keys = xcalloc(s->key_capacity, sizeof(*s->keys));
+	for (size_t i = 0; i < old_capacity; i++)
+		if (old[i].stack_id)
+			*key_slot(s, old[i].process_id, old[i].stack_id) = old[i];
+	free(old);
 }
 
 /* The site of a stack: its innermost frame of the user's code, at its line; else its
@@ -62,9 +116,10 @@ static size_t site_of(struct sites *s, int64_t process_id, int64_t stack_id)
 {
 	if (!stack_id || !s->node)
 		return site_add(s, "[no call stack]", "");
-	for (size_t i = 0; i < s->key_count; i++)
-		if (s->keys[i].process_id == process_id && s->keys[i].stack_id == stack_id)
-			return s->keys[i].site;
+	keys_grow(s);
+	struct site_key *known = key_slot(s, process_id, stack_id);
+	if (known->stack_id)
+		return known->site;
 	struct strbuf leaf = STRBUF_INIT, function = STRBUF_INIT, where = STRBUF_INIT;
 	int found = 0;
 	for (int64_t id = stack_id, depth = 0; id && !found && depth < 4096; depth++) {
@@ -102,8 +157,8 @@ static size_t site_of(struct sites *s, int64_t process_id, int64_t stack_id)
 	strbuf_release(&leaf);
 	strbuf_release(&function);
 	strbuf_release(&where);
-	s->keys = xrealloc(s->keys, (s->key_count + 1) * sizeof(*s->keys));
-	s->keys[s->key_count++] = (struct site_key){ process_id, stack_id, site };
+	*key_slot(s, process_id, stack_id) = (struct site_key){ process_id, stack_id, site };
+	s->key_count++;
 	return site;
 }
 
@@ -115,6 +170,7 @@ static void sites_release(struct sites *s)
 		free(s->list[i].where);
 	}
 	free(s->list);
+	free(s->index);
 	free(s->keys);
 }
 
@@ -384,6 +440,12 @@ static const char *range_open(struct range_lookup *l, int64_t process_id, int64_
 	return found;
 }
 
+static void calls_drop(sqlite3 *db)
+{
+	struct error ignored;
+	store_exec(db, "DROP TABLE IF EXISTS temp.memory_calls", &ignored);
+}
+
 int memory_gather(sqlite3 *db, int input, unsigned flags, struct memory_report *r,
 		  struct error *err)
 {
@@ -433,13 +495,16 @@ int memory_gather(sqlite3 *db, int input, unsigned flags, struct memory_report *
 	struct sites sites = { 0 }, ranges = { 0 };
 	rc = store_prepare(db, sql.buf, &q, err);
 	strbuf_release(&sql);
-	if (rc)
+	if (rc) {
+		calls_drop(db);
 		return -1;
+	}
 	if (stacks && store_prepare(db, "SELECT k.parent_id, f.function, f.module, f.source, "
 					"f.line FROM gpuprof_stack k JOIN gpuprof_frame f ON "
 					"f.process_id = k.process_id AND f.frame_id = k.frame_id "
 					"WHERE k.process_id = ?1 AND k.stack_id = ?2", &sites.node, err)) {
 		sqlite3_finalize(q);
+		calls_drop(db);
 		return -1;
 	}
 	/* the ranges open at each allocation, where push/pop ranges were recorded and asked
@@ -450,6 +515,7 @@ int memory_gather(sqlite3 *db, int input, unsigned flags, struct memory_report *
 			range_lookup_end(db, &lookup);
 			sqlite3_finalize(q);
 			sites_release(&sites);
+			calls_drop(db);
 			return -1;
 		}
 		ranges_open = &lookup;
@@ -538,8 +604,7 @@ int memory_gather(sqlite3 *db, int input, unsigned flags, struct memory_report *
 	state_release(&st);
 	sites_release(&sites);
 	sites_release(&ranges);
-	struct error ignored;
-	store_exec(db, "DROP TABLE IF EXISTS temp.memory_calls", &ignored);
+	calls_drop(db);
 	return rc;
 }
 
