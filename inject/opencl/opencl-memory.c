@@ -87,14 +87,18 @@ static void take_stack(const struct api_call *call)
 }
 
 /* On whichever thread the runtime destroys the object: recorded only while the recorder
- * runs (never started from here). */
+ * runs (never started from here). Inside the program's clReleaseMemObject, the free is
+ * that call's (its correlation id and start, so that its time is the free's); else a
+ * moment of its own (another call's time, clFinish's, is not the free's). */
 static void CL_CALLBACK destroyed(cl_mem object, void *user)
 {
 	struct made *m = user;
 	(void)object;
 	int saved = errno;
-	emit(ALLOCATION_FREE, m->memory_kind, m->address, m->bytes, m->agent_id, 0,
-	     clock_now_ns());
+	const struct api_call *in = outer_call;
+	int released = in && in->function == FN_clReleaseMemObject;
+	emit(ALLOCATION_FREE, m->memory_kind, m->address, m->bytes, m->agent_id,
+	     released ? in->correlation_id : 0, released ? in->start_ns : clock_now_ns());
 	free(m);
 	errno = saved;
 }

@@ -99,6 +99,10 @@ def test_views_host_memory_and_queued_svm_frees(tmp_path):
     if svm:  # 70 freed at clEnqueueSVMFree, the kept one at the program's clSVMFree
         by = [x["name"] for x in frees if x["bytes"] == 64 * 1024]
         assert by == ["clEnqueueSVMFree"] * 70 + ["clSVMFree"]
+    # a buffer's free is its last clReleaseMemObject's (the runtime's destructor callback
+    # runs inside it), so that churn costs that call's time
+    assert [x["name"] for x in frees if x["bytes"] in (MIB, 2 * MIB)] == \
+        ["clReleaseMemObject"] * 2
     s = run([GPUPROF, "summary", "--format", "csv", out.path("results.db")], cwd=tmp_path)
     assert s.returncode == 0, s.stderr
     (device,) = csv_table(s.stdout, "# MEMORY (")
