@@ -15,6 +15,7 @@
 #include "util/strbuf.h"
 
 #define NO_OPERATION SIZE_MAX
+#define ALL_TO_ALL_RANKS (1 << 20) /* the most ranks an all-to-all is looked for among */
 
 double communication_bus_factor(const char *function, int64_t ranks)
 {
@@ -43,6 +44,11 @@ struct operation {
 	int64_t ranks;                /* -1: none seen yet; 0: several */
 	uint64_t calls, sent, received, kernels;
 	double factor;                /* -1: none seen yet; 0: several or unknown */
+	/* a group's sends and receives: how many, and their peers' sum and sum of squares
+	 * (a send to and a receive from every rank, itself included, is an all-to-all) */
+	uint64_t sends, receives;
+	uint64_t send_peers[2], receive_peers[2]; /* modulo 2^64 */
+	int unknown_peer;                         /* a send or receive of no peer known */
 	int64_t device_ns, open_start, open_end; /* the union so far, and its open interval */
 };
 
@@ -99,8 +105,17 @@ static int named_in(const char *list, const char *function)
  * operation's bytes are the larger of all it sends and all it receives: a call's as
  * nccl-tests sizes it, and a group's send and receive of one buffer counted once. */
 static void operation_join(struct operation *op, const char *function, int64_t ranks,
-			   uint64_t sent, uint64_t received)
+			   int64_t peer, uint64_t sent, uint64_t received)
 {
+	int send = !strcmp(function, "ncclSend"), receive = !strcmp(function, "ncclRecv");
+	if (send || receive) {
+		uint64_t *peers = send ? op->send_peers : op->receive_peers;
+		*(send ? &op->sends : &op->receives) += 1;
+		if (peer < 0)
+			op->unknown_peer = 1;
+		peers[0] += (uint64_t)peer;
+		peers[1] += (uint64_t)peer * (uint64_t)peer;
+	}
 	if (!op->function.len || !named_in(op->function.buf, function))
 		strbuf_addf(&op->function, "%s%s", op->function.len ? "+" : "", function);
 	op->ranks = op->ranks == -1 || op->ranks == ranks ? ranks : 0;
@@ -111,6 +126,26 @@ static void operation_join(struct operation *op, const char *function, int64_t r
 	op->received += received;
 }
 
+/* A group of only sends and receives, one to and one from each of the communicator's
+ * ranks, itself included (as PyTorch's all_to_all makes it): nccl-tests' alltoall, whose
+ * bus bandwidth is (n-1)/n of the algorithm's (the part to itself crosses no link). */
+static void all_to_all(struct operation *op)
+{
+	int64_t n = op->ranks;
+	if (n < 2 || n > ALL_TO_ALL_RANKS || op->unknown_peer)
+		return;
+	uint64_t sum = (uint64_t)(n * (n - 1) / 2);
+	uint64_t squares = (uint64_t)((n - 1) * n * (2 * n - 1) / 6);
+	if (op->sends != (uint64_t)n || op->receives != (uint64_t)n ||
+	    op->sends + op->receives != op->calls || op->send_peers[0] != sum ||
+	    op->send_peers[1] != squares || op->receive_peers[0] != sum ||
+	    op->receive_peers[1] != squares)
+		return;
+	strbuf_reset(&op->function);
+	strbuf_addstr(&op->function, "all-to-all (ncclSend+ncclRecv)");
+	op->factor = (double)(n - 1) / (double)n;
+}
+
 /* Reads the NCCL calls: each gets its operation (a group's collectives and its
  * ncclGroupEnd share one). */
 static int read_calls(sqlite3 *db, struct call **calls, size_t *call_count,
@@ -119,7 +154,7 @@ static int read_calls(sqlite3 *db, struct call **calls, size_t *call_count,
 	sqlite3_stmt *q;
 	struct strbuf sql = STRBUF_INIT;
 	strbuf_addf(&sql, "SELECT c.process_id, p.pid, c.call_id, c.tid, f.string, "
-			  "c.communicator_size, c.bytes_sent, c.bytes_received "
+			  "c.communicator_size, c.bytes_sent, c.bytes_received, c.peer "
 			  "FROM gpuprof_mpi_call c JOIN gpuprof_process p ON p.id = c.process_id "
 			  "LEFT JOIN gpuprof_string f ON f.id = c.function_id WHERE c.domain = %d "
 			  "ORDER BY c.process_id, c.tid, c.start, c.id", COMMUNICATION_NCCL);
@@ -144,6 +179,9 @@ static int read_calls(sqlite3 *db, struct call **calls, size_t *call_count,
 		int64_t ranks = sqlite3_column_int64(q, 5);
 		uint64_t sent = (uint64_t)sqlite3_column_int64(q, 6);
 		uint64_t received = (uint64_t)sqlite3_column_int64(q, 7);
+		int64_t peer = sqlite3_column_int64(q, 8);
+		if (peer < 0 || peer >= ranks || ranks > ALL_TO_ALL_RANKS)
+			peer = -1; /* none known: no all-to-all */
 		/* the communicator's own calls (ncclCommInitRank...) move no data, in a group
 		 * or not */
 		int communicates = strncmp(function, "ncclComm", 8) != 0;
@@ -159,14 +197,15 @@ static int read_calls(sqlite3 *db, struct call **calls, size_t *call_count,
 					(*calls)[i].operation = group;
 				if (!(*ops)[group].calls) /* a group of no collective: its end's name */
 					strbuf_addstr(&(*ops)[group].function, function);
+				all_to_all(&(*ops)[group]);
 				group = NO_OPERATION;
 			}
 		} else if (depth > 0 && communicates) {
-			operation_join(&(*ops)[group], function, ranks, sent, received);
+			operation_join(&(*ops)[group], function, ranks, peer, sent, received);
 		} else if (communicates) {
 			c->operation = operation_new(ops, op_count, &op_alloc, p,
 						     sqlite3_column_int64(q, 1));
-			operation_join(&(*ops)[c->operation], function, ranks, sent, received);
+			operation_join(&(*ops)[c->operation], function, ranks, peer, sent, received);
 		}
 	}
 	rc = row == SQLITE_DONE ? 0 : error_set(err, "%s", sqlite3_errmsg(db));

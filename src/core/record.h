@@ -630,10 +630,12 @@ struct record_mpi_call {
 	uint32_t communicator_id; /* string id of the communicator's name, the same on every
 				   * rank (docs/MPI.md); 0: the call names none */
 	uint32_t communicator_size; /* its ranks; 0 when none */
-	int32_t peer;            /* the world rank sent to or received from; -1: none, or any
-				  * source (a nonblocking receive: its completion says) */
+	int32_t peer;            /* the world rank sent to or received from (NCCL's: its rank
+				  * in the call's communicator); -1: none, or any source (a
+				  * nonblocking receive: its completion says) */
 	int32_t tag;             /* -1: none, or any tag */
-	int32_t root;            /* world rank of a rooted collective's root; -1: none */
+	int32_t root;            /* world rank of a rooted collective's root (NCCL's: in the
+				  * communicator); -1: none */
 	int32_t result;          /* the MPI error code returned (0 = MPI_SUCCESS) */
 	uint64_t bytes_sent;     /* bytes this rank sent in the call (or will, nonblocking) */
 	uint64_t bytes_received; /* bytes received (a receive: its status's count) */

@@ -199,3 +199,37 @@ def test_nccl_calls_tied_to_their_kernels_with_nccl_tests_bandwidths(tmp_path):
     assert float(sendrecv["Device time (usec)"]) == 200
     assert sendrecv["Algorithm bandwidth (GB/s)"] == sendrecv["Bus bandwidth (GB/s)"] == \
         f"{MIB / (200 * US):.3f}"
+
+
+def test_an_all_to_all_of_sends_and_receives_has_nccl_tests_alltoall_bandwidth(tmp_path):
+    """A group of a send to and a receive from each of 4 ranks, itself included (PyTorch's
+    all_to_all), 1 MiB each, its kernel 400 us: nccl-tests' alltoall, 4 MiB at a bus
+    bandwidth 3/4 of the algorithm's; a group of as many sends and receives all with one
+    peer stays a send/receive (factor 1)."""
+    lines, t = list(HEAD), 1_000_000
+    mpi = "mpi domain=nccl comm=world size=4"
+    for peers in ((0, 1, 2, 3), (1, 1, 1, 1)):
+        lines.append(f"{mpi} name=ncclGroupStart start={t} end={t + 1 * US}")
+        for i, peer in enumerate(peers):
+            at = t + (2 + 4 * i) * US
+            lines += [f"{mpi} name=ncclSend start={at} end={at + 1 * US} peer={peer} sent={MIB}",
+                      f"{mpi} name=ncclRecv start={at + 2 * US} end={at + 3 * US} peer={peer} "
+                      f"received={MIB}"]
+        lines += [f"{mpi} name=ncclGroupEnd start={t + 20 * US} end={t + 60 * US}",
+                  f"api name=cudaLaunchKernel domain=cuda start={t + 30 * US} end={t + 35 * US}",
+                  f'kernel name="ncclDevKernel_SendRecv(ncclDevKernelArgsStorage<4096ul>)" '
+                  f"queue=2 start={t + 100 * US} end={t + 500 * US}"]
+        t += 1000 * US
+    db = recording(tmp_path / "run", lines + [f"end time={t}"])
+    s = run([GPUPROF, "summary", "-u", "usec", "--format", "csv", db], cwd=tmp_path)
+    assert s.returncode == 0, s.stderr
+    rows = {r["Function"]: r for r in csv_table(s.stdout, "# COMMUNICATION CALLS")}
+    assert set(rows) == {"all-to-all (ncclSend+ncclRecv)", "ncclSend+ncclRecv"}
+    algbw = 4 * MIB / (400 * US)
+    for name, factor in (("all-to-all (ncclSend+ncclRecv)", 3 / 4), ("ncclSend+ncclRecv", 1)):
+        row = rows[name]
+        assert [row[k] for k in ("Ranks", "Operations", "Calls", "Kernels", "Bytes")] == \
+            ["4", "1", "8", "1", str(4 * MIB)]
+        assert float(row["Device time (usec)"]) == 400
+        assert row["Algorithm bandwidth (GB/s)"] == f"{algbw:.3f}"
+        assert row["Bus bandwidth (GB/s)"] == f"{algbw * factor:.3f}"
