@@ -321,7 +321,7 @@
 	X(CUSTOM, 1_0, cl_int, clReleaseKernel, \
 	  (cl_kernel kernel), \
 	  (kernel)) \
-	X(STATUS, 1_0, cl_int, clReleaseMemObject, \
+	X(CUSTOM, 1_0, cl_int, clReleaseMemObject, \
 	  (cl_mem memobj), \
 	  (memobj)) \
 	X(STATUS, 1_0, cl_int, clReleaseProgram, \

@@ -62,9 +62,6 @@ void opencl_read_config(void);
 extern uint32_t function_string[FUNCTION_COUNT];
 /* > 0 while inside a wrapper: inner calls are not recorded. */
 extern __thread int nesting;
-struct api_call;
-/* The recorded call the thread is inside (its outermost wrapper's), NULL when none. */
-extern __thread const struct api_call *outer_call;
 extern _Atomic uint64_t next_dispatch;
 uint32_t current_thread_id(void);
 

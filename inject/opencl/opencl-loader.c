@@ -34,7 +34,6 @@ void opencl_read_config(void)
 /* ---- the thread's depth in the backend ---------------------------------------------- */
 
 __thread int nesting;
-__thread const struct api_call *outer_call;
 
 /* ---- the loader ----------------------------------------------------------------------- */
 

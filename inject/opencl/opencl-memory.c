@@ -86,6 +86,9 @@ static void take_stack(const struct api_call *call)
 				      call->correlation_id, call->start_ns);
 }
 
+/* The program's clReleaseMemObject this thread is in, NULL when none. */
+static __thread const struct api_call *releasing;
+
 /* On whichever thread the runtime destroys the object: recorded only while the recorder
  * runs (never started from here). Inside the program's clReleaseMemObject, the free is
  * that call's (its correlation id and start, so that its time is the free's); else a
@@ -95,10 +98,9 @@ static void CL_CALLBACK destroyed(cl_mem object, void *user)
 	struct made *m = user;
 	(void)object;
 	int saved = errno;
-	const struct api_call *in = outer_call;
-	int released = in && in->function == FN_clReleaseMemObject;
+	const struct api_call *in = releasing;
 	emit(ALLOCATION_FREE, m->memory_kind, m->address, m->bytes, m->agent_id,
-	     released ? in->correlation_id : 0, released ? in->start_ns : clock_now_ns());
+	     in ? in->correlation_id : 0, in ? in->start_ns : clock_now_ns());
 	free(m);
 	errno = saved;
 }
@@ -146,6 +148,20 @@ void memory_object_made(const struct api_call *call, enum function function, voi
 	int saved = errno;
 	record_object(call, object);
 	errno = saved;
+}
+
+/* The release during which the runtime usually destroys the object (its last), known to
+ * the destructor callback on this thread. */
+EXPORT cl_int CL_API_CALL clReleaseMemObject(cl_mem object)
+{
+	struct api_call call;
+	api_begin(&call, FN_clReleaseMemObject);
+	if (call.recorded)
+		releasing = &call;
+	cl_int rc = REAL(clReleaseMemObject) ? opencl_real.clReleaseMemObject(object) : MISSING;
+	releasing = NULL;
+	api_end(&call, rc);
+	return rc;
 }
 
 /* ---- shared virtual memory: sizes kept until clSVMFree ------------------------------- */

@@ -82,20 +82,16 @@ static int active(void)
 
 void api_begin(struct api_call *call, enum function function)
 {
-	int outermost = nesting++ == 0;
-	call->recorded = outermost && active();
+	call->recorded = nesting++ == 0 && active();
 	call->collected = call->recorded && recorder_collecting();
 	call->function = function;
 	call->correlation_id = call->recorded ? atomic_fetch_add(&next_correlation, 1) + 1 : 0;
 	call->start_ns = call->recorded ? clock_now_ns() : 0;
-	if (outermost)
-		outer_call = call->recorded ? call : NULL;
 }
 
 void api_end(struct api_call *call, cl_int result)
 {
-	if (--nesting == 0)
-		outer_call = NULL;
+	nesting--;
 	if (!call->collected || !trace_api)
 		return;
 	struct record_api_call record = {
