@@ -156,10 +156,12 @@ EXPORT cl_int CL_API_CALL clReleaseMemObject(cl_mem object)
 {
 	struct api_call call;
 	api_begin(&call, FN_clReleaseMemObject);
+	const struct api_call *outer = releasing; /* a release inside a program's callback
+						   * run by an outer one: the outer's */
 	if (call.recorded)
 		releasing = &call;
 	cl_int rc = REAL(clReleaseMemObject) ? opencl_real.clReleaseMemObject(object) : MISSING;
-	releasing = NULL;
+	releasing = outer;
 	api_end(&call, rc);
 	return rc;
 }
@@ -167,36 +169,46 @@ EXPORT cl_int CL_API_CALL clReleaseMemObject(cl_mem object)
 /* ---- shared virtual memory: sizes kept until clSVMFree ------------------------------- */
 
 #define SVM_SLOTS 4096 /* SVM allocations followed at once; beyond, not recorded */
-#define SVM_GONE ((void *)(uintptr_t)1)
 
+/* The allocations followed: open addressing with linear probing, an entry taken out by
+ * moving the entries of its run back (no tombstones: a probe never outlasts the run). At
+ * most SVM_SLOTS - 1 are kept, so that a probe always meets an empty slot. */
 static pthread_mutex_t svm_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct svm {
-	void *pointer; /* NULL: never used; SVM_GONE: freed */
+	void *pointer; /* NULL: empty */
 	uint64_t bytes;
 	uint32_t agent_id;
 } svm[SVM_SLOTS];
+static size_t svm_count;
 
-/* Follows an allocation: in the pointer's own slot if its free was missed, else the
- * first free one on its probe. 0, or -1 when the table is full. */
+static size_t svm_home(const void *pointer)
+{
+	return hash_int((uintptr_t)pointer) & (SVM_SLOTS - 1);
+}
+
+/* The slot of pointer, or the empty one that ends its probe; under svm_lock. */
+static size_t svm_slot(const void *pointer)
+{
+	size_t i = svm_home(pointer);
+	while (svm[i].pointer && svm[i].pointer != pointer)
+		i = (i + 1) & (SVM_SLOTS - 1);
+	return i;
+}
+
+/* Follows an allocation (replacing one at the same address whose free was missed): 0, or
+ * -1 when the table is full. */
 static int svm_put(void *pointer, uint64_t bytes, uint32_t agent_id)
 {
-	size_t slot = SVM_SLOTS;
+	int rc = -1;
 	pthread_mutex_lock(&svm_lock);
-	for (size_t i = hash_int((uintptr_t)pointer) & (SVM_SLOTS - 1), n = 0; n < SVM_SLOTS;
-	     i = (i + 1) & (SVM_SLOTS - 1), n++) {
-		if (svm[i].pointer == pointer) {
-			slot = i;
-			break;
-		}
-		if (slot == SVM_SLOTS && (!svm[i].pointer || svm[i].pointer == SVM_GONE))
-			slot = i;
-		if (!svm[i].pointer)
-			break;
+	size_t i = svm_slot(pointer);
+	if (svm[i].pointer || svm_count < SVM_SLOTS - 1) {
+		svm_count += !svm[i].pointer;
+		svm[i] = (struct svm){ pointer, bytes, agent_id };
+		rc = 0;
 	}
-	if (slot < SVM_SLOTS)
-		svm[slot] = (struct svm){ pointer, bytes, agent_id };
 	pthread_mutex_unlock(&svm_lock);
-	return slot < SVM_SLOTS ? 0 : -1;
+	return rc;
 }
 
 EXPORT void *CL_API_CALL clSVMAlloc(cl_context context, cl_svm_mem_flags flags, size_t size,
@@ -222,19 +234,26 @@ EXPORT void *CL_API_CALL clSVMAlloc(cl_context context, cl_svm_mem_flags flags, 
 
 int memory_svm_take(void *pointer, struct svm_taken *out)
 {
-	int found = 0;
 	if (!pointer || !trace_allocations)
 		return 0;
 	pthread_mutex_lock(&svm_lock);
-	for (size_t i = hash_int((uintptr_t)pointer) & (SVM_SLOTS - 1), n = 0;
-	     n < SVM_SLOTS && svm[i].pointer; i = (i + 1) & (SVM_SLOTS - 1), n++)
-		if (svm[i].pointer == pointer) {
-			*out = (struct svm_taken){ (uint64_t)(uintptr_t)pointer, svm[i].bytes,
-						   svm[i].agent_id };
-			svm[i].pointer = SVM_GONE;
-			found = 1;
-			break;
+	size_t i = svm_slot(pointer);
+	int found = svm[i].pointer != NULL;
+	if (found) {
+		*out = (struct svm_taken){ (uint64_t)(uintptr_t)pointer, svm[i].bytes,
+					   svm[i].agent_id };
+		/* the run's later entries whose home is not in (i, j] move back into i */
+		for (size_t j = (i + 1) & (SVM_SLOTS - 1); svm[j].pointer;
+		     j = (j + 1) & (SVM_SLOTS - 1)) {
+			size_t home = svm_home(svm[j].pointer);
+			if (((j - home) & (SVM_SLOTS - 1)) >= ((j - i) & (SVM_SLOTS - 1))) {
+				svm[i] = svm[j];
+				i = j;
+			}
 		}
+		svm[i].pointer = NULL;
+		svm_count--;
+	}
 	pthread_mutex_unlock(&svm_lock);
 	return found;
 }
@@ -247,8 +266,11 @@ void memory_svm_keep(const struct svm_taken *taken)
 void memory_svm_freed(const struct api_call *call, const struct svm_taken *taken)
 {
 	int saved = errno;
+	/* a call inside another wrapper (a free_func run within it) is not recorded: a
+	 * moment of its own */
 	emit(ALLOCATION_FREE, MEMORY_KIND_DEVICE, taken->address, taken->bytes, taken->agent_id,
-	     call->correlation_id, call->start_ns);
+	     call->recorded ? call->correlation_id : 0,
+	     call->recorded ? call->start_ns : clock_now_ns());
 	errno = saved;
 }
 

@@ -11,11 +11,11 @@
 #include "analysis/insight.h"
 #include "core/record.h"
 #include "store/store.h"
+#include "util/hash.h"
 #include "util/sort.h"
 #include "util/strbuf.h"
 
 #define NO_OPERATION SIZE_MAX
-#define ALL_TO_ALL_RANKS (1 << 20) /* the most ranks an all-to-all is looked for among */
 
 double communication_bus_factor(const char *function, int64_t ranks)
 {
@@ -44,11 +44,11 @@ struct operation {
 	int64_t ranks;                /* -1: none seen yet; 0: several */
 	uint64_t calls, sent, received, kernels;
 	double factor;                /* -1: none seen yet; 0: several or unknown */
-	/* a group's sends and receives: how many, and their peers' sum and sum of squares
-	 * (a send to and a receive from every rank, itself included, is an all-to-all) */
-	uint64_t sends, receives;
-	uint64_t send_peers[2], receive_peers[2]; /* modulo 2^64 */
-	int unknown_peer;                         /* a send or receive of no peer known */
+	/* a group's sends and receives: how many, and the sum of their peers' hashes
+	 * (modulo 2^64), which is that of 0..n-1 when they are each rank once: a send to and
+	 * a receive from every rank, itself included, is an all-to-all */
+	uint64_t sends, receives, send_peers, receive_peers;
+	int unknown_peer;          /* a send or receive of no peer known */
 	int64_t device_ns, open_start, open_end; /* the union so far, and its open interval */
 };
 
@@ -109,12 +109,10 @@ static void operation_join(struct operation *op, const char *function, int64_t r
 {
 	int send = !strcmp(function, "ncclSend"), receive = !strcmp(function, "ncclRecv");
 	if (send || receive) {
-		uint64_t *peers = send ? op->send_peers : op->receive_peers;
 		*(send ? &op->sends : &op->receives) += 1;
+		*(send ? &op->send_peers : &op->receive_peers) += hash_int((uint64_t)peer);
 		if (peer < 0)
 			op->unknown_peer = 1;
-		peers[0] += (uint64_t)peer;
-		peers[1] += (uint64_t)peer * (uint64_t)peer;
 	}
 	if (!op->function.len || !named_in(op->function.buf, function))
 		strbuf_addf(&op->function, "%s%s", op->function.len ? "+" : "", function);
@@ -132,14 +130,13 @@ static void operation_join(struct operation *op, const char *function, int64_t r
 static void all_to_all(struct operation *op)
 {
 	int64_t n = op->ranks;
-	if (n < 2 || n > ALL_TO_ALL_RANKS || op->unknown_peer)
+	if (n < 2 || op->unknown_peer || op->sends != (uint64_t)n ||
+	    op->receives != (uint64_t)n || op->sends + op->receives != op->calls)
 		return;
-	uint64_t sum = (uint64_t)(n * (n - 1) / 2);
-	uint64_t squares = (uint64_t)((n - 1) * n * (2 * n - 1) / 6);
-	if (op->sends != (uint64_t)n || op->receives != (uint64_t)n ||
-	    op->sends + op->receives != op->calls || op->send_peers[0] != sum ||
-	    op->send_peers[1] != squares || op->receive_peers[0] != sum ||
-	    op->receive_peers[1] != squares)
+	uint64_t every = 0;
+	for (int64_t rank = 0; rank < n; rank++)
+		every += hash_int((uint64_t)rank);
+	if (op->send_peers != every || op->receive_peers != every)
 		return;
 	strbuf_reset(&op->function);
 	strbuf_addstr(&op->function, "all-to-all (ncclSend+ncclRecv)");
@@ -180,7 +177,7 @@ static int read_calls(sqlite3 *db, struct call **calls, size_t *call_count,
 		uint64_t sent = (uint64_t)sqlite3_column_int64(q, 6);
 		uint64_t received = (uint64_t)sqlite3_column_int64(q, 7);
 		int64_t peer = sqlite3_column_int64(q, 8);
-		if (peer < 0 || peer >= ranks || ranks > ALL_TO_ALL_RANKS)
+		if (peer < 0 || peer >= ranks)
 			peer = -1; /* none known: no all-to-all */
 		/* the communicator's own calls (ncclCommInitRank...) move no data, in a group
 		 * or not */

@@ -474,6 +474,7 @@ int memory_gather(sqlite3 *db, int input, unsigned flags, struct memory_report *
 			   "process_id, correlation_id; CREATE INDEX temp.memory_calls_id ON "
 			   "memory_calls (process_id, correlation_id)", err)) {
 		strbuf_release(&sql);
+		calls_drop(db);
 		return -1;
 	}
 	strbuf_addf(&sql, "SELECT a.process_id, p.pid, a.agent_index, a.operation, a.address, "

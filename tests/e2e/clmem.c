@@ -20,8 +20,12 @@
  *                    a 2 MiB buffer of the program's memory (CL_MEM_USE_HOST_PTR); then,
  *                    where the device has SVM, 70 allocations of 64 KiB freed by one
  *                    clEnqueueSVMFree (device memory peaks at 1 MiB + 70 x 64 KiB), and
- *                    one of 64 KiB given to clEnqueueSVMFree with a free_func that keeps
- *                    it (freed by clSVMFree afterwards); everything released by the end
+ *                    three of 64 KiB given to clEnqueueSVMFree: with a free_func that
+ *                    keeps it (freed by clSVMFree afterwards), with one that frees it by
+ *                    clSVMFree, and with a wait list that makes the call fail (freed by
+ *                    clSVMFree afterwards); last two buffers of 4 KiB, the first with a
+ *                    destructor callback of the program's that releases the second: both
+ *                    go in the first's clReleaseMemObject; everything released by the end
  *
  * Prints "clmem: peak 31457280 bytes" and whether SVM was used. Exits 1 when OpenCL
  * fails. */
@@ -103,6 +107,38 @@ static void CL_CALLBACK keep(cl_command_queue queue, cl_uint count, void *pointe
 		kept_by_free_func = pointers[0];
 }
 
+static void CL_CALLBACK release(cl_command_queue queue, cl_uint count, void *pointers[],
+				void *user)
+{
+	(void)queue, (void)user;
+	for (cl_uint i = 0; i < count; i++)
+		clSVMFree(context, pointers[i]);
+}
+
+static void CL_CALLBACK release_other(cl_mem object, void *other)
+{
+	(void)object;
+	CHECK(clReleaseMemObject(other));
+}
+
+/* the three pointers given to clEnqueueSVMFree one at a time */
+static void svm_frees(cl_command_queue queue)
+{
+	void *one[1] = { clSVMAlloc(context, CL_MEM_READ_WRITE, 64 * 1024, 0) };
+	CHECK(clEnqueueSVMFree(queue, 1, one, keep, NULL, 0, NULL, NULL));
+	CHECK(clFinish(queue));
+	if (kept_by_free_func != one[0])
+		return (void)fprintf(stderr, "clmem: free_func not called\n"), exit(1);
+	clSVMFree(context, kept_by_free_func);
+	void *two[1] = { clSVMAlloc(context, CL_MEM_READ_WRITE, 64 * 1024, 0) };
+	CHECK(clEnqueueSVMFree(queue, 1, two, release, NULL, 0, NULL, NULL));
+	CHECK(clFinish(queue));
+	void *three[1] = { clSVMAlloc(context, CL_MEM_READ_WRITE, 64 * 1024, 0) };
+	if (clEnqueueSVMFree(queue, 1, three, NULL, NULL, 1, NULL, NULL) == CL_SUCCESS)
+		return (void)fprintf(stderr, "clmem: a wait list of 1 and NULL taken\n"), exit(1);
+	clSVMFree(context, three[0]);
+}
+
 static void views(cl_device_id device)
 {
 	cl_int rc;
@@ -131,18 +167,19 @@ static void views(cl_device_id device)
 				return (void)fprintf(stderr, "clmem: clSVMAlloc failed\n"), exit(1);
 		CHECK(clEnqueueSVMFree(queue, 70, pointers, NULL, NULL, 0, NULL, NULL));
 		CHECK(clFinish(queue));
-		void *one[1] = { clSVMAlloc(context, CL_MEM_READ_WRITE, 64 * 1024, 0) };
-		CHECK(clEnqueueSVMFree(queue, 1, one, keep, NULL, 0, NULL, NULL));
-		CHECK(clFinish(queue));
-		if (kept_by_free_func != one[0])
-			return (void)fprintf(stderr, "clmem: free_func not called\n"), exit(1);
-		clSVMFree(context, kept_by_free_func);
+		svm_frees(queue);
 		CHECK(clReleaseCommandQueue(queue));
 	}
 	CHECK(clReleaseMemObject(image));
 	CHECK(clReleaseMemObject(buffer));
 	CHECK(clReleaseMemObject(wrapped));
 	free(host);
+	cl_mem first_4k = clCreateBuffer(context, CL_MEM_READ_WRITE, 4096, NULL, &rc);
+	CHECK(rc);
+	cl_mem second_4k = clCreateBuffer(context, CL_MEM_READ_WRITE, 4096, NULL, &rc);
+	CHECK(rc);
+	CHECK(clSetMemObjectDestructorCallback(first_4k, release_other, second_4k));
+	CHECK(clReleaseMemObject(first_4k));
 	printf("clmem: views, svm %s\n", first ? "used" : "not available");
 }
 

@@ -204,11 +204,12 @@ def test_nccl_calls_tied_to_their_kernels_with_nccl_tests_bandwidths(tmp_path):
 def test_an_all_to_all_of_sends_and_receives_has_nccl_tests_alltoall_bandwidth(tmp_path):
     """A group of a send to and a receive from each of 4 ranks, itself included (PyTorch's
     all_to_all), 1 MiB each, its kernel 400 us: nccl-tests' alltoall, 4 MiB at a bus
-    bandwidth 3/4 of the algorithm's; a group of as many sends and receives all with one
-    peer stays a send/receive (factor 1)."""
+    bandwidth 3/4 of the algorithm's; groups of as many sends and receives with one peer,
+    or with peers 0, 0, 3, 3 (their sum that of 0-3's), stay sends and receives (factor
+    1)."""
     lines, t = list(HEAD), 1_000_000
     mpi = "mpi domain=nccl comm=world size=4"
-    for peers in ((0, 1, 2, 3), (1, 1, 1, 1)):
+    for peers in ((0, 1, 2, 3), (1, 1, 1, 1), (0, 0, 3, 3)):
         lines.append(f"{mpi} name=ncclGroupStart start={t} end={t + 1 * US}")
         for i, peer in enumerate(peers):
             at = t + (2 + 4 * i) * US
@@ -226,10 +227,11 @@ def test_an_all_to_all_of_sends_and_receives_has_nccl_tests_alltoall_bandwidth(t
     rows = {r["Function"]: r for r in csv_table(s.stdout, "# COMMUNICATION CALLS")}
     assert set(rows) == {"all-to-all (ncclSend+ncclRecv)", "ncclSend+ncclRecv"}
     algbw = 4 * MIB / (400 * US)
-    for name, factor in (("all-to-all (ncclSend+ncclRecv)", 3 / 4), ("ncclSend+ncclRecv", 1)):
+    for name, factor, ops in (("all-to-all (ncclSend+ncclRecv)", 3 / 4, 1),
+                              ("ncclSend+ncclRecv", 1, 2)):
         row = rows[name]
         assert [row[k] for k in ("Ranks", "Operations", "Calls", "Kernels", "Bytes")] == \
-            ["4", "1", "8", "1", str(4 * MIB)]
-        assert float(row["Device time (usec)"]) == 400
+            ["4", str(ops), str(8 * ops), str(ops), str(4 * MIB * ops)]
+        assert float(row["Device time (usec)"]) == 400 * ops
         assert row["Algorithm bandwidth (GB/s)"] == f"{algbw:.3f}"
         assert row["Bus bandwidth (GB/s)"] == f"{algbw * factor:.3f}"

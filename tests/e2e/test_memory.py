@@ -80,33 +80,38 @@ def test_allocations_peak_holders_and_leak(tmp_path, mode):
 def test_views_host_memory_and_queued_svm_frees(tmp_path):
     """clmem views: an image made from a buffer is the buffer's memory (not recorded), a
     CL_MEM_USE_HOST_PTR buffer is the program's host memory (recorded as such, left out of
-    the device's), 70 SVM allocations freed by one clEnqueueSVMFree each get their free,
-    and one given to a free_func that keeps it is freed where the program frees it."""
+    the device's), 70 SVM allocations freed by one clEnqueueSVMFree each get their free;
+    one given to a free_func that keeps it, one to a free_func that frees it and one to a
+    clEnqueueSVMFree that fails are each freed where the program frees it; a buffer
+    released by the program's destructor callback of another goes in that other's
+    release."""
     r = trace(tmp_path, ["--memory-allocation-trace", "-r", "-f", "sqlite", "json"],
               [CLMEM, "views"])
     assert r.returncode == 0, r.stderr
     svm = "svm used" in r.stdout
     (out,) = outputs(str(tmp_path))
-    rows = out.query("SELECT a.operation, a.memory_kind, a.bytes, c.name FROM "
+    rows = out.query("SELECT a.operation, a.memory_kind, a.bytes, a.correlation_id, c.name FROM "
                      "gpuprof_memory_allocation a LEFT JOIN (SELECT k.correlation_id, "
                      "s.string AS name FROM gpuprof_api_call k JOIN gpuprof_string s ON "
                      "s.id = k.function_id) c ON c.correlation_id = a.correlation_id "
                      "ORDER BY a.id")
     made = [(x["memory_kind"], x["bytes"]) for x in rows if x["operation"] == 1]
-    assert made == [(3, MIB), (1, 2 * MIB)] + [(3, 64 * 1024)] * (71 * svm)
+    assert made == [(3, MIB), (1, 2 * MIB)] + [(3, 64 * 1024)] * (73 * svm) + [(3, 4096)] * 2
     frees = [x for x in rows if x["operation"] == 2]
     assert sorted((x["memory_kind"], x["bytes"]) for x in frees) == sorted(made)
-    if svm:  # 70 freed at clEnqueueSVMFree, the kept one at the program's clSVMFree
+    if svm:  # 70 freed at clEnqueueSVMFree, the three others at the program's clSVMFree
         by = [x["name"] for x in frees if x["bytes"] == 64 * 1024]
-        assert by == ["clEnqueueSVMFree"] * 70 + ["clSVMFree"]
+        assert by == ["clEnqueueSVMFree"] * 70 + ["clSVMFree"] * 3
     # a buffer's free is its last clReleaseMemObject's (the runtime's destructor callback
-    # runs inside it), so that churn costs that call's time
-    assert [x["name"] for x in frees if x["bytes"] in (MIB, 2 * MIB)] == \
-        ["clReleaseMemObject"] * 2
+    # runs inside it), so that churn costs that call's time; the second 4 KiB buffer's
+    # in the first's, whose callback released it
+    assert [x["name"] for x in frees if x["bytes"] in (MIB, 2 * MIB, 4096)] == \
+        ["clReleaseMemObject"] * 4
+    assert len({x["correlation_id"] for x in frees if x["bytes"] == 4096}) == 1
     s = run([GPUPROF, "summary", "--format", "csv", out.path("results.db")], cwd=tmp_path)
     assert s.returncode == 0, s.stderr
     (device,) = csv_table(s.stdout, "# MEMORY (")
-    device_made = 1 + 71 * svm
+    device_made = 3 + 73 * svm
     assert (int(device["Allocations"]), int(device["Frees"]), int(device["Peak (bytes)"]),
             int(device["Held at end (bytes)"])) == \
         (device_made, device_made, MIB + 70 * 64 * 1024 * svm, 0)
@@ -272,3 +277,23 @@ def test_the_peak_by_the_range_open_at_each_allocation(tmp_path):
     s = run([GPUPROF, "summary", "--format", "csv", db], cwd=tmp_path)
     assert csv_table(s.stdout, "# MEMORY AT THE PEAK BY RANGE") == []
     assert len(csv_table(s.stdout, "# MEMORY AT THE PEAK (")) == 1
+
+
+def test_the_peak_by_range_of_many_ranges(tmp_path):
+    """300 ranges of distinct names, each holding one allocation of 4096 + i bytes at the
+    peak: each its own row, the largest first (the sites' tables grow past their first
+    size)."""
+    from conftest import recording
+    lines = ["process pid=4242 start=0 command=app", 'agent id=1 type=gpu name="GPU"']
+    t = 1_000_000
+    for i in range(1, 301):
+        lines += [f'push id={i} tid=4242 start={t} text="op{i}"',
+                  f"allocation address={i * 8192} bytes={4096 + i} start={t + 10} end={t + 10}",
+                  f"pop id={i} tid=4242 end={t + 100}"]
+        t += 1000
+    db = recording(tmp_path / "many", lines + [f"end time={t + 1000}"])
+    s = run([GPUPROF, "summary", "--format", "csv", db], cwd=tmp_path)
+    assert s.returncode == 0, s.stderr
+    rows = [(x["Range"], int(x["Allocations"]), int(x["Bytes"]))
+            for x in csv_table(s.stdout, "# MEMORY AT THE PEAK BY RANGE")]
+    assert rows == [(f"op{i}", 1, 4096 + i) for i in range(300, 0, -1)]
