@@ -89,9 +89,11 @@ static void trace_table(struct trace_options *o, struct option table[TABLE_SIZE]
 		{ OPTION_BOOL, 0, "memory-copy-trace", &o->memory_copy, NULL,
 		  "memory copies, fills (memsets) and maps" },
 		{ OPTION_BOOL, 0, "memory-allocation-trace", &o->memory_allocation, NULL,
-		  "device memory allocations and frees: OpenCL's buffers, images, pipes and SVM "
-		  "(freed when the last reference goes), CUDA's; each allocation with its call "
-		  "stack (x86-64); the MEMORY tables of gpuprof summary" },
+		  "device memory allocations and frees: OpenCL's buffers, images and pipes "
+		  "(freed when the last reference goes; an image made from a buffer is the "
+		  "buffer's memory, a CL_MEM_USE_HOST_PTR buffer host memory) and SVM (freed at "
+		  "clSVMFree or clEnqueueSVMFree), CUDA's; each allocation with its call stack "
+		  "(x86-64); the MEMORY tables of gpuprof summary" },
 		{ OPTION_BOOL, 0, "opencl-trace", &o->opencl, NULL, "OpenCL API calls" },
 		{ OPTION_BOOL, 0, "cuda-runtime-trace", &o->cuda_runtime, NULL,
 		  "CUDA runtime API calls (cuda*) and synchronisations" },
